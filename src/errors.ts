@@ -1,0 +1,78 @@
+/**
+ * Errors. Two families:
+ * - `PlanManagerError`: misuse of the library (bad options, invalid plan, bad resume value).
+ *   Recognised with `isPlanManagerError`, which works across package copies.
+ * - Tool errors (`TransientError`, `PermanentError`, `AssumptionBrokenError`): thrown by tools
+ *   to state retryability explicitly instead of leaving the classifier to guess.
+ */
+
+export type PlanManagerErrorCode =
+  | "invalid_options"
+  | "invalid_plan"
+  | "invalid_resume"
+  | "planner_failed"
+  | "unknown_tool"
+  | "expression_error"
+  | "limit_exceeded";
+
+export interface PlanManagerErrorDetails {
+  /** Dotted path of the offending field, e.g. `policy.maxReplans` or `steps[2].tool`. */
+  path?: string;
+  /** Structured issues, e.g. the plan validator's list. */
+  issues?: readonly unknown[];
+  cause?: unknown;
+}
+
+const BRAND = Symbol.for("langgraph-replan.PlanManagerError");
+
+export class PlanManagerError extends Error {
+  readonly code: PlanManagerErrorCode;
+  readonly path?: string;
+  readonly issues?: readonly unknown[];
+  readonly [BRAND] = true;
+
+  constructor(code: PlanManagerErrorCode, message: string, details: PlanManagerErrorDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = "PlanManagerError";
+    this.code = code;
+    if (details.path !== undefined) this.path = details.path;
+    if (details.issues !== undefined) this.issues = details.issues;
+  }
+}
+
+export function isPlanManagerError(value: unknown): value is PlanManagerError {
+  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+}
+
+/** A failure worth retrying: the same call may succeed later (rate limit, 5xx, network blip). */
+export class TransientError extends Error {
+  readonly retryAfterMs?: number;
+  readonly retryable = true;
+  constructor(message: string, options: { retryAfterMs?: number; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "TransientError";
+    if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+/** A failure that will repeat with the same input: do not retry, change the approach. */
+export class PermanentError extends Error {
+  readonly retryable = false;
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "PermanentError";
+  }
+}
+
+/** The tool found evidence that an assumption of the plan is false. */
+export class AssumptionBrokenError extends Error {
+  readonly assumptionId: string;
+  readonly evidence?: unknown;
+  readonly retryable = false;
+  constructor(assumptionId: string, message: string, options: { evidence?: unknown; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "AssumptionBrokenError";
+    this.assumptionId = assumptionId;
+    if (options.evidence !== undefined) this.evidence = options.evidence;
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * The plan manager graph (DESIGN §1). Conditional edges are the response ladder:
+ *
+ *   START → planner ─┬─(reviewPlan)→ human
+ *                    └─────────────→ executor ⇄ executor (success fast path)
+ *   executor ─(deviation)→ classifier ─┬─ retry / fallback / skip → executor
+ *                                      ├─ local / global replan  → replanner → executor | human
+ *                                      ├─ escalate               → human → executor | replanner | finalize
+ *                                      └─ abort                  → finalize
+ *   executor ─(all steps done)→ finalize → END
+ */
+import { END, START, StateGraph } from "@langchain/langgraph";
+import { makeClassifierNode, routeAfterClassifier } from "../nodes/classifier.js";
+import { makeExecutor } from "../nodes/executor.js";
+import { finalizeNode } from "../nodes/finalize.js";
+import { HUMAN_DESTINATIONS, makeHumanNode } from "../nodes/human.js";
+import { makePlannerNode } from "../nodes/planner.js";
+import { makeReplannerNode, routeAfterReplanner } from "../nodes/replanner.js";
+import { isFinished } from "../plan/ready.js";
+import { resolveOptions, type PlanManagerOptions } from "./options.js";
+import { PlanManagerState, type PlanManagerStateType } from "./state.js";
+
+export function routeAfterPlanner(state: PlanManagerStateType): "executor" | "human" | "finalize" {
+  if (state.status === "failed" || !state.plan) return "finalize";
+  return state.status === "awaiting_review" ? "human" : "executor";
+}
+
+export function routeAfterExecutor(state: PlanManagerStateType): "executor" | "classifier" | "human" | "finalize" {
+  if (state.deviation) return "classifier";
+  if (state.status === "awaiting_human") return "human";
+  if (state.status === "failed" || state.status === "aborted") return "finalize";
+  const plan = state.plan;
+  if (!plan || plan.steps.every((s) => isFinished(state.steps[s.id]))) return "finalize";
+  return "executor";
+}
+
+/**
+ * Builds the plan manager: an uncompiled `StateGraph` the caller compiles with a checkpointer.
+ * Options are validated here; an invalid option throws `PlanManagerError` naming the field.
+ */
+export function createPlanManager(options: PlanManagerOptions) {
+  const rt = resolveOptions(options);
+  return new StateGraph(PlanManagerState)
+    .addNode("planner", makePlannerNode(rt))
+    .addNode("executor", makeExecutor(rt))
+    .addNode("classifier", makeClassifierNode(rt))
+    .addNode("replanner", makeReplannerNode(rt))
+    .addNode("human", makeHumanNode(rt), { ends: [...HUMAN_DESTINATIONS] })
+    .addNode("finalize", finalizeNode)
+    .addEdge(START, "planner")
+    .addConditionalEdges("planner", routeAfterPlanner, ["executor", "human", "finalize"])
+    .addConditionalEdges("executor", routeAfterExecutor, ["executor", "classifier", "human", "finalize"])
+    .addConditionalEdges("classifier", routeAfterClassifier, ["executor", "replanner", "human", "finalize"])
+    .addConditionalEdges("replanner", routeAfterReplanner, ["executor", "human"])
+    .addEdge("finalize", END);
+}

@@ -1,0 +1,130 @@
+/** Options of `createPlanManager`, validated at construction. */
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import { PlanManagerError } from "../errors.js";
+import type { ToolMetadata } from "../plan/enrich.js";
+import { resolvePolicy, type PolicyOptions, type ResolvedPolicy } from "../policy/options.js";
+import type { Planner, ToolInfo } from "../planners/planner.js";
+import type { Verdict } from "../policy/classify.js";
+import type { Deviation } from "../policy/deviation.js";
+import type { Step } from "../plan/schema.js";
+import { z } from "zod";
+import { toJsonSchema } from "@langchain/core/utils/json_schema";
+
+/** Time, injectable so that tests never wait. */
+export interface Clock {
+  /** Epoch milliseconds. Default `Date.now`. */
+  now(): number;
+  /** Waits `ms` milliseconds (retry backoff). Default: a real timer. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** Consulted only for failures the rules call `unknown` (see `llmClassifier`). */
+export interface FallbackClassifier {
+  classify(input: { deviation: Deviation; step?: Step; allowed: readonly Verdict["action"][] }): Promise<{ verdict: Partial<Verdict> & Pick<Verdict, "action" | "failureClass" | "reason">; usage?: { model?: string; inputTokens: number; outputTokens: number; latencyMs: number; cost: number } } | undefined>;
+}
+
+export interface PlanManagerOptions {
+  /** LangChain tools (`tool()` from @langchain/core/tools). A step's `tool` names one. Required. */
+  tools: readonly StructuredToolInterface[];
+  /** Where plans come from: `staticPlanner(...)` or `llmPlanner(...)`. Required. */
+  planner: Planner;
+  /** Guardrails and defaults of the response ladder. Defaults: see `PolicyOptions`. */
+  policy?: PolicyOptions;
+  /** Interrupt for approval before the first step. Default false. */
+  reviewPlan?: boolean;
+  /** Also ask for approval after each replan (needs `reviewPlan`). Default false. */
+  reviewReplans?: boolean;
+  /** Optional classifier for failures no rule recognises. Default: none (they escalate). */
+  classifier?: FallbackClassifier;
+  /** Clock and sleep. Default: real time. */
+  clock?: Partial<Clock>;
+}
+
+export interface Runtime {
+  tools: ReadonlyMap<string, StructuredToolInterface>;
+  toolNames: ReadonlySet<string>;
+  toolInfo: ToolInfo[];
+  planner: Planner;
+  policy: ResolvedPolicy;
+  reviewPlan: boolean;
+  reviewReplans: boolean;
+  classifier?: FallbackClassifier;
+  clock: Clock;
+  metadataOf(tool: string): ToolMetadata | undefined;
+}
+
+const realSleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (ms <= 0) return resolve();
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+
+const OptionsShape = z.object({
+  tools: z.array(z.unknown()),
+  planner: z.object({ plan: z.unknown() }).passthrough(),
+  reviewPlan: z.boolean().optional(),
+  reviewReplans: z.boolean().optional(),
+});
+
+export function resolveOptions(options: PlanManagerOptions): Runtime {
+  if (options === null || typeof options !== "object") {
+    throw new PlanManagerError("invalid_options", "createPlanManager(options): options must be an object with `tools` and `planner`");
+  }
+  const shape = OptionsShape.safeParse(options);
+  if (!shape.success) {
+    const issue = shape.error.issues[0]!;
+    const path = issue.path.map(String).join(".") || "options";
+    throw new PlanManagerError("invalid_options", `${path}: ${issue.message}`, { path });
+  }
+  if (typeof options.planner.plan !== "function") {
+    throw new PlanManagerError("invalid_options", "planner.plan must be a function: use staticPlanner({ plan }) or llmPlanner({ model })", { path: "planner.plan" });
+  }
+  const tools = new Map<string, StructuredToolInterface>();
+  options.tools.forEach((t, i) => {
+    if (!t || typeof t.name !== "string" || typeof t.invoke !== "function") {
+      throw new PlanManagerError("invalid_options", `tools[${i}] is not a LangChain tool (needs name and invoke); create it with tool() from @langchain/core/tools`, { path: `tools[${i}]` });
+    }
+    if (tools.has(t.name)) throw new PlanManagerError("invalid_options", `tools[${i}]: two tools are named "${t.name}"`, { path: `tools[${i}].name` });
+    tools.set(t.name, t);
+  });
+  if (options.reviewReplans && !options.reviewPlan) {
+    throw new PlanManagerError("invalid_options", "reviewReplans needs reviewPlan: true", { path: "reviewReplans" });
+  }
+  const policy = resolvePolicy(options.policy);
+  const metadataOf = (name: string): ToolMetadata | undefined => {
+    const meta = (tools.get(name) as { metadata?: Record<string, unknown> } | undefined)?.metadata;
+    if (!meta) return undefined;
+    const out: ToolMetadata = {};
+    if (Array.isArray(meta.sideEffects)) out.sideEffects = meta.sideEffects.filter((s): s is string => typeof s === "string");
+    if (typeof meta.successSignal === "string") out.successSignal = meta.successSignal;
+    return out;
+  };
+  const toolInfo = [...tools.values()].map((t): ToolInfo => {
+    const info: ToolInfo = { name: t.name, description: t.description };
+    try {
+      info.parameters = toJsonSchema(t.schema as Parameters<typeof toJsonSchema>[0]);
+    } catch {
+      // A schema that cannot be converted is simply not shown to the planner.
+    }
+    const meta = metadataOf(t.name);
+    if (meta?.sideEffects) info.sideEffects = meta.sideEffects;
+    return info;
+  });
+  const runtime: Runtime = {
+    tools,
+    toolNames: new Set(tools.keys()),
+    toolInfo,
+    planner: options.planner,
+    policy,
+    reviewPlan: options.reviewPlan ?? false,
+    reviewReplans: options.reviewReplans ?? false,
+    clock: { now: options.clock?.now ?? Date.now, sleep: options.clock?.sleep ?? realSleep },
+    metadataOf,
+  };
+  if (options.classifier) runtime.classifier = options.classifier;
+  return runtime;
+}

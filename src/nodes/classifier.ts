@@ -1,0 +1,108 @@
+/** The classifier node: a thin adapter from state to the pure `classify` and back. */
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { Runtime } from "../graph/options.js";
+import type { PlanManagerStateType, PlanManagerUpdate } from "../graph/state.js";
+import type { Action, Decision, StepRun } from "../plan/schema.js";
+import { classify, type ReplanStanding, type Verdict } from "../policy/classify.js";
+import { emit } from "./events.js";
+import { escalationPayload } from "./escalation.js";
+
+const LADDER_ACTIONS: readonly Action[] = ["retry", "fallback", "replan_local", "replan_global", "skip", "escalate", "abort"];
+
+export function replanStanding(state: PlanManagerStateType, rt: Runtime): ReplanStanding {
+  const g = state.guards;
+  return {
+    available: typeof rt.planner.replan === "function",
+    count: g.count,
+    spent: state.budget.replanSpent,
+    coolingDown: Object.entries(g.lastReplanAt)
+      .filter(([, at]) => g.successes - at < rt.policy.replanCooldownSteps)
+      .map(([a]) => a),
+    falsified: g.falsified,
+  };
+}
+
+export function makeClassifierNode(rt: Runtime) {
+  return async function classifier(state: PlanManagerStateType, config: LangGraphRunnableConfig): Promise<PlanManagerUpdate> {
+    const deviation = state.deviation;
+    if (!deviation || !state.plan) return {};
+    const step = deviation.stepId ? state.plan.steps.find((s) => s.id === deviation.stepId) : undefined;
+    const run = deviation.stepId ? state.steps[deviation.stepId] : undefined;
+    const producerAssumptions = (deviation.missing ?? []).flatMap((key) => {
+      const producer = state.facts[key]?.producedBy ?? state.plan!.steps.find((s) => s.produces?.includes(key))?.id;
+      return state.plan!.steps.find((s) => s.id === producer)?.assumptions ?? [];
+    });
+    let verdict: Verdict = classify({
+      deviation,
+      ...(step ? { step } : {}),
+      ...(run ? { run } : {}),
+      policy: rt.policy,
+      replan: replanStanding(state, rt),
+      decisionCount: state.decisions.length,
+      producerAssumptions,
+    });
+    const usage = [];
+    if (verdict.failureClass === "unknown" && rt.classifier && verdict.rule !== "guard.max-decisions") {
+      const answer = await rt.classifier.classify({ deviation, ...(step ? { step } : {}), allowed: LADDER_ACTIONS });
+      if (answer && LADDER_ACTIONS.includes(answer.verdict.action)) {
+        verdict = { ...verdict, ...answer.verdict, rule: "llm.classifier", evidence: verdict.evidence };
+        if (answer.usage) usage.push({ ...answer.usage, purpose: "classify" as const, at: new Date(rt.clock.now()).toISOString() });
+      }
+    }
+    const decision: Decision = {
+      seq: state.decisions.length + 1,
+      ...(deviation.stepId !== undefined ? { stepId: deviation.stepId } : {}),
+      attempt: run?.attempts ?? deviation.attempt,
+      failureClass: verdict.failureClass,
+      action: verdict.action,
+      rule: verdict.rule,
+      reason: verdict.reason,
+      planVersion: state.plan.version,
+      at: new Date(rt.clock.now()).toISOString(),
+      ...(verdict.delayMs !== undefined ? { delayMs: verdict.delayMs } : {}),
+      ...(verdict.brokenAssumption !== undefined ? { brokenAssumption: verdict.brokenAssumption } : {}),
+    };
+    emit(config, { type: "decision", decision });
+    const update: PlanManagerUpdate = { decisions: decision, usage };
+    const id = deviation.stepId;
+    switch (verdict.action) {
+      case "retry":
+        if (id && run) update.steps = { [id]: { ...run, status: "pending", nextDelayMs: verdict.delayMs ?? 0 } };
+        break;
+      case "fallback":
+        if (id && run) update.steps = { [id]: { ...run, status: "pending", usedFallback: true, retryBase: run.attempts } };
+        break;
+      case "skip":
+        if (id && run) update.steps = { [id]: { ...run, status: "skipped", skipReason: "optional_failed" } satisfies StepRun };
+        break;
+      case "escalate":
+        update.status = "awaiting_human";
+        update.pendingHuman = escalationPayload(state, decision);
+        break;
+      case "abort":
+        update.status = "aborted";
+        update.outcome = { summary: "", ...(id ? { failedStep: id } : {}), failureReason: verdict.failureClass, message: verdict.reason, recoverable: false };
+        break;
+      case "replan_local":
+      case "replan_global":
+        break;
+    }
+    return update;
+  };
+}
+
+/** Where the classifier's last decision leads. A pure function of state. */
+export function routeAfterClassifier(state: PlanManagerStateType): "executor" | "replanner" | "human" | "finalize" {
+  const last = state.decisions[state.decisions.length - 1];
+  switch (last?.action) {
+    case "replan_local":
+    case "replan_global":
+      return "replanner";
+    case "escalate":
+      return "human";
+    case "abort":
+      return "finalize";
+    default:
+      return "executor";
+  }
+}

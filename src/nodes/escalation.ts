@@ -1,0 +1,30 @@
+/** Builds what a person sees when the ladder escalates (DESIGN §4 interrupt payload). */
+import type { PendingHuman, PlanManagerStateType } from "../graph/state.js";
+import type { Decision, ResumeAction } from "../plan/schema.js";
+
+export const ESCALATION_OPTIONS: ResumeAction[] = ["retry", "skip", "provide", "replan", "change_scope", "abort"];
+
+export function escalationPayload(state: PlanManagerStateType, decision: Decision, options: ResumeAction[] = ESCALATION_OPTIONS): PendingHuman {
+  const step = decision.stepId ? state.plan?.steps.find((s) => s.id === decision.stepId) : undefined;
+  const run = decision.stepId ? state.steps[decision.stepId] : undefined;
+  const tried = state.decisions
+    .filter((d) => d.stepId === decision.stepId && d.planVersion === decision.planVersion)
+    .concat(decision)
+    .map((d) => `attempt ${d.attempt}: ${d.failureClass} → ${d.action} (${d.rule})`);
+  const payload: PendingHuman = {
+    kind: "escalation",
+    reason: decision.reason,
+    planVersion: decision.planVersion,
+    options,
+    context: {
+      goal: state.goal,
+      failureClass: decision.failureClass,
+      rule: decision.rule,
+      ...(step ? { step: { id: step.id, goal: step.goal, tool: step.tool, produces: step.produces ?? [] } } : {}),
+      ...(run ? { attempts: run.attempts, error: run.error, output: run.output } : {}),
+      tried,
+    },
+  };
+  if (decision.stepId !== undefined) payload.stepId = decision.stepId;
+  return payload;
+}

@@ -1,0 +1,90 @@
+/** The planner node: asks the Planner for a draft, validates, enriches, stores plan version 1. */
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { Runtime } from "../graph/options.js";
+import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../graph/state.js";
+import { enrichDraft } from "../plan/enrich.js";
+import { makeFacts } from "../plan/facts.js";
+import { historyEntry } from "../plan/history.js";
+import { FactKeySchema, type Plan, type PlanDraft, type StepRun } from "../plan/schema.js";
+import { formatIssues, validatePlan, type PlanIssue } from "../plan/validate.js";
+import { emit } from "./events.js";
+
+export const PLAN_REVIEW_OPTIONS = ["approve", "replan", "change_scope", "abort"] as const;
+
+export function makePlannerNode(rt: Runtime) {
+  return async function planner(state: PlanManagerStateType, config: LangGraphRunnableConfig): Promise<PlanManagerUpdate> {
+    if (state.plan) return {};
+    const at = () => new Date(rt.clock.now()).toISOString();
+    const budget = { spent: 0, replanSpent: 0, ...pickDefined(rt.policy.budget) };
+
+    const badContext = Object.keys(state.context ?? {}).filter((k) => !FactKeySchema.safeParse(k).success);
+    if (badContext.length > 0) {
+      return failed(`context keys are not valid fact keys: ${badContext.join(", ")} (use identifiers, not reserved names)`, "invalid_input", []);
+    }
+    const inputFacts = makeFacts({ ...state.context }, { producedBy: "input", planVersion: 0 });
+    const usage: UsageEntry[] = [];
+    const validate = (draft: unknown) => {
+      const result = validatePlan(draft, { tools: rt.toolNames, policy: rt.policy });
+      return result.ok ? [] : result.issues;
+    };
+
+    let draft: PlanDraft;
+    try {
+      draft = await rt.planner.plan({
+        goal: state.goal,
+        facts: { ...state.context },
+        tools: rt.toolInfo,
+        constraints: state.guards.constraints,
+        validate,
+        reportUsage: (u) => usage.push({ ...u, purpose: "plan", at: at() }),
+      });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      return failed(`the planner failed: ${message}`, "planner_error", [], usage);
+    }
+    const validation = validatePlan(draft, { tools: rt.toolNames, policy: rt.policy });
+    if (!validation.ok) {
+      return failed(`the plan was rejected before any step ran:\n${formatIssues(validation.issues)}`, "invalid_plan", validation.issues, usage);
+    }
+    const enriched = enrichDraft(validation.draft, rt.metadataOf);
+    const plan: Plan = { version: 1, steps: enriched.steps, assumptions: enriched.assumptions ?? [] };
+    if (enriched.rationale !== undefined) plan.rationale = enriched.rationale;
+    const steps: Record<string, StepRun> = {};
+    for (const step of plan.steps) steps[step.id] = { status: "pending", attempts: 0, sinceVersion: 1 };
+    emit(config, { type: "plan", version: 1, steps: plan.steps.map((s) => ({ id: s.id, goal: s.goal })) });
+
+    const update: PlanManagerUpdate = {
+      plan,
+      planHistory: historyEntry(undefined, plan),
+      steps,
+      facts: inputFacts,
+      usage,
+      budget: { ...budget, spent: 0 },
+      status: rt.reviewPlan ? "awaiting_review" : "running",
+    };
+    if (rt.reviewPlan) {
+      update.pendingHuman = {
+        kind: "plan_review",
+        reason: "approve the plan before any step runs",
+        planVersion: 1,
+        options: [...PLAN_REVIEW_OPTIONS],
+        context: { goal: state.goal, steps: plan.steps.map((s) => ({ id: s.id, goal: s.goal, tool: s.tool ?? null, sideEffects: s.sideEffects ?? [] })), assumptions: plan.assumptions },
+      };
+    }
+    return update;
+
+    function failed(message: string, failureReason: string, issues: PlanIssue[], used: UsageEntry[] = []): PlanManagerUpdate {
+      return {
+        status: "failed",
+        usage: used,
+        budget,
+        facts: badContext.length > 0 ? {} : inputFacts,
+        outcome: { summary: "", failureReason, message, recoverable: false, ...(issues.length > 0 ? { issues } : {}) },
+      };
+    }
+  };
+}
+
+function pickDefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

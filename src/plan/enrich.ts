@@ -1,0 +1,23 @@
+/**
+ * Deterministic enrichment: what a planner (often an LLM) omitted but the tool registry knows.
+ * Only facts about the tools are added; policy defaults (retry) are resolved at run time so the
+ * stored plan stays small.
+ */
+import type { PlanDraft, Step } from "./schema.js";
+
+export interface ToolMetadata {
+  sideEffects?: string[];
+  successSignal?: string;
+}
+
+export function enrichDraft(draft: PlanDraft, metadataOf: (tool: string) => ToolMetadata | undefined): PlanDraft {
+  return { ...draft, steps: draft.steps.map((step) => enrichStep(step, step.tool ? metadataOf(step.tool) : undefined)) };
+}
+
+function enrichStep(step: Step, meta: ToolMetadata | undefined): Step {
+  const out: Step = { ...step };
+  if (meta?.sideEffects && meta.sideEffects.length > 0 && out.sideEffects === undefined) out.sideEffects = [...meta.sideEffects];
+  if (out.sideEffects && out.sideEffects.length > 0 && out.idempotent === undefined) out.idempotent = false;
+  if (meta?.successSignal && out.successSignal === undefined) out.successSignal = meta.successSignal;
+  return out;
+}

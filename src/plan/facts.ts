@@ -1,0 +1,45 @@
+/** Fact helpers: a step and CEL see only trusted facts. */
+import type { Fact, FactLabel, Step } from "./schema.js";
+
+export function factValues(facts: Readonly<Record<string, Fact>>, label: FactLabel = "trusted"): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, fact] of Object.entries(facts)) if (fact.label === label) out[key] = fact.value;
+  return out;
+}
+
+/** The facts a step's output yields: `produces` picks fields; a non-object output with one key is stored under it. */
+export function producedValues(step: Step, output: unknown): { values: Record<string, unknown>; missing: string[] } {
+  const keys = step.produces ?? [];
+  const values: Record<string, unknown> = {};
+  const missing: string[] = [];
+  const isObject = output !== null && typeof output === "object" && !Array.isArray(output);
+  if (!isObject && keys.length === 1) {
+    if (output === undefined) missing.push(keys[0]!);
+    else values[keys[0]!] = output;
+    return { values, missing };
+  }
+  for (const key of keys) {
+    if (isObject && Object.hasOwn(output as object, key) && (output as Record<string, unknown>)[key] !== undefined) {
+      values[key] = (output as Record<string, unknown>)[key];
+    } else missing.push(key);
+  }
+  return { values, missing };
+}
+
+export function makeFacts(
+  values: Record<string, unknown>,
+  provenance: { producedBy: string; planVersion: number; assumptions?: readonly string[]; derivedFrom?: readonly string[] },
+): Record<string, Fact> {
+  const out: Record<string, Fact> = {};
+  for (const [key, value] of Object.entries(values)) {
+    out[key] = {
+      value,
+      label: "trusted",
+      producedBy: provenance.producedBy,
+      planVersion: provenance.planVersion,
+      assumptions: [...(provenance.assumptions ?? [])],
+      derivedFrom: [...(provenance.derivedFrom ?? [])],
+    };
+  }
+  return out;
+}

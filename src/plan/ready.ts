@@ -1,0 +1,47 @@
+/**
+ * Ready-step selection (pure): which step runs next, given the plan, the step records and the
+ * trusted facts. Written per step so that running several ready steps at once (LangGraph `Send`)
+ * can later be a loop over `readySteps` rather than a redesign.
+ */
+import { evaluate } from "../expr/cel.js";
+import type { Plan, SkipReason, Step, StepRun } from "./schema.js";
+
+export type Selection =
+  | { kind: "run"; step: Step }
+  | { kind: "skip"; step: Step; reason: SkipReason; note: string }
+  | { kind: "done" }
+  | { kind: "blocked"; waiting: string[] };
+
+const SATISFYING_SKIPS: ReadonlySet<SkipReason | undefined> = new Set(["when", "human", "replaced"]);
+
+function depState(run: StepRun | undefined): "ok" | "skipped" | "wait" {
+  if (!run) return "wait";
+  if (run.status === "succeeded") return "ok";
+  if (run.status === "skipped") return SATISFYING_SKIPS.has(run.skipReason) ? "ok" : "skipped";
+  return "wait";
+}
+
+export function isFinished(run: StepRun | undefined): boolean {
+  return run?.status === "succeeded" || run?.status === "skipped";
+}
+
+export function selectNext(plan: Plan, steps: Readonly<Record<string, StepRun>>, trusted: Readonly<Record<string, unknown>>): Selection {
+  // A step being retried goes first, so a retry is not overtaken by other ready steps.
+  const ordered = [...plan.steps].sort((a, b) => Number((steps[b.id]?.attempts ?? 0) > 0) - Number((steps[a.id]?.attempts ?? 0) > 0));
+  for (const step of ordered) {
+    const run = steps[step.id];
+    if (run && run.status !== "pending") continue;
+    const deps = (step.dependsOn ?? []).map((d) => [d, depState(steps[d])] as const);
+    const skippedDep = deps.find(([, s]) => s === "skipped");
+    if (skippedDep) return { kind: "skip", step, reason: "dependency_skipped", note: `depends on "${skippedDep[0]}", which was skipped` };
+    if (deps.some(([, s]) => s === "wait")) continue;
+    if (step.when) {
+      const result = evaluate(step.when, "when", trusted);
+      if (!result.ok) return { kind: "skip", step, reason: "when", note: `when ${JSON.stringify(step.when)} is false (${result.message})` };
+      if (result.value !== true) return { kind: "skip", step, reason: "when", note: `when ${JSON.stringify(step.when)} is false` };
+    }
+    return { kind: "run", step };
+  }
+  const waiting = plan.steps.filter((s) => !isFinished(steps[s.id])).map((s) => s.id);
+  return waiting.length === 0 ? { kind: "done" } : { kind: "blocked", waiting };
+}

@@ -1,0 +1,302 @@
+/**
+ * Plans, steps, decisions and records as zod schemas: the single source of truth for their
+ * shape (DESIGN §4). Plans come from LLMs, so every field is bounded (see `LIMITS`).
+ */
+import { z } from "zod";
+
+/** Size limits enforced on every plan draft. Documented in README ("Limits"). */
+export const LIMITS = {
+  maxSteps: 200,
+  maxAssumptions: 50,
+  maxIdLength: 64,
+  maxTextLength: 2_000,
+  maxExpressionLength: 1_000,
+  maxListLength: 50,
+  /** Serialised JSON size of one step's `args` or one fact value. */
+  maxJsonBytes: 64_000,
+} as const;
+
+/** Names that would collide with Object.prototype when used as keys. */
+export const RESERVED_KEYS: ReadonlySet<string> = new Set([
+  "__proto__",
+  "prototype",
+  "constructor",
+  ...Object.getOwnPropertyNames(Object.prototype),
+]);
+
+const ID_PATTERN = /^[A-Za-z][A-Za-z0-9_-]*$/;
+const KEY_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export const IdSchema = z
+  .string()
+  .min(1)
+  .max(LIMITS.maxIdLength)
+  .regex(ID_PATTERN, "must start with a letter and contain only letters, digits, '_' and '-'")
+  .refine((id) => !RESERVED_KEYS.has(id), "is a reserved name (collides with Object.prototype)");
+
+/** A fact key: usable as `facts.<key>` in CEL. */
+export const FactKeySchema = z
+  .string()
+  .min(1)
+  .max(LIMITS.maxIdLength)
+  .regex(KEY_PATTERN, "must be an identifier (letters, digits, '_'; not starting with a digit)")
+  .refine((key) => !RESERVED_KEYS.has(key), "is a reserved name (collides with Object.prototype)");
+
+const TextSchema = z.string().max(LIMITS.maxTextLength);
+export const ExpressionSchema = z.string().min(1).max(LIMITS.maxExpressionLength);
+const list = <T extends z.ZodType>(item: T) => z.array(item).max(LIMITS.maxListLength);
+
+export const JsonObjectSchema = z.record(z.string(), z.unknown());
+
+export const BackoffSchema = z.enum(["none", "fixed", "exponential"]);
+
+/** Retry policy. `maxAttempts` counts attempts, not retries; `"none"` retries at once. */
+export const RetryPolicySchema = z.object({
+  maxAttempts: z.number().int().min(1).max(100),
+  backoff: BackoffSchema,
+  initialDelayMs: z.number().int().min(0).max(3_600_000),
+  maxDelayMs: z.number().int().min(0).max(3_600_000),
+});
+export type RetryPolicy = z.infer<typeof RetryPolicySchema>;
+
+export const FallbackSchema = z.object({
+  tool: z.string().min(1).max(LIMITS.maxIdLength),
+  args: JsonObjectSchema.optional(),
+});
+
+export const HumanTaskSchema = z.object({
+  prompt: TextSchema.min(1),
+  timeoutMs: z.number().int().positive().optional(),
+});
+
+export const StepSchema = z.object({
+  id: IdSchema,
+  goal: TextSchema.min(1),
+  tool: z.string().min(1).max(LIMITS.maxIdLength).optional(),
+  args: JsonObjectSchema.optional(),
+  /** Fact keys passed to the tool as arguments of the same name (trusted facts only). */
+  inputs: list(FactKeySchema).optional(),
+  /** Output fields recorded as facts. */
+  produces: list(FactKeySchema).optional(),
+  dependsOn: list(z.string().max(LIMITS.maxIdLength)).optional(),
+  /** Ids of the assumptions this step rests on. */
+  assumptions: list(z.string().max(LIMITS.maxIdLength)).optional(),
+  /** CEL over `facts`; all must hold before the tool runs. */
+  preconditions: list(ExpressionSchema).optional(),
+  /** CEL over `output` and `facts`: what "done" means. */
+  successSignal: ExpressionSchema.optional(),
+  /** CEL over `facts`; false → the step is skipped. */
+  when: ExpressionSchema.optional(),
+  retry: RetryPolicySchema.partial().optional(),
+  retryOnUnmet: z.boolean().optional(),
+  fallback: FallbackSchema.optional(),
+  sideEffects: list(TextSchema).optional(),
+  idempotent: z.boolean().optional(),
+  timeoutMs: z.number().int().positive().max(86_400_000).optional(),
+  cost: z.number().min(0).finite().optional(),
+  optional: z.boolean().optional(),
+  human: HumanTaskSchema.optional(),
+});
+export type Step = z.infer<typeof StepSchema>;
+
+export const AssumptionSchema = z.object({
+  id: IdSchema,
+  statement: TextSchema.min(1),
+  /** CEL over `facts`; false → the assumption is falsified. */
+  check: ExpressionSchema.optional(),
+});
+export type Assumption = z.infer<typeof AssumptionSchema>;
+
+export const PlanDraftSchema = z.object({
+  steps: z.array(StepSchema).min(1).max(LIMITS.maxSteps),
+  assumptions: z.array(AssumptionSchema).max(LIMITS.maxAssumptions).optional(),
+  rationale: TextSchema.optional(),
+});
+export type PlanDraft = z.infer<typeof PlanDraftSchema>;
+
+export const PlanSchema = z.object({
+  version: z.number().int().min(1),
+  steps: z.array(StepSchema),
+  assumptions: z.array(AssumptionSchema),
+  rationale: TextSchema.optional(),
+});
+export type Plan = z.infer<typeof PlanSchema>;
+
+export const StepStatusSchema = z.enum(["pending", "running", "succeeded", "failed", "skipped", "invalidated"]);
+export type StepStatus = z.infer<typeof StepStatusSchema>;
+
+/** What a failed attempt left behind, normalised so the classifier can read it. */
+export const ErrorInfoSchema = z.object({
+  name: z.string(),
+  message: z.string(),
+  status: z.number().optional(),
+  code: z.string().optional(),
+  retryAfterMs: z.number().optional(),
+  assumptionId: z.string().optional(),
+  evidence: z.unknown().optional(),
+});
+export type ErrorInfo = z.infer<typeof ErrorInfoSchema>;
+
+export const SkipReasonSchema = z.enum(["when", "optional_failed", "dependency_skipped", "human", "replaced"]);
+export type SkipReason = z.infer<typeof SkipReasonSchema>;
+
+export const StepRunSchema = z.object({
+  status: StepStatusSchema,
+  attempts: z.number().int().min(0),
+  usedFallback: z.boolean().optional(),
+  output: z.unknown().optional(),
+  error: ErrorInfoSchema.optional(),
+  startedAt: z.string().optional(),
+  endedAt: z.string().optional(),
+  cost: z.number().optional(),
+  /** Why a skipped step was skipped. */
+  skipReason: SkipReasonSchema.optional(),
+  /** Attempts already used when a person asked for a fresh round of retries. */
+  retryBase: z.number().int().optional(),
+  /** Backoff to wait before the next attempt, set by the classifier's retry decision. */
+  nextDelayMs: z.number().optional(),
+  /** Plan version in which this step entered the plan (part of its idempotency key). */
+  sinceVersion: z.number().int().optional(),
+});
+export type StepRun = z.infer<typeof StepRunSchema>;
+
+export const FactLabelSchema = z.enum(["trusted", "suspect", "invalidated"]);
+export type FactLabel = z.infer<typeof FactLabelSchema>;
+
+export const FactSchema = z.object({
+  value: z.unknown(),
+  label: FactLabelSchema,
+  producedBy: z.string(),
+  planVersion: z.number().int(),
+  assumptions: z.array(z.string()),
+  derivedFrom: z.array(z.string()),
+});
+export type Fact = z.infer<typeof FactSchema>;
+
+export const FailureClassSchema = z.enum([
+  "transient",
+  "deterministic",
+  "precondition_failed",
+  "success_signal_unmet",
+  "assumption_broken",
+  "scope_changed",
+  "budget_exhausted",
+  "unknown",
+]);
+export type FailureClass = z.infer<typeof FailureClassSchema>;
+
+export const ActionSchema = z.enum([
+  "retry",
+  "fallback",
+  "replan_local",
+  "replan_global",
+  "skip",
+  "escalate",
+  "abort",
+]);
+export type Action = z.infer<typeof ActionSchema>;
+
+export const DecisionSchema = z.object({
+  seq: z.number().int(),
+  stepId: z.string().optional(),
+  attempt: z.number().int(),
+  failureClass: FailureClassSchema,
+  action: ActionSchema,
+  rule: z.string(),
+  reason: z.string(),
+  planVersion: z.number().int(),
+  at: z.string(),
+  /** Backoff chosen for a retry. */
+  delayMs: z.number().optional(),
+  /** The assumption a replan decision names. */
+  brokenAssumption: z.string().optional(),
+});
+export type Decision = z.infer<typeof DecisionSchema>;
+
+export const ReplanRecordSchema = z.object({
+  trigger: z.string(),
+  brokenAssumption: z.string().optional(),
+  scope: z.enum(["local", "global"]),
+  fromVersion: z.number().int(),
+  toVersion: z.number().int(),
+  invalidatedSteps: z.array(z.string()),
+  preservedSteps: z.array(z.string()),
+  newSteps: z.array(z.string()),
+  facts: z.object({
+    trusted: z.array(z.string()),
+    suspect: z.array(z.string()),
+    invalidated: z.array(z.string()),
+  }),
+  /** Other assumptions that may share the blame (recorded as suspect). */
+  suspectAssumptions: z.array(z.string()).optional(),
+  at: z.string().optional(),
+});
+export type ReplanRecord = z.infer<typeof ReplanRecordSchema>;
+
+export const SideEffectRecordSchema = z.object({
+  stepId: z.string(),
+  idempotencyKey: z.string(),
+  at: z.string(),
+});
+export type SideEffectRecord = z.infer<typeof SideEffectRecordSchema>;
+
+export const BudgetSchema = z.object({
+  spent: z.number(),
+  replanSpent: z.number(),
+  maxCost: z.number().optional(),
+  maxReplanCost: z.number().optional(),
+});
+export type Budget = z.infer<typeof BudgetSchema>;
+
+export const RunStatusSchema = z.enum([
+  "planning",
+  "awaiting_review",
+  "running",
+  "awaiting_human",
+  "completed",
+  "failed",
+  "aborted",
+]);
+export type RunStatus = z.infer<typeof RunStatusSchema>;
+
+export const OutcomeSchema = z.object({
+  summary: z.string(),
+  failedStep: z.string().optional(),
+  failureReason: z.string().optional(),
+  message: z.string().optional(),
+  recoverable: z.boolean().optional(),
+  /** Steps skipped or given up on, and what they would have produced. */
+  missing: z.array(z.object({ stepId: z.string(), goal: z.string(), facts: z.array(z.string()), reason: z.string() })).optional(),
+  /** Notes on degraded results (e.g. an optional step that failed, a fallback source). */
+  uncertainty: z.array(z.string()).optional(),
+  /** Validator issues when the plan was rejected. */
+  issues: z.array(z.unknown()).optional(),
+});
+export type Outcome = z.infer<typeof OutcomeSchema>;
+
+export const InterruptKindSchema = z.enum(["plan_review", "escalation", "human_step"]);
+
+/** What a person sees at an interrupt (DESIGN §4). */
+export interface InterruptPayload {
+  kind: z.infer<typeof InterruptKindSchema>;
+  reason: string;
+  stepId?: string;
+  planVersion: number;
+  options: ResumeAction[];
+  context: Record<string, unknown>;
+  /** Set when the previous answer was rejected: what was wrong with it. */
+  error?: string;
+}
+
+export const ResumeValueSchema = z.discriminatedUnion("action", [
+  z.object({ action: z.literal("approve") }),
+  z.object({ action: z.literal("retry") }),
+  z.object({ action: z.literal("skip") }),
+  z.object({ action: z.literal("abort"), reason: z.string().max(LIMITS.maxTextLength).optional() }),
+  z.object({ action: z.literal("replan"), constraint: z.string().min(1).max(LIMITS.maxTextLength) }),
+  z.object({ action: z.literal("provide"), facts: z.record(FactKeySchema, z.unknown()) }),
+  z.object({ action: z.literal("change_scope"), request: z.string().min(1).max(LIMITS.maxTextLength) }),
+  z.object({ action: z.literal("complete"), output: z.unknown() }),
+]);
+export type ResumeValue = z.infer<typeof ResumeValueSchema>;
+export type ResumeAction = ResumeValue["action"];

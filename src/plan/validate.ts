@@ -1,0 +1,186 @@
+/**
+ * The plan validator. Plans come from LLMs, so nothing is trusted: schema, ids, dependencies,
+ * cycles, tools against the registry, CEL expressions, retry settings. Issues are data
+ * (a `code` union with a `path` and the step they concern); `formatIssues` renders them.
+ */
+import { compileExpression, type ExpressionKind } from "../expr/cel.js";
+import { retryPolicyProblem, type ResolvedPolicy } from "../policy/options.js";
+import { LIMITS, PlanDraftSchema, type PlanDraft, type Step } from "./schema.js";
+
+export type PlanIssueCode =
+  | "schema"
+  | "duplicate_id"
+  | "duplicate_assumption"
+  | "dangling_dependency"
+  | "self_dependency"
+  | "cycle"
+  | "missing_tool"
+  | "unknown_tool"
+  | "unknown_fallback_tool"
+  | "human_step_with_tool"
+  | "invalid_expression"
+  | "invalid_retry"
+  | "unknown_assumption"
+  | "falsified_assumption"
+  | "too_large";
+
+export interface PlanIssue {
+  code: PlanIssueCode;
+  path: (string | number)[];
+  stepId?: string;
+  message: string;
+}
+
+export type PlanValidation = { ok: true; draft: PlanDraft } | { ok: false; issues: PlanIssue[] };
+
+export interface ValidationContext {
+  /** Names of the tools in the registry. */
+  tools: ReadonlySet<string>;
+  policy: Pick<ResolvedPolicy, "defaultRetry">;
+  /** Assumptions already falsified: no step may rest on them again. */
+  falsified?: readonly string[];
+  /** Steps outside the draft that draft steps may depend on (a replan's preserved steps). */
+  externalSteps?: readonly string[];
+  /** Assumptions outside the draft that steps may rest on. */
+  externalAssumptions?: readonly string[];
+}
+
+const MAX_ISSUES = 50;
+
+export function validatePlan(input: unknown, ctx: ValidationContext): PlanValidation {
+  const parsed = PlanDraftSchema.safeParse(input);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.slice(0, MAX_ISSUES).map((issue): PlanIssue => {
+      const stepId = stepIdAt(input, issue.path);
+      return {
+        code: issue.code === "too_big" ? "too_large" : "schema",
+        path: issue.path.map((p) => (typeof p === "symbol" ? String(p) : p)),
+        ...(stepId === undefined ? {} : { stepId }),
+        message: issue.message,
+      };
+    });
+    return { ok: false, issues };
+  }
+  const draft = parsed.data;
+  const issues: PlanIssue[] = [];
+  const add = (issue: PlanIssue) => {
+    if (issues.length < MAX_ISSUES) issues.push(issue);
+  };
+
+  const assumptionIds = new Set(ctx.externalAssumptions ?? []);
+  (draft.assumptions ?? []).forEach((a, i) => {
+    if (assumptionIds.has(a.id) && !(ctx.externalAssumptions ?? []).includes(a.id)) {
+      add({ code: "duplicate_assumption", path: ["assumptions", i, "id"], message: `assumption id "${a.id}" is used twice` });
+    }
+    assumptionIds.add(a.id);
+    if (a.check) checkExpression(a.check, "check", ["assumptions", i, "check"], undefined, add);
+  });
+
+  const ids = new Set<string>();
+  draft.steps.forEach((step, i) => {
+    if (ids.has(step.id) || (ctx.externalSteps ?? []).includes(step.id)) add({ code: "duplicate_id", path: ["steps", i, "id"], stepId: step.id, message: `step id "${step.id}" is used twice` });
+    ids.add(step.id);
+  });
+  const known = new Set([...ids, ...(ctx.externalSteps ?? [])]);
+
+  draft.steps.forEach((step, i) => validateStep(step, i, known, assumptionIds, ctx, add));
+  for (const stepId of findCycle(draft.steps)) {
+    const index = draft.steps.findIndex((s) => s.id === stepId);
+    add({ code: "cycle", path: ["steps", index, "dependsOn"], stepId, message: `step "${stepId}" is part of a dependency cycle` });
+  }
+  return issues.length > 0 ? { ok: false, issues } : { ok: true, draft };
+}
+
+function validateStep(
+  step: Step,
+  i: number,
+  known: ReadonlySet<string>,
+  assumptions: ReadonlySet<string>,
+  ctx: ValidationContext,
+  add: (issue: PlanIssue) => void,
+) {
+  const at = (...rest: (string | number)[]) => ["steps", i, ...rest];
+  const stepId = step.id;
+  if (step.human && step.tool) {
+    add({ code: "human_step_with_tool", path: at("tool"), stepId, message: `step "${stepId}" is a human step and cannot also name tool "${step.tool}"` });
+  }
+  if (!step.human && !step.tool) add({ code: "missing_tool", path: at("tool"), stepId, message: `step "${stepId}" needs a tool (or a human task)` });
+  if (step.tool && !step.human && !ctx.tools.has(step.tool)) {
+    add({ code: "unknown_tool", path: at("tool"), stepId, message: `step "${stepId}" names tool "${step.tool}", which is not in the registry (${listTools(ctx.tools)})` });
+  }
+  if (step.fallback && !ctx.tools.has(step.fallback.tool)) {
+    add({ code: "unknown_fallback_tool", path: at("fallback", "tool"), stepId, message: `step "${stepId}" falls back to tool "${step.fallback.tool}", which is not in the registry (${listTools(ctx.tools)})` });
+  }
+  (step.dependsOn ?? []).forEach((dep, j) => {
+    if (dep === stepId) add({ code: "self_dependency", path: at("dependsOn", j), stepId, message: `step "${stepId}" depends on itself` });
+    else if (!known.has(dep)) add({ code: "dangling_dependency", path: at("dependsOn", j), stepId, message: `step "${stepId}" depends on "${dep}", which is not a step of the plan` });
+  });
+  (step.assumptions ?? []).forEach((a, j) => {
+    if (ctx.falsified?.includes(a)) add({ code: "falsified_assumption", path: at("assumptions", j), stepId, message: `step "${stepId}" rests on assumption "${a}", which was already proven false` });
+    else if (!assumptions.has(a)) add({ code: "unknown_assumption", path: at("assumptions", j), stepId, message: `step "${stepId}" rests on assumption "${a}", which the plan does not declare` });
+  });
+  (step.preconditions ?? []).forEach((expr, j) => checkExpression(expr, "precondition", at("preconditions", j), stepId, add));
+  if (step.successSignal) checkExpression(step.successSignal, "successSignal", at("successSignal"), stepId, add);
+  if (step.when) checkExpression(step.when, "when", at("when"), stepId, add);
+  const retry = { ...ctx.policy.defaultRetry, ...step.retry };
+  const problem = retryPolicyProblem(retry);
+  if (problem) add({ code: "invalid_retry", path: at("retry"), stepId, message: `step "${stepId}" retry: ${problem}` });
+  if (step.args !== undefined && jsonSize(step.args) > LIMITS.maxJsonBytes) {
+    add({ code: "too_large", path: at("args"), stepId, message: `step "${stepId}" args exceed ${LIMITS.maxJsonBytes} bytes of JSON` });
+  }
+}
+
+function checkExpression(source: string, kind: ExpressionKind, path: (string | number)[], stepId: string | undefined, add: (issue: PlanIssue) => void) {
+  const compiled = compileExpression(source, kind);
+  if (!compiled.ok) {
+    const where = stepId ? `step "${stepId}" ${path.slice(2).join(".")}` : path.join(".");
+    add({ code: "invalid_expression", path, ...(stepId === undefined ? {} : { stepId }), message: `${where}: CEL expression ${JSON.stringify(source.slice(0, 80))} does not compile: ${compiled.message}` });
+  }
+}
+
+/** Ids of steps on a dependency cycle (Kahn's algorithm: whatever cannot be ordered). */
+export function findCycle(steps: readonly Step[]): string[] {
+  const ids = new Set(steps.map((s) => s.id));
+  const indegree = new Map<string, number>();
+  const dependents = new Map<string, string[]>();
+  for (const s of steps) {
+    const deps = (s.dependsOn ?? []).filter((d) => ids.has(d) && d !== s.id);
+    indegree.set(s.id, deps.length);
+    for (const d of deps) dependents.set(d, [...(dependents.get(d) ?? []), s.id]);
+  }
+  const queue = [...indegree].filter(([, n]) => n === 0).map(([id]) => id);
+  while (queue.length > 0) {
+    const id = queue.pop()!;
+    indegree.delete(id);
+    for (const next of dependents.get(id) ?? []) {
+      const n = (indegree.get(next) ?? 0) - 1;
+      indegree.set(next, n);
+      if (n === 0) queue.push(next);
+    }
+  }
+  return [...indegree.keys()];
+}
+
+function stepIdAt(input: unknown, path: readonly PropertyKey[]): string | undefined {
+  if (path[0] !== "steps" || typeof path[1] !== "number") return undefined;
+  const steps = (input as { steps?: unknown } | null)?.steps;
+  const step = Array.isArray(steps) ? (steps[path[1]] as { id?: unknown } | undefined) : undefined;
+  return typeof step?.id === "string" ? step.id.slice(0, LIMITS.maxIdLength) : undefined;
+}
+
+function listTools(tools: ReadonlySet<string>): string {
+  const names = [...tools].slice(0, 20);
+  return names.length > 0 ? `registered: ${names.join(", ")}` : "no tools are registered";
+}
+
+function jsonSize(value: unknown): number {
+  try {
+    return JSON.stringify(value)?.length ?? 0;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+export function formatIssues(issues: readonly PlanIssue[]): string {
+  return issues.map((i) => `- ${i.message}`).join("\n");
+}

@@ -1,0 +1,55 @@
+/** The planner interface (DESIGN §4): where plans and replacement steps come from. */
+import type { PlanIssue } from "../plan/validate.js";
+import type { Plan, PlanDraft, Step } from "../plan/schema.js";
+import type { UsageEntry } from "../graph/state.js";
+
+/** What a planner may know about a tool. */
+export interface ToolInfo {
+  name: string;
+  description: string;
+  /** JSON schema of the tool's arguments. */
+  parameters?: unknown;
+  sideEffects?: string[];
+}
+
+export interface PlanRequest {
+  goal: string;
+  /** Trusted fact values. */
+  facts: Record<string, unknown>;
+  tools: ToolInfo[];
+  /** Constraints from a reviewer ("replan" answers at plan review). */
+  constraints: string[];
+  /** Validates a draft against the registry and the policy; planners that can revise (LLMs) use it. */
+  validate: (draft: unknown) => PlanIssue[];
+  /** Model usage is reported here so it lands in state and budgets. */
+  reportUsage: (entry: Omit<UsageEntry, "at" | "purpose">) => void;
+}
+
+export interface ReplanRequest {
+  goal: string;
+  scope: "local" | "global";
+  /** What happened, in words (and the rule that fired). */
+  trigger: string;
+  brokenAssumption?: string;
+  /** The current plan. */
+  plan: Plan;
+  /** The steps the returned steps replace. */
+  affectedSteps: Step[];
+  facts: { trusted: Record<string, unknown>; suspect: Record<string, unknown> };
+  /** Approaches already tried (tool/args fingerprints and steps that failed), not to repeat. */
+  excluded: string[];
+  /** Pending scope changes, for a global replan. */
+  scopeChanges: string[];
+  /** Constraints from a person. */
+  constraints: string[];
+  budget: { remaining?: number; replanRemaining?: number };
+  tools: ToolInfo[];
+  validate: (draft: unknown) => PlanIssue[];
+  reportUsage: (entry: Omit<UsageEntry, "at" | "purpose">) => void;
+}
+
+export interface Planner {
+  plan(request: PlanRequest): Promise<PlanDraft>;
+  /** Without it the planner cannot replan, and every replan rung escalates. */
+  replan?(request: ReplanRequest): Promise<PlanDraft>;
+}

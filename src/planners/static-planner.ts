@@ -1,0 +1,21 @@
+import type { PlanDraft } from "../plan/schema.js";
+import type { PlanRequest, Planner, ReplanRequest } from "./planner.js";
+
+export interface StaticPlannerOptions {
+  /** The plan, or a function of the request that returns it. */
+  plan: PlanDraft | ((request: PlanRequest) => PlanDraft | Promise<PlanDraft>);
+  /** Replacement steps for a replan. Without it, replans escalate. */
+  replan?: (request: ReplanRequest) => PlanDraft | Promise<PlanDraft>;
+}
+
+/** A planner that returns a fixed plan: for tests, examples, and workflows that are known in advance. */
+export function staticPlanner(options: StaticPlannerOptions): Planner {
+  const { plan, replan } = options;
+  const planner: Planner = {
+    async plan(request) {
+      return structuredClone(typeof plan === "function" ? await plan(request) : plan);
+    },
+  };
+  if (replan) planner.replan = async (request) => structuredClone(await replan(request));
+  return planner;
+}

@@ -1,0 +1,145 @@
+/**
+ * The response ladder as a pure function: (deviation, step, standing, policy) → decision.
+ * No LangGraph, no clock, no I/O: the same input always gives the same decision.
+ *
+ * Ladder: retry → fallback → local replan → global replan → escalate (→ abort by a person).
+ * Each decision carries the id of the action rule that chose it (`rule`) and of the evidence
+ * rule that named the failure class (`evidence`).
+ */
+import type { Action, FailureClass, Step, StepRun } from "../plan/schema.js";
+import { backoffDelay } from "./backoff.js";
+import type { Deviation } from "./deviation.js";
+import { classifyEvidence } from "./evidence-rules.js";
+import type { ResolvedPolicy } from "./options.js";
+import { effectiveRetry } from "./retry.js";
+
+/** Where the run stands with respect to replanning guardrails. */
+export interface ReplanStanding {
+  /** The planner can produce replacement steps (it has `replan`). */
+  available: boolean;
+  /** Replans attempted so far, failed ones included. */
+  count: number;
+  /** Planning cost spent on replans so far. */
+  spent: number;
+  /** Assumptions whose last replan has not yet been followed by `replanCooldownSteps` successes. */
+  coolingDown: readonly string[];
+  /** Assumptions already falsified. */
+  falsified: readonly string[];
+}
+
+export interface ClassifyInput {
+  deviation: Deviation;
+  step?: Step;
+  run?: StepRun;
+  policy: ResolvedPolicy;
+  replan: ReplanStanding;
+  /** Decisions already taken in this run. */
+  decisionCount: number;
+  /** For a precondition: the assumptions of the steps that produce the facts it needs. */
+  producerAssumptions?: readonly string[];
+}
+
+export interface Verdict {
+  failureClass: FailureClass;
+  action: Action;
+  rule: string;
+  evidence: string;
+  reason: string;
+  delayMs?: number;
+  brokenAssumption?: string;
+}
+
+export function classify(input: ClassifyInput): Verdict {
+  const { deviation, step, run, policy } = input;
+  const evidence = classifyEvidence(deviation);
+  const base = { evidence: evidence.id };
+  const what = deviation.message;
+
+  if (input.decisionCount >= policy.maxDecisions) {
+    return { ...base, failureClass: evidence.failureClass, action: "escalate", rule: "guard.max-decisions", reason: `${policy.maxDecisions} decisions taken in this run (policy.maxDecisions); a person must look: ${what}` };
+  }
+
+  switch (evidence.failureClass) {
+    case "transient": {
+      const retry = effectiveRetry(step, policy);
+      const used = (run?.attempts ?? deviation.attempt) - (run?.retryBase ?? 0);
+      if (used < retry.maxAttempts) {
+        const delayMs = backoffDelay(retry, used, deviation.error?.retryAfterMs);
+        return { ...base, failureClass: "transient", action: "retry", rule: "transient.retry", delayMs, reason: `${what}; attempt ${used + 1}/${retry.maxAttempts} in ${delayMs} ms` };
+      }
+      return afterPermanentFailure(input, base, "deterministic", `retries exhausted after ${used}/${retry.maxAttempts} attempts (${what})`, "exhausted");
+    }
+    case "deterministic":
+      return afterPermanentFailure(input, base, "deterministic", what, "deterministic");
+    case "success_signal_unmet": {
+      if (step?.retryOnUnmet && (run?.attempts ?? 1) - (run?.retryBase ?? 0) < 2) {
+        return { ...base, failureClass: "success_signal_unmet", action: "retry", rule: "unmet.retry-once", delayMs: 0, reason: `${what}; the step is marked retryOnUnmet` };
+      }
+      const [blamed] = activeAssumptions(step, input.replan);
+      if (blamed) return replanOr(input, base, "success_signal_unmet", "replan_local", "unmet.replan-local", blamed, `${what}: evidence against assumption "${blamed}"`);
+      return escalateOrSkip(input, base, "success_signal_unmet", "unmet.escalate", `${what}; the step rests on no assumption that could be replanned`);
+    }
+    case "assumption_broken": {
+      const assumption = deviation.assumptionId ?? deviation.error?.assumptionId;
+      if (!assumption) return escalateOrSkip(input, base, "assumption_broken", "assumption.unnamed", `${what}; no assumption was named`);
+      return replanOr(input, base, "assumption_broken", "replan_local", "assumption.replan-local", assumption, `assumption "${assumption}" is false: ${what}`);
+    }
+    case "precondition_failed": {
+      const blamed = (input.producerAssumptions ?? []).find((a) => !input.replan.falsified.includes(a));
+      if (blamed) return replanOr(input, base, "precondition_failed", "replan_local", "precondition.replan-producers", blamed, `${what}; the steps producing those facts rest on "${blamed}"`);
+      return escalateOrSkip(input, base, "precondition_failed", "precondition.escalate", `${what}; re-running earlier steps cannot fix it (no assumption to revise)`);
+    }
+    case "scope_changed":
+      return replanOr(input, base, "scope_changed", "replan_global", "scope.replan-global", undefined, what);
+    case "budget_exhausted":
+      return replanOr(input, base, "budget_exhausted", "replan_global", "budget.replan-cheaper", undefined, `${what}; asking the planner for a cheaper route`);
+    case "unknown":
+      return escalateOrSkip(input, base, "unknown", "unknown.escalate", `${what}; no rule recognised this failure`);
+  }
+}
+
+/** Deterministic failure (or exhausted retries): fallback → local replan → skip if optional → escalate. */
+function afterPermanentFailure(input: ClassifyInput, base: { evidence: string }, failureClass: FailureClass, reason: string, prefix: string): Verdict {
+  const { step, run } = input;
+  if (step?.fallback && !run?.usedFallback) {
+    return { ...base, failureClass, action: "fallback", rule: `${prefix}.fallback`, reason: `${reason}; switching to fallback tool "${step.fallback.tool}"` };
+  }
+  const [blamed] = activeAssumptions(step, input.replan);
+  if (blamed) return replanOr(input, base, failureClass, "replan_local", `${prefix}.replan-local`, blamed, `${reason}; the step rests on assumption "${blamed}"`);
+  return escalateOrSkip(input, base, failureClass, `${prefix}.escalate`, `${reason}; no fallback and no assumption to revise`);
+}
+
+function activeAssumptions(step: Step | undefined, standing: ReplanStanding): string[] {
+  return (step?.assumptions ?? []).filter((a) => !standing.falsified.includes(a));
+}
+
+/** A replan if the guardrails allow it; otherwise the guardrail's rule escalates (or skips an optional step). */
+function replanOr(
+  input: ClassifyInput,
+  base: { evidence: string },
+  failureClass: FailureClass,
+  action: "replan_local" | "replan_global",
+  rule: string,
+  assumption: string | undefined,
+  reason: string,
+): Verdict {
+  const { replan, policy } = input;
+  const named = assumption === undefined ? {} : { brokenAssumption: assumption };
+  let guard: { rule: string; why: string } | undefined;
+  if (!replan.available) guard = { rule: "replan.unavailable", why: "the planner cannot replan (it has no replan function)" };
+  else if (replan.count >= policy.maxReplans) guard = { rule: "guard.max-replans", why: `${replan.count} replans already (policy.maxReplans = ${policy.maxReplans})` };
+  else if (policy.budget.maxReplanCost !== undefined && replan.spent >= policy.budget.maxReplanCost) {
+    guard = { rule: "guard.replan-budget", why: `replan budget spent (${replan.spent} of ${policy.budget.maxReplanCost})` };
+  } else if (assumption !== undefined && replan.coolingDown.includes(assumption)) {
+    guard = { rule: "guard.replan-cooldown", why: `assumption "${assumption}" was just replanned and no step has succeeded since (policy.replanCooldownSteps = ${policy.replanCooldownSteps})` };
+  }
+  if (guard) return { ...escalateOrSkip(input, base, failureClass, guard.rule, `${reason}; ${guard.why}`), ...named };
+  return { ...base, failureClass, action, rule, reason, ...named };
+}
+
+function escalateOrSkip(input: ClassifyInput, base: { evidence: string }, failureClass: FailureClass, rule: string, reason: string): Verdict {
+  if (input.step?.optional) {
+    return { ...base, failureClass, action: "skip", rule: "optional.skip", reason: `${reason}; the step is optional, so it and its dependents are skipped (escalation rule was ${rule})` };
+  }
+  return { ...base, failureClass, action: "escalate", rule, reason };
+}

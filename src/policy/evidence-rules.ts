@@ -1,0 +1,84 @@
+/**
+ * Evidence rules: which failure class a deviation belongs to. Rules are data with ids and are
+ * tried in order; the first match names the class (DESIGN §2).
+ */
+import type { FailureClass } from "../plan/schema.js";
+import type { Deviation } from "./deviation.js";
+
+export interface EvidenceRule {
+  id: string;
+  failureClass: FailureClass;
+  description: string;
+  matches: (deviation: Deviation) => boolean;
+}
+
+/** Node network errors that usually clear on their own. */
+export const TRANSIENT_NETWORK_CODES: ReadonlySet<string> = new Set([
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "EPIPE",
+  "EAI_AGAIN",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+
+const ARGUMENT_ERROR_NAMES: ReadonlySet<string> = new Set(["ToolInputParsingException", "ZodError"]);
+
+const status = (d: Deviation) => d.error?.status;
+const isError = (d: Deviation) => d.kind === "error";
+
+export const EVIDENCE_RULES: readonly EvidenceRule[] = [
+  { id: "transient.timeout", failureClass: "transient", description: "the step exceeded its timeoutMs", matches: (d) => d.kind === "timeout" },
+  {
+    id: "assumption.error",
+    failureClass: "assumption_broken",
+    description: "the tool threw AssumptionBrokenError",
+    matches: (d) => isError(d) && d.error?.name === "AssumptionBrokenError",
+  },
+  { id: "assumption.check-false", failureClass: "assumption_broken", description: "an assumption check turned false", matches: (d) => d.kind === "assumption_broken" },
+  { id: "transient.error", failureClass: "transient", description: "the tool threw TransientError", matches: (d) => isError(d) && d.error?.name === "TransientError" },
+  { id: "deterministic.error", failureClass: "deterministic", description: "the tool threw PermanentError", matches: (d) => isError(d) && d.error?.name === "PermanentError" },
+  { id: "transient.http-429", failureClass: "transient", description: "HTTP 429 Too Many Requests", matches: (d) => isError(d) && status(d) === 429 },
+  {
+    id: "transient.http-408-425",
+    failureClass: "transient",
+    description: "HTTP 408 Request Timeout or 425 Too Early",
+    matches: (d) => isError(d) && (status(d) === 408 || status(d) === 425),
+  },
+  {
+    id: "transient.http-5xx",
+    failureClass: "transient",
+    description: "HTTP 5xx server error",
+    matches: (d) => isError(d) && (status(d) ?? 0) >= 500 && (status(d) ?? 0) <= 599,
+  },
+  {
+    id: "deterministic.http-4xx",
+    failureClass: "deterministic",
+    description: "HTTP 4xx client error other than 408, 425 and 429",
+    matches: (d) => isError(d) && (status(d) ?? 0) >= 400 && (status(d) ?? 0) <= 499,
+  },
+  {
+    id: "transient.network",
+    failureClass: "transient",
+    description: "a Node network error such as ECONNRESET, ETIMEDOUT or ECONNREFUSED",
+    matches: (d) => isError(d) && d.error?.code !== undefined && TRANSIENT_NETWORK_CODES.has(d.error.code),
+  },
+  {
+    id: "deterministic.invalid-arguments",
+    failureClass: "deterministic",
+    description: "the tool rejected its arguments (schema error)",
+    matches: (d) => isError(d) && d.error !== undefined && ARGUMENT_ERROR_NAMES.has(d.error.name),
+  },
+  { id: "unmet.signal", failureClass: "success_signal_unmet", description: "the tool returned but its success signal is false", matches: (d) => d.kind === "signal_unmet" },
+  { id: "precondition.false", failureClass: "precondition_failed", description: "a precondition is false or a needed fact is missing", matches: (d) => d.kind === "precondition" },
+  { id: "budget.max-cost", failureClass: "budget_exhausted", description: "the step's cost would exceed budget.maxCost", matches: (d) => d.kind === "budget" },
+  { id: "scope.change-requested", failureClass: "scope_changed", description: "the user added or changed requirements", matches: (d) => d.kind === "scope_change" },
+  { id: "unknown.unclassified", failureClass: "unknown", description: "no rule recognised the failure", matches: () => true },
+];
+
+export function classifyEvidence(deviation: Deviation): EvidenceRule {
+  // The last rule matches everything, so find always succeeds.
+  return EVIDENCE_RULES.find((rule) => rule.matches(deviation)) ?? EVIDENCE_RULES[EVIDENCE_RULES.length - 1]!;
+}

@@ -1,0 +1,84 @@
+/**
+ * Policy options: the guardrails and defaults of the response ladder. Validated where they
+ * enter (`createPlanManager`); every error names the field.
+ */
+import { z } from "zod";
+import { PlanManagerError } from "../errors.js";
+import { RetryPolicySchema, type RetryPolicy } from "../plan/schema.js";
+
+export const PolicyOptionsSchema = z
+  .object({
+    /** Replans allowed per run before escalating to a person. Default 3. */
+    maxReplans: z.number().int().min(0).max(100).optional(),
+    /** Steps that must succeed between two replans triggered by the same assumption. Default 1. */
+    replanCooldownSteps: z.number().int().min(0).max(100).optional(),
+    /** How many steps back a replan may reach to re-validate completed work. Default 3. */
+    maxBacktrackDepth: z.number().int().min(0).max(100).optional(),
+    /** How often one completed step may be re-run by backtracking before escalating. Default 2. */
+    maxBacktracksPerStep: z.number().int().min(0).max(100).optional(),
+    /** Hard bound on decisions per run; reaching it escalates. Default 100. */
+    maxDecisions: z.number().int().min(1).max(10_000).optional(),
+    budget: z
+      .object({
+        /** Execution budget: a step whose cost would exceed it is not started. Default: none. */
+        maxCost: z.number().min(0).finite().optional(),
+        /** Planning budget for replans, separate from execution. Default: none. */
+        maxReplanCost: z.number().min(0).finite().optional(),
+      })
+      .strict()
+      .optional(),
+    /** Retry policy of steps that do not set their own. */
+    defaultRetry: RetryPolicySchema.partial().optional(),
+  })
+  .strict();
+
+export type PolicyOptions = z.infer<typeof PolicyOptionsSchema>;
+
+export interface ResolvedPolicy {
+  maxReplans: number;
+  replanCooldownSteps: number;
+  maxBacktrackDepth: number;
+  maxBacktracksPerStep: number;
+  maxDecisions: number;
+  budget: { maxCost?: number; maxReplanCost?: number };
+  defaultRetry: RetryPolicy;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = {
+  maxAttempts: 3,
+  backoff: "exponential",
+  initialDelayMs: 200,
+  maxDelayMs: 10_000,
+};
+
+/** Checks a retry policy's fields against each other; returns a message naming the field, or undefined. */
+export function retryPolicyProblem(policy: RetryPolicy): string | undefined {
+  if (policy.maxDelayMs < policy.initialDelayMs) {
+    return `maxDelayMs (${policy.maxDelayMs}) cannot be less than initialDelayMs (${policy.initialDelayMs})`;
+  }
+  return undefined;
+}
+
+export function resolvePolicy(options: unknown = {}): ResolvedPolicy {
+  const parsed = PolicyOptionsSchema.safeParse(options ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const path = ["policy", ...issue.path.map(String)].join(".");
+    throw new PlanManagerError("invalid_options", `${path}: ${issue.message}`, { path, issues: parsed.error.issues });
+  }
+  const o = parsed.data;
+  const defaultRetry = { ...DEFAULT_RETRY, ...o.defaultRetry };
+  const problem = retryPolicyProblem(defaultRetry);
+  if (problem) {
+    throw new PlanManagerError("invalid_options", `policy.defaultRetry: ${problem}`, { path: "policy.defaultRetry" });
+  }
+  return {
+    maxReplans: o.maxReplans ?? 3,
+    replanCooldownSteps: o.replanCooldownSteps ?? 1,
+    maxBacktrackDepth: o.maxBacktrackDepth ?? 3,
+    maxBacktracksPerStep: o.maxBacktracksPerStep ?? 2,
+    maxDecisions: o.maxDecisions ?? 100,
+    budget: { ...o.budget },
+    defaultRetry,
+  };
+}
