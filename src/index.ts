@@ -58,3 +58,4 @@ export { resolvePolicy, DEFAULT_RETRY } from "./policy/options.js";
 export type { PolicyOptions, ResolvedPolicy } from "./policy/options.js";
 export { evaluate as evaluateExpression, compileExpression } from "./expr/cel.js";
 export type { PlanEvent } from "./nodes/events.js";
+export { userView } from "./views/user-view.js";

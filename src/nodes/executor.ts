@@ -114,7 +114,8 @@ export function makeExecutor(rt: Runtime) {
       const toolName = useFallback ? step.fallback!.tool : step.tool!;
       const tool = rt.tools.get(toolName);
       const startedAt = now();
-      const running: StepRun = { ...previous, status: "running", attempts: attempt, startedAt, cost: (previous.cost ?? 0) + cost };
+      const running: StepRun = { ...previous, status: "running", attempts: attempt, startedAt };
+      if (cost > 0) running.cost = (previous.cost ?? 0) + cost;
       delete running.nextDelayMs;
       delete running.error;
       const budget = { ...state.budget, spent: state.budget.spent + cost };

@@ -1,0 +1,103 @@
+/**
+ * `npm run demo`: the loan-approval workflow, offline, on the embedded SQLite checkpointer.
+ * Prints the user's view live, answers the human review itself unless `--interactive`, then
+ * lists the decisions taken and the final status.
+ */
+import { mkdirSync, rmSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { createInterface } from "node:readline/promises";
+import { Command } from "@langchain/langgraph";
+import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import { createPlanManager, staticPlanner, type InterruptPayload, type PlanEvent } from "../../src/index.js";
+import { createLoanTools, loanPlan } from "./workflow.js";
+
+const args = process.argv.slice(2);
+const interactive = args.includes("--interactive");
+const dbPath = resolve(valueOf("--db") ?? ".demo/loan.sqlite");
+const applicant = valueOf("--applicant") ?? "A-7291";
+
+function valueOf(flag: string): string | undefined {
+  const i = args.indexOf(flag);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
+async function main() {
+  mkdirSync(dirname(dbPath), { recursive: true });
+  rmSync(dbPath, { force: true });
+  const checkpointer = SqliteSaver.fromConnString(dbPath);
+  const { tools } = createLoanTools();
+  // Real backoff would wait 500 ms before the retry; the demo keeps it but caps waits at 50 ms.
+  const graph = createPlanManager({
+    tools,
+    planner: staticPlanner({ plan: loanPlan }),
+    clock: { sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 50))) },
+  }).compile({ checkpointer });
+  const config = { configurable: { thread_id: `loan-${applicant}` } };
+
+  console.log(`langgraph-replan demo — loan application ${applicant}`);
+  console.log(`planner: static · checkpointer: SQLite (${dbPath})${interactive ? " · interactive" : ""}\n`);
+
+  let input: unknown = { goal: `Process loan application ${applicant}`, context: { applicant_id: applicant } };
+  for (;;) {
+    const stream = await graph.stream(input as never, { ...config, streamMode: ["custom", "updates"] });
+    let pending: InterruptPayload | undefined;
+    for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
+      if (mode === "custom") render(chunk as PlanEvent);
+      if (mode === "updates" && chunk && typeof chunk === "object" && "__interrupt__" in chunk) {
+        pending = (chunk as { __interrupt__: { value: InterruptPayload }[] }).__interrupt__[0]?.value;
+      }
+    }
+    if (!pending) break;
+    input = new Command({ resume: await answer(pending) });
+  }
+
+  const state = (await graph.getState(config)).values;
+  console.log("\nDecisions:");
+  if (state.decisions.length === 0) console.log("  (none)");
+  for (const d of state.decisions) {
+    console.log(`  #${d.seq} ${d.stepId ?? "-"} (attempt ${d.attempt}): ${d.failureClass} → ${d.action} [${d.rule}]`);
+  }
+  console.log(`\nSide effects committed: ${state.sideEffects.map((s: { idempotencyKey: string }) => s.idempotencyKey).join(", ") || "none"}`);
+  console.log(`Final status: ${state.status} — ${state.outcome?.summary ?? ""}`);
+  checkpointer.db.close();
+}
+
+function render(event: PlanEvent) {
+  switch (event.type) {
+    case "step_finished":
+      // The user's view: finished steps only; retries and internals stay hidden.
+      if (event.status === "succeeded") console.log(`✓ ${event.goal}`);
+      break;
+    case "finished":
+      break;
+    default:
+      break;
+  }
+}
+
+async function answer(payload: InterruptPayload): Promise<unknown> {
+  console.log(`? ${payload.reason}`);
+  if (payload.error) console.log(`  (${payload.error})`);
+  if (!interactive) {
+    const value = payload.kind === "human_step" ? { action: "complete", output: { human_override: "approved" } } : { action: "abort", reason: "demo: no person available" };
+    console.log(`  answered automatically: ${JSON.stringify(value)}`);
+    return value;
+  }
+  const rl = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    if (payload.kind === "human_step") {
+      const text = (await rl.question("  approved / denied / skip / abort > ")).trim();
+      if (text === "skip" || text === "abort") return { action: text };
+      return { action: "complete", output: { human_override: text } };
+    }
+    const text = (await rl.question(`  ${payload.options.join(" / ")} > `)).trim();
+    return { action: text };
+  } finally {
+    rl.close();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,36 @@
+/**
+ * The user's view: plain lines per step, no retries, fallbacks or internals
+ * (e.g. `✓ Checking credit history`).
+ */
+import type { PlanManagerStateType } from "../graph/state.js";
+import type { StepRun } from "../plan/schema.js";
+
+type ViewState = Pick<PlanManagerStateType, "plan" | "steps" | "status" | "outcome"> & Partial<Pick<PlanManagerStateType, "pendingHuman">>;
+
+export function userLine(goal: string, run: StepRun | undefined, waitingOnPerson = false): string | undefined {
+  switch (run?.status) {
+    case "succeeded":
+      return `✓ ${goal}`;
+    case "running":
+      return waitingOnPerson ? `… ${goal} (waiting for a person)` : `… ${goal}`;
+    case "failed":
+      return `✗ ${goal}`;
+    case "skipped":
+      return run.skipReason === "when" || run.skipReason === "replaced" ? undefined : `– ${goal} (skipped)`;
+    default:
+      return undefined;
+  }
+}
+
+export function userView(state: ViewState): string[] {
+  const lines: string[] = [];
+  for (const step of state.plan?.steps ?? []) {
+    const waiting = state.pendingHuman?.stepId === step.id;
+    const line = userLine(step.goal, state.steps[step.id], waiting);
+    if (line) lines.push(line);
+  }
+  if (state.status === "completed") lines.push("Done.");
+  else if (state.status === "failed" || state.status === "aborted") lines.push(`Stopped: ${state.outcome?.summary ?? state.status}`);
+  else if (state.status === "awaiting_human" || state.status === "awaiting_review") lines.push("Waiting for a person to review.");
+  return lines;
+}
