@@ -60,10 +60,10 @@ export function makeExecutor(rt: Runtime) {
           outcome: { summary: "", failureReason: "blocked", message: `no step can run: waiting on ${selection.waiting.join(", ")}`, recoverable: false },
         };
       }
-      return runStep(selection.step, steps, changed);
+      return runStep(selection.step);
     }
 
-    async function runStep(step: Step, steps: Record<string, StepRun>, changed: Record<string, StepRun>): Promise<PlanManagerUpdate> {
+    async function runStep(step: Step): Promise<PlanManagerUpdate> {
       const previous: StepRun = steps[step.id] ?? { status: "pending", attempts: 0 };
       const attempt = previous.attempts + 1;
 

@@ -34,7 +34,7 @@ export function makeHumanNode(rt: Runtime) {
     }
     return apply(answer);
 
-    function apply(answer: ResumeValue): Command {
+    function apply(reply: ResumeValue): Command {
       const at = new Date(rt.clock.now()).toISOString();
       const stepId = pending!.stepId;
       const step = stepId ? state.plan?.steps.find((s) => s.id === stepId) : undefined;
@@ -48,22 +48,22 @@ export function makeHumanNode(rt: Runtime) {
       };
       const go = (goto: Destination, update: PlanManagerUpdate) => new Command({ goto, update: { pendingHuman: null, ...update } });
 
-      switch (answer.action) {
+      switch (reply.action) {
         case "approve":
           return go("executor", { status: "running" });
         case "abort":
           return go("finalize", {
             status: "aborted",
-            decisions: decide("abort", "human.abort", answer.reason ?? "a person aborted the run"),
-            outcome: { summary: "", ...(stepId ? { failedStep: stepId } : {}), failureReason: "aborted_by_human", message: answer.reason ?? "aborted at a human review", recoverable: false },
+            decisions: decide("abort", "human.abort", reply.reason ?? "a person aborted the run"),
+            outcome: { summary: "", ...(stepId ? { failedStep: stepId } : {}), failureReason: "aborted_by_human", message: reply.reason ?? "aborted at a human review", recoverable: false },
           });
         case "change_scope":
-          return go("executor", { status: "running", scopeChanges: [answer.request], decisions: decide("replan_global", "human.change-scope", `scope change: ${answer.request}`, "scope_changed") });
+          return go("executor", { status: "running", scopeChanges: [reply.request], decisions: decide("replan_global", "human.change-scope", `scope change: ${reply.request}`, "scope_changed") });
         case "replan":
           return go("replanner", {
             status: "running",
-            guards: { ...state.guards, constraints: [...state.guards.constraints, answer.constraint] },
-            decisions: decide("replan_global", "human.replan", `a person asked for a replan: ${answer.constraint}`, "scope_changed"),
+            guards: { ...state.guards, constraints: [...state.guards.constraints, reply.constraint] },
+            decisions: decide("replan_global", "human.replan", `a person asked for a replan: ${reply.constraint}`, "scope_changed"),
           });
         case "retry":
           if (!stepId || !run) return go("executor", { status: "running" });
@@ -80,9 +80,9 @@ export function makeHumanNode(rt: Runtime) {
             decisions: decide("skip", "human.skip", "a person chose to skip the step"),
           });
         case "provide": {
-          const facts = makeFacts(answer.facts, { producedBy: "human", planVersion: version });
-          const update: PlanManagerUpdate = { status: "running", facts, decisions: decide("skip", "human.provide", `a person provided ${Object.keys(answer.facts).join(", ") || "nothing"}`) };
-          if (stepId && run) update.steps = { [stepId]: { ...run, status: "succeeded", output: answer.facts, endedAt: at } };
+          const facts = makeFacts(reply.facts, { producedBy: "human", planVersion: version });
+          const update: PlanManagerUpdate = { status: "running", facts, decisions: decide("skip", "human.provide", `a person provided ${Object.keys(reply.facts).join(", ") || "nothing"}`) };
+          if (stepId && run) update.steps = { [stepId]: { ...run, status: "succeeded", output: reply.facts, endedAt: at } };
           return go("executor", update);
         }
         case "complete": {
@@ -95,17 +95,17 @@ export function makeHumanNode(rt: Runtime) {
               stepId,
               planVersion: version,
               options: ["complete", ...ESCALATION_OPTIONS],
-              context: { goal: state.goal, step: { id: step.id, goal: step.goal }, lateOutput: answer.output, rule: decision.rule },
+              context: { goal: state.goal, step: { id: step.id, goal: step.goal }, lateOutput: reply.output, rule: decision.rule },
             };
             return new Command({ goto: "human", update: { decisions: decision, pendingHuman: escalation, status: "awaiting_human" } });
           }
-          const { values } = producedValues(step, answer.output);
+          const { values } = producedValues(step, reply.output);
           const facts = makeFacts(values, { producedBy: stepId, planVersion: version, assumptions: step.assumptions ?? [], derivedFrom: step.inputs ?? [] });
           emit(config, { type: "step_finished", stepId, goal: step.goal, status: "succeeded", attempt: run.attempts });
           return go("executor", {
             status: "running",
             facts,
-            steps: { [stepId]: { ...run, status: "succeeded", attempts: run.attempts + 1, output: answer.output, endedAt: at } },
+            steps: { [stepId]: { ...run, status: "succeeded", attempts: run.attempts + 1, output: reply.output, endedAt: at } },
             guards: { ...state.guards, successes: state.guards.successes + 1 },
           });
         }
@@ -114,6 +114,8 @@ export function makeHumanNode(rt: Runtime) {
   };
 }
 
+const KNOWN_ACTIONS: ReadonlySet<string> = new Set(ResumeValueSchema.options.map((o) => o.shape.action.value));
+
 function publicPayload(pending: PendingHuman): InterruptPayload {
   const { deadline, ...payload } = pending;
   return deadline === undefined ? payload : { ...payload, context: { ...payload.context, deadline: new Date(deadline).toISOString() } };
@@ -121,6 +123,10 @@ function publicPayload(pending: PendingHuman): InterruptPayload {
 
 /** Why an answer cannot be accepted, or undefined when it can. */
 function checkAnswer(raw: unknown, pending: PendingHuman, state: PlanManagerStateType): string | undefined {
+  const action = raw !== null && typeof raw === "object" ? (raw as { action?: unknown }).action : undefined;
+  if (typeof action !== "string" || !KNOWN_ACTIONS.has(action)) {
+    return `invalid resume value: unknown action ${JSON.stringify(action ?? null)}; choose one of: ${pending.options.join(", ")} (as { action: "..." })`;
+  }
   const parsed = ResumeValueSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

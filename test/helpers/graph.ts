@@ -26,12 +26,15 @@ export function httpError(status: number, message = `HTTP ${status}`) {
   return Object.assign(new Error(message), { name: "HttpError", status });
 }
 
+/** Graph output as tests read it: exact values are asserted, so the static type is loose. */
+export type Loose = Record<string, any>;
+
 export interface Harness {
   graph: ReturnType<ReturnType<typeof createPlanManager>["compile"]>;
   clock: ReturnType<typeof fakeClock>;
   config: { configurable: { thread_id: string } };
-  run: (input?: unknown) => Promise<Record<string, any>>;
-  state: () => Promise<Record<string, any>>;
+  run: (input?: unknown) => Promise<Loose>;
+  state: () => Promise<Loose>;
 }
 
 export function harness(

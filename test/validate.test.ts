@@ -1,0 +1,87 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_RETRY, validatePlan, type PlanDraft } from "../src/index.js";
+import { harness, scriptedTool } from "./helpers/graph.js";
+
+const ctx = { tools: new Set(["search", "fix", "test"]), policy: { defaultRetry: DEFAULT_RETRY } };
+const issues = (draft: unknown) => {
+  const r = validatePlan(draft, ctx);
+  return r.ok ? [] : r.issues.map((i) => `${i.code} ${i.stepId ?? "-"} ${i.path.join(".")}`);
+};
+const step = (id: string, extra: Record<string, unknown> = {}) => ({ id, goal: `goal ${id}`, tool: "search", ...extra });
+
+describe("the plan validator", () => {
+  it("accepts a valid plan", () => {
+    expect(issues({ steps: [step("a"), step("b", { dependsOn: ["a"], tool: "fix" })], assumptions: [{ id: "root", statement: "s", check: "facts.x > 1" }] })).toEqual([]);
+  });
+  it("rejects duplicate ids", () => {
+    expect(issues({ steps: [step("a"), step("a")] })).toEqual(["duplicate_id a steps.1.id"]);
+  });
+  it("rejects dangling and self dependencies", () => {
+    expect(issues({ steps: [step("a", { dependsOn: ["a", "zzz"] })] })).toEqual(["self_dependency a steps.0.dependsOn.0", "dangling_dependency a steps.0.dependsOn.1"]);
+  });
+  it("rejects cycles, naming every step on them", () => {
+    expect(issues({ steps: [step("a", { dependsOn: ["c"] }), step("b", { dependsOn: ["a"] }), step("c", { dependsOn: ["b"] }), step("d")] })).toEqual([
+      "cycle a steps.0.dependsOn",
+      "cycle b steps.1.dependsOn",
+      "cycle c steps.2.dependsOn",
+    ]);
+  });
+  it("rejects tools and fallback tools that are not registered", () => {
+    const r = validatePlan({ steps: [step("a", { tool: "rm_rf", fallback: { tool: "shell" } })] }, ctx);
+    const found = r.ok ? [] : r.issues;
+    expect(found.map((i) => i.code)).toEqual(["unknown_tool", "unknown_fallback_tool"]);
+    expect(found[0]?.message).toBe('step "a" names tool "rm_rf", which is not in the registry (registered: search, fix, test)');
+  });
+  it("rejects expressions that do not compile, naming the field", () => {
+    const r = validatePlan({ steps: [step("a", { preconditions: ["facts.x >"], successSignal: "output.ok &&", when: "nope(1)" })] }, ctx);
+    expect(r.ok ? [] : r.issues.map((i) => `${i.code} ${i.path.join(".")}`)).toEqual([
+      "invalid_expression steps.0.preconditions.0",
+      "invalid_expression steps.0.successSignal",
+      "invalid_expression steps.0.when",
+    ]);
+  });
+  it("rejects `output` outside success signals and computed fact access", () => {
+    expect(issues({ steps: [step("a", { when: "output.x == 1" }), step("b", { preconditions: ["size(facts) > 0"] })] })).toEqual([
+      "invalid_expression a steps.0.when",
+      "invalid_expression b steps.1.preconditions.0",
+    ]);
+  });
+  it("rejects impossible retry settings", () => {
+    const r = validatePlan({ steps: [step("a", { retry: { initialDelayMs: 5000, maxDelayMs: 100 } }), step("b", { retry: { maxAttempts: 0 } })] }, ctx);
+    expect(r.ok ? [] : r.issues.map((i) => `${i.code} ${i.path.join(".")} ${i.message}`)).toEqual(["schema steps.1.retry.maxAttempts Too small: expected number to be >=1"]);
+    const r2 = validatePlan({ steps: [step("a", { retry: { initialDelayMs: 5000, maxDelayMs: 100 } })] }, ctx);
+    expect(r2.ok ? [] : r2.issues.map((i) => i.message)).toEqual(['step "a" retry: maxDelayMs (100) cannot be less than initialDelayMs (5000)']);
+  });
+  it("rejects a human step with a tool, and a step with neither", () => {
+    expect(issues({ steps: [step("a", { human: { prompt: "ok?" } }), { id: "b", goal: "b" }] })).toEqual(["human_step_with_tool a steps.0.tool", "missing_tool b steps.1.tool"]);
+  });
+  it("rejects undeclared assumptions and reserved ids", () => {
+    expect(issues({ steps: [step("a", { assumptions: ["ghost"] })] })).toEqual(["unknown_assumption a steps.0.assumptions.0"]);
+    expect(issues({ steps: [step("constructor")] })).toEqual(["schema constructor steps.0.id"]);
+  });
+  it("rejects schema violations with the step named", () => {
+    expect(issues({ steps: [{ id: "a", goal: "g", tool: "search", timeoutMs: -5 }] })).toEqual(["schema a steps.0.timeoutMs"]);
+    expect(issues({ steps: [] })).toEqual(["schema - steps"]);
+    expect(issues("not a plan")).toEqual(["schema - "]);
+  });
+});
+
+describe("an invalid plan on the graph", () => {
+  it("runs no tool and fails with the issues in the outcome", async () => {
+    const search = scriptedTool("search", [{}]);
+    const draft = { steps: [step("a"), step("b", { dependsOn: ["missing"] })] } as PlanDraft;
+    const out = await harness(draft, [search]).run();
+    expect(search.calls).toHaveLength(0);
+    expect(out.status).toBe("failed");
+    expect(out.outcome.failureReason).toBe("invalid_plan");
+    expect(out.outcome.issues).toEqual([{ code: "dangling_dependency", path: ["steps", 1, "dependsOn", 0], stepId: "b", message: 'step "b" depends on "missing", which is not a step of the plan' }]);
+    expect(out.outcome.summary).toBe('Failed: the plan was rejected before any step ran:\n- step "b" depends on "missing", which is not a step of the plan. 0 of 0 steps succeeded.');
+    expect(out.plan).toBeUndefined();
+  });
+  it("fails when the planner throws, without running anything", async () => {
+    const out = await harness({ plan: async () => Promise.reject(new Error("model down")) }, [scriptedTool("search", [{}])]).run();
+    expect(out.status).toBe("failed");
+    expect(out.outcome.failureReason).toBe("planner_error");
+    expect(out.outcome.message).toBe("the planner failed: model down");
+  });
+});
