@@ -28,7 +28,7 @@ export function makeClassifierNode(rt: Runtime) {
     if (!deviation || !state.plan) return {};
     const step = deviation.stepId ? state.plan.steps.find((s) => s.id === deviation.stepId) : undefined;
     const run = deviation.stepId ? state.steps[deviation.stepId] : undefined;
-    const producerAssumptions = (deviation.missing ?? []).flatMap((key) => {
+    const producerAssumptions = [...new Set([...(deviation.missing ?? []), ...(deviation.facts ?? [])])].flatMap((key) => {
       const producer = state.facts[key]?.producedBy ?? state.plan!.steps.find((s) => s.produces?.includes(key))?.id;
       return state.plan!.steps.find((s) => s.id === producer)?.assumptions ?? [];
     });

@@ -4,7 +4,7 @@
  * executor); anything else becomes a deviation for the classifier.
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { evaluate } from "../expr/cel.js";
+import { compileExpression, evaluate } from "../expr/cel.js";
 import type { Runtime } from "../graph/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate } from "../graph/state.js";
 import { factValues, makeFacts, producedValues } from "../plan/facts.js";
@@ -97,7 +97,8 @@ export function makeExecutor(rt: Runtime) {
         if (!result.ok || result.value !== true) {
           const why = result.ok ? "is false" : result.missing ? `is false (${result.message})` : `could not be evaluated (${result.message})`;
           const message = `precondition ${JSON.stringify(expression)} ${why}`;
-          return deviate({ kind: "precondition", message, expression, ...(result.ok || !result.missing ? {} : { missing: result.missing }) }, { ...previous, status: "failed", error: { name: "PreconditionFailed", message } });
+          const read = compileExpression(expression, "precondition");
+          return deviate({ kind: "precondition", message, expression, facts: read.ok ? [...read.expression.facts] : [], ...(result.ok || !result.missing ? {} : { missing: result.missing }) }, { ...previous, status: "failed", error: { name: "PreconditionFailed", message } });
         }
       }
 

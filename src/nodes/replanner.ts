@@ -43,7 +43,7 @@ export function makeReplannerNode(rt: Runtime) {
     const tried = [...guards.tried];
     for (const s of affected) {
       const run = state.steps[s.id];
-      if (run && run.attempts > 0 && (run.status === "failed" || s.id === provenWrong)) {
+      if (run && run.attempts > 0) {
         const approach = describeApproach(s);
         if (!tried.includes(approach)) tried.push(approach);
       }

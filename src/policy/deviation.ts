@@ -23,6 +23,8 @@ export interface Deviation {
   missing?: string[];
   /** The expression that was false. */
   expression?: string;
+  /** Facts the false expression read (their producers may be re-run to fix it). */
+  facts?: string[];
 }
 
 /** Reads what a thrown value says about itself, without guessing from class identity. */
