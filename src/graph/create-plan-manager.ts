@@ -40,7 +40,7 @@ export function routeAfterExecutor(state: PlanManagerStateType): "executor" | "c
  */
 export function createPlanManager(options: PlanManagerOptions) {
   const rt = resolveOptions(options);
-  return new StateGraph(PlanManagerState)
+  const builder = new StateGraph(PlanManagerState)
     .addNode("planner", makePlannerNode(rt))
     .addNode("executor", makeExecutor(rt))
     .addNode("classifier", makeClassifierNode(rt))
@@ -53,4 +53,10 @@ export function createPlanManager(options: PlanManagerOptions) {
     .addConditionalEdges("classifier", routeAfterClassifier, ["executor", "replanner", "human", "finalize"])
     .addConditionalEdges("replanner", routeAfterReplanner, ["executor", "human"])
     .addEdge("finalize", END);
+  // One step per superstep means long plans need more supersteps than LangGraph's default
+  // recursion limit (25). The compiled graph carries a default the caller can still override
+  // per call with `recursionLimit` in the invoke config.
+  const compile = builder.compile.bind(builder);
+  builder.compile = ((...args: Parameters<typeof compile>) => compile(...args).withConfig({ recursionLimit: rt.recursionLimit })) as typeof builder.compile;
+  return builder;
 }

@@ -38,6 +38,11 @@ export interface PlanManagerOptions {
   classifier?: FallbackClassifier;
   /** Clock and sleep. Default: real time. */
   clock?: Partial<Clock>;
+  /**
+   * Default LangGraph recursion limit of the compiled graph (supersteps per invoke; one step
+   * attempt is one superstep). Default 10,000. A per-call `recursionLimit` overrides it.
+   */
+  recursionLimit?: number;
 }
 
 export interface Runtime {
@@ -48,6 +53,7 @@ export interface Runtime {
   policy: ResolvedPolicy;
   reviewPlan: boolean;
   reviewReplans: boolean;
+  recursionLimit: number;
   classifier?: FallbackClassifier;
   clock: Clock;
   metadataOf(tool: string): ToolMetadata | undefined;
@@ -65,9 +71,10 @@ const realSleep = (ms: number, signal?: AbortSignal) =>
 
 const OptionsShape = z.object({
   tools: z.array(z.unknown()),
-  planner: z.object({ plan: z.unknown() }).passthrough(),
+  planner: z.object({}).passthrough(),
   reviewPlan: z.boolean().optional(),
   reviewReplans: z.boolean().optional(),
+  recursionLimit: z.number().int().min(10).max(1_000_000).optional(),
 });
 
 export function resolveOptions(options: PlanManagerOptions): Runtime {
@@ -122,6 +129,7 @@ export function resolveOptions(options: PlanManagerOptions): Runtime {
     policy,
     reviewPlan: options.reviewPlan ?? false,
     reviewReplans: options.reviewReplans ?? false,
+    recursionLimit: options.recursionLimit ?? 10_000,
     clock: { now: options.clock?.now ?? Date.now, sleep: options.clock?.sleep ?? realSleep },
     metadataOf,
   };

@@ -3,7 +3,7 @@ import { isFinished } from "../plan/ready.js";
 import type { Assumption, Plan, StepRun } from "../plan/schema.js";
 
 /**
- * The first active assumption whose check is now false. Active: some step not yet finished
+ * The active assumptions whose check is now false, in plan order. Active: some step not yet finished
  * rests on it, and it is not already falsified. A check that needs a missing fact is not a
  * falsification (the evidence is not in yet).
  */
@@ -12,13 +12,12 @@ export function activeAssumptionChecks(
   steps: Readonly<Record<string, StepRun>>,
   falsified: readonly string[],
   trusted: Readonly<Record<string, unknown>>,
-): Assumption | undefined {
+): Assumption[] {
   const active = new Set<string>();
   for (const step of plan.steps) if (!isFinished(steps[step.id])) for (const a of step.assumptions ?? []) active.add(a);
-  for (const assumption of plan.assumptions) {
-    if (!assumption.check || !active.has(assumption.id) || falsified.includes(assumption.id)) continue;
+  return plan.assumptions.filter((assumption) => {
+    if (!assumption.check || !active.has(assumption.id) || falsified.includes(assumption.id)) return false;
     const result = evaluate(assumption.check, "check", trusted);
-    if (result.ok && result.value === false) return assumption;
-  }
-  return undefined;
+    return result.ok && result.value === false;
+  });
 }

@@ -175,8 +175,17 @@ export function makeExecutor(rt: Runtime) {
       // New evidence: re-check the assumptions that steps not yet run still rest on.
       const nextTrusted = { ...trusted, ...values };
       const broken = activeAssumptionChecks(plan!, { ...steps, [step.id]: succeeded }, state.guards.falsified, nextTrusted);
-      if (broken) {
-        update.deviation = { kind: "assumption_broken", stepId: step.id, attempt, assumptionId: broken.id, message: `assumption "${broken.id}" (${broken.statement}) is false after step "${step.id}": check ${JSON.stringify(broken.check)}` };
+      const [first] = broken;
+      if (first) {
+        const others = broken.length > 1 ? ` (also false: ${broken.slice(1).map((a) => a.id).join(", ")})` : "";
+        update.deviation = {
+          kind: "assumption_broken",
+          stepId: step.id,
+          attempt,
+          assumptionId: first.id,
+          ...(broken.length > 1 ? { assumptionIds: broken.map((a) => a.id) } : {}),
+          message: `assumption "${first.id}" (${first.statement}) is false after step "${step.id}": check ${JSON.stringify(first.check)}${others}`,
+        };
       }
       return update;
     }

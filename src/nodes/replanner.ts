@@ -32,13 +32,15 @@ export function makeReplannerNode(rt: Runtime) {
 
     // A falsified assumption is falsified for good: only an assumption the evidence names.
     const assumptionFalsified = assumption !== undefined && (trigger.failureClass === "assumption_broken" || trigger.failureClass === "success_signal_unmet" || trigger.failureClass === "deterministic");
-    if (assumptionFalsified && !guards.falsified.includes(assumption)) guards.falsified = [...guards.falsified, assumption];
+    const broken = assumptionFalsified ? (deviation?.assumptionIds ?? [assumption]) : [];
+    guards.falsified = [...guards.falsified, ...broken.filter((a) => !guards.falsified.includes(a))];
 
     const affectedIds = scope === "local" ? localScope(plan, assumption!) : globalScope(plan, state.steps);
     const affected = plan.steps.filter((s) => affectedIds.includes(s.id));
     const completedInScope = affected.filter((s) => isFinished(state.steps[s.id]));
-    const provenWrong = deviation?.stepId && plan.steps.find((s) => s.id === deviation.stepId)?.assumptions?.includes(assumption ?? "\u0000") ? deviation.stepId : undefined;
-    const labels = relabel(state.facts, plan, assumptionFalsified ? assumption : undefined, provenWrong);
+    const blamedStep = deviation?.stepId ? plan.steps.find((s) => s.id === deviation.stepId) : undefined;
+    const provenWrong = blamedStep?.assumptions?.some((a) => broken.includes(a)) ? blamedStep.id : undefined;
+    const labels = relabel(state.facts, plan, broken, provenWrong);
 
     const tried = [...guards.tried];
     for (const s of affected) {
@@ -122,12 +124,13 @@ export function makeReplannerNode(rt: Runtime) {
     if (!validation.ok) {
       return escalate("replan.invalid-draft", `the replacement steps were rejected:\n${formatIssues(validation.issues)}`, trigger.failureClass, { usage, budget });
     }
-    const replacement = enrichDraft(validation.draft, rt.metadataOf);
-    const print = fingerprint(replacement.steps, assumption);
+    const proposed = enrichDraft(validation.draft, rt.metadataOf);
+    const print = fingerprint(proposed.steps, assumption);
     if (!fromHuman && (guards.fingerprints.includes(print) || print === fingerprint(affected, assumption))) {
       return escalate("guard.no-progress", `the planner proposed the same steps again for ${assumption ? `assumption "${assumption}"` : "this trigger"}; that is not progress`, trigger.failureClass, { usage, budget });
     }
     guards.fingerprints = [...guards.fingerprints, print];
+    const replacement = { ...proposed, steps: withRevalidation(proposed.steps, plan.steps, affectedIds, labels.suspect, state.facts, broken, plan.steps.filter((s) => !affectedIds.includes(s.id)).map((s) => s.id)) };
 
     // Backtracking: a completed step that comes back is re-run; bounded per step.
     const previousRuns = state.steps;
@@ -168,12 +171,13 @@ export function makeReplannerNode(rt: Runtime) {
       scope,
       fromVersion: plan.version,
       toVersion: version,
-      invalidatedSteps: affectedIds.filter((id) => !nextIds.has(id) || (replacedIds.has(id) && isFinished(previousRuns[id]))),
+      invalidatedSteps: affectedIds.filter((id) => !nextIds.has(id)),
       preservedSteps: merged.filter((s) => !replacedIds.has(s.id)).map((s) => s.id),
       newSteps: replacement.steps.filter((s) => !plan.steps.some((p) => p.id === s.id)).map((s) => s.id),
       facts: { trusted: labels.trusted, suspect: labels.suspect, invalidated: labels.invalidated },
       at: at(),
     };
+    if (rerun.length > 0) record.revalidatedSteps = rerun.map((s) => s.id);
     const others = (plan.steps.find((s) => s.id === trigger.stepId)?.assumptions ?? []).filter((a) => a !== assumption);
     if (trigger.failureClass === "success_signal_unmet" && others.length > 0) record.suspectAssumptions = others;
     emit(config, { type: "replan", record });
@@ -203,6 +207,43 @@ export function makeReplannerNode(rt: Runtime) {
     }
     return update;
   };
+}
+
+/**
+ * Re-validation of suspect facts: when a replacement step needs a suspect fact and the step
+ * that produced it was in scope but not proposed again, that producer is re-run first (without
+ * the falsified assumption). Its fresh output is trusted again; if it fails, the fact stays
+ * out of reach of every step. Bounded like any backtrack.
+ */
+function withRevalidation(
+  replacement: readonly Step[],
+  current: readonly Step[],
+  affectedIds: readonly string[],
+  suspect: readonly string[],
+  facts: PlanManagerStateType["facts"],
+  broken: readonly string[],
+  kept: readonly string[],
+): Step[] {
+  const proposed = new Set(replacement.map((s) => s.id));
+  // A fact the replacement produces again needs no re-validation.
+  const reproduced = new Set(replacement.flatMap((s) => s.produces ?? []));
+  const added: Step[] = [];
+  const out = replacement.map((step) => {
+    const extraDeps: string[] = [];
+    for (const key of step.inputs ?? []) {
+      if (!suspect.includes(key) || reproduced.has(key)) continue;
+      const producer = current.find((s) => s.id === facts[key]?.producedBy);
+      if (!producer || !affectedIds.includes(producer.id)) continue;
+      const depsOk = (producer.dependsOn ?? []).every((d) => kept.includes(d) || proposed.has(d) || added.some((a) => a.id === d));
+      if (!depsOk) continue;
+      if (!proposed.has(producer.id) && !added.some((a) => a.id === producer.id)) {
+        added.push({ ...producer, assumptions: (producer.assumptions ?? []).filter((a) => !broken.includes(a)) });
+      }
+      if (!(step.dependsOn ?? []).includes(producer.id)) extraDeps.push(producer.id);
+    }
+    return extraDeps.length > 0 ? { ...step, dependsOn: [...(step.dependsOn ?? []), ...extraDeps] } : step;
+  });
+  return [...added, ...out];
 }
 
 function chargeReplan(state: PlanManagerStateType, usage: UsageEntry[]) {

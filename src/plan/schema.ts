@@ -227,6 +227,8 @@ export const ReplanRecordSchema = z.object({
     suspect: z.array(z.string()),
     invalidated: z.array(z.string()),
   }),
+  /** Completed steps the replan re-runs (backtracking) to re-validate their facts. */
+  revalidatedSteps: z.array(z.string()).optional(),
   /** Other assumptions that may share the blame (recorded as suspect). */
   suspectAssumptions: z.array(z.string()).optional(),
   at: z.string().optional(),

@@ -82,6 +82,9 @@ export function classify(input: ClassifyInput): Verdict {
     case "assumption_broken": {
       const assumption = deviation.assumptionId ?? deviation.error?.assumptionId;
       if (!assumption) return escalateOrSkip(input, base, "assumption_broken", "assumption.unnamed", `${what}; no assumption was named`);
+      if ((deviation.assumptionIds?.length ?? 0) > 1) {
+        return replanOr(input, base, "assumption_broken", "replan_global", "assumption.several-global", assumption, `assumptions ${deviation.assumptionIds!.map((a) => `"${a}"`).join(", ")} are false at once: ${what}`);
+      }
       return replanOr(input, base, "assumption_broken", "replan_local", "assumption.replan-local", assumption, `assumption "${assumption}" is false: ${what}`);
     }
     case "precondition_failed": {

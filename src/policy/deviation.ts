@@ -19,6 +19,8 @@ export interface Deviation {
   error?: ErrorInfo;
   /** The assumption named by the evidence (an `AssumptionBrokenError` or a failed check). */
   assumptionId?: string;
+  /** Every assumption found false at once (several → a global replan). */
+  assumptionIds?: string[];
   /** Facts a precondition needed that are missing or not trusted. */
   missing?: string[];
   /** The expression that was false. */

@@ -28,19 +28,19 @@ export interface Relabelling {
 }
 
 /**
- * Labels after `assumption` is falsified: facts of the step proven wrong are invalidated; facts
+ * Labels after the `broken` assumptions are falsified: facts of the step proven wrong are invalidated; facts
  * of steps resting on the assumption, and facts derived from those, become suspect; the rest
  * keeps its label.
  */
-export function relabel(facts: Readonly<Record<string, Fact>>, plan: Plan, assumption: string | undefined, provenWrong: string | undefined): Relabelling {
-  const restsOn = new Set(assumption ? plan.steps.filter((s) => (s.assumptions ?? []).includes(assumption)).map((s) => s.id) : []);
+export function relabel(facts: Readonly<Record<string, Fact>>, plan: Plan, broken: readonly string[], provenWrong: string | undefined): Relabelling {
+  const restsOn = new Set(plan.steps.filter((s) => (s.assumptions ?? []).some((a) => broken.includes(a))).map((s) => s.id));
   const changed: Record<string, Fact> = {};
   const label = (key: string) => (changed[key] ?? facts[key])!.label;
-  if (assumption) {
+  if (broken.length > 0) {
     for (const [key, fact] of Object.entries(facts)) {
       if (fact.label === "invalidated") continue;
       if (provenWrong !== undefined && fact.producedBy === provenWrong) changed[key] = { ...fact, label: "invalidated" };
-      else if (restsOn.has(fact.producedBy) || fact.assumptions.includes(assumption)) changed[key] = { ...fact, label: "suspect" };
+      else if (restsOn.has(fact.producedBy) || fact.assumptions.some((a) => broken.includes(a))) changed[key] = { ...fact, label: "suspect" };
     }
     // Suspicion flows along derivedFrom until nothing changes.
     let grew = true;

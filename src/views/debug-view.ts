@@ -1,0 +1,47 @@
+/**
+ * The debug view (post-mortem): the full timeline — every attempt with timestamps and errors,
+ * every decision with its rule, every replan with its diff, and cost per step.
+ */
+import type { PlanManagerStateType } from "../graph/state.js";
+import { planDiff } from "../plan/diff.js";
+import { planAtVersion } from "../plan/history.js";
+
+type DebugState = Pick<PlanManagerStateType, "goal" | "plan" | "planHistory" | "steps" | "facts" | "status" | "decisions" | "replans" | "budget" | "sideEffects" | "outcome">;
+
+export function debugView(state: DebugState): string[] {
+  const lines: string[] = [`goal: ${state.goal}`, `status: ${state.status}`, "", "steps:"];
+  const ids = new Set<string>([...(state.plan?.steps ?? []).map((s) => s.id), ...Object.keys(state.steps)]);
+  for (const id of ids) {
+    const run = state.steps[id]!;
+    if (!run) continue;
+    const times = run.startedAt ? ` ${run.startedAt} → ${run.endedAt ?? "…"}` : "";
+    lines.push(`  ${id}: ${run.status}, ${run.attempts} attempt${run.attempts === 1 ? "" : "s"}${run.usedFallback ? ", fallback" : ""}${run.skipReason ? ` (${run.skipReason})` : ""}, cost ${run.cost ?? 0}${times}`);
+    if (run.error) lines.push(`    error: ${run.error.name}${run.error.status ? ` ${run.error.status}` : ""}${run.error.code ? ` ${run.error.code}` : ""}: ${run.error.message}`);
+  }
+  lines.push("", "decisions:");
+  if (state.decisions.length === 0) lines.push("  (none)");
+  for (const d of state.decisions) {
+    lines.push(`  #${d.seq} ${d.at} v${d.planVersion} ${d.stepId ?? "-"} attempt ${d.attempt}: ${d.failureClass} → ${d.action} [${d.rule}]${d.delayMs !== undefined ? ` after ${d.delayMs} ms` : ""}`);
+    lines.push(`     ${d.reason.split("\n").join(" ")}`);
+  }
+  lines.push("", "replans:");
+  if (state.replans.length === 0) lines.push("  (none)");
+  for (const r of state.replans) {
+    lines.push(`  v${r.fromVersion} → v${r.toVersion} (${r.scope}${r.brokenAssumption ? `, assumption ${r.brokenAssumption}` : ""}): ${r.trigger.split("\n")[0]}`);
+    const before = planAtVersion(state.planHistory, r.fromVersion);
+    const after = planAtVersion(state.planHistory, r.toVersion);
+    if (before && after) {
+      const diff = planDiff(before, after);
+      lines.push(`    diff: +[${diff.added.join(", ")}] -[${diff.removed.join(", ")}] ~[${diff.changed.map((c) => `${c.id}(${c.fields.join(",")})`).join(", ")}]`);
+    }
+    lines.push(`    facts: trusted [${r.facts.trusted.join(", ")}] suspect [${r.facts.suspect.join(", ")}] invalidated [${r.facts.invalidated.join(", ")}]`);
+  }
+  lines.push("", "facts:");
+  for (const [key, f] of Object.entries(state.facts)) {
+    lines.push(`  ${key} = ${JSON.stringify(f.value)} [${f.label}] by ${f.producedBy} (v${f.planVersion})${f.derivedFrom.length ? ` from ${f.derivedFrom.join(", ")}` : ""}`);
+  }
+  lines.push("", `cost: execution ${state.budget.spent}, replanning ${state.budget.replanSpent}`);
+  if (state.sideEffects.length > 0) lines.push(`side effects: ${state.sideEffects.map((s) => `${s.stepId}@${s.idempotencyKey}`).join(", ")}`);
+  if (state.outcome) lines.push(`outcome: ${state.outcome.summary}`);
+  return lines;
+}

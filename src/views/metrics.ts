@@ -1,0 +1,51 @@
+/**
+ * Run metrics the seeds ask for, computed from state alone: replans per run, local:global
+ * ratio, first-replan success, trusted-state carry rate, retry-exhaustion rate.
+ */
+import type { PlanManagerStateType } from "../graph/state.js";
+
+export interface PlanMetrics {
+  replans: number;
+  localReplans: number;
+  globalReplans: number;
+  /** local / global; null when there was no global replan. */
+  localGlobalRatio: number | null;
+  /** Did the first replan fix the problem (no later replan triggered by a step it introduced, and the run did not fail)? null without replans. */
+  firstReplanSuccess: boolean | null;
+  /** Share of facts that kept the `trusted` label across replans; null without replans. */
+  trustedCarryRate: number | null;
+  /** Share of retried steps whose retries ran out; null when nothing was retried. */
+  retryExhaustionRate: number | null;
+  decisions: number;
+  toolAttempts: number;
+}
+
+type MetricsState = Pick<PlanManagerStateType, "replans" | "decisions" | "steps" | "status">;
+
+export function planMetrics(state: MetricsState): PlanMetrics {
+  const replans = state.replans;
+  const local = replans.filter((r) => r.scope === "local").length;
+  const global = replans.length - local;
+  let firstReplanSuccess: boolean | null = null;
+  const first = replans[0];
+  if (first) {
+    const introduced = new Set(first.newSteps);
+    const later = state.decisions.filter((d) => (d.action === "replan_local" || d.action === "replan_global") && d.planVersion >= first.toVersion);
+    firstReplanSuccess = state.status !== "failed" && !later.some((d) => d.stepId !== undefined && introduced.has(d.stepId));
+  }
+  const carried = replans.reduce((sum, r) => sum + r.facts.trusted.length, 0);
+  const total = replans.reduce((sum, r) => sum + r.facts.trusted.length + r.facts.suspect.length + r.facts.invalidated.length, 0);
+  const retried = new Set(state.decisions.filter((d) => d.action === "retry" && d.stepId).map((d) => d.stepId));
+  const exhausted = new Set(state.decisions.filter((d) => d.rule.startsWith("exhausted.") && d.stepId).map((d) => d.stepId));
+  return {
+    replans: replans.length,
+    localReplans: local,
+    globalReplans: global,
+    localGlobalRatio: global === 0 ? null : local / global,
+    firstReplanSuccess,
+    trustedCarryRate: total === 0 ? null : carried / total,
+    retryExhaustionRate: retried.size === 0 ? null : [...exhausted].filter((s) => retried.has(s)).length / retried.size,
+    decisions: state.decisions.length,
+    toolAttempts: Object.values(state.steps).reduce((sum, s) => sum + s.attempts, 0),
+  };
+}

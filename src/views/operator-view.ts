@@ -1,0 +1,40 @@
+/** The operator's view: where the run is, how far it got, what it cost, and how healthy it is. */
+import type { PlanManagerStateType } from "../graph/state.js";
+import type { RetryPolicy } from "../plan/schema.js";
+import { DEFAULT_RETRY } from "../policy/options.js";
+import { planMetrics } from "./metrics.js";
+
+type OperatorState = Pick<PlanManagerStateType, "plan" | "steps" | "status" | "decisions" | "replans" | "budget" | "pendingHuman">;
+
+export interface OperatorViewOptions {
+  /** Epoch ms used for "elapsed". Default: now. */
+  now?: number;
+  /** The policy's default retry, to show attempt n/max. Default: the library default. */
+  defaultRetry?: RetryPolicy;
+}
+
+export function operatorView(state: OperatorState, options: OperatorViewOptions = {}): string[] {
+  const now = options.now ?? Date.now();
+  const plan = state.plan;
+  const current =
+    plan?.steps.find((s) => state.steps[s.id]?.status === "running") ??
+    plan?.steps.find((s) => state.steps[s.id]?.status === "failed") ??
+    [...(plan?.steps ?? [])].reverse().find((s) => (state.steps[s.id]?.attempts ?? 0) > 0);
+  const run = current ? state.steps[current.id] : undefined;
+  const max = current ? (current.human ? 1 : { ...(options.defaultRetry ?? DEFAULT_RETRY), ...current.retry }.maxAttempts) : 0;
+  const started = Object.values(state.steps).map((s) => (s.startedAt ? Date.parse(s.startedAt) : Number.NaN)).filter((t) => !Number.isNaN(t));
+  const elapsed = started.length > 0 ? (now - Math.min(...started)) / 1000 : 0;
+  const lastFailure = [...state.decisions].reverse()[0];
+  const m = planMetrics(state);
+  const pct = (x: number | null) => (x === null ? "n/a" : `${Math.round(x * 100)}%`);
+  const budget = state.budget.maxCost !== undefined ? `$${(state.budget.maxCost - state.budget.spent).toFixed(2)} remaining of $${state.budget.maxCost.toFixed(2)}` : `$${state.budget.spent.toFixed(2)} spent (no limit)`;
+  return [
+    `step: ${current?.id ?? "-"}`,
+    `status: ${state.status}${current ? ` (attempt ${run?.attempts ?? 0}/${max})` : ""}`,
+    `elapsed: ${elapsed.toFixed(1)}s`,
+    `budget: ${budget}; replans $${state.budget.replanSpent.toFixed(2)}`,
+    `last_failure: ${lastFailure ? `${lastFailure.stepId ?? "-"} ${lastFailure.failureClass} → ${lastFailure.action} [${lastFailure.rule}]` : "null"}`,
+    `plan_version: ${plan?.version ?? 0}, ${state.replans.length === 0 ? "no replans triggered" : `${state.replans.length} replan${state.replans.length > 1 ? "s" : ""} (${m.localReplans} local, ${m.globalReplans} global)`}`,
+    `metrics: decisions ${m.decisions} · tool attempts ${m.toolAttempts} · first-replan success ${m.firstReplanSuccess === null ? "n/a" : m.firstReplanSuccess ? "yes" : "no"} · trusted carry ${pct(m.trustedCarryRate)} · retry exhaustion ${pct(m.retryExhaustionRate)}`,
+  ];
+}
