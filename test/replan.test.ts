@@ -297,3 +297,37 @@ describe("scoped replanning", () => {
     expect(out.status).toBe("completed");
   });
 });
+
+describe("trust labels across checkpoints", () => {
+  it("labels, plan history and the pending human step survive a new graph instance on SQLite", async () => {
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { SqliteSaver } = await import("@langchain/langgraph-checkpoint-sqlite");
+    const { createPlanManager } = await import("../src/index.js");
+    const dir = mkdtempSync(join(tmpdir(), "labels-"));
+    const file = join(dir, "c.sqlite");
+    const config = { configurable: { thread_id: "fraud" } };
+    const build = () => {
+      const saver = SqliteSaver.fromConnString(file);
+      const tools = createFraudTools();
+      return { saver, tools, graph: createPlanManager({ tools: tools.tools, planner: staticPlanner({ plan: fraudPlan, replan: fraudReplan }) }).compile({ checkpointer: saver }) };
+    };
+    try {
+      const a = build();
+      await a.graph.invoke({ goal: "loan", context: { applicant_id: "A-7291" } }, config);
+      a.saver.db.close();
+      const b = build();
+      const restored = (await b.graph.getState(config)).values;
+      expect(labels(restored.facts)).toMatchObject({ identity_verified: "trusted", compliance_flag: "suspect", recommendation: "invalidated" });
+      expect(planAtVersion(restored.planHistory, 1)!.steps.map((s) => s.id)).toEqual(["verify_identity", "pull_credit", "compliance_check", "underwrite", "issue_decision"]);
+      const out = await b.graph.invoke(new Command({ resume: { action: "complete", output: { human_decision: "denied" } } }), config);
+      expect(out.status).toBe("completed");
+      expect(labels(out.facts)).toMatchObject({ compliance_flag: "suspect", recommendation: "invalidated", decision: "trusted" });
+      expect(b.tools.calls).toEqual(["issue_decision"]);
+      b.saver.db.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -134,7 +134,7 @@ export function makeExecutor(rt: Runtime) {
 
       let output: unknown;
       try {
-        output = await invokeWithTimeout(tool, args, config, step.timeoutMs, key, step.id, plan!.version);
+        output = await invokeWithTimeout(tool, args, config, step.timeoutMs ?? rt.policy.defaultTimeoutMs, key, step.id, plan!.version);
       } catch (error) {
         const timedOut = error instanceof StepTimeout;
         const info = errorInfo(error);
@@ -195,7 +195,7 @@ export function makeExecutor(rt: Runtime) {
     tool: NonNullable<ReturnType<Runtime["tools"]["get"]>>,
     args: Record<string, unknown>,
     config: LangGraphRunnableConfig,
-    timeoutMs: number | undefined,
+    timeoutMs: number,
     key: string | undefined,
     stepId: string,
     planVersion: number,
@@ -208,7 +208,6 @@ export function makeExecutor(rt: Runtime) {
       configurable: { ...config.configurable, stepId, planVersion, ...(key ? { idempotencyKey: key } : {}) },
     };
     const call = tool.invoke(args, toolConfig);
-    if (!timeoutMs) return call;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {

@@ -35,7 +35,8 @@ export function makeReplannerNode(rt: Runtime) {
     const broken = assumptionFalsified ? (deviation?.assumptionIds ?? [assumption]) : [];
     guards.falsified = [...guards.falsified, ...broken.filter((a) => !guards.falsified.includes(a))];
 
-    const affectedIds = scope === "local" ? localScope(plan, assumption!) : globalScope(plan, state.steps);
+    const failedStep = deviation?.stepId && state.steps[deviation.stepId]?.status === "failed" ? [deviation.stepId] : [];
+    const affectedIds = scope === "local" ? localScope(plan, assumption!, failedStep) : globalScope(plan, state.steps);
     const affected = plan.steps.filter((s) => affectedIds.includes(s.id));
     const completedInScope = affected.filter((s) => isFinished(state.steps[s.id]));
     const blamedStep = deviation?.stepId ? plan.steps.find((s) => s.id === deviation.stepId) : undefined;

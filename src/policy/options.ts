@@ -27,6 +27,8 @@ export const PolicyOptionsSchema = z
       })
       .strict()
       .optional(),
+    /** Timeout of steps that do not set `timeoutMs`, so a hanging tool cannot stall a run. Default 300,000 (5 min). */
+    defaultTimeoutMs: z.number().int().positive().max(86_400_000).optional(),
     /** Retry policy of steps that do not set their own. */
     defaultRetry: RetryPolicySchema.partial().optional(),
   })
@@ -40,6 +42,7 @@ export interface ResolvedPolicy {
   maxBacktrackDepth: number;
   maxBacktracksPerStep: number;
   maxDecisions: number;
+  defaultTimeoutMs: number;
   budget: { maxCost?: number; maxReplanCost?: number };
   defaultRetry: RetryPolicy;
 }
@@ -78,6 +81,7 @@ export function resolvePolicy(options: unknown = {}): ResolvedPolicy {
     maxBacktrackDepth: o.maxBacktrackDepth ?? 3,
     maxBacktracksPerStep: o.maxBacktracksPerStep ?? 2,
     maxDecisions: o.maxDecisions ?? 100,
+    defaultTimeoutMs: o.defaultTimeoutMs ?? 300_000,
     budget: { ...o.budget },
     defaultRetry,
   };

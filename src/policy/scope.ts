@@ -6,11 +6,15 @@ import { isFinished } from "../plan/ready.js";
 import { canonical } from "../plan/diff.js";
 import type { Fact, Plan, Step, StepRun } from "../plan/schema.js";
 
-/** Steps that rest on `assumption`, directly or through dependencies, in plan order. */
-export function localScope(plan: Plan, assumption: string): string[] {
+/**
+ * Steps that rest on `assumption`, directly or through dependencies, in plan order. `also`
+ * adds steps that must be replaced whatever they rest on (the failed step that found the
+ * evidence).
+ */
+export function localScope(plan: Plan, assumption: string, also: readonly string[] = []): string[] {
   const inScope = new Set<string>();
   for (const step of plan.steps) {
-    if ((step.assumptions ?? []).includes(assumption) || (step.dependsOn ?? []).some((d) => inScope.has(d))) inScope.add(step.id);
+    if (also.includes(step.id) || (step.assumptions ?? []).includes(assumption) || (step.dependsOn ?? []).some((d) => inScope.has(d))) inScope.add(step.id);
   }
   return plan.steps.filter((s) => inScope.has(s.id)).map((s) => s.id);
 }
