@@ -9,10 +9,12 @@ import { createInterface } from "node:readline/promises";
 import { Command } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { createPlanManager, staticPlanner, type InterruptPayload, type PlanEvent } from "../../src/index.js";
+import { defaultPlanner } from "../default-planner.js";
 import { createLoanTools, loanPlan } from "./workflow.js";
 
 const args = process.argv.slice(2);
 const interactive = args.includes("--interactive");
+const useLlm = args.includes("--llm");
 const dbPath = resolve(valueOf("--db") ?? ".demo/loan.sqlite");
 const applicant = valueOf("--applicant") ?? "A-7291";
 
@@ -26,16 +28,18 @@ async function main() {
   rmSync(dbPath, { force: true });
   const checkpointer = SqliteSaver.fromConnString(dbPath);
   const { tools } = createLoanTools();
+  const chosen = useLlm ? defaultPlanner(loanPlan) : { planner: staticPlanner({ plan: loanPlan }), description: "static" };
   // Real backoff would wait 500 ms before the retry; the demo keeps it but caps waits at 50 ms.
   const graph = createPlanManager({
     tools,
-    planner: staticPlanner({ plan: loanPlan }),
+    planner: chosen.planner,
     clock: { sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 50))) },
   }).compile({ checkpointer });
   const config = { configurable: { thread_id: `loan-${applicant}` } };
 
   console.log(`langgraph-replan demo — loan application ${applicant}`);
-  console.log(`planner: static · checkpointer: SQLite (${dbPath})${interactive ? " · interactive" : ""}\n`);
+  if (useLlm) console.log(chosen.description);
+  console.log(`planner: ${useLlm ? "default" : "static"} · checkpointer: SQLite (${dbPath})${interactive ? " · interactive" : ""}\n`);
 
   let input: unknown = { goal: `Process loan application ${applicant}`, context: { applicant_id: applicant } };
   for (;;) {

@@ -2,11 +2,13 @@
  * The graph served by `langgraph dev` (see langgraph.json): the loan workflow's tools and the
  * static planner. The LangGraph API server supplies the checkpointer.
  */
-import { createPlanManager, staticPlanner } from "../../src/index.js";
+import { createPlanManager } from "../../src/index.js";
+import { defaultPlanner } from "../default-planner.js";
 import { createLoanTools, loanPlan } from "../loan/workflow.js";
 
-export const graph = createPlanManager({
-  tools: createLoanTools().tools,
-  planner: staticPlanner({ plan: loanPlan }),
-}).compile();
+/** The LLM planner when OPENAI_API_KEY is set, else the static loan plan. */
+const chosen = defaultPlanner(loanPlan);
+export const plannerDescription = chosen.description;
+
+export const graph = createPlanManager({ tools: createLoanTools().tools, planner: chosen.planner }).compile();
 graph.name = "plan_manager";

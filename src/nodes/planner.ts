@@ -7,6 +7,7 @@ import { makeFacts } from "../plan/facts.js";
 import { historyEntry } from "../plan/history.js";
 import { FactKeySchema, type Plan, type PlanDraft, type StepRun } from "../plan/schema.js";
 import { formatIssues, validatePlan, type PlanIssue } from "../plan/validate.js";
+import { isPlanManagerError } from "../errors.js";
 import { emit } from "./events.js";
 
 export const PLAN_REVIEW_OPTIONS = ["approve", "replan", "change_scope", "abort"] as const;
@@ -40,6 +41,9 @@ export function makePlannerNode(rt: Runtime) {
       });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
+      if (isPlanManagerError(error) && error.code === "invalid_plan") {
+        return failed(message, "invalid_plan", (error.issues ?? []) as PlanIssue[], usage);
+      }
       return failed(`the planner failed: ${message}`, "planner_error", [], usage);
     }
     const validation = validatePlan(draft, { tools: rt.toolNames, policy: rt.policy });
@@ -59,7 +63,7 @@ export function makePlannerNode(rt: Runtime) {
       steps,
       facts: inputFacts,
       usage,
-      budget: { ...budget, spent: 0 },
+      budget: { ...budget, spent: planningCost(usage) },
       status: rt.reviewPlan ? "awaiting_review" : "running",
     };
     if (rt.reviewPlan) {
@@ -77,12 +81,17 @@ export function makePlannerNode(rt: Runtime) {
       return {
         status: "failed",
         usage: used,
-        budget,
+        budget: { ...budget, spent: planningCost(used) },
         facts: badContext.length > 0 ? {} : inputFacts,
         outcome: { summary: "", failureReason, message, recoverable: false, ...(issues.length > 0 ? { issues } : {}) },
       };
     }
   };
+}
+
+/** The first plan's model cost counts against the run's budget (replans go to replanSpent). */
+function planningCost(usage: readonly UsageEntry[]): number {
+  return usage.reduce((sum, u) => sum + u.cost, 0);
 }
 
 function pickDefined<T extends object>(value: T): Partial<T> {

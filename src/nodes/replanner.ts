@@ -14,6 +14,7 @@ import { isFinished } from "../plan/ready.js";
 import type { Decision, FailureClass, Plan, ReplanRecord, Step, StepRun } from "../plan/schema.js";
 import { formatIssues, validatePlan } from "../plan/validate.js";
 import { describeApproach, fingerprint, globalScope, localScope, relabel } from "../policy/scope.js";
+import { isPlanManagerError } from "../errors.js";
 import { emit } from "./events.js";
 import { escalationPayload } from "./escalation.js";
 import { PLAN_REVIEW_OPTIONS } from "./planner.js";
@@ -118,7 +119,8 @@ export function makeReplannerNode(rt: Runtime) {
       });
     } catch (error) {
       const budget = chargeReplan(state, usage);
-      return escalate("replan.planner-error", `the planner failed to replan: ${error instanceof Error ? error.message : String(error)}`, trigger.failureClass, { usage, budget });
+      const invalid = isPlanManagerError(error) && error.code === "invalid_plan";
+      return escalate(invalid ? "replan.invalid-draft" : "replan.planner-error", `the planner failed to replan: ${error instanceof Error ? error.message : String(error)}`, trigger.failureClass, { usage, budget });
     }
     const budget = chargeReplan(state, usage);
     const validation = validateMerged(draft);

@@ -1,0 +1,66 @@
+/** What the LLM planner tells the model. Plain text; the schema goes through structured output. */
+import type { PlanIssue } from "../plan/validate.js";
+import type { PlanRequest, ReplanRequest, ToolInfo } from "./planner.js";
+
+export const PLANNER_SYSTEM_PROMPT = `You are the planner of a plan-execution manager. You write plans as data; a separate executor runs them and checks every step.
+
+Rules:
+- Use only tools from the catalogue, by exact name. A step is either a tool step or a human step (tool null, "human" set).
+- Name your assumptions: every belief the plan depends on that could turn out false gets an assumption with an id, a statement and, when a fact can test it, a CEL "check". Steps list the assumptions they rest on.
+- Give every tool step a successSignal: what "done" means, as CEL.
+- Step ids start with a letter and use letters, digits, "_" or "-". dependsOn lists ids of earlier steps; no cycles.
+- "inputs" are fact keys passed to the tool as arguments of the same name; "produces" are output fields recorded as facts. Fixed arguments go in argsJson as a JSON object string.
+- Leave a field null when it does not apply.
+
+Expressions are CEL (Common Expression Language). They read facts as facts.key and, in a successSignal, the tool's return value as output. Numbers mix freely (facts.qty + 1 > 2). A missing fact makes a precondition or "when" false. Examples:
+  successSignal: output.credit_score >= 300 && output.credit_score <= 850
+  when: facts.compliance_flag == "review"`;
+
+export function toolCatalogue(tools: readonly ToolInfo[]): string {
+  return JSON.stringify(
+    tools.map((t) => ({ name: t.name, description: t.description, arguments: t.parameters ?? {}, sideEffects: t.sideEffects ?? [] })),
+    null,
+    1,
+  );
+}
+
+export function planPrompt(req: PlanRequest): string {
+  return [
+    `Goal: ${req.goal}`,
+    `Tools:\n${toolCatalogue(req.tools)}`,
+    `Trusted facts (already known):\n${JSON.stringify(req.facts)}`,
+    req.constraints.length ? `Constraints from a reviewer:\n- ${req.constraints.join("\n- ")}` : "",
+    "Write the plan.",
+  ]
+    .filter(Boolean)
+    .join("\n\n");
+}
+
+export function replanPrompt(req: ReplanRequest): string {
+  const preserved = req.plan.steps.filter((s) => !req.affectedSteps.some((a) => a.id === s.id)).map((s) => s.id);
+  return [
+    `Goal: ${req.goal}`,
+    `This is a ${req.scope} replan of plan version ${req.plan.version}.`,
+    `Trigger: ${req.trigger}`,
+    req.brokenAssumption ? `Broken assumption: ${req.brokenAssumption} (proven false: no new step may rest on it)` : "",
+    `Steps to replace (return replacement steps for these only):\n${JSON.stringify(req.affectedSteps)}`,
+    `Steps that stay and may be depended on: ${preserved.join(", ") || "none"}`,
+    `Assumptions already declared: ${req.plan.assumptions.map((a) => a.id).join(", ") || "none"}`,
+    `Trusted facts:\n${JSON.stringify(req.facts.trusted)}`,
+    `Suspect facts (not usable as inputs until re-validated):\n${JSON.stringify(req.facts.suspect)}`,
+    req.excluded.length ? `Approaches already tried — do not repeat them:\n- ${req.excluded.join("\n- ")}` : "",
+    req.scopeChanges.length ? `New requirements:\n- ${req.scopeChanges.join("\n- ")}` : "",
+    req.constraints.length ? `Constraints from a person:\n- ${req.constraints.join("\n- ")}` : "",
+    req.budget.remaining !== undefined ? `Execution budget remaining: ${req.budget.remaining}` : "",
+    `Tools:\n${toolCatalogue(req.tools)}`,
+    "Return only the replacement steps (and any new assumptions).",
+  ]
+    .filter(Boolean)
+    .join("\n\n");
+}
+
+export function feedbackPrompt(issues: readonly { message: string }[]): string {
+  return `That plan was rejected. Fix these problems and return the whole corrected answer:\n- ${issues.map((i) => i.message).join("\n- ")}`;
+}
+
+export type { PlanIssue };
