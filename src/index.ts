@@ -72,3 +72,5 @@ export type { LlmClassifierOptions } from "./planners/llm-classifier.js";
 export { LlmPlanDraftSchema, toPlanDraft } from "./planners/llm-schema.js";
 export type { PriceTable, ModelCallSettings } from "./planners/model-call.js";
 export { PLANNER_SYSTEM_PROMPT } from "./planners/prompts.js";
+export { htmlReport } from "./views/report.js";
+export type { ReportOptions } from "./views/report.js";

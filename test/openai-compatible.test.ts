@@ -66,11 +66,11 @@ afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 describe("the default planner", () => {
   it("without a key uses the static planner and says so in one line", () => {
-    expect(defaultPlanner(loanPlan, {}).description).toBe("OPENAI_API_KEY is not set: using the static planner");
+    expect(defaultPlanner({ plan: loanPlan }, {}).description).toBe("OPENAI_API_KEY is not set: using the static planner");
   });
 
   it("with a key plans through ChatOpenAI on an OpenAI-compatible server, strict schema and usage included", async () => {
-    const { planner, description } = defaultPlanner(loanPlan, { OPENAI_API_KEY: "sk-local", OPENAI_BASE_URL: baseURL, PLANNER_MODEL: "local-model" });
+    const { planner, description } = defaultPlanner({ plan: loanPlan }, { OPENAI_API_KEY: "sk-local", OPENAI_BASE_URL: baseURL, PLANNER_MODEL: "local-model" });
     expect(description).toBe(`LLM planner: local-model at ${baseURL}`);
     const out = await harness(planner, createLoanTools().tools, { context: { applicant_id: "A-7291" } }).run();
     expect(out.status).toBe("completed");

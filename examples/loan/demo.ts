@@ -10,7 +10,7 @@ import { Command } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { createPlanManager, staticPlanner, type InterruptPayload, type PlanEvent } from "../../src/index.js";
 import { defaultPlanner } from "../default-planner.js";
-import { createLoanTools, loanPlan } from "./workflow.js";
+import { createLoanTools, loanPlan, loanReplan } from "./workflow.js";
 
 const args = process.argv.slice(2);
 const interactive = args.includes("--interactive");
@@ -28,7 +28,7 @@ async function main() {
   rmSync(dbPath, { force: true });
   const checkpointer = SqliteSaver.fromConnString(dbPath);
   const { tools } = createLoanTools();
-  const chosen = useLlm ? defaultPlanner(loanPlan) : { planner: staticPlanner({ plan: loanPlan }), description: "static" };
+  const chosen = useLlm ? defaultPlanner({ plan: loanPlan, replan: loanReplan }) : { planner: staticPlanner({ plan: loanPlan, replan: loanReplan }), description: "static" };
   // Real backoff would wait 500 ms before the retry; the demo keeps it but caps waits at 50 ms.
   const graph = createPlanManager({
     tools,

@@ -5,7 +5,7 @@
  */
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
-import type { PlanDraft } from "../../src/index.js";
+import type { PlanDraft, ReplanRequest } from "../../src/index.js";
 
 export interface LoanToolOptions {
   /** How many times the credit bureau answers 503 before it succeeds. Default 1. */
@@ -71,7 +71,14 @@ export function createLoanTools(options: LoanToolOptions = {}) {
       metadata: { sideEffects: ["write to loan DB", "trigger notification"] },
     },
   );
-  return { tools: [verifyIdentity, pullCredit, complianceCheck, issueDecision], ledger, calls };
+  const businessCredit = tool(
+    async ({ applicant_id }) => {
+      calls.push("business_credit");
+      return { business_credit_score: applicant_id === "A-7291" ? 81 : 55 };
+    },
+    { name: "business_credit", description: "Pull the business credit score of the applicant's company.", schema: z.object({ applicant_id: z.string() }) },
+  );
+  return { tools: [verifyIdentity, pullCredit, complianceCheck, issueDecision, businessCredit], ledger, calls };
 }
 
 export const loanPlan: PlanDraft = {
@@ -130,3 +137,17 @@ export const loanPlan: PlanDraft = {
     },
   ],
 };
+
+/**
+ * Replanning for the loan workflow: a scope change asking for business credit adds that check
+ * before the decision; everything else is kept as it was.
+ */
+export function loanReplan(req: ReplanRequest): PlanDraft {
+  const wantsBusiness = req.scopeChanges.some((c) => /business credit/i.test(c)) || req.constraints.some((c) => /business credit/i.test(c));
+  const steps = req.affectedSteps.map((s) => ({ ...s }));
+  if (!wantsBusiness) return { steps };
+  const business = { id: "business_credit", goal: "Checking business credit", tool: "business_credit", inputs: ["applicant_id"], produces: ["business_credit_score"], successSignal: "output.business_credit_score >= 0" };
+  const first = steps[0];
+  if (first) first.dependsOn = [...(first.dependsOn ?? []), "business_credit"];
+  return { steps: [business, ...steps] };
+}

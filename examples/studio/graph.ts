@@ -4,10 +4,10 @@
  */
 import { createPlanManager } from "../../src/index.js";
 import { defaultPlanner } from "../default-planner.js";
-import { createLoanTools, loanPlan } from "../loan/workflow.js";
+import { createLoanTools, loanPlan, loanReplan } from "../loan/workflow.js";
 
 /** The LLM planner when OPENAI_API_KEY is set, else the static loan plan. */
-const chosen = defaultPlanner(loanPlan);
+const chosen = defaultPlanner({ plan: loanPlan, replan: loanReplan });
 export const plannerDescription = chosen.description;
 
 export const graph = createPlanManager({ tools: createLoanTools().tools, planner: chosen.planner }).compile();

@@ -1,0 +1,80 @@
+/**
+ * A self-contained HTML report of one run: timeline, plan versions side by side with their
+ * diffs, decisions, and fact labels. Diagrams are Mermaid; pass the Mermaid browser bundle as
+ * `mermaidScript` to inline it (the report then renders offline), or leave it out to get the
+ * diagram sources as text.
+ */
+import type { PlanManagerStateType } from "../graph/state.js";
+import { planDiff } from "../plan/diff.js";
+import { planAtVersion } from "../plan/history.js";
+import { planDiffMermaid, planMermaid } from "./mermaid.js";
+
+type ReportState = Pick<PlanManagerStateType, "goal" | "status" | "plan" | "planHistory" | "steps" | "facts" | "decisions" | "replans" | "budget" | "outcome" | "sideEffects">;
+
+export interface ReportOptions {
+  title?: string;
+  /** Source of Mermaid's browser bundle (`mermaid/dist/mermaid.min.js`), inlined into the page. */
+  mermaidScript?: string;
+}
+
+const esc = (value: unknown): string =>
+  String(value ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+
+export function htmlReport(state: ReportState, options: ReportOptions = {}): string {
+  const title = options.title ?? `Run report: ${state.goal}`;
+  const versions = state.planHistory.map((h) => h.version);
+  const columns = versions.map((v) => {
+    const plan = planAtVersion(state.planHistory, v)!;
+    const diagram = planMermaid(plan, v === state.plan?.version ? state.steps : {});
+    const replan = state.replans.find((r) => r.toVersion === v);
+    const previous = planAtVersion(state.planHistory, v - 1);
+    const diff = previous ? planDiff(previous, plan) : undefined;
+    return `<section class="version"><h3>Plan v${v}</h3>${replan ? `<p class="why">${esc(replan.scope)} replan: ${esc(replan.trigger)}</p>` : "<p class=\"why\">initial plan</p>"}
+<pre class="mermaid">${esc(diagram)}</pre>${
+      diff && previous
+        ? `<h4>Diff v${v - 1} → v${v}</h4><p>added: ${esc(diff.added.join(", ") || "—")} · removed: ${esc(diff.removed.join(", ") || "—")} · changed: ${esc(diff.changed.map((c) => `${c.id} (${c.fields.join(", ")})`).join("; ") || "—")}</p><pre class="mermaid">${esc(planDiffMermaid(previous, plan, diff))}</pre>`
+        : ""
+    }</section>`;
+  });
+  const timeline = Object.entries(state.steps)
+    .filter(([, r]) => r.startedAt)
+    .sort(([, a], [, b]) => (a.startedAt! < b.startedAt! ? -1 : 1))
+    .map(([id, r]) => `<tr><td>${esc(r.startedAt)}</td><td>${esc(r.endedAt ?? "")}</td><td>${esc(id)}</td><td class="s-${esc(r.status)}">${esc(r.status)}</td><td>${r.attempts}</td><td>${esc(r.cost ?? 0)}</td><td>${esc(r.error ? `${r.error.name}: ${r.error.message}` : "")}</td></tr>`);
+  const decisions = state.decisions.map(
+    (d) => `<tr><td>${d.seq}</td><td>${esc(d.at)}</td><td>v${d.planVersion}</td><td>${esc(d.stepId ?? "—")}</td><td>${d.attempt}</td><td>${esc(d.failureClass)}</td><td>${esc(d.action)}</td><td><code>${esc(d.rule)}</code></td><td>${esc(d.reason)}</td></tr>`,
+  );
+  const facts = Object.entries(state.facts).map(
+    ([k, f]) => `<tr><td>${esc(k)}</td><td class="l-${esc(f.label)}">${esc(f.label)}</td><td><code>${esc(JSON.stringify(f.value))}</code></td><td>${esc(f.producedBy)}</td><td>v${f.planVersion}</td><td>${esc(f.derivedFrom.join(", "))}</td></tr>`,
+  );
+  const script = options.mermaidScript
+    ? `<script>${options.mermaidScript.replace(/<\/script/gi, "<\\/script")}</script>
+<script>mermaid.initialize({ startOnLoad: false, securityLevel: "strict" });
+mermaid.run({ querySelector: "pre.mermaid" }).then(() => { document.body.dataset.diagrams = String(document.querySelectorAll("pre.mermaid svg").length); }).catch((e) => { document.body.dataset.diagrams = "error: " + e.message; });</script>`
+    : "";
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title>
+<style>
+body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#212529}
+h1{font-size:20px} h2{font-size:16px;margin-top:28px;border-bottom:1px solid #dee2e6}
+table{border-collapse:collapse;width:100%;margin:8px 0} td,th{border:1px solid #dee2e6;padding:4px 6px;text-align:left;vertical-align:top}
+th{background:#f1f3f5} .versions{display:grid;grid-template-columns:repeat(${Math.max(1, columns.length)},1fr);gap:16px}
+.version{border:1px solid #dee2e6;border-radius:6px;padding:8px} .why{color:#495057;font-size:12px}
+.s-succeeded,.l-trusted{color:#2b8a3e} .s-failed,.l-invalidated{color:#c92a2a} .l-suspect,.s-skipped{color:#e67700}
+pre.mermaid{background:#fff}
+</style></head>
+<body>
+<h1>${esc(title)}</h1>
+<p><strong>Status:</strong> ${esc(state.status)} — ${esc(state.outcome?.summary ?? "")}</p>
+<p><strong>Cost:</strong> execution ${esc(state.budget.spent)}, replanning ${esc(state.budget.replanSpent)} · <strong>Side effects:</strong> ${esc(state.sideEffects.map((s) => s.idempotencyKey).join(", ") || "none")}</p>
+<h2>Plan versions</h2>
+<div class="versions">${columns.join("\n")}</div>
+<h2>Timeline</h2>
+<table><tr><th>started</th><th>ended</th><th>step</th><th>status</th><th>attempts</th><th>cost</th><th>last error</th></tr>${timeline.join("")}</table>
+<h2>Decisions</h2>
+<table><tr><th>#</th><th>at</th><th>plan</th><th>step</th><th>attempt</th><th>class</th><th>action</th><th>rule</th><th>reason</th></tr>${decisions.join("") || '<tr><td colspan="9">none</td></tr>'}</table>
+<h2>Facts</h2>
+<table><tr><th>fact</th><th>label</th><th>value</th><th>produced by</th><th>plan</th><th>derived from</th></tr>${facts.join("")}</table>
+${script}
+</body></html>
+`;
+}
