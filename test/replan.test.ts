@@ -137,18 +137,17 @@ describe("scoped replanning", () => {
 
   it("a scope change while paused becomes a global replan that keeps completed work", async () => {
     const loan = createLoanTools({ bureauFailures: 0 });
-    const business = scriptedTool("business_credit", [{ business_score: 81 }]);
     const requests: ReplanRequest[] = [];
     const replan = (r: ReplanRequest): PlanDraft => {
       requests.push(r);
       return {
         steps: [
-          { id: "business_credit", goal: "Checking business credit", tool: "business_credit", inputs: ["applicant_id"], produces: ["business_score"] },
+          { id: "business_credit", goal: "Checking business credit", tool: "business_credit", inputs: ["applicant_id"], produces: ["business_credit_score"] },
           { ...loanPlan.steps[4]!, dependsOn: ["business_credit"] },
         ],
       };
     };
-    const h = harness(staticPlanner({ plan: loanPlan, replan }), [...loan.tools, business], { context: { applicant_id: "A-7291" } });
+    const h = harness(staticPlanner({ plan: loanPlan, replan }), loan.tools, { context: { applicant_id: "A-7291" } });
     await h.run();
     await h.graph.updateState(h.config, { scopeChanges: ["also check business credit"] });
     const snapshot = await h.graph.getState(h.config);
@@ -156,14 +155,14 @@ describe("scoped replanning", () => {
     const out = await h.run(new Command({ resume: { action: "complete", output: { human_override: "approved" } } }));
 
     expect(out.status).toBe("completed");
-    expect(loan.calls).toEqual(["verify_identity", "pull_credit", "compliance_check", "issue_decision"]);
+    expect(loan.calls).toEqual(["verify_identity", "pull_credit", "compliance_check", "business_credit", "issue_decision"]);
     expect(brief(out.decisions)).toEqual(["-: scope_changed → replan_global [scope.replan-global]"]);
     expect(requests[0]!.scope).toBe("global");
     expect(requests[0]!.scopeChanges).toEqual(["also check business credit"]);
     expect(requests[0]!.affectedSteps.map((s) => s.id)).toEqual(["issue_decision"]);
     expect(out.replans[0]).toMatchObject({ scope: "global", preservedSteps: ["verify_identity", "pull_credit", "compliance_check", "human_review"], newSteps: ["business_credit"], invalidatedSteps: [] });
     expect(out.scopeChanges).toEqual([]);
-    expect(out.facts.business_score.value).toBe(81);
+    expect(out.facts.business_credit_score.value).toBe(81);
   });
 
   it("a scope change given as a resume answer is planned for at the next step boundary", async () => {

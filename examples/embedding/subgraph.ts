@@ -23,11 +23,11 @@ export function supportGraph(tools: StructuredToolInterface[], plan: PlanDraft) 
   return new StateGraph(SupportState)
     .addNode("intake", (s: typeof SupportState.State) => ({ goal: `Resolve ticket: ${s.ticket}`, context: { ticket: s.ticket } }))
     .addNode("plan_manager", manager)
-    .addNode("reply", (s: typeof SupportState.State) => ({ reply: s.status === "completed" ? `Resolved: ${String(s.facts.resolution?.value ?? "")}` : `Escalated (${s.status})` }))
+    .addNode("respond", (s: typeof SupportState.State) => ({ reply: s.status === "completed" ? `Resolved: ${String(s.facts.resolution?.value ?? "")}` : `Escalated (${s.status})` }))
     .addEdge(START, "intake")
     .addEdge("intake", "plan_manager")
-    .addEdge("plan_manager", "reply")
-    .addEdge("reply", END);
+    .addEdge("plan_manager", "respond")
+    .addEdge("respond", END);
 }
 
 export const ResearchState = Annotation.Root({

@@ -93,6 +93,7 @@ export const loanPlan: PlanDraft = {
       preconditions: ["has(facts.applicant_id)"],
       successSignal: "output.identity_verified == true",
       retry: { maxAttempts: 2, backoff: "fixed", initialDelayMs: 5000 },
+      cost: 0.02,
     },
     {
       id: "pull_credit",
@@ -104,6 +105,7 @@ export const loanPlan: PlanDraft = {
       preconditions: ["facts.identity_verified == true"],
       successSignal: "output.credit_score >= 300 && output.credit_score <= 850",
       retry: { maxAttempts: 3, backoff: "exponential", initialDelayMs: 500, maxDelayMs: 8000 },
+      cost: 0.03,
     },
     {
       id: "compliance_check",
@@ -115,6 +117,7 @@ export const loanPlan: PlanDraft = {
       preconditions: ["has(facts.credit_score)"],
       successSignal: 'output.compliance_flag in ["pass", "review"]',
       retry: { maxAttempts: 1 },
+      cost: 0.05,
     },
     {
       id: "human_review",
@@ -134,6 +137,7 @@ export const loanPlan: PlanDraft = {
       inputs: ["applicant_id", "human_override"],
       produces: ["decision"],
       successSignal: 'output.decision in ["approved", "denied"]',
+      cost: 0.01,
     },
   ],
 };

@@ -8,6 +8,8 @@ import { planAtVersion } from "../plan/history.js";
 
 type DebugState = Pick<PlanManagerStateType, "goal" | "plan" | "planHistory" | "steps" | "facts" | "status" | "decisions" | "replans" | "budget" | "sideEffects" | "outcome">;
 
+const round = (n: number | undefined) => Math.round((n ?? 0) * 1e6) / 1e6;
+
 export function debugView(state: DebugState): string[] {
   const lines: string[] = [`goal: ${state.goal}`, `status: ${state.status}`, "", "steps:"];
   const ids = new Set<string>([...(state.plan?.steps ?? []).map((s) => s.id), ...Object.keys(state.steps)]);
@@ -15,7 +17,7 @@ export function debugView(state: DebugState): string[] {
     const run = state.steps[id]!;
     if (!run) continue;
     const times = run.startedAt ? ` ${run.startedAt} → ${run.endedAt ?? "…"}` : "";
-    lines.push(`  ${id}: ${run.status}, ${run.attempts} attempt${run.attempts === 1 ? "" : "s"}${run.usedFallback ? ", fallback" : ""}${run.skipReason ? ` (${run.skipReason})` : ""}, cost ${run.cost ?? 0}${times}`);
+    lines.push(`  ${id}: ${run.status}, ${run.attempts} attempt${run.attempts === 1 ? "" : "s"}${run.usedFallback ? ", fallback" : ""}${run.skipReason ? ` (${run.skipReason})` : ""}, cost ${round(run.cost)}${times}`);
     if (run.error) lines.push(`    error: ${run.error.name}${run.error.status ? ` ${run.error.status}` : ""}${run.error.code ? ` ${run.error.code}` : ""}: ${run.error.message}`);
   }
   lines.push("", "decisions:");
@@ -40,7 +42,7 @@ export function debugView(state: DebugState): string[] {
   for (const [key, f] of Object.entries(state.facts)) {
     lines.push(`  ${key} = ${JSON.stringify(f.value)} [${f.label}] by ${f.producedBy} (v${f.planVersion})${f.derivedFrom.length ? ` from ${f.derivedFrom.join(", ")}` : ""}`);
   }
-  lines.push("", `cost: execution ${state.budget.spent}, replanning ${state.budget.replanSpent}`);
+  lines.push("", `cost: execution ${round(state.budget.spent)}, replanning ${round(state.budget.replanSpent)}`);
   if (state.sideEffects.length > 0) lines.push(`side effects: ${state.sideEffects.map((s) => `${s.stepId}@${s.idempotencyKey}`).join(", ")}`);
   if (state.outcome) lines.push(`outcome: ${state.outcome.summary}`);
   return lines;
