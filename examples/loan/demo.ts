@@ -3,12 +3,14 @@
  * Prints the user's view live, answers the human review itself unless `--interactive`, then
  * lists the decisions taken and the final status.
  */
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { Command } from "@langchain/langgraph";
+import ora from "ora";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
-import { createPlanManager, staticPlanner, type InterruptPayload, type PlanEvent } from "../../src/index.js";
+import { createPlanManager, htmlReport, staticPlanner, type InterruptPayload, type PlanEvent } from "../../src/index.js";
 import { defaultPlanner } from "../default-planner.js";
 import { createLoanTools, loanPlan, loanReplan } from "./workflow.js";
 
@@ -17,6 +19,8 @@ const interactive = args.includes("--interactive");
 const useLlm = args.includes("--llm");
 const dbPath = resolve(valueOf("--db") ?? ".demo/loan.sqlite");
 const applicant = valueOf("--applicant") ?? "A-7291";
+const reportPath = valueOf("--report");
+let scopeChange = valueOf("--scope");
 
 function valueOf(flag: string): string | undefined {
   const i = args.indexOf(flag);
@@ -33,6 +37,7 @@ async function main() {
   const graph = createPlanManager({
     tools,
     planner: chosen.planner,
+    policy: { budget: { maxCost: 0.25 } },
     clock: { sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 50))) },
   }).compile({ checkpointer });
   const config = { configurable: { thread_id: `loan-${applicant}` } };
@@ -52,6 +57,12 @@ async function main() {
       }
     }
     if (!pending) break;
+    if (scopeChange) {
+      // A scope change may arrive while the run waits for a person; it is planned for at the next step boundary.
+      await graph.updateState(config, { scopeChanges: [scopeChange] });
+      console.log(`+ scope change while paused: "${scopeChange}"`);
+      scopeChange = undefined;
+    }
     input = new Command({ resume: await answer(pending) });
   }
 
@@ -63,16 +74,33 @@ async function main() {
   }
   console.log(`\nSide effects committed: ${state.sideEffects.map((s: { idempotencyKey: string }) => s.idempotencyKey).join(", ") || "none"}`);
   console.log(`Final status: ${state.status} — ${state.outcome?.summary ?? ""}`);
+  if (reportPath) {
+    const require = createRequire(import.meta.url);
+    const mermaidScript = readFileSync(require.resolve("mermaid/dist/mermaid.min.js"), "utf8");
+    writeFileSync(reportPath, htmlReport(state as never, { mermaidScript }));
+    console.log(`Report written to ${resolve(reportPath)}`);
+  }
   checkpointer.db.close();
 }
 
+// Live progress, the user's view: a spinner per step on a terminal (ora), plain lines
+// otherwise. Retries, fallbacks and routing stay hidden.
+const live = process.stdout.isTTY ? ora({ stream: process.stdout }) : undefined;
+
 function render(event: PlanEvent) {
   switch (event.type) {
-    case "step_finished":
-      // The user's view: finished steps only; retries and internals stay hidden.
-      if (event.status === "succeeded") console.log(`✓ ${event.goal}`);
+    case "step_started":
+      if (live && !live.isSpinning) live.start(event.goal);
+      else if (live) live.text = event.goal;
       break;
-    case "finished":
+    case "step_finished":
+      if (event.status === "succeeded") {
+        if (live) live.succeed(event.goal);
+        else console.log(`✓ ${event.goal}`);
+      } else if (event.status === "skipped" && event.note && !event.note.startsWith("when")) {
+        if (live) live.info(`– ${event.goal} (skipped)`);
+        else console.log(`– ${event.goal} (skipped)`);
+      }
       break;
     default:
       break;
@@ -80,6 +108,7 @@ function render(event: PlanEvent) {
 }
 
 async function answer(payload: InterruptPayload): Promise<unknown> {
+  live?.stop();
   console.log(`? ${payload.reason}`);
   if (payload.error) console.log(`  (${payload.error})`);
   if (!interactive) {

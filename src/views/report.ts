@@ -25,7 +25,7 @@ export function htmlReport(state: ReportState, options: ReportOptions = {}): str
   const versions = state.planHistory.map((h) => h.version);
   const columns = versions.map((v) => {
     const plan = planAtVersion(state.planHistory, v)!;
-    const diagram = planMermaid(plan, v === state.plan?.version ? state.steps : {});
+    const diagram = planMermaid(plan, state.steps);
     const replan = state.replans.find((r) => r.toVersion === v);
     const previous = planAtVersion(state.planHistory, v - 1);
     const diff = previous ? planDiff(previous, plan) : undefined;
