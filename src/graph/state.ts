@@ -76,8 +76,9 @@ export const PlanManagerState = Annotation.Root({
   context: Annotation<Record<string, unknown> | undefined>,
   status: Annotation<RunStatus>({ reducer: (_, b) => b, default: () => "planning" }),
   plan: Annotation<Plan | undefined>,
-  /** Compact history: one diff per plan version. */
+  /** Compact history: one reverse diff per replan (`planAtVersion` rebuilds any version). */
   planHistory: Annotation<PlanVersionEntry[], PlanVersionEntry[] | PlanVersionEntry>({ reducer: append, default: () => [] }),
+  /** Step records by id; a step without a record has not run yet (pending). */
   steps: Annotation<Record<string, StepRun>, Record<string, StepRun>>({ reducer: mergeRecord, default: () => ({}) }),
   facts: Annotation<Record<string, Fact>, Record<string, Fact>>({ reducer: mergeRecord, default: () => ({}) }),
   decisions: Annotation<Decision[], Decision[] | Decision>({ reducer: append, default: () => [] }),

@@ -130,7 +130,7 @@ export function makeExecutor(rt: Runtime) {
 
       const args = { ...(useFallback ? step.fallback!.args : step.args), ...pick(trusted, step.inputs ?? []) };
       const threadId = String(config.configurable?.thread_id ?? "no-thread");
-      const key = step.sideEffects?.length && step.idempotent === false ? idempotencyKey(threadId, step.id, previous.sinceVersion ?? plan!.version) : undefined;
+      const key = step.sideEffects?.length && step.idempotent === false ? idempotencyKey(threadId, step.id, previous.sinceVersion ?? 1) : undefined;
 
       let output: unknown;
       try {

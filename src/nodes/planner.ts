@@ -4,8 +4,7 @@ import type { Runtime } from "../graph/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../graph/state.js";
 import { enrichDraft } from "../plan/enrich.js";
 import { makeFacts } from "../plan/facts.js";
-import { historyEntry } from "../plan/history.js";
-import { FactKeySchema, type Plan, type PlanDraft, type StepRun } from "../plan/schema.js";
+import { FactKeySchema, type Plan, type PlanDraft } from "../plan/schema.js";
 import { formatIssues, validatePlan, type PlanIssue } from "../plan/validate.js";
 import { isPlanManagerError } from "../errors.js";
 import { emit } from "./events.js";
@@ -53,14 +52,10 @@ export function makePlannerNode(rt: Runtime) {
     const enriched = enrichDraft(validation.draft, rt.metadataOf);
     const plan: Plan = { version: 1, steps: enriched.steps, assumptions: enriched.assumptions ?? [] };
     if (enriched.rationale !== undefined) plan.rationale = enriched.rationale;
-    const steps: Record<string, StepRun> = {};
-    for (const step of plan.steps) steps[step.id] = { status: "pending", attempts: 0, sinceVersion: 1 };
     emit(config, { type: "plan", version: 1, steps: plan.steps.map((s) => ({ id: s.id, goal: s.goal })) });
 
     const update: PlanManagerUpdate = {
       plan,
-      planHistory: historyEntry(undefined, plan),
-      steps,
       facts: inputFacts,
       usage,
       budget: { ...budget, spent: planningCost(usage) },

@@ -164,7 +164,9 @@ export function makeReplannerNode(rt: Runtime) {
     for (const s of replacement.steps) {
       const old = previousRuns[s.id];
       // A step keeps the version it entered the plan in, so its idempotency key survives replans.
-      stepRuns[s.id] = { status: "pending", attempts: 0, sinceVersion: old?.sinceVersion ?? version };
+      // Steps without a record have not run yet and have been in the plan since version 1.
+      const since = old?.sinceVersion ?? (plan.steps.some((p) => p.id === s.id) ? 1 : version);
+      stepRuns[s.id] = { status: "pending", attempts: 0, ...(since > 1 ? { sinceVersion: since } : {}) };
     }
     if (assumption !== undefined) guards.lastReplanAt = { ...guards.lastReplanAt, [assumption]: guards.successes };
 

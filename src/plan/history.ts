@@ -1,55 +1,54 @@
 /**
- * Plan versions as a compact history: each entry stores only what changed from the previous
- * version, so old versions stay readable without a copy of the plan per version.
+ * Plan versions as a compact history of reverse diffs. The current plan is in state; each
+ * replan appends what the previous version had that the new one does not (the old definitions
+ * of removed or changed steps, the old order, the old assumption count). So the success path
+ * stores no history at all, and any earlier version can still be rebuilt.
  */
-import type { Assumption, Plan, Step } from "./schema.js";
+import { canonical } from "./diff.js";
+import type { Plan, Step } from "./schema.js";
 
 export interface PlanVersionEntry {
+  /** The version this entry leads to; applying it backwards gives `version - 1`. */
   version: number;
-  /** Steps added or replaced in this version (full definitions). */
-  upserted: Step[];
-  /** Ids of steps removed in this version. */
-  removed: string[];
-  /** Assumptions added in this version. */
-  assumptions: Assumption[];
-  /** Step order of this version (ids only). */
+  /** Definitions, in version - 1, of steps that version `version` removed or changed. */
+  replaced: Step[];
+  /** Step order of version - 1. */
   order: string[];
+  /** Number of assumptions in version - 1 (assumptions are only ever appended). */
+  assumptionCount: number;
   rationale?: string;
 }
 
-export function historyEntry(previous: Plan | undefined, next: Plan): PlanVersionEntry {
-  const before = new Map((previous?.steps ?? []).map((s) => [s.id, s]));
-  const nextIds = new Set(next.steps.map((s) => s.id));
-  const knownAssumptions = new Set((previous?.assumptions ?? []).map((a) => a.id));
+export function historyEntry(previous: Plan, next: Plan): PlanVersionEntry {
+  const after = new Map(next.steps.map((s) => [s.id, s]));
   const entry: PlanVersionEntry = {
     version: next.version,
-    upserted: next.steps.filter((s) => before.get(s.id) === undefined || JSON.stringify(before.get(s.id)) !== JSON.stringify(s)),
-    removed: [...before.keys()].filter((id) => !nextIds.has(id)),
-    assumptions: next.assumptions.filter((a) => !knownAssumptions.has(a.id)),
-    order: next.steps.map((s) => s.id),
+    replaced: previous.steps.filter((s) => {
+      const now = after.get(s.id);
+      return now === undefined || canonical(now) !== canonical(s);
+    }),
+    order: previous.steps.map((s) => s.id),
+    assumptionCount: previous.assumptions.length,
   };
-  if (next.rationale !== undefined) entry.rationale = next.rationale;
+  if (previous.rationale !== undefined) entry.rationale = previous.rationale;
   return entry;
 }
 
-/** Rebuilds plan version `version` from the history. */
-export function planAtVersion(history: readonly PlanVersionEntry[], version: number): Plan | undefined {
-  const steps = new Map<string, Step>();
-  const assumptions: Assumption[] = [];
-  let found: PlanVersionEntry | undefined;
-  for (const entry of history) {
-    if (entry.version > version) break;
-    for (const id of entry.removed) steps.delete(id);
-    for (const step of entry.upserted) steps.set(step.id, step);
-    assumptions.push(...entry.assumptions);
-    found = entry;
+/** Rebuilds plan version `version` from the current plan and the history. */
+export function planAtVersion(state: { plan?: Plan | undefined; planHistory: readonly PlanVersionEntry[] }, version: number): Plan | undefined {
+  const current = state.plan;
+  if (!current || version < 1 || version > current.version) return undefined;
+  let plan: Plan = current;
+  for (const entry of [...state.planHistory].reverse()) {
+    if (entry.version <= version) break;
+    const steps = new Map(plan.steps.map((s) => [s.id, s]));
+    for (const old of entry.replaced) steps.set(old.id, old);
+    plan = {
+      version: entry.version - 1,
+      steps: entry.order.map((id) => steps.get(id)).filter((s): s is Step => s !== undefined),
+      assumptions: plan.assumptions.slice(0, entry.assumptionCount),
+      ...(entry.rationale !== undefined ? { rationale: entry.rationale } : {}),
+    };
   }
-  if (!found) return undefined;
-  const plan: Plan = {
-    version: found.version,
-    steps: found.order.map((id) => steps.get(id)).filter((s): s is Step => s !== undefined),
-    assumptions,
-  };
-  if (found.rationale !== undefined) plan.rationale = found.rationale;
-  return plan;
+  return plan.version === version ? plan : undefined;
 }

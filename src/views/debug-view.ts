@@ -30,8 +30,8 @@ export function debugView(state: DebugState): string[] {
   if (state.replans.length === 0) lines.push("  (none)");
   for (const r of state.replans) {
     lines.push(`  v${r.fromVersion} → v${r.toVersion} (${r.scope}${r.brokenAssumption ? `, assumption ${r.brokenAssumption}` : ""}): ${r.trigger.split("\n")[0]}`);
-    const before = planAtVersion(state.planHistory, r.fromVersion);
-    const after = planAtVersion(state.planHistory, r.toVersion);
+    const before = planAtVersion(state, r.fromVersion);
+    const after = planAtVersion(state, r.toVersion);
     if (before && after) {
       const diff = planDiff(before, after);
       lines.push(`    diff: +[${diff.added.join(", ")}] -[${diff.removed.join(", ")}] ~[${diff.changed.map((c) => `${c.id}(${c.fields.join(",")})`).join(", ")}]`);

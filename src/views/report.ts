@@ -22,12 +22,12 @@ const esc = (value: unknown): string =>
 
 export function htmlReport(state: ReportState, options: ReportOptions = {}): string {
   const title = options.title ?? `Run report: ${state.goal}`;
-  const versions = state.planHistory.map((h) => h.version);
+  const versions = Array.from({ length: state.plan?.version ?? 0 }, (_, i) => i + 1);
   const columns = versions.map((v) => {
-    const plan = planAtVersion(state.planHistory, v)!;
+    const plan = planAtVersion(state, v)!;
     const diagram = planMermaid(plan, state.steps);
     const replan = state.replans.find((r) => r.toVersion === v);
-    const previous = planAtVersion(state.planHistory, v - 1);
+    const previous = planAtVersion(state, v - 1);
     const diff = previous ? planDiff(previous, plan) : undefined;
     return `<section class="version"><h3>Plan v${v}</h3>${replan ? `<p class="why">${esc(replan.scope)} replan: ${esc(replan.trigger)}</p>` : "<p class=\"why\">initial plan</p>"}
 <pre class="mermaid">${esc(diagram)}</pre>${
