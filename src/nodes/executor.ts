@@ -38,6 +38,11 @@ export function makeExecutor(rt: Runtime) {
       return { deviation, status: "running" };
     }
 
+    /** Clears a handled deviation and marks the run as running, writing only what differs. */
+    const settle = (): PlanManagerUpdate => ({
+      ...(state.deviation !== null ? { deviation: null } : {}),
+      ...(state.status !== "running" ? { status: "running" as const } : {}),
+    });
     const steps: Record<string, StepRun> = { ...state.steps };
     const changed: Record<string, StepRun> = {};
     const trusted = factValues(state.facts);
@@ -51,7 +56,7 @@ export function makeExecutor(rt: Runtime) {
         emit(config, { type: "step_finished", stepId: selection.step.id, goal: selection.step.goal, status: "skipped", attempt: run.attempts, note: selection.note });
         continue;
       }
-      if (selection.kind === "done") return { steps: changed, deviation: null, status: "running" };
+      if (selection.kind === "done") return { steps: changed, ...settle() };
       if (selection.kind === "blocked") {
         return {
           steps: changed,
@@ -169,7 +174,10 @@ export function makeExecutor(rt: Runtime) {
       const facts = makeFacts(values, { producedBy: step.id, planVersion: plan!.version, assumptions: step.assumptions ?? [], derivedFrom: step.inputs ?? [] });
       const guards = { ...state.guards, successes: state.guards.successes + 1 };
       emit(config, { type: "step_finished", stepId: step.id, goal: step.goal, status: "succeeded", attempt });
-      const update: PlanManagerUpdate = { steps: changed, facts, budget, guards, deviation: null, status: "running" };
+      // Write only the channels that changed: every written channel costs work at each superstep.
+      const update: PlanManagerUpdate = { steps: changed, guards, ...settle() };
+      if (Object.keys(facts).length > 0) update.facts = facts;
+      if (cost > 0) update.budget = budget;
       if (key) update.sideEffects = [{ stepId: step.id, idempotencyKey: key, at: endedAt }];
 
       // New evidence: re-check the assumptions that steps not yet run still rest on.
@@ -200,8 +208,9 @@ export function makeExecutor(rt: Runtime) {
     stepId: string,
     planVersion: number,
   ): Promise<unknown> {
+    // The run's own signal (config.signal) is handled by LangGraph; ours aborts on timeout.
     const controller = new AbortController();
-    const signal = config.signal ? AbortSignal.any([config.signal, controller.signal]) : controller.signal;
+    const signal = controller.signal;
     const toolConfig = {
       callbacks: config.callbacks,
       signal,
