@@ -61,12 +61,14 @@ export interface Runtime {
 
 const realSleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
-    if (ms <= 0) return resolve();
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => {
+    if (ms <= 0 || signal?.aborted) return resolve();
+    const done = () => {
       clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
       resolve();
-    });
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
   });
 
 const OptionsShape = z.object({
