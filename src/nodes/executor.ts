@@ -11,6 +11,7 @@ import { factValues, makeFacts, producedValues } from "../plan/facts.js";
 import { selectNext } from "../plan/ready.js";
 import { LIMITS, type Step, type StepRun } from "../plan/schema.js";
 import { errorInfo, type Deviation } from "../policy/deviation.js";
+import { jsonDepth } from "../plan/validate.js";
 import { emit } from "./events.js";
 import { activeAssumptionChecks } from "./assumptions.js";
 
@@ -139,7 +140,7 @@ export function makeExecutor(rt: Runtime) {
 
       let output: unknown;
       try {
-        output = await invokeWithTimeout(tool, args, config, step.timeoutMs ?? rt.policy.defaultTimeoutMs, key, step.id, plan!.version);
+        output = await invokeWithTimeout(tool, args, config, step.timeoutMs ?? rt.policy.defaultTimeoutMs, key, step.id, plan!.version, attempt);
       } catch (error) {
         const timedOut = error instanceof StepTimeout;
         const info = errorInfo(error);
@@ -150,6 +151,10 @@ export function makeExecutor(rt: Runtime) {
 
       const endedAt = now();
       const size = jsonSize(output);
+      if (size <= LIMITS.maxJsonBytes && jsonDepth(output) > LIMITS.maxJsonDepth) {
+        const message = `output is nested deeper than ${LIMITS.maxJsonDepth} levels`;
+        return deviate({ kind: "signal_unmet", message: `${step.id}: ${message}` }, { ...running, status: "failed", endedAt, error: { name: "OutputTooLarge", message } }, { budget });
+      }
       if (size > LIMITS.maxJsonBytes) {
         const message = `output is ${size} bytes of JSON, over the ${LIMITS.maxJsonBytes}-byte fact limit`;
         return deviate({ kind: "signal_unmet", message: `${step.id}: ${message}` }, { ...running, status: "failed", endedAt, error: { name: "OutputTooLarge", message } }, { budget });
@@ -207,6 +212,7 @@ export function makeExecutor(rt: Runtime) {
     key: string | undefined,
     stepId: string,
     planVersion: number,
+    attempt: number,
   ): Promise<unknown> {
     // The run's own signal (config.signal) is handled by LangGraph; ours aborts on timeout.
     const controller = new AbortController();
@@ -214,7 +220,7 @@ export function makeExecutor(rt: Runtime) {
     const toolConfig = {
       callbacks: config.callbacks,
       signal,
-      configurable: { ...config.configurable, stepId, planVersion, ...(key ? { idempotencyKey: key } : {}) },
+      configurable: { ...config.configurable, stepId, planVersion, attempt, ...(key ? { idempotencyKey: key } : {}) },
     };
     const call = tool.invoke(args, toolConfig);
     let timer: ReturnType<typeof setTimeout> | undefined;

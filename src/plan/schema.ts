@@ -14,6 +14,8 @@ export const LIMITS = {
   maxListLength: 50,
   /** Serialised JSON size of one step's `args` or one fact value. */
   maxJsonBytes: 64_000,
+  /** Nesting depth of one step's `args` or one tool output. */
+  maxJsonDepth: 32,
 } as const;
 
 /** Names that would collide with Object.prototype when used as keys. */

@@ -127,6 +127,8 @@ function validateStep(
   if (problem) add({ code: "invalid_retry", path: at("retry"), stepId, message: `step "${stepId}" retry: ${problem}` });
   if (step.args !== undefined && jsonSize(step.args) > LIMITS.maxJsonBytes) {
     add({ code: "too_large", path: at("args"), stepId, message: `step "${stepId}" args exceed ${LIMITS.maxJsonBytes} bytes of JSON` });
+  } else if (step.args !== undefined && jsonDepth(step.args) > LIMITS.maxJsonDepth) {
+    add({ code: "too_large", path: at("args"), stepId, message: `step "${stepId}" args are nested deeper than ${LIMITS.maxJsonDepth} levels` });
   }
 }
 
@@ -179,6 +181,19 @@ function jsonSize(value: unknown): number {
   } catch {
     return Number.POSITIVE_INFINITY;
   }
+}
+
+/** Nesting depth of a JSON value, counted without recursion so hostile depth cannot overflow the stack. */
+export function jsonDepth(value: unknown): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, d] = stack.pop()!;
+    if (d > max) max = d;
+    if (d > LIMITS.maxJsonDepth) return d;
+    if (v !== null && typeof v === "object") for (const child of Object.values(v)) stack.push([child, d + 1]);
+  }
+  return max;
 }
 
 export function formatIssues(issues: readonly PlanIssue[]): string {

@@ -43,7 +43,7 @@ export function harness(
   options: Partial<PlanManagerOptions> & { checkpointer?: BaseCheckpointSaver; threadId?: string; context?: Record<string, unknown> } = {},
 ): Harness {
   const clock = fakeClock();
-  const planner = "plan" in plan && typeof (plan as Planner).plan === "function" ? (plan as Planner) : staticPlanner({ plan: plan as PlanDraft });
+  const planner = plan !== null && typeof plan === "object" && "plan" in plan && typeof (plan as Planner).plan === "function" ? (plan as Planner) : staticPlanner({ plan: plan as PlanDraft });
   const { checkpointer = new MemorySaver(), threadId = "t1", context = {}, ...rest } = options;
   const graph = createPlanManager({ tools, planner, clock, ...rest }).compile({ checkpointer });
   const config = { configurable: { thread_id: threadId } };
