@@ -2,9 +2,9 @@
  * A chaos worker: runs (or resumes) one scenario thread on a SqliteSaver file and prints the
  * final summary as JSON. CHAOS_KILL=tool:N or checkpoint:N makes the process SIGKILL itself at
  * the N-th tool call or inside the N-th checkpoint write.
- *   tsx test-reliability/chaos-worker.ts <scenario> <checkpoints.sqlite> <effects.sqlite>
+ *   tsx test-reliability/chaos-worker.ts <scenario> <checkpoints.sqlite | postgres://…> <effects.sqlite>
  */
-import { Command } from "@langchain/langgraph";
+import { Command, type BaseCheckpointSaver } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { createPlanManager } from "../src/index.js";
 import { chaosTools, effectStore, SCENARIOS } from "./scenarios.js";
@@ -15,20 +15,32 @@ const [killKind, killAtText] = kill.split(":");
 const killAt = Number(killAtText ?? 0);
 const die = () => process.kill(process.pid, "SIGKILL");
 
-class ChaosSaver extends SqliteSaver {
-  puts = 0;
-  override async put(...args: Parameters<SqliteSaver["put"]>) {
-    this.puts += 1;
-    if (killKind === "checkpoint" && this.puts === killAt) {
-      // Die in the middle of the write: the checkpoint row is written, its pending writes are not cleaned up yet.
-      const result = super.put(...args);
-      await Promise.resolve();
-      die();
-      return result;
-    }
-    return super.put(...args);
+/** SQLite file, or PostgreSQL when the first argument is a postgres:// connection string. */
+async function openSaver(target: string): Promise<{ saver: BaseCheckpointSaver; close: () => Promise<void> }> {
+  if (target.startsWith("postgres")) {
+    const { PostgresSaver } = await import("@langchain/langgraph-checkpoint-postgres");
+    const saver = PostgresSaver.fromConnString(target);
+    await saver.setup();
+    return { saver, close: () => saver.end() };
   }
+  const saver = SqliteSaver.fromConnString(target);
+  return { saver, close: async () => saver.db.close() };
 }
+
+const { saver, close } = await openSaver(dbFile);
+let puts = 0;
+const put = saver.put.bind(saver);
+saver.put = async (...args: Parameters<BaseCheckpointSaver["put"]>) => {
+  puts += 1;
+  if (killKind === "checkpoint" && puts === killAt) {
+    // Die in the middle of the write: the checkpoint is being stored, its pending writes are not cleaned up yet.
+    const result = put(...args);
+    await Promise.resolve();
+    die();
+    return result;
+  }
+  return put(...args);
+};
 
 const scenario = SCENARIOS[name]!();
 const effects = effectStore(effectsFile);
@@ -43,7 +55,6 @@ const tools = chaosTools(effects, 15).map((t) => {
     }) as typeof t.invoke,
   });
 });
-const saver = new ChaosSaver(SqliteSaver.fromConnString(dbFile).db);
 const graph = createPlanManager({ tools, planner: scenario.planner, clock: { sleep: async () => undefined } }).compile({ checkpointer: saver });
 const config = { configurable: { thread_id: `chaos-${name}` } };
 
@@ -84,5 +95,5 @@ process.stdout.write(
     calls,
   }) + "\n",
 );
-saver.db.close();
+await close();
 effects.db.close();

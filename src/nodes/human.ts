@@ -11,6 +11,7 @@ import type { Runtime } from "../graph/options.js";
 import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "../graph/state.js";
 import { factValues, makeFacts, producedValues } from "../plan/facts.js";
 import { ResumeValueSchema, type Decision, type FailureClass, type InterruptPayload, type ResumeValue, type StepRun } from "../plan/schema.js";
+import { z } from "zod";
 import { emit } from "./events.js";
 import { ESCALATION_OPTIONS } from "./escalation.js";
 
@@ -24,7 +25,7 @@ export function makeHumanNode(rt: Runtime) {
     let payload: InterruptPayload = publicPayload(pending);
     let answer: ResumeValue;
     for (;;) {
-      const raw: unknown = interrupt(payload);
+      const raw: unknown = interrupt(payload, { responseSchema: RESUME_JSON_SCHEMA });
       const problem = checkAnswer(raw, pending, state);
       if (problem === undefined) {
         answer = raw as ResumeValue;
@@ -113,6 +114,13 @@ export function makeHumanNode(rt: Runtime) {
     }
   };
 }
+
+/**
+ * The resume value's JSON Schema, surfaced to clients (Studio, the SDK) on the interrupt's
+ * `response_schema` so they can render a form. It is passed as JSON Schema, not as zod, so a
+ * malformed answer does not fail the run: the node asks again with `error` set instead.
+ */
+const RESUME_JSON_SCHEMA = z.toJSONSchema(ResumeValueSchema) as Record<string, unknown>;
 
 const KNOWN_ACTIONS: ReadonlySet<string> = new Set(ResumeValueSchema.options.map((o) => o.shape.action.value));
 
