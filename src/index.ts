@@ -74,3 +74,4 @@ export type { PriceTable, ModelCallSettings } from "./planners/model-call.js";
 export { PLANNER_SYSTEM_PROMPT } from "./planners/prompts.js";
 export { htmlReport } from "./views/report.js";
 export type { ReportOptions } from "./views/report.js";
+export { resumeRun } from "./graph/resume.js";

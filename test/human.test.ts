@@ -176,3 +176,26 @@ describe("human review through interrupts", () => {
     expect(brief(out.decisions)).toEqual(["pull_credit: transient → retry [transient.retry]"]);
   });
 });
+
+describe("resumeRun", () => {
+  it("refuses to resume a thread with no pending interrupt, clearly", async () => {
+    const { resumeRun } = await import("../src/index.js");
+    const h = harness({ steps: [{ id: "a", goal: "A", tool: "a" }] }, [scriptedTool("a", [{}])]);
+    await h.run();
+    await expect(resumeRun(h.graph, h.config, { action: "retry" })).rejects.toThrow('thread "t1" has no pending interrupt (status: completed); there is nothing to resume');
+  });
+
+  it("rejects a bad value without sending it, and the thread still resumes with a correct one", async () => {
+    const { resumeRun, isPlanManagerError } = await import("../src/index.js");
+    const h = harness({ steps: [{ id: "a", goal: "A", tool: "a" }] }, [scriptedTool("a", [httpError(404), {}])]);
+    await h.run();
+    const error = await resumeRun(h.graph, h.config, { action: "complete", output: 1 }).catch((e: unknown) => e);
+    expect(isPlanManagerError(error) && error.code).toBe("invalid_resume");
+    expect((error as Error).message).toBe('thread "t1", escalation for step "a": action "complete" is not available here; choose one of: retry, skip, provide, replan, change_scope, abort');
+    const addressed = await resumeRun(h.graph, h.config, { "not-an-id": { action: "retry" } }).catch((e: unknown) => e);
+    expect((addressed as Error).message).toContain("(a map of interrupt ids? not-an-id is not the pending interrupt)");
+    expect((await h.state()).status).toBe("awaiting_human");
+    const out = (await resumeRun(h.graph, h.config, { action: "retry" })) as { status: string };
+    expect(out.status).toBe("completed");
+  });
+});

@@ -12,6 +12,7 @@ import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "../g
 import { factValues, makeFacts, producedValues } from "../plan/facts.js";
 import { ResumeValueSchema, type Decision, type FailureClass, type InterruptPayload, type ResumeValue, type StepRun } from "../plan/schema.js";
 import { z } from "zod";
+import { resumeProblem } from "../plan/resume.js";
 import { emit } from "./events.js";
 import { ESCALATION_OPTIONS } from "./escalation.js";
 
@@ -122,8 +123,6 @@ export function makeHumanNode(rt: Runtime) {
  */
 const RESUME_JSON_SCHEMA = z.toJSONSchema(ResumeValueSchema) as Record<string, unknown>;
 
-const KNOWN_ACTIONS: ReadonlySet<string> = new Set(ResumeValueSchema.options.map((o) => o.shape.action.value));
-
 function publicPayload(pending: PendingHuman): InterruptPayload {
   const { deadline, ...payload } = pending;
   return deadline === undefined ? payload : { ...payload, context: { ...payload.context, deadline: new Date(deadline).toISOString() } };
@@ -131,19 +130,10 @@ function publicPayload(pending: PendingHuman): InterruptPayload {
 
 /** Why an answer cannot be accepted, or undefined when it can. */
 function checkAnswer(raw: unknown, pending: PendingHuman, state: PlanManagerStateType): string | undefined {
-  const action = raw !== null && typeof raw === "object" ? (raw as { action?: unknown }).action : undefined;
-  if (typeof action !== "string" || !KNOWN_ACTIONS.has(action)) {
-    return `invalid resume value: unknown action ${JSON.stringify(action ?? null)}; choose one of: ${pending.options.join(", ")} (as { action: "..." })`;
-  }
+  const problem = resumeProblem(raw, pending.options);
+  if (problem) return problem;
   const parsed = ResumeValueSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue && issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
-    return `invalid resume value: ${where}${issue?.message ?? "malformed"}; expected one of ${pending.options.map((o) => `{ action: "${o}" }`).join(", ")}`;
-  }
-  if (!pending.options.includes(parsed.data.action)) {
-    return `action "${parsed.data.action}" is not available here; choose one of: ${pending.options.join(", ")}`;
-  }
+  if (!parsed.success) return "invalid resume value";
   if (parsed.data.action === "complete" && pending.kind === "human_step" && pending.stepId) {
     const step = state.plan?.steps.find((s) => s.id === pending.stepId);
     if (step?.produces?.length) {
