@@ -27,7 +27,8 @@ export function isFinished(run: StepRun | undefined): boolean {
 
 export function selectNext(plan: Plan, steps: Readonly<Record<string, StepRun>>, trusted: Readonly<Record<string, unknown>>): Selection {
   // A step being retried goes first, so a retry is not overtaken by other ready steps.
-  const ordered = [...plan.steps].sort((a, b) => Number((steps[b.id]?.attempts ?? 0) > 0) - Number((steps[a.id]?.attempts ?? 0) > 0));
+  const retried = plan.steps.filter((s) => steps[s.id]?.status === "pending" && (steps[s.id]?.attempts ?? 0) > 0);
+  const ordered = retried.length === 0 ? plan.steps : [...retried, ...plan.steps.filter((s) => !retried.includes(s))];
   for (const step of ordered) {
     const run = steps[step.id];
     if (run && run.status !== "pending") continue;
