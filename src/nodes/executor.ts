@@ -11,7 +11,7 @@ import { factValues, makeFacts, producedValues } from "../plan/facts.js";
 import { selectNext } from "../plan/ready.js";
 import { LIMITS, type Step, type StepRun } from "../plan/schema.js";
 import { errorInfo, type Deviation } from "../policy/deviation.js";
-import { jsonDepth } from "../plan/validate.js";
+import { jsonDepth, jsonSize } from "../plan/validate.js";
 import { emit } from "./events.js";
 import { activeAssumptionChecks } from "./assumptions.js";
 
@@ -243,14 +243,6 @@ function pick(values: Record<string, unknown>, keys: readonly string[]): Record<
   const out: Record<string, unknown> = {};
   for (const key of keys) if (Object.hasOwn(values, key)) out[key] = values[key];
   return out;
-}
-
-function jsonSize(value: unknown): number {
-  try {
-    return JSON.stringify(value)?.length ?? 0;
-  } catch {
-    return Number.POSITIVE_INFINITY;
-  }
 }
 
 function preview(value: unknown): string {

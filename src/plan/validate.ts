@@ -175,7 +175,8 @@ function listTools(tools: ReadonlySet<string>): string {
   return names.length > 0 ? `registered: ${names.join(", ")}` : "no tools are registered";
 }
 
-function jsonSize(value: unknown): number {
+/** Length of a value's JSON; unserialisable values (cycles, BigInt) count as infinitely large. */
+export function jsonSize(value: unknown): number {
   try {
     return JSON.stringify(value)?.length ?? 0;
   } catch {
