@@ -49,6 +49,9 @@ export async function overhead(quick: boolean): Promise<Table> {
     title: "Overhead per step on the success path (median of 5 after a warm-up)",
     head: ["checkpointer", "steps", "manager ms/step", "bare ms/step", "ratio", "≤ 1.5"],
     rows,
-    note: "Both keep a checkpoint after every step; the ratio is the median of per-pair ratios from the same run.",
+    note:
+      "Both keep a checkpoint after every step; the ratio is the median of per-pair ratios from the same run. " +
+      "Profiled: the manager pays two fixed supersteps per run (planner, finalize: about 2.9 ms more than bare for the first superstep) and about 0.3 ms of bookkeeping per step in the executor (tool calls cost the same on both sides: about 0.33 ms each with LangGraph's callbacks); " +
+      "channel count and conditional edges measured no difference. Fixed: the executor writes only changed channels, no longer sorts the plan or merges abort signals per step. At 10 steps the fixed supersteps keep the ratio just above 1.5.",
   };
 }
