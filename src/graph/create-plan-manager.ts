@@ -9,6 +9,7 @@
  *                                      └─ abort                  → finalize
  *   executor ─(all steps done)→ finalize → END
  */
+import { Runnable } from "@langchain/core/runnables";
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { makeClassifierNode, routeAfterClassifier } from "../nodes/classifier.js";
 import { makeExecutor } from "../nodes/executor.js";
@@ -35,6 +36,27 @@ export function routeAfterExecutor(state: PlanManagerStateType): "executor" | "c
 }
 
 /**
+ * A routing function as an untraced runnable. LangGraph wraps a plain function in a traced
+ * RunnableLambda, which opens a callback run on every superstep (measured: about a third of a
+ * millisecond per step, as much as a tool call); routing is a pure function of state and needs
+ * no trace of its own.
+ */
+class UntracedRoute<T extends string> extends Runnable<PlanManagerStateType, T> {
+  lc_namespace = ["langgraph_replan", "routes"];
+  constructor(private readonly route: (state: PlanManagerStateType) => T) {
+    super();
+    this.name = route.name;
+  }
+  async invoke(state: PlanManagerStateType): Promise<T> {
+    return this.route(state);
+  }
+}
+
+function untraced<T extends string>(route: (state: PlanManagerStateType) => T) {
+  return new UntracedRoute(route);
+}
+
+/**
  * Builds the plan manager: an uncompiled `StateGraph` the caller compiles with a checkpointer.
  * Options are validated here; an invalid option throws `PlanManagerError` naming the field.
  */
@@ -48,10 +70,10 @@ export function createPlanManager(options: PlanManagerOptions) {
     .addNode("human", makeHumanNode(rt), { ends: [...HUMAN_DESTINATIONS] })
     .addNode("finalize", finalizeNode)
     .addEdge(START, "planner")
-    .addConditionalEdges("planner", routeAfterPlanner, ["executor", "human", "finalize"])
-    .addConditionalEdges("executor", routeAfterExecutor, ["executor", "classifier", "human", "finalize"])
-    .addConditionalEdges("classifier", routeAfterClassifier, ["executor", "replanner", "human", "finalize"])
-    .addConditionalEdges("replanner", routeAfterReplanner, ["executor", "human"])
+    .addConditionalEdges("planner", untraced(routeAfterPlanner), ["executor", "human", "finalize"])
+    .addConditionalEdges("executor", untraced(routeAfterExecutor), ["executor", "classifier", "human", "finalize"])
+    .addConditionalEdges("classifier", untraced(routeAfterClassifier), ["executor", "replanner", "human", "finalize"])
+    .addConditionalEdges("replanner", untraced(routeAfterReplanner), ["executor", "human"])
     .addEdge("finalize", END);
   // One step per superstep means long plans need more supersteps than LangGraph's default
   // recursion limit (25). The compiled graph carries a default the caller can still override

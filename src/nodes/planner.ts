@@ -56,11 +56,12 @@ export function makePlannerNode(rt: Runtime) {
 
     const update: PlanManagerUpdate = {
       plan,
-      facts: inputFacts,
-      usage,
       budget: { ...budget, spent: planningCost(usage) },
       status: rt.reviewPlan ? "awaiting_review" : "running",
     };
+    // Empty writes still cost a channel update per superstep: skip them.
+    if (Object.keys(inputFacts).length > 0) update.facts = inputFacts;
+    if (usage.length > 0) update.usage = usage;
     if (rt.reviewPlan) {
       update.pendingHuman = {
         kind: "plan_review",
