@@ -189,25 +189,17 @@ async function runLibrary(w: World): Promise<Outcome> {
   };
   const graph = createPlanManager({ tools: worldTools(w, ledger), planner }).compile({ checkpointer: new MemorySaver() });
   const config = { configurable: { thread_id: "lib" } };
-  let out = (await graph.invoke({ goal: "reach the goal" }, config)) as Loose;
-  if (w.cell === "scope-change" && out.status === "completed") {
-    // The scope change arrives mid-run: replay with the change injected at the faulty step.
-  }
+  let out: Loose;
   if (w.cell === "scope-change") {
-    // Arrives while the run is under way: re-run with an interrupt-free injection at step boundary.
-    const g2 = createPlanManager({ tools: worldTools(w, ledger), planner }).compile({ checkpointer: new MemorySaver() });
-    ledger.attempts = 0;
-    ledger.useful = 0;
-    ledger.commits.clear();
-    ledger.calls.clear();
-    ledger.planner = 0;
-    const c2 = { configurable: { thread_id: "lib2" } };
-    const stream = await g2.stream({ goal: "reach the goal" } as never, { ...c2, streamMode: "custom" });
+    // The scope change arrives while the run is under way: stop after the faulty step, inject it, carry on.
+    const stream = await graph.stream({ goal: "reach the goal" } as never, { ...config, streamMode: "custom" });
     for await (const e of stream as AsyncIterable<{ type: string; stepId?: string }>) {
       if (e.type === "step_finished" && e.stepId === `s${w.faulty}`) break;
     }
-    await g2.updateState(c2, { scopeChanges: ["also do the extra requirement"] });
-    out = (await g2.invoke(null as never, c2)) as Loose;
+    await graph.updateState(config, { scopeChanges: ["also do the extra requirement"] });
+    out = (await graph.invoke(null as never, config)) as Loose;
+  } else {
+    out = (await graph.invoke({ goal: "reach the goal" }, config)) as Loose;
   }
   const recovered = out.status === "completed" && (w.cell !== "scope-change" || (ledger.calls.get("extra") ?? 0) > 0) && (w.cell !== "new-evidence" || (ledger.calls.get("verify") ?? 0) > 0);
   const metrics = planMetrics(out as never);
