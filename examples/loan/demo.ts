@@ -5,7 +5,7 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, resolve } from "node:path";
+import { dirname, relative, resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { Command } from "@langchain/langgraph";
 import ora from "ora";
@@ -44,7 +44,7 @@ async function main() {
 
   console.log(`langgraph-replan demo — loan application ${applicant}`);
   if (useLlm) console.log(chosen.description);
-  console.log(`planner: ${useLlm ? "default" : "static"} · checkpointer: SQLite (${dbPath})${interactive ? " · interactive" : ""}\n`);
+  console.log(`planner: ${useLlm ? "default" : "static"} · checkpointer: SQLite (${relative(process.cwd(), dbPath) || dbPath})${interactive ? " · interactive" : ""}\n`);
 
   let input: unknown = { goal: `Process loan application ${applicant}`, context: { applicant_id: applicant } };
   for (;;) {
