@@ -148,3 +148,22 @@ describe("createPlanManager", () => {
     ]);
   });
 });
+
+describe("evidence under guardrails", () => {
+  it("records a falsified assumption and relabels facts even when a guardrail escalates instead of replanning", async () => {
+    const plan: PlanDraft = {
+      assumptions: [{ id: "vendor_ok", statement: "the vendor data is right", check: "facts.rows > 0" }],
+      steps: [
+        { id: "load", goal: "Load", tool: "load", produces: ["rows", "sample"], assumptions: ["vendor_ok"] },
+        { id: "report", goal: "Report", tool: "report", dependsOn: ["load"], inputs: ["sample"], assumptions: ["vendor_ok"] },
+      ],
+    };
+    const report = scriptedTool("report", [{}]);
+    const out = await harness(staticPlanner({ plan, replan: () => ({ steps: [] }) }), [scriptedTool("load", [{ rows: 0, sample: "x" }]), report], { policy: { maxReplans: 0 } }).run();
+    expect(brief(out.decisions)).toEqual(["load: assumption_broken → escalate [guard.max-replans]"]);
+    expect(out.guards.falsified).toEqual(["vendor_ok"]);
+    expect(out.facts.rows.label).toBe("invalidated");
+    expect(out.facts.sample.label).toBe("invalidated");
+    expect(report.calls).toHaveLength(0);
+  });
+});

@@ -6,6 +6,7 @@ import type { Action, Decision, StepRun } from "../plan/schema.js";
 import { classify, type ReplanStanding, type Verdict } from "../policy/classify.js";
 import { emit } from "./events.js";
 import { escalationPayload } from "./escalation.js";
+import { falsify } from "./falsify.js";
 
 const LADDER_ACTIONS: readonly Action[] = ["retry", "fallback", "replan_local", "replan_global", "skip", "escalate", "abort"];
 
@@ -64,6 +65,14 @@ export function makeClassifierNode(rt: Runtime) {
     };
     emit(config, { type: "decision", decision });
     const update: PlanManagerUpdate = { decisions: decision, usage };
+    // The evidence stands even when a guardrail stops the replan: record it now (the replanner does it otherwise).
+    if (verdict.action !== "replan_local" && verdict.action !== "replan_global" && verdict.brokenAssumption !== undefined) {
+      const { falsified, labels } = falsify(state, decision);
+      if (falsified.length > state.guards.falsified.length) {
+        update.guards = { ...state.guards, falsified };
+        update.facts = labels.facts;
+      }
+    }
     const id = deviation.stepId;
     switch (verdict.action) {
       case "retry":

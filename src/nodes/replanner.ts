@@ -13,7 +13,8 @@ import { historyEntry } from "../plan/history.js";
 import { isFinished } from "../plan/ready.js";
 import type { Decision, FailureClass, Plan, ReplanRecord, Step, StepRun } from "../plan/schema.js";
 import { formatIssues, validatePlan } from "../plan/validate.js";
-import { describeApproach, fingerprint, globalScope, localScope, relabel } from "../policy/scope.js";
+import { describeApproach, fingerprint, globalScope, localScope } from "../policy/scope.js";
+import { falsify } from "./falsify.js";
 import { isPlanManagerError } from "../errors.js";
 import { emit } from "./events.js";
 import { escalationPayload } from "./escalation.js";
@@ -32,17 +33,13 @@ export function makeReplannerNode(rt: Runtime) {
     const guards: ReplanGuards = { ...state.guards, count: state.guards.count + 1 };
 
     // A falsified assumption is falsified for good: only an assumption the evidence names.
-    const assumptionFalsified = assumption !== undefined && (trigger.failureClass === "assumption_broken" || trigger.failureClass === "success_signal_unmet" || trigger.failureClass === "deterministic");
-    const broken = assumptionFalsified ? (deviation?.assumptionIds ?? [assumption]) : [];
-    guards.falsified = [...guards.falsified, ...broken.filter((a) => !guards.falsified.includes(a))];
+    const { broken, falsified, labels } = falsify(state, trigger);
+    guards.falsified = falsified;
 
     const failedStep = deviation?.stepId && state.steps[deviation.stepId]?.status === "failed" ? [deviation.stepId] : [];
     const affectedIds = scope === "local" ? localScope(plan, assumption!, failedStep) : globalScope(plan, state.steps);
     const affected = plan.steps.filter((s) => affectedIds.includes(s.id));
     const completedInScope = affected.filter((s) => isFinished(state.steps[s.id]));
-    const blamedStep = deviation?.stepId ? plan.steps.find((s) => s.id === deviation.stepId) : undefined;
-    const provenWrong = blamedStep?.assumptions?.some((a) => broken.includes(a)) ? blamedStep.id : undefined;
-    const labels = relabel(state.facts, plan, broken, provenWrong);
 
     const tried = [...guards.tried];
     for (const s of affected) {
