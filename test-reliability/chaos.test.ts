@@ -68,8 +68,8 @@ describe("kill and resume", () => {
     for (const name of SCENARIOS) {
       const ref = references.get(name)!;
       const toolCalls = Math.max(2, ref.decisions.length + Object.keys(ref.steps).length);
-      for (let k = 0; k < 4; k++) trials.push({ name, kill: `tool:${1 + Math.floor(random() * toolCalls)}`, id: id++ });
-      for (let k = 0; k < 4; k++) trials.push({ name, kill: `checkpoint:${1 + Math.floor(random() * (toolCalls + 4))}`, id: id++ });
+      for (let k = 0; k < 5; k++) trials.push({ name, kill: `tool:${1 + Math.floor(random() * toolCalls)}`, id: id++ });
+      for (let k = 0; k < 5; k++) trials.push({ name, kill: `checkpoint:${1 + Math.floor(random() * (toolCalls + 4))}`, id: id++ });
       for (let k = 0; k < 2; k++) trials.push({ name, kill: "time", delay: 1200 + Math.floor(random() * 1500), id: id++ });
     }
     const failures: string[] = [];
