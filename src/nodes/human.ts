@@ -132,16 +132,16 @@ function publicPayload(pending: PendingHuman): InterruptPayload {
 function checkAnswer(raw: unknown, pending: PendingHuman, state: PlanManagerStateType): string | undefined {
   const problem = resumeProblem(raw, pending.options);
   if (problem) return problem;
-  const parsed = ResumeValueSchema.safeParse(raw);
-  if (!parsed.success) return "invalid resume value";
-  if (parsed.data.action === "complete" && pending.kind === "human_step" && pending.stepId) {
+  // resumeProblem has already parsed it against ResumeValueSchema.
+  const answer = raw as ResumeValue;
+  if (answer.action === "complete" && pending.kind === "human_step" && pending.stepId) {
     const step = state.plan?.steps.find((s) => s.id === pending.stepId);
     if (step?.produces?.length) {
-      const { missing } = producedValues(step, parsed.data.output);
+      const { missing } = producedValues(step, answer.output);
       if (missing.length > 0) return `output is missing ${missing.join(", ")}, which step "${step.id}" must produce`;
     }
     if (step?.successSignal) {
-      const result = evaluate(step.successSignal, "successSignal", factValues(state.facts), parsed.data.output);
+      const result = evaluate(step.successSignal, "successSignal", factValues(state.facts), answer.output);
       if (!result.ok || result.value !== true) return `output does not meet the step's success signal ${JSON.stringify(step.successSignal)}`;
     }
   }
