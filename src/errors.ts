@@ -13,7 +13,13 @@ export type PlanManagerErrorCode =
   | "planner_failed"
   | "unknown_tool"
   | "expression_error"
-  | "limit_exceeded";
+  | "limit_exceeded"
+  /** A second run was started on a thread that is already running in this process. */
+  | "thread_busy"
+  /** `updateState` (or a node) wrote a value that does not fit the channel's schema. */
+  | "invalid_update"
+  /** A tool returned a value that cannot be stored as JSON. */
+  | "invalid_output";
 
 export interface PlanManagerErrorDetails {
   /** Dotted path of the offending field, e.g. `policy.maxReplans` or `steps[2].tool`. */
