@@ -157,8 +157,13 @@ export const StepRunSchema = z.object({
   retryBase: z.number().int().optional(),
   /** Backoff to wait before the next attempt, set by the classifier's retry decision. */
   nextDelayMs: z.number().optional(),
-  /** Plan version in which this step entered the plan (part of its idempotency key). */
+  /** Plan version in which this step entered the plan (kept for checkpoints written by 0.1; no longer read). */
   sinceVersion: z.number().int().optional(),
+  /**
+   * Set when no tool did the step's work: a person supplied its facts at an escalation
+   * (`provide`). Such a step counts as done, never as a tool success; its side effects did not happen.
+   */
+  doneBy: z.literal("person").optional(),
 });
 export type StepRun = z.infer<typeof StepRunSchema>;
 
@@ -229,6 +234,8 @@ export const ReplanRecordSchema = z.object({
     suspect: z.array(z.string()),
     invalidated: z.array(z.string()),
   }),
+  /** Steps the replan kept by id but changed (tool, arguments, inputs, dependencies, …): they run again. */
+  changedSteps: z.array(z.string()).optional(),
   /** Completed steps the replan re-runs (backtracking) to re-validate their facts. */
   revalidatedSteps: z.array(z.string()).optional(),
   /** Other assumptions that may share the blame (recorded as suspect). */
