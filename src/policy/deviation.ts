@@ -8,7 +8,9 @@ export type DeviationKind =
   | "precondition"
   | "assumption_broken"
   | "budget"
-  | "scope_change";
+  | "scope_change"
+  /** A step that committed a side effect would run again with a changed operation. */
+  | "side_effect_changed";
 
 export interface Deviation {
   kind: DeviationKind;
@@ -27,6 +29,9 @@ export interface Deviation {
   expression?: string;
   /** Facts the false expression read (their producers may be re-run to fix it). */
   facts?: string[];
+  /** For `side_effect_changed`: the key already committed, and the key of the changed operation. */
+  committedKey?: string;
+  proposedKey?: string;
 }
 
 /** Reads what a thrown value says about itself, without guessing from class identity. */
