@@ -32,7 +32,7 @@ describe("human review through interrupts", () => {
     const first = loanGraph(file);
     const paused: Loose = await first.graph.invoke({ goal: "Process loan application A-7291", context: { applicant_id: "A-7291" } }, config);
     expect(paused.status).toBe("awaiting_human");
-    expect(paused.__interrupt__[0].value).toMatchObject({ kind: "human_step", stepId: "human_review", planVersion: 1, options: ["complete", "skip", "change_scope", "abort"] });
+    expect(paused.__interrupt__[0].value).toMatchObject({ kind: "human_step", stepId: "human_review", planVersion: 1, options: ["complete", "skip", "abort"] });
     first.checkpointer.db.close();
 
     // A new process would build a new graph on the same file: do exactly that.
@@ -45,7 +45,7 @@ describe("human review through interrupts", () => {
     expect(done.status).toBe("completed");
     expect(second.calls).toEqual(["issue_decision"]);
     expect(done.facts.human_override).toEqual({ value: "approved", label: "trusted", producedBy: "human_review", planVersion: 1, assumptions: [], derivedFrom: ["applicant_id", "credit_score", "compliance_flag"] });
-    expect(done.sideEffects).toEqual([{ stepId: "issue_decision", idempotencyKey: "loan-A-7291:issue_decision:v1", at: "2026-01-01T00:00:00.000Z" }]);
+    expect(done.sideEffects).toEqual([{ stepId: "issue_decision", idempotencyKey: "loan-A-7291:issue_decision:cc7fd65e1cd171d8", at: "2026-01-01T00:00:00.000Z" }]);
     expect([...ledger.values()]).toEqual([{ applicant_id: "A-7291", decision: "approved" }]);
     second.checkpointer.db.close();
   });
@@ -76,7 +76,7 @@ describe("human review through interrupts", () => {
     expect(out.facts.result.value).toBe(42);
     expect(out.steps.score).toMatchObject({ status: "succeeded", output: { score: 21 } });
     expect(b.score.calls).toHaveLength(0);
-    expect(brief(out.decisions)).toEqual(["score: deterministic → escalate [deterministic.escalate]", "score: deterministic → skip [human.provide]"]);
+    expect(brief(out.decisions)).toEqual(["score: deterministic → escalate [deterministic.escalate]", "score: person → provide [human.provide]"]);
     b.checkpointer.db.close();
   });
 
@@ -91,7 +91,7 @@ describe("human review through interrupts", () => {
     const a = make();
     const paused: Loose = await a.graph.invoke({ goal: "g" }, config);
     expect(paused.status).toBe("awaiting_review");
-    expect(paused.__interrupt__[0].value).toMatchObject({ kind: "plan_review", planVersion: 1, options: ["approve", "replan", "change_scope", "abort"] });
+    expect(paused.__interrupt__[0].value).toMatchObject({ kind: "plan_review", planVersion: 1, options: ["approve", "abort"] });
     expect(a.t.calls).toHaveLength(0);
     a.checkpointer.db.close();
     const b = make();
@@ -110,7 +110,7 @@ describe("human review through interrupts", () => {
     expect(late.steps.human_review.status).toBe("running");
     expect(brief(late.decisions)).toEqual(["human_review: budget_exhausted → escalate [human.deadline-passed]"]);
     const payload = late.__interrupt__[0].value;
-    expect(payload).toMatchObject({ kind: "escalation", stepId: "human_review", options: ["complete", "retry", "skip", "provide", "replan", "change_scope", "abort"] });
+    expect(payload).toMatchObject({ kind: "escalation", stepId: "human_review", options: ["complete", "retry", "skip", "provide", "abort"] });
     expect(payload.context.lateOutput).toEqual({ human_override: "approved" });
     expect(payload.reason).toBe('the answer to human step "human_review" came after its 172800000 ms deadline');
     const out = await h.run(new Command({ resume: { action: "complete", output: { human_override: "approved" } } }));
@@ -137,7 +137,9 @@ describe("human review through interrupts", () => {
     const h = harness(plan, [scriptedTool("a", [httpError(410)]), b]);
     await h.run();
     const out = await h.run(new Command({ resume: { action: "skip" } }));
-    expect(out.status).toBe("completed");
+    // A person skipped required work: the run carries on but does not call itself completed.
+    expect(out.status).toBe("partial");
+    expect(out.outcome.summary).toBe('Partly done "test goal" (not done: a): 1 of 2 steps succeeded, 1 skipped (plan v1).');
     expect(out.steps.a).toMatchObject({ status: "skipped", skipReason: "human" });
     expect(b.calls).toHaveLength(1);
     expect(out.outcome.missing).toEqual([{ stepId: "a", goal: "A", facts: [], reason: "skipped by a person" }]);
@@ -147,11 +149,11 @@ describe("human review through interrupts", () => {
     const h = harness({ steps: [{ id: "a", goal: "A", tool: "a" }] }, [scriptedTool("a", [httpError(404), {}])]);
     await h.run();
     const bad = await h.run(new Command({ resume: { action: "launch_rockets" } }));
-    expect(bad.__interrupt__[0].value.error).toBe('invalid resume value: unknown action "launch_rockets"; choose one of: retry, skip, provide, replan, change_scope, abort (as { action: "..." })');
+    expect(bad.__interrupt__[0].value.error).toBe('invalid resume value: unknown action "launch_rockets"; choose one of: retry, skip, provide, abort (as { action: "..." })');
     const malformed = await h.run(new Command({ resume: { action: "provide", facts: { "not a key": 1 } } }));
     expect(malformed.__interrupt__[0].value.error).toContain("invalid resume value: facts.not a key:");
     const notOffered = await h.run(new Command({ resume: { action: "approve" } }));
-    expect(notOffered.__interrupt__[0].value.error).toBe('action "approve" is not available here; choose one of: retry, skip, provide, replan, change_scope, abort');
+    expect(notOffered.__interrupt__[0].value.error).toBe('action "approve" is not available here; choose one of: retry, skip, provide, abort');
     const out = await h.run(new Command({ resume: { action: "retry" } }));
     expect(out.status).toBe("completed");
   });
@@ -191,7 +193,7 @@ describe("resumeRun", () => {
     await h.run();
     const error = await resumeRun(h.graph, h.config, { action: "complete", output: 1 }).catch((e: unknown) => e);
     expect(isPlanManagerError(error) && error.code).toBe("invalid_resume");
-    expect((error as Error).message).toBe('thread "t1", escalation for step "a": action "complete" is not available here; choose one of: retry, skip, provide, replan, change_scope, abort');
+    expect((error as Error).message).toBe('thread "t1", escalation for step "a": action "complete" is not available here; choose one of: retry, skip, provide, abort');
     const addressed = await resumeRun(h.graph, h.config, { "not-an-id": { action: "retry" } }).catch((e: unknown) => e);
     expect((addressed as Error).message).toContain("(a map of interrupt ids? not-an-id is not the pending interrupt)");
     expect((await h.state()).status).toBe("awaiting_human");

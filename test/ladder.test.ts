@@ -41,7 +41,7 @@ describe("the response ladder on a running graph", () => {
     expect(fetch.calls).toHaveLength(1);
     expect(brief(out.decisions)).toEqual(["fetch: deterministic → escalate [deterministic.escalate]"]);
     const payload = out.__interrupt__[0].value;
-    expect(payload).toMatchObject({ kind: "escalation", stepId: "fetch", planVersion: 1, options: ["retry", "skip", "provide", "replan", "change_scope", "abort"] });
+    expect(payload).toMatchObject({ kind: "escalation", stepId: "fetch", planVersion: 1, options: ["retry", "skip", "provide", "abort"] });
     expect(payload.context.tried).toEqual(["attempt 1: deterministic → escalate (deterministic.escalate)"]);
     expect(payload.context.error).toEqual({ name: "HttpError", message: "no such report", status: 404 });
   });
@@ -86,7 +86,7 @@ describe("the response ladder on a running graph", () => {
     const out = await h.run(new Command({ resume: { action: "retry" } }));
     expect(out.status).toBe("completed");
     expect(fetch.calls).toHaveLength(2);
-    expect(brief(out.decisions)).toEqual(["fetch: unknown → escalate [unknown.escalate]", "fetch: unknown → retry [human.retry]"]);
+    expect(brief(out.decisions)).toEqual(["fetch: unknown → escalate [unknown.escalate]", "fetch: person → retry [human.retry]"]);
     expect(out.steps.fetch).toMatchObject({ status: "succeeded", attempts: 2, retryBase: 1 });
   });
 

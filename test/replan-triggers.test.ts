@@ -98,6 +98,7 @@ describe("metrics", () => {
       firstReplanSuccess: true,
       trustedCarryRate: 1 / 3,
       retryExhaustionRate: null,
+      doneByPerson: 0,
       decisions: 1,
       toolAttempts: 7,
     });

@@ -4,18 +4,32 @@
  * versions are kept as diffs (`planHistory`), not copies.
  */
 import { Annotation } from "@langchain/langgraph";
+import { z } from "zod";
+import { CheckedChannel } from "./checked-channel.js";
 import type { Deviation } from "../policy/deviation.js";
-import type {
-  Budget,
-  Decision,
-  Fact,
-  InterruptPayload,
-  Outcome,
-  Plan,
-  ReplanRecord,
-  RunStatus,
-  SideEffectRecord,
-  StepRun,
+import {
+  BudgetSchema,
+  DecisionSchema,
+  FactKeySchema,
+  FactSchema,
+  InterruptKindSchema,
+  LIMITS,
+  OutcomeSchema,
+  PlanSchema,
+  ReplanRecordSchema,
+  RunStatusSchema,
+  SideEffectRecordSchema,
+  StepRunSchema,
+  type Budget,
+  type Decision,
+  type Fact,
+  type InterruptPayload,
+  type Outcome,
+  type Plan,
+  type ReplanRecord,
+  type RunStatus,
+  type SideEffectRecord,
+  type StepRun,
 } from "../plan/schema.js";
 import type { PlanVersionEntry } from "../plan/history.js";
 
@@ -63,6 +77,8 @@ const mergeRecord = <T>(current: Record<string, T>, update: Record<string, T> | 
 const append = <T>(current: T[], update: T[] | T | undefined): T[] =>
   update === undefined ? current : current.concat(update);
 
+const replace = <T>(_: T, update: T): T => update;
+
 /** `[]` clears the pending scope changes; anything else is appended (duplicates dropped). */
 const scopeReducer = (current: string[], update: string[] | undefined): string[] => {
   if (update === undefined) return current;
@@ -70,33 +86,57 @@ const scopeReducer = (current: string[], update: string[] | undefined): string[]
   return [...current, ...update.filter((u) => !current.includes(u))];
 };
 
+const oneOrMany = <T extends z.ZodType>(item: T) => z.union([item, z.array(item)]);
+const recordOf = <T extends z.ZodType>(key: z.ZodString, item: T) => z.record(key, item);
+
+/** A replacing channel whose every write is validated (see `CheckedChannel`). */
+function lastValue<V>(key: string, schema: z.ZodType, initial?: () => V) {
+  return new CheckedChannel<V, V>(key, schema, replace, initial);
+}
+
+// Shapes of what may be written, checked on every write (a few microseconds per step). Internal
+// channels are checked loosely: they are written by the nodes and are not part of the contract.
+const PlanHistoryEntrySchema = z.looseObject({ version: z.number().int(), replaced: z.array(z.unknown()), order: z.array(z.string()) });
+const UsageEntrySchema = z.looseObject({ purpose: z.string(), inputTokens: z.number(), outputTokens: z.number(), cost: z.number() });
+const DeviationSchema = z.looseObject({ kind: z.string(), attempt: z.number(), message: z.string() }).nullable();
+const PendingHumanSchema = z.looseObject({ kind: InterruptKindSchema, options: z.array(z.string()), context: z.record(z.string(), z.unknown()) }).nullable();
+const GuardsSchema = z.looseObject({ count: z.number().int(), falsified: z.array(z.string()), successes: z.number().int() });
+const ScopeChangesSchema = z.array(z.string().min(1).max(LIMITS.maxTextLength)).max(LIMITS.maxListLength);
+
 export const PlanManagerState = Annotation.Root({
-  goal: Annotation<string>,
+  goal: lastValue<string>("goal", z.string()),
   /** Input facts: each entry becomes a trusted fact produced by "input". */
-  context: Annotation<Record<string, unknown> | undefined>,
-  status: Annotation<RunStatus>({ reducer: (_, b) => b, default: () => "planning" }),
-  plan: Annotation<Plan | undefined>,
+  context: lastValue<Record<string, unknown> | undefined>("context", z.record(z.string(), z.unknown()).optional()),
+  status: lastValue<RunStatus>("status", RunStatusSchema, () => "planning"),
+  plan: lastValue<Plan | undefined>("plan", PlanSchema.optional()),
   /** Compact history: one reverse diff per replan (`planAtVersion` rebuilds any version). */
-  planHistory: Annotation<PlanVersionEntry[], PlanVersionEntry[] | PlanVersionEntry>({ reducer: append, default: () => [] }),
+  planHistory: new CheckedChannel<PlanVersionEntry[], PlanVersionEntry[] | PlanVersionEntry>("planHistory", oneOrMany(PlanHistoryEntrySchema), append, () => []),
   /** Step records by id; a step without a record has not run yet (pending). */
-  steps: Annotation<Record<string, StepRun>, Record<string, StepRun>>({ reducer: mergeRecord, default: () => ({}) }),
-  facts: Annotation<Record<string, Fact>, Record<string, Fact>>({ reducer: mergeRecord, default: () => ({}) }),
-  decisions: Annotation<Decision[], Decision[] | Decision>({ reducer: append, default: () => [] }),
-  replans: Annotation<ReplanRecord[], ReplanRecord[] | ReplanRecord>({ reducer: append, default: () => [] }),
-  sideEffects: Annotation<SideEffectRecord[], SideEffectRecord[] | SideEffectRecord>({ reducer: append, default: () => [] }),
-  budget: Annotation<Budget>({ reducer: (_, b) => b, default: () => ({ spent: 0, replanSpent: 0 }) }),
-  scopeChanges: Annotation<string[], string[]>({ reducer: scopeReducer, default: () => [] }),
-  outcome: Annotation<Outcome | undefined>,
-  usage: Annotation<UsageEntry[], UsageEntry[] | UsageEntry>({ reducer: append, default: () => [] }),
+  steps: new CheckedChannel<Record<string, StepRun>>("steps", recordOf(z.string(), StepRunSchema), mergeRecord, () => ({})),
+  facts: new CheckedChannel<Record<string, Fact>>("facts", recordOf(FactKeySchema, FactSchema), mergeRecord, () => ({})),
+  decisions: new CheckedChannel<Decision[], Decision[] | Decision>("decisions", oneOrMany(DecisionSchema), append, () => []),
+  replans: new CheckedChannel<ReplanRecord[], ReplanRecord[] | ReplanRecord>("replans", oneOrMany(ReplanRecordSchema), append, () => []),
+  sideEffects: new CheckedChannel<SideEffectRecord[], SideEffectRecord[] | SideEffectRecord>("sideEffects", oneOrMany(SideEffectRecordSchema), append, () => []),
+  budget: lastValue<Budget>("budget", BudgetSchema, () => ({ spent: 0, replanSpent: 0 })),
+  /** Scope changes not yet planned for: the one channel users write while a run is paused (README "Human review"). */
+  scopeChanges: new CheckedChannel<string[], string[]>("scopeChanges", ScopeChangesSchema, scopeReducer, () => []),
+  outcome: lastValue<Outcome | undefined>("outcome", OutcomeSchema.optional()),
+  usage: new CheckedChannel<UsageEntry[], UsageEntry[] | UsageEntry>("usage", oneOrMany(UsageEntrySchema), append, () => []),
   /** The deviation waiting for the classifier (internal). */
-  deviation: Annotation<Deviation | null>({ reducer: (_, b) => b, default: () => null }),
+  deviation: lastValue<Deviation | null>("deviation", DeviationSchema, () => null),
   /** The interrupt the human node will raise (internal). */
-  pendingHuman: Annotation<PendingHuman | null>({ reducer: (_, b) => b, default: () => null }),
+  pendingHuman: lastValue<PendingHuman | null>("pendingHuman", PendingHumanSchema, () => null),
   /** Replan and backtracking guardrail counters (internal). */
-  guards: Annotation<ReplanGuards>({
-    reducer: (_, b) => b,
-    default: (): ReplanGuards => ({ count: 0, falsified: [], lastReplanAt: {}, backtracks: {}, fingerprints: [], successes: 0, tried: [], constraints: [] }),
-  }),
+  guards: lastValue<ReplanGuards>("guards", GuardsSchema, (): ReplanGuards => ({
+    count: 0,
+    falsified: [],
+    lastReplanAt: {},
+    backtracks: {},
+    fingerprints: [],
+    successes: 0,
+    tried: [],
+    constraints: [],
+  })),
 });
 
 export type PlanManagerStateType = typeof PlanManagerState.State;

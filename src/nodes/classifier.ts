@@ -5,7 +5,7 @@ import type { PlanManagerStateType, PlanManagerUpdate } from "../graph/state.js"
 import type { Action, Decision, StepRun } from "../plan/schema.js";
 import { classify, type ReplanStanding, type Verdict } from "../policy/classify.js";
 import { emit } from "./events.js";
-import { escalationPayload } from "./escalation.js";
+import { ESCALATION_OPTIONS, escalationPayload, offered } from "./escalation.js";
 import { falsify } from "./falsify.js";
 
 const LADDER_ACTIONS: readonly Action[] = ["retry", "fallback", "replan_local", "replan_global", "skip", "escalate", "abort"];
@@ -46,7 +46,7 @@ export function makeClassifierNode(rt: Runtime) {
     if (verdict.failureClass === "unknown" && rt.classifier && verdict.rule !== "guard.max-decisions") {
       const answer = await rt.classifier.classify({ deviation, ...(step ? { step } : {}), allowed: LADDER_ACTIONS });
       if (answer && LADDER_ACTIONS.includes(answer.verdict.action)) {
-        verdict = { ...verdict, ...answer.verdict, rule: "llm.classifier", evidence: verdict.evidence };
+        verdict = { ...verdict, ...answer.verdict, rule: "llm.classifier", evidence: verdict.evidence, by: "llm" };
         if (answer.usage) usage.push({ ...answer.usage, purpose: "classify" as const, at: new Date(rt.clock.now()).toISOString() });
       }
     }
@@ -62,6 +62,7 @@ export function makeClassifierNode(rt: Runtime) {
       at: new Date(rt.clock.now()).toISOString(),
       ...(verdict.delayMs !== undefined ? { delayMs: verdict.delayMs } : {}),
       ...(verdict.brokenAssumption !== undefined ? { brokenAssumption: verdict.brokenAssumption } : {}),
+      ...(verdict.by !== undefined ? { by: verdict.by } : {}),
     };
     emit(config, { type: "decision", decision });
     const update: PlanManagerUpdate = { decisions: decision, usage };
@@ -86,7 +87,7 @@ export function makeClassifierNode(rt: Runtime) {
         break;
       case "escalate":
         update.status = "awaiting_human";
-        update.pendingHuman = escalationPayload(state, decision);
+        update.pendingHuman = escalationPayload(state, decision, offered(ESCALATION_OPTIONS, typeof rt.planner.replan === "function"));
         break;
       case "abort":
         update.status = "aborted";

@@ -4,6 +4,14 @@ import type { Decision, ResumeAction } from "../plan/schema.js";
 
 export const ESCALATION_OPTIONS: ResumeAction[] = ["retry", "skip", "provide", "replan", "change_scope", "abort"];
 
+/** Answers that need the planner's `replan` (a scope change is planned for by a global replan). */
+const NEEDS_REPLAN: ReadonlySet<ResumeAction> = new Set(["replan", "change_scope"]);
+
+/** Options offered are options that can work: without `planner.replan`, no replan answers. */
+export function offered(options: readonly ResumeAction[], canReplan: boolean): ResumeAction[] {
+  return canReplan ? [...options] : options.filter((o) => !NEEDS_REPLAN.has(o));
+}
+
 export function escalationPayload(state: PlanManagerStateType, decision: Decision, options: ResumeAction[] = ESCALATION_OPTIONS): PendingHuman {
   const step = decision.stepId ? state.plan?.steps.find((s) => s.id === decision.stepId) : undefined;
   const run = decision.stepId ? state.steps[decision.stepId] : undefined;
@@ -23,6 +31,9 @@ export function escalationPayload(state: PlanManagerStateType, decision: Decisio
       ...(step ? { step: { id: step.id, goal: step.goal, tool: step.tool, produces: step.produces ?? [] } } : {}),
       ...(run ? { attempts: run.attempts, error: run.error, output: run.output } : {}),
       tried,
+      ...(state.deviation?.kind === "side_effect_changed"
+        ? { sideEffect: { committedKey: state.deviation.committedKey, proposedKey: state.deviation.proposedKey } }
+        : {}),
     },
   };
   if (decision.stepId !== undefined) payload.stepId = decision.stepId;

@@ -14,6 +14,8 @@ import { errorInfo, type Deviation } from "../policy/deviation.js";
 import { jsonDepth, jsonSize } from "../plan/validate.js";
 import { emit } from "./events.js";
 import { activeAssumptionChecks } from "./assumptions.js";
+import { operationKey } from "../plan/operation.js";
+import { offered } from "./escalation.js";
 
 export const HUMAN_STEP_OPTIONS = ["complete", "skip", "change_scope", "abort"] as const;
 
@@ -22,10 +24,6 @@ class StepTimeout extends Error {
     super(`step timed out after ${ms} ms`);
     this.name = "StepTimeout";
   }
-}
-
-export function idempotencyKey(threadId: string, stepId: string, sinceVersion: number): string {
-  return `${threadId}:${stepId}:v${sinceVersion}`;
 }
 
 export function makeExecutor(rt: Runtime) {
@@ -79,7 +77,7 @@ export function makeExecutor(rt: Runtime) {
           reason: step.human.prompt,
           stepId: step.id,
           planVersion: plan!.version,
-          options: [...HUMAN_STEP_OPTIONS],
+          options: offered(HUMAN_STEP_OPTIONS, typeof rt.planner.replan === "function"),
           context: { goal: state.goal, step: { id: step.id, goal: step.goal }, facts: pick(trusted, step.inputs ?? []) },
           ...(step.human.timeoutMs ? { deadline: rt.clock.now() + step.human.timeoutMs } : {}),
         };
@@ -115,16 +113,33 @@ export function makeExecutor(rt: Runtime) {
         return deviate({ kind: "budget", message }, { ...previous, status: "failed", error: { name: "BudgetExhausted", message } });
       }
 
-      if (previous.nextDelayMs) await rt.clock.sleep(previous.nextDelayMs, config.signal);
-
       const useFallback = previous.usedFallback === true && step.fallback !== undefined;
       const toolName = useFallback ? step.fallback!.tool : step.tool!;
       const tool = rt.tools.get(toolName);
+      const args = { ...(useFallback ? step.fallback!.args : step.args), ...pick(trusted, step.inputs ?? []) };
+      const threadId = String(config.configurable?.thread_id ?? "no-thread");
+      const hasEffect = (step.sideEffects?.length ?? 0) > 0 && step.idempotent === false;
+      const key = hasEffect ? operationKey(threadId, step.id, toolName, args) : undefined;
+
+      // A step that already committed one operation must not quietly commit a different one
+      // (backtracking, a replan that changed its arguments): a person decides.
+      const committed = key ? state.sideEffects.findLast((e) => e.stepId === step.id) : undefined;
+      if (key && committed && committed.idempotencyKey !== key && previous.approvedKey !== key) {
+        const message = `step "${step.id}" already committed its side effect under key ${committed.idempotencyKey}; ` +
+          `running it again with a changed operation (${toolName} ${preview(args)}) would commit a second one under ${key}`;
+        return deviate(
+          { kind: "side_effect_changed", message, committedKey: committed.idempotencyKey, proposedKey: key },
+          { ...previous, status: "failed", error: { name: "CommittedSideEffect", message } },
+        );
+      }
+
+      if (previous.nextDelayMs) await rt.clock.sleep(previous.nextDelayMs, config.signal);
       const startedAt = now();
       const running: StepRun = { ...previous, status: "running", attempts: attempt, startedAt };
       if (cost > 0) running.cost = (previous.cost ?? 0) + cost;
       delete running.nextDelayMs;
       delete running.error;
+      delete running.approvedKey;
       const budget = { ...state.budget, spent: state.budget.spent + cost };
       emit(config, { type: "step_started", stepId: step.id, goal: step.goal, attempt, tool: toolName });
 
@@ -133,10 +148,6 @@ export function makeExecutor(rt: Runtime) {
         const message = `tool "${toolName}" is not in the registry`;
         return deviate({ kind: "error", message, error: { name: "PermanentError", message } }, { ...running, status: "failed", endedAt: now(), error: { name: "PermanentError", message } }, { budget });
       }
-
-      const args = { ...(useFallback ? step.fallback!.args : step.args), ...pick(trusted, step.inputs ?? []) };
-      const threadId = String(config.configurable?.thread_id ?? "no-thread");
-      const key = step.sideEffects?.length && step.idempotent === false ? idempotencyKey(threadId, step.id, previous.sinceVersion ?? 1) : undefined;
 
       let output: unknown;
       try {
@@ -183,7 +194,10 @@ export function makeExecutor(rt: Runtime) {
       const update: PlanManagerUpdate = { steps: changed, guards, ...settle() };
       if (Object.keys(facts).length > 0) update.facts = facts;
       if (cost > 0) update.budget = budget;
-      if (key) update.sideEffects = [{ stepId: step.id, idempotencyKey: key, at: endedAt }];
+      // Each committed key is listed once: re-running an unchanged operation commits nothing new.
+      if (key && !state.sideEffects.some((e) => e.idempotencyKey === key)) {
+        update.sideEffects = [{ stepId: step.id, idempotencyKey: key, at: endedAt }];
+      }
 
       // New evidence: re-check the assumptions that steps not yet run still rest on.
       const nextTrusted = { ...trusted, ...values };

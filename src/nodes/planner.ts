@@ -8,6 +8,7 @@ import { FactKeySchema, type Plan, type PlanDraft } from "../plan/schema.js";
 import { formatIssues, validatePlan, type PlanIssue } from "../plan/validate.js";
 import { isPlanManagerError } from "../errors.js";
 import { emit } from "./events.js";
+import { offered } from "./escalation.js";
 
 export const PLAN_REVIEW_OPTIONS = ["approve", "replan", "change_scope", "abort"] as const;
 
@@ -67,7 +68,7 @@ export function makePlannerNode(rt: Runtime) {
         kind: "plan_review",
         reason: "approve the plan before any step runs",
         planVersion: 1,
-        options: [...PLAN_REVIEW_OPTIONS],
+        options: offered(PLAN_REVIEW_OPTIONS, typeof rt.planner.replan === "function"),
         context: { goal: state.goal, steps: plan.steps.map((s) => ({ id: s.id, goal: s.goal, tool: s.tool ?? null, sideEffects: s.sideEffects ?? [] })), assumptions: plan.assumptions },
       };
     }

@@ -164,6 +164,11 @@ export const StepRunSchema = z.object({
    * (`provide`). Such a step counts as done, never as a tool success; its side effects did not happen.
    */
   doneBy: z.literal("person").optional(),
+  /**
+   * Idempotency key of a changed side-effecting operation a person allowed to run although the
+   * step had already committed another one (escalation rule `guard.committed-side-effect`).
+   */
+  approvedKey: z.string().optional(),
 });
 export type StepRun = z.infer<typeof StepRunSchema>;
 
@@ -189,6 +194,8 @@ export const FailureClassSchema = z.enum([
   "scope_changed",
   "budget_exhausted",
   "unknown",
+  /** No failure: a person's choice at a plan review or a human step (decisions with `by: "person"`). */
+  "none",
 ]);
 export type FailureClass = z.infer<typeof FailureClassSchema>;
 
@@ -200,6 +207,8 @@ export const ActionSchema = z.enum([
   "skip",
   "escalate",
   "abort",
+  /** A person supplied what the step was to produce (`provide`). Never chosen by the rules. */
+  "provide",
 ]);
 export type Action = z.infer<typeof ActionSchema>;
 
@@ -217,6 +226,8 @@ export const DecisionSchema = z.object({
   delayMs: z.number().optional(),
   /** The assumption a replan decision names. */
   brokenAssumption: z.string().optional(),
+  /** Who decided: absent for the rules, `"llm"` for the LLM classifier, `"person"` for an answer at an interrupt. */
+  by: z.enum(["llm", "person"]).optional(),
 });
 export type Decision = z.infer<typeof DecisionSchema>;
 
@@ -265,6 +276,8 @@ export const RunStatusSchema = z.enum([
   "running",
   "awaiting_human",
   "completed",
+  /** Ended with required work undone (a person skipped a non-optional step): see `outcome.missing`. */
+  "partial",
   "failed",
   "aborted",
 ]);

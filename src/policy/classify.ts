@@ -47,6 +47,8 @@ export interface Verdict {
   reason: string;
   delayMs?: number;
   brokenAssumption?: string;
+  /** Set when the LLM classifier, not a rule, chose the action. */
+  by?: "llm";
 }
 
 export function classify(input: ClassifyInput): Verdict {
@@ -57,6 +59,11 @@ export function classify(input: ClassifyInput): Verdict {
 
   if (input.decisionCount >= policy.maxDecisions) {
     return { ...base, failureClass: evidence.failureClass, action: "escalate", rule: "guard.max-decisions", reason: `${policy.maxDecisions} decisions taken in this run (policy.maxDecisions); a person must look: ${what}` };
+  }
+
+  if (deviation.kind === "side_effect_changed") {
+    const guard = { evidence: "sideeffect.operation-changed" };
+    return escalateOrSkip(input, guard, "deterministic", "guard.committed-side-effect", `${what}; a person must decide`);
   }
 
   switch (evidence.failureClass) {
@@ -97,6 +104,7 @@ export function classify(input: ClassifyInput): Verdict {
     case "budget_exhausted":
       return replanOr(input, base, "budget_exhausted", "replan_global", "budget.replan-cheaper", undefined, `${what}; asking the planner for a cheaper route`);
     case "unknown":
+    case "none":
       return escalateOrSkip(input, base, "unknown", "unknown.escalate", `${what}; no rule recognised this failure`);
   }
 }

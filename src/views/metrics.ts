@@ -18,6 +18,8 @@ export interface PlanMetrics {
   retryExhaustionRate: number | null;
   decisions: number;
   toolAttempts: number;
+  /** Steps a person did instead of their tool (`provide` at an escalation). */
+  doneByPerson: number;
 }
 
 type MetricsState = Pick<PlanManagerStateType, "replans" | "decisions" | "steps" | "status">;
@@ -47,5 +49,6 @@ export function planMetrics(state: MetricsState): PlanMetrics {
     retryExhaustionRate: retried.size === 0 ? null : [...exhausted].filter((s) => retried.has(s)).length / retried.size,
     decisions: state.decisions.length,
     toolAttempts: Object.values(state.steps).reduce((sum, s) => sum + s.attempts, 0),
+    doneByPerson: Object.values(state.steps).filter((s) => s.doneBy === "person").length,
   };
 }

@@ -2,6 +2,7 @@
 import type { PlanManagerStateType } from "../graph/state.js";
 import type { RetryPolicy } from "../plan/schema.js";
 import { DEFAULT_RETRY } from "../policy/options.js";
+import { decisionLine } from "./decision-line.js";
 import { planMetrics } from "./metrics.js";
 
 type OperatorState = Pick<PlanManagerStateType, "plan" | "steps" | "status" | "decisions" | "replans" | "budget" | "pendingHuman">;
@@ -33,8 +34,8 @@ export function operatorView(state: OperatorState, options: OperatorViewOptions 
     `status: ${state.status}${current ? ` (attempt ${run?.attempts ?? 0}/${max})` : ""}`,
     `elapsed: ${elapsed.toFixed(1)}s`,
     `budget: ${budget}; replans $${state.budget.replanSpent.toFixed(2)}`,
-    `last_failure: ${lastFailure ? `${lastFailure.stepId ?? "-"} ${lastFailure.failureClass} → ${lastFailure.action} [${lastFailure.rule}]` : "null"}`,
+    `last_failure: ${lastFailure ? `${lastFailure.stepId ?? "-"} ${decisionLine(lastFailure)}` : "null"}`,
     `plan_version: ${plan?.version ?? 0}, ${state.replans.length === 0 ? "no replans triggered" : `${state.replans.length} replan${state.replans.length > 1 ? "s" : ""} (${m.localReplans} local, ${m.globalReplans} global)`}`,
-    `metrics: decisions ${m.decisions} · tool attempts ${m.toolAttempts} · first-replan success ${m.firstReplanSuccess === null ? "n/a" : m.firstReplanSuccess ? "yes" : "no"} · trusted carry ${pct(m.trustedCarryRate)} · retry exhaustion ${pct(m.retryExhaustionRate)}`,
+    `metrics: decisions ${m.decisions} · tool attempts ${m.toolAttempts} · first-replan success ${m.firstReplanSuccess === null ? "n/a" : m.firstReplanSuccess ? "yes" : "no"} · trusted carry ${pct(m.trustedCarryRate)} · retry exhaustion ${pct(m.retryExhaustionRate)}${m.doneByPerson ? ` · done by a person ${m.doneByPerson}` : ""}`,
   ];
 }

@@ -10,7 +10,7 @@ type ViewState = Pick<PlanManagerStateType, "plan" | "steps" | "status" | "outco
 export function userLine(goal: string, run: StepRun | undefined, waitingOnPerson = false): string | undefined {
   switch (run?.status) {
     case "succeeded":
-      return `✓ ${goal}`;
+      return run.doneBy === "person" ? `✓ ${goal} (done by a person)` : `✓ ${goal}`;
     case "running":
       return waitingOnPerson ? `… ${goal} (waiting for a person)` : `… ${goal}`;
     case "failed":
@@ -30,6 +30,10 @@ export function userView(state: ViewState): string[] {
     if (line) lines.push(line);
   }
   if (state.status === "completed") lines.push("Done.");
+  else if (state.status === "partial") {
+    const undone = (state.outcome?.missing ?? []).map((m) => m.goal);
+    lines.push(`Partly done. Not done: ${undone.join("; ") || "see the outcome"}.`);
+  }
   else if (state.status === "failed" || state.status === "aborted") lines.push(`Stopped: ${state.outcome?.summary ?? state.status}`);
   else if (state.status === "awaiting_human" || state.status === "awaiting_review") lines.push("Waiting for a person to review.");
   return lines;

@@ -57,6 +57,6 @@ export function harness(
 }
 
 /** Decisions reduced to what tests compare exactly. */
-export function brief(decisions: { stepId?: string; failureClass: string; action: string; rule: string }[]) {
-  return decisions.map((d) => `${d.stepId ?? "-"}: ${d.failureClass} → ${d.action} [${d.rule}]`);
+export function brief(decisions: { stepId?: string; failureClass: string; action: string; rule: string; by?: string }[]) {
+  return decisions.map((d) => `${d.stepId ?? "-"}: ${d.by === "person" ? "person" : d.failureClass} → ${d.action} [${d.rule}]`);
 }

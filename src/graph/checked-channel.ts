@@ -1,0 +1,56 @@
+/**
+ * A reducer channel that validates every write before applying it, so a bad
+ * `graph.updateState(config, …)` fails at once with a typed error naming the field and changes
+ * nothing (the update is rejected before any channel is written), instead of breaking the next
+ * `invoke` with a raw TypeError. LangGraph's own `BinaryOperatorAggregate` skips the reducer for
+ * the first write of a channel without a default, so the check runs in `update`, not in the reducer.
+ */
+import { BinaryOperatorAggregate } from "@langchain/langgraph";
+import type { z } from "zod";
+import { PlanManagerError } from "../errors.js";
+
+type Operator<V, U> = (current: V, update: U) => V;
+
+export class CheckedChannel<V, U = V> extends BinaryOperatorAggregate<V, U> {
+  constructor(
+    readonly key: string,
+    readonly schema: z.ZodType,
+    operator: Operator<V, U>,
+    initialValueFactory?: () => V,
+  ) {
+    super(operator, initialValueFactory);
+  }
+
+  override fromCheckpoint(checkpoint?: V): this {
+    const restored = super.fromCheckpoint(checkpoint);
+    const channel = new CheckedChannel<V, U>(this.key, this.schema, this.operator, this.initialValueFactory);
+    channel.value = restored.value;
+    return channel as this;
+  }
+
+  override update(values: U[]): boolean {
+    for (const value of values) this.check(value);
+    return super.update(values);
+  }
+
+  private check(value: unknown): void {
+    const inner = overwritten(value);
+    const result = this.schema.safeParse(inner);
+    if (result.success) return;
+    const issue = result.error.issues[0]!;
+    const path = [this.key, ...issue.path.map(String)].join(".");
+    throw new PlanManagerError("invalid_update", `state update rejected: ${path}: ${issue.message}`, {
+      path,
+      issues: result.error.issues,
+    });
+  }
+}
+
+/** LangGraph's `Overwrite` wrapper bypasses reducers; its value is checked like any other. */
+function overwritten(value: unknown): unknown {
+  if (value === null || typeof value !== "object") return value;
+  const record = value as Record<string, unknown>;
+  if ("__overwrite__" in record) return record.__overwrite__;
+  if (record.type === "__overwrite__" && "value" in record) return record.value;
+  return value;
+}
