@@ -9,6 +9,8 @@ export type DeviationKind =
   | "assumption_broken"
   | "budget"
   | "scope_change"
+  /** The tool returned something the run cannot store (not JSON, too large, too deep). */
+  | "output_rejected"
   /** A step that committed a side effect would run again with a changed operation. */
   | "side_effect_changed";
 

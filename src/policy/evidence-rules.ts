@@ -71,6 +71,12 @@ export const EVIDENCE_RULES: readonly EvidenceRule[] = [
     description: "the tool rejected its arguments (schema error)",
     matches: (d) => isError(d) && d.error !== undefined && ARGUMENT_ERROR_NAMES.has(d.error.name),
   },
+  {
+    id: "output.rejected",
+    failureClass: "deterministic",
+    description: "the tool's output is not storable JSON or exceeds the fact size or depth limit",
+    matches: (d) => d.kind === "output_rejected",
+  },
   { id: "unmet.signal", failureClass: "success_signal_unmet", description: "the tool returned but its success signal is false", matches: (d) => d.kind === "signal_unmet" },
   { id: "precondition.false", failureClass: "precondition_failed", description: "a precondition is false or a needed fact is missing", matches: (d) => d.kind === "precondition" },
   { id: "budget.max-cost", failureClass: "budget_exhausted", description: "the step's cost would exceed budget.maxCost", matches: (d) => d.kind === "budget" },
