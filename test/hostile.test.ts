@@ -92,7 +92,21 @@ describe("hostile plans", () => {
     const t = scriptedTool("t", [{ blob: "x".repeat(70_000) }]);
     const out = await harness({ steps: [{ id: "a", goal: "g", tool: "t", produces: ["blob"], retry: { maxAttempts: 1 } }] }, [t]).run();
     expect(out.facts.blob).toBeUndefined();
-    expect(out.steps.a.error).toEqual({ name: "OutputTooLarge", message: "output is 70011 bytes of JSON, over the 64000-byte fact limit" });
+    expect(out.steps.a.error).toEqual({ name: "OutputRejected", message: "output is 70011 bytes of JSON, over the 64000-byte fact limit" });
+  });
+
+  it("does not blame the plan's assumptions for an output it cannot store", async () => {
+    const t = scriptedTool("t", [{ blob: "x".repeat(70_000) }]);
+    const plan = {
+      assumptions: [{ id: "small", statement: "the source is small" }],
+      steps: [{ id: "a", goal: "g", tool: "t", produces: ["blob"], assumptions: ["small"], retry: { maxAttempts: 1 } }],
+    };
+    const replan = () => ({ steps: [{ id: "b", goal: "g2", tool: "t", produces: ["blob"] }] });
+    const out = await harness(staticPlanner({ plan, replan }), [t]).run();
+    // Before: reported as an unmet success signal, which falsified "small" and replanned.
+    expect(brief(out.decisions)).toEqual(["a: deterministic → escalate [deterministic.escalate]"]);
+    expect(out.guards.falsified).toEqual([]);
+    expect(out.replans).toEqual([]);
   });
 
   it("cannot exceed the budget or the guardrails, whatever it asks for", async () => {

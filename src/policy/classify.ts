@@ -115,7 +115,8 @@ function afterPermanentFailure(input: ClassifyInput, base: { evidence: string },
   if (step?.fallback && !run?.usedFallback) {
     return { ...base, failureClass, action: "fallback", rule: `${prefix}.fallback`, reason: `${reason}; switching to fallback tool "${step.fallback.tool}"` };
   }
-  const [blamed] = activeAssumptions(step, input.replan);
+  // An output the run cannot store says nothing about the plan's assumptions.
+  const [blamed] = input.deviation.kind === "output_rejected" ? [] : activeAssumptions(step, input.replan);
   if (blamed) return replanOr(input, base, failureClass, "replan_local", `${prefix}.replan-local`, blamed, `${reason}; the step rests on assumption "${blamed}"`);
   return escalateOrSkip(input, base, failureClass, `${prefix}.escalate`, `${reason}; no fallback and no assumption to revise`);
 }

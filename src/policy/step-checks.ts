@@ -1,0 +1,129 @@
+/**
+ * The checks around one step attempt, as pure functions: before the tool runs (trusted inputs,
+ * preconditions, budget, a committed side effect), and after it returns (storable output,
+ * success signal, produced fields). Each failure is a deviation for the classifier plus the
+ * error recorded on the step. No LangGraph, no clock, no I/O.
+ */
+import { compileExpression, evaluate } from "../expr/cel.js";
+import { producedValues } from "../plan/facts.js";
+import { LIMITS, type ErrorInfo, type Fact, type SideEffectRecord, type Step, type StepRun } from "../plan/schema.js";
+import { jsonDepth, jsonSize } from "../plan/validate.js";
+import type { Deviation } from "./deviation.js";
+
+/** A check that failed: what the classifier sees, and what the step record keeps. */
+export interface CheckFailure {
+  deviation: Omit<Deviation, "stepId" | "attempt">;
+  error: ErrorInfo;
+}
+
+/** Inputs and preconditions read trusted facts only; a missing or untrusted fact fails the precondition. */
+export function checkInputs(step: Step, facts: Readonly<Record<string, Fact>>, trusted: Readonly<Record<string, unknown>>): CheckFailure | undefined {
+  const missing = (step.inputs ?? []).filter((key) => !Object.hasOwn(trusted, key));
+  if (missing.length === 0) return undefined;
+  const labels = missing.map((k) => (facts[k] ? `${k} (${facts[k].label})` : `${k} (missing)`));
+  const plural = labels.length > 1 ? "s" : "";
+  return {
+    deviation: { kind: "precondition", message: `input fact${plural} not trusted: ${labels.join(", ")}`, missing },
+    error: { name: "PreconditionFailed", message: `inputs not trusted: ${labels.join(", ")}` },
+  };
+}
+
+export function checkPreconditions(step: Step, trusted: Readonly<Record<string, unknown>>): CheckFailure | undefined {
+  for (const expression of step.preconditions ?? []) {
+    const result = evaluate(expression, "precondition", trusted);
+    if (result.ok && result.value === true) continue;
+    const why = result.ok ? "is false" : result.missing ? `is false (${result.message})` : `could not be evaluated (${result.message})`;
+    const message = `precondition ${JSON.stringify(expression)} ${why}`;
+    const read = compileExpression(expression, "precondition");
+    const missing = !result.ok && result.missing ? { missing: result.missing } : {};
+    return {
+      deviation: { kind: "precondition", message, expression, facts: read.ok ? [...read.expression.facts] : [], ...missing },
+      error: { name: "PreconditionFailed", message },
+    };
+  }
+  return undefined;
+}
+
+/** `budget.maxCost`: a step whose cost would exceed it is not started. */
+export function checkBudget(step: Step, spent: number, maxCost: number | undefined): CheckFailure | undefined {
+  const cost = step.cost ?? 0;
+  if (maxCost === undefined || spent + cost <= maxCost) return undefined;
+  const message = `step "${step.id}" costs ${cost}; ${round(spent)} of ${maxCost} is spent, so it would exceed budget.maxCost`;
+  return { deviation: { kind: "budget", message }, error: { name: "BudgetExhausted", message } };
+}
+
+/**
+ * A step that already committed one operation must not quietly commit a different one
+ * (backtracking, or a replan that changed its arguments): a person decides, and a person's
+ * `retry` approves exactly the new key (`run.approvedKey`).
+ */
+export function checkCommittedEffect(
+  step: Step,
+  key: string | undefined,
+  run: StepRun | undefined,
+  committed: readonly SideEffectRecord[],
+  operation: string,
+): CheckFailure | undefined {
+  if (key === undefined) return undefined;
+  const last = committed.findLast((e) => e.stepId === step.id);
+  if (!last || last.idempotencyKey === key || run?.approvedKey === key) return undefined;
+  const message =
+    `step "${step.id}" already committed its side effect under key ${last.idempotencyKey}; running it again with a ` +
+    `changed operation (${operation}) would commit a second one under ${key}`;
+  return {
+    deviation: { kind: "side_effect_changed", message, committedKey: last.idempotencyKey, proposedKey: key },
+    error: { name: "CommittedSideEffect", message },
+  };
+}
+
+/** What the tool's output yields once judged: the facts it produces. */
+export type Judgement = { ok: true; values: Record<string, unknown> } | ({ ok: false } & CheckFailure);
+
+/**
+ * Judges a tool's output: it must be storable (size, depth), meet the success signal, and carry
+ * every produced field. An output the run cannot store is its own deviation (`output_rejected`,
+ * deterministic): it says nothing about the plan's assumptions, unlike an unmet success signal.
+ */
+export function judgeOutput(step: Step, output: unknown, trusted: Readonly<Record<string, unknown>>): Judgement {
+  const size = jsonSize(output);
+  const storable =
+    size > LIMITS.maxJsonBytes ? `output is ${size} bytes of JSON, over the ${LIMITS.maxJsonBytes}-byte fact limit`
+    : jsonDepth(output) > LIMITS.maxJsonDepth ? `output is nested deeper than ${LIMITS.maxJsonDepth} levels`
+    : undefined;
+  if (storable) {
+    return { ok: false, deviation: { kind: "output_rejected", message: `${step.id}: ${storable}` }, error: { name: "OutputRejected", message: storable } };
+  }
+  if (step.successSignal) {
+    const signal = evaluate(step.successSignal, "successSignal", trusted, output);
+    if (!signal.ok || signal.value !== true) {
+      const why = signal.ok ? "is false" : `could not be evaluated (${signal.message})`;
+      const message = `success signal ${JSON.stringify(step.successSignal)} ${why} for output ${preview(output)}`;
+      return unmet(step, message, step.successSignal);
+    }
+  }
+  const { values, missing } = producedValues(step, output);
+  if (missing.length > 0) {
+    return unmet(step, `output ${preview(output)} lacks produced field${missing.length > 1 ? "s" : ""} ${missing.join(", ")}`);
+  }
+  return { ok: true, values };
+}
+
+function unmet(step: Step, message: string, expression?: string): Judgement {
+  const deviation: CheckFailure["deviation"] = { kind: "signal_unmet", message: `${step.id}: ${message}` };
+  if (expression !== undefined) deviation.expression = expression;
+  return { ok: false, deviation, error: { name: "SuccessSignalUnmet", message } };
+}
+
+export function preview(value: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+}
+
+function round(n: number): number {
+  return Math.round(n * 1e6) / 1e6;
+}

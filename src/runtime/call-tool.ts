@@ -1,0 +1,44 @@
+/**
+ * One tool call with a timeout. The run's own signal (config.signal) is LangGraph's; ours aborts
+ * the call when the step's timeout passes, so a hanging tool cannot stall a run.
+ */
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+
+export class StepTimeout extends Error {
+  constructor(ms: number) {
+    super(`step timed out after ${ms} ms`);
+    this.name = "StepTimeout";
+  }
+}
+
+export interface ToolCall {
+  tool: StructuredToolInterface;
+  args: Record<string, unknown>;
+  timeoutMs: number;
+  /** What the tool finds in `config.configurable`, beside the run's own configurable. */
+  configurable: { stepId: string; planVersion: number; attempt: number; idempotencyKey?: string };
+}
+
+export async function callTool(call: ToolCall, config: LangGraphRunnableConfig): Promise<unknown> {
+  const controller = new AbortController();
+  const toolConfig = {
+    callbacks: config.callbacks,
+    signal: controller.signal,
+    configurable: { ...config.configurable, ...call.configurable },
+  };
+  const pending = call.tool.invoke(call.args, toolConfig);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(new StepTimeout(call.timeoutMs));
+    }, call.timeoutMs);
+  });
+  try {
+    return await Promise.race([pending, timeout]);
+  } finally {
+    clearTimeout(timer);
+    pending.catch(() => undefined);
+  }
+}
