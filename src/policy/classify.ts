@@ -12,6 +12,7 @@ import type { Deviation } from "./deviation.js";
 import { classifyEvidence } from "./evidence-rules.js";
 import type { ResolvedPolicy } from "./options.js";
 import { effectiveRetry } from "./retry.js";
+import type { RuleId } from "./rules.js";
 
 /** Where the run stands with respect to replanning guardrails. */
 export interface ReplanStanding {
@@ -42,7 +43,7 @@ export interface ClassifyInput {
 export interface Verdict {
   failureClass: FailureClass;
   action: Action;
-  rule: string;
+  rule: RuleId;
   evidence: string;
   reason: string;
   delayMs?: number;
@@ -110,15 +111,28 @@ export function classify(input: ClassifyInput): Verdict {
 }
 
 /** Deterministic failure (or exhausted retries): fallback → local replan → skip if optional → escalate. */
-function afterPermanentFailure(input: ClassifyInput, base: { evidence: string }, failureClass: FailureClass, reason: string, prefix: string): Verdict {
+/** The rungs after a permanent failure, named by how it became permanent (a deterministic error, or retries exhausted). */
+const PERMANENT_RUNGS = {
+  deterministic: { fallback: "deterministic.fallback", replan: "deterministic.replan-local", escalate: "deterministic.escalate" },
+  exhausted: { fallback: "exhausted.fallback", replan: "exhausted.replan-local", escalate: "exhausted.escalate" },
+} as const satisfies Record<string, Record<"fallback" | "replan" | "escalate", RuleId>>;
+
+function afterPermanentFailure(
+  input: ClassifyInput,
+  base: { evidence: string },
+  failureClass: FailureClass,
+  reason: string,
+  how: keyof typeof PERMANENT_RUNGS,
+): Verdict {
+  const rungs = PERMANENT_RUNGS[how];
   const { step, run } = input;
   if (step?.fallback && !run?.usedFallback) {
-    return { ...base, failureClass, action: "fallback", rule: `${prefix}.fallback`, reason: `${reason}; switching to fallback tool "${step.fallback.tool}"` };
+    return { ...base, failureClass, action: "fallback", rule: rungs.fallback, reason: `${reason}; switching to fallback tool "${step.fallback.tool}"` };
   }
   // An output the run cannot store says nothing about the plan's assumptions.
   const [blamed] = input.deviation.kind === "output_rejected" ? [] : activeAssumptions(step, input.replan);
-  if (blamed) return replanOr(input, base, failureClass, "replan_local", `${prefix}.replan-local`, blamed, `${reason}; the step rests on assumption "${blamed}"`);
-  return escalateOrSkip(input, base, failureClass, `${prefix}.escalate`, `${reason}; no fallback and no assumption to revise`);
+  if (blamed) return replanOr(input, base, failureClass, "replan_local", rungs.replan, blamed, `${reason}; the step rests on assumption "${blamed}"`);
+  return escalateOrSkip(input, base, failureClass, rungs.escalate, `${reason}; no fallback and no assumption to revise`);
 }
 
 function activeAssumptions(step: Step | undefined, standing: ReplanStanding): string[] {
@@ -131,13 +145,13 @@ function replanOr(
   base: { evidence: string },
   failureClass: FailureClass,
   action: "replan_local" | "replan_global",
-  rule: string,
+  rule: RuleId,
   assumption: string | undefined,
   reason: string,
 ): Verdict {
   const { replan, policy } = input;
   const named = assumption === undefined ? {} : { brokenAssumption: assumption };
-  let guard: { rule: string; why: string } | undefined;
+  let guard: { rule: RuleId; why: string } | undefined;
   if (!replan.available) guard = { rule: "replan.unavailable", why: "the planner cannot replan (it has no replan function)" };
   else if (replan.count >= policy.maxReplans) guard = { rule: "guard.max-replans", why: `${replan.count} replans already (policy.maxReplans = ${policy.maxReplans})` };
   else if (policy.budget.maxReplanCost !== undefined && replan.spent >= policy.budget.maxReplanCost) {
@@ -149,7 +163,7 @@ function replanOr(
   return { ...base, failureClass, action, rule, reason, ...named };
 }
 
-function escalateOrSkip(input: ClassifyInput, base: { evidence: string }, failureClass: FailureClass, rule: string, reason: string): Verdict {
+function escalateOrSkip(input: ClassifyInput, base: { evidence: string }, failureClass: FailureClass, rule: RuleId, reason: string): Verdict {
   if (input.step?.optional) {
     return { ...base, failureClass, action: "skip", rule: "optional.skip", reason: `${reason}; the step is optional, so it and its dependents are skipped (escalation rule was ${rule})` };
   }

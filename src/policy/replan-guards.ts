@@ -1,0 +1,66 @@
+/**
+ * Guards that only the replanner can check, because they need the replacement steps or the
+ * replan's scope: backtrack depth and count, no progress, and what a failed draft escalates as.
+ * Pure: each returns the rule that fires and why, or undefined.
+ */
+import type { ResolvedPolicy } from "./options.js";
+import type { RuleId } from "./rules.js";
+
+export interface GuardHit {
+  rule: RuleId;
+  reason: string;
+}
+
+/** A local replan may re-validate at most `maxBacktrackDepth` completed steps. */
+export function backtrackDepthGuard(completedInScope: readonly string[], policy: Pick<ResolvedPolicy, "maxBacktrackDepth">): GuardHit | undefined {
+  if (completedInScope.length <= policy.maxBacktrackDepth) return undefined;
+  return {
+    rule: "guard.max-backtrack-depth",
+    reason:
+      `the replan would re-validate ${completedInScope.length} completed steps (${completedInScope.join(", ")}); ` +
+      `policy.maxBacktrackDepth = ${policy.maxBacktrackDepth}`,
+  };
+}
+
+/**
+ * The same replacement for the same broken assumption is not progress. A person's replan
+ * (with a constraint) is exempt: repeating steps is their call.
+ */
+export function noProgressGuard(
+  proposed: string,
+  replaced: string,
+  seen: readonly string[],
+  assumption: string | undefined,
+  byPerson: boolean,
+): GuardHit | undefined {
+  if (byPerson || (proposed !== replaced && !seen.includes(proposed))) return undefined;
+  const what = assumption ? `assumption "${assumption}"` : "this trigger";
+  return { rule: "guard.no-progress", reason: `the planner proposed the same steps again for ${what}; that is not progress` };
+}
+
+/** A completed step may be re-run by backtracking at most `maxBacktracksPerStep` times. */
+export function backtracksGuard(
+  rerun: readonly string[],
+  backtracks: Readonly<Record<string, number>>,
+  policy: Pick<ResolvedPolicy, "maxBacktracksPerStep">,
+): GuardHit | undefined {
+  const over = rerun.find((id) => (backtracks[id] ?? 0) >= policy.maxBacktracksPerStep);
+  if (over === undefined) return undefined;
+  return {
+    rule: "guard.max-backtracks",
+    reason: `step "${over}" was already re-run ${backtracks[over]} times by backtracking (policy.maxBacktracksPerStep = ${policy.maxBacktracksPerStep})`,
+  };
+}
+
+/** A replan that failed still counts against `maxReplans`; it escalates under one of two rules. */
+export function failedReplan(kind: "invalid_draft" | "planner_error", detail: string): GuardHit {
+  return kind === "invalid_draft"
+    ? { rule: "replan.invalid-draft", reason: `the replacement steps were rejected:\n${detail}` }
+    : { rule: "replan.planner-error", reason: `the planner failed to replan: ${detail}` };
+}
+
+/** A human step answered after its deadline escalates instead of completing (rule `human.deadline-passed`). */
+export function deadlinePassed(deadline: number | undefined, now: number, stepId: string, timeoutMs: number | undefined): GuardHit | undefined {
+  if (deadline === undefined || now <= deadline) return undefined;
+  return { rule: "human.deadline-passed", reason: `the answer to human step "${stepId}" came after its ${timeoutMs} ms deadline` };
+}

@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import type { Fact, Step } from "../../src/plan/schema.js";
+import { checkBudget, checkCommittedEffect, checkInputs, checkPreconditions, judgeOutput } from "../../src/policy/step-checks.js";
+
+const fact = (value: unknown, label: Fact["label"] = "trusted"): Fact => ({ value, label, producedBy: "x", planVersion: 1, assumptions: [], derivedFrom: [] });
+const step: Step = { id: "s", goal: "g", tool: "t", inputs: ["a", "b"], produces: ["out"], successSignal: "output.out > 0", cost: 0.3 };
+
+describe("step checks (pure)", () => {
+  it("names untrusted and missing inputs", () => {
+    const facts = { a: fact(1, "suspect") };
+    expect(checkInputs(step, facts, {})).toEqual({
+      deviation: { kind: "precondition", message: "input facts not trusted: a (suspect), b (missing)", missing: ["a", "b"] },
+      error: { name: "PreconditionFailed", message: "inputs not trusted: a (suspect), b (missing)" },
+    });
+    expect(checkInputs(step, { a: fact(1), b: fact(2) }, { a: 1, b: 2 })).toBeUndefined();
+  });
+
+  it("reports the first false precondition with the facts it read", () => {
+    const s: Step = { ...step, preconditions: ["facts.a > 0", "facts.b > facts.a"] };
+    expect(checkPreconditions(s, { a: 2, b: 1 })).toEqual({
+      deviation: { kind: "precondition", message: 'precondition "facts.b > facts.a" is false', expression: "facts.b > facts.a", facts: ["b", "a"] },
+      error: { name: "PreconditionFailed", message: 'precondition "facts.b > facts.a" is false' },
+    });
+    expect(checkPreconditions(s, { a: 1, b: 2 })).toBeUndefined();
+  });
+
+  it("refuses a step whose cost would exceed budget.maxCost", () => {
+    expect(checkBudget(step, 0.8, 1)?.error).toEqual({ name: "BudgetExhausted", message: 'step "s" costs 0.3; 0.8 of 1 is spent, so it would exceed budget.maxCost' });
+    expect(checkBudget(step, 0.7, 1)).toBeUndefined();
+    expect(checkBudget(step, 99, undefined)).toBeUndefined();
+  });
+
+  it("stops a changed operation on a step that committed one, unless a person approved that key", () => {
+    const committed = [{ stepId: "s", idempotencyKey: "t:s:old", at: "x" }];
+    expect(checkCommittedEffect(step, "t:s:new", undefined, committed, "t {}")?.deviation).toMatchObject({
+      kind: "side_effect_changed",
+      committedKey: "t:s:old",
+      proposedKey: "t:s:new",
+    });
+    expect(checkCommittedEffect(step, "t:s:old", undefined, committed, "t {}")).toBeUndefined();
+    expect(checkCommittedEffect(step, "t:s:new", { status: "pending", attempts: 1, approvedKey: "t:s:new" }, committed, "t {}")).toBeUndefined();
+    expect(checkCommittedEffect(step, undefined, undefined, committed, "t {}")).toBeUndefined();
+  });
+
+  it("judges an output: storable, signal met, produced fields present", () => {
+    expect(judgeOutput(step, { out: 3 }, {})).toEqual({ ok: true, values: { out: 3 } });
+    expect(judgeOutput(step, { out: 0 }, {})).toEqual({
+      ok: false,
+      deviation: { kind: "signal_unmet", message: 's: success signal "output.out > 0" is false for output {"out":0}', expression: "output.out > 0" },
+      error: { name: "SuccessSignalUnmet", message: 'success signal "output.out > 0" is false for output {"out":0}' },
+    });
+    expect(judgeOutput({ ...step, successSignal: undefined }, { other: 1 }, {})).toMatchObject({
+      ok: false,
+      deviation: { kind: "signal_unmet", message: 's: output {"other":1} lacks produced field out' },
+    });
+    const deep = JSON.parse("[".repeat(40) + "]".repeat(40));
+    expect(judgeOutput(step, deep, {})).toEqual({
+      ok: false,
+      deviation: { kind: "output_rejected", message: "s: output is nested deeper than 32 levels" },
+      error: { name: "OutputRejected", message: "output is nested deeper than 32 levels" },
+    });
+  });
+});
