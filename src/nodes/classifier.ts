@@ -2,13 +2,13 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../graph/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate } from "../graph/state.js";
-import type { Action, Decision, StepRun } from "../plan/schema.js";
+import type { Decision } from "../plan/schema.js";
+import { LADDER_ACTIONS, mayAskLlm, recordAfter } from "../policy/step-records.js";
 import { classify, type ReplanStanding, type Verdict } from "../policy/classify.js";
 import { emit } from "./events.js";
 import { ESCALATION_OPTIONS, escalationPayload, offered } from "./escalation.js";
 import { falsify } from "./falsify.js";
 
-const LADDER_ACTIONS: readonly Action[] = ["retry", "fallback", "replan_local", "replan_global", "skip", "escalate", "abort"];
 
 export function replanStanding(state: PlanManagerStateType, rt: Runtime): ReplanStanding {
   const g = state.guards;
@@ -43,7 +43,7 @@ export function makeClassifierNode(rt: Runtime) {
       producerAssumptions,
     });
     const usage = [];
-    if (verdict.failureClass === "unknown" && rt.classifier && verdict.rule !== "guard.max-decisions") {
+    if (rt.classifier && mayAskLlm(verdict)) {
       const answer = await rt.classifier.classify({ deviation, ...(step ? { step } : {}), allowed: LADDER_ACTIONS });
       if (answer && LADDER_ACTIONS.includes(answer.verdict.action)) {
         verdict = { ...verdict, ...answer.verdict, rule: "llm.classifier", evidence: verdict.evidence, by: "llm" };
@@ -75,16 +75,9 @@ export function makeClassifierNode(rt: Runtime) {
       }
     }
     const id = deviation.stepId;
+    const record = id && run ? recordAfter(verdict.action, run, verdict.delayMs) : undefined;
+    if (id && record) update.steps = { [id]: record };
     switch (verdict.action) {
-      case "retry":
-        if (id && run) update.steps = { [id]: { ...run, status: "pending", nextDelayMs: verdict.delayMs ?? 0 } };
-        break;
-      case "fallback":
-        if (id && run) update.steps = { [id]: { ...run, status: "pending", usedFallback: true, retryBase: run.attempts } };
-        break;
-      case "skip":
-        if (id && run) update.steps = { [id]: { ...run, status: "skipped", skipReason: "optional_failed" } satisfies StepRun };
-        break;
       case "escalate":
         update.status = "awaiting_human";
         update.pendingHuman = escalationPayload(state, decision, offered(ESCALATION_OPTIONS, typeof rt.planner.replan === "function"));
@@ -93,8 +86,7 @@ export function makeClassifierNode(rt: Runtime) {
         update.status = "aborted";
         update.outcome = { summary: "", ...(id ? { failedStep: id } : {}), failureReason: verdict.failureClass, message: verdict.reason, recoverable: false };
         break;
-      case "replan_local":
-      case "replan_global":
+      default:
         break;
     }
     return update;

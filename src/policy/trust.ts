@@ -1,0 +1,35 @@
+/**
+ * Evidence against an assumption is recorded whatever the ladder does next (DESIGN §3): the
+ * assumption is falsified for good and facts are relabelled, whether the answer is a replan
+ * or, when a guardrail stops the replan, an escalation.
+ */
+import type { Decision, Fact, Plan } from "../plan/schema.js";
+import type { Deviation } from "./deviation.js";
+import { relabel, type Relabelling } from "./scope.js";
+
+/** Failure classes whose named assumption counts as proven false. */
+export const FALSIFYING: ReadonlySet<Decision["failureClass"]> = new Set(["assumption_broken", "success_signal_unmet", "deterministic"]);
+
+export interface Falsification {
+  /** Assumptions this evidence proves false. */
+  broken: string[];
+  /** Every assumption proven false so far, this evidence included. */
+  falsified: string[];
+  labels: Relabelling;
+}
+
+export function falsify(
+  plan: Plan,
+  facts: Readonly<Record<string, Fact>>,
+  alreadyFalsified: readonly string[],
+  deviation: Pick<Deviation, "stepId" | "assumptionIds"> | null,
+  decision: Pick<Decision, "failureClass" | "brokenAssumption">,
+): Falsification {
+  const assumption = decision.brokenAssumption;
+  const named = assumption !== undefined && FALSIFYING.has(decision.failureClass);
+  const broken = named ? (deviation?.assumptionIds ?? [assumption]) : [];
+  const falsified = [...alreadyFalsified, ...broken.filter((a) => !alreadyFalsified.includes(a))];
+  const blamed = deviation?.stepId ? plan.steps.find((s) => s.id === deviation.stepId) : undefined;
+  const provenWrong = blamed?.assumptions?.some((a) => broken.includes(a)) ? blamed.id : undefined;
+  return { broken, falsified, labels: relabel(facts, plan, broken, provenWrong) };
+}
