@@ -24,7 +24,9 @@ export const TRANSIENT_NETWORK_CODES: ReadonlySet<string> = new Set([
   "UND_ERR_CONNECT_TIMEOUT",
 ]);
 
+/** `errorInfo` names every argument error one of these, whatever its class says (see deviation.ts). */
 const ARGUMENT_ERROR_NAMES: ReadonlySet<string> = new Set(["ToolInputParsingException", "ZodError"]);
+const ABORT_ERROR_NAMES: ReadonlySet<string> = new Set(["TimeoutError", "AbortError"]);
 
 const status = (d: Deviation) => d.error?.status;
 const isError = (d: Deviation) => d.kind === "error";
@@ -64,6 +66,14 @@ export const EVIDENCE_RULES: readonly EvidenceRule[] = [
     failureClass: "transient",
     description: "a Node network error such as ECONNRESET, ETIMEDOUT or ECONNREFUSED",
     matches: (d) => isError(d) && d.error?.code !== undefined && TRANSIENT_NETWORK_CODES.has(d.error.code),
+  },
+  {
+    // What `AbortSignal.timeout()` and an aborted `fetch` throw (DOMException); a step timeout of our
+    // own is `transient.timeout`. An abort from the run's own signal stops the graph before any retry.
+    id: "transient.abort-timeout",
+    failureClass: "transient",
+    description: "the call was aborted or timed out (DOMException TimeoutError or AbortError)",
+    matches: (d) => isError(d) && d.error !== undefined && ABORT_ERROR_NAMES.has(d.error.name),
   },
   {
     id: "deterministic.invalid-arguments",
