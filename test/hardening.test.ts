@@ -129,6 +129,33 @@ describe("idempotency keys name the operation", () => {
   });
 });
 
+describe("tool outputs are JSON at the boundary", () => {
+  it("stores a Date as its ISO string, so a resumed run sees what an uninterrupted one saw", async () => {
+    const plan: PlanDraft = {
+      steps: [
+        { id: "when", goal: "When", tool: "when", produces: ["at"] },
+        { id: "ask", goal: "Ask", human: { prompt: "ok?" }, dependsOn: ["when"], produces: ["ok"] },
+        { id: "use", goal: "Use", tool: "use", dependsOn: ["ask"], inputs: ["at"], produces: ["seen"] },
+      ],
+    };
+    const use = scriptedTool("use", [(args: Record<string, unknown>) => ({ seen: typeof args.at })]);
+    const h = harness(plan, [scriptedTool("when", [{ at: new Date("2026-03-01T10:00:00Z") }]), use]);
+    const paused = await h.run();
+    expect(paused.facts.at.value).toBe("2026-03-01T10:00:00.000Z");
+    const out = await h.run(new Command({ resume: { action: "complete", output: { ok: true } } }));
+    expect(use.calls).toEqual([{ at: "2026-03-01T10:00:00.000Z" }]);
+    expect(out.facts.seen.value).toBe("string");
+  });
+
+  it("rejects a value that is not JSON with a message naming its type, and records no fact", async () => {
+    const plan: PlanDraft = { steps: [{ id: "a", goal: "A", tool: "a", produces: ["n"], retry: { maxAttempts: 1 } }] };
+    const out = await harness(plan, [scriptedTool("a", [{ n: 10n }])]).run();
+    expect(out.facts.n).toBeUndefined();
+    expect(out.steps.a.error).toEqual({ name: "OutputRejected", message: "output.n is a BigInt; tools must return JSON values (plain objects, arrays, strings, numbers, booleans, null)" });
+    expect(brief(out.decisions)).toEqual(["a: deterministic → escalate [deterministic.escalate]"]);
+  });
+});
+
 describe("provide", () => {
   const plan: PlanDraft = {
     steps: [

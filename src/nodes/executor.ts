@@ -126,8 +126,8 @@ async function runStep(v: Visit, step: Step): Promise<PlanManagerUpdate> {
   }
   const judged = judgeOutput(step, output, v.trusted);
   const ended: StepRun = { ...running, endedAt: v.now() };
-  if (!judged.ok) return fail(v, step, judged, judged.deviation.kind === "signal_unmet" ? { ...ended, output } : ended, charged);
-  return succeed(v, step, { ...ended, status: "succeeded", output }, judged.values, key, charged);
+  if (!judged.ok) return fail(v, step, judged, judged.output === undefined ? ended : { ...ended, output: judged.output }, charged);
+  return succeed(v, step, { ...ended, status: "succeeded", output: judged.output }, judged.values, key, charged);
 }
 
 /** Every failed or refused attempt ends here: one record, one `step_finished` event, one deviation. */

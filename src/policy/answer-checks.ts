@@ -8,7 +8,7 @@ import { evaluate } from "../expr/cel.js";
 import { producedValues } from "../plan/facts.js";
 import { resumeProblem } from "../plan/resume.js";
 import { LIMITS, type Fact, type InterruptPayload, type ResumeValue, type Step } from "../plan/schema.js";
-import { jsonDepth, jsonSize } from "../plan/validate.js";
+import { toJsonValue } from "../plan/json.js";
 
 export interface AnswerContext {
   pending: Pick<InterruptPayload, "kind" | "options" | "stepId">;
@@ -60,8 +60,8 @@ export function provideProblem(facts: Record<string, unknown>, step: Step | unde
 
 /** The fact limits (LIMITS.maxJsonBytes, LIMITS.maxJsonDepth) applied to what a person sends. */
 export function valueProblem(value: unknown, where: string): string | undefined {
-  const size = jsonSize(value);
-  if (size > LIMITS.maxJsonBytes) return `${where} is ${size} bytes of JSON, over the ${LIMITS.maxJsonBytes}-byte fact limit`;
-  if (jsonDepth(value) > LIMITS.maxJsonDepth) return `${where} is nested deeper than ${LIMITS.maxJsonDepth} levels`;
+  const json = toJsonValue(value, { path: where });
+  if (!json.ok) return json.message;
+  if (json.bytes > LIMITS.maxJsonBytes) return `${where} is ${json.bytes} bytes of JSON, over the ${LIMITS.maxJsonBytes}-byte fact limit`;
   return undefined;
 }

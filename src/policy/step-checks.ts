@@ -7,7 +7,7 @@
 import { compileExpression, evaluate } from "../expr/cel.js";
 import { producedValues } from "../plan/facts.js";
 import { LIMITS, type ErrorInfo, type Fact, type SideEffectRecord, type Step, type StepRun } from "../plan/schema.js";
-import { jsonDepth, jsonSize } from "../plan/validate.js";
+import { toJsonValue } from "../plan/json.js";
 import type { Deviation } from "./deviation.js";
 
 /** A check that failed: what the classifier sees, and what the step record keeps. */
@@ -76,42 +76,49 @@ export function checkCommittedEffect(
   };
 }
 
-/** What the tool's output yields once judged: the facts it produces. */
-export type Judgement = { ok: true; values: Record<string, unknown> } | ({ ok: false } & CheckFailure);
+/**
+ * What the tool's output yields once judged: the output as stored (JSON only: a `Date` becomes
+ * its ISO string) and the facts it produces. A rejected output that was storable is kept for the
+ * record (`output`), so a person sees what the tool returned.
+ */
+export type Judgement = { ok: true; values: Record<string, unknown>; output: unknown } | ({ ok: false; output?: unknown } & CheckFailure);
 
 /**
  * Judges a tool's output: it must be storable (size, depth), meet the success signal, and carry
  * every produced field. An output the run cannot store is its own deviation (`output_rejected`,
  * deterministic): it says nothing about the plan's assumptions, unlike an unmet success signal.
  */
-export function judgeOutput(step: Step, output: unknown, trusted: Readonly<Record<string, unknown>>): Judgement {
-  const size = jsonSize(output);
+export function judgeOutput(step: Step, raw: unknown, trusted: Readonly<Record<string, unknown>>): Judgement {
+  // Normalised at the boundary, so a resumed run sees exactly what an uninterrupted one saw.
+  const json = toJsonValue(raw);
   const storable =
-    size > LIMITS.maxJsonBytes ? `output is ${size} bytes of JSON, over the ${LIMITS.maxJsonBytes}-byte fact limit`
-    : jsonDepth(output) > LIMITS.maxJsonDepth ? `output is nested deeper than ${LIMITS.maxJsonDepth} levels`
+    !json.ok ? json.message
+    : json.bytes > LIMITS.maxJsonBytes ? `output is ${json.bytes} bytes of JSON, over the ${LIMITS.maxJsonBytes}-byte fact limit`
     : undefined;
-  if (storable) {
-    return { ok: false, deviation: { kind: "output_rejected", message: `${step.id}: ${storable}` }, error: { name: "OutputRejected", message: storable } };
+  if (storable || !json.ok) {
+    return { ok: false, deviation: { kind: "output_rejected", message: `${step.id}: ${storable}` }, error: { name: "OutputRejected", message: storable! } };
   }
+  const output = json.value;
   if (step.successSignal) {
     const signal = evaluate(step.successSignal, "successSignal", trusted, output);
     if (!signal.ok || signal.value !== true) {
       const why = signal.ok ? "is false" : `could not be evaluated (${signal.message})`;
       const message = `success signal ${JSON.stringify(step.successSignal)} ${why} for output ${preview(output)}`;
-      return unmet(step, message, step.successSignal);
+      return { ok: false, ...unmet(step, message, step.successSignal), output };
     }
   }
   const { values, missing } = producedValues(step, output);
   if (missing.length > 0) {
-    return unmet(step, `output ${preview(output)} lacks produced field${missing.length > 1 ? "s" : ""} ${missing.join(", ")}`);
+    const plural = missing.length > 1 ? "s" : "";
+    return { ok: false, ...unmet(step, `output ${preview(output)} lacks produced field${plural} ${missing.join(", ")}`), output };
   }
-  return { ok: true, values };
+  return { ok: true, values, output };
 }
 
-function unmet(step: Step, message: string, expression?: string): Judgement {
+function unmet(step: Step, message: string, expression?: string): CheckFailure {
   const deviation: CheckFailure["deviation"] = { kind: "signal_unmet", message: `${step.id}: ${message}` };
   if (expression !== undefined) deviation.expression = expression;
-  return { ok: false, deviation, error: { name: "SuccessSignalUnmet", message } };
+  return { deviation, error: { name: "SuccessSignalUnmet", message } };
 }
 
 export function preview(value: unknown): string {

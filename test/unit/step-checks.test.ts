@@ -43,15 +43,23 @@ describe("step checks (pure)", () => {
   });
 
   it("judges an output: storable, signal met, produced fields present", () => {
-    expect(judgeOutput(step, { out: 3 }, {})).toEqual({ ok: true, values: { out: 3 } });
+    expect(judgeOutput(step, { out: 3 }, {})).toEqual({ ok: true, values: { out: 3 }, output: { out: 3 } });
     expect(judgeOutput(step, { out: 0 }, {})).toEqual({
       ok: false,
+      output: { out: 0 },
       deviation: { kind: "signal_unmet", message: 's: success signal "output.out > 0" is false for output {"out":0}', expression: "output.out > 0" },
       error: { name: "SuccessSignalUnmet", message: 'success signal "output.out > 0" is false for output {"out":0}' },
     });
     expect(judgeOutput({ ...step, successSignal: undefined }, { other: 1 }, {})).toMatchObject({
       ok: false,
       deviation: { kind: "signal_unmet", message: 's: output {"other":1} lacks produced field out' },
+    });
+    const at = new Date("2026-03-01T10:00:00Z");
+    expect(judgeOutput(step, { out: 1, at }, {})).toEqual({ ok: true, values: { out: 1 }, output: { out: 1, at: "2026-03-01T10:00:00.000Z" } });
+    expect(judgeOutput(step, { out: new Map() }, {})).toEqual({
+      ok: false,
+      deviation: { kind: "output_rejected", message: "s: output.out is a Map; tools must return JSON values (plain objects, arrays, strings, numbers, booleans, null)" },
+      error: { name: "OutputRejected", message: "output.out is a Map; tools must return JSON values (plain objects, arrays, strings, numbers, booleans, null)" },
     });
     const deep = JSON.parse("[".repeat(40) + "]".repeat(40));
     expect(judgeOutput(step, deep, {})).toEqual({
