@@ -57,6 +57,7 @@ export function makeClassifierNode(rt: Runtime) {
       failureClass: verdict.failureClass,
       action: verdict.action,
       rule: verdict.rule,
+      evidence: verdict.evidence,
       reason: verdict.reason,
       planVersion: state.plan.version,
       at: new Date(rt.clock.now()).toISOString(),

@@ -226,6 +226,8 @@ export const DecisionSchema = z.object({
   delayMs: z.number().optional(),
   /** The assumption a replan decision names. */
   brokenAssumption: z.string().optional(),
+  /** The evidence rule that named the failure class (`transient.http-5xx`, …); see `policy/evidence-rules.ts`. */
+  evidence: z.string().optional(),
   /** Who decided: absent for the rules, `"llm"` for the LLM classifier, `"person"` for an answer at an interrupt. */
   by: z.enum(["llm", "person"]).optional(),
 });
