@@ -1,11 +1,11 @@
 // The public API, by name. Nothing internal is exported by accident.
 export { createPlanManager, routeAfterExecutor, routeAfterPlanner } from "./graph/create-plan-manager.js";
-export type { PlanManagerOptions, Clock, FallbackClassifier } from "./graph/options.js";
-export { PlanManagerState } from "./graph/state.js";
-export type { PlanManagerStateType, PlanManagerUpdate, ReplanGuards, UsageEntry, PendingHuman } from "./graph/state.js";
+export type { PlanManagerOptions, Clock, FallbackClassifier } from "./runtime/options.js";
+export { PlanManagerState } from "./runtime/state.js";
+export type { PlanManagerStateType, PlanManagerUpdate, ReplanGuards, UsageEntry, PendingHuman } from "./runtime/state.js";
 export { staticPlanner } from "./planners/static-planner.js";
 export type { StaticPlannerOptions } from "./planners/static-planner.js";
-export type { Planner, PlanRequest, ReplanRequest, ToolInfo } from "./planners/planner.js";
+export type { Planner, PlanRequest, ReplanRequest, ToolInfo } from "./contracts/planner.js";
 export { TransientError, PermanentError, AssumptionBrokenError, PlanManagerError, isPlanManagerError } from "./errors.js";
 export type { PlanManagerErrorCode } from "./errors.js";
 export {
@@ -57,7 +57,7 @@ export { backoffDelay } from "./policy/backoff.js";
 export { resolvePolicy, DEFAULT_RETRY } from "./policy/options.js";
 export type { PolicyOptions, ResolvedPolicy } from "./policy/options.js";
 export { evaluate as evaluateExpression, compileExpression } from "./expr/cel.js";
-export type { PlanEvent } from "./nodes/events.js";
+export type { PlanEvent } from "./runtime/events.js";
 export { userView } from "./views/user-view.js";
 export { operatorView } from "./views/operator-view.js";
 export type { OperatorViewOptions } from "./views/operator-view.js";

@@ -18,8 +18,8 @@ import { HUMAN_DESTINATIONS, makeHumanNode } from "../nodes/human.js";
 import { makePlannerNode } from "../nodes/planner.js";
 import { makeReplannerNode, routeAfterReplanner } from "../nodes/replanner.js";
 import { isFinished } from "../plan/ready.js";
-import { resolveOptions, type PlanManagerOptions } from "./options.js";
-import { PlanManagerState, type PlanManagerStateType } from "./state.js";
+import { resolveOptions, type PlanManagerOptions } from "../runtime/options.js";
+import { PlanManagerState, type PlanManagerStateType } from "../runtime/state.js";
 
 export function routeAfterPlanner(state: PlanManagerStateType): "executor" | "human" | "finalize" {
   if (state.status === "failed" || !state.plan) return "finalize";

@@ -1,13 +1,13 @@
 /** The classifier node: a thin adapter from state to the pure `classify` and back. */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { Runtime } from "../graph/options.js";
-import type { PlanManagerStateType, PlanManagerUpdate } from "../graph/state.js";
+import type { Runtime } from "../runtime/options.js";
+import type { PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.js";
 import type { Decision } from "../plan/schema.js";
 import { LADDER_ACTIONS, mayAskLlm, recordAfter } from "../policy/step-records.js";
 import { classify, type ReplanStanding, type Verdict } from "../policy/classify.js";
-import { emit } from "./events.js";
-import { ESCALATION_OPTIONS, escalationPayload, offered } from "./escalation.js";
-import { falsify } from "./falsify.js";
+import { emit } from "../runtime/events.js";
+import { ESCALATION_OPTIONS, escalationPayload, offered } from "../runtime/interrupts.js";
+import { falsify } from "../runtime/falsify.js";
 
 
 export function replanStanding(state: PlanManagerStateType, rt: Runtime): ReplanStanding {

@@ -6,8 +6,8 @@
  * and writes the update.
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { Runtime } from "../graph/options.js";
-import type { PlanManagerStateType, PlanManagerUpdate } from "../graph/state.js";
+import type { Runtime } from "../runtime/options.js";
+import type { PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.js";
 import { factValues, makeFacts } from "../plan/facts.js";
 import { operationKey } from "../plan/operation.js";
 import { selectNext } from "../plan/ready.js";
@@ -15,11 +15,10 @@ import type { Plan, Step, StepRun } from "../plan/schema.js";
 import { errorInfo, type Deviation } from "../policy/deviation.js";
 import { checkBudget, checkCommittedEffect, checkInputs, checkPreconditions, judgeOutput, preview, type CheckFailure } from "../policy/step-checks.js";
 import { callTool, StepTimeout } from "../runtime/call-tool.js";
-import { activeAssumptionChecks } from "./assumptions.js";
-import { offered } from "./escalation.js";
-import { emit } from "./events.js";
+import { activeAssumptionChecks } from "../policy/assumptions.js";
+import { HUMAN_STEP_OPTIONS, offered } from "../runtime/interrupts.js";
+import { emit } from "../runtime/events.js";
 
-export const HUMAN_STEP_OPTIONS = ["complete", "skip", "change_scope", "abort"] as const;
 
 /** What one executor visit works with. `changed` collects the step records it writes. */
 interface Visit {

@@ -1,8 +1,8 @@
 /** The finalize node: status and outcome — what was achieved, what was not, and why. */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { PlanManagerStateType, PlanManagerUpdate } from "../graph/state.js";
+import type { PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.js";
 import type { Outcome, Step, StepRun } from "../plan/schema.js";
-import { emit } from "./events.js";
+import { emit } from "../runtime/events.js";
 
 type Missing = NonNullable<Outcome["missing"]>[number];
 

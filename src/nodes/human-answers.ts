@@ -3,14 +3,14 @@
  * each returning where to go next and the update. Decisions they write carry `by: "person"`.
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { Runtime } from "../graph/options.js";
-import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "../graph/state.js";
+import type { Runtime } from "../runtime/options.js";
+import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.js";
 import { makeFacts, producedValues } from "../plan/facts.js";
 import { FailureClassSchema, type Decision, type FailureClass, type ResumeValue, type Step, type StepRun } from "../plan/schema.js";
 import { deadlinePassed } from "../policy/replan-guards.js";
 import type { RuleId } from "../policy/rules.js";
-import { ESCALATION_OPTIONS, offered } from "./escalation.js";
-import { emit } from "./events.js";
+import { ESCALATION_OPTIONS, offered } from "../runtime/interrupts.js";
+import { emit } from "../runtime/events.js";
 
 export const HUMAN_DESTINATIONS = ["executor", "replanner", "finalize", "human"] as const;
 export type Destination = (typeof HUMAN_DESTINATIONS)[number];

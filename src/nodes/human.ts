@@ -8,8 +8,8 @@
  */
 import { Command, interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { z } from "zod";
-import type { Runtime } from "../graph/options.js";
-import type { PendingHuman, PlanManagerStateType } from "../graph/state.js";
+import type { Runtime } from "../runtime/options.js";
+import type { PendingHuman, PlanManagerStateType } from "../runtime/state.js";
 import { factValues } from "../plan/facts.js";
 import { ResumeValueSchema, type InterruptPayload, type ResumeValue } from "../plan/schema.js";
 import { answerProblem } from "../policy/answer-checks.js";

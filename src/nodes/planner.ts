@@ -1,16 +1,15 @@
 /** The planner node: asks the Planner for a draft, validates, enriches, stores plan version 1. */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { Runtime } from "../graph/options.js";
-import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../graph/state.js";
+import type { Runtime } from "../runtime/options.js";
+import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../runtime/state.js";
 import { enrichDraft } from "../plan/enrich.js";
 import { makeFacts } from "../plan/facts.js";
 import { FactKeySchema, type Plan, type PlanDraft } from "../plan/schema.js";
 import { formatIssues, validatePlan, type PlanIssue } from "../plan/validate.js";
 import { isPlanManagerError } from "../errors.js";
-import { emit } from "./events.js";
-import { offered } from "./escalation.js";
+import { emit } from "../runtime/events.js";
+import { PLAN_REVIEW_OPTIONS, offered } from "../runtime/interrupts.js";
 
-export const PLAN_REVIEW_OPTIONS = ["approve", "replan", "change_scope", "abort"] as const;
 
 export function makePlannerNode(rt: Runtime) {
   return async function planner(state: PlanManagerStateType, config: LangGraphRunnableConfig): Promise<PlanManagerUpdate> {

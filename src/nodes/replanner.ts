@@ -5,8 +5,8 @@
  * no-progress, failed replans) escalate from here, with their rule ids in `decisions`.
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { Runtime } from "../graph/options.js";
-import type { PlanManagerStateType, PlanManagerUpdate, ReplanGuards, UsageEntry } from "../graph/state.js";
+import type { Runtime } from "../runtime/options.js";
+import type { PlanManagerStateType, PlanManagerUpdate, ReplanGuards, UsageEntry } from "../runtime/state.js";
 import { enrichDraft } from "../plan/enrich.js";
 import { factValues } from "../plan/facts.js";
 import { historyEntry } from "../plan/history.js";
@@ -14,11 +14,10 @@ import { isFinished } from "../plan/ready.js";
 import type { Decision, FailureClass, Plan, ReplanRecord, Step, StepRun } from "../plan/schema.js";
 import { formatIssues, validatePlan } from "../plan/validate.js";
 import { describeApproach, fingerprint, globalScope, localScope } from "../policy/scope.js";
-import { falsify } from "./falsify.js";
+import { falsify } from "../runtime/falsify.js";
 import { isPlanManagerError } from "../errors.js";
-import { emit } from "./events.js";
-import { escalationPayload } from "./escalation.js";
-import { PLAN_REVIEW_OPTIONS } from "./planner.js";
+import { emit } from "../runtime/events.js";
+import { PLAN_REVIEW_OPTIONS, escalationPayload } from "../runtime/interrupts.js";
 
 export function makeReplannerNode(rt: Runtime) {
   return async function replanner(state: PlanManagerStateType, config: LangGraphRunnableConfig): Promise<PlanManagerUpdate> {

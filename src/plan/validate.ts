@@ -4,8 +4,8 @@
  * (a `code` union with a `path` and the step they concern); `formatIssues` renders them.
  */
 import { compileExpression, type ExpressionKind } from "../expr/cel.js";
-import { retryPolicyProblem, type ResolvedPolicy } from "../policy/options.js";
-import { LIMITS, PlanDraftSchema, type PlanDraft, type Step } from "./schema.js";
+import { retryPolicyProblem } from "./retry-policy.js";
+import { LIMITS, PlanDraftSchema, type PlanDraft, type RetryPolicy, type Step } from "./schema.js";
 
 export type PlanIssueCode =
   | "schema"
@@ -36,7 +36,7 @@ export type PlanValidation = { ok: true; draft: PlanDraft } | { ok: false; issue
 export interface ValidationContext {
   /** Names of the tools in the registry. */
   tools: ReadonlySet<string>;
-  policy: Pick<ResolvedPolicy, "defaultRetry">;
+  policy: { defaultRetry: RetryPolicy };
   /** Assumptions already falsified: no step may rest on them again. */
   falsified?: readonly string[];
   /** Steps outside the draft that draft steps may depend on (a replan's preserved steps). */

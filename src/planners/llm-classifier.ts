@@ -7,7 +7,7 @@ import { HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/m
 import type { Runnable } from "@langchain/core/runnables";
 import { z } from "zod";
 import { PlanManagerError } from "../errors.js";
-import type { FallbackClassifier } from "../graph/options.js";
+import type { FallbackClassifier } from "../contracts/classifier.js";
 import { FailureClassSchema } from "../plan/schema.js";
 import { callModel, type ModelCallSettings, type PriceTable, type UsageReport } from "./model-call.js";
 

@@ -10,7 +10,7 @@ import { PlanManagerError } from "../errors.js";
 import type { PlanDraft } from "../plan/schema.js";
 import { callModel, type ModelCallSettings, type PriceTable } from "./model-call.js";
 import { LlmPlanDraftSchema, toPlanDraft, type LlmPlanDraft } from "./llm-schema.js";
-import type { PlanRequest, Planner, ReplanRequest } from "./planner.js";
+import type { PlanRequest, Planner, ReplanRequest } from "../contracts/planner.js";
 import { PLANNER_SYSTEM_PROMPT, feedbackPrompt, planPrompt, replanPrompt } from "./prompts.js";
 
 export interface LlmPlannerOptions {

@@ -9,7 +9,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import type { ChatGeneration, LLMResult } from "@langchain/core/outputs";
 import type { Runnable } from "@langchain/core/runnables";
 import { PlanManagerError } from "../errors.js";
-import type { UsageEntry } from "../graph/state.js";
+import type { UsageEntry } from "../contracts/usage.js";
 import { backoffDelay } from "../policy/backoff.js";
 import { errorInfo } from "../policy/deviation.js";
 import { classifyEvidence } from "../policy/evidence-rules.js";

@@ -1,6 +1,6 @@
 /** What the LLM planner tells the model. Plain text; the schema goes through structured output. */
 import type { PlanIssue } from "../plan/validate.js";
-import type { PlanRequest, ReplanRequest, ToolInfo } from "./planner.js";
+import type { PlanRequest, ReplanRequest, ToolInfo } from "../contracts/planner.js";
 
 export const PLANNER_SYSTEM_PROMPT = `You are the planner of a plan-execution manager. You write plans as data; a separate executor runs them and checks every step.
 

@@ -1,5 +1,5 @@
 import type { PlanDraft } from "../plan/schema.js";
-import type { PlanRequest, Planner, ReplanRequest } from "./planner.js";
+import type { PlanRequest, Planner, ReplanRequest } from "../contracts/planner.js";
 
 export interface StaticPlannerOptions {
   /** The plan, or a function of the request that returns it. */

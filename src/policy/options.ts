@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { PlanManagerError } from "../errors.js";
+import { retryPolicyProblem } from "../plan/retry-policy.js";
 import { RetryPolicySchema, type RetryPolicy } from "../plan/schema.js";
 
 export const PolicyOptionsSchema = z
@@ -54,13 +55,6 @@ export const DEFAULT_RETRY: RetryPolicy = {
   maxDelayMs: 10_000,
 };
 
-/** Checks a retry policy's fields against each other; returns a message naming the field, or undefined. */
-export function retryPolicyProblem(policy: RetryPolicy): string | undefined {
-  if (policy.maxDelayMs < policy.initialDelayMs) {
-    return `maxDelayMs (${policy.maxDelayMs}) cannot be less than initialDelayMs (${policy.initialDelayMs})`;
-  }
-  return undefined;
-}
 
 export function resolvePolicy(options: unknown = {}): ResolvedPolicy {
   const parsed = PolicyOptionsSchema.safeParse(options ?? {});

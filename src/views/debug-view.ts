@@ -2,7 +2,7 @@
  * The debug view (post-mortem): the full timeline — every attempt with timestamps and errors,
  * every decision with its rule, every replan with its diff, and cost per step.
  */
-import type { PlanManagerStateType } from "../graph/state.js";
+import type { PlanManagerStateType } from "../runtime/state.js";
 import { planDiff } from "../plan/diff.js";
 import { planAtVersion } from "../plan/history.js";
 

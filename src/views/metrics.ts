@@ -2,7 +2,7 @@
  * Run metrics the seeds ask for, computed from state alone: replans per run, local:global
  * ratio, first-replan success, trusted-state carry rate, retry-exhaustion rate.
  */
-import type { PlanManagerStateType } from "../graph/state.js";
+import type { PlanManagerStateType } from "../runtime/state.js";
 
 export interface PlanMetrics {
   replans: number;

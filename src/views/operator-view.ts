@@ -1,5 +1,5 @@
 /** The operator's view: where the run is, how far it got, what it cost, and how healthy it is. */
-import type { PlanManagerStateType } from "../graph/state.js";
+import type { PlanManagerStateType } from "../runtime/state.js";
 import type { RetryPolicy } from "../plan/schema.js";
 import { DEFAULT_RETRY } from "../policy/options.js";
 import { decisionLine } from "./decision-line.js";

@@ -4,7 +4,7 @@
  * `mermaidScript` to inline it (the report then renders offline), or leave it out to get the
  * diagram sources as text.
  */
-import type { PlanManagerStateType } from "../graph/state.js";
+import type { PlanManagerStateType } from "../runtime/state.js";
 import { planDiff } from "../plan/diff.js";
 import { planAtVersion } from "../plan/history.js";
 import { planDiffMermaid, planMermaid } from "./mermaid.js";

@@ -2,7 +2,7 @@
  * The user's view: plain lines per step, no retries, fallbacks or internals
  * (e.g. `✓ Checking credit history`).
  */
-import type { PlanManagerStateType } from "../graph/state.js";
+import type { PlanManagerStateType } from "../runtime/state.js";
 import type { StepRun } from "../plan/schema.js";
 
 type ViewState = Pick<PlanManagerStateType, "plan" | "steps" | "status" | "outcome"> & Partial<Pick<PlanManagerStateType, "pendingHuman">>;

@@ -1,7 +1,7 @@
 /** The planner interface (DESIGN §4): where plans and replacement steps come from. */
 import type { PlanIssue } from "../plan/validate.js";
 import type { Plan, PlanDraft, Step } from "../plan/schema.js";
-import type { UsageEntry } from "../graph/state.js";
+import type { UsageEntry } from "./usage.js";
 
 /** What a planner may know about a tool. */
 export interface ToolInfo {

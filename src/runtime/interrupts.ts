@@ -1,8 +1,10 @@
-/** Builds what a person sees when the ladder escalates (DESIGN §4 interrupt payload). */
-import type { PendingHuman, PlanManagerStateType } from "../graph/state.js";
+/** What a person sees at an interrupt: the options each kind offers, and the escalation payload (DESIGN §4). */
+import type { PendingHuman, PlanManagerStateType } from "./state.js";
 import type { Decision, ResumeAction } from "../plan/schema.js";
 
 export const ESCALATION_OPTIONS: ResumeAction[] = ["retry", "skip", "provide", "replan", "change_scope", "abort"];
+export const PLAN_REVIEW_OPTIONS = ["approve", "replan", "change_scope", "abort"] as const;
+export const HUMAN_STEP_OPTIONS = ["complete", "skip", "change_scope", "abort"] as const;
 
 /** Answers that need the planner's `replan` (a scope change is planned for by a global replan). */
 const NEEDS_REPLAN: ReadonlySet<ResumeAction> = new Set(["replan", "change_scope"]);

@@ -1,14 +1,17 @@
 /** Options of `createPlanManager`, validated at construction. */
 import type { StructuredToolInterface } from "@langchain/core/tools";
+import type { FallbackClassifier } from "../contracts/classifier.js";
 import { PlanManagerError } from "../errors.js";
 import type { ToolMetadata } from "../plan/enrich.js";
 import { resolvePolicy, type PolicyOptions, type ResolvedPolicy } from "../policy/options.js";
-import type { Planner, ToolInfo } from "../planners/planner.js";
+import type { Planner, ToolInfo } from "../contracts/planner.js";
 import type { Verdict } from "../policy/classify.js";
 import type { Deviation } from "../policy/deviation.js";
 import type { Step } from "../plan/schema.js";
 import { z } from "zod";
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
+
+export type { FallbackClassifier } from "../contracts/classifier.js";
 
 /** Time, injectable so that tests never wait. */
 export interface Clock {
@@ -18,10 +21,6 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
-/** Consulted only for failures the rules call `unknown` (see `llmClassifier`). */
-export interface FallbackClassifier {
-  classify(input: { deviation: Deviation; step?: Step; allowed: readonly Verdict["action"][] }): Promise<{ verdict: Partial<Verdict> & Pick<Verdict, "action" | "failureClass" | "reason">; usage?: { model?: string; inputTokens: number; outputTokens: number; latencyMs: number; cost: number } } | undefined>;
-}
 
 export interface PlanManagerOptions {
   /** LangChain tools (`tool()` from @langchain/core/tools). A step's `tool` names one. Required. */

@@ -1,7 +1,7 @@
 /** Adapter from graph state to the pure `falsify` (policy/trust.ts). */
-import type { PlanManagerStateType } from "../graph/state.js";
 import type { Decision } from "../plan/schema.js";
 import { falsify as falsifyEvidence, type Falsification } from "../policy/trust.js";
+import type { PlanManagerStateType } from "./state.js";
 
 export type { Falsification } from "../policy/trust.js";
 

@@ -5,7 +5,10 @@
  */
 import { Annotation } from "@langchain/langgraph";
 import { z } from "zod";
+import type { UsageEntry } from "../contracts/usage.js";
 import { CheckedChannel } from "./checked-channel.js";
+
+export type { UsageEntry } from "../contracts/usage.js";
 import type { Deviation } from "../policy/deviation.js";
 import {
   BudgetSchema,
@@ -59,17 +62,6 @@ export interface PendingHuman extends InterruptPayload {
   deadline?: number;
 }
 
-/** Token and cost accounting for model calls (filled by LLM planners and classifiers). */
-export interface UsageEntry {
-  purpose: "plan" | "replan" | "classify";
-  model?: string;
-  inputTokens: number;
-  outputTokens: number;
-  latencyMs: number;
-  cost: number;
-  at: string;
-  errorId?: string;
-}
 
 const mergeRecord = <T>(current: Record<string, T>, update: Record<string, T> | undefined): Record<string, T> =>
   update === undefined ? current : { ...current, ...update };
