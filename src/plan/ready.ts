@@ -1,7 +1,7 @@
 /**
  * Ready-step selection (pure): which step runs next, given the plan, the step records and the
- * trusted facts. Written per step so that running several ready steps at once (LangGraph `Send`)
- * can later be a loop over `readySteps` rather than a redesign.
+ * trusted facts. A step is ready when its dependencies succeeded (or were skipped in a way that
+ * satisfies them) and its `when` holds; inputs and preconditions are checked when it runs.
  */
 import { evaluate } from "../expr/cel.js";
 import type { Plan, SkipReason, Step, StepRun } from "./schema.js";

@@ -1,6 +1,6 @@
 /** Custom stream events (stream mode "custom"): progress goes through LangGraph's writer, never the console. */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { Decision, InterruptPayload, ReplanRecord, StepStatus } from "../plan/schema.js";
+import type { Decision, ReplanRecord, StepStatus } from "../plan/schema.js";
 
 export type PlanEvent =
   | { type: "plan"; version: number; steps: { id: string; goal: string }[] }
@@ -8,7 +8,6 @@ export type PlanEvent =
   | { type: "step_finished"; stepId: string; goal: string; status: StepStatus; attempt: number; note?: string }
   | { type: "decision"; decision: Decision }
   | { type: "replan"; record: ReplanRecord }
-  | { type: "interrupt"; payload: InterruptPayload }
   | { type: "finished"; status: string; summary: string };
 
 export function emit(config: LangGraphRunnableConfig | undefined, event: PlanEvent): void {
