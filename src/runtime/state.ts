@@ -95,25 +95,47 @@ const PendingHumanSchema = z.looseObject({ kind: InterruptKindSchema, options: z
 const GuardsSchema = z.looseObject({ count: z.number().int(), falsified: z.array(z.string()), successes: z.number().int() });
 const ScopeChangesSchema = z.array(z.string().min(1).max(LIMITS.maxTextLength)).max(LIMITS.maxListLength);
 
-export const PlanManagerState = Annotation.Root({
+/** What a caller writes to start a run: the goal and the input facts. */
+export const PlanManagerInput = Annotation.Root({
   goal: lastValue<string>("goal", z.string()),
   /** Input facts: each entry becomes a trusted fact produced by "input". */
   context: lastValue<Record<string, unknown> | undefined>("context", z.record(z.string(), z.unknown()).optional()),
+});
+
+/** What a run reports (DESIGN §4 "State keys"): all an embedding graph needs to declare to read it. */
+export const PlanManagerOutput = Annotation.Root({
+  goal: PlanManagerInput.spec.goal,
   status: lastValue<RunStatus>("status", RunStatusSchema, () => "planning"),
   plan: lastValue<Plan | undefined>("plan", PlanSchema.optional()),
   /** Compact history: one reverse diff per replan (`planAtVersion` rebuilds any version). */
-  planHistory: new CheckedChannel<PlanVersionEntry[], PlanVersionEntry[] | PlanVersionEntry>("planHistory", oneOrMany(PlanHistoryEntrySchema), append, () => []),
+  planHistory: new CheckedChannel<PlanVersionEntry[], PlanVersionEntry[] | PlanVersionEntry>(
+    "planHistory",
+    oneOrMany(PlanHistoryEntrySchema),
+    append,
+    () => [],
+  ),
   /** Step records by id; a step without a record has not run yet (pending). */
   steps: new CheckedChannel<Record<string, StepRun>>("steps", recordOf(z.string(), StepRunSchema), mergeRecord, () => ({})),
   facts: new CheckedChannel<Record<string, Fact>>("facts", recordOf(FactKeySchema, FactSchema), mergeRecord, () => ({})),
   decisions: new CheckedChannel<Decision[], Decision[] | Decision>("decisions", oneOrMany(DecisionSchema), append, () => []),
   replans: new CheckedChannel<ReplanRecord[], ReplanRecord[] | ReplanRecord>("replans", oneOrMany(ReplanRecordSchema), append, () => []),
-  sideEffects: new CheckedChannel<SideEffectRecord[], SideEffectRecord[] | SideEffectRecord>("sideEffects", oneOrMany(SideEffectRecordSchema), append, () => []),
+  sideEffects: new CheckedChannel<SideEffectRecord[], SideEffectRecord[] | SideEffectRecord>(
+    "sideEffects",
+    oneOrMany(SideEffectRecordSchema),
+    append,
+    () => [],
+  ),
   budget: lastValue<Budget>("budget", BudgetSchema, () => ({ spent: 0, replanSpent: 0 })),
   /** Scope changes not yet planned for: the one channel users write while a run is paused (README "Human review"). */
   scopeChanges: new CheckedChannel<string[], string[]>("scopeChanges", ScopeChangesSchema, scopeReducer, () => []),
   outcome: lastValue<Outcome | undefined>("outcome", OutcomeSchema.optional()),
   usage: new CheckedChannel<UsageEntry[], UsageEntry[] | UsageEntry>("usage", oneOrMany(UsageEntrySchema), append, () => []),
+});
+
+/** The manager's whole state: input, output, and the internal channels the nodes hand each other. */
+export const PlanManagerState = Annotation.Root({
+  ...PlanManagerOutput.spec,
+  context: PlanManagerInput.spec.context,
   /** The deviation waiting for the classifier (internal). */
   deviation: lastValue<Deviation | null>("deviation", DeviationSchema, () => null),
   /** The interrupt the human node will raise (internal). */
@@ -133,3 +155,5 @@ export const PlanManagerState = Annotation.Root({
 
 export type PlanManagerStateType = typeof PlanManagerState.State;
 export type PlanManagerUpdate = typeof PlanManagerState.Update;
+export type PlanManagerInputType = typeof PlanManagerInput.Update;
+export type PlanManagerOutputType = typeof PlanManagerOutput.State;
