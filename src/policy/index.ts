@@ -1,0 +1,32 @@
+/**
+ * `langgraph-replan/policy`: the pure core, for users who want to test their plans and rules
+ * without a graph — the classifier and its rule tables, the plan validator and schemas, the
+ * CEL evaluator, retry backoff and policy resolution.
+ */
+export { classify } from "./classify.js";
+export type { ClassifyInput, ReplanStanding, Verdict } from "./classify.js";
+export { RULES, RULE_IDS, isRuleId } from "./rules.js";
+export type { RuleId, RuleSpec } from "./rules.js";
+export { EVIDENCE_RULES, classifyEvidence } from "./evidence-rules.js";
+export type { EvidenceRule } from "./evidence-rules.js";
+export type { Deviation, DeviationKind } from "./deviation.js";
+export { backoffDelay } from "./backoff.js";
+export { resolvePolicy, DEFAULT_RETRY } from "./options.js";
+export type { PolicyOptions, ResolvedPolicy } from "./options.js";
+export { validatePlan, formatIssues } from "../plan/validate.js";
+export type { PlanIssue, PlanIssueCode, PlanValidation } from "../plan/validate.js";
+export {
+  StepSchema,
+  AssumptionSchema,
+  PlanDraftSchema,
+  PlanSchema,
+  RetryPolicySchema,
+  DecisionSchema,
+  ReplanRecordSchema,
+  FactSchema,
+  StepRunSchema,
+  OutcomeSchema,
+  ResumeValueSchema,
+  LIMITS,
+} from "../plan/schema.js";
+export { evaluate as evaluateExpression, compileExpression } from "../expr/cel.js";
