@@ -1,9 +1,8 @@
-import { Command } from "@langchain/langgraph";
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
-import { describe, expect, it } from "vitest";
-import { LlmPlanDraftSchema, llmClassifier, llmPlanner, type LlmPlannerOptions } from "../src/index.js";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { LlmPlanDraftSchema, llmPlanner, type LlmPlannerOptions } from "../src/index.js";
 import { fakeClock } from "./helpers/clock.js";
-import { ScriptedChatModel } from "./helpers/fake-model.js";
+import { instantBackoff, ScriptedChatModel } from "./helpers/fake-model.js";
 import { brief, harness, httpError, scriptedTool } from "./helpers/graph.js";
 
 const nulls = { tool: null, argsJson: null, inputs: null, produces: null, dependsOn: null, assumptions: null, preconditions: null, successSignal: null, when: null, retry: null, retryOnUnmet: null, fallback: null, sideEffects: null, idempotent: null, timeoutMs: null, cost: null, optional: null, human: null };
@@ -21,7 +20,8 @@ function tools() {
 
 function planner(model: ScriptedChatModel, extra: Partial<LlmPlannerOptions> = {}) {
   const clock = fakeClock();
-  return { clock, planner: llmPlanner({ model, prices: { "fake-planner-1": { input: 2, output: 8 } }, calls: { now: clock.now, sleep: clock.sleep }, ...extra }) };
+  const prices = { "fake-planner-1": { input: 2, output: 8 } };
+  return { clock, planner: llmPlanner({ model, prices, calls: { now: clock.now }, ...extra }) };
 }
 
 /** OpenAI strict mode: every object closed, every property required, no open-ended records. */
@@ -90,25 +90,88 @@ describe("llmPlanner", () => {
     expect(model.received).toHaveLength(2);
   });
 
-  it("retries rate limits and 5xx with backoff, and does not retry auth or quota errors", async () => {
+  it("retries rate limits and 5xx through LangChain's withRetry, and does not retry auth or quota errors", async () => {
+    const backoff = instantBackoff();
+    onTestFinished(backoff.restore);
     const flaky = new ScriptedChatModel([httpError(429, "rate limited"), httpError(503, "overloaded"), goodPlan]);
-    const { planner: p, clock } = planner(flaky);
-    const out = await harness(p, tools()).run();
+    const out = await harness(planner(flaky).planner, tools()).run();
     expect(out.status).toBe("completed");
-    expect(clock.sleeps).toEqual([500, 1000]);
-    expect(out.usage.map((u: { errorId?: string }) => (u.errorId ? "error" : "ok"))).toEqual(["error", "error", "ok"]);
-    expect(out.usage[0].errorId).toMatch(/^err_[0-9a-f]{8}$/);
+    expect(flaky.received).toHaveLength(3);
+    // p-retry's exponential backoff from 1 s (jitter pinned by instantBackoff).
+    expect(backoff.delays).toEqual([1000, 2000]);
+    const failedCall = {
+      model: "fake-planner-1",
+      inputTokens: 0,
+      outputTokens: 0,
+      latencyMs: 0,
+      cost: 0,
+      purpose: "plan",
+      at: "2026-01-01T00:00:00.000Z",
+    };
+    expect(out.usage).toEqual([
+      { ...failedCall, errorId: expect.stringMatching(/^err_[0-9a-f]{8}$/) },
+      { ...failedCall, errorId: expect.stringMatching(/^err_[0-9a-f]{8}$/) },
+      { ...failedCall, inputTokens: 1000, outputTokens: 200, cost: 0.0036 },
+    ]);
+    expect(out.usage[0].errorId).not.toBe(out.usage[1].errorId);
 
     const auth = new ScriptedChatModel([httpError(401, "invalid api key"), goodPlan]);
     const failed = await harness(planner(auth).planner, tools()).run();
     expect(auth.received).toHaveLength(1);
     expect(failed.status).toBe("failed");
-    expect(failed.outcome.message).toMatch(/^the planner failed: model call authentication failed \(401\): invalid api key \[err_[0-9a-f]{8}\]$/);
+    expect(failed.outcome.message).toBe(
+      `the planner failed: model call authentication failed (401): invalid api key [${failed.usage[0].errorId}]`,
+    );
 
-    const quota = new ScriptedChatModel([Object.assign(httpError(429, "You exceeded your current quota"), { code: "insufficient_quota" })]);
+    const quota = new ScriptedChatModel([
+      Object.assign(httpError(429, "You exceeded your current quota"), { code: "insufficient_quota" }),
+    ]);
     const q = await harness(planner(quota).planner, tools()).run();
     expect(quota.received).toHaveLength(1);
-    expect(q.outcome.message).toContain("model call quota exhausted (429)");
+    expect(q.outcome.message).toBe(
+      `the planner failed: model call quota exhausted (429): You exceeded your current quota [${q.usage[0].errorId}]`,
+    );
+    expect(backoff.delays).toEqual([1000, 2000]);
+  });
+
+  it("stops after calls.maxRetries and says how many attempts were made", async () => {
+    const backoff = instantBackoff();
+    onTestFinished(backoff.restore);
+    const down = new ScriptedChatModel([httpError(502, "bad gateway")]);
+    const out = await harness(planner(down, { calls: { maxRetries: 2 } }).planner, tools()).run();
+    expect(down.received).toHaveLength(3);
+    expect(backoff.delays).toEqual([1000, 2000]);
+    expect(out.status).toBe("failed");
+    expect(out.outcome.message).toBe(
+      `the planner failed: model call failed after 3 attempts (502): bad gateway [${out.usage[2].errorId}]`,
+    );
+    expect(out.usage.map((u: { errorId?: string }) => u.errorId)).toEqual([
+      expect.stringMatching(/^err_[0-9a-f]{8}$/),
+      expect.stringMatching(/^err_[0-9a-f]{8}$/),
+      expect.stringMatching(/^err_[0-9a-f]{8}$/),
+    ]);
+  });
+
+  it("checks calls where it enters, naming the field", () => {
+    const model = new ScriptedChatModel([goodPlan]);
+    const attempt = (calls: unknown) => {
+      try {
+        llmPlanner({ model, calls: calls as LlmPlannerOptions["calls"] });
+        return "ok";
+      } catch (error) {
+        return `${(error as { code: string }).code} ${(error as { path: string }).path}: ${(error as Error).message}`;
+      }
+    };
+    expect(attempt({ maxRetries: 0 })).toBe("ok");
+    const field = "invalid_options calls.maxRetries: llmPlanner: calls.maxRetries";
+    expect(attempt({ maxRetries: -1 })).toBe(`${field} Too small: expected number to be >=0`);
+    expect(attempt({ maxRetries: 1.5 })).toBe(`${field} Invalid input: expected int, received number`);
+    // The hand-written loop's knobs are gone: the wait is LangChain's.
+    const gone = "is not an option; `calls` takes maxRetries and now";
+    expect(attempt({ sleep: () => undefined })).toBe(`invalid_options calls.sleep: llmPlanner: calls.sleep ${gone}`);
+    expect(attempt({ initialDelayMs: 10 })).toBe(
+      `invalid_options calls.initialDelayMs: llmPlanner: calls.initialDelayMs ${gone}`,
+    );
   });
 
   it("replans with the scope, trigger, broken assumption, affected steps, suspect facts and approaches tried", async () => {
@@ -141,31 +204,5 @@ describe("llmPlanner", () => {
     const out = await harness(planner(model, { maxValidationRetries: 0 }).planner, [scriptedTool("lookup", [{ ok: false }])]).run();
     expect(brief(out.decisions)).toEqual(["w: success_signal_unmet → replan_local [unmet.replan-local]", "w: success_signal_unmet → escalate [replan.invalid-draft]"]);
     expect(out.guards.count).toBe(1);
-  });
-});
-
-describe("llmClassifier", () => {
-  it("reclassifies an unknown failure, logged with rule llm.classifier and the model's reason", async () => {
-    const model = new ScriptedChatModel([{ failureClass: "transient", action: "retry", reason: "socket closed mid-response; safe to retry" }]);
-    const work = scriptedTool("work", [new Error("stream ended unexpectedly"), { ok: true }]);
-    const out = await harness({ steps: [{ id: "w", goal: "W", tool: "work" }] }, [work], { classifier: llmClassifier({ model }) }).run();
-    expect(out.status).toBe("completed");
-    expect(out.decisions[0]).toMatchObject({ failureClass: "transient", action: "retry", rule: "llm.classifier", reason: "LLM classifier: socket closed mid-response; safe to retry" });
-    expect(out.usage[0]).toMatchObject({ purpose: "classify", inputTokens: 1000 });
-  });
-
-  it("cannot choose an action outside the ladder; the rule's escalation stands", async () => {
-    const model = new ScriptedChatModel([{ failureClass: "unknown", action: "delete_database", reason: "x" }]);
-    const h = harness({ steps: [{ id: "w", goal: "W", tool: "work" }] }, [scriptedTool("work", [new Error("???")])], { classifier: llmClassifier({ model }) });
-    const out = await h.run();
-    expect(brief(out.decisions)).toEqual(["w: unknown → escalate [unknown.escalate]"]);
-    const after = await h.run(new Command({ resume: { action: "abort" } }));
-    expect(after.status).toBe("aborted");
-  });
-
-  it("is not consulted for failures the rules recognise", async () => {
-    const model = new ScriptedChatModel([{ failureClass: "unknown", action: "abort", reason: "x" }]);
-    await harness({ steps: [{ id: "w", goal: "W", tool: "work" }] }, [scriptedTool("work", [httpError(404)])], { classifier: llmClassifier({ model }) }).run();
-    expect(model.received).toHaveLength(0);
   });
 });

@@ -1,48 +1,96 @@
 /**
  * `llmClassifier`: consulted only for failures the rules call `unknown`. It may choose only
  * among the ladder's actions; its decision is logged with rule id `llm.classifier` and its reason.
+ * When it cannot answer — the model call failed (auth, quota, retries spent) or the answer does
+ * not fit the schema — it says why instead of going quiet, so that the rule's verdict stands
+ * with a reason that names the failure, and every model call is in `usage`.
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
-import type { Runnable } from "@langchain/core/runnables";
+import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { z } from "zod";
 import { PlanManagerError } from "../errors.js";
-import type { FallbackClassifier } from "../contracts/classifier.js";
-import { FailureClassSchema } from "../plan/schema.js";
-import { callModel, type ModelCallSettings, type PriceTable, type UsageReport } from "./model-call.js";
+import { FailureClassSchema, type Action, type FailureClass, type Step } from "../plan/schema.js";
+import type { Deviation } from "../policy/deviation.js";
+import {
+  callModel,
+  resolveCallSettings,
+  structuredOutput,
+  type ModelCallSettings,
+  type PriceTable,
+  type UsageReport,
+} from "./model-call.js";
 
 export interface LlmClassifierOptions {
+  /** Any LangChain chat model with `withStructuredOutput`. Required. */
   model: BaseChatModel;
+  /** USD per million input/output tokens, by model name. Default: none (cost 0). */
   prices?: PriceTable;
+  /** Model calls: `{ maxRetries }` for errors that may clear (rate limits, timeouts, 5xx). Default 3. */
   calls?: ModelCallSettings;
 }
 
-const SYSTEM = `You classify a failed step of an agent's plan. Choose the failure class and the least disruptive action that can work: retry (the same call may succeed), fallback (the step has a fallback tool), replan_local / replan_global (the plan's approach is wrong), skip (only for optional steps), escalate (a person must decide), abort (continuing would cause harm). Explain briefly.`;
+/**
+ * The classifier's answer: a verdict, or why there is none. `usage` lists every model call
+ * (failed attempts with an `errorId`); the classifier node adds `purpose` and `at`.
+ */
+export type ClassifierAnswer =
+  | { verdict: { failureClass: FailureClass; action: Action; reason: string }; usage: UsageReport[] }
+  | { failure: { message: string; errorId?: string }; usage: UsageReport[] };
 
-export function llmClassifier(options: LlmClassifierOptions): FallbackClassifier {
+export interface LlmClassifier {
+  classify(input: { deviation: Deviation; step?: Step; allowed: readonly Action[] }): Promise<ClassifierAnswer>;
+}
+
+const SYSTEM = [
+  "You classify a failed step of an agent's plan.",
+  "Choose the failure class and the least disruptive action that can work:",
+  "retry (the same call may succeed), fallback (the step has a fallback tool),",
+  "replan_local / replan_global (the plan's approach is wrong), skip (only for optional steps),",
+  "escalate (a person must decide), abort (continuing would cause harm). Explain briefly.",
+].join(" ");
+
+export function llmClassifier(options: LlmClassifierOptions): LlmClassifier {
   if (!options?.model || typeof options.model.withStructuredOutput !== "function") {
-    throw new PlanManagerError("invalid_options", "llmClassifier: model must be a LangChain chat model with withStructuredOutput", { path: "model" });
+    const message = "llmClassifier: model must be a LangChain chat model with withStructuredOutput";
+    throw new PlanManagerError("invalid_options", message, { path: "model" });
   }
+  const settings = resolveCallSettings("llmClassifier", options.calls);
+  const named = options.model as unknown as { model?: unknown };
+  const modelName = typeof named.model === "string" ? named.model : undefined;
   return {
     async classify({ deviation, step, allowed }) {
       const Schema = z.strictObject({
         failureClass: FailureClassSchema,
-        action: z.enum(allowed as [string, ...string[]]),
+        action: z.enum(allowed as [Action, ...Action[]]),
         reason: z.string(),
       });
-      const structured = options.model.withStructuredOutput(Schema, { name: "classification", strict: true }) as unknown as Runnable<BaseMessage[], unknown>;
-      let usage: UsageReport | undefined;
-      const answer = await callModel(
-        structured,
-        [new SystemMessage(SYSTEM), new HumanMessage(JSON.stringify({ failure: deviation, step: step ? { id: step.id, goal: step.goal, tool: step.tool, fallback: step.fallback?.tool ?? null, optional: step.optional ?? false } : null, allowedActions: allowed }))],
-        undefined,
-        { ...options.calls, ...(options.prices ? { prices: options.prices } : {}) },
-        (u) => (usage = u),
-      ).catch(() => undefined);
-      const parsed = Schema.safeParse(answer);
-      if (!parsed.success) return undefined;
-      const verdict = { failureClass: parsed.data.failureClass, action: parsed.data.action as (typeof allowed)[number], reason: `LLM classifier: ${parsed.data.reason}` };
-      return usage ? { verdict, usage } : { verdict };
+      const usage: UsageReport[] = [];
+      const about = step && {
+        id: step.id,
+        goal: step.goal,
+        tool: step.tool,
+        fallback: step.fallback?.tool ?? null,
+        optional: step.optional ?? false,
+      };
+      const question = JSON.stringify({ failure: deviation, step: about ?? null, allowedActions: allowed });
+      const result = await callModel(
+        structuredOutput(options.model, Schema, "classification"),
+        [new SystemMessage(SYSTEM), new HumanMessage(question)],
+        {
+          ...(modelName ? { modelName } : {}),
+          ...(options.prices ? { prices: options.prices } : {}),
+          settings,
+          report: (u) => usage.push(u),
+        },
+      );
+      if (!result.ok) return { failure: { message: result.message, errorId: result.errorId }, usage };
+      const parsed = Schema.safeParse(result.value);
+      if (!parsed.success) {
+        const issues = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".") || "answer"}: ${i.message}`);
+        return { failure: { message: `its answer does not fit the schema (${issues.join("; ")})` }, usage };
+      }
+      const { failureClass, action, reason } = parsed.data;
+      return { verdict: { failureClass, action, reason: `LLM classifier: ${reason}` }, usage };
     },
   };
 }

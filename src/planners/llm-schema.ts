@@ -3,17 +3,27 @@
  * mode: every property required (optional ones nullable), `additionalProperties: false`, no
  * open-ended records. So free-form `args` travel as a JSON string (`argsJson`) and are parsed
  * back; `toPlanDraft` turns the model's answer into a `PlanDraft` for the validator.
+ *
+ * Answers are read with `LlmPlanAnswerSchema`, which also takes the natural shape a provider that
+ * does not enforce the schema returns: nullable fields left out (read as null), `args` as an
+ * object instead of `argsJson`, and an object where the JSON string is expected.
  */
 import { z } from "zod";
 import type { PlanDraft, Step } from "../plan/schema.js";
 
 const nullableList = z.array(z.string()).nullable();
+const LlmFallbackSchema = z.strictObject({ tool: z.string(), argsJson: z.string().nullable() });
+const LlmHumanSchema = z.strictObject({ prompt: z.string(), timeoutMs: z.number().nullable() });
+const LlmAssumptionSchema = z.strictObject({ id: z.string(), statement: z.string(), check: z.string().nullable() });
 
 export const LlmStepSchema = z.strictObject({
   id: z.string().describe("unique step id: a letter, then letters, digits, _ or -"),
   goal: z.string().describe("what the step achieves, in plain words shown to the user"),
   tool: z.string().nullable().describe("a tool name from the catalogue; null only for a human step"),
-  argsJson: z.string().nullable().describe("fixed tool arguments as a JSON object string, e.g. {\"query\": \"x\"}; null for none"),
+  argsJson: z
+    .string()
+    .nullable()
+    .describe("fixed tool arguments as a JSON object string, e.g. {\"query\": \"x\"}; null for none"),
   inputs: nullableList.describe("fact keys passed to the tool as arguments of the same name"),
   produces: nullableList.describe("output fields recorded as facts"),
   dependsOn: nullableList.describe("ids of steps that must succeed first"),
@@ -30,21 +40,72 @@ export const LlmStepSchema = z.strictObject({
     })
     .nullable(),
   retryOnUnmet: z.boolean().nullable(),
-  fallback: z.strictObject({ tool: z.string(), argsJson: z.string().nullable() }).nullable(),
+  fallback: LlmFallbackSchema.nullable(),
   sideEffects: nullableList,
   idempotent: z.boolean().nullable(),
   timeoutMs: z.number().nullable(),
   cost: z.number().nullable(),
   optional: z.boolean().nullable(),
-  human: z.strictObject({ prompt: z.string(), timeoutMs: z.number().nullable() }).nullable(),
+  human: LlmHumanSchema.nullable(),
 });
 
 export const LlmPlanDraftSchema = z.strictObject({
   steps: z.array(LlmStepSchema),
-  assumptions: z.array(z.strictObject({ id: z.string(), statement: z.string(), check: z.string().nullable() })),
+  assumptions: z.array(LlmAssumptionSchema),
   rationale: z.string().nullable(),
 });
 export type LlmPlanDraft = z.infer<typeof LlmPlanDraftSchema>;
+
+/**
+ * An answer in the natural shape made strict-shaped before it is checked: a nullable key left
+ * out becomes null, and `args` (when there is no `argsJson`) is read as `argsJson`. Which keys
+ * are nullable is read off the strict schema, so the two cannot drift apart.
+ */
+function naturalShape(schema: z.ZodObject): (value: unknown) => unknown {
+  const nullable = Object.entries(schema.shape)
+    .filter(([, field]) => field.safeParse(null).success)
+    .map(([key]) => key);
+  return (value) => {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+    const out: Record<string, unknown> = { ...value };
+    if ("argsJson" in schema.shape && "args" in out && !("argsJson" in out)) {
+      out.argsJson = out.args;
+      delete out.args;
+    }
+    for (const key of nullable) if (out[key] === undefined) out[key] = null;
+    return out;
+  };
+}
+
+/** Free-form arguments: the JSON string of the strict shape, or the object itself. */
+const ArgsAnswerSchema = z.union([z.string(), z.record(z.string(), z.unknown())]).nullable();
+
+const lenient = <S extends z.ZodObject, T extends z.ZodType>(strict: S, answer: T) =>
+  z.preprocess(naturalShape(strict), answer);
+
+const FallbackAnswerSchema = lenient(LlmFallbackSchema, LlmFallbackSchema.extend({ argsJson: ArgsAnswerSchema }));
+const StepAnswerSchema = lenient(
+  LlmStepSchema,
+  LlmStepSchema.extend({
+    argsJson: ArgsAnswerSchema,
+    fallback: FallbackAnswerSchema.nullable(),
+    human: lenient(LlmHumanSchema, LlmHumanSchema).nullable(),
+  }),
+);
+
+/** How answers are read: strict-shaped ones as they are, natural-shaped ones made strict-shaped. */
+export const LlmPlanAnswerSchema = lenient(
+  LlmPlanDraftSchema,
+  LlmPlanDraftSchema.extend({
+    steps: z.array(StepAnswerSchema),
+    // A plan without assumptions is a natural answer too: a missing or null list is an empty one.
+    assumptions: z
+      .array(lenient(LlmAssumptionSchema, LlmAssumptionSchema))
+      .nullish()
+      .transform((list) => list ?? []),
+  }),
+);
+export type LlmPlanAnswer = z.output<typeof LlmPlanAnswerSchema>;
 
 export interface ConversionIssue {
   path: (string | number)[];
@@ -52,9 +113,12 @@ export interface ConversionIssue {
 }
 
 /** The model's answer as a PlanDraft (nulls dropped, JSON args parsed), or the problems found. */
-export function toPlanDraft(answer: LlmPlanDraft): { draft: PlanDraft; issues: ConversionIssue[] } {
+export function toPlanDraft(answer: LlmPlanAnswer): { draft: PlanDraft; issues: ConversionIssue[] } {
   const issues: ConversionIssue[] = [];
-  const parseArgs = (text: string | null, path: (string | number)[]): Record<string, unknown> | undefined => {
+  type Args = Record<string, unknown>;
+  const parseArgs = (text: string | Args | null, path: (string | number)[]): Args | undefined => {
+    // An object where the JSON string belongs is the parsed value already.
+    if (text !== null && typeof text === "object") return Object.keys(text).length > 0 ? text : undefined;
     if (text === null || text.trim() === "") return undefined;
     try {
       const value: unknown = JSON.parse(text);
@@ -76,7 +140,15 @@ export function toPlanDraft(answer: LlmPlanDraft): { draft: PlanDraft; issues: C
     }
     if (s.successSignal !== null) step.successSignal = s.successSignal;
     if (s.when !== null) step.when = s.when;
-    if (s.retry !== null) step.retry = { ...s.retry, maxAttempts: Math.round(s.retry.maxAttempts), initialDelayMs: Math.round(s.retry.initialDelayMs), maxDelayMs: Math.round(s.retry.maxDelayMs) };
+    if (s.retry !== null) {
+      const { maxAttempts, initialDelayMs, maxDelayMs } = s.retry;
+      step.retry = {
+        ...s.retry,
+        maxAttempts: Math.round(maxAttempts),
+        initialDelayMs: Math.round(initialDelayMs),
+        maxDelayMs: Math.round(maxDelayMs),
+      };
+    }
     if (s.retryOnUnmet !== null) step.retryOnUnmet = s.retryOnUnmet;
     if (s.fallback !== null) {
       const fallbackArgs = parseArgs(s.fallback.argsJson, ["steps", i, "fallback", "argsJson"]);
@@ -86,12 +158,19 @@ export function toPlanDraft(answer: LlmPlanDraft): { draft: PlanDraft; issues: C
     if (s.timeoutMs !== null) step.timeoutMs = Math.round(s.timeoutMs);
     if (s.cost !== null) step.cost = s.cost;
     if (s.optional !== null) step.optional = s.optional;
-    if (s.human !== null) step.human = { prompt: s.human.prompt, ...(s.human.timeoutMs !== null ? { timeoutMs: Math.round(s.human.timeoutMs) } : {}) };
+    if (s.human !== null) {
+      const { prompt, timeoutMs } = s.human;
+      step.human = { prompt, ...(timeoutMs !== null ? { timeoutMs: Math.round(timeoutMs) } : {}) };
+    }
     return step;
   });
   const draft: PlanDraft = {
     steps,
-    assumptions: answer.assumptions.map((a) => ({ id: a.id, statement: a.statement, ...(a.check !== null ? { check: a.check } : {}) })),
+    assumptions: answer.assumptions.map((a) => ({
+      id: a.id,
+      statement: a.statement,
+      ...(a.check !== null ? { check: a.check } : {}),
+    })),
   };
   if (answer.rationale !== null) draft.rationale = answer.rationale;
   return { draft, issues };

@@ -1,100 +1,230 @@
 /**
- * One model call with what every planner call needs: retries with backoff for rate limits,
- * timeouts and 5xx (auth and quota errors are not retried), latency, token usage from the
- * model's own `usage_metadata`, cost from a price table, and an error id on failures.
+ * One model call with what every planner and classifier call needs: retries through LangChain's
+ * own `Runnable.withRetry`, token usage from the model's `usage_metadata`, latency, cost from a
+ * price table, and an error id for every failed attempt. Which errors are worth a retry is
+ * decided here, by status and code (`modelFailure`); how long to wait is LangChain's.
  */
 import { randomUUID } from "node:crypto";
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { ChatGeneration, LLMResult } from "@langchain/core/outputs";
-import type { Runnable } from "@langchain/core/runnables";
-import { PlanManagerError } from "../errors.js";
+import type { Runnable, RunnableConfig } from "@langchain/core/runnables";
+import { toJsonSchema } from "@langchain/core/utils/json_schema";
+import { z } from "zod";
 import type { UsageEntry } from "../contracts/usage.js";
-import { backoffDelay } from "../policy/backoff.js";
+import { PlanManagerError } from "../errors.js";
 import { errorInfo } from "../policy/deviation.js";
 import { classifyEvidence } from "../policy/evidence-rules.js";
 
 /** USD per million tokens, by model name. */
 export type PriceTable = Record<string, { input: number; output: number }>;
 
+/** The `calls` option of `llmPlanner` and `llmClassifier`. */
 export interface ModelCallSettings {
-  /** Retries after the first call for transient model errors. Default 3. */
+  /**
+   * Retries after the first attempt, for model errors that may clear: HTTP 429 rate limits,
+   * 408, 425, 5xx, network errors and timeouts. Auth (401, 403), quota (429
+   * `insufficient_quota`) and other 4xx errors are never retried. The wait is LangChain's
+   * (`Runnable.withRetry`: exponential from 1 s, doubling, with jitter). The model's own
+   * `maxRetries` is set to 0 for these calls, so nothing retries twice.
+   * Default 3; 0 turns retrying off; at most 10.
+   */
   maxRetries?: number;
-  /** Backoff between retries. Default exponential from 500 ms up to 8 s. */
-  initialDelayMs?: number;
-  maxDelayMs?: number;
-  /** Injectable time, so tests never wait. */
+  /** Clock for `latencyMs` in usage entries. Default `Date.now`. */
   now?: () => number;
-  sleep?: (ms: number) => Promise<void>;
-  prices?: PriceTable;
 }
 
+const CallSettingsSchema = z.strictObject({
+  maxRetries: z.number().int().min(0).max(10).optional(),
+  now: z.custom<() => number>((v) => typeof v === "function", "must be a function returning epoch ms").optional(),
+});
+
+/** `calls` checked where it enters: an unknown or out-of-range field fails, named. */
+export function resolveCallSettings(owner: string, calls: unknown): Required<ModelCallSettings> {
+  const parsed = CallSettingsSchema.safeParse(calls ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const keys = issue.code === "unrecognized_keys" ? issue.keys : issue.path.map(String);
+    const path = ["calls", ...keys.slice(0, 1)].join(".");
+    const how =
+      issue.code === "unrecognized_keys" ? "is not an option; `calls` takes maxRetries and now" : issue.message;
+    throw new PlanManagerError("invalid_options", `${owner}: ${path} ${how}`, { path });
+  }
+  const settings = calls as ModelCallSettings | undefined;
+  return { maxRetries: settings?.maxRetries ?? 3, now: settings?.now ?? Date.now };
+}
+
+/** A usage entry as a planner reports it; the node adds `purpose` and `at`. */
 export type UsageReport = Omit<UsageEntry, "at" | "purpose">;
 
-class UsageCollector extends BaseCallbackHandler {
+/** What retrying a failed model call can do about it. */
+export type ModelFailure = "authentication" | "quota" | "transient" | "permanent";
+
+/** Status and code decide; the message only where they say nothing (a quota or connection error). */
+export function modelFailure(error: unknown): ModelFailure {
+  const info = errorInfo(error);
+  if (info.code === "insufficient_quota" || /quota/i.test(info.message)) return "quota";
+  if (info.status === 401 || info.status === 403) return "authentication";
+  // LangChain names a call its caller aborted AbortError (a client timeout is TimeoutError): the
+  // run is stopping, and a retry would only delay it.
+  if (info.name === "AbortError") return "permanent";
+  const evidence = classifyEvidence({ kind: "error", attempt: 1, message: info.message, error: info });
+  if (evidence.failureClass === "transient") return "transient";
+  // OpenAI's APIConnectionError ("Connection error.") and client-side timeouts carry no status.
+  if (info.status === undefined && /timeout|timed out|connection/i.test(`${info.name} ${info.message}`)) {
+    return "transient";
+  }
+  return "permanent";
+}
+
+export function costOf(prices: PriceTable | undefined, model: string | undefined, input: number, output: number) {
+  const price = model ? prices?.[model] : undefined;
+  return price ? (input * price.input + output * price.output) / 1_000_000 : 0;
+}
+
+/**
+ * The model with structured output that we parse ourselves: the zod schema goes out as a JSON
+ * schema (strict), and the answer comes back unvalidated. Given the zod schema, LangChain and the
+ * OpenAI SDK would validate the answer and throw on one a provider returned in its natural shape
+ * (nullable fields left out, an object for a JSON string); the caller's lenient parse accepts it.
+ */
+export function structuredOutput(model: BaseChatModel, schema: z.ZodType, name: string) {
+  // A plain copy: toJsonSchema's result carries a Standard Schema marker that would make LangChain
+  // convert it again (to draft-07); the copy goes out exactly as written.
+  const jsonSchema = JSON.parse(JSON.stringify(toJsonSchema(schema))) as Record<string, unknown>;
+  return model.withStructuredOutput(jsonSchema, { name, strict: true }) as unknown as Runnable<BaseMessage[], unknown>;
+}
+
+type MessageWithUsage = BaseMessage & { usage_metadata?: { input_tokens: number; output_tokens: number } };
+/** What older chat models report in `llmOutput` instead of `usage_metadata`. */
+type TokenUsage = { promptTokens?: number; completionTokens?: number };
+
+/** Tokens and model name of the current attempt; LangChain starts one chat-model run per attempt. */
+class AttemptMeter extends BaseCallbackHandler {
   name = "langgraph-replan-usage";
+  startedAt: number;
   inputTokens = 0;
   outputTokens = 0;
   model?: string;
+
+  constructor(private readonly now: () => number) {
+    super();
+    this.startedAt = now();
+  }
+
+  override handleChatModelStart(): void {
+    this.begin();
+  }
+
+  override handleLLMStart(): void {
+    this.begin();
+  }
+
   override handleLLMEnd(output: LLMResult): void {
+    let input = 0;
+    let out = 0;
     for (const generation of output.generations.flat()) {
-      const message = (generation as ChatGeneration).message as (BaseMessage & { usage_metadata?: { input_tokens: number; output_tokens: number } }) | undefined;
-      const usage = message?.usage_metadata;
-      if (usage) {
-        this.inputTokens += usage.input_tokens;
-        this.outputTokens += usage.output_tokens;
-      }
+      const message = (generation as ChatGeneration).message as MessageWithUsage | undefined;
+      input += message?.usage_metadata?.input_tokens ?? 0;
+      out += message?.usage_metadata?.output_tokens ?? 0;
       const meta = (message?.response_metadata ?? {}) as { model_name?: unknown; model?: unknown };
       const name = meta.model_name ?? meta.model;
       if (typeof name === "string") this.model = name;
     }
-    const tokenUsage = output.llmOutput?.tokenUsage as { promptTokens?: number; completionTokens?: number } | undefined;
-    if (this.inputTokens === 0 && this.outputTokens === 0 && tokenUsage) {
-      this.inputTokens = tokenUsage.promptTokens ?? 0;
-      this.outputTokens = tokenUsage.completionTokens ?? 0;
+    const tokenUsage = output.llmOutput?.tokenUsage as TokenUsage | undefined;
+    if (input === 0 && out === 0 && tokenUsage) {
+      input = tokenUsage.promptTokens ?? 0;
+      out = tokenUsage.completionTokens ?? 0;
     }
+    this.inputTokens += input;
+    this.outputTokens += out;
+  }
+
+  private begin(): void {
+    this.startedAt = this.now();
+    this.inputTokens = 0;
+    this.outputTokens = 0;
   }
 }
 
-function isRetryable(error: unknown): boolean {
+export interface ModelCall {
+  /** Model name for usage entries when the answer does not name one. */
+  modelName?: string;
+  settings: Required<ModelCallSettings>;
+  prices?: PriceTable;
+  /** Every attempt, failed or not, is reported here. */
+  report: (usage: UsageReport) => void;
+}
+
+/** A model call's answer, or why there is none (errors are data: the caller decides to throw). */
+export type ModelCallResult<T> =
+  | { ok: true; value: T }
+  | { ok: false; message: string; errorId: string; failure: ModelFailure; error: unknown };
+
+/** Invokes `runnable`, retrying what may clear; every attempt is reported through `call.report`. */
+export async function callModel<T>(
+  runnable: Runnable<BaseMessage[], T>,
+  messages: BaseMessage[],
+  call: ModelCall,
+): Promise<ModelCallResult<T>> {
+  const { settings } = call;
+  const meter = new AttemptMeter(settings.now);
+  let attempts = 0;
+  let last: { error: unknown; errorId: string } | undefined;
+  const reportAttempt = (errorId?: string) => {
+    attempts += 1;
+    const model = meter.model ?? call.modelName;
+    call.report({
+      ...(model ? { model } : {}),
+      inputTokens: meter.inputTokens,
+      outputTokens: meter.outputTokens,
+      latencyMs: settings.now() - meter.startedAt,
+      cost: costOf(call.prices, model, meter.inputTokens, meter.outputTokens),
+      ...(errorId ? { errorId } : {}),
+    });
+  };
+  const failed = (error: unknown) => {
+    last = { error, errorId: `err_${randomUUID().slice(0, 8)}` };
+    reportAttempt(last.errorId);
+  };
+  const retrying = runnable.withRetry({
+    stopAfterAttempt: settings.maxRetries + 1,
+    onFailedAttempt: (error: unknown) => {
+      failed(error);
+      // Throwing ends LangChain's retries: auth, quota and bad requests would only fail again.
+      if (modelFailure(error) !== "transient") throw error;
+    },
+  });
+  // `maxRetries: 0` is a chat-model call option: the model's own retries stay out of the way.
+  const config = { callbacks: [meter], maxRetries: 0 } as RunnableConfig;
+  try {
+    const value = await retrying.invoke(messages, config);
+    reportAttempt();
+    return { ok: true, value };
+  } catch (error) {
+    if (last?.error !== error) failed(error);
+    const { message, failure } = describeFailure(error, attempts);
+    return { ok: false, message: `${message} [${last!.errorId}]`, errorId: last!.errorId, failure, error };
+  }
+}
+
+function describeFailure(error: unknown, attempts: number): { message: string; failure: ModelFailure } {
   const info = errorInfo(error);
-  if (info.code === "insufficient_quota" || /quota/i.test(info.message)) return false;
-  if (info.status === 401 || info.status === 403) return false;
-  if (classifyEvidence({ kind: "error", attempt: 1, message: info.message, error: info }).failureClass === "transient") return true;
-  return info.status === undefined && /timeout|timed out|connection/i.test(`${info.name} ${info.message}`);
-}
-
-export function costOf(prices: PriceTable | undefined, model: string | undefined, inputTokens: number, outputTokens: number): number {
-  const price = model ? prices?.[model] : undefined;
-  return price ? (inputTokens * price.input + outputTokens * price.output) / 1_000_000 : 0;
-}
-
-/** Invokes `runnable` with retries; every call, failed or not, is reported through `report`. */
-export async function callModel<T>(runnable: Runnable<BaseMessage[], T>, messages: BaseMessage[], modelName: string | undefined, settings: ModelCallSettings, report: (u: UsageReport) => void): Promise<T> {
-  const now = settings.now ?? Date.now;
-  const sleep = settings.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const maxRetries = settings.maxRetries ?? 3;
-  const policy = { maxAttempts: maxRetries + 1, backoff: "exponential" as const, initialDelayMs: settings.initialDelayMs ?? 500, maxDelayMs: settings.maxDelayMs ?? 8_000 };
-  for (let attempt = 1; ; attempt++) {
-    const collector = new UsageCollector();
-    const started = now();
-    try {
-      const value = await runnable.invoke(messages, { callbacks: [collector] });
-      const model = collector.model ?? modelName;
-      report({ ...(model ? { model } : {}), inputTokens: collector.inputTokens, outputTokens: collector.outputTokens, latencyMs: now() - started, cost: costOf(settings.prices, model, collector.inputTokens, collector.outputTokens) });
-      return value;
-    } catch (error) {
-      const errorId = `err_${randomUUID().slice(0, 8)}`;
-      const info = errorInfo(error);
-      report({ ...(modelName ? { model: modelName } : {}), inputTokens: collector.inputTokens, outputTokens: collector.outputTokens, latencyMs: now() - started, cost: 0, errorId });
-      if (!isRetryable(error)) {
-        const kind = info.status === 401 || info.status === 403 ? "authentication failed" : info.code === "insufficient_quota" || /quota/i.test(info.message) ? "quota exhausted" : "failed";
-        throw new PlanManagerError("planner_failed", `model call ${kind}${info.status ? ` (${info.status})` : ""}: ${info.message} [${errorId}]`, { cause: error });
-      }
-      if (attempt > maxRetries) {
-        throw new PlanManagerError("planner_failed", `model call failed after ${attempt} attempts: ${info.message} [${errorId}]`, { cause: error });
-      }
-      await sleep(backoffDelay(policy, attempt, info.retryAfterMs));
+  // LangChain appends a troubleshooting URL after a blank line: the first line says what happened.
+  const what = info.message.split("\n")[0]!.trim();
+  const status = info.status !== undefined ? ` (${info.status})` : "";
+  const failure = modelFailure(error);
+  switch (failure) {
+    case "authentication":
+      return { failure, message: `model call authentication failed${status}: ${what}` };
+    case "quota":
+      return { failure, message: `model call quota exhausted${status}: ${what}` };
+    case "transient": {
+      const tries = `${attempts} attempt${attempts === 1 ? "" : "s"}`;
+      return { failure, message: `model call failed after ${tries}${status}: ${what}` };
     }
+    default:
+      return { failure, message: `model call failed${status}: ${what}` };
   }
 }
