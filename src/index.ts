@@ -1,5 +1,5 @@
 // The public API, by name. Nothing internal is exported by accident.
-export { createPlanManager, routeAfterExecutor, routeAfterPlanner } from "./graph/create-plan-manager.js";
+export { createPlanManager, CompiledPlanManager, PlanManagerGraph } from "./graph/create-plan-manager.js";
 export type { PlanManagerOptions, Clock, FallbackClassifier } from "./runtime/options.js";
 export { PlanManagerState } from "./runtime/state.js";
 export type { PlanManagerStateType, PlanManagerUpdate, ReplanGuards, UsageEntry, PendingHuman } from "./runtime/state.js";

@@ -2,8 +2,21 @@
 import type { Step } from "../plan/schema.js";
 import type { Verdict } from "../policy/classify.js";
 import type { Deviation } from "../policy/deviation.js";
+import type { UsageEntry } from "./usage.js";
+
+/**
+ * A fallback classifier's answer: a verdict, or why it could not give one (the model call failed —
+ * auth, quota, retries spent — or its answer did not fit the schema). `usage` lists every model
+ * call, failed attempts with an `errorId`; the classifier node adds `purpose` and `at`.
+ */
+export type FallbackAnswer =
+  | { verdict: Partial<Verdict> & Pick<Verdict, "action" | "failureClass" | "reason">; usage?: FallbackUsage[] }
+  | { failure: { message: string; errorId?: string }; usage?: FallbackUsage[] };
+
+/** One model call as a classifier reports it. */
+export type FallbackUsage = Omit<UsageEntry, "purpose" | "at">;
 
 /** Consulted only for failures the rules call `unknown` (see `llmClassifier`). */
 export interface FallbackClassifier {
-  classify(input: { deviation: Deviation; step?: Step; allowed: readonly Verdict["action"][] }): Promise<{ verdict: Partial<Verdict> & Pick<Verdict, "action" | "failureClass" | "reason">; usage?: { model?: string; inputTokens: number; outputTokens: number; latencyMs: number; cost: number } } | undefined>;
+  classify(input: { deviation: Deviation; step?: Step; allowed: readonly Verdict["action"][] }): Promise<FallbackAnswer | undefined>;
 }

@@ -9,31 +9,25 @@
  *                                      └─ abort                  → finalize
  *   executor ─(all steps done)→ finalize → END
  */
-import { Runnable } from "@langchain/core/runnables";
-import { END, START, StateGraph } from "@langchain/langgraph";
-import { makeClassifierNode, routeAfterClassifier } from "../nodes/classifier.js";
+import { Runnable, type RunnableConfig } from "@langchain/core/runnables";
+import {
+  CompiledStateGraph,
+  END,
+  START,
+  StateGraph,
+  type Command,
+  type StateDefinition,
+} from "@langchain/langgraph";
+import { makeClassifierNode } from "../nodes/classifier.js";
 import { makeExecutor } from "../nodes/executor.js";
 import { finalizeNode } from "../nodes/finalize.js";
 import { HUMAN_DESTINATIONS, makeHumanNode } from "../nodes/human.js";
 import { makePlannerNode } from "../nodes/planner.js";
-import { makeReplannerNode, routeAfterReplanner } from "../nodes/replanner.js";
-import { isFinished } from "../plan/ready.js";
+import { makeReplannerNode } from "../nodes/replanner.js";
 import { resolveOptions, type PlanManagerOptions } from "../runtime/options.js";
-import { PlanManagerState, type PlanManagerStateType } from "../runtime/state.js";
-
-export function routeAfterPlanner(state: PlanManagerStateType): "executor" | "human" | "finalize" {
-  if (state.status === "failed" || !state.plan) return "finalize";
-  return state.status === "awaiting_review" ? "human" : "executor";
-}
-
-export function routeAfterExecutor(state: PlanManagerStateType): "executor" | "classifier" | "human" | "finalize" {
-  if (state.deviation) return "classifier";
-  if (state.status === "awaiting_human") return "human";
-  if (state.status === "failed" || state.status === "aborted") return "finalize";
-  const plan = state.plan;
-  if (!plan || plan.steps.every((s) => isFinished(state.steps[s.id]))) return "finalize";
-  return "executor";
-}
+import { PlanManagerInput, PlanManagerOutput, PlanManagerState, type PlanManagerStateType } from "../runtime/state.js";
+import { routeAfterClassifier, routeAfterExecutor, routeAfterPlanner, routeAfterReplanner } from "./routes.js";
+import { acquireThread } from "./thread-lock.js";
 
 /**
  * A routing function as an untraced runnable. LangGraph wraps a plain function in a traced
@@ -56,13 +50,75 @@ function untraced<T extends string>(route: (state: PlanManagerStateType) => T) {
   return new UntracedRoute(route);
 }
 
+type Spec = typeof PlanManagerState.spec;
+type State = typeof PlanManagerState.State;
+type Update = typeof PlanManagerState.Update;
+type InputSpec = typeof PlanManagerInput.spec;
+type OutputSpec = typeof PlanManagerOutput.spec;
+type BaseCompile = StateGraph<Spec, State, Update, string, InputSpec, OutputSpec>["compile"];
+type CompileOptions = NonNullable<Parameters<BaseCompile>[0]>;
+/** Stream transformers a caller may pass to `compile` (LangGraph's own constraint, read off its signature). */
+type Transformers = NonNullable<CompileOptions["transformers"]>;
+
 /**
- * Builds the plan manager: an uncompiled `StateGraph` the caller compiles with a checkpointer.
+ * The compiled plan manager: LangGraph's compiled graph, holding its thread for the length of a
+ * run so that a second concurrent run on the same thread in this process fails with
+ * `thread_busy` instead of calling every tool a second time.
+ */
+export class CompiledPlanManager<T extends Transformers = []> extends CompiledStateGraph<
+  State,
+  Update,
+  string,
+  InputSpec,
+  OutputSpec,
+  StateDefinition,
+  unknown,
+  unknown,
+  unknown,
+  T
+> {
+  override async *_streamIterator(input: unknown, options?: Partial<RunnableConfig>): AsyncGenerator<unknown> {
+    const configurable = (options?.configurable ?? {}) as Record<string, unknown>;
+    const release = acquireThread({
+      checkpointer: (this.checkpointer ?? undefined) as object | undefined,
+      threadId: typeof configurable.thread_id === "string" ? configurable.thread_id : undefined,
+      namespace: typeof configurable.checkpoint_ns === "string" ? configurable.checkpoint_ns : "",
+    });
+    try {
+      yield* super._streamIterator(input as Command, options);
+    } finally {
+      release();
+    }
+  }
+}
+
+/**
+ * The uncompiled plan manager: a `StateGraph` whose `compile()` returns a `CompiledPlanManager`
+ * with a default `recursionLimit` (one step attempt is one superstep, so long plans need more
+ * than LangGraph's default of 25; a per-call `recursionLimit` still overrides it). A subclass,
+ * so nothing LangGraph built is patched (docs/decisions/0008-compiled-graph.md).
+ */
+export class PlanManagerGraph extends StateGraph<Spec, State, Update, string, InputSpec, OutputSpec> {
+  constructor(private readonly recursionLimit: number) {
+    super({ stateSchema: PlanManagerState, input: PlanManagerInput, output: PlanManagerOutput });
+  }
+
+  override compile<const T extends Transformers = []>(options?: CompileOptions & { transformers?: T }): CompiledPlanManager<T> {
+    const compiled = super.compile(options);
+    const config = { ...compiled.config, recursionLimit: compiled.config?.recursionLimit ?? this.recursionLimit };
+    // The same construction LangGraph's own `withConfig` uses: a new instance from the fields.
+    return new CompiledPlanManager<T>({ ...compiled, config } as unknown as ConstructorParameters<typeof CompiledPlanManager<T>>[0]);
+  }
+}
+
+/**
+ * Builds the plan manager: an uncompiled graph the caller compiles with a checkpointer.
  * Options are validated here; an invalid option throws `PlanManagerError` naming the field.
  */
-export function createPlanManager(options: PlanManagerOptions) {
+export function createPlanManager(options: PlanManagerOptions): PlanManagerGraph {
   const rt = resolveOptions(options);
-  const builder = new StateGraph(PlanManagerState)
+  const graph = new PlanManagerGraph(rt.recursionLimit);
+  graph
     .addNode("planner", makePlannerNode(rt))
     .addNode("executor", makeExecutor(rt))
     .addNode("classifier", makeClassifierNode(rt))
@@ -75,10 +131,5 @@ export function createPlanManager(options: PlanManagerOptions) {
     .addConditionalEdges("classifier", untraced(routeAfterClassifier), ["executor", "replanner", "human", "finalize"])
     .addConditionalEdges("replanner", untraced(routeAfterReplanner), ["executor", "human"])
     .addEdge("finalize", END);
-  // One step per superstep means long plans need more supersteps than LangGraph's default
-  // recursion limit (25). The compiled graph carries a default the caller can still override
-  // per call with `recursionLimit` in the invoke config.
-  const compile = builder.compile.bind(builder);
-  builder.compile = ((...args: Parameters<typeof compile>) => compile(...args).withConfig({ recursionLimit: rt.recursionLimit })) as typeof builder.compile;
-  return builder;
+  return graph;
 }

@@ -1,5 +1,6 @@
 /** The classifier node: a thin adapter from state to the pure `classify` and back. */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { UsageEntry } from "../contracts/usage.js";
 import type { Runtime } from "../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.js";
 import type { Decision } from "../plan/schema.js";
@@ -42,12 +43,16 @@ export function makeClassifierNode(rt: Runtime) {
       decisionCount: state.decisions.length,
       producerAssumptions,
     });
-    const usage = [];
+    const usage: UsageEntry[] = [];
     if (rt.classifier && mayAskLlm(verdict)) {
       const answer = await rt.classifier.classify({ deviation, ...(step ? { step } : {}), allowed: LADDER_ACTIONS });
-      if (answer && LADDER_ACTIONS.includes(answer.verdict.action)) {
+      const at = new Date(rt.clock.now()).toISOString();
+      for (const u of answer?.usage ?? []) usage.push({ ...u, purpose: "classify", at });
+      if (answer && "failure" in answer) {
+        // The rule's verdict stands; its reason says why the LLM classifier could not help.
+        verdict = { ...verdict, reason: `${verdict.reason}; the LLM classifier failed: ${answer.failure.message}` };
+      } else if (answer && LADDER_ACTIONS.includes(answer.verdict.action)) {
         verdict = { ...verdict, ...answer.verdict, rule: "llm.classifier", evidence: verdict.evidence, by: "llm" };
-        if (answer.usage) usage.push({ ...answer.usage, purpose: "classify" as const, at: new Date(rt.clock.now()).toISOString() });
       }
     }
     const decision: Decision = {
@@ -92,20 +97,4 @@ export function makeClassifierNode(rt: Runtime) {
     }
     return update;
   };
-}
-
-/** Where the classifier's last decision leads. A pure function of state. */
-export function routeAfterClassifier(state: PlanManagerStateType): "executor" | "replanner" | "human" | "finalize" {
-  const last = state.decisions[state.decisions.length - 1];
-  switch (last?.action) {
-    case "replan_local":
-    case "replan_global":
-      return "replanner";
-    case "escalate":
-      return "human";
-    case "abort":
-      return "finalize";
-    default:
-      return "executor";
-  }
 }

@@ -269,8 +269,3 @@ function mergeSteps(steps: readonly Step[], affected: readonly string[], replace
   if (!inserted) out.push(...replacement);
   return out;
 }
-
-/** Where the replanner leads. A pure function of state. */
-export function routeAfterReplanner(state: PlanManagerStateType): "executor" | "human" {
-  return state.status === "awaiting_human" || state.status === "awaiting_review" ? "human" : "executor";
-}

@@ -1,0 +1,39 @@
+/**
+ * The conditional edges of the response ladder. Each is a pure function of state, because
+ * `updateState` re-runs the last node's branch (DESIGN §4).
+ */
+import { isFinished } from "../plan/ready.js";
+import type { PlanManagerStateType } from "../runtime/state.js";
+
+export function routeAfterPlanner(state: PlanManagerStateType): "executor" | "human" | "finalize" {
+  if (state.status === "failed" || !state.plan) return "finalize";
+  return state.status === "awaiting_review" ? "human" : "executor";
+}
+
+export function routeAfterExecutor(state: PlanManagerStateType): "executor" | "classifier" | "human" | "finalize" {
+  if (state.deviation) return "classifier";
+  if (state.status === "awaiting_human") return "human";
+  if (state.status === "failed" || state.status === "aborted") return "finalize";
+  const plan = state.plan;
+  if (!plan || plan.steps.every((s) => isFinished(state.steps[s.id]))) return "finalize";
+  return "executor";
+}
+
+/** Where the classifier's last decision leads. */
+export function routeAfterClassifier(state: PlanManagerStateType): "executor" | "replanner" | "human" | "finalize" {
+  switch (state.decisions[state.decisions.length - 1]?.action) {
+    case "replan_local":
+    case "replan_global":
+      return "replanner";
+    case "escalate":
+      return "human";
+    case "abort":
+      return "finalize";
+    default:
+      return "executor";
+  }
+}
+
+export function routeAfterReplanner(state: PlanManagerStateType): "executor" | "human" {
+  return state.status === "awaiting_human" || state.status === "awaiting_review" ? "human" : "executor";
+}
