@@ -194,7 +194,7 @@ describe("resumeRun", () => {
     const error = await resumeRun(h.graph, h.config, { action: "complete", output: 1 }).catch((e: unknown) => e);
     expect(isPlanManagerError(error) && error.code).toBe("invalid_resume");
     expect((error as Error).message).toBe('thread "t1", escalation for step "a": action "complete" is not available here; choose one of: retry, skip, provide, abort');
-    const addressed = await resumeRun(h.graph, h.config, { "not-an-id": { action: "retry" } }).catch((e: unknown) => e);
+    const addressed = await resumeRun(h.graph, h.config, { "not-an-id": { action: "retry" } } as never).catch((e: unknown) => e);
     expect((addressed as Error).message).toContain("(a map of interrupt ids? not-an-id is not the pending interrupt)");
     expect((await h.state()).status).toBe("awaiting_human");
     const out = (await resumeRun(h.graph, h.config, { action: "retry" })) as { status: string };

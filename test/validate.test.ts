@@ -85,3 +85,45 @@ describe("an invalid plan on the graph", () => {
     expect(out.outcome.message).toBe("the planner failed: model down");
   });
 });
+
+describe("fields and inputs the validator used to let through", () => {
+  it("rejects an unknown step field with the nearest known one, instead of stripping it", () => {
+    const result = validatePlan({ steps: [{ id: "a", goal: "g", tolo: "search" }] }, ctx);
+    expect(result).toEqual({
+      ok: false,
+      issues: [{ code: "unknown_field", path: ["steps", 0, "tolo"], stepId: "a", message: 'step "a" has unknown field "tolo" (did you mean "tool"?)' }],
+    });
+    const top = validatePlan({ steps: [step("a")], asumptions: [] }, ctx);
+    expect(top.ok ? [] : top.issues.map((i) => i.message)).toEqual(['the plan has unknown field "asumptions" (did you mean "assumptions"?)']);
+  });
+
+  it("flags inputs no tool argument accepts, and inputs nothing produces", () => {
+    const draft = {
+      steps: [
+        { id: "a", goal: "g", tool: "search", inputs: ["query", "colour"], produces: ["hits"] },
+        { id: "b", goal: "g", tool: "fix", dependsOn: ["a"], inputs: ["hits", "ghost"] },
+      ],
+    };
+    const result = validatePlan(draft, {
+      ...ctx,
+      toolArguments: new Map([["search", ["query"]], ["fix", undefined]]),
+      availableFacts: ["query", "colour"],
+    });
+    expect(result.ok ? [] : result.issues).toEqual([
+      { code: "unknown_input", path: ["steps", 0, "inputs", 1], stepId: "a", message: 'step "a" passes input "colour" to tool "search", which has no such argument (it accepts query)' },
+      { code: "unproduced_input", path: ["steps", 1, "inputs", 1], stepId: "b", message: 'step "b" reads input "ghost", which neither the context nor any step produces' },
+    ]);
+  });
+
+  it("reads the accepted arguments off a real tool's zod schema when the graph validates", async () => {
+    const { tool } = await import("@langchain/core/tools");
+    const { z } = await import("zod");
+    const strict = tool(async () => ({ hits: 1 }), { name: "search", description: "s", schema: z.object({ query: z.string() }) });
+    const draft = { steps: [{ id: "a", goal: "g", tool: "search", inputs: ["query", "colour"], produces: ["hits"] }] } as PlanDraft;
+    const out = await harness(draft, [strict], { context: { query: "q", colour: "red" } }).run();
+    expect(out.status).toBe("failed");
+    expect(out.outcome.issues.map((i: { message: string }) => i.message)).toEqual([
+      'step "a" passes input "colour" to tool "search", which has no such argument (it accepts query)',
+    ]);
+  });
+});

@@ -14,7 +14,7 @@ interface ResumableGraph {
   invoke(input: never, config: LangGraphRunnableConfig): Promise<unknown>;
 }
 
-export async function resumeRun(graph: ResumableGraph, config: LangGraphRunnableConfig, value: ResumeValue | unknown): Promise<unknown> {
+export async function resumeRun(graph: ResumableGraph, config: LangGraphRunnableConfig, value: ResumeValue): Promise<unknown> {
   const snapshot = await graph.getState(config);
   const pending = snapshot.tasks.flatMap((t) => t.interrupts)[0]?.value as InterruptPayload | undefined;
   const thread = String(config.configurable?.thread_id ?? "");

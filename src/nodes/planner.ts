@@ -23,8 +23,9 @@ export function makePlannerNode(rt: Runtime) {
     }
     const inputFacts = makeFacts({ ...state.context }, { producedBy: "input", planVersion: 0 });
     const usage: UsageEntry[] = [];
+    const context = { tools: rt.toolNames, policy: rt.policy, toolArguments: rt.toolArguments, availableFacts: [...Object.keys(state.facts), ...Object.keys(inputFacts)] };
     const validate = (draft: unknown) => {
-      const result = validatePlan(draft, { tools: rt.toolNames, policy: rt.policy });
+      const result = validatePlan(draft, context);
       return result.ok ? [] : result.issues;
     };
 
@@ -45,7 +46,7 @@ export function makePlannerNode(rt: Runtime) {
       }
       return failed(`the planner failed: ${message}`, "planner_error", [], usage);
     }
-    const validation = validatePlan(draft, { tools: rt.toolNames, policy: rt.policy });
+    const validation = validatePlan(draft, context);
     if (!validation.ok) {
       return failed(`the plan was rejected before any step ran:\n${formatIssues(validation.issues)}`, "invalid_plan", validation.issues, usage);
     }

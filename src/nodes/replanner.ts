@@ -81,6 +81,8 @@ export function makeReplannerNode(rt: Runtime) {
         falsified: guards.falsified,
         externalSteps: kept.map((s) => s.id),
         externalAssumptions: plan.assumptions.map((a) => a.id),
+        toolArguments: rt.toolArguments,
+        availableFacts: [...Object.keys(state.facts), ...kept.flatMap((s) => s.produces ?? [])],
       });
       return result;
     };

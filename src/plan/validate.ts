@@ -5,7 +5,19 @@
  */
 import { compileExpression, type ExpressionKind } from "../expr/cel.js";
 import { retryPolicyProblem } from "./retry-policy.js";
-import { LIMITS, PlanDraftSchema, type PlanDraft, type RetryPolicy, type Step } from "./schema.js";
+import { nearest } from "./nearest.js";
+import {
+  AssumptionSchema,
+  FallbackSchema,
+  HumanTaskSchema,
+  LIMITS,
+  PlanDraftSchema,
+  RetryPolicySchema,
+  StepSchema,
+  type PlanDraft,
+  type RetryPolicy,
+  type Step,
+} from "./schema.js";
 
 export type PlanIssueCode =
   | "schema"
@@ -22,7 +34,13 @@ export type PlanIssueCode =
   | "invalid_retry"
   | "unknown_assumption"
   | "falsified_assumption"
-  | "too_large";
+  | "too_large"
+  /** A field the schema does not know (a typo such as `tolo`), rather than silently dropped. */
+  | "unknown_field"
+  /** An input the step's tool has no argument for (it would be rejected or silently dropped). */
+  | "unknown_input"
+  /** An input fact that neither the context nor any step produces. */
+  | "unproduced_input";
 
 export interface PlanIssue {
   code: PlanIssueCode;
@@ -43,11 +61,24 @@ export interface ValidationContext {
   externalSteps?: readonly string[];
   /** Assumptions outside the draft that steps may rest on. */
   externalAssumptions?: readonly string[];
+  /**
+   * Per tool, the argument names it accepts; a tool missing here, or mapped to undefined,
+   * accepts any argument. Without it, inputs are not checked against tools.
+   */
+  toolArguments?: ReadonlyMap<string, readonly string[] | undefined>;
+  /**
+   * Facts available before the draft runs (the context; for a replan, the facts in state and
+   * those the kept steps produce). Without it, inputs are not checked against producers.
+   */
+  availableFacts?: readonly string[];
 }
 
 const MAX_ISSUES = 50;
 
 export function validatePlan(input: unknown, ctx: ValidationContext): PlanValidation {
+  // zod strips unknown keys; a plan from an LLM with `tolo: "x"` must not lose its tool silently.
+  const unknown = unknownFields(input);
+  if (unknown.length > 0) return { ok: false, issues: unknown.slice(0, MAX_ISSUES) };
   const parsed = PlanDraftSchema.safeParse(input);
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, MAX_ISSUES).map((issue): PlanIssue => {
@@ -84,6 +115,7 @@ export function validatePlan(input: unknown, ctx: ValidationContext): PlanValida
   const known = new Set([...ids, ...(ctx.externalSteps ?? [])]);
 
   draft.steps.forEach((step, i) => validateStep(step, i, known, assumptionIds, ctx, add));
+  checkInputs(draft, ctx, add);
   for (const stepId of findCycle(draft.steps)) {
     const index = draft.steps.findIndex((s) => s.id === stepId);
     add({ code: "cycle", path: ["steps", index, "dependsOn"], stepId, message: `step "${stepId}" is part of a dependency cycle` });
@@ -199,4 +231,65 @@ export function jsonDepth(value: unknown): number {
 
 export function formatIssues(issues: readonly PlanIssue[]): string {
   return issues.map((i) => `- ${i.message}`).join("\n");
+}
+
+const FIELDS = {
+  draft: Object.keys(PlanDraftSchema.shape),
+  step: Object.keys(StepSchema.shape),
+  assumption: Object.keys(AssumptionSchema.shape),
+  fallback: Object.keys(FallbackSchema.shape),
+  human: Object.keys(HumanTaskSchema.shape),
+  retry: Object.keys(RetryPolicySchema.shape),
+} as const;
+
+/** Fields a plan draft carries that its schema does not know, each with the nearest known one. */
+function unknownFields(input: unknown): PlanIssue[] {
+  const issues: PlanIssue[] = [];
+  const check = (value: unknown, known: readonly string[], path: (string | number)[], what: string, stepId?: string) => {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) return;
+    for (const key of Object.keys(value)) {
+      if (known.includes(key)) continue;
+      const guess = nearest(key, known);
+      const hint = guess ? ` (did you mean "${guess}"?)` : `; known fields: ${known.join(", ")}`;
+      issues.push({ code: "unknown_field", path: [...path, key], ...(stepId ? { stepId } : {}), message: `${what} has unknown field "${key}"${hint}` });
+    }
+  };
+  check(input, FIELDS.draft, [], "the plan");
+  const draft = input as { steps?: unknown; assumptions?: unknown } | null;
+  if (Array.isArray(draft?.steps)) {
+    draft.steps.forEach((step: unknown, i) => {
+      const id = (step as { id?: unknown } | null)?.id;
+      const stepId = typeof id === "string" ? id.slice(0, LIMITS.maxIdLength) : undefined;
+      const what = stepId ? `step "${stepId}"` : `step ${i}`;
+      check(step, FIELDS.step, ["steps", i], what, stepId);
+      const s = step as Record<string, unknown> | null;
+      check(s?.fallback, FIELDS.fallback, ["steps", i, "fallback"], `${what} fallback`, stepId);
+      check(s?.human, FIELDS.human, ["steps", i, "human"], `${what} human`, stepId);
+      check(s?.retry, FIELDS.retry, ["steps", i, "retry"], `${what} retry`, stepId);
+    });
+  }
+  if (Array.isArray(draft?.assumptions)) {
+    draft.assumptions.forEach((a: unknown, i) => check(a, FIELDS.assumption, ["assumptions", i], `assumption ${i}`));
+  }
+  return issues;
+}
+
+/** Inputs a tool has no argument for, and inputs nothing produces. */
+function checkInputs(draft: PlanDraft, ctx: ValidationContext, add: (issue: PlanIssue) => void) {
+  const produced = new Set([...(ctx.availableFacts ?? []), ...draft.steps.flatMap((s) => s.produces ?? [])]);
+  draft.steps.forEach((step, i) => {
+    (step.inputs ?? []).forEach((key, j) => {
+      const path = ["steps", i, "inputs", j];
+      if (ctx.availableFacts && !produced.has(key)) {
+        const message = `step "${step.id}" reads input "${key}", which neither the context nor any step produces`;
+        add({ code: "unproduced_input", path, stepId: step.id, message });
+      }
+      for (const tool of [step.tool, step.fallback?.tool]) {
+        const accepted = tool === undefined || step.human ? undefined : ctx.toolArguments?.get(tool);
+        if (accepted === undefined || accepted.includes(key)) continue;
+        const list = accepted.length > 0 ? `it accepts ${accepted.join(", ")}` : "it takes no arguments";
+        add({ code: "unknown_input", path, stepId: step.id, message: `step "${step.id}" passes input "${key}" to tool "${tool}", which has no such argument (${list})` });
+      }
+    });
+  });
 }

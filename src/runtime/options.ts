@@ -2,6 +2,7 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { FallbackClassifier } from "../contracts/classifier.js";
 import { PlanManagerError } from "../errors.js";
+import { acceptedArguments } from "./tool-arguments.js";
 import type { ToolMetadata } from "../plan/enrich.js";
 import { resolvePolicy, type PolicyOptions, type ResolvedPolicy } from "../policy/options.js";
 import type { Planner, ToolInfo } from "../contracts/planner.js";
@@ -47,6 +48,8 @@ export interface PlanManagerOptions {
 export interface Runtime {
   tools: ReadonlyMap<string, StructuredToolInterface>;
   toolNames: ReadonlySet<string>;
+  /** Per tool, the argument names it accepts (undefined: any). */
+  toolArguments: ReadonlyMap<string, readonly string[] | undefined>;
   toolInfo: ToolInfo[];
   planner: Planner;
   policy: ResolvedPolicy;
@@ -125,6 +128,7 @@ export function resolveOptions(options: PlanManagerOptions): Runtime {
   const runtime: Runtime = {
     tools,
     toolNames: new Set(tools.keys()),
+    toolArguments: new Map([...tools].map(([name, t]) => [name, acceptedArguments(t.schema)])),
     toolInfo,
     planner: options.planner,
     policy,

@@ -25,7 +25,8 @@ export function userLine(goal: string, run: StepRun | undefined, waitingOnPerson
 export function userView(state: ViewState): string[] {
   const lines: string[] = [];
   for (const step of state.plan?.steps ?? []) {
-    const waiting = state.pendingHuman?.stepId === step.id;
+    // The graph's output omits internal channels: a running step while the run awaits a person is waiting on one.
+    const waiting = state.pendingHuman?.stepId === step.id || (state.status === "awaiting_human" && state.steps[step.id]?.status === "running");
     const line = userLine(step.goal, state.steps[step.id], waiting);
     if (line) lines.push(line);
   }

@@ -51,7 +51,12 @@ export function harness(
     graph,
     clock,
     config,
-    run: async (input) => (await graph.invoke((input ?? { goal: "test goal", context }) as never, config)) as Record<string, any>,
+    // The graph's output holds the public keys only; tests also read internal channels (guards),
+    // so the run returns the whole state, plus the interrupt the invoke reported.
+    run: async (input) => {
+      const out = (await graph.invoke((input ?? { goal: "test goal", context }) as never, config)) as Record<string, any>;
+      return { ...(await graph.getState(config)).values, ...out };
+    },
     state: async () => (await graph.getState(config)).values as Record<string, any>,
   };
 }
