@@ -75,3 +75,4 @@ export { PLANNER_SYSTEM_PROMPT } from "./planners/prompts.js";
 export { htmlReport } from "./views/report.js";
 export type { ReportOptions } from "./views/report.js";
 export { resumeRun } from "./graph/resume.js";
+export { decisionLine } from "./views/decision-line.js";

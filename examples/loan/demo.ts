@@ -10,22 +10,44 @@ import { createInterface } from "node:readline/promises";
 import { Command } from "@langchain/langgraph";
 import ora from "ora";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
-import { createPlanManager, htmlReport, staticPlanner, type InterruptPayload, type PlanEvent } from "../../src/index.js";
+import { createPlanManager, decisionLine, htmlReport, staticPlanner, type InterruptPayload, type PlanEvent } from "../../src/index.js";
 import { defaultPlanner } from "../default-planner.js";
 import { createLoanTools, loanPlan, loanReplan } from "./workflow.js";
 
-const args = process.argv.slice(2);
-const interactive = args.includes("--interactive");
-const useLlm = args.includes("--llm");
+export const USAGE = `usage: npm run demo -- [--interactive] [--llm] [--db FILE] [--applicant ID] [--scope "REQUEST"] [--report FILE.html]`;
+
+/** Flags that take a value; the others are switches. A missing value or an unknown flag is a usage error. */
+const VALUED = new Set(["--db", "--applicant", "--scope", "--report"]);
+const SWITCHES = new Set(["--interactive", "--llm"]);
+
+function parseArgs(argv: readonly string[]): Map<string, string | true> {
+  const flags = new Map<string, string | true>();
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]!;
+    if (SWITCHES.has(flag)) flags.set(flag, true);
+    else if (VALUED.has(flag)) {
+      const value = argv[i + 1];
+      if (value === undefined || value.startsWith("--") || value.trim() === "") usage(`${flag} needs a value`);
+      flags.set(flag, value!);
+      i++;
+    } else usage(`unknown argument ${JSON.stringify(flag)}`);
+  }
+  return flags;
+}
+
+function usage(problem: string): never {
+  console.error(`demo: ${problem}\n${USAGE}`);
+  process.exit(2);
+}
+
+const flags = parseArgs(process.argv.slice(2));
+const valueOf = (flag: string) => (typeof flags.get(flag) === "string" ? (flags.get(flag) as string) : undefined);
+const interactive = flags.has("--interactive");
+const useLlm = flags.has("--llm");
 const dbPath = resolve(valueOf("--db") ?? ".demo/loan.sqlite");
 const applicant = valueOf("--applicant") ?? "A-7291";
 const reportPath = valueOf("--report");
 let scopeChange = valueOf("--scope");
-
-function valueOf(flag: string): string | undefined {
-  const i = args.indexOf(flag);
-  return i >= 0 ? args[i + 1] : undefined;
-}
 
 async function main() {
   mkdirSync(dirname(dbPath), { recursive: true });
@@ -43,8 +65,8 @@ async function main() {
   const config = { configurable: { thread_id: `loan-${applicant}` } };
 
   console.log(`langgraph-replan demo — loan application ${applicant}`);
-  if (useLlm) console.log(chosen.description);
-  console.log(`planner: ${useLlm ? "default" : "static"} · checkpointer: SQLite (${relative(process.cwd(), dbPath) || dbPath})${interactive ? " · interactive" : ""}\n`);
+  const plannerName = !useLlm ? "static" : "description" in chosen && chosen.description.startsWith("LLM") ? chosen.description : `static (${chosen.description})`;
+  console.log(`planner: ${plannerName} · checkpointer: SQLite (${relative(process.cwd(), dbPath) || dbPath})${interactive ? " · interactive" : ""}\n`);
 
   let input: unknown = { goal: `Process loan application ${applicant}`, context: { applicant_id: applicant } };
   for (;;) {
@@ -70,7 +92,7 @@ async function main() {
   console.log("\nDecisions:");
   if (state.decisions.length === 0) console.log("  (none)");
   for (const d of state.decisions) {
-    console.log(`  #${d.seq} ${d.stepId ?? "-"} (attempt ${d.attempt}): ${d.failureClass} → ${d.action} [${d.rule}]`);
+    console.log(`  #${d.seq} ${d.stepId ?? "-"} (attempt ${d.attempt}): ${decisionLine(d)}`);
   }
   console.log(`\nSide effects committed: ${state.sideEffects.map((s: { idempotencyKey: string }) => s.idempotencyKey).join(", ") || "none"}`);
   console.log(`Final status: ${state.status} — ${state.outcome?.summary ?? ""}`);
