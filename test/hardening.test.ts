@@ -281,3 +281,35 @@ describe("a person's decision says so", () => {
     ]);
   });
 });
+
+describe("records after a replan that keeps ids", () => {
+  it("names the changed steps and keeps every version's attempts", async () => {
+    const t = travel(false);
+    await t.run();
+    const done = await t.run(new Command({ resume: { action: "retry" } }));
+    // The replan also dropped the broken assumption from every step (assumptions: []), so all three changed.
+    expect(done.replans[0]).toMatchObject({ invalidatedSteps: [], newSteps: [], changedSteps: ["search", "hold_seat", "price_check"] });
+    const { debugView, htmlReport } = await import("../src/index.js");
+    const { runsAtVersion } = await import("../src/plan/history.js");
+    expect(runsAtVersion(done as never, 1)).toMatchObject({
+      search: { status: "succeeded", attempts: 1 },
+      hold_seat: { status: "succeeded", attempts: 1 },
+      price_check: { status: "failed", attempts: 1 },
+    });
+    const steps = debugView(done as never).slice(4, 11);
+    expect(steps.map((l: string) => l.replace(/ 2026-.*$/, ""))).toEqual([
+      "  search (v1): succeeded, 1 attempt, cost 0",
+      "  search: succeeded, 1 attempt, cost 0",
+      "  hold_seat (v1): succeeded, 1 attempt, cost 0",
+      "  hold_seat: succeeded, 1 attempt, cost 0",
+      "  price_check (v1): failed, 1 attempt, cost 0",
+      "    error: AssumptionBrokenError: fare rose to 900",
+      "  price_check: succeeded, 1 attempt, cost 0",
+    ]);
+    const html = htmlReport(done as never);
+    // Timeline rows (started, ended, plan, step): v1's three attempts are still there beside v2's.
+    const rows = [...html.matchAll(/Z<\/td><td>[^<]*Z<\/td><td>(v\d)<\/td><td>([a-z_]+)<\/td>/g)].map((m) => `${m[1]} ${m[2]}`);
+    expect(rows).toEqual(["v1 search", "v1 hold_seat", "v1 price_check", "v2 search", "v2 hold_seat", "v2 price_check"]);
+    expect(html).toContain("grid-template-columns:repeat(auto-fill,minmax(380px,1fr))");
+  });
+});

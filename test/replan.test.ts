@@ -100,6 +100,8 @@ describe("scoped replanning", () => {
       invalidatedSteps: ["compliance_check", "underwrite"],
       preservedSteps: ["verify_identity", "pull_credit"],
       newSteps: ["deep_verification", "fraud_review"],
+      // Kept by id but rewired to the new review: the record says so (it used to be silent).
+      changedSteps: ["issue_decision"],
       facts: {
         trusted: ["applicant_id", "identity_verified", "credit_score"],
         suspect: ["compliance_flag"],

@@ -9,6 +9,7 @@ import type { Runtime } from "../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate, ReplanGuards, UsageEntry } from "../runtime/state.js";
 import { enrichDraft } from "../plan/enrich.js";
 import { factValues } from "../plan/facts.js";
+import { canonical } from "../plan/diff.js";
 import { historyEntry } from "../plan/history.js";
 import { isFinished } from "../plan/ready.js";
 import type { Decision, FailureClass, Plan, ReplanRecord, Step, StepRun } from "../plan/schema.js";
@@ -159,13 +160,12 @@ export function makeReplannerNode(rt: Runtime) {
     for (const id of affectedIds) {
       if (!nextIds.has(id)) stepRuns[id] = { ...(previousRuns[id] ?? { attempts: 0 }), status: "invalidated" };
     }
-    for (const s of replacement.steps) {
-      const old = previousRuns[s.id];
-      // A step keeps the version it entered the plan in, so its idempotency key survives replans.
-      // Steps without a record have not run yet and have been in the plan since version 1.
-      const since = old?.sinceVersion ?? (plan.steps.some((p) => p.id === s.id) ? 1 : version);
-      stepRuns[s.id] = { status: "pending", attempts: 0, ...(since > 1 ? { sinceVersion: since } : {}) };
-    }
+    // Idempotency keys name the operation (plan/operation.ts), so a reset record carries nothing over.
+    for (const s of replacement.steps) stepRuns[s.id] = { status: "pending", attempts: 0 };
+    // The attempts of this version stay readable after the reset (`runsAtVersion`, the debug view, the report).
+    const history = historyEntry(plan, next);
+    const ended = Object.keys(stepRuns).filter((id) => (previousRuns[id]?.attempts ?? 0) > 0 || previousRuns[id]?.status === "skipped");
+    if (ended.length > 0) history.runs = Object.fromEntries(ended.map((id) => [id, previousRuns[id]!]));
     if (assumption !== undefined) guards.lastReplanAt = { ...guards.lastReplanAt, [assumption]: guards.successes };
 
     const record: ReplanRecord = {
@@ -181,13 +181,15 @@ export function makeReplannerNode(rt: Runtime) {
       at: at(),
     };
     if (rerun.length > 0) record.revalidatedSteps = rerun.map((s) => s.id);
+    const changedSteps = replacement.steps.filter((s) => changed(plan.steps.find((p) => p.id === s.id), s)).map((s) => s.id);
+    if (changedSteps.length > 0) record.changedSteps = changedSteps;
     const others = (plan.steps.find((s) => s.id === trigger.stepId)?.assumptions ?? []).filter((a) => a !== assumption);
     if (trigger.failureClass === "success_signal_unmet" && others.length > 0) record.suspectAssumptions = others;
     emit(config, { type: "replan", record });
 
     const update: PlanManagerUpdate = {
       plan: next,
-      planHistory: historyEntry(plan, next),
+      planHistory: history,
       steps: stepRuns,
       facts: labels.facts,
       replans: record,
@@ -270,4 +272,9 @@ function mergeSteps(steps: readonly Step[], affected: readonly string[], replace
   }
   if (!inserted) out.push(...replacement);
   return out;
+}
+
+/** A step kept by id whose definition changed (tool, arguments, inputs, dependencies, …). */
+function changed(before: Step | undefined, after: Step): boolean {
+  return before !== undefined && canonical(before) !== canonical(after);
 }

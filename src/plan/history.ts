@@ -5,7 +5,7 @@
  * stores no history at all, and any earlier version can still be rebuilt.
  */
 import { canonical } from "./diff.js";
-import type { Plan, Step } from "./schema.js";
+import type { Plan, ReplanRecord, Step, StepRun } from "./schema.js";
 
 export interface PlanVersionEntry {
   /** The version this entry leads to; applying it backwards gives `version - 1`. */
@@ -17,6 +17,8 @@ export interface PlanVersionEntry {
   /** Number of assumptions in version - 1 (assumptions are only ever appended). */
   assumptionCount: number;
   rationale?: string;
+  /** Step records as they stood at the end of version - 1, for the steps this replan reset or removed. */
+  runs?: Record<string, StepRun>;
 }
 
 export function historyEntry(previous: Plan, next: Plan): PlanVersionEntry {
@@ -51,4 +53,32 @@ export function planAtVersion(state: { plan?: Plan | undefined; planHistory: rea
     };
   }
   return plan.version === version ? plan : undefined;
+}
+
+/**
+ * Every step's record as it stood at the end of plan version `version`: the current records,
+ * with the records each later replan reset put back, and steps first started after that version
+ * ended shown as not yet run.
+ */
+export function runsAtVersion(
+  state: { steps: Readonly<Record<string, StepRun>>; planHistory: readonly PlanVersionEntry[]; replans: readonly Pick<ReplanRecord, "fromVersion" | "at">[] },
+  version: number,
+): Record<string, StepRun> {
+  const runs: Record<string, StepRun> = { ...state.steps };
+  for (const entry of [...state.planHistory].reverse()) {
+    if (entry.version <= version) break;
+    Object.assign(runs, entry.runs ?? {});
+  }
+  const ended = state.replans.find((r) => r.fromVersion === version)?.at;
+  if (ended !== undefined) {
+    for (const [id, run] of Object.entries(runs)) {
+      if (run.startedAt !== undefined && run.startedAt > ended) runs[id] = { status: "pending", attempts: 0 };
+    }
+  }
+  return runs;
+}
+
+/** Records of earlier versions that a later replan reset: `{ version, stepId, run }`, oldest first. */
+export function earlierRuns(planHistory: readonly PlanVersionEntry[]): { version: number; stepId: string; run: StepRun }[] {
+  return planHistory.flatMap((entry) => Object.entries(entry.runs ?? {}).map(([stepId, run]) => ({ version: entry.version - 1, stepId, run })));
 }

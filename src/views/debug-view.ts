@@ -4,7 +4,9 @@
  */
 import type { PlanManagerStateType } from "../runtime/state.js";
 import { planDiff } from "../plan/diff.js";
-import { planAtVersion } from "../plan/history.js";
+import { earlierRuns, planAtVersion } from "../plan/history.js";
+import type { StepRun } from "../plan/schema.js";
+import { decisionLine } from "./decision-line.js";
 
 type DebugState = Pick<PlanManagerStateType, "goal" | "plan" | "planHistory" | "steps" | "facts" | "status" | "decisions" | "replans" | "budget" | "sideEffects" | "outcome">;
 
@@ -13,23 +15,26 @@ const round = (n: number | undefined) => Math.round((n ?? 0) * 1e6) / 1e6;
 export function debugView(state: DebugState): string[] {
   const lines: string[] = [`goal: ${state.goal}`, `status: ${state.status}`, "", "steps:"];
   const ids = new Set<string>([...(state.plan?.steps ?? []).map((s) => s.id), ...Object.keys(state.steps)]);
+  const earlier = earlierRuns(state.planHistory);
   for (const id of ids) {
     const run = state.steps[id]!;
     if (!run) continue;
-    const times = run.startedAt ? ` ${run.startedAt} → ${run.endedAt ?? "…"}` : "";
-    lines.push(`  ${id}: ${run.status}, ${run.attempts} attempt${run.attempts === 1 ? "" : "s"}${run.usedFallback ? ", fallback" : ""}${run.skipReason ? ` (${run.skipReason})` : ""}, cost ${round(run.cost)}${times}`);
-    if (run.error) lines.push(`    error: ${run.error.name}${run.error.status ? ` ${run.error.status}` : ""}${run.error.code ? ` ${run.error.code}` : ""}: ${run.error.message}`);
+    // Attempts of earlier plan versions come first: a replan reset the record, not the history.
+    for (const e of earlier.filter((x) => x.stepId === id)) lines.push(...runLines(`${id} (v${e.version})`, e.run));
+    lines.push(...runLines(id, run));
   }
   lines.push("", "decisions:");
   if (state.decisions.length === 0) lines.push("  (none)");
   for (const d of state.decisions) {
-    lines.push(`  #${d.seq} ${d.at} v${d.planVersion} ${d.stepId ?? "-"} attempt ${d.attempt}: ${d.failureClass} → ${d.action} [${d.rule}]${d.delayMs !== undefined ? ` after ${d.delayMs} ms` : ""}`);
+    const delay = d.delayMs !== undefined ? ` after ${d.delayMs} ms` : "";
+    lines.push(`  #${d.seq} ${d.at} v${d.planVersion} ${d.stepId ?? "-"} attempt ${d.attempt}: ${decisionLine(d)}${delay}`);
     lines.push(`     ${d.reason.split("\n").join(" ")}`);
   }
   lines.push("", "replans:");
   if (state.replans.length === 0) lines.push("  (none)");
   for (const r of state.replans) {
     lines.push(`  v${r.fromVersion} → v${r.toVersion} (${r.scope}${r.brokenAssumption ? `, assumption ${r.brokenAssumption}` : ""}): ${r.trigger.split("\n")[0]}`);
+    if (r.changedSteps?.length) lines.push(`    changed: ${r.changedSteps.join(", ")}`);
     const before = planAtVersion(state, r.fromVersion);
     const after = planAtVersion(state, r.toVersion);
     if (before && after) {
@@ -45,5 +50,15 @@ export function debugView(state: DebugState): string[] {
   lines.push("", `cost: execution ${round(state.budget.spent)}, replanning ${round(state.budget.replanSpent)}`);
   if (state.sideEffects.length > 0) lines.push(`side effects: ${state.sideEffects.map((s) => `${s.stepId}@${s.idempotencyKey}`).join(", ")}`);
   if (state.outcome) lines.push(`outcome: ${state.outcome.summary}`);
+  return lines;
+}
+
+function runLines(label: string, run: StepRun): string[] {
+  const times = run.startedAt ? ` ${run.startedAt} → ${run.endedAt ?? "…"}` : "";
+  const plural = run.attempts === 1 ? "" : "s";
+  const notes = `${run.usedFallback ? ", fallback" : ""}${run.doneBy ? `, done by a ${run.doneBy}` : ""}${run.skipReason ? ` (${run.skipReason})` : ""}`;
+  const lines = [`  ${label}: ${run.status}, ${run.attempts} attempt${plural}${notes}, cost ${round(run.cost)}${times}`];
+  const e = run.error;
+  if (e) lines.push(`    error: ${e.name}${e.status ? ` ${e.status}` : ""}${e.code ? ` ${e.code}` : ""}: ${e.message}`);
   return lines;
 }

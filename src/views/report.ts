@@ -6,7 +6,7 @@
  */
 import type { PlanManagerStateType } from "../runtime/state.js";
 import { planDiff } from "../plan/diff.js";
-import { planAtVersion } from "../plan/history.js";
+import { earlierRuns, planAtVersion, runsAtVersion } from "../plan/history.js";
 import { planDiffMermaid, planMermaid } from "./mermaid.js";
 
 type ReportState = Pick<PlanManagerStateType, "goal" | "status" | "plan" | "planHistory" | "steps" | "facts" | "decisions" | "replans" | "budget" | "outcome" | "sideEffects">;
@@ -25,7 +25,8 @@ export function htmlReport(state: ReportState, options: ReportOptions = {}): str
   const versions = Array.from({ length: state.plan?.version ?? 0 }, (_, i) => i + 1);
   const columns = versions.map((v) => {
     const plan = planAtVersion(state, v)!;
-    const diagram = planMermaid(plan, state.steps);
+    // Each version is coloured with the statuses it ended with, not today's.
+    const diagram = planMermaid(plan, runsAtVersion(state, v));
     const replan = state.replans.find((r) => r.toVersion === v);
     const previous = planAtVersion(state, v - 1);
     const diff = previous ? planDiff(previous, plan) : undefined;
@@ -36,12 +37,17 @@ export function htmlReport(state: ReportState, options: ReportOptions = {}): str
         : ""
     }</section>`;
   });
-  const timeline = Object.entries(state.steps)
-    .filter(([, r]) => r.startedAt)
-    .sort(([, a], [, b]) => (a.startedAt! < b.startedAt! ? -1 : 1))
-    .map(([id, r]) => `<tr><td>${esc(r.startedAt)}</td><td>${esc(r.endedAt ?? "")}</td><td>${esc(id)}</td><td class="s-${esc(r.status)}">${esc(r.status)}</td><td>${r.attempts}</td><td>${esc(r.cost ?? 0)}</td><td>${esc(r.error ? `${r.error.name}: ${r.error.message}` : "")}</td></tr>`);
+  const current = Object.entries(state.steps).map(([stepId, run]) => ({ version: state.plan?.version ?? 0, stepId, run }));
+  const timeline = [...earlierRuns(state.planHistory), ...current]
+    .filter(({ run }) => run.startedAt)
+    .sort((a, b) => (a.run.startedAt! < b.run.startedAt! ? -1 : a.run.startedAt! > b.run.startedAt! ? 1 : a.version - b.version))
+    .map(({ version, stepId, run: r }) => {
+      const error = r.error ? `${r.error.name}: ${r.error.message}` : "";
+      const status = r.doneBy ? `${r.status} (done by a ${r.doneBy})` : r.status;
+      return `<tr><td>${esc(r.startedAt)}</td><td>${esc(r.endedAt ?? "")}</td><td>v${version}</td><td>${esc(stepId)}</td><td class="s-${esc(r.status)}">${esc(status)}</td><td>${r.attempts}</td><td>${esc(r.cost ?? 0)}</td><td>${esc(error)}</td></tr>`;
+    });
   const decisions = state.decisions.map(
-    (d) => `<tr><td>${d.seq}</td><td>${esc(d.at)}</td><td>v${d.planVersion}</td><td>${esc(d.stepId ?? "—")}</td><td>${d.attempt}</td><td>${esc(d.failureClass)}</td><td>${esc(d.action)}</td><td><code>${esc(d.rule)}</code></td><td>${esc(d.reason)}</td></tr>`,
+    (d) => `<tr><td>${d.seq}</td><td>${esc(d.at)}</td><td>v${d.planVersion}</td><td>${esc(d.stepId ?? "—")}</td><td>${d.attempt}</td><td>${esc(d.by === "person" ? "person" : d.failureClass)}</td><td>${esc(d.action)}</td><td><code>${esc(d.rule)}</code></td><td>${esc(d.reason)}</td></tr>`,
   );
   const facts = Object.entries(state.facts).map(
     ([k, f]) => `<tr><td>${esc(k)}</td><td class="l-${esc(f.label)}">${esc(f.label)}</td><td><code>${esc(JSON.stringify(f.value))}</code></td><td>${esc(f.producedBy)}</td><td>v${f.planVersion}</td><td>${esc(f.derivedFrom.join(", "))}</td></tr>`,
@@ -57,7 +63,8 @@ mermaid.run({ querySelector: "pre.mermaid" }).then(() => { document.body.dataset
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#212529}
 h1{font-size:20px} h2{font-size:16px;margin-top:28px;border-bottom:1px solid #dee2e6}
 table{border-collapse:collapse;width:100%;margin:8px 0} td,th{border:1px solid #dee2e6;padding:4px 6px;text-align:left;vertical-align:top}
-th{background:#f1f3f5} .versions{display:grid;grid-template-columns:repeat(${Math.max(1, columns.length)},1fr);gap:16px}
+th{background:#f1f3f5} .versions{display:grid;grid-template-columns:repeat(auto-fill,minmax(380px,1fr));gap:16px}
+.version{min-width:0;overflow-x:auto} pre.mermaid svg{max-width:100%;height:auto} td{overflow-wrap:anywhere}
 .version{border:1px solid #dee2e6;border-radius:6px;padding:8px} .why{color:#495057;font-size:12px}
 .s-succeeded,.l-trusted{color:#2b8a3e} .s-failed,.l-invalidated{color:#c92a2a} .l-suspect,.s-skipped{color:#e67700}
 pre.mermaid{background:#fff}
@@ -69,7 +76,7 @@ pre.mermaid{background:#fff}
 <h2>Plan versions</h2>
 <div class="versions">${columns.join("\n")}</div>
 <h2>Timeline</h2>
-<table><tr><th>started</th><th>ended</th><th>step</th><th>status</th><th>attempts</th><th>cost</th><th>last error</th></tr>${timeline.join("")}</table>
+<table><tr><th>started</th><th>ended</th><th>plan</th><th>step</th><th>status</th><th>attempts</th><th>cost</th><th>last error</th></tr>${timeline.join("")}</table>
 <h2>Decisions</h2>
 <table><tr><th>#</th><th>at</th><th>plan</th><th>step</th><th>attempt</th><th>class</th><th>action</th><th>rule</th><th>reason</th></tr>${decisions.join("") || '<tr><td colspan="9">none</td></tr>'}</table>
 <h2>Facts</h2>
