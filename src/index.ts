@@ -1,7 +1,7 @@
 // The public API, by name. Nothing internal is exported by accident.
 export { createPlanManager, CompiledPlanManager, PlanManagerGraph } from "./graph/create-plan-manager.js";
 export type { PlanManagerOptions, Clock, FallbackClassifier } from "./runtime/options.js";
-export { PlanManagerState } from "./runtime/state.js";
+export { PlanManagerState, PlanManagerInput, PlanManagerOutput } from "./runtime/state.js";
 export type { PlanManagerStateType, PlanManagerUpdate, ReplanGuards, UsageEntry, PendingHuman } from "./runtime/state.js";
 export { staticPlanner } from "./planners/static-planner.js";
 export type { StaticPlannerOptions } from "./planners/static-planner.js";
@@ -76,3 +76,4 @@ export { htmlReport } from "./views/report.js";
 export type { ReportOptions } from "./views/report.js";
 export { resumeRun } from "./graph/resume.js";
 export { decisionLine } from "./views/decision-line.js";
+export { requestScopeChange } from "./graph/scope-change.js";
