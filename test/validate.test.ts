@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_RETRY, validatePlan, type PlanDraft } from "../src/index.js";
+import type { ValidationContext } from "../src/plan/validate.js";
 import { harness, scriptedTool } from "./helpers/graph.js";
 
 const ctx = { tools: new Set(["search", "fix", "test"]), policy: { defaultRetry: DEFAULT_RETRY } };
@@ -125,5 +126,88 @@ describe("fields and inputs the validator used to let through", () => {
     expect(out.outcome.issues.map((i: { message: string }) => i.message)).toEqual([
       'step "a" passes input "colour" to tool "search", which has no such argument (it accepts query)',
     ]);
+  });
+});
+
+describe("unknown fields, inputs and producers: messages and bounds", () => {
+  const STEP_FIELDS =
+    "id, goal, tool, args, inputs, produces, dependsOn, assumptions, preconditions, successSignal, when, retry, " +
+    "retryOnUnmet, fallback, sideEffects, idempotent, timeoutMs, cost, optional, human";
+  const withInputs = {
+    ...ctx,
+    toolArguments: new Map<string, readonly string[] | undefined>([["search", ["query", "limit"]], ["fix", ["patch"]], ["test", undefined]]),
+    availableFacts: ["applicant_id"],
+  };
+  const messages = (draft: unknown, context: ValidationContext = withInputs) => {
+    const r = validatePlan(draft, context);
+    return r.ok ? [] : r.issues.map((i) => `${i.code} ${i.path.join(".")}: ${i.message}`);
+  };
+
+  it("names assumptions by id and nested objects by their step, each with the nearest field", () => {
+    const draft = {
+      steps: [step("a", { fallback: { tol: "fix" }, retry: { maxAttempt: 2 } })],
+      assumptions: [{ id: "root", statment: "s" }, { statement: "no id", chek: "facts.x" }],
+    };
+    expect(messages(draft)).toEqual([
+      'unknown_field steps.0.fallback.tol: step "a" fallback has unknown field "tol" (did you mean "tool"?)',
+      'unknown_field steps.0.retry.maxAttempt: step "a" retry has unknown field "maxAttempt" (did you mean "maxAttempts"?)',
+      'unknown_field assumptions.0.statment: assumption "root" has unknown field "statment" (did you mean "statement"?)',
+      'unknown_field assumptions.1.chek: assumption 1 has unknown field "chek" (did you mean "check"?)',
+    ]);
+  });
+
+  it("lists the known fields when no field is close, and shows a key as JSON", () => {
+    expect(messages({ steps: [step("a", { 'say "hi"': 1 })] })).toEqual([
+      `unknown_field steps.0.say "hi": step "a" has unknown field "say \\"hi\\""; known fields: ${STEP_FIELDS}`,
+    ]);
+  });
+
+  it("stays fast and bounded on a plan flooded with huge unknown keys", () => {
+    const flooded: Record<string, unknown> = step("a");
+    for (let i = 0; i < 200; i++) flooded[`${"k".repeat(20_000)}${i}`] = 1;
+    const started = performance.now();
+    const r = validatePlan({ steps: [flooded] }, ctx);
+    // Before the bound: 68 s, fifty 20,000-character messages.
+    expect(performance.now() - started).toBeLessThan(2_000);
+    const found = r.ok ? [] : r.issues;
+    expect(found).toHaveLength(50);
+    expect(found[0]!.path).toEqual(["steps", 0, `${"k".repeat(20_000)}0`]);
+    expect(found[0]!.message).toBe(`step "a" has unknown field "${"k".repeat(61)}..."; known fields: ${STEP_FIELDS}`);
+  });
+
+  it("suggests the nearest argument for an input its tool has no argument for, primary and fallback", () => {
+    const draft = { steps: [step("a", { inputs: ["applicant_id", "qeury"], fallback: { tool: "fix" }, produces: ["qeury"] })] };
+    expect(messages(draft)).toEqual([
+      'unknown_input steps.0.inputs.0: step "a" passes input "applicant_id" to tool "search", which has no such argument (it accepts query, limit)',
+      'unknown_input steps.0.inputs.0: step "a" passes input "applicant_id" to tool "fix", which has no such argument (it accepts patch)',
+      'unknown_input steps.0.inputs.1: step "a" passes input "qeury" to tool "search", which has no such argument (did you mean "query"? it accepts query, limit)',
+      'unknown_input steps.0.inputs.1: step "a" passes input "qeury" to tool "fix", which has no such argument (it accepts patch)',
+    ]);
+  });
+
+  it("does not check a human step's inputs against tools, nor a tool whose schema accepts any key", () => {
+    const draft = { steps: [{ id: "h", goal: "ask", human: { prompt: "ok?" }, inputs: ["applicant_id"] }, step("t", { tool: "test", inputs: ["applicant_id"] })] };
+    expect(messages(draft)).toEqual([]);
+  });
+
+  it("suggests the nearest available fact for an input nothing produces", () => {
+    const draft = { steps: [step("a", { tool: "test", inputs: ["aplicant_id", "score"] }), step("b", { tool: "test", inputs: ["scroe"], produces: ["score"] })] };
+    expect(messages(draft)).toEqual([
+      'unproduced_input steps.0.inputs.0: step "a" reads input "aplicant_id", which neither the context nor any step produces (did you mean "applicant_id"?)',
+      'unproduced_input steps.1.inputs.0: step "b" reads input "scroe", which neither the context nor any step produces (did you mean "score"?)',
+    ]);
+  });
+
+  it("counts facts already in state and the kept steps' facts as available to a replan", () => {
+    const replan = { steps: [step("b2", { tool: "test", dependsOn: ["a"], inputs: ["hits", "applicant_id"] })] };
+    const context = { ...withInputs, externalSteps: ["a"], availableFacts: ["applicant_id", "hits"] };
+    expect(messages(replan, context)).toEqual([]);
+    expect(messages(replan, { ...context, availableFacts: ["applicant_id"] })).toEqual([
+      'unproduced_input steps.0.inputs.0: step "b2" reads input "hits", which neither the context nor any step produces',
+    ]);
+  });
+
+  it("keeps today's behaviour for callers that pass neither tool arguments nor available facts", () => {
+    expect(messages({ steps: [step("a", { inputs: ["ghost"] })] }, ctx)).toEqual([]);
   });
 });

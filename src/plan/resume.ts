@@ -3,6 +3,8 @@ import { describeValue, nearest } from "./nearest.js";
 import { ResumeValueSchema, type ResumeAction } from "./schema.js";
 
 const KNOWN_ACTIONS: ReadonlySet<string> = new Set(ResumeValueSchema.options.map((o) => o.shape.action.value));
+/** Characters of a received string quoted back in a message: enough to recognise it, never a flood. */
+const MAX_QUOTED = 64;
 
 /** Why `raw` cannot answer an interrupt that offers `options`, or undefined when it can. */
 export function resumeProblem(raw: unknown, options: readonly ResumeAction[]): string | undefined {
@@ -13,13 +15,13 @@ export function resumeProblem(raw: unknown, options: readonly ResumeAction[]): s
   const action = (raw as { action?: unknown }).action;
   if (action === undefined) {
     const keys = Object.keys(raw);
-    const addressed = keys.length > 0 ? ` (a map of interrupt ids? ${keys.slice(0, 3).join(", ")} is not the pending interrupt)` : "";
+    const shownKeys = keys.slice(0, 3).map((k) => k.slice(0, MAX_QUOTED));
+    const addressed = keys.length > 0 ? ` (a map of interrupt ids? ${shownKeys.join(", ")} is not the pending interrupt)` : "";
     return `invalid resume value: the object has no action${addressed}; ${choose}`;
   }
   if (typeof action !== "string") return `invalid resume value: action must be a string, received ${describeValue(action)}; ${choose}`;
   if (!KNOWN_ACTIONS.has(action)) {
-    const guess = nearest(action, [...KNOWN_ACTIONS]);
-    return `invalid resume value: unknown action ${JSON.stringify(action)}${guess ? ` (did you mean "${guess}"?)` : ""}; ${choose}`;
+    return `invalid resume value: unknown action ${quote(action)}${didYouMean(action, options)}; ${choose}`;
   }
   const parsed = ResumeValueSchema.safeParse(raw);
   if (!parsed.success) {
@@ -29,4 +31,22 @@ export function resumeProblem(raw: unknown, options: readonly ResumeAction[]): s
   }
   if (!options.includes(parsed.data.action)) return `action "${parsed.data.action}" is not available here; choose one of: ${options.join(", ")}`;
   return undefined;
+}
+
+function quote(text: string): string {
+  return JSON.stringify(text.length > MAX_QUOTED ? `${text.slice(0, MAX_QUOTED - 3)}...` : text);
+}
+
+/**
+ * The nearest action, preferring those offered here (the ones that can work); a known action
+ * that is not offered is still named, so "aprove" at an escalation is not left a mystery.
+ * Actions are short, so a longer word cannot be close and is not compared (edit distance is
+ * quadratic in its length).
+ */
+function didYouMean(action: string, options: readonly ResumeAction[]): string {
+  if (action.length > MAX_QUOTED) return "";
+  const offered = nearest(action, options);
+  if (offered) return ` (did you mean "${offered}"?)`;
+  const known = nearest(action, [...KNOWN_ACTIONS]);
+  return known ? ` (did you mean "${known}"? it is not available here)` : "";
 }

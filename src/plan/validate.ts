@@ -94,8 +94,10 @@ export function validatePlan(input: unknown, ctx: ValidationContext): PlanValida
   }
   const draft = parsed.data;
   const issues: PlanIssue[] = [];
-  const add = (issue: PlanIssue) => {
+  /** Records an issue; false once the list is full, so costly checks can stop. */
+  const add = (issue: PlanIssue): boolean => {
     if (issues.length < MAX_ISSUES) issues.push(issue);
+    return issues.length < MAX_ISSUES;
   };
 
   const assumptionIds = new Set(ctx.externalAssumptions ?? []);
@@ -242,24 +244,47 @@ const FIELDS = {
   retry: Object.keys(RetryPolicySchema.shape),
 } as const;
 
+/** Characters of a name quoted back in a message: enough to recognise it, never a flood. */
+const MAX_QUOTED = 64;
+
+function quote(name: string): string {
+  return JSON.stringify(name.length > MAX_QUOTED ? `${name.slice(0, MAX_QUOTED - 3)}...` : name);
+}
+
+/**
+ * The nearest candidate to a misspelt name, if close. Edit distance is at least the difference
+ * in length and costs length × length, so only candidates of a similar length are compared and
+ * a name longer than any field or fact key is not compared at all: a hostile plan full of huge
+ * keys costs nothing here.
+ */
+function suggest(name: string, candidates: Iterable<string>): string | undefined {
+  if (name.length > MAX_QUOTED) return undefined;
+  const slack = Math.max(1, Math.floor(name.length / 3));
+  const near = [...candidates].filter((c) => Math.abs(c.length - name.length) <= slack);
+  return near.length > 0 ? nearest(name, near) : undefined;
+}
+
 /** Fields a plan draft carries that its schema does not know, each with the nearest known one. */
 function unknownFields(input: unknown): PlanIssue[] {
   const issues: PlanIssue[] = [];
-  const check = (value: unknown, known: readonly string[], path: (string | number)[], what: string, stepId?: string) => {
+  type Path = (string | number)[];
+  const check = (value: unknown, known: readonly string[], path: Path, what: string, stepId?: string) => {
     if (value === null || typeof value !== "object" || Array.isArray(value)) return;
     for (const key of Object.keys(value)) {
+      if (issues.length >= MAX_ISSUES) return;
       if (known.includes(key)) continue;
-      const guess = nearest(key, known);
+      const guess = suggest(key, known);
       const hint = guess ? ` (did you mean "${guess}"?)` : `; known fields: ${known.join(", ")}`;
-      issues.push({ code: "unknown_field", path: [...path, key], ...(stepId ? { stepId } : {}), message: `${what} has unknown field "${key}"${hint}` });
+      const message = `${what} has unknown field ${quote(key)}${hint}`;
+      issues.push({ code: "unknown_field", path: [...path, key], ...(stepId ? { stepId } : {}), message });
     }
   };
   check(input, FIELDS.draft, [], "the plan");
   const draft = input as { steps?: unknown; assumptions?: unknown } | null;
+  // Past the schema's length limits the schema rejects the list anyway; reading further is wasted work.
   if (Array.isArray(draft?.steps)) {
-    draft.steps.forEach((step: unknown, i) => {
-      const id = (step as { id?: unknown } | null)?.id;
-      const stepId = typeof id === "string" ? id.slice(0, LIMITS.maxIdLength) : undefined;
+    draft.steps.slice(0, LIMITS.maxSteps).forEach((step: unknown, i) => {
+      const stepId = idOf(step);
       const what = stepId ? `step "${stepId}"` : `step ${i}`;
       check(step, FIELDS.step, ["steps", i], what, stepId);
       const s = step as Record<string, unknown> | null;
@@ -269,27 +294,50 @@ function unknownFields(input: unknown): PlanIssue[] {
     });
   }
   if (Array.isArray(draft?.assumptions)) {
-    draft.assumptions.forEach((a: unknown, i) => check(a, FIELDS.assumption, ["assumptions", i], `assumption ${i}`));
+    draft.assumptions.slice(0, LIMITS.maxAssumptions).forEach((a: unknown, i) => {
+      const id = idOf(a);
+      check(a, FIELDS.assumption, ["assumptions", i], id ? `assumption "${id}"` : `assumption ${i}`);
+    });
   }
   return issues;
 }
 
-/** Inputs a tool has no argument for, and inputs nothing produces. */
-function checkInputs(draft: PlanDraft, ctx: ValidationContext, add: (issue: PlanIssue) => void) {
+/** A step's or assumption's id as written, if it is a string (cut to the id length limit). */
+function idOf(value: unknown): string | undefined {
+  const id = (value as { id?: unknown } | null)?.id;
+  return typeof id === "string" ? id.slice(0, LIMITS.maxIdLength) : undefined;
+}
+
+/** Names listed in a message, at most 20. */
+function listNames(names: readonly string[]): string {
+  return names.length > 20 ? `${names.slice(0, 20).join(", ")} and ${names.length - 20} more` : names.join(", ");
+}
+
+/**
+ * Inputs a tool has no argument for (a strict schema rejects them, a plain zod object drops
+ * them: either way the step does not get what the plan meant), and inputs nothing produces.
+ */
+function checkInputs(draft: PlanDraft, ctx: ValidationContext, add: (issue: PlanIssue) => boolean) {
   const produced = new Set([...(ctx.availableFacts ?? []), ...draft.steps.flatMap((s) => s.produces ?? [])]);
-  draft.steps.forEach((step, i) => {
-    (step.inputs ?? []).forEach((key, j) => {
+  for (const [i, step] of draft.steps.entries()) {
+    for (const [j, key] of (step.inputs ?? []).entries()) {
       const path = ["steps", i, "inputs", j];
       if (ctx.availableFacts && !produced.has(key)) {
+        const guess = suggest(key, produced);
+        const hint = guess ? ` (did you mean "${guess}"?)` : "";
         const message = `step "${step.id}" reads input "${key}", which neither the context nor any step produces`;
-        add({ code: "unproduced_input", path, stepId: step.id, message });
+        if (!add({ code: "unproduced_input", path, stepId: step.id, message: message + hint })) return;
       }
       for (const tool of [step.tool, step.fallback?.tool]) {
+        // A human step's inputs are shown to the person, not passed to a tool.
         const accepted = tool === undefined || step.human ? undefined : ctx.toolArguments?.get(tool);
         if (accepted === undefined || accepted.includes(key)) continue;
-        const list = accepted.length > 0 ? `it accepts ${accepted.join(", ")}` : "it takes no arguments";
-        add({ code: "unknown_input", path, stepId: step.id, message: `step "${step.id}" passes input "${key}" to tool "${tool}", which has no such argument (${list})` });
+        const guess = suggest(key, accepted);
+        const list = accepted.length > 0 ? `it accepts ${listNames(accepted)}` : "it takes no arguments";
+        const hint = guess ? `did you mean "${guess}"? ${list}` : list;
+        const message = `step "${step.id}" passes input "${key}" to tool "${tool}", which has no such argument`;
+        if (!add({ code: "unknown_input", path, stepId: step.id, message: `${message} (${hint})` })) return;
       }
-    });
-  });
+    }
+  }
 }
