@@ -2,12 +2,16 @@
 export function nearest(word: string, candidates: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
+  const allowed = Math.max(1, Math.floor(word.length / 3));
+  // Bounded: a word or candidate whose length alone rules it out is never compared.
+  if (word.length > 64) return undefined;
   for (const candidate of candidates) {
+    if (Math.abs(candidate.length - word.length) > allowed) continue;
     const d = distance(word.toLowerCase(), candidate.toLowerCase());
     if (d < bestDistance) [best, bestDistance] = [candidate, d];
   }
   // Close means at most a third of the word wrong (at least one edit allowed).
-  return bestDistance <= Math.max(1, Math.floor(word.length / 3)) ? best : undefined;
+  return bestDistance <= allowed ? best : undefined;
 }
 
 /** Edit distance counting a swap of neighbours as one edit (optimal string alignment): "tolo" → "tool" is 1. */

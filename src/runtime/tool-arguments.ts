@@ -5,7 +5,7 @@
  */
 interface SchemaLike {
   _zod?: { def?: { type?: string; shape?: object; catchall?: { _zod?: { def?: { type?: string } } } } };
-  _def?: { typeName?: string; unknownKeys?: string; shape?: () => object };
+  _def?: { typeName?: string; unknownKeys?: string; shape?: () => object; catchall?: { _def?: { typeName?: string } } };
   type?: unknown;
   properties?: object;
   additionalProperties?: unknown;
@@ -21,7 +21,9 @@ export function acceptedArguments(schema: unknown): readonly string[] | undefine
     return Object.keys(v4.shape ?? {});
   }
   if (s._def?.typeName === "ZodObject") {
-    return s._def.unknownKeys === "passthrough" ? undefined : Object.keys(s._def.shape?.() ?? {});
+    const catchall = s._def.catchall?._def?.typeName;
+    if (s._def.unknownKeys === "passthrough" || (catchall && catchall !== "ZodNever")) return undefined;
+    return Object.keys(s._def.shape?.() ?? {});
   }
   if (s.type === "object" && s.properties && s.additionalProperties === false) return Object.keys(s.properties);
   return undefined;
