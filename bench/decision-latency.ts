@@ -1,5 +1,5 @@
 /** Decision latency: the pure classifier on the rule fast path, alone and inside 100 concurrent runs. */
-import { classify, resolvePolicy, type ClassifyInput } from "../src/index.js";
+import { classify, resolvePolicy, type ClassifyInput } from "../src/policy/index.js";
 import { fmt, median, type Table } from "./lib.js";
 
 export async function decisionLatency(quick: boolean): Promise<Table> {

@@ -1,27 +1,32 @@
-// The public API, by name. Nothing internal is exported by accident.
+/**
+ * The public API (DESIGN §4): the factory and its options, the state schemas, planners, tool
+ * errors, the resume and scope-change helpers, and the views. The pure core — the classifier,
+ * its rule tables, the validator, the schemas, the CEL evaluator — is `langgraph-replan/policy`.
+ */
 export { createPlanManager, CompiledPlanManager, PlanManagerGraph } from "./graph/create-plan-manager.js";
-export type { PlanManagerOptions, Clock, FallbackClassifier } from "./runtime/options.js";
+export { resumeRun } from "./graph/resume.js";
+export { requestScopeChange } from "./graph/scope-change.js";
+export type { PlanManagerOptions, Clock } from "./runtime/options.js";
+export type { PolicyOptions } from "./policy/options.js";
 export { PlanManagerState, PlanManagerInput, PlanManagerOutput } from "./runtime/state.js";
-export type { PlanManagerStateType, PlanManagerUpdate, ReplanGuards, UsageEntry, PendingHuman } from "./runtime/state.js";
+export type { PlanManagerStateType, PlanManagerInputType, PlanManagerOutputType } from "./runtime/state.js";
+export type { UsageEntry } from "./contracts/usage.js";
+export type { PlanEvent } from "./runtime/events.js";
+
 export { staticPlanner } from "./planners/static-planner.js";
 export type { StaticPlannerOptions } from "./planners/static-planner.js";
+export { llmPlanner } from "./planners/llm-planner.js";
+export type { LlmPlannerOptions } from "./planners/llm-planner.js";
+export { llmClassifier } from "./planners/llm-classifier.js";
+export type { LlmClassifierOptions } from "./planners/llm-classifier.js";
+export type { PriceTable, ModelCallSettings } from "./planners/model-call.js";
 export type { Planner, PlanRequest, ReplanRequest, ToolInfo } from "./contracts/planner.js";
+export type { FallbackClassifier, FallbackAnswer } from "./contracts/classifier.js";
+
 export { TransientError, PermanentError, AssumptionBrokenError, PlanManagerError, isPlanManagerError } from "./errors.js";
 export type { PlanManagerErrorCode } from "./errors.js";
-export {
-  StepSchema,
-  AssumptionSchema,
-  PlanDraftSchema,
-  PlanSchema,
-  RetryPolicySchema,
-  DecisionSchema,
-  ReplanRecordSchema,
-  FactSchema,
-  StepRunSchema,
-  OutcomeSchema,
-  ResumeValueSchema,
-  LIMITS,
-} from "./plan/schema.js";
+
+export { StepSchema } from "./plan/schema.js";
 export type {
   Step,
   Assumption,
@@ -43,37 +48,20 @@ export type {
   SideEffectRecord,
   Budget,
 } from "./plan/schema.js";
-export { validatePlan, formatIssues } from "./plan/validate.js";
-export type { PlanIssue, PlanIssueCode, PlanValidation } from "./plan/validate.js";
-export { planDiff } from "./plan/diff.js";
-export type { PlanDiff } from "./plan/diff.js";
-export { planAtVersion } from "./plan/history.js";
-export type { PlanVersionEntry } from "./plan/history.js";
-export { classify } from "./policy/classify.js";
-export type { ClassifyInput, ReplanStanding, Verdict } from "./policy/classify.js";
-export { EVIDENCE_RULES, classifyEvidence } from "./policy/evidence-rules.js";
-export type { Deviation, DeviationKind } from "./policy/deviation.js";
-export { backoffDelay } from "./policy/backoff.js";
-export { resolvePolicy, DEFAULT_RETRY } from "./policy/options.js";
-export type { PolicyOptions, ResolvedPolicy } from "./policy/options.js";
-export { evaluate as evaluateExpression, compileExpression } from "./expr/cel.js";
-export type { PlanEvent } from "./runtime/events.js";
+export type { PlanIssue, PlanIssueCode } from "./plan/validate.js";
+export type { RuleId } from "./policy/rules.js";
+
 export { userView } from "./views/user-view.js";
 export { operatorView } from "./views/operator-view.js";
 export type { OperatorViewOptions } from "./views/operator-view.js";
 export { debugView } from "./views/debug-view.js";
+export { decisionLine } from "./views/decision-line.js";
 export { planMermaid, planDiffMermaid } from "./views/mermaid.js";
 export { planMetrics } from "./views/metrics.js";
 export type { PlanMetrics } from "./views/metrics.js";
-export { llmPlanner } from "./planners/llm-planner.js";
-export type { LlmPlannerOptions } from "./planners/llm-planner.js";
-export { llmClassifier } from "./planners/llm-classifier.js";
-export type { LlmClassifierOptions } from "./planners/llm-classifier.js";
-export { LlmPlanDraftSchema, toPlanDraft } from "./planners/llm-schema.js";
-export type { PriceTable, ModelCallSettings } from "./planners/model-call.js";
-export { PLANNER_SYSTEM_PROMPT } from "./planners/prompts.js";
 export { htmlReport } from "./views/report.js";
 export type { ReportOptions } from "./views/report.js";
-export { resumeRun } from "./graph/resume.js";
-export { decisionLine } from "./views/decision-line.js";
-export { requestScopeChange } from "./graph/scope-change.js";
+export { planDiff } from "./plan/diff.js";
+export type { PlanDiff } from "./plan/diff.js";
+export { planAtVersion, runsAtVersion } from "./plan/history.js";
+export type { PlanVersionEntry } from "./plan/history.js";

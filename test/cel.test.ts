@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { evaluateExpression as evaluate } from "../src/index.js";
+import { evaluateExpression as evaluate } from "../src/policy/index.js";
 
 describe("CEL expressions over JSON facts", () => {
   it("mixes JSON numbers with int literals without the author caring", () => {

@@ -8,7 +8,8 @@ import { tool, ToolInputParsingException } from "@langchain/core/tools";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import * as zodCore from "zod/v4/core";
-import { classifyEvidence, type Deviation, type PlanDraft } from "../src/index.js";
+import { type PlanDraft } from "../src/index.js";
+import { classifyEvidence, type Deviation } from "../src/policy/index.js";
 import { errorInfo } from "../src/policy/deviation.js";
 import { brief, harness, scriptedTool, type Harness } from "./helpers/graph.js";
 

@@ -5,7 +5,8 @@
  */
 import * as fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_RETRY, validatePlan, type PlanDraft, type PlanIssueCode } from "../src/index.js";
+import { type PlanDraft, type PlanIssueCode } from "../src/index.js";
+import { DEFAULT_RETRY, validatePlan } from "../src/policy/index.js";
 import { harness, scriptedTool } from "./helpers/graph.js";
 
 const TOOLS = ["search", "fetch", "write", "notify"];

@@ -2,7 +2,8 @@
  * Plans come from LLMs: each way a hostile plan could reach past its boundary has a test.
  */
 import { describe, expect, it } from "vitest";
-import { compileExpression, evaluateExpression, staticPlanner, type PlanDraft } from "../src/index.js";
+import { staticPlanner, type PlanDraft } from "../src/index.js";
+import { compileExpression, evaluateExpression } from "../src/policy/index.js";
 import { brief, harness, scriptedTool } from "./helpers/graph.js";
 
 describe("hostile plans", () => {

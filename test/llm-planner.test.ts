@@ -1,6 +1,7 @@
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { LlmPlanDraftSchema, llmPlanner, type LlmPlannerOptions } from "../src/index.js";
+import { llmPlanner, type LlmPlannerOptions } from "../src/index.js";
+import { LlmPlanDraftSchema } from "../src/planners/llm-schema.js";
 import { fakeClock } from "./helpers/clock.js";
 import { instantBackoff, ScriptedChatModel } from "./helpers/fake-model.js";
 import { brief, harness, httpError, scriptedTool } from "./helpers/graph.js";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { backoffDelay, classify, classifyEvidence, resolvePolicy, type ClassifyInput, type Deviation, type Step } from "../src/index.js";
+import { type Step } from "../src/index.js";
+import { backoffDelay, classify, classifyEvidence, resolvePolicy, type ClassifyInput, type Deviation } from "../src/policy/index.js";
 
 const policy = resolvePolicy({});
 const standing = { available: true, count: 0, spent: 0, coolingDown: [], falsified: [] };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_RETRY, validatePlan, type PlanDraft } from "../src/index.js";
+import { type PlanDraft } from "../src/index.js";
+import { DEFAULT_RETRY, validatePlan } from "../src/policy/index.js";
 import type { ValidationContext } from "../src/plan/validate.js";
 import { harness, scriptedTool } from "./helpers/graph.js";
 
