@@ -10,14 +10,7 @@
  *   executor ─(all steps done)→ finalize → END
  */
 import { Runnable, type RunnableConfig } from "@langchain/core/runnables";
-import {
-  CompiledStateGraph,
-  END,
-  START,
-  StateGraph,
-  type Command,
-  type StateDefinition,
-} from "@langchain/langgraph";
+import { CompiledStateGraph, END, START, StateGraph, type Command, type StateDefinition } from "@langchain/langgraph";
 import { makeClassifierNode } from "../nodes/classifier.js";
 import { makeExecutor } from "../nodes/executor.js";
 import { finalizeNode } from "../nodes/finalize.js";
@@ -27,7 +20,7 @@ import { makeReplannerNode } from "../nodes/replanner.js";
 import { resolveOptions, type PlanManagerOptions } from "../runtime/options.js";
 import { PlanManagerInput, PlanManagerOutput, PlanManagerState, type PlanManagerStateType } from "../runtime/state.js";
 import { routeAfterClassifier, routeAfterExecutor, routeAfterPlanner, routeAfterReplanner } from "./routes.js";
-import { acquireThread } from "./thread-lock.js";
+import { acquireThread, trackNode, withThreadRun } from "./thread-lock.js";
 
 /**
  * A routing function as an untraced runnable. LangGraph wraps a plain function in a traced
@@ -60,10 +53,17 @@ type CompileOptions = NonNullable<Parameters<BaseCompile>[0]>;
 /** Stream transformers a caller may pass to `compile` (LangGraph's own constraint, read off its signature). */
 type Transformers = NonNullable<CompileOptions["transformers"]>;
 
+/** Where LangGraph lends a parent's checkpointer to a subgraph (its `CONFIG_KEY_CHECKPOINTER`, not exported). */
+const LENT_CHECKPOINTER = "__pregel_checkpointer";
+/** Present when this graph runs inside a parent's task (LangGraph's `CONFIG_KEY_READ`). */
+const PARENT_READ = "__pregel_read";
+
 /**
  * The compiled plan manager: LangGraph's compiled graph, holding its thread for the length of a
  * run so that a second concurrent run on the same thread in this process fails with
- * `thread_busy` instead of calling every tool a second time.
+ * `thread_busy` instead of calling every tool a second time (graph/thread-lock.ts).
+ * `_streamIterator` is the one path `invoke`, `stream` and `streamEvents` all take, including a
+ * run as a parent's subgraph node.
  */
 export class CompiledPlanManager<T extends Transformers = []> extends CompiledStateGraph<
   State,
@@ -79,16 +79,37 @@ export class CompiledPlanManager<T extends Transformers = []> extends CompiledSt
 > {
   override async *_streamIterator(input: unknown, options?: Partial<RunnableConfig>): AsyncGenerator<unknown> {
     const configurable = (options?.configurable ?? {}) as Record<string, unknown>;
-    const release = acquireThread({
-      checkpointer: (this.checkpointer ?? undefined) as object | undefined,
+    const run = acquireThread({
+      checkpointer: this.runCheckpointer(configurable),
       threadId: typeof configurable.thread_id === "string" ? configurable.thread_id : undefined,
       namespace: typeof configurable.checkpoint_ns === "string" ? configurable.checkpoint_ns : "",
     });
     try {
-      yield* super._streamIterator(input as Command, options);
+      yield* super._streamIterator(input as Command, withThreadRun(this.nestedLimit(options), run));
     } finally {
-      release();
+      run.end();
     }
+  }
+
+  /** The checkpointer a run uses, as LangGraph resolves it: none for `false`, else a lent one, else its own. */
+  private runCheckpointer(configurable: Record<string, unknown>): object | undefined {
+    if (this.checkpointer === false) return undefined;
+    const lent = configurable[LENT_CHECKPOINTER];
+    if (typeof lent === "object" && lent !== null) return lent;
+    return typeof this.checkpointer === "object" ? this.checkpointer : undefined;
+  }
+
+  /**
+   * Run inside a parent (a subgraph node, or `invoke` from a node), LangGraph gives this graph the
+   * parent's `recursionLimit` (25 unless set), which counts this graph's own supersteps: one per
+   * step attempt, so a 30-step plan would stop. A nested run takes the larger of the two.
+   */
+  private nestedLimit(options?: Partial<RunnableConfig>): Partial<RunnableConfig> | undefined {
+    const configurable = options?.configurable ?? {};
+    const nested = configurable[LENT_CHECKPOINTER] !== undefined || configurable[PARENT_READ] !== undefined;
+    const own = this.config?.recursionLimit;
+    if (!nested || own === undefined || (options?.recursionLimit ?? 0) >= own) return options;
+    return { ...options, recursionLimit: own };
   }
 }
 
@@ -103,11 +124,14 @@ export class PlanManagerGraph extends StateGraph<Spec, State, Update, string, In
     super({ stateSchema: PlanManagerState, input: PlanManagerInput, output: PlanManagerOutput });
   }
 
-  override compile<const T extends Transformers = []>(options?: CompileOptions & { transformers?: T }): CompiledPlanManager<T> {
+  override compile<const T extends Transformers = []>(
+    options?: CompileOptions & { transformers?: T },
+  ): CompiledPlanManager<T> {
     const compiled = super.compile(options);
     const config = { ...compiled.config, recursionLimit: compiled.config?.recursionLimit ?? this.recursionLimit };
     // The same construction LangGraph's own `withConfig` uses: a new instance from the fields.
-    return new CompiledPlanManager<T>({ ...compiled, config } as unknown as ConstructorParameters<typeof CompiledPlanManager<T>>[0]);
+    type Fields = ConstructorParameters<typeof CompiledPlanManager<T>>[0];
+    return new CompiledPlanManager<T>({ ...compiled, config } as unknown as Fields);
   }
 }
 
@@ -119,10 +143,12 @@ export function createPlanManager(options: PlanManagerOptions): PlanManagerGraph
   const rt = resolveOptions(options);
   const graph = new PlanManagerGraph(rt.recursionLimit);
   graph
-    .addNode("planner", makePlannerNode(rt))
-    .addNode("executor", makeExecutor(rt))
-    .addNode("classifier", makeClassifierNode(rt))
-    .addNode("replanner", makeReplannerNode(rt))
+    // The nodes that await the outside world (tools, models) keep their thread held until they
+    // return, even when their run was aborted; `human` and `finalize` return at once.
+    .addNode("planner", trackNode(makePlannerNode(rt)))
+    .addNode("executor", trackNode(makeExecutor(rt)))
+    .addNode("classifier", trackNode(makeClassifierNode(rt)))
+    .addNode("replanner", trackNode(makeReplannerNode(rt)))
     .addNode("human", makeHumanNode(rt), { ends: [...HUMAN_DESTINATIONS] })
     .addNode("finalize", finalizeNode)
     .addEdge(START, "planner")

@@ -1,45 +1,90 @@
 /**
- * `requestScopeChange`: asks a paused or running plan manager for a scope change, planned for at
- * the next step boundary (a global replan that keeps completed, trusted work). It works on a
- * standalone manager and on a manager embedded as a subgraph node: there it writes to the
- * subgraph's own checkpoint (a write to the parent's `scopeChanges` would not reach the paused
- * manager, and would drop its interrupt).
+ * `requestScopeChange`: adds a scope change to a paused plan manager, planned for at the next step
+ * boundary (a global replan that keeps completed, trusted work). The pending question stays
+ * pending: answer it as before (`Command({ resume })` or `resumeRun` on the same graph).
+ *
+ * Standalone, this is `graph.updateState(config, { scopeChanges: [request] })`. Embedded as a
+ * subgraph node it is not: a write to the parent's `scopeChanges` makes the parent schedule the
+ * manager's node afresh, under a new checkpoint namespace, so the paused manager and its question
+ * are dropped and `invoke` restarts the plan. The write must go to the manager's own checkpoint,
+ * found through `getState(config, { subgraphs: true })`; LangGraph's `updateState` routes a config
+ * whose `checkpoint_ns` names a subgraph to that subgraph (`Pregel._subgraphForNamespace`).
  */
 import type { LangGraphRunnableConfig, StateSnapshot } from "@langchain/langgraph";
 import { PlanManagerError } from "../errors.js";
 
-interface UpdatableGraph {
+/** What the helper needs of a compiled graph: the plan manager itself, or a graph embedding it. */
+export interface ScopeChangeTarget {
   getState(config: LangGraphRunnableConfig, options?: { subgraphs?: boolean }): Promise<StateSnapshot>;
   updateState(config: LangGraphRunnableConfig, values: Record<string, unknown>): Promise<LangGraphRunnableConfig>;
+  invoke(input: null, config: LangGraphRunnableConfig): Promise<unknown>;
 }
 
-const isManagerState = (values: unknown): values is { status: string; scopeChanges: unknown } =>
+interface ManagerValues {
+  status: string;
+  scopeChanges: unknown;
+}
+
+const PAUSED = new Set(["awaiting_human", "awaiting_review"]);
+const FINISHED = new Set(["completed", "partial", "failed", "aborted"]);
+
+const isManagerValues = (values: unknown): values is ManagerValues =>
   values !== null && typeof values === "object" && "scopeChanges" in values && "status" in values;
 
-/** The snapshot of the plan manager in this thread: the graph itself, or the paused subgraph that is one. */
-function findManager(snapshot: StateSnapshot): StateSnapshot | undefined {
+const isSnapshot = (state: unknown): state is StateSnapshot =>
+  state !== null && typeof state === "object" && "values" in state && "tasks" in state;
+
+/**
+ * The plan manager's snapshot in this thread, innermost first: a paused subgraph task's own state
+ * before the parent's, because a parent that spreads the manager's output keys carries a stale
+ * copy of `status` until the subgraph returns. Read it from `getState(config, { subgraphs: true })`.
+ */
+export function findManagerSnapshot(snapshot: StateSnapshot): StateSnapshot | undefined {
   for (const task of snapshot.tasks) {
-    const inner = task.state as StateSnapshot | undefined;
-    if (inner && "values" in inner) {
-      const found = findManager(inner);
-      if (found) return found;
-    }
+    const inner = isSnapshot(task.state) ? findManagerSnapshot(task.state) : undefined;
+    if (inner) return inner;
   }
-  return isManagerState(snapshot.values) ? snapshot : undefined;
+  return isManagerValues(snapshot.values) ? snapshot : undefined;
 }
 
-export async function requestScopeChange(graph: UpdatableGraph, config: LangGraphRunnableConfig, request: string): Promise<void> {
+/** The config of the manager's checkpoint that received the scope change. */
+export async function requestScopeChange(
+  graph: ScopeChangeTarget,
+  config: LangGraphRunnableConfig,
+  request: string,
+): Promise<LangGraphRunnableConfig> {
   const thread = String(config.configurable?.thread_id ?? "");
   if (typeof request !== "string" || request.trim() === "") {
-    throw new PlanManagerError("invalid_update", "requestScopeChange: the request must be a non-empty string", { path: "request" });
+    throw new PlanManagerError("invalid_update", "requestScopeChange: the request must be a non-empty string", {
+      path: "scopeChanges",
+    });
   }
-  const manager = findManager(await graph.getState(config, { subgraphs: true }));
+  const snapshot = await graph.getState(config, { subgraphs: true });
+  const manager = findManagerSnapshot(snapshot);
   if (!manager) {
-    throw new PlanManagerError("invalid_update", `thread "${thread}" has no plan manager state: start a run before changing its scope`);
+    throw new PlanManagerError(
+      "invalid_update",
+      `thread "${thread}" has no plan manager state: start a run first (a scope change is taken while a run is paused)`,
+      { path: "scopeChanges" },
+    );
   }
-  const status = (manager.values as { status: string }).status;
-  if (["completed", "partial", "failed", "aborted"].includes(status)) {
-    throw new PlanManagerError("invalid_update", `thread "${thread}" has finished (status: ${status}); a scope change needs a new run`);
+  const { status } = manager.values as ManagerValues;
+  // A running thread would race its own run (two writers forking one checkpoint); a finished
+  // one has no step boundary left to plan at.
+  if (!PAUSED.has(status)) {
+    const what = FINISHED.has(status)
+      ? "this run has finished, so start a new run with the changed goal"
+      : "wait for the run to pause (an interrupt), then request it";
+    const rule = "a scope change is taken while the run waits for a person";
+    const message = `thread "${thread}" is not paused (status: ${status}): ${rule}; ${what}`;
+    throw new PlanManagerError("invalid_update", message, { path: "scopeChanges" });
   }
-  await graph.updateState(manager.config, { scopeChanges: [request] });
+  const updated = await graph.updateState(manager.config, { scopeChanges: [request] });
+  // The update is a new checkpoint, and the question was recorded on the one before: standalone,
+  // the thread would show no pending interrupt (`resumeRun` and Studio would find nothing to
+  // answer) until the next run. Running the human node again asks the same question at once; it
+  // has no side effects before an answer (nodes/human.ts). Embedded, the parent's checkpoint still
+  // holds the question, so nothing runs.
+  if (manager === snapshot) await graph.invoke(null, updated);
+  return updated;
 }

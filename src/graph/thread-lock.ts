@@ -3,27 +3,48 @@
  * start from the same checkpoint and both run every tool, side effects included; the second is
  * refused with `PlanManagerError("thread_busy")` instead. Across processes nothing here helps:
  * each process must own its threads (a job queue with leases; see README "Scaling out").
+ *
+ * A run holds its thread until it has ended AND every node it started has returned. LangGraph
+ * ends a run at once when its signal aborts or its stream is closed (`break`), but a node already
+ * running (a tool call in flight) carries on until it returns; releasing the thread then would let
+ * a new run start the same tool call again beside it.
  */
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { PlanManagerError } from "../errors.js";
 
-/** Held threads per checkpointer (the namespace a thread id lives in). */
-const held = new WeakMap<object, Set<string>>();
-const noCheckpointer = {};
+/** Held threads per checkpointer (the namespace a thread id lives in), each with the run holding it. */
+const held = new WeakMap<object, Map<string, ThreadRun>>();
+
+/** Where a run publishes its hold to its own nodes (the `__` prefix keeps it out of checkpoint and trace metadata). */
+const RUN_KEY = "__langgraph_replan_thread_run";
 
 export interface ThreadRef {
+  /** The checkpointer the run reads and writes: a subgraph borrows its parent's. */
   checkpointer: object | undefined;
   threadId: string | undefined;
   /** A subgraph's runs happen inside its parent's run, under their own namespace. */
   namespace: string;
 }
 
-/** Takes the thread, or throws `thread_busy`; returns the release function. No thread id: nothing to hold. */
-export function acquireThread(ref: ThreadRef): () => void {
-  if (ref.threadId === undefined) return () => undefined;
-  const domain = ref.checkpointer ?? noCheckpointer;
+/** A run's hold on its thread. */
+export interface ThreadRun {
+  /** Keeps the thread held until `work` settles, even after the run has ended. */
+  track(work: Promise<unknown>): void;
+  /** The run has ended; the thread is freed once tracked work has settled too. */
+  end(): void;
+}
+
+const unheld: ThreadRun = { track: () => undefined, end: () => undefined };
+
+/**
+ * Takes the thread, or throws `thread_busy`. Without a thread id or a checkpointer there is no
+ * shared state to protect, so nothing is held.
+ */
+export function acquireThread(ref: ThreadRef): ThreadRun {
+  if (ref.threadId === undefined || ref.checkpointer === undefined) return unheld;
   const key = `${ref.threadId}\u0000${ref.namespace}`;
-  let threads = held.get(domain);
-  if (!threads) held.set(domain, (threads = new Set()));
+  let threads = held.get(ref.checkpointer);
+  if (!threads) held.set(ref.checkpointer, (threads = new Map()));
   if (threads.has(key)) {
     const where = ref.namespace ? ` (subgraph ${ref.namespace})` : "";
     throw new PlanManagerError(
@@ -33,6 +54,49 @@ export function acquireThread(ref: ThreadRef): () => void {
       { path: "configurable.thread_id" },
     );
   }
-  threads.add(key);
-  return () => threads.delete(key);
+  const map = threads;
+  const inFlight = new Set<Promise<unknown>>();
+  let ended = false;
+  const free = () => {
+    if (ended && inFlight.size === 0 && map.get(key) === run) map.delete(key);
+  };
+  const run: ThreadRun = {
+    track(work) {
+      inFlight.add(work);
+      const settle = () => {
+        inFlight.delete(work);
+        free();
+      };
+      work.then(settle, settle);
+    },
+    end() {
+      ended = true;
+      free();
+    },
+  };
+  map.set(key, run);
+  return run;
+}
+
+/** The config a run's nodes see: it carries the run's hold so that they can `trackNode`. */
+export function withThreadRun<C extends { configurable?: Record<string, unknown> }>(
+  config: C | undefined,
+  run: ThreadRun,
+): C {
+  return { ...(config as C), configurable: { ...config?.configurable, [RUN_KEY]: run } };
+}
+
+/**
+ * Wraps an async node so that its run's thread stays held until the node returns, whether or not
+ * the run is still there to take its result.
+ */
+export function trackNode<S, R>(
+  node: (state: S, config: LangGraphRunnableConfig) => Promise<R>,
+): (state: S, config: LangGraphRunnableConfig) => Promise<R> {
+  return (state, config) => {
+    const work = node(state, config);
+    const run = config.configurable?.[RUN_KEY] as ThreadRun | undefined;
+    run?.track(work);
+    return work;
+  };
 }
