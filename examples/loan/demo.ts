@@ -10,7 +10,15 @@ import { createInterface } from "node:readline/promises";
 import { Command } from "@langchain/langgraph";
 import ora from "ora";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
-import { createPlanManager, decisionLine, htmlReport, staticPlanner, type InterruptPayload, type PlanEvent } from "../../src/index.js";
+import {
+  createPlanManager,
+  decisionLine,
+  htmlReport,
+  requestScopeChange,
+  staticPlanner,
+  type InterruptPayload,
+  type PlanEvent,
+} from "../../src/index.js";
 import { defaultPlanner } from "../default-planner.js";
 import { createLoanTools, loanPlan, loanReplan } from "./workflow.js";
 
@@ -81,7 +89,7 @@ async function main() {
     if (!pending) break;
     if (scopeChange) {
       // A scope change may arrive while the run waits for a person; it is planned for at the next step boundary.
-      await graph.updateState(config, { scopeChanges: [scopeChange] });
+      await requestScopeChange(graph, config, scopeChange);
       console.log(`+ scope change while paused: "${scopeChange}"`);
       scopeChange = undefined;
     }
