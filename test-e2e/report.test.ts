@@ -1,18 +1,64 @@
 /**
  * The HTML report in a real browser: Debian's Chromium driven by playwright-core. The report
- * of a run with a replan must render every Mermaid diagram (two plan versions and their diff).
+ * of a run with a replan must render every Mermaid diagram (two plan versions and their diff),
+ * and a run with three plan versions must fit a 1,400-px-wide page.
  */
 import { readFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import { chromium } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { htmlReport, staticPlanner } from "../src/index.js";
+import { htmlReport, staticPlanner, type PlanDraft, type ReplanRequest } from "../src/index.js";
 import { createFraudTools, fraudPlan, fraudReplan } from "../examples/scenarios/loan-fraud.js";
-import { harness } from "../test/helpers/graph.js";
+import { harness, scriptedTool } from "../test/helpers/graph.js";
 import { Command } from "@langchain/langgraph";
 
 const artifacts = resolve(import.meta.dirname, "artifacts");
+
+const launch = () =>
+  chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+
+const mermaidScript = () => readFileSync(createRequire(import.meta.url).resolve("mermaid/dist/mermaid.min.js"), "utf8");
+
+/**
+ * Three plan versions, each as wide as a report gets: four sources side by side feed `work`,
+ * whose arguments two replans change (the id stays), so every version and diff is drawn.
+ */
+async function threeVersionRun() {
+  const sources = ["archive", "registry", "press", "filings"];
+  const plan: PlanDraft = {
+    assumptions: [{ id: "a1", statement: "the first scoring variant is calibrated for this market" }],
+    steps: [
+      ...sources.map((s) => ({ id: `read_${s}`, goal: `Reading the ${s} records for the applicant`, tool: "read", args: { source: s }, produces: [`${s}_notes`] })),
+      {
+        id: "work",
+        goal: "Scoring the applicant from all four sources",
+        tool: "score",
+        dependsOn: sources.map((s) => `read_${s}`),
+        inputs: sources.map((s) => `${s}_notes`),
+        args: { variant: 1 },
+        successSignal: "output.ok == true",
+        assumptions: ["a1"],
+      },
+    ],
+  };
+  let n = 1;
+  const replan = (r: ReplanRequest): PlanDraft => {
+    n += 1;
+    return {
+      assumptions: [{ id: `a${n}`, statement: `scoring variant ${n} is calibrated for this market` }],
+      steps: r.affectedSteps.map((s) => ({ ...s, args: { variant: n }, assumptions: [`a${n}`] })),
+    };
+  };
+  // One fact is a 315-character token with no break opportunity: the facts table must not widen the page.
+  const notes = (source: string) => (source === "archive" ? `archive-record-${"0123456789".repeat(30)}` : `notes from ${source}`);
+  const read = scriptedTool("read", [(a: Record<string, unknown>) => ({ [`${String(a.source)}_notes`]: notes(String(a.source)) })]);
+  const score = scriptedTool("score", [{ ok: false }, { ok: false }, { ok: true }]);
+  return harness(staticPlanner({ plan, replan }), [read, score], { policy: { replanCooldownSteps: 0 } }).run();
+}
 
 describe("the run report", () => {
   it("renders plan versions, the diff, decisions and fact labels in headless Chromium", async () => {
@@ -25,10 +71,7 @@ describe("the run report", () => {
     const file = resolve(artifacts, "report.html");
     writeFileSync(file, html);
 
-    const browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
+    const browser = await launch();
     try {
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
       const requests: string[] = [];
@@ -46,6 +89,50 @@ describe("the run report", () => {
       expect(await page.locator("td code", { hasText: "assumption.replan-local" }).count()).toBe(1);
       expect(requests.filter((u) => !u.startsWith("file://") && !u.startsWith("data:"))).toEqual([]);
       await page.screenshot({ path: resolve(artifacts, "report.png"), fullPage: true });
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it("fits three plan versions on a 1,400-px-wide page, each column coloured with its own version's statuses", async () => {
+    const state = await threeVersionRun();
+    expect(state.status).toBe("completed");
+    expect(state.plan.version).toBe(3);
+    mkdirSync(artifacts, { recursive: true });
+    // Rendered diagrams scale to their column; diagram sources (no Mermaid bundle) are long lines of text.
+    const rendered = resolve(artifacts, "report-three-versions.html");
+    writeFileSync(rendered, htmlReport(state as never, { mermaidScript: mermaidScript() }));
+    const sources = resolve(artifacts, "report-three-versions-sources.html");
+    writeFileSync(sources, htmlReport(state as never));
+
+    const browser = await launch();
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+      /** How far the page and its version columns reach to the right. */
+      const extent = async () => ({
+        page: await page.evaluate(() => document.documentElement.scrollWidth),
+        columns: Math.max(...(await page.locator("section.version").evaluateAll((els) => els.map((e) => e.getBoundingClientRect().right)))),
+      });
+
+      await page.goto(`file://${sources}`);
+      expect(await page.locator("section.version h3").allTextContents()).toEqual(["Plan v1", "Plan v2", "Plan v3"]);
+      expect((await extent()).page).toBeLessThanOrEqual(1400);
+      expect((await extent()).columns).toBeLessThanOrEqual(1400);
+
+      await page.goto(`file://${rendered}`);
+      await page.waitForFunction(() => document.body.dataset.diagrams !== undefined, undefined, { timeout: 30_000 });
+      // Three plan diagrams and two diffs.
+      expect(await page.evaluate(() => document.body.dataset.diagrams)).toBe("5");
+      expect((await extent()).page).toBeLessThanOrEqual(1400);
+      expect((await extent()).columns).toBeLessThanOrEqual(1400);
+      // Each version's diagram shows the status `work` ended that version with.
+      const work = (i: number) => page.locator("section.version").nth(i).locator("pre.mermaid").first().locator("g.node", { hasText: "work ·" }).textContent();
+      expect(await Promise.all([0, 1, 2].map(work))).toEqual([
+        "Scoring the applicant from all four sourceswork · failed",
+        "Scoring the applicant from all four sourceswork · failed",
+        "Scoring the applicant from all four sourceswork · succeeded",
+      ]);
+      await page.screenshot({ path: resolve(artifacts, "report-three-versions.png"), fullPage: true });
     } finally {
       await browser.close();
     }

@@ -1,6 +1,6 @@
 import { Command } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { planAtVersion, planDiff, staticPlanner, type PlanDraft, type ReplanRequest } from "../src/index.js";
+import { AssumptionBrokenError, planAtVersion, planDiff, runsAtVersion, staticPlanner, type PlanDraft, type ReplanRequest } from "../src/index.js";
 import { codingPlan, codingReplan, createCodingTools } from "../examples/scenarios/coding-agent.js";
 import { createFraudTools, fraudPlan, fraudReplan } from "../examples/scenarios/loan-fraud.js";
 import { createLoanTools, loanPlan } from "../examples/loan/workflow.js";
@@ -331,5 +331,77 @@ describe("trust labels across checkpoints", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("records after a replan that keeps step ids", () => {
+  const trip: PlanDraft = {
+    assumptions: [{ id: "fare_ok", statement: "the first airline's fare stays under budget" }],
+    steps: [
+      { id: "search", goal: "Search flights", tool: "search", args: { airline: "AA" }, produces: ["flight"], assumptions: ["fare_ok"] },
+      { id: "hold_seat", goal: "Hold a seat", tool: "hold_seat", args: { cabin: "economy" }, dependsOn: ["search"], inputs: ["flight"], produces: ["hold_id"] },
+      { id: "price_check", goal: "Check the price", tool: "price_check", dependsOn: ["hold_seat"], inputs: ["flight"], produces: ["price"] },
+    ],
+  };
+  // The same three ids come back: another airline, another cabin, and the price check exactly as it was.
+  const replan = (r: ReplanRequest): PlanDraft => ({
+    steps: r.affectedSteps.map((s) => {
+      if (s.id === "search") return { ...s, args: { airline: "BA" }, assumptions: [] };
+      return s.id === "hold_seat" ? { ...s, args: { cabin: "business" } } : s;
+    }),
+  });
+  const tripTools = () => [
+    scriptedTool("search", [(a: Record<string, unknown>) => ({ flight: a.airline === "BA" ? "BA117" : "AA100" })]),
+    scriptedTool("hold_seat", [(a: Record<string, unknown>) => ({ hold_id: `H-${String(a.flight)}-${String(a.cabin)}` })]),
+    scriptedTool("price_check", [new AssumptionBrokenError("fare_ok", "fare rose to 900"), { price: 450 }]),
+  ];
+  const statuses = (runs: Record<string, { status: string; attempts: number }>) =>
+    Object.fromEntries(Object.entries(runs).map(([id, r]) => [id, `${r.status}/${r.attempts}`]));
+
+  it("names the steps kept by id but changed, counts an identical replacement as preserved, and keeps v1's records", async () => {
+    const out = await harness(staticPlanner({ plan: trip, replan }), tripTools(), { threadId: "trip" }).run();
+    expect(out.status).toBe("completed");
+    const { invalidatedSteps, preservedSteps, newSteps, changedSteps, revalidatedSteps } = out.replans[0];
+    expect({ invalidatedSteps, preservedSteps, newSteps, changedSteps, revalidatedSteps }).toEqual({
+      invalidatedSteps: [],
+      preservedSteps: ["price_check"],
+      newSteps: [],
+      changedSteps: ["search", "hold_seat"],
+      revalidatedSteps: ["search", "hold_seat"],
+    });
+    // v1's attempts survive the reset: the records as v1 ended, and v2's as they are now.
+    expect(statuses(runsAtVersion(out as never, 1))).toEqual({ search: "succeeded/1", hold_seat: "succeeded/1", price_check: "failed/1" });
+    expect(runsAtVersion(out as never, 1).hold_seat!.output).toEqual({ hold_id: "H-AA100-economy" });
+    expect(runsAtVersion(out as never, 1).price_check!.error).toMatchObject({ name: "AssumptionBrokenError", message: "fare rose to 900" });
+    expect(statuses(runsAtVersion(out as never, 2))).toEqual({ search: "succeeded/1", hold_seat: "succeeded/1", price_check: "succeeded/1" });
+    expect(runsAtVersion(out as never, 2).hold_seat!.output).toEqual({ hold_id: "H-BA117-business" });
+    // Only the three records the replan reset are stored, once, in the entry the replan appended.
+    expect(out.planHistory.map((e: { runs?: object }) => Object.keys(e.runs ?? {}))).toEqual([["search", "hold_seat", "price_check"]]);
+    // Idempotency keys name the operation now: no record carries the version a step entered the plan in.
+    const records = [...Object.values(out.steps), ...Object.values(out.planHistory[0].runs)] as object[];
+    expect(records.filter((r) => "sinceVersion" in r)).toEqual([]);
+  });
+
+  it("shows a step first run after the replan as not yet run in the version before", async () => {
+    const { tools } = createFraudTools();
+    const h = harness(staticPlanner({ plan: fraudPlan, replan: fraudReplan }), tools, { threadId: "loan-A-7291", context: { applicant_id: "A-7291" } });
+    await h.run();
+    const out = await h.run(new Command({ resume: { action: "complete", output: { human_decision: "denied" } } }));
+    expect(out.status).toBe("completed");
+    // issue_decision ran in v2 only; compliance_check and underwrite ran in v1 and were removed by the replan.
+    expect(statuses(runsAtVersion(out as never, 1))).toEqual({
+      verify_identity: "succeeded/1",
+      pull_credit: "succeeded/1",
+      compliance_check: "succeeded/1",
+      underwrite: "succeeded/1",
+    });
+    expect(statuses(runsAtVersion(out as never, 2))).toEqual({
+      verify_identity: "succeeded/1",
+      pull_credit: "succeeded/1",
+      deep_verification: "succeeded/1",
+      fraud_review: "succeeded/1",
+      issue_decision: "succeeded/1",
+    });
+    expect(out.planHistory[0].notStarted).toEqual(["issue_decision"]);
   });
 });

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { htmlReport, planDiffMermaid, planDiff, type Plan } from "../src/index.js";
-import { harness, scriptedTool } from "./helpers/graph.js";
+import { Command } from "@langchain/langgraph";
+import { debugView, htmlReport, planDiffMermaid, planDiff, staticPlanner, type Plan, type PlanDraft, type ReplanRequest } from "../src/index.js";
+import { createFraudTools, fraudPlan, fraudReplan } from "../examples/scenarios/loan-fraud.js";
+import { brief, harness, scriptedTool } from "./helpers/graph.js";
 
 describe("htmlReport", () => {
   it("escapes whatever plans and tools put in state", async () => {
@@ -31,6 +33,103 @@ describe("planDiffMermaid", () => {
       '  d_c["C"]:::added',
       '  d_b["B (removed)"]:::removed',
       "  d_a --> d_c",
+    ]);
+  });
+});
+
+/** Three plan versions that keep the id `work` and change its arguments; `fetch` runs once, in v1. */
+async function threeVersions() {
+  const plan: PlanDraft = {
+    assumptions: [{ id: "a1", statement: "variant 1 works" }],
+    steps: [
+      { id: "fetch", goal: "Fetch the data", tool: "fetch", produces: ["data"] },
+      { id: "work", goal: "Work on it", tool: "work", dependsOn: ["fetch"], inputs: ["data"], args: { variant: 1 }, successSignal: "output.ok == true", assumptions: ["a1"] },
+    ],
+  };
+  let n = 1;
+  const replan = (r: ReplanRequest): PlanDraft => {
+    n += 1;
+    const assumption = `a${n}`;
+    return {
+      assumptions: [{ id: assumption, statement: `variant ${n} works` }],
+      steps: r.affectedSteps.map((s) => ({ ...s, args: { variant: n }, assumptions: [assumption] })),
+    };
+  };
+  const work = scriptedTool("work", [{ ok: false }, { ok: false }, { ok: true }]);
+  const tools = [scriptedTool("fetch", [{ data: 7 }]), work];
+  const out = await harness(staticPlanner({ plan, replan }), tools, { policy: { replanCooldownSteps: 0 } }).run();
+  return { out, work };
+}
+
+/** The report's timeline rows as `v<plan> <step> <status> <attempts>`. */
+const timelineRows = (html: string) =>
+  [...html.matchAll(/<tr><td>[^<]*<\/td><td>[^<]*<\/td><td>(v\d+)<\/td><td>([a-z_]+)<\/td><td class="s-\w+">([^<]+)<\/td><td>(\d+)<\/td>/g)].map(
+    (m) => `${m[1]} ${m[2]} ${m[3]} ${m[4]}`,
+  );
+
+/** Each plan-version column's step statuses, as its diagram shows them. */
+const columnStatuses = (html: string) =>
+  html
+    .split('<section class="version">')
+    .slice(1)
+    .map((section) => [...section.split("<h4>")[0]!.matchAll(/&lt;small&gt;([a-z_]+) · ([a-z]+)&lt;\/small&gt;/g)].map((m) => `${m[1]} ${m[2]}`));
+
+describe("every plan version's attempts", () => {
+  it("three versions of one step id: the debug view and the report's timeline list each version's attempt", async () => {
+    const { out, work } = await threeVersions();
+    expect(out.status).toBe("completed");
+    expect(work.calls).toEqual([{ data: 7, variant: 1 }, { data: 7, variant: 2 }, { data: 7, variant: 3 }]);
+    expect(brief(out.decisions)).toEqual(["work: success_signal_unmet → replan_local [unmet.replan-local]", "work: success_signal_unmet → replan_local [unmet.replan-local]"]);
+    expect(out.replans.map((r: { changedSteps?: string[]; preservedSteps: string[]; newSteps: string[] }) => [r.changedSteps, r.preservedSteps, r.newSteps])).toEqual([
+      [["work"], ["fetch"], []],
+      [["work"], ["fetch"], []],
+    ]);
+
+    const view = debugView(out as never);
+    const steps = view.slice(view.indexOf("steps:") + 1, view.indexOf("decisions:") - 1);
+    const t = "2026-01-01T00:00:00.000Z";
+    expect(steps).toEqual([
+      `  fetch: succeeded, 1 attempt, cost 0 ${t} → ${t}`,
+      `  work (v1): failed, 1 attempt, cost 0 ${t} → ${t}`,
+      '    error: SuccessSignalUnmet: success signal "output.ok == true" is false for output {"ok":false}',
+      `  work (v2): failed, 1 attempt, cost 0 ${t} → ${t}`,
+      '    error: SuccessSignalUnmet: success signal "output.ok == true" is false for output {"ok":false}',
+      `  work: succeeded, 1 attempt, cost 0 ${t} → ${t}`,
+    ]);
+    expect(view.filter((l) => l.startsWith("    changed:"))).toEqual(["    changed: work", "    changed: work"]);
+
+    const html = htmlReport(out as never);
+    // fetch ran once, in v1; work once in each version.
+    expect(timelineRows(html)).toEqual(["v1 fetch succeeded 1", "v1 work failed 1", "v2 work failed 1", "v3 work succeeded 1"]);
+    expect(columnStatuses(html)).toEqual([
+      ["fetch succeeded", "work failed"],
+      ["fetch succeeded", "work failed"],
+      ["fetch succeeded", "work succeeded"],
+    ]);
+  });
+
+  it("the v1 column shows v1's statuses; removed steps' attempts stay on the timeline under v1, once", async () => {
+    const h = harness(staticPlanner({ plan: fraudPlan, replan: fraudReplan }), createFraudTools().tools, { threadId: "loan-A-7291", context: { applicant_id: "A-7291" } });
+    await h.run();
+    const out = await h.run(new Command({ resume: { action: "complete", output: { human_decision: "denied" } } }));
+    const html = htmlReport(out as never);
+    expect(columnStatuses(html)).toEqual([
+      ["verify_identity succeeded", "pull_credit succeeded", "compliance_check succeeded", "underwrite succeeded", "issue_decision pending"],
+      ["verify_identity succeeded", "pull_credit succeeded", "deep_verification succeeded", "fraud_review succeeded", "issue_decision succeeded"],
+    ]);
+    expect(timelineRows(html)).toEqual([
+      "v1 verify_identity succeeded 1",
+      "v1 pull_credit succeeded 1",
+      "v1 compliance_check succeeded 1",
+      "v1 underwrite succeeded 1",
+      "v2 deep_verification succeeded 1",
+      "v2 fraud_review succeeded 1",
+      "v2 issue_decision succeeded 1",
+    ]);
+    // The debug view still says what became of the removed steps.
+    expect(debugView(out as never).filter((l) => l.startsWith("  compliance_check")).map((l) => l.split(", cost")[0])).toEqual([
+      "  compliance_check (v1): succeeded, 1 attempt",
+      "  compliance_check: invalidated, 1 attempt",
     ]);
   });
 });

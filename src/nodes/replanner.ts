@@ -10,7 +10,7 @@ import type { PlanManagerStateType, PlanManagerUpdate, ReplanGuards, UsageEntry 
 import { enrichDraft } from "../plan/enrich.js";
 import { factValues } from "../plan/facts.js";
 import { canonical } from "../plan/diff.js";
-import { historyEntry } from "../plan/history.js";
+import { hasRun, historyEntry } from "../plan/history.js";
 import { isFinished } from "../plan/ready.js";
 import type { Decision, Plan, PlanDraft, ReplanRecord, Step, StepRun } from "../plan/schema.js";
 import { formatIssues, validatePlan } from "../plan/validate.js";
@@ -178,10 +178,13 @@ function apply(r: Replan, replacement: PlanDraft, rerun: readonly string[], budg
   for (const id of affectedIds) if (!nextIds.has(id)) stepRuns[id] = { ...(state.steps[id] ?? { attempts: 0 }), status: "invalidated" };
   // Idempotency keys name the operation (plan/operation.ts), so a reset record carries nothing over.
   for (const s of replacement.steps) stepRuns[s.id] = { status: "pending", attempts: 0 };
-  // The attempts of this version stay readable after the reset (`runsAtVersion`, the debug view, the report).
+  // The attempts of this version stay readable after the reset (`runsAtVersion`, the debug view, the report):
+  // the records this replan resets or removes, and which steps had not started (so later runs don't show here).
   const history = historyEntry(previous, next);
-  const ended = Object.keys(stepRuns).filter((id) => (state.steps[id]?.attempts ?? 0) > 0 || state.steps[id]?.status === "skipped");
+  const ended = Object.keys(stepRuns).filter((id) => hasRun(state.steps[id]));
   if (ended.length > 0) history.runs = Object.fromEntries(ended.map((id) => [id, state.steps[id]!]));
+  const notStarted = previous.steps.filter((s) => !hasRun(state.steps[s.id])).map((s) => s.id);
+  if (notStarted.length > 0) history.notStarted = notStarted;
   if (r.assumption !== undefined) guards.lastReplanAt = { ...guards.lastReplanAt, [r.assumption]: guards.successes };
   const record = replanRecord(r, next, replacement.steps, rerun);
   emit(r.config, { type: "replan", record });
@@ -206,6 +209,7 @@ function replanRecord(r: Replan, next: Plan, replacement: readonly Step[], rerun
   const { plan: previous, affectedIds, trigger, assumption } = r;
   const nextIds = new Set(next.steps.map((s) => s.id));
   const replacedIds = new Set(replacement.map((s) => s.id));
+  const before = new Map(previous.steps.map((s) => [s.id, s]));
   const { labels } = r.falsification;
   const record: ReplanRecord = {
     trigger: `${trigger.rule}: ${trigger.reason}`,
@@ -214,13 +218,14 @@ function replanRecord(r: Replan, next: Plan, replacement: readonly Step[], rerun
     fromVersion: previous.version,
     toVersion: next.version,
     invalidatedSteps: affectedIds.filter((id) => !nextIds.has(id)),
-    preservedSteps: next.steps.filter((s) => !replacedIds.has(s.id)).map((s) => s.id),
-    newSteps: replacement.filter((s) => !previous.steps.some((p) => p.id === s.id)).map((s) => s.id),
+    // Kept: untouched, or handed back by the planner exactly as it was (it still re-runs if it was in scope).
+    preservedSteps: next.steps.filter((s) => !replacedIds.has(s.id) || same(before.get(s.id), s)).map((s) => s.id),
+    newSteps: replacement.filter((s) => !before.has(s.id)).map((s) => s.id),
     facts: { trusted: labels.trusted, suspect: labels.suspect, invalidated: labels.invalidated },
     at: r.at(),
   };
   if (rerun.length > 0) record.revalidatedSteps = [...rerun];
-  const changedSteps = replacement.filter((s) => changed(previous.steps.find((p) => p.id === s.id), s)).map((s) => s.id);
+  const changedSteps = replacement.filter((s) => before.has(s.id) && !same(before.get(s.id), s)).map((s) => s.id);
   if (changedSteps.length > 0) record.changedSteps = changedSteps;
   const others = (previous.steps.find((s) => s.id === trigger.stepId)?.assumptions ?? []).filter((a) => a !== assumption);
   if (trigger.failureClass === "success_signal_unmet" && others.length > 0) record.suspectAssumptions = others;
@@ -287,7 +292,7 @@ function mergeSteps(steps: readonly Step[], affected: readonly string[], replace
   return out;
 }
 
-/** A step kept by id whose definition changed (tool, arguments, inputs, dependencies, …). */
-function changed(before: Step | undefined, after: Step): boolean {
-  return before !== undefined && canonical(before) !== canonical(after);
+/** The same definition (tool, arguments, inputs, dependencies, …); anything else kept by id is a changed step. */
+function same(before: Step | undefined, after: Step): boolean {
+  return before !== undefined && canonical(before) === canonical(after);
 }

@@ -5,7 +5,7 @@
  * stores no history at all, and any earlier version can still be rebuilt.
  */
 import { canonical } from "./diff.js";
-import type { Plan, ReplanRecord, Step, StepRun } from "./schema.js";
+import type { Plan, Step, StepRun } from "./schema.js";
 
 export interface PlanVersionEntry {
   /** The version this entry leads to; applying it backwards gives `version - 1`. */
@@ -19,6 +19,8 @@ export interface PlanVersionEntry {
   rationale?: string;
   /** Step records as they stood at the end of version - 1, for the steps this replan reset or removed. */
   runs?: Record<string, StepRun>;
+  /** Steps of version - 1 that had not started when it ended (no record, or an untouched one). */
+  notStarted?: string[];
 }
 
 export function historyEntry(previous: Plan, next: Plan): PlanVersionEntry {
@@ -55,30 +57,60 @@ export function planAtVersion(state: { plan?: Plan | undefined; planHistory: rea
   return plan.version === version ? plan : undefined;
 }
 
+/** Whether a record holds anything of a run: a step whose record is absent or untouched has not started. */
+export function hasRun(run: StepRun | undefined): run is StepRun {
+  return run !== undefined && (run.attempts > 0 || run.status !== "pending");
+}
+
+type RunState = { plan?: Plan | undefined; steps: Readonly<Record<string, StepRun>>; planHistory: readonly PlanVersionEntry[] };
+
 /**
- * Every step's record as it stood at the end of plan version `version`: the current records,
- * with the records each later replan reset put back, and steps first started after that version
- * ended shown as not yet run.
+ * The record of every step of plan version `version` as it stood when that version ended (or
+ * stands now, for the current version); a step without a record had not started. Each later
+ * replan's entry puts back the records it reset or removed, and takes away the steps that had
+ * not started yet, so later attempts never show in an earlier version.
  */
-export function runsAtVersion(
-  state: { steps: Readonly<Record<string, StepRun>>; planHistory: readonly PlanVersionEntry[]; replans: readonly Pick<ReplanRecord, "fromVersion" | "at">[] },
-  version: number,
-): Record<string, StepRun> {
+export function runsAtVersion(state: RunState, version: number): Record<string, StepRun> {
+  const plan = planAtVersion(state, version);
+  if (!plan) return {};
   const runs: Record<string, StepRun> = { ...state.steps };
   for (const entry of [...state.planHistory].reverse()) {
     if (entry.version <= version) break;
     Object.assign(runs, entry.runs ?? {});
+    for (const id of entry.notStarted ?? []) delete runs[id];
   }
-  const ended = state.replans.find((r) => r.fromVersion === version)?.at;
-  if (ended !== undefined) {
-    for (const [id, run] of Object.entries(runs)) {
-      if (run.startedAt !== undefined && run.startedAt > ended) runs[id] = { status: "pending", attempts: 0 };
-    }
-  }
-  return runs;
+  return Object.fromEntries(plan.steps.filter((s) => runs[s.id] !== undefined).map((s) => [s.id, runs[s.id]!]));
 }
 
-/** Records of earlier versions that a later replan reset: `{ version, stepId, run }`, oldest first. */
-export function earlierRuns(planHistory: readonly PlanVersionEntry[]): { version: number; stepId: string; run: StepRun }[] {
-  return planHistory.flatMap((entry) => Object.entries(entry.runs ?? {}).map(([stepId, run]) => ({ version: entry.version - 1, stepId, run })));
+/** A step record with the plan version its attempts were made in; `current` for the records in `steps`. */
+export interface VersionedRun {
+  version: number;
+  stepId: string;
+  run: StepRun;
+  current: boolean;
+}
+
+/**
+ * Every record the run's steps have had, oldest plan version first: those earlier replans reset
+ * or removed (kept in `planHistory`), then the current ones. A record belongs to the version
+ * in which its step last started afresh: version 1, or the latest replan before it that added
+ * the step, reset its record or found it not yet started.
+ */
+export function runHistory(state: RunState): VersionedRun[] {
+  const entries = [...state.planHistory].sort((a, b) => a.version - b.version);
+  const startedIn = (stepId: string, upTo: number): number => {
+    let version = 1;
+    for (const e of entries) {
+      if (e.version > upTo) break;
+      const fresh = e.runs?.[stepId] !== undefined || (e.notStarted ?? []).includes(stepId) || !e.order.includes(stepId);
+      if (fresh) version = e.version;
+    }
+    return version;
+  };
+  const earlier = entries.flatMap((e) =>
+    Object.entries(e.runs ?? {}).map(([stepId, run]) => ({ version: startedIn(stepId, e.version - 1), stepId, run, current: false })),
+  );
+  const now = state.plan?.version ?? 1;
+  const current = Object.entries(state.steps).map(([stepId, run]) => ({ version: startedIn(stepId, now), stepId, run, current: true }));
+  return [...earlier, ...current];
 }

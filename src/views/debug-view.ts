@@ -4,7 +4,7 @@
  */
 import type { PlanManagerStateType } from "../runtime/state.js";
 import { planDiff } from "../plan/diff.js";
-import { earlierRuns, planAtVersion } from "../plan/history.js";
+import { planAtVersion, runHistory } from "../plan/history.js";
 import type { StepRun } from "../plan/schema.js";
 import { decisionLine } from "./decision-line.js";
 
@@ -15,11 +15,11 @@ const round = (n: number | undefined) => Math.round((n ?? 0) * 1e6) / 1e6;
 export function debugView(state: DebugState): string[] {
   const lines: string[] = [`goal: ${state.goal}`, `status: ${state.status}`, "", "steps:"];
   const ids = new Set<string>([...(state.plan?.steps ?? []).map((s) => s.id), ...Object.keys(state.steps)]);
-  const earlier = earlierRuns(state.planHistory);
+  const earlier = runHistory(state).filter((r) => !r.current);
   for (const id of ids) {
     const run = state.steps[id]!;
     if (!run) continue;
-    // Attempts of earlier plan versions come first: a replan reset the record, not the history.
+    // Earlier versions' attempts come first, each with its version: a replan resets the record, not the history.
     for (const e of earlier.filter((x) => x.stepId === id)) lines.push(...runLines(`${id} (v${e.version})`, e.run));
     lines.push(...runLines(id, run));
   }

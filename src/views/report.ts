@@ -6,7 +6,7 @@
  */
 import type { PlanManagerStateType } from "../runtime/state.js";
 import { planDiff } from "../plan/diff.js";
-import { earlierRuns, planAtVersion, runsAtVersion } from "../plan/history.js";
+import { planAtVersion, runHistory, runsAtVersion } from "../plan/history.js";
 import { planDiffMermaid, planMermaid } from "./mermaid.js";
 
 type ReportState = Pick<PlanManagerStateType, "goal" | "status" | "plan" | "planHistory" | "steps" | "facts" | "decisions" | "replans" | "budget" | "outcome" | "sideEffects">;
@@ -16,6 +16,9 @@ export interface ReportOptions {
   /** Source of Mermaid's browser bundle (`mermaid/dist/mermaid.min.js`), inlined into the page. */
   mermaidScript?: string;
 }
+
+/** ISO timestamps order as plain text (no locale collation). */
+const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 const esc = (value: unknown): string =>
   String(value ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
@@ -37,17 +40,25 @@ export function htmlReport(state: ReportState, options: ReportOptions = {}): str
         : ""
     }</section>`;
   });
-  const current = Object.entries(state.steps).map(([stepId, run]) => ({ version: state.plan?.version ?? 0, stepId, run }));
-  const timeline = [...earlierRuns(state.planHistory), ...current]
-    .filter(({ run }) => run.startedAt)
-    .sort((a, b) => (a.run.startedAt! < b.run.startedAt! ? -1 : a.run.startedAt! > b.run.startedAt! ? 1 : a.version - b.version))
+  const history = runHistory(state);
+  const orders = new Map(versions.map((v) => [v, planAtVersion(state, v)!.steps.map((s) => s.id)]));
+  const place = (r: { version: number; stepId: string }) => {
+    const i = orders.get(r.version)?.indexOf(r.stepId) ?? -1;
+    return i < 0 ? Number.MAX_SAFE_INTEGER : i;
+  };
+  const earlier = new Set(history.filter((r) => !r.current).map((r) => r.stepId));
+  // A removed step's current record repeats the attempts its earlier record already shows: one row is enough.
+  const timeline = history
+    .filter(({ run, stepId, current }) => run.startedAt && !(current && run.status === "invalidated" && earlier.has(stepId)))
+    // Clocks tie (millisecond timestamps, fake clocks): then plan version, then the step's place in that version.
+    .sort((a, b) => byText(a.run.startedAt!, b.run.startedAt!) || a.version - b.version || place(a) - place(b))
     .map(({ version, stepId, run: r }) => {
       const error = r.error ? `${r.error.name}: ${r.error.message}` : "";
       const status = r.doneBy ? `${r.status} (done by a ${r.doneBy})` : r.status;
-      return `<tr><td>${esc(r.startedAt)}</td><td>${esc(r.endedAt ?? "")}</td><td>v${version}</td><td>${esc(stepId)}</td><td class="s-${esc(r.status)}">${esc(status)}</td><td>${r.attempts}</td><td>${esc(r.cost ?? 0)}</td><td>${esc(error)}</td></tr>`;
+      return `<tr><td>${esc(r.startedAt)}</td><td>${esc(r.endedAt ?? "")}</td><td>v${version}</td><td>${esc(stepId)}</td><td class="s-${esc(r.status)}">${esc(status)}</td><td>${r.attempts}</td><td>${esc(r.cost ?? 0)}</td><td class="free">${esc(error)}</td></tr>`;
     });
   const decisions = state.decisions.map(
-    (d) => `<tr><td>${d.seq}</td><td>${esc(d.at)}</td><td>v${d.planVersion}</td><td>${esc(d.stepId ?? "—")}</td><td>${d.attempt}</td><td>${esc(d.by === "person" ? "person" : d.failureClass)}</td><td>${esc(d.action)}</td><td><code>${esc(d.rule)}</code></td><td>${esc(d.reason)}</td></tr>`,
+    (d) => `<tr><td>${d.seq}</td><td>${esc(d.at)}</td><td>v${d.planVersion}</td><td>${esc(d.stepId ?? "—")}</td><td>${d.attempt}</td><td>${esc(d.by === "person" ? "person" : d.failureClass)}</td><td>${esc(d.action)}</td><td><code>${esc(d.rule)}</code></td><td class="free">${esc(d.reason)}</td></tr>`,
   );
   const facts = Object.entries(state.facts).map(
     ([k, f]) => `<tr><td>${esc(k)}</td><td class="l-${esc(f.label)}">${esc(f.label)}</td><td><code>${esc(JSON.stringify(f.value))}</code></td><td>${esc(f.producedBy)}</td><td>v${f.planVersion}</td><td>${esc(f.derivedFrom.join(", "))}</td></tr>`,
@@ -64,7 +75,9 @@ body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#212529}
 h1{font-size:20px} h2{font-size:16px;margin-top:28px;border-bottom:1px solid #dee2e6}
 table{border-collapse:collapse;width:100%;margin:8px 0} td,th{border:1px solid #dee2e6;padding:4px 6px;text-align:left;vertical-align:top}
 th{background:#f1f3f5} .versions{display:grid;grid-template-columns:repeat(auto-fill,minmax(380px,1fr));gap:16px}
-.version{min-width:0;overflow-x:auto} pre.mermaid svg{max-width:100%;height:auto} td{overflow-wrap:anywhere}
+.version{min-width:0;overflow-x:auto} pre.mermaid svg{max-width:100%;height:auto} td{overflow-wrap:break-word}
+/* Free text and values may hold long unbroken tokens: they break anywhere rather than widen the page. */
+td.free,td code{overflow-wrap:anywhere}
 .version{border:1px solid #dee2e6;border-radius:6px;padding:8px} .why{color:#495057;font-size:12px}
 .s-succeeded,.l-trusted{color:#2b8a3e} .s-failed,.l-invalidated{color:#c92a2a} .l-suspect,.s-skipped{color:#e67700}
 pre.mermaid{background:#fff}
