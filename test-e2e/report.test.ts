@@ -18,7 +18,16 @@ const artifacts = resolve(import.meta.dirname, "artifacts");
 const launch = () =>
   chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
 
 const mermaidScript = () => readFileSync(createRequire(import.meta.url).resolve("mermaid/dist/mermaid.min.js"), "utf8");
@@ -32,7 +41,13 @@ async function threeVersionRun() {
   const plan: PlanDraft = {
     assumptions: [{ id: "a1", statement: "the first scoring variant is calibrated for this market" }],
     steps: [
-      ...sources.map((s) => ({ id: `read_${s}`, goal: `Reading the ${s} records for the applicant`, tool: "read", args: { source: s }, produces: [`${s}_notes`] })),
+      ...sources.map((s) => ({
+        id: `read_${s}`,
+        goal: `Reading the ${s} records for the applicant`,
+        tool: "read",
+        args: { source: s },
+        produces: [`${s}_notes`],
+      })),
       {
         id: "work",
         goal: "Scoring the applicant from all four sources",
@@ -54,19 +69,27 @@ async function threeVersionRun() {
     };
   };
   // One fact is a 315-character token with no break opportunity: the facts table must not widen the page.
-  const notes = (source: string) => (source === "archive" ? `archive-record-${"0123456789".repeat(30)}` : `notes from ${source}`);
-  const read = scriptedTool("read", [(a: Record<string, unknown>) => ({ [`${String(a.source)}_notes`]: notes(String(a.source)) })]);
+  const notes = (source: string) =>
+    source === "archive" ? `archive-record-${"0123456789".repeat(30)}` : `notes from ${source}`;
+  const read = scriptedTool("read", [
+    (a: Record<string, unknown>) => ({ [`${String(a.source)}_notes`]: notes(String(a.source)) }),
+  ]);
   const score = scriptedTool("score", [{ ok: false }, { ok: false }, { ok: true }]);
   return harness(staticPlanner({ plan, replan }), [read, score], { policy: { replanCooldownSteps: 0 } }).run();
 }
 
 describe("the run report", () => {
   it("renders plan versions, the diff, decisions and fact labels in headless Chromium", async () => {
-    const h = harness(staticPlanner({ plan: fraudPlan, replan: fraudReplan }), createFraudTools().tools, { threadId: "loan-A-7291", context: { applicant_id: "A-7291" } });
+    const h = harness(staticPlanner({ plan: fraudPlan, replan: fraudReplan }), createFraudTools().tools, {
+      threadId: "loan-A-7291",
+      context: { applicant_id: "A-7291" },
+    });
     await h.run();
     const state = await h.run(new Command({ resume: { action: "complete", output: { human_decision: "denied" } } }));
     const require = createRequire(import.meta.url);
-    const html = htmlReport(state as never, { mermaidScript: readFileSync(require.resolve("mermaid/dist/mermaid.min.js"), "utf8") });
+    const html = htmlReport(state as never, {
+      mermaidScript: readFileSync(require.resolve("mermaid/dist/mermaid.min.js"), "utf8"),
+    });
     mkdirSync(artifacts, { recursive: true });
     const file = resolve(artifacts, "report.html");
     writeFileSync(file, html);
@@ -111,7 +134,11 @@ describe("the run report", () => {
       /** How far the page and its version columns reach to the right. */
       const extent = async () => ({
         page: await page.evaluate(() => document.documentElement.scrollWidth),
-        columns: Math.max(...(await page.locator("section.version").evaluateAll((els) => els.map((e) => e.getBoundingClientRect().right)))),
+        columns: Math.max(
+          ...(await page
+            .locator("section.version")
+            .evaluateAll((els) => els.map((e) => e.getBoundingClientRect().right))),
+        ),
       });
 
       await page.goto(`file://${sources}`);
@@ -126,7 +153,14 @@ describe("the run report", () => {
       expect((await extent()).page).toBeLessThanOrEqual(1400);
       expect((await extent()).columns).toBeLessThanOrEqual(1400);
       // Each version's diagram shows the status `work` ended that version with.
-      const work = (i: number) => page.locator("section.version").nth(i).locator("pre.mermaid").first().locator("g.node", { hasText: "work ·" }).textContent();
+      const work = (i: number) =>
+        page
+          .locator("section.version")
+          .nth(i)
+          .locator("pre.mermaid")
+          .first()
+          .locator("g.node", { hasText: "work ·" })
+          .textContent();
       expect(await Promise.all([0, 1, 2].map(work))).toEqual([
         "Scoring the applicant from all four sourceswork · failed",
         "Scoring the applicant from all four sourceswork · failed",

@@ -1,6 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { Command } from "@langchain/langgraph";
-import { debugView, htmlReport, planDiffMermaid, planDiff, staticPlanner, type Plan, type PlanDraft, type ReplanRequest } from "../src/index.js";
+import {
+  debugView,
+  htmlReport,
+  planDiffMermaid,
+  planDiff,
+  staticPlanner,
+  type Plan,
+  type PlanDraft,
+  type ReplanRequest,
+} from "../src/index.js";
 import { createFraudTools, fraudPlan, fraudReplan } from "../examples/scenarios/loan-fraud.js";
 import { brief, harness, scriptedTool } from "./helpers/graph.js";
 
@@ -9,9 +18,13 @@ describe("htmlReport", () => {
     const evil = '</script><script>alert("x")</script>';
     const t = scriptedTool("t", [{ note: evil }]);
     const out = await harness({ steps: [{ id: "a", goal: `Goal ${evil}`, tool: "t", produces: ["note"] }] }, [t]).run();
-    const html = htmlReport(out as never, { mermaidScript: "window.mermaid = { initialize() {}, run: () => Promise.resolve() };" });
+    const html = htmlReport(out as never, {
+      mermaidScript: "window.mermaid = { initialize() {}, run: () => Promise.resolve() };",
+    });
     expect(html).not.toContain('<script>alert("x")</script>');
-    expect(html).toContain("<code>&quot;&lt;/script&gt;&lt;script&gt;alert(\\&quot;x\\&quot;)&lt;/script&gt;&quot;</code>");
+    expect(html).toContain(
+      "<code>&quot;&lt;/script&gt;&lt;script&gt;alert(\\&quot;x\\&quot;)&lt;/script&gt;&quot;</code>",
+    );
     expect(html.match(/<script>/g)).toHaveLength(2);
   });
 
@@ -25,8 +38,22 @@ describe("htmlReport", () => {
 
 describe("planDiffMermaid", () => {
   it("draws added, removed and changed steps", () => {
-    const before: Plan = { version: 1, assumptions: [], steps: [{ id: "a", goal: "A", tool: "t" }, { id: "b", goal: "B", tool: "t" }] };
-    const after: Plan = { version: 2, assumptions: [], steps: [{ id: "a", goal: "A", tool: "u" }, { id: "c", goal: "C", tool: "t", dependsOn: ["a"] }] };
+    const before: Plan = {
+      version: 1,
+      assumptions: [],
+      steps: [
+        { id: "a", goal: "A", tool: "t" },
+        { id: "b", goal: "B", tool: "t" },
+      ],
+    };
+    const after: Plan = {
+      version: 2,
+      assumptions: [],
+      steps: [
+        { id: "a", goal: "A", tool: "u" },
+        { id: "c", goal: "C", tool: "t", dependsOn: ["a"] },
+      ],
+    };
     expect(planDiffMermaid(before, after, planDiff(before, after)).split("\n").slice(0, 5)).toEqual([
       "flowchart TD",
       '  d_a["A (tool)"]:::changed',
@@ -43,7 +70,16 @@ async function threeVersions() {
     assumptions: [{ id: "a1", statement: "variant 1 works" }],
     steps: [
       { id: "fetch", goal: "Fetch the data", tool: "fetch", produces: ["data"] },
-      { id: "work", goal: "Work on it", tool: "work", dependsOn: ["fetch"], inputs: ["data"], args: { variant: 1 }, successSignal: "output.ok == true", assumptions: ["a1"] },
+      {
+        id: "work",
+        goal: "Work on it",
+        tool: "work",
+        dependsOn: ["fetch"],
+        inputs: ["data"],
+        args: { variant: 1 },
+        successSignal: "output.ok == true",
+        assumptions: ["a1"],
+      },
     ],
   };
   let n = 1;
@@ -63,24 +99,43 @@ async function threeVersions() {
 
 /** The report's timeline rows as `v<plan> <step> <status> <attempts>`. */
 const timelineRows = (html: string) =>
-  [...html.matchAll(/<tr><td>[^<]*<\/td><td>[^<]*<\/td><td>(v\d+)<\/td><td>([a-z_]+)<\/td><td class="s-\w+">([^<]+)<\/td><td>(\d+)<\/td>/g)].map(
-    (m) => `${m[1]} ${m[2]} ${m[3]} ${m[4]}`,
-  );
+  [
+    ...html.matchAll(
+      /<tr><td>[^<]*<\/td><td>[^<]*<\/td><td>(v\d+)<\/td><td>([a-z_]+)<\/td><td class="s-\w+">([^<]+)<\/td><td>(\d+)<\/td>/g,
+    ),
+  ].map((m) => `${m[1]} ${m[2]} ${m[3]} ${m[4]}`);
 
 /** Each plan-version column's step statuses, as its diagram shows them. */
 const columnStatuses = (html: string) =>
   html
     .split('<section class="version">')
     .slice(1)
-    .map((section) => [...section.split("<h4>")[0]!.matchAll(/&lt;small&gt;([a-z_]+) · ([a-z]+)&lt;\/small&gt;/g)].map((m) => `${m[1]} ${m[2]}`));
+    .map((section) =>
+      [...section.split("<h4>")[0]!.matchAll(/&lt;small&gt;([a-z_]+) · ([a-z]+)&lt;\/small&gt;/g)].map(
+        (m) => `${m[1]} ${m[2]}`,
+      ),
+    );
 
 describe("every plan version's attempts", () => {
   it("three versions of one step id: the debug view and the report's timeline list each version's attempt", async () => {
     const { out, work } = await threeVersions();
     expect(out.status).toBe("completed");
-    expect(work.calls).toEqual([{ data: 7, variant: 1 }, { data: 7, variant: 2 }, { data: 7, variant: 3 }]);
-    expect(brief(out.decisions)).toEqual(["work: success_signal_unmet → replan_local [unmet.replan-local]", "work: success_signal_unmet → replan_local [unmet.replan-local]"]);
-    expect(out.replans.map((r: { changedSteps?: string[]; preservedSteps: string[]; newSteps: string[] }) => [r.changedSteps, r.preservedSteps, r.newSteps])).toEqual([
+    expect(work.calls).toEqual([
+      { data: 7, variant: 1 },
+      { data: 7, variant: 2 },
+      { data: 7, variant: 3 },
+    ]);
+    expect(brief(out.decisions)).toEqual([
+      "work: success_signal_unmet → replan_local [unmet.replan-local]",
+      "work: success_signal_unmet → replan_local [unmet.replan-local]",
+    ]);
+    expect(
+      out.replans.map((r: { changedSteps?: string[]; preservedSteps: string[]; newSteps: string[] }) => [
+        r.changedSteps,
+        r.preservedSteps,
+        r.newSteps,
+      ]),
+    ).toEqual([
       [["work"], ["fetch"], []],
       [["work"], ["fetch"], []],
     ]);
@@ -100,7 +155,12 @@ describe("every plan version's attempts", () => {
 
     const html = htmlReport(out as never);
     // fetch ran once, in v1; work once in each version.
-    expect(timelineRows(html)).toEqual(["v1 fetch succeeded 1", "v1 work failed 1", "v2 work failed 1", "v3 work succeeded 1"]);
+    expect(timelineRows(html)).toEqual([
+      "v1 fetch succeeded 1",
+      "v1 work failed 1",
+      "v2 work failed 1",
+      "v3 work succeeded 1",
+    ]);
     expect(columnStatuses(html)).toEqual([
       ["fetch succeeded", "work failed"],
       ["fetch succeeded", "work failed"],
@@ -109,13 +169,28 @@ describe("every plan version's attempts", () => {
   });
 
   it("the v1 column shows v1's statuses; removed steps' attempts stay on the timeline under v1, once", async () => {
-    const h = harness(staticPlanner({ plan: fraudPlan, replan: fraudReplan }), createFraudTools().tools, { threadId: "loan-A-7291", context: { applicant_id: "A-7291" } });
+    const h = harness(staticPlanner({ plan: fraudPlan, replan: fraudReplan }), createFraudTools().tools, {
+      threadId: "loan-A-7291",
+      context: { applicant_id: "A-7291" },
+    });
     await h.run();
     const out = await h.run(new Command({ resume: { action: "complete", output: { human_decision: "denied" } } }));
     const html = htmlReport(out as never);
     expect(columnStatuses(html)).toEqual([
-      ["verify_identity succeeded", "pull_credit succeeded", "compliance_check succeeded", "underwrite succeeded", "issue_decision pending"],
-      ["verify_identity succeeded", "pull_credit succeeded", "deep_verification succeeded", "fraud_review succeeded", "issue_decision succeeded"],
+      [
+        "verify_identity succeeded",
+        "pull_credit succeeded",
+        "compliance_check succeeded",
+        "underwrite succeeded",
+        "issue_decision pending",
+      ],
+      [
+        "verify_identity succeeded",
+        "pull_credit succeeded",
+        "deep_verification succeeded",
+        "fraud_review succeeded",
+        "issue_decision succeeded",
+      ],
     ]);
     expect(timelineRows(html)).toEqual([
       "v1 verify_identity succeeded 1",
@@ -127,9 +202,10 @@ describe("every plan version's attempts", () => {
       "v2 issue_decision succeeded 1",
     ]);
     // The debug view still says what became of the removed steps.
-    expect(debugView(out as never).filter((l) => l.startsWith("  compliance_check")).map((l) => l.split(", cost")[0])).toEqual([
-      "  compliance_check (v1): succeeded, 1 attempt",
-      "  compliance_check: invalidated, 1 attempt",
-    ]);
+    expect(
+      debugView(out as never)
+        .filter((l) => l.startsWith("  compliance_check"))
+        .map((l) => l.split(", cost")[0]),
+    ).toEqual(["  compliance_check (v1): succeeded, 1 attempt", "  compliance_check: invalidated, 1 attempt"]);
   });
 });

@@ -15,7 +15,13 @@ import { isFinished } from "../plan/ready.js";
 import type { Decision, Plan, PlanDraft, ReplanRecord, Step, StepRun } from "../plan/schema.js";
 import { formatIssues, validatePlan } from "../plan/validate.js";
 import { describeApproach, fingerprint, globalScope, localScope } from "../policy/scope.js";
-import { backtrackDepthGuard, backtracksGuard, failedReplan, noProgressGuard, type GuardHit } from "../policy/replan-guards.js";
+import {
+  backtrackDepthGuard,
+  backtracksGuard,
+  failedReplan,
+  noProgressGuard,
+  type GuardHit,
+} from "../policy/replan-guards.js";
 import { falsify, type Falsification } from "../runtime/falsify.js";
 import { isPlanManagerError } from "../errors.js";
 import { emit } from "../runtime/events.js";
@@ -39,7 +45,10 @@ interface Replan {
 }
 
 export function makeReplannerNode(rt: Runtime) {
-  return async function replanner(state: PlanManagerStateType, config: LangGraphRunnableConfig): Promise<PlanManagerUpdate> {
+  return async function replanner(
+    state: PlanManagerStateType,
+    config: LangGraphRunnableConfig,
+  ): Promise<PlanManagerUpdate> {
     const r = prepare(rt, state, config);
     if (!r) return {};
     const completed = r.affected.filter((s) => isFinished(state.steps[s.id])).map((s) => s.id);
@@ -54,13 +63,27 @@ export function makeReplannerNode(rt: Runtime) {
     const proposed = enrichDraft(validation.draft, rt.metadataOf);
     const print = fingerprint(proposed.steps, r.assumption);
     const byPerson = r.trigger.by === "person" || r.trigger.rule.startsWith("human.");
-    const stuck = noProgressGuard(print, fingerprint(r.affected, r.assumption), r.guards.fingerprints, r.assumption, byPerson);
+    const stuck = noProgressGuard(
+      print,
+      fingerprint(r.affected, r.assumption),
+      r.guards.fingerprints,
+      r.assumption,
+      byPerson,
+    );
     if (stuck) return escalate(r, stuck, { budget });
     r.guards.fingerprints = [...r.guards.fingerprints, print];
 
     const kept = r.plan.steps.filter((s) => !r.affectedIds.includes(s.id)).map((s) => s.id);
     const { broken, labels } = r.falsification;
-    const steps = withRevalidation(proposed.steps, r.plan.steps, r.affectedIds, labels.suspect, state.facts, broken, kept);
+    const steps = withRevalidation(
+      proposed.steps,
+      r.plan.steps,
+      r.affectedIds,
+      labels.suspect,
+      state.facts,
+      broken,
+      kept,
+    );
     // Backtracking: a completed step that comes back is re-run; bounded per step.
     const rerun = steps.filter((s) => isFinished(state.steps[s.id]) && r.affectedIds.includes(s.id)).map((s) => s.id);
     const over = backtracksGuard(rerun, r.guards.backtracks, rt.policy);
@@ -82,14 +105,29 @@ function prepare(rt: Runtime, state: PlanManagerStateType, config: LangGraphRunn
   guards.falsified = falsification.falsified;
   const deviation = state.deviation;
   const failedStep = deviation?.stepId && state.steps[deviation.stepId]?.status === "failed" ? [deviation.stepId] : [];
-  const affectedIds = scope === "local" ? localScope(current, trigger.brokenAssumption!, failedStep) : globalScope(current, state.steps);
+  const affectedIds =
+    scope === "local" ? localScope(current, trigger.brokenAssumption!, failedStep) : globalScope(current, state.steps);
   const affected = current.steps.filter((s) => affectedIds.includes(s.id));
   // Approaches already tried are handed to the planner as `excluded`.
   const attempted = affected.filter((s) => (state.steps[s.id]?.attempts ?? 0) > 0).map(describeApproach);
   guards.tried = [...new Set([...guards.tried, ...attempted])];
   const at = () => new Date(rt.clock.now()).toISOString();
   const assumption = trigger.brokenAssumption;
-  return { rt, state, config, plan: current, trigger, scope, assumption, guards, falsification, affectedIds, affected, usage: [], at };
+  return {
+    rt,
+    state,
+    config,
+    plan: current,
+    trigger,
+    scope,
+    assumption,
+    guards,
+    falsification,
+    affectedIds,
+    affected,
+    usage: [],
+    at,
+  };
 }
 
 /** Facts with the labels this replan gives them. */
@@ -105,7 +143,12 @@ function validateDraft(r: Replan, draft: unknown) {
     externalAssumptions: r.plan.assumptions.map((a) => a.id),
     toolArguments: r.rt.toolArguments,
     // Invalidated facts never reach a step; suspect ones may be re-validated by re-running their producer.
-    availableFacts: [...Object.entries(labelled(r)).filter(([, f]) => f.label !== "invalidated").map(([k]) => k), ...kept.flatMap((s) => s.produces ?? [])],
+    availableFacts: [
+      ...Object.entries(labelled(r))
+        .filter(([, f]) => f.label !== "invalidated")
+        .map(([k]) => k),
+      ...kept.flatMap((s) => s.produces ?? []),
+    ],
   });
 }
 
@@ -127,7 +170,9 @@ async function askPlanner(r: Replan): Promise<{ draft: unknown } | { failed: Gua
       constraints: r.guards.constraints,
       budget: {
         ...(maxCost !== undefined ? { remaining: Math.max(0, maxCost - state.budget.spent) } : {}),
-        ...(maxReplanCost !== undefined ? { replanRemaining: Math.max(0, maxReplanCost - state.budget.replanSpent) } : {}),
+        ...(maxReplanCost !== undefined
+          ? { replanRemaining: Math.max(0, maxReplanCost - state.budget.replanSpent) }
+          : {}),
       },
       tools: rt.toolInfo,
       validate: (d) => {
@@ -162,20 +207,39 @@ function escalate(r: Replan, hit: GuardHit, extra: PlanManagerUpdate = {}): Plan
   emit(r.config, { type: "decision", decision });
   const pendingHuman = escalationPayload({ ...r.state, decisions: [...r.state.decisions, decision] }, decision);
   const { usage, guards } = r;
-  return { usage, ...extra, decisions: decision, guards, facts: r.falsification.labels.facts, status: "awaiting_human", pendingHuman, deviation: null };
+  return {
+    usage,
+    ...extra,
+    decisions: decision,
+    guards,
+    facts: r.falsification.labels.facts,
+    status: "awaiting_human",
+    pendingHuman,
+    deviation: null,
+  };
 }
 
 /** The new plan version: merged steps, reset records (with this version's kept in history), the record. */
-function apply(r: Replan, replacement: PlanDraft, rerun: readonly string[], budget: PlanManagerUpdate["budget"]): PlanManagerUpdate {
+function apply(
+  r: Replan,
+  replacement: PlanDraft,
+  rerun: readonly string[],
+  budget: PlanManagerUpdate["budget"],
+): PlanManagerUpdate {
   const { state, plan: previous, affectedIds, guards } = r;
   const version = previous.version + 1;
   const merged = mergeSteps(previous.steps, affectedIds, replacement.steps);
   const known = new Set(previous.assumptions.map((a) => a.id));
-  const next: Plan = { version, steps: merged, assumptions: [...previous.assumptions, ...(replacement.assumptions ?? []).filter((a) => !known.has(a.id))] };
+  const next: Plan = {
+    version,
+    steps: merged,
+    assumptions: [...previous.assumptions, ...(replacement.assumptions ?? []).filter((a) => !known.has(a.id))],
+  };
   if (replacement.rationale !== undefined) next.rationale = replacement.rationale;
   const nextIds = new Set(merged.map((s) => s.id));
   const stepRuns: Record<string, StepRun> = {};
-  for (const id of affectedIds) if (!nextIds.has(id)) stepRuns[id] = { ...(state.steps[id] ?? { attempts: 0 }), status: "invalidated" };
+  for (const id of affectedIds)
+    if (!nextIds.has(id)) stepRuns[id] = { ...(state.steps[id] ?? { attempts: 0 }), status: "invalidated" };
   // Idempotency keys name the operation (plan/operation.ts), so a reset record carries nothing over.
   for (const s of replacement.steps) stepRuns[s.id] = { status: "pending", attempts: 0 };
   // The attempts of this version stay readable after the reset (`runsAtVersion`, the debug view, the report):
@@ -188,7 +252,13 @@ function apply(r: Replan, replacement: PlanDraft, rerun: readonly string[], budg
   if (r.assumption !== undefined) guards.lastReplanAt = { ...guards.lastReplanAt, [r.assumption]: guards.successes };
   const record = replanRecord(r, next, replacement.steps, rerun);
   emit(r.config, { type: "replan", record });
-  const update: PlanManagerUpdate = { plan: next, planHistory: history, steps: stepRuns, facts: r.falsification.labels.facts, replans: record };
+  const update: PlanManagerUpdate = {
+    plan: next,
+    planHistory: history,
+    steps: stepRuns,
+    facts: r.falsification.labels.facts,
+    replans: record,
+  };
   Object.assign(update, { guards, usage: r.usage, budget, deviation: null, status: "running" });
   if (r.scope === "global" && state.scopeChanges.length > 0) update.scopeChanges = [];
   if (r.rt.reviewReplans) {
@@ -227,7 +297,9 @@ function replanRecord(r: Replan, next: Plan, replacement: readonly Step[], rerun
   if (rerun.length > 0) record.revalidatedSteps = [...rerun];
   const changedSteps = replacement.filter((s) => before.has(s.id) && !same(before.get(s.id), s)).map((s) => s.id);
   if (changedSteps.length > 0) record.changedSteps = changedSteps;
-  const others = (previous.steps.find((s) => s.id === trigger.stepId)?.assumptions ?? []).filter((a) => a !== assumption);
+  const others = (previous.steps.find((s) => s.id === trigger.stepId)?.assumptions ?? []).filter(
+    (a) => a !== assumption,
+  );
   if (trigger.failureClass === "success_signal_unmet" && others.length > 0) record.suspectAssumptions = others;
   return record;
 }
@@ -257,7 +329,9 @@ function withRevalidation(
       if (!suspect.includes(key) || reproduced.has(key)) continue;
       const producer = current.find((s) => s.id === facts[key]?.producedBy);
       if (!producer || !affectedIds.includes(producer.id)) continue;
-      const depsOk = (producer.dependsOn ?? []).every((d) => kept.includes(d) || proposed.has(d) || added.some((a) => a.id === d));
+      const depsOk = (producer.dependsOn ?? []).every(
+        (d) => kept.includes(d) || proposed.has(d) || added.some((a) => a.id === d),
+      );
       if (!depsOk) continue;
       if (!proposed.has(producer.id) && !added.some((a) => a.id === producer.id)) {
         added.push({ ...producer, assumptions: (producer.assumptions ?? []).filter((a) => !broken.includes(a)) });

@@ -39,7 +39,10 @@ export function historyEntry(previous: Plan, next: Plan): PlanVersionEntry {
 }
 
 /** Rebuilds plan version `version` from the current plan and the history. */
-export function planAtVersion(state: { plan?: Plan | undefined; planHistory: readonly PlanVersionEntry[] }, version: number): Plan | undefined {
+export function planAtVersion(
+  state: { plan?: Plan | undefined; planHistory: readonly PlanVersionEntry[] },
+  version: number,
+): Plan | undefined {
   const current = state.plan;
   if (!current || version < 1 || version > current.version) return undefined;
   let plan: Plan = current;
@@ -62,7 +65,11 @@ export function hasRun(run: StepRun | undefined): run is StepRun {
   return run !== undefined && (run.attempts > 0 || run.status !== "pending");
 }
 
-type RunState = { plan?: Plan | undefined; steps: Readonly<Record<string, StepRun>>; planHistory: readonly PlanVersionEntry[] };
+type RunState = {
+  plan?: Plan | undefined;
+  steps: Readonly<Record<string, StepRun>>;
+  planHistory: readonly PlanVersionEntry[];
+};
 
 /**
  * The record of every step of plan version `version` as it stood when that version ended (or
@@ -102,15 +109,26 @@ export function runHistory(state: RunState): VersionedRun[] {
     let version = 1;
     for (const e of entries) {
       if (e.version > upTo) break;
-      const fresh = e.runs?.[stepId] !== undefined || (e.notStarted ?? []).includes(stepId) || !e.order.includes(stepId);
+      const fresh =
+        e.runs?.[stepId] !== undefined || (e.notStarted ?? []).includes(stepId) || !e.order.includes(stepId);
       if (fresh) version = e.version;
     }
     return version;
   };
   const earlier = entries.flatMap((e) =>
-    Object.entries(e.runs ?? {}).map(([stepId, run]) => ({ version: startedIn(stepId, e.version - 1), stepId, run, current: false })),
+    Object.entries(e.runs ?? {}).map(([stepId, run]) => ({
+      version: startedIn(stepId, e.version - 1),
+      stepId,
+      run,
+      current: false,
+    })),
   );
   const now = state.plan?.version ?? 1;
-  const current = Object.entries(state.steps).map(([stepId, run]) => ({ version: startedIn(stepId, now), stepId, run, current: true }));
+  const current = Object.entries(state.steps).map(([stepId, run]) => ({
+    version: startedIn(stepId, now),
+    stepId,
+    run,
+    current: true,
+  }));
   return [...earlier, ...current];
 }

@@ -8,7 +8,20 @@ import { planAtVersion, runHistory } from "../plan/history.js";
 import type { StepRun } from "../plan/schema.js";
 import { decisionLine } from "./decision-line.js";
 
-type DebugState = Pick<PlanManagerStateType, "goal" | "plan" | "planHistory" | "steps" | "facts" | "status" | "decisions" | "replans" | "budget" | "sideEffects" | "outcome">;
+type DebugState = Pick<
+  PlanManagerStateType,
+  | "goal"
+  | "plan"
+  | "planHistory"
+  | "steps"
+  | "facts"
+  | "status"
+  | "decisions"
+  | "replans"
+  | "budget"
+  | "sideEffects"
+  | "outcome"
+>;
 
 const round = (n: number | undefined) => Math.round((n ?? 0) * 1e6) / 1e6;
 
@@ -27,28 +40,39 @@ export function debugView(state: DebugState): string[] {
   if (state.decisions.length === 0) lines.push("  (none)");
   for (const d of state.decisions) {
     const delay = d.delayMs !== undefined ? ` after ${d.delayMs} ms` : "";
-    lines.push(`  #${d.seq} ${d.at} v${d.planVersion} ${d.stepId ?? "-"} attempt ${d.attempt}: ${decisionLine(d)}${delay}`);
+    lines.push(
+      `  #${d.seq} ${d.at} v${d.planVersion} ${d.stepId ?? "-"} attempt ${d.attempt}: ${decisionLine(d)}${delay}`,
+    );
     lines.push(`     ${d.reason.split("\n").join(" ")}`);
   }
   lines.push("", "replans:");
   if (state.replans.length === 0) lines.push("  (none)");
   for (const r of state.replans) {
-    lines.push(`  v${r.fromVersion} → v${r.toVersion} (${r.scope}${r.brokenAssumption ? `, assumption ${r.brokenAssumption}` : ""}): ${r.trigger.split("\n")[0]}`);
+    lines.push(
+      `  v${r.fromVersion} → v${r.toVersion} (${r.scope}${r.brokenAssumption ? `, assumption ${r.brokenAssumption}` : ""}): ${r.trigger.split("\n")[0]}`,
+    );
     if (r.changedSteps?.length) lines.push(`    changed: ${r.changedSteps.join(", ")}`);
     const before = planAtVersion(state, r.fromVersion);
     const after = planAtVersion(state, r.toVersion);
     if (before && after) {
       const diff = planDiff(before, after);
-      lines.push(`    diff: +[${diff.added.join(", ")}] -[${diff.removed.join(", ")}] ~[${diff.changed.map((c) => `${c.id}(${c.fields.join(",")})`).join(", ")}]`);
+      lines.push(
+        `    diff: +[${diff.added.join(", ")}] -[${diff.removed.join(", ")}] ~[${diff.changed.map((c) => `${c.id}(${c.fields.join(",")})`).join(", ")}]`,
+      );
     }
-    lines.push(`    facts: trusted [${r.facts.trusted.join(", ")}] suspect [${r.facts.suspect.join(", ")}] invalidated [${r.facts.invalidated.join(", ")}]`);
+    lines.push(
+      `    facts: trusted [${r.facts.trusted.join(", ")}] suspect [${r.facts.suspect.join(", ")}] invalidated [${r.facts.invalidated.join(", ")}]`,
+    );
   }
   lines.push("", "facts:");
   for (const [key, f] of Object.entries(state.facts)) {
-    lines.push(`  ${key} = ${JSON.stringify(f.value)} [${f.label}] by ${f.producedBy} (v${f.planVersion})${f.derivedFrom.length ? ` from ${f.derivedFrom.join(", ")}` : ""}`);
+    lines.push(
+      `  ${key} = ${JSON.stringify(f.value)} [${f.label}] by ${f.producedBy} (v${f.planVersion})${f.derivedFrom.length ? ` from ${f.derivedFrom.join(", ")}` : ""}`,
+    );
   }
   lines.push("", `cost: execution ${round(state.budget.spent)}, replanning ${round(state.budget.replanSpent)}`);
-  if (state.sideEffects.length > 0) lines.push(`side effects: ${state.sideEffects.map((s) => `${s.stepId}@${s.idempotencyKey}`).join(", ")}`);
+  if (state.sideEffects.length > 0)
+    lines.push(`side effects: ${state.sideEffects.map((s) => `${s.stepId}@${s.idempotencyKey}`).join(", ")}`);
   if (state.outcome) lines.push(`outcome: ${state.outcome.summary}`);
   return lines;
 }
@@ -57,7 +81,9 @@ function runLines(label: string, run: StepRun): string[] {
   const times = run.startedAt ? ` ${run.startedAt} → ${run.endedAt ?? "…"}` : "";
   const plural = run.attempts === 1 ? "" : "s";
   const notes = `${run.usedFallback ? ", fallback" : ""}${run.doneBy ? `, done by a ${run.doneBy}` : ""}${run.skipReason ? ` (${run.skipReason})` : ""}`;
-  const lines = [`  ${label}: ${run.status}, ${run.attempts} attempt${plural}${notes}, cost ${round(run.cost)}${times}`];
+  const lines = [
+    `  ${label}: ${run.status}, ${run.attempts} attempt${plural}${notes}, cost ${round(run.cost)}${times}`,
+  ];
   const e = run.error;
   if (e) lines.push(`    error: ${e.name}${e.status ? ` ${e.status}` : ""}${e.code ? ` ${e.code}` : ""}: ${e.message}`);
   return lines;

@@ -21,9 +21,12 @@ export function planMermaid(plan: Pick<Plan, "steps">, steps: Readonly<Record<st
   const node = (id: string) => `s_${id.replace(/[^A-Za-z0-9_]/g, "_")}`;
   for (const step of plan.steps) {
     const status = steps[step.id]?.status ?? "pending";
-    lines.push(`  ${node(step.id)}["${label(step.goal)}<br/><small>${step.id} · ${status}</small>"]:::${STATUS_CLASS[status] ?? "pending"}`);
+    lines.push(
+      `  ${node(step.id)}["${label(step.goal)}<br/><small>${step.id} · ${status}</small>"]:::${STATUS_CLASS[status] ?? "pending"}`,
+    );
   }
-  for (const step of plan.steps) for (const dep of step.dependsOn ?? []) lines.push(`  ${node(dep)} --> ${node(step.id)}`);
+  for (const step of plan.steps)
+    for (const dep of step.dependsOn ?? []) lines.push(`  ${node(dep)} --> ${node(step.id)}`);
   lines.push(
     "  classDef done fill:#d3f9d8,stroke:#2b8a3e",
     "  classDef failed fill:#ffe3e3,stroke:#c92a2a",
@@ -49,7 +52,13 @@ export function planDiffMermaid(before: Pick<Plan, "steps">, after: Pick<Plan, "
     const step = before.steps.find((s) => s.id === id);
     lines.push(`  ${node(id)}["${label(step?.goal ?? id)} (removed)"]:::removed`);
   }
-  for (const step of after.steps) for (const dep of step.dependsOn ?? []) lines.push(`  ${node(dep)} --> ${node(step.id)}`);
-  lines.push("  classDef added fill:#d3f9d8,stroke:#2b8a3e", "  classDef removed fill:#ffe3e3,stroke:#c92a2a,stroke-dasharray:4", "  classDef changed fill:#fff3bf,stroke:#e67700", "  classDef same fill:#f8f9fa,stroke:#adb5bd");
+  for (const step of after.steps)
+    for (const dep of step.dependsOn ?? []) lines.push(`  ${node(dep)} --> ${node(step.id)}`);
+  lines.push(
+    "  classDef added fill:#d3f9d8,stroke:#2b8a3e",
+    "  classDef removed fill:#ffe3e3,stroke:#c92a2a,stroke-dasharray:4",
+    "  classDef changed fill:#fff3bf,stroke:#e67700",
+    "  classDef same fill:#f8f9fa,stroke:#adb5bd",
+  );
   return lines.join("\n");
 }

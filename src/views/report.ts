@@ -9,7 +9,20 @@ import { planDiff } from "../plan/diff.js";
 import { planAtVersion, runHistory, runsAtVersion } from "../plan/history.js";
 import { planDiffMermaid, planMermaid } from "./mermaid.js";
 
-type ReportState = Pick<PlanManagerStateType, "goal" | "status" | "plan" | "planHistory" | "steps" | "facts" | "decisions" | "replans" | "budget" | "outcome" | "sideEffects">;
+type ReportState = Pick<
+  PlanManagerStateType,
+  | "goal"
+  | "status"
+  | "plan"
+  | "planHistory"
+  | "steps"
+  | "facts"
+  | "decisions"
+  | "replans"
+  | "budget"
+  | "outcome"
+  | "sideEffects"
+>;
 
 export interface ReportOptions {
   title?: string;
@@ -21,7 +34,10 @@ export interface ReportOptions {
 const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 const esc = (value: unknown): string =>
-  String(value ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+  String(value ?? "").replace(
+    /[&<>"']/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!,
+  );
 
 export function htmlReport(state: ReportState, options: ReportOptions = {}): string {
   const title = options.title ?? `Run report: ${state.goal}`;
@@ -33,7 +49,7 @@ export function htmlReport(state: ReportState, options: ReportOptions = {}): str
     const replan = state.replans.find((r) => r.toVersion === v);
     const previous = planAtVersion(state, v - 1);
     const diff = previous ? planDiff(previous, plan) : undefined;
-    return `<section class="version"><h3>Plan v${v}</h3>${replan ? `<p class="why">${esc(replan.scope)} replan: ${esc(replan.trigger)}</p>` : "<p class=\"why\">initial plan</p>"}
+    return `<section class="version"><h3>Plan v${v}</h3>${replan ? `<p class="why">${esc(replan.scope)} replan: ${esc(replan.trigger)}</p>` : '<p class="why">initial plan</p>'}
 <pre class="mermaid">${esc(diagram)}</pre>${
       diff && previous
         ? `<h4>Diff v${v - 1} → v${v}</h4><p>added: ${esc(diff.added.join(", ") || "—")} · removed: ${esc(diff.removed.join(", ") || "—")} · changed: ${esc(diff.changed.map((c) => `${c.id} (${c.fields.join(", ")})`).join("; ") || "—")}</p><pre class="mermaid">${esc(planDiffMermaid(previous, plan, diff))}</pre>`
@@ -49,7 +65,9 @@ export function htmlReport(state: ReportState, options: ReportOptions = {}): str
   const earlier = new Set(history.filter((r) => !r.current).map((r) => r.stepId));
   // A removed step's current record repeats the attempts its earlier record already shows: one row is enough.
   const timeline = history
-    .filter(({ run, stepId, current }) => run.startedAt && !(current && run.status === "invalidated" && earlier.has(stepId)))
+    .filter(
+      ({ run, stepId, current }) => run.startedAt && !(current && run.status === "invalidated" && earlier.has(stepId)),
+    )
     // Clocks tie (millisecond timestamps, fake clocks): then plan version, then the step's place in that version.
     .sort((a, b) => byText(a.run.startedAt!, b.run.startedAt!) || a.version - b.version || place(a) - place(b))
     .map(({ version, stepId, run: r }) => {
@@ -58,10 +76,12 @@ export function htmlReport(state: ReportState, options: ReportOptions = {}): str
       return `<tr><td>${esc(r.startedAt)}</td><td>${esc(r.endedAt ?? "")}</td><td>v${version}</td><td>${esc(stepId)}</td><td class="s-${esc(r.status)}">${esc(status)}</td><td>${r.attempts}</td><td>${esc(r.cost ?? 0)}</td><td class="free">${esc(error)}</td></tr>`;
     });
   const decisions = state.decisions.map(
-    (d) => `<tr><td>${d.seq}</td><td>${esc(d.at)}</td><td>v${d.planVersion}</td><td>${esc(d.stepId ?? "—")}</td><td>${d.attempt}</td><td>${esc(d.by === "person" ? "person" : d.failureClass)}</td><td>${esc(d.action)}</td><td><code>${esc(d.rule)}</code></td><td class="free">${esc(d.reason)}</td></tr>`,
+    (d) =>
+      `<tr><td>${d.seq}</td><td>${esc(d.at)}</td><td>v${d.planVersion}</td><td>${esc(d.stepId ?? "—")}</td><td>${d.attempt}</td><td>${esc(d.by === "person" ? "person" : d.failureClass)}</td><td>${esc(d.action)}</td><td><code>${esc(d.rule)}</code></td><td class="free">${esc(d.reason)}</td></tr>`,
   );
   const facts = Object.entries(state.facts).map(
-    ([k, f]) => `<tr><td>${esc(k)}</td><td class="l-${esc(f.label)}">${esc(f.label)}</td><td><code>${esc(JSON.stringify(f.value))}</code></td><td>${esc(f.producedBy)}</td><td>v${f.planVersion}</td><td>${esc(f.derivedFrom.join(", "))}</td></tr>`,
+    ([k, f]) =>
+      `<tr><td>${esc(k)}</td><td class="l-${esc(f.label)}">${esc(f.label)}</td><td><code>${esc(JSON.stringify(f.value))}</code></td><td>${esc(f.producedBy)}</td><td>v${f.planVersion}</td><td>${esc(f.derivedFrom.join(", "))}</td></tr>`,
   );
   const script = options.mermaidScript
     ? `<script>${options.mermaidScript.replace(/<\/script/gi, "<\\/script")}</script>
