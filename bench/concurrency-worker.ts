@@ -10,7 +10,8 @@ import { createPlanManager, staticPlanner } from "../src/index.js";
 import { chainPlan } from "./fixtures.js";
 import { percentile } from "./lib.js";
 
-const [kind = "manager", threadsArg = "10", stepsArg = "20", db = "/tmp/bench-concurrency.sqlite"] = process.argv.slice(2);
+const [kind = "manager", threadsArg = "10", stepsArg = "20", db = "/tmp/bench-concurrency.sqlite"] =
+  process.argv.slice(2);
 const threads = Number(threadsArg);
 const steps = Number(stepsArg);
 
@@ -31,7 +32,9 @@ const noop = tool(
 const saver = SqliteSaver.fromConnString(db);
 let graph: { invoke: (input: never, config: object) => Promise<unknown> };
 if (kind === "manager") {
-  graph = createPlanManager({ tools: [noop], planner: staticPlanner({ plan: chainPlan(steps) }) }).compile({ checkpointer: saver });
+  graph = createPlanManager({ tools: [noop], planner: staticPlanner({ plan: chainPlan(steps) }) }).compile({
+    checkpointer: saver,
+  });
 } else {
   const S = Annotation.Root({ done: Annotation<number>({ reducer: (a, b) => a + b, default: () => 0 }) });
   const builder = new StateGraph(S) as unknown as StateGraph<typeof S.spec, typeof S.State, typeof S.Update, string>;
@@ -51,14 +54,33 @@ let peak = process.memoryUsage().rss;
 const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
 const started = performance.now();
 const results = await Promise.allSettled(
-  Array.from({ length: threads }, (_, i) => graph.invoke((kind === "manager" ? { goal: "load" } : {}) as never, { configurable: { thread_id: `${kind}-${i}` }, recursionLimit: 10_000 })),
+  Array.from({ length: threads }, (_, i) =>
+    graph.invoke((kind === "manager" ? { goal: "load" } : {}) as never, {
+      configurable: { thread_id: `${kind}-${i}` },
+      recursionLimit: 10_000,
+    }),
+  ),
 );
 const elapsed = (performance.now() - started) / 1000;
 clearInterval(sampler);
 peak = Math.max(peak, process.memoryUsage().rss);
 const errors = results.filter((r) => r.status === "rejected").length;
-const completed = kind === "manager" ? results.filter((r) => r.status === "fulfilled" && (r.value as { status?: string }).status === "completed").length : threads - errors;
+const completed =
+  kind === "manager"
+    ? results.filter((r) => r.status === "fulfilled" && (r.value as { status?: string }).status === "completed").length
+    : threads - errors;
 saver.db.close();
 process.stdout.write(
-  JSON.stringify({ kind, threads, steps, elapsed, stepsPerSecond: (threads * steps) / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), peakRssMb: peak / 1024 / 1024, errors, completed }) + "\n",
+  JSON.stringify({
+    kind,
+    threads,
+    steps,
+    elapsed,
+    stepsPerSecond: (threads * steps) / elapsed,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    peakRssMb: peak / 1024 / 1024,
+    errors,
+    completed,
+  }) + "\n",
 );

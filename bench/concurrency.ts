@@ -16,7 +16,10 @@ interface Result {
 
 function runWorker(kind: string, threads: number, steps: number, db: string): Result {
   const worker = resolve(import.meta.dirname, "concurrency-worker.ts");
-  const out = execFileSync(process.execPath, ["--import", "tsx", worker, kind, String(threads), String(steps), db], { encoding: "utf8", maxBuffer: 1 << 24 });
+  const out = execFileSync(process.execPath, ["--import", "tsx", worker, kind, String(threads), String(steps), db], {
+    encoding: "utf8",
+    maxBuffer: 1 << 24,
+  });
   return JSON.parse(out.trim().split("\n").pop()!) as Result;
 }
 
@@ -38,12 +41,36 @@ export async function concurrency(quick: boolean): Promise<Table> {
       const ratio = median(pairs.map(([m, b]) => b.stepsPerSecond / m.stepsPerSecond));
       rows.push([
         threads,
-        fmt(med((r) => r.stepsPerSecond, 0), 0),
-        fmt(med((r) => r.stepsPerSecond, 1), 0),
+        fmt(
+          med((r) => r.stepsPerSecond, 0),
+          0,
+        ),
+        fmt(
+          med((r) => r.stepsPerSecond, 1),
+          0,
+        ),
         fmt(ratio),
-        `${fmt(med((r) => r.p50, 0), 1)} / ${fmt(med((r) => r.p99, 0), 1)}`,
-        `${fmt(med((r) => r.p50, 1), 1)} / ${fmt(med((r) => r.p99, 1), 1)}`,
-        `${fmt(med((r) => r.peakRssMb, 0), 0)} / ${fmt(med((r) => r.peakRssMb, 1), 0)}`,
+        `${fmt(
+          med((r) => r.p50, 0),
+          1,
+        )} / ${fmt(
+          med((r) => r.p99, 0),
+          1,
+        )}`,
+        `${fmt(
+          med((r) => r.p50, 1),
+          1,
+        )} / ${fmt(
+          med((r) => r.p99, 1),
+          1,
+        )}`,
+        `${fmt(
+          med((r) => r.peakRssMb, 0),
+          0,
+        )} / ${fmt(
+          med((r) => r.peakRssMb, 1),
+          0,
+        )}`,
         `${Math.max(...pairs.map((p) => p[0].errors))} / ${Math.max(...pairs.map((p) => p[1].errors))}`,
         `${Math.min(...pairs.map((p) => p[0].completed))}/${threads}`,
       ]);
@@ -53,7 +80,17 @@ export async function concurrency(quick: boolean): Promise<Table> {
   }
   return {
     title: `Concurrency: 20-step plans, SqliteSaver on a file, one compiled graph (median of ${runs}${quick ? "" : "; 3 at 1,000 threads"}, each contender in its own process)`,
-    head: ["threads", "manager steps/s", "bare steps/s", "throughput ratio bare/manager", "manager p50/p99 ms", "bare p50/p99 ms", "peak RSS MB manager/bare", "errors manager/bare", "manager runs completed"],
+    head: [
+      "threads",
+      "manager steps/s",
+      "bare steps/s",
+      "throughput ratio bare/manager",
+      "manager p50/p99 ms",
+      "bare p50/p99 ms",
+      "peak RSS MB manager/bare",
+      "errors manager/bare",
+      "manager runs completed",
+    ],
     rows,
     note: "Step latency: time between consecutive tool calls of one thread (includes waiting for the event loop under load).",
   };

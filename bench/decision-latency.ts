@@ -6,9 +6,30 @@ export async function decisionLatency(quick: boolean): Promise<Table> {
   const policy = resolvePolicy({});
   const standing = { available: true, count: 0, spent: 0, coolingDown: [], falsified: [] };
   const inputs: ClassifyInput[] = [
-    { deviation: { kind: "error", attempt: 1, message: "503", error: { name: "HttpError", message: "x", status: 503 } }, step: { id: "s", goal: "g", tool: "t" }, run: { status: "failed", attempts: 1 }, policy, replan: standing, decisionCount: 0 },
-    { deviation: { kind: "error", attempt: 1, message: "404", error: { name: "HttpError", message: "x", status: 404 } }, step: { id: "s", goal: "g", tool: "t", fallback: { tool: "u" } }, run: { status: "failed", attempts: 1 }, policy, replan: standing, decisionCount: 0 },
-    { deviation: { kind: "assumption_broken", attempt: 1, message: "x", assumptionId: "a" }, step: { id: "s", goal: "g", tool: "t", assumptions: ["a"] }, run: { status: "succeeded", attempts: 1 }, policy, replan: standing, decisionCount: 0 },
+    {
+      deviation: { kind: "error", attempt: 1, message: "503", error: { name: "HttpError", message: "x", status: 503 } },
+      step: { id: "s", goal: "g", tool: "t" },
+      run: { status: "failed", attempts: 1 },
+      policy,
+      replan: standing,
+      decisionCount: 0,
+    },
+    {
+      deviation: { kind: "error", attempt: 1, message: "404", error: { name: "HttpError", message: "x", status: 404 } },
+      step: { id: "s", goal: "g", tool: "t", fallback: { tool: "u" } },
+      run: { status: "failed", attempts: 1 },
+      policy,
+      replan: standing,
+      decisionCount: 0,
+    },
+    {
+      deviation: { kind: "assumption_broken", attempt: 1, message: "x", assumptionId: "a" },
+      step: { id: "s", goal: "g", tool: "t", assumptions: ["a"] },
+      run: { status: "succeeded", attempts: 1 },
+      policy,
+      replan: standing,
+      decisionCount: 0,
+    },
   ];
   const iterations = quick ? 20_000 : 100_000;
   const samples: number[] = [];
@@ -38,8 +59,16 @@ export async function decisionLatency(quick: boolean): Promise<Table> {
     title: "Decision latency",
     head: ["measure", "value", "target < 1 ms"],
     rows: [
-      ["classify() on the rule fast path, µs per decision (median of 5 × " + iterations.toLocaleString("en") + ")", fmt(median(samples), 2), median(samples) < 1000 ? "yes" : "NO"],
-      [`100 concurrent runs × ${perRun} decisions, µs per decision (median of 5)`, fmt(median(concurrent), 2), median(concurrent) < 1000 ? "yes" : "NO"],
+      [
+        "classify() on the rule fast path, µs per decision (median of 5 × " + iterations.toLocaleString("en") + ")",
+        fmt(median(samples), 2),
+        median(samples) < 1000 ? "yes" : "NO",
+      ],
+      [
+        `100 concurrent runs × ${perRun} decisions, µs per decision (median of 5)`,
+        fmt(median(concurrent), 2),
+        median(concurrent) < 1000 ? "yes" : "NO",
+      ],
     ],
     note: "Three rule paths alternate: transient retry (503), fallback (404), local replan (assumption broken).",
   };

@@ -4,10 +4,21 @@ import { Annotation, END, START, StateGraph, type BaseCheckpointSaver } from "@l
 import { z } from "zod";
 import { createPlanManager, staticPlanner, type PlanDraft } from "../src/index.js";
 
-export const noop = tool(async () => ({ ok: true }), { name: "noop", description: "does nothing", schema: z.object({}).passthrough() });
+export const noop = tool(async () => ({ ok: true }), {
+  name: "noop",
+  description: "does nothing",
+  schema: z.object({}).passthrough(),
+});
 
 export function chainPlan(n: number): PlanDraft {
-  return { steps: Array.from({ length: n }, (_, i) => ({ id: `s${i}`, goal: `Step ${i}`, tool: "noop", ...(i > 0 ? { dependsOn: [`s${i - 1}`] } : {}) })) };
+  return {
+    steps: Array.from({ length: n }, (_, i) => ({
+      id: `s${i}`,
+      goal: `Step ${i}`,
+      tool: "noop",
+      ...(i > 0 ? { dependsOn: [`s${i - 1}`] } : {}),
+    })),
+  };
 }
 
 export function managerGraph(n: number, checkpointer: BaseCheckpointSaver) {
@@ -18,7 +29,12 @@ const BareState = Annotation.Root({ done: Annotation<number>({ reducer: (a, b) =
 
 /** N nodes in a chain, each calling the same no-op tool: the cheapest honest LangGraph equivalent. */
 export function bareGraph(n: number, checkpointer: BaseCheckpointSaver) {
-  const builder = new StateGraph(BareState) as unknown as StateGraph<typeof BareState.spec, typeof BareState.State, typeof BareState.Update, string>;
+  const builder = new StateGraph(BareState) as unknown as StateGraph<
+    typeof BareState.spec,
+    typeof BareState.State,
+    typeof BareState.Update,
+    string
+  >;
   for (let i = 0; i < n; i++) {
     builder.addNode(`n${i}`, async () => {
       await noop.invoke({});

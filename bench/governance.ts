@@ -10,13 +10,38 @@
 import { tool } from "@langchain/core/tools";
 import { Annotation, END, MemorySaver, START, StateGraph } from "@langchain/langgraph";
 import { z } from "zod";
-import { createPlanManager, PermanentError, TransientError, planMetrics, type PlanDraft, type ReplanRequest, type Step } from "../src/index.js";
+import {
+  createPlanManager,
+  PermanentError,
+  TransientError,
+  planMetrics,
+  type PlanDraft,
+  type ReplanRequest,
+  type Step,
+} from "../src/index.js";
 import { fmt, type Table } from "./lib.js";
 
 type Loose = Record<string, any>;
 
-type Cell = "explicit-transient" | "explicit-permanent" | "implicit-transient" | "implicit-permanent" | "wrong-root-cause" | "missing-resource" | "new-evidence" | "scope-change";
-const CELLS: Cell[] = ["explicit-transient", "explicit-permanent", "implicit-transient", "implicit-permanent", "wrong-root-cause", "missing-resource", "new-evidence", "scope-change"];
+type Cell =
+  | "explicit-transient"
+  | "explicit-permanent"
+  | "implicit-transient"
+  | "implicit-permanent"
+  | "wrong-root-cause"
+  | "missing-resource"
+  | "new-evidence"
+  | "scope-change";
+const CELLS: Cell[] = [
+  "explicit-transient",
+  "explicit-permanent",
+  "implicit-transient",
+  "implicit-permanent",
+  "wrong-root-cause",
+  "missing-resource",
+  "new-evidence",
+  "scope-change",
+];
 
 /** A seeded world: a DAG of n steps, one faulty step, and the ground truth of what works. */
 interface World {
@@ -29,16 +54,24 @@ interface World {
 
 function rng(seed: number) {
   let x = seed >>> 0 || 1;
-  return () => ((x = (x * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  return () => (x = (x * 1664525 + 1013904223) >>> 0) / 2 ** 32;
 }
 
 function makeWorld(seed: number, cell: Cell): World {
   const r = rng(seed);
   const n = 5 + Math.floor(r() * 26);
-  const deps = Array.from({ length: n }, (_, i) => (i === 0 ? [] : [Math.floor(r() * i), ...(r() < 0.3 && i > 1 ? [Math.floor(r() * i)] : [])].filter((d, j, a) => a.indexOf(d) === j)));
+  const deps = Array.from({ length: n }, (_, i) =>
+    i === 0
+      ? []
+      : [Math.floor(r() * i), ...(r() < 0.3 && i > 1 ? [Math.floor(r() * i)] : [])].filter(
+          (d, j, a) => a.indexOf(d) === j,
+        ),
+  );
   // The last step depends on every sink so that it runs last and commits the side effect.
   const hasDependent = new Set(deps.flat());
-  deps[n - 1] = [...new Set([...deps[n - 1]!, ...Array.from({ length: n - 1 }, (_, i) => i).filter((i) => !hasDependent.has(i))])];
+  deps[n - 1] = [
+    ...new Set([...deps[n - 1]!, ...Array.from({ length: n - 1 }, (_, i) => i).filter((i) => !hasDependent.has(i))]),
+  ];
   const faulty = 1 + Math.floor(r() * (n - 2));
   return { n, deps, faulty, cell };
 }
@@ -63,7 +96,11 @@ function worldTools(w: World, ledger: Ledger) {
     return n;
   };
   const make = (name: string, fn: (args: Record<string, unknown>, key: string | undefined, n: number) => unknown) =>
-    tool(async (args: Record<string, unknown>, config) => fn(args, config?.configurable?.idempotencyKey as string | undefined, call(name)), { name, description: name, schema: z.object({}).passthrough() });
+    tool(
+      async (args: Record<string, unknown>, config) =>
+        fn(args, config?.configurable?.idempotencyKey as string | undefined, call(name)),
+      { name, description: name, schema: z.object({}).passthrough() },
+    );
   const tools = [];
   for (let i = 0; i < w.n; i++) {
     tools.push(
@@ -73,7 +110,8 @@ function worldTools(w: World, ledger: Ledger) {
           ledger.commits.set(k, (ledger.commits.get(k) ?? 0) + 1);
         }
         if (i === w.faulty) {
-          const fails = w.cell === "explicit-transient" || w.cell === "implicit-transient" ? n <= TRANSIENT_FAILURES : true;
+          const fails =
+            w.cell === "explicit-transient" || w.cell === "implicit-transient" ? n <= TRANSIENT_FAILURES : true;
           if (fails) {
             switch (w.cell) {
               case "explicit-transient":
@@ -93,7 +131,11 @@ function worldTools(w: World, ledger: Ledger) {
           }
         }
         ledger.useful += 1;
-        return { ok: true, [`out${i}`]: i, ...(i === w.faulty && w.cell === "new-evidence" ? { evidence_ok: false } : {}) };
+        return {
+          ok: true,
+          [`out${i}`]: i,
+          ...(i === w.faulty && w.cell === "new-evidence" ? { evidence_ok: false } : {}),
+        };
       }),
     );
   }
@@ -123,22 +165,41 @@ function step(w: World, i: number): Step {
     successSignal: "output.ok == true",
     produces: [`out${i}`, ...(i === w.faulty && w.cell === "new-evidence" ? ["evidence_ok"] : [])],
     // New evidence matters to the steps after the faulty one: they rest on the same assumption.
-    assumptions: i === w.faulty || (w.cell === "new-evidence" && i > w.faulty && (w.deps[i]!.includes(w.faulty) || i === w.n - 1)) ? ["route_ok"] : [],
+    assumptions:
+      i === w.faulty || (w.cell === "new-evidence" && i > w.faulty && (w.deps[i]!.includes(w.faulty) || i === w.n - 1))
+        ? ["route_ok"]
+        : [],
     retry: { maxAttempts: 3, backoff: "none" },
-    ...(i === w.faulty && (w.cell === "implicit-transient") ? { retryOnUnmet: true } : {}),
+    ...(i === w.faulty && w.cell === "implicit-transient" ? { retryOnUnmet: true } : {}),
   };
 }
 
 function worldPlan(w: World): PlanDraft {
   return {
-    assumptions: [{ id: "route_ok", statement: "the faulty step's route works", ...(w.cell === "new-evidence" ? { check: "!has(facts.evidence_ok) || facts.evidence_ok == true" } : {}) }],
+    assumptions: [
+      {
+        id: "route_ok",
+        statement: "the faulty step's route works",
+        ...(w.cell === "new-evidence" ? { check: "!has(facts.evidence_ok) || facts.evidence_ok == true" } : {}),
+      },
+    ],
     steps: Array.from({ length: w.n }, (_, i) => step(w, i)),
   };
 }
 
 /** The scripted planner's knowledge, shared by (a) and (c): the faulty route is replaced by `alt` (or a verification for new evidence, an extra step for a scope change). */
 function repair(w: World, s: Step): Step[] {
-  if (w.cell === "new-evidence") return [{ id: "verify", goal: "Verify the new evidence", tool: "verify", dependsOn: s.dependsOn ?? [], successSignal: "output.verified == true", produces: [`out${w.faulty}`] }];
+  if (w.cell === "new-evidence")
+    return [
+      {
+        id: "verify",
+        goal: "Verify the new evidence",
+        tool: "verify",
+        dependsOn: s.dependsOn ?? [],
+        successSignal: "output.verified == true",
+        produces: [`out${w.faulty}`],
+      },
+    ];
   return [{ ...s, id: `${s.id}_alt`, tool: "alt", assumptions: [], retryOnUnmet: false }];
 }
 
@@ -170,13 +231,30 @@ async function runLibrary(w: World): Promise<Outcome> {
     if (r.scope === "global") {
       const last = r.affectedSteps.find((s) => s.id === `s${w.n - 1}`);
       const extra: Step = { id: "extra", goal: "New requirement", tool: "extra", successSignal: "output.ok == true" };
-      return { steps: [extra, ...r.affectedSteps.filter((s) => s !== last), ...(last ? [{ ...last, dependsOn: [...(last.dependsOn ?? []), "extra"] }] : [])] };
+      return {
+        steps: [
+          extra,
+          ...r.affectedSteps.filter((s) => s !== last),
+          ...(last ? [{ ...last, dependsOn: [...(last.dependsOn ?? []), "extra"] }] : []),
+        ],
+      };
     }
     const out: Step[] = [];
     const replacement = w.cell === "new-evidence" ? "verify" : `s${w.faulty}_alt`;
     for (const s of r.affectedSteps) {
       if (s.id === `s${w.faulty}`) out.push(...repair(w, s));
-      else out.push({ ...s, assumptions: (s.assumptions ?? []).filter((a) => a !== "route_ok"), dependsOn: [...new Set((s.dependsOn ?? []).map((d) => (d === `s${w.faulty}` ? replacement : d)).concat(w.cell === "new-evidence" ? ["verify"] : []))] });
+      else
+        out.push({
+          ...s,
+          assumptions: (s.assumptions ?? []).filter((a) => a !== "route_ok"),
+          dependsOn: [
+            ...new Set(
+              (s.dependsOn ?? [])
+                .map((d) => (d === `s${w.faulty}` ? replacement : d))
+                .concat(w.cell === "new-evidence" ? ["verify"] : []),
+            ),
+          ],
+        });
     }
     return { steps: out };
   };
@@ -187,7 +265,9 @@ async function runLibrary(w: World): Promise<Outcome> {
     },
     replan: async (r: ReplanRequest) => replan(r),
   };
-  const graph = createPlanManager({ tools: worldTools(w, ledger), planner }).compile({ checkpointer: new MemorySaver() });
+  const graph = createPlanManager({ tools: worldTools(w, ledger), planner }).compile({
+    checkpointer: new MemorySaver(),
+  });
   const config = { configurable: { thread_id: "lib" } };
   let out: Loose;
   if (w.cell === "scope-change") {
@@ -201,18 +281,32 @@ async function runLibrary(w: World): Promise<Outcome> {
   } else {
     out = (await graph.invoke({ goal: "reach the goal" }, config)) as Loose;
   }
-  const recovered = out.status === "completed" && (w.cell !== "scope-change" || (ledger.calls.get("extra") ?? 0) > 0) && (w.cell !== "new-evidence" || (ledger.calls.get("verify") ?? 0) > 0);
+  const recovered =
+    out.status === "completed" &&
+    (w.cell !== "scope-change" || (ledger.calls.get("extra") ?? 0) > 0) &&
+    (w.cell !== "new-evidence" || (ledger.calls.get("verify") ?? 0) > 0);
   const metrics = planMetrics(out as never);
-  return { recovered, attempts: ledger.attempts, planner: ledger.planner, wasted: wasted(recovered, ledger), carry: metrics.trustedCarryRate, sideEffectsReexecuted: duplicates(ledger) };
+  return {
+    recovered,
+    attempts: ledger.attempts,
+    planner: ledger.planner,
+    wasted: wasted(recovered, ledger),
+    carry: metrics.trustedCarryRate,
+    sideEffectsReexecuted: duplicates(ledger),
+  };
 }
 
 async function runNaive(w: World): Promise<Outcome> {
   const ledger: Ledger = { attempts: 0, useful: 0, commits: new Map(), calls: new Map(), planner: 0 };
   const tools = new Map(worldTools(w, ledger).map((t) => [t.name, t]));
-  const S = Annotation.Root({ outputs: Annotation<Record<string, unknown>>({ reducer: (a, b) => ({ ...a, ...b }), default: () => ({}) }) });
+  const S = Annotation.Root({
+    outputs: Annotation<Record<string, unknown>>({ reducer: (a, b) => ({ ...a, ...b }), default: () => ({}) }),
+  });
   const builder = new StateGraph(S) as unknown as StateGraph<typeof S.spec, typeof S.State, typeof S.Update, string>;
   for (let i = 0; i < w.n; i++) {
-    builder.addNode(`s${i}`, async () => ({ outputs: { [`s${i}`]: await tools.get(`t${i}`)!.invoke({}) } }), { retryPolicy: { maxAttempts: 3, initialInterval: 0, jitter: false, retryOn: () => true } });
+    builder.addNode(`s${i}`, async () => ({ outputs: { [`s${i}`]: await tools.get(`t${i}`)!.invoke({}) } }), {
+      retryPolicy: { maxAttempts: 3, initialInterval: 0, jitter: false, retryOn: () => true },
+    });
   }
   for (let i = 0; i < w.n; i++) {
     if (w.deps[i]!.length === 0) builder.addEdge(START, `s${i}`);
@@ -221,13 +315,25 @@ async function runNaive(w: World): Promise<Outcome> {
   builder.addEdge(`s${w.n - 1}`, END);
   let recovered = false;
   try {
-    const out = await builder.compile({ checkpointer: new MemorySaver() }).invoke({}, { configurable: { thread_id: "naive" }, recursionLimit: 1000 });
+    const out = await builder
+      .compile({ checkpointer: new MemorySaver() })
+      .invoke({}, { configurable: { thread_id: "naive" }, recursionLimit: 1000 });
     // The goal is reached only if every step really succeeded (and the scenario's extra demands were met).
-    recovered = Object.values(out.outputs).every((o) => (o as { ok?: boolean }).ok === true && (o as { evidence_ok?: boolean }).evidence_ok !== false) && w.cell !== "scope-change";
+    recovered =
+      Object.values(out.outputs).every(
+        (o) => (o as { ok?: boolean }).ok === true && (o as { evidence_ok?: boolean }).evidence_ok !== false,
+      ) && w.cell !== "scope-change";
   } catch {
     recovered = false;
   }
-  return { recovered, attempts: ledger.attempts, planner: 0, wasted: wasted(recovered, ledger), carry: null, sideEffectsReexecuted: duplicates(ledger) };
+  return {
+    recovered,
+    attempts: ledger.attempts,
+    planner: 0,
+    wasted: wasted(recovered, ledger),
+    carry: null,
+    sideEffectsReexecuted: duplicates(ledger),
+  };
 }
 
 async function runRegenerate(w: World): Promise<Outcome> {
@@ -259,7 +365,9 @@ async function runRegenerate(w: World): Promise<Outcome> {
     const tries = failures.get(next.id) ?? 0;
     if (!ok && tries >= 3 && next.assumptions?.includes("route_ok")) {
       const fixed = repair(w, next);
-      rest = rest.flatMap((s) => (s.id === next.id ? fixed : [{ ...s, dependsOn: s.dependsOn?.map((d) => (d === next.id ? fixed[0]!.id : d)) }]));
+      rest = rest.flatMap((s) =>
+        s.id === next.id ? fixed : [{ ...s, dependsOn: s.dependsOn?.map((d) => (d === next.id ? fixed[0]!.id : d)) }],
+      );
     } else if (!ok && tries >= 3) break;
     if (ok && !evidence) {
       const fixed = repair(w, next);
@@ -267,12 +375,26 @@ async function runRegenerate(w: World): Promise<Outcome> {
     }
     if (w.cell === "scope-change" && !scopeAdded && next.id === `s${w.faulty}` && ok) {
       scopeAdded = true;
-      rest = [{ id: "extra", goal: "New requirement", tool: "extra" }, ...rest.map((s) => (s.id === `s${w.n - 1}` ? { ...s, dependsOn: [...(s.dependsOn ?? []), "extra"] } : s))];
+      rest = [
+        { id: "extra", goal: "New requirement", tool: "extra" },
+        ...rest.map((s) => (s.id === `s${w.n - 1}` ? { ...s, dependsOn: [...(s.dependsOn ?? []), "extra"] } : s)),
+      ];
     }
     remaining = rest;
   }
-  const recovered = remaining.length === 0 && done.has(`s${w.n - 1}`) && (w.cell !== "new-evidence" || done.has("verify")) && (w.cell !== "scope-change" || done.has("extra"));
-  return { recovered, attempts: ledger.attempts, planner: ledger.planner, wasted: wasted(recovered, ledger), carry: null, sideEffectsReexecuted: duplicates(ledger) };
+  const recovered =
+    remaining.length === 0 &&
+    done.has(`s${w.n - 1}`) &&
+    (w.cell !== "new-evidence" || done.has("verify")) &&
+    (w.cell !== "scope-change" || done.has("extra"));
+  return {
+    recovered,
+    attempts: ledger.attempts,
+    planner: ledger.planner,
+    wasted: wasted(recovered, ledger),
+    carry: null,
+    sideEffectsReexecuted: duplicates(ledger),
+  };
 }
 
 export async function governance(quick: boolean): Promise<{ table: Table; targets: string[] }> {
@@ -291,29 +413,54 @@ export async function governance(quick: boolean): Promise<{ table: Table; target
     }
     const avg = (xs: Outcome[], f: (o: Outcome) => number) => xs.reduce((s, o) => s + f(o), 0) / xs.length;
     const minPerRun = minimum / seeds;
-    for (const [name, xs] of [["library", sums.lib], ["naive RetryPolicy", sums.naive], ["regenerate-the-rest", sums.regen]] as const) {
+    for (const [name, xs] of [
+      ["library", sums.lib],
+      ["naive RetryPolicy", sums.naive],
+      ["regenerate-the-rest", sums.regen],
+    ] as const) {
       const carry = xs.filter((o) => o.carry !== null);
       rows.push([
         cell,
         name,
         `${fmt(avg(xs, (o) => Number(o.recovered)) * 100, 0)}%`,
-        fmt(avg(xs, (o) => o.attempts), 1),
+        fmt(
+          avg(xs, (o) => o.attempts),
+          1,
+        ),
         fmt(avg(xs, (o) => o.attempts) / minPerRun),
-        fmt(avg(xs, (o) => o.planner), 1),
-        fmt(avg(xs, (o) => o.wasted), 2),
+        fmt(
+          avg(xs, (o) => o.planner),
+          1,
+        ),
+        fmt(
+          avg(xs, (o) => o.wasted),
+          2,
+        ),
         carry.length ? `${fmt((carry.reduce((s, o) => s + o.carry!, 0) / carry.length) * 100, 0)}%` : "—",
         xs.reduce((s, o) => s + o.sideEffectsReexecuted, 0),
       ]);
     }
     const rate = (xs: Outcome[]) => avg(xs, (o) => Number(o.recovered));
-    if (rate(sums.lib) < rate(sums.naive) || rate(sums.lib) < rate(sums.regen)) targets.push(`${cell}: recovery below a baseline`);
-    if (cell.endsWith("permanent") && avg(sums.lib, (o) => o.wasted) * 4 > avg(sums.naive, (o) => o.wasted)) targets.push(`${cell}: wasted attempts not 4× below naive`);
+    if (rate(sums.lib) < rate(sums.naive) || rate(sums.lib) < rate(sums.regen))
+      targets.push(`${cell}: recovery below a baseline`);
+    if (cell.endsWith("permanent") && avg(sums.lib, (o) => o.wasted) * 4 > avg(sums.naive, (o) => o.wasted))
+      targets.push(`${cell}: wasted attempts not 4× below naive`);
     if (sums.lib.some((o) => o.sideEffectsReexecuted > 0)) targets.push(`${cell}: side effects re-executed`);
   }
   return {
     table: {
       title: `Governance efficiency: seeded fault grid, ${seeds} worlds per cell (DAGs of 5–30 steps)`,
-      head: ["cell", "contender", "recovery", "tool attempts/run", "× minimum", "planner calls/run", "wasted attempts/run", "trusted carry", "side effects re-executed"],
+      head: [
+        "cell",
+        "contender",
+        "recovery",
+        "tool attempts/run",
+        "× minimum",
+        "planner calls/run",
+        "wasted attempts/run",
+        "trusted carry",
+        "side effects re-executed",
+      ],
       rows,
       note: `Wasted attempts: tool attempts that did not contribute to the goal (every attempt of a run that failed). Trusted carry: share of facts still trusted across the library's replans. Targets: ${targets.length === 0 ? "all met (recovery ≥ both baselines on every cell; wasted attempts ≥ 4× lower than naive on permanent cells; zero side effects re-executed)" : targets.join("; ")}.`,
     },

@@ -36,7 +36,16 @@ export function printTable(t: Table): void {
 
 export function markdownTable(t: Table): string {
   const row = (r: (string | number)[]) => `| ${r.map(String).join(" | ")} |`;
-  return [`### ${t.title}`, "", row(t.head), row(t.head.map(() => "---")), ...t.rows.map(row), "", t.note ?? "", ""].join("\n");
+  return [
+    `### ${t.title}`,
+    "",
+    row(t.head),
+    row(t.head.map(() => "---")),
+    ...t.rows.map(row),
+    "",
+    t.note ?? "",
+    "",
+  ].join("\n");
 }
 
 /** Runs `fn` once to warm up, then `runs` times; returns each run's result. */

@@ -12,7 +12,10 @@ import { fmt, median, repeat, type Table } from "./lib.js";
 
 let thread = 0;
 
-async function timeRun(graph: { invoke: (input: never, config: object) => Promise<unknown> }, input: unknown): Promise<number> {
+async function timeRun(
+  graph: { invoke: (input: never, config: object) => Promise<unknown> },
+  input: unknown,
+): Promise<number> {
   const started = performance.now();
   await graph.invoke(input as never, { configurable: { thread_id: `t${thread++}` } });
   return performance.now() - started;
@@ -34,7 +37,10 @@ export async function overhead(quick: boolean): Promise<Table> {
         const manager = managerGraph(n, saver);
         const bare = bareGraph(n, saver);
         // Pairs run alternately so that machine noise hits both sides alike.
-        const pairs = await repeat(runs, async () => [await timeRun(manager, { goal: "bench" }), await timeRun(bare, {})] as const);
+        const pairs = await repeat(
+          runs,
+          async () => [await timeRun(manager, { goal: "bench" }), await timeRun(bare, {})] as const,
+        );
         const m = median(pairs.map((p) => p[0])) / n;
         const b = median(pairs.map((p) => p[1])) / n;
         const ratio = median(pairs.map((p) => p[0] / p[1]));

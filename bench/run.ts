@@ -41,4 +41,6 @@ const doc = [
   ...tables.map(markdownTable),
 ].join("\n");
 if (!only) writeFileSync(resolve(import.meta.dirname, "..", "BENCHMARKS.md"), doc + "\n");
-console.log(`\n${only ? "(partial run: BENCHMARKS.md not rewritten)" : "BENCHMARKS.md written"} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+console.log(
+  `\n${only ? "(partial run: BENCHMARKS.md not rewritten)" : "BENCHMARKS.md written"} in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+);

@@ -23,7 +23,13 @@ export type { PriceTable, ModelCallSettings } from "./planners/model-call.js";
 export type { Planner, PlanRequest, ReplanRequest, ToolInfo } from "./contracts/planner.js";
 export type { FallbackClassifier, FallbackAnswer } from "./contracts/classifier.js";
 
-export { TransientError, PermanentError, AssumptionBrokenError, PlanManagerError, isPlanManagerError } from "./errors.js";
+export {
+  TransientError,
+  PermanentError,
+  AssumptionBrokenError,
+  PlanManagerError,
+  isPlanManagerError,
+} from "./errors.js";
 export type { PlanManagerErrorCode } from "./errors.js";
 
 export { StepSchema } from "./plan/schema.js";

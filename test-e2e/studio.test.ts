@@ -19,7 +19,9 @@ describe("the Studio graph over the LangGraph SDK", () => {
   it("draws every ladder edge", async () => {
     const client = new Client({ apiUrl: server.url });
     const [assistant] = await client.assistants.search({ graphId: "plan_manager" });
-    const graph = (await client.assistants.getGraph(assistant!.assistant_id)) as { edges: { source: string; target: string }[] };
+    const graph = (await client.assistants.getGraph(assistant!.assistant_id)) as {
+      edges: { source: string; target: string }[];
+    };
     const edges = graph.edges.map((e) => `${e.source}->${e.target}`).sort();
     expect(edges).toEqual(
       expect.arrayContaining([
@@ -61,14 +63,23 @@ describe("the Studio graph over the LangGraph SDK", () => {
     );
     const paused = await client.threads.getState(thread.thread_id);
     const payload = paused.tasks[0]?.interrupts[0]?.value as { kind: string; stepId: string; options: string[] };
-    expect(payload).toMatchObject({ kind: "human_step", stepId: "human_review", options: ["complete", "skip", "change_scope", "abort"] });
+    expect(payload).toMatchObject({
+      kind: "human_step",
+      stepId: "human_review",
+      options: ["complete", "skip", "change_scope", "abort"],
+    });
     expect((paused.values as { status: string }).status).toBe("awaiting_human");
     expect(updates).toContain("__interrupt__");
-    expect(custom.filter((e) => e.type === "step_finished").map((e) => e.stepId)).toEqual(["verify_identity", "pull_credit", "pull_credit", "compliance_check"]);
+    expect(custom.filter((e) => e.type === "step_finished").map((e) => e.stepId)).toEqual([
+      "verify_identity",
+      "pull_credit",
+      "pull_credit",
+      "compliance_check",
+    ]);
     expect(custom.some((e) => e.type === "decision")).toBe(true);
 
     await client.threads.updateState(thread.thread_id, { values: { scopeChanges: ["also check business credit"] } });
-    expect(((await client.threads.getState(thread.thread_id)).next as string[])).toEqual(["human"]);
+    expect((await client.threads.getState(thread.thread_id)).next as string[]).toEqual(["human"]);
 
     custom.length = 0;
     await collect(
@@ -80,10 +91,16 @@ describe("the Studio graph over the LangGraph SDK", () => {
     const final = (await client.threads.getState(thread.thread_id)).values as Record<string, any>;
     expect(final.status).toBe("completed");
     expect(final.plan.version).toBe(2);
-    expect(final.replans[0]).toMatchObject({ scope: "global", newSteps: ["business_credit"], preservedSteps: ["verify_identity", "pull_credit", "compliance_check", "human_review"] });
+    expect(final.replans[0]).toMatchObject({
+      scope: "global",
+      newSteps: ["business_credit"],
+      preservedSteps: ["verify_identity", "pull_credit", "compliance_check", "human_review"],
+    });
     expect(final.facts.business_credit_score.value).toBe(81);
     expect(final.scopeChanges).toEqual([]);
     expect(final.decisions.map((d: { rule: string }) => d.rule)).toEqual(["transient.retry", "scope.replan-global"]);
-    expect(custom.map((e) => e.type)).toEqual(expect.arrayContaining(["replan", "step_started", "step_finished", "finished"]));
+    expect(custom.map((e) => e.type)).toEqual(
+      expect.arrayContaining(["replan", "step_started", "step_finished", "finished"]),
+    );
   });
 });

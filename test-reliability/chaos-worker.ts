@@ -55,7 +55,9 @@ const tools = chaosTools(effects, 15).map((t) => {
     }) as typeof t.invoke,
   });
 });
-const graph = createPlanManager({ tools, planner: scenario.planner, clock: { sleep: async () => undefined } }).compile({ checkpointer: saver });
+const graph = createPlanManager({ tools, planner: scenario.planner, clock: { sleep: async () => undefined } }).compile({
+  checkpointer: saver,
+});
 const config = { configurable: { thread_id: `chaos-${name}` } };
 
 // Drive the thread to a terminal status, whatever state a killed process left it in.
@@ -64,7 +66,8 @@ let snapshot = await graph.getState(config);
 let scopeInjected = false;
 for (let rounds = 0; rounds < 30; rounds++) {
   const values = snapshot.values as Record<string, any>;
-  const interrupt = snapshot.tasks.flatMap((t) => t.interrupts)[0]?.value as { kind: string; stepId?: string } | undefined;
+  const interrupt = snapshot.tasks.flatMap((t) => t.interrupts)[0]?.value as
+    { kind: string; stepId?: string } | undefined;
   if (Object.keys(values ?? {}).length === 0) {
     await graph.invoke({ goal: scenario.goal, context: scenario.context } as never, config);
   } else if (TERMINAL.has(values.status) && snapshot.next.length === 0) {
@@ -81,7 +84,9 @@ for (let rounds = 0; rounds < 30; rounds++) {
   snapshot = await graph.getState(config);
 }
 const v = snapshot.values as Record<string, any>;
-const facts = Object.fromEntries(Object.entries(v.facts ?? {}).map(([k, f]: [string, any]) => [k, { value: f.value, label: f.label }]));
+const facts = Object.fromEntries(
+  Object.entries(v.facts ?? {}).map(([k, f]: [string, any]) => [k, { value: f.value, label: f.label }]),
+);
 const effectRows = effects.db.prepare("SELECT key, what, commits FROM effects ORDER BY key").all();
 const calls = effects.db.prepare("SELECT key, COUNT(*) AS n FROM calls GROUP BY key ORDER BY key").all();
 process.stdout.write(

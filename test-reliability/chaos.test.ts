@@ -24,9 +24,16 @@ interface Summary {
   calls: { key: string; n: number }[];
 }
 
-function run(args: string[], env: Record<string, string> = {}, killAfterMs?: number): Promise<{ code: number | null; signal: string | null; out: string }> {
+function run(
+  args: string[],
+  env: Record<string, string> = {},
+  killAfterMs?: number,
+): Promise<{ code: number | null; signal: string | null; out: string }> {
   return new Promise((ok) => {
-    const child = spawn(process.execPath, ["--import", "tsx", worker, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", "tsx", worker, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     child.stdout.on("data", (d) => (out += String(d)));
     child.stderr.on("data", () => undefined);
@@ -42,17 +49,27 @@ const parse = (out: string) => JSON.parse(out.trim().split("\n").pop()!) as Summ
 
 function seeded(seed: number) {
   let x = seed;
-  return () => ((x = (x * 48271) % 2147483647) / 2147483647);
+  return () => (x = (x * 48271) % 2147483647) / 2147483647;
 }
 
 const SCENARIOS = ["loan", "fraud", "coding", "research", "scope", "chain"];
-const counts = { kills: 0, resumes: 0, duplicates: 0, toolKills: 0, checkpointKills: 0, timedKills: 0, finishedBeforeKill: 0 };
+const counts = {
+  kills: 0,
+  resumes: 0,
+  duplicates: 0,
+  toolKills: 0,
+  checkpointKills: 0,
+  timedKills: 0,
+  finishedBeforeKill: 0,
+};
 
 async function pool<T>(items: T[], width: number, fn: (item: T) => Promise<void>) {
   const queue = [...items];
-  await Promise.all(Array.from({ length: width }, async () => {
-    for (let item = queue.shift(); item !== undefined; item = queue.shift()) await fn(item);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      for (let item = queue.shift(); item !== undefined; item = queue.shift()) await fn(item);
+    }),
+  );
 }
 
 describe("kill and resume", () => {
@@ -69,8 +86,10 @@ describe("kill and resume", () => {
       const ref = references.get(name)!;
       const toolCalls = Math.max(2, ref.decisions.length + Object.keys(ref.steps).length);
       for (let k = 0; k < 5; k++) trials.push({ name, kill: `tool:${1 + Math.floor(random() * toolCalls)}`, id: id++ });
-      for (let k = 0; k < 5; k++) trials.push({ name, kill: `checkpoint:${1 + Math.floor(random() * (toolCalls + 4))}`, id: id++ });
-      for (let k = 0; k < 2; k++) trials.push({ name, kill: "time", delay: 1200 + Math.floor(random() * 1500), id: id++ });
+      for (let k = 0; k < 5; k++)
+        trials.push({ name, kill: `checkpoint:${1 + Math.floor(random() * (toolCalls + 4))}`, id: id++ });
+      for (let k = 0; k < 2; k++)
+        trials.push({ name, kill: "time", delay: 1200 + Math.floor(random() * 1500), id: id++ });
     }
     const failures: string[] = [];
     await pool(trials, 2, async (t) => {
@@ -90,11 +109,22 @@ describe("kill and resume", () => {
       counts.duplicates += got.effects.filter((e) => e.commits !== 1).length;
       const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
       const what = (s: Summary) => s.effects.map((e) => e.what).sort();
-      if (!same(got.status, ref.status) || !same(got.facts, ref.facts) || !same(got.decisions, ref.decisions) || !same(got.steps, ref.steps) || !same(got.planVersion, ref.planVersion) || !same(what(got), what(ref))) {
-        failures.push(`${t.name} ${t.kill}${t.delay ? `@${t.delay}ms` : ""}: ${JSON.stringify({ status: got.status, decisions: got.decisions, steps: got.steps, effects: got.effects })}`);
+      if (
+        !same(got.status, ref.status) ||
+        !same(got.facts, ref.facts) ||
+        !same(got.decisions, ref.decisions) ||
+        !same(got.steps, ref.steps) ||
+        !same(got.planVersion, ref.planVersion) ||
+        !same(what(got), what(ref))
+      ) {
+        failures.push(
+          `${t.name} ${t.kill}${t.delay ? `@${t.delay}ms` : ""}: ${JSON.stringify({ status: got.status, decisions: got.decisions, steps: got.steps, effects: got.effects })}`,
+        );
       }
     });
-    console.log(`chaos: ${counts.kills} kills (${counts.toolKills} in tool calls, ${counts.checkpointKills} in checkpoint writes, ${counts.timedKills} at random times), ${counts.finishedBeforeKill} runs finished before their kill point, ${counts.resumes} resumes, ${counts.duplicates} duplicate side effects, across ${SCENARIOS.length} scenarios`);
+    console.log(
+      `chaos: ${counts.kills} kills (${counts.toolKills} in tool calls, ${counts.checkpointKills} in checkpoint writes, ${counts.timedKills} at random times), ${counts.finishedBeforeKill} runs finished before their kill point, ${counts.resumes} resumes, ${counts.duplicates} duplicate side effects, across ${SCENARIOS.length} scenarios`,
+    );
     expect(failures).toEqual([]);
     expect(counts.duplicates).toBe(0);
     expect(counts.kills).toBeGreaterThanOrEqual(50);

@@ -23,7 +23,10 @@ afterAll(() => {
 
 function run(args: string[], env: Record<string, string> = {}) {
   return new Promise<{ signal: string | null; out: string; err: string }>((ok) => {
-    const child = spawn(process.execPath, ["--import", "tsx", worker, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", "tsx", worker, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     let err = "";
     child.stdout.on("data", (d) => (out += String(d)));

@@ -6,7 +6,16 @@
 import { tool } from "@langchain/core/tools";
 import Database from "better-sqlite3";
 import { z } from "zod";
-import { AssumptionBrokenError, PermanentError, TransientError, staticPlanner, type PlanDraft, type Planner, type ReplanRequest, type ResumeValue } from "../src/index.js";
+import {
+  AssumptionBrokenError,
+  PermanentError,
+  TransientError,
+  staticPlanner,
+  type PlanDraft,
+  type Planner,
+  type ReplanRequest,
+  type ResumeValue,
+} from "../src/index.js";
 
 export interface Scenario {
   name: string;
@@ -27,7 +36,9 @@ export interface EffectStore {
 export function effectStore(file: string): EffectStore {
   const db = new Database(file);
   db.pragma("journal_mode = WAL");
-  db.exec("CREATE TABLE IF NOT EXISTS effects (key TEXT PRIMARY KEY, what TEXT NOT NULL, commits INTEGER NOT NULL DEFAULT 1)");
+  db.exec(
+    "CREATE TABLE IF NOT EXISTS effects (key TEXT PRIMARY KEY, what TEXT NOT NULL, commits INTEGER NOT NULL DEFAULT 1)",
+  );
   db.exec("CREATE TABLE IF NOT EXISTS calls (key TEXT NOT NULL)");
   const insert = db.prepare("INSERT INTO effects (key, what) VALUES (?, ?) ON CONFLICT(key) DO NOTHING");
   const call = db.prepare("INSERT INTO calls (key) VALUES (?)");
@@ -44,12 +55,19 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Tools shared by the scenarios; `slow` makes kills land inside tool calls. */
 export function chaosTools(effects: EffectStore, slowMs: number) {
-  const make = (name: string, fn: (args: Record<string, unknown>, cfg: { stepId: string; attempt: number; key?: string }) => unknown) =>
+  const make = (
+    name: string,
+    fn: (args: Record<string, unknown>, cfg: { stepId: string; attempt: number; key?: string }) => unknown,
+  ) =>
     tool(
       async (args: Record<string, unknown>, config) => {
         const c = config?.configurable ?? {};
         await sleep(slowMs);
-        return fn(args, { stepId: String(c.stepId), attempt: Number(c.attempt), key: c.idempotencyKey as string | undefined });
+        return fn(args, {
+          stepId: String(c.stepId),
+          attempt: Number(c.attempt),
+          key: c.idempotencyKey as string | undefined,
+        });
       },
       { name, description: name, schema: z.object({}).passthrough() },
     );
@@ -70,13 +88,24 @@ export function chaosTools(effects: EffectStore, slowMs: number) {
     tool(
       async (args: Record<string, unknown>, config) => {
         await sleep(slowMs);
-        commit(args, { key: config?.configurable?.idempotencyKey as string | undefined }, `decision:${String(args.human_override ?? args.human_decision ?? "auto")}`);
+        commit(
+          args,
+          { key: config?.configurable?.idempotencyKey as string | undefined },
+          `decision:${String(args.human_override ?? args.human_decision ?? "auto")}`,
+        );
         return { decision: String(args.human_override ?? args.human_decision ?? "auto") };
       },
-      { name: "issue_decision", description: "writes the decision (side effect)", schema: z.object({}).passthrough(), metadata: { sideEffects: ["write decision"] } },
+      {
+        name: "issue_decision",
+        description: "writes the decision (side effect)",
+        schema: z.object({}).passthrough(),
+        metadata: { sideEffects: ["write decision"] },
+      },
     ),
     make("search", () => ({ candidates: ["a.ts", "b.ts"] })),
-    make("diagnose", (a) => ({ suspect_file: (a.exclude as string[] | undefined)?.includes("a.ts") ? "b.ts" : "a.ts" })),
+    make("diagnose", (a) => ({
+      suspect_file: (a.exclude as string[] | undefined)?.includes("a.ts") ? "b.ts" : "a.ts",
+    })),
     make("fix", (a) => ({ patched: a.suspect_file })),
     make("run_tests", (a) => ({ passed: a.patched === "b.ts" })),
     make("portal", () => {
@@ -90,17 +119,55 @@ export function chaosTools(effects: EffectStore, slowMs: number) {
         commit(args, { key: config?.configurable?.idempotencyKey as string | undefined }, `notify:${String(args.i)}`);
         return { notified: true };
       },
-      { name: "notify", description: "sends a notification (side effect)", schema: z.object({}).passthrough(), metadata: { sideEffects: ["send email"] } },
+      {
+        name: "notify",
+        description: "sends a notification (side effect)",
+        schema: z.object({}).passthrough(),
+        metadata: { sideEffects: ["send email"] },
+      },
     ),
   ];
 }
 
 const loanSteps: PlanDraft["steps"] = [
-  { id: "verify_identity", goal: "Verify identity", tool: "verify_identity", inputs: ["applicant_id"], produces: ["identity_verified"] },
-  { id: "pull_credit", goal: "Pull credit", tool: "pull_credit", dependsOn: ["verify_identity"], produces: ["credit_score"], retry: { maxAttempts: 3, backoff: "fixed", initialDelayMs: 5 } },
-  { id: "compliance_check", goal: "Compliance", tool: "compliance_check", dependsOn: ["pull_credit"], produces: ["compliance_flag"] },
-  { id: "human_review", goal: "Review", human: { prompt: "approve?" }, dependsOn: ["compliance_check"], when: 'facts.compliance_flag == "review"', produces: ["human_override"] },
-  { id: "issue_decision", goal: "Decide", tool: "issue_decision", dependsOn: ["human_review"], inputs: ["human_override"], produces: ["decision"] },
+  {
+    id: "verify_identity",
+    goal: "Verify identity",
+    tool: "verify_identity",
+    inputs: ["applicant_id"],
+    produces: ["identity_verified"],
+  },
+  {
+    id: "pull_credit",
+    goal: "Pull credit",
+    tool: "pull_credit",
+    dependsOn: ["verify_identity"],
+    produces: ["credit_score"],
+    retry: { maxAttempts: 3, backoff: "fixed", initialDelayMs: 5 },
+  },
+  {
+    id: "compliance_check",
+    goal: "Compliance",
+    tool: "compliance_check",
+    dependsOn: ["pull_credit"],
+    produces: ["compliance_flag"],
+  },
+  {
+    id: "human_review",
+    goal: "Review",
+    human: { prompt: "approve?" },
+    dependsOn: ["compliance_check"],
+    when: 'facts.compliance_flag == "review"',
+    produces: ["human_override"],
+  },
+  {
+    id: "issue_decision",
+    goal: "Decide",
+    tool: "issue_decision",
+    dependsOn: ["human_review"],
+    inputs: ["human_override"],
+    produces: ["decision"],
+  },
 ];
 
 export const SCENARIOS: Record<string, () => Scenario> = {
@@ -117,20 +184,54 @@ export const SCENARIOS: Record<string, () => Scenario> = {
     context: { applicant_id: "A-2" },
     planner: staticPlanner({
       plan: {
-        assumptions: [{ id: "employment_valid", statement: "employment genuine", check: "facts.employment_start >= facts.employer_founded" }],
+        assumptions: [
+          {
+            id: "employment_valid",
+            statement: "employment genuine",
+            check: "facts.employment_start >= facts.employer_founded",
+          },
+        ],
         steps: [
           loanSteps[0]!,
           loanSteps[1]!,
           { ...loanSteps[2]!, assumptions: ["employment_valid"] },
-          { id: "underwrite", goal: "Underwrite", tool: "underwrite", dependsOn: ["compliance_check"], produces: ["recommendation", "employment_start", "employer_founded"], assumptions: ["employment_valid"] },
-          { id: "issue_decision", goal: "Decide", tool: "issue_decision", dependsOn: ["underwrite"], inputs: ["recommendation"], produces: ["decision"], assumptions: ["employment_valid"] },
+          {
+            id: "underwrite",
+            goal: "Underwrite",
+            tool: "underwrite",
+            dependsOn: ["compliance_check"],
+            produces: ["recommendation", "employment_start", "employer_founded"],
+            assumptions: ["employment_valid"],
+          },
+          {
+            id: "issue_decision",
+            goal: "Decide",
+            tool: "issue_decision",
+            dependsOn: ["underwrite"],
+            inputs: ["recommendation"],
+            produces: ["decision"],
+            assumptions: ["employment_valid"],
+          },
         ],
       },
       replan: () => ({
         steps: [
           { id: "deep_verification", goal: "Deep verify", tool: "deep_verify", produces: ["fraud_signal"] },
-          { id: "fraud_review", goal: "Fraud review", human: { prompt: "decide" }, dependsOn: ["deep_verification"], produces: ["human_decision"] },
-          { id: "issue_decision", goal: "Decide", tool: "issue_decision", dependsOn: ["fraud_review"], inputs: ["human_decision"], produces: ["decision"] },
+          {
+            id: "fraud_review",
+            goal: "Fraud review",
+            human: { prompt: "decide" },
+            dependsOn: ["deep_verification"],
+            produces: ["human_decision"],
+          },
+          {
+            id: "issue_decision",
+            goal: "Decide",
+            tool: "issue_decision",
+            dependsOn: ["fraud_review"],
+            inputs: ["human_decision"],
+            produces: ["decision"],
+          },
         ],
       }),
     }),
@@ -145,16 +246,64 @@ export const SCENARIOS: Record<string, () => Scenario> = {
         assumptions: [{ id: "root", statement: "diagnosis right" }],
         steps: [
           { id: "search", goal: "Search", tool: "search", produces: ["candidates"] },
-          { id: "diagnose", goal: "Diagnose", tool: "diagnose", dependsOn: ["search"], inputs: ["candidates"], produces: ["suspect_file"], assumptions: ["root"] },
-          { id: "fix", goal: "Fix", tool: "fix", dependsOn: ["diagnose"], inputs: ["suspect_file"], produces: ["patched"], assumptions: ["root"] },
-          { id: "test", goal: "Test", tool: "run_tests", dependsOn: ["fix"], inputs: ["patched"], successSignal: "output.passed == true", produces: ["passed"], assumptions: ["root"] },
+          {
+            id: "diagnose",
+            goal: "Diagnose",
+            tool: "diagnose",
+            dependsOn: ["search"],
+            inputs: ["candidates"],
+            produces: ["suspect_file"],
+            assumptions: ["root"],
+          },
+          {
+            id: "fix",
+            goal: "Fix",
+            tool: "fix",
+            dependsOn: ["diagnose"],
+            inputs: ["suspect_file"],
+            produces: ["patched"],
+            assumptions: ["root"],
+          },
+          {
+            id: "test",
+            goal: "Test",
+            tool: "run_tests",
+            dependsOn: ["fix"],
+            inputs: ["patched"],
+            successSignal: "output.passed == true",
+            produces: ["passed"],
+            assumptions: ["root"],
+          },
         ],
       },
       replan: (r: ReplanRequest) => ({
         steps: [
-          { id: "diagnose2", goal: "Re-diagnose", tool: "diagnose", dependsOn: ["search"], inputs: ["candidates"], args: { exclude: [String(r.facts.suspect.suspect_file)] }, produces: ["suspect_file"] },
-          { id: "fix2", goal: "Fix", tool: "fix", dependsOn: ["diagnose2"], inputs: ["suspect_file"], produces: ["patched"] },
-          { id: "test2", goal: "Test", tool: "run_tests", dependsOn: ["fix2"], inputs: ["patched"], successSignal: "output.passed == true", produces: ["passed"] },
+          {
+            id: "diagnose2",
+            goal: "Re-diagnose",
+            tool: "diagnose",
+            dependsOn: ["search"],
+            inputs: ["candidates"],
+            args: { exclude: [String(r.facts.suspect.suspect_file)] },
+            produces: ["suspect_file"],
+          },
+          {
+            id: "fix2",
+            goal: "Fix",
+            tool: "fix",
+            dependsOn: ["diagnose2"],
+            inputs: ["suspect_file"],
+            produces: ["patched"],
+          },
+          {
+            id: "test2",
+            goal: "Test",
+            tool: "run_tests",
+            dependsOn: ["fix2"],
+            inputs: ["patched"],
+            successSignal: "output.passed == true",
+            produces: ["passed"],
+          },
         ],
       }),
     }),
@@ -206,7 +355,14 @@ export const SCENARIOS: Record<string, () => Scenario> = {
         steps: Array.from({ length: 24 }, (_, i) =>
           i === 12
             ? { id: `s${i}`, goal: `Notify ${i}`, tool: "notify", args: { i }, dependsOn: [`s${i - 1}`] }
-            : { id: `s${i}`, goal: `Work ${i}`, tool: "work", args: { i }, produces: [`v${i}`], ...(i > 0 ? { dependsOn: [`s${i - 1}`] } : {}) },
+            : {
+                id: `s${i}`,
+                goal: `Work ${i}`,
+                tool: "work",
+                args: { i },
+                produces: [`v${i}`],
+                ...(i > 0 ? { dependsOn: [`s${i - 1}`] } : {}),
+              },
         ),
       },
     }),

@@ -16,7 +16,11 @@ describe("CEL expressions over JSON facts", () => {
     expect(typeof (r as { value: unknown[] }).value[0]).toBe("number");
   });
   it("reports a missing fact by name instead of throwing", () => {
-    expect(evaluate("facts.a > 1 && facts.b > 1", "when", { a: 2 })).toEqual({ ok: false, missing: ["b"], message: "missing fact: b" });
+    expect(evaluate("facts.a > 1 && facts.b > 1", "when", { a: 2 })).toEqual({
+      ok: false,
+      missing: ["b"],
+      message: "missing fact: b",
+    });
     expect(evaluate("has(facts.b)", "when", {})).toEqual({ ok: true, value: false });
   });
   it("sees only the facts it names", () => {

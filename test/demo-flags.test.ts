@@ -6,12 +6,17 @@ import { afterAll, describe, expect, it } from "vitest";
 
 const dir = mkdtempSync(join(tmpdir(), "demo-flags-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const USAGE = 'usage: npm run demo -- [--interactive] [--llm] [--db FILE] [--applicant ID] [--scope "REQUEST"] [--report FILE.html]';
+const USAGE =
+  'usage: npm run demo -- [--interactive] [--llm] [--db FILE] [--applicant ID] [--scope "REQUEST"] [--report FILE.html]';
 
 function demo(...args: string[]) {
   const env = { ...process.env };
   delete env.OPENAI_API_KEY;
-  const run = spawnSync(process.execPath, ["--import", "tsx", "examples/loan/demo.ts", ...args], { encoding: "utf8", env, timeout: 60_000 });
+  const run = spawnSync(process.execPath, ["--import", "tsx", "examples/loan/demo.ts", ...args], {
+    encoding: "utf8",
+    env,
+    timeout: 60_000,
+  });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
@@ -31,6 +36,8 @@ describe("demo flags", () => {
   it("--llm without OPENAI_API_KEY says it uses the static planner, and why", () => {
     const run = demo("--llm", "--db", join(dir, "d.sqlite"));
     expect(run.status).toBe(0);
-    expect(run.stdout.split("\n")[1]).toMatch(/^planner: static \(OPENAI_API_KEY is not set: using the static planner\) · checkpointer: SQLite \(.+d\.sqlite\)$/);
+    expect(run.stdout.split("\n")[1]).toMatch(
+      /^planner: static \(OPENAI_API_KEY is not set: using the static planner\) · checkpointer: SQLite \(.+d\.sqlite\)$/,
+    );
   });
 });

@@ -48,7 +48,7 @@ afterAll(async () => {
 });
 
 describe("argument errors (item 2)", () => {
-  it("recognises the real ToolInputParsingException that @langchain/core throws with name \"Error\"", async () => {
+  it('recognises the real ToolInputParsingException that @langchain/core throws with name "Error"', async () => {
     const thrown = await thrownBy(() => strictDouble().invoke({ n: "seven" } as never));
     expect(thrown).toBeInstanceOf(ToolInputParsingException);
     expect((thrown as Error).name).toBe("Error");
@@ -63,7 +63,10 @@ describe("argument errors (item 2)", () => {
     // The class as another copy of the package defines it: same name, different identity.
     const Copy = {
       ToolInputParsingException: class extends Error {
-        constructor(message: string, readonly output?: string) {
+        constructor(
+          message: string,
+          readonly output?: string,
+        ) {
           super(message);
         }
       },
@@ -73,7 +76,10 @@ describe("argument errors (item 2)", () => {
     expect(errorInfo(new Copy("bad", "{}")).name).toBe("ToolInputParsingException");
     // A minifier renames the class; what stays is the message @langchain/core writes and the `output` it carries.
     const Minified = class a extends Error {
-      constructor(message: string, readonly output?: string) {
+      constructor(
+        message: string,
+        readonly output?: string,
+      ) {
         super(message);
       }
     };

@@ -7,7 +7,14 @@ import { Command, MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { operationKey } from "../src/plan/operation.js";
-import { AssumptionBrokenError, createPlanManager, isPlanManagerError, staticPlanner, userView, type PlanDraft } from "../src/index.js";
+import {
+  AssumptionBrokenError,
+  createPlanManager,
+  isPlanManagerError,
+  staticPlanner,
+  userView,
+  type PlanDraft,
+} from "../src/index.js";
 import { createLoanTools, loanPlan } from "../examples/loan/workflow.js";
 import { fakeClock } from "./helpers/clock.js";
 import { brief, harness, httpError, scriptedTool, type Loose } from "./helpers/graph.js";
@@ -25,7 +32,12 @@ function seatApi() {
       if (!known) holds.set(key, { flight, hold: `H-${flight}` });
       return { hold_id: holds.get(key)!.hold };
     },
-    { name: "hold_seat", description: "Hold a seat", schema: z.object({ flight: z.string() }), metadata: { sideEffects: ["seat hold"] } },
+    {
+      name: "hold_seat",
+      description: "Hold a seat",
+      schema: z.object({ flight: z.string() }),
+      metadata: { sideEffects: ["seat hold"] },
+    },
   );
   return { holdSeat, holds, calls };
 }
@@ -33,9 +45,30 @@ function seatApi() {
 const travelPlan: PlanDraft = {
   assumptions: [{ id: "fare_ok", statement: "the first airline's fare stays under budget" }],
   steps: [
-    { id: "search", goal: "Search flights", tool: "search", args: { airline: "AA" }, produces: ["flight"], assumptions: ["fare_ok"] },
-    { id: "hold_seat", goal: "Hold a seat", tool: "hold_seat", dependsOn: ["search"], inputs: ["flight"], produces: ["hold_id"] },
-    { id: "price_check", goal: "Check the price", tool: "price_check", dependsOn: ["hold_seat"], inputs: ["flight"], produces: ["price"] },
+    {
+      id: "search",
+      goal: "Search flights",
+      tool: "search",
+      args: { airline: "AA" },
+      produces: ["flight"],
+      assumptions: ["fare_ok"],
+    },
+    {
+      id: "hold_seat",
+      goal: "Hold a seat",
+      tool: "hold_seat",
+      dependsOn: ["search"],
+      inputs: ["flight"],
+      produces: ["hold_id"],
+    },
+    {
+      id: "price_check",
+      goal: "Check the price",
+      tool: "price_check",
+      dependsOn: ["hold_seat"],
+      inputs: ["flight"],
+      produces: ["price"],
+    },
   ],
 };
 
@@ -53,7 +86,9 @@ const travelReplan = (same: boolean) => (req: { affectedSteps: PlanDraft["steps"
 function travel(same: boolean) {
   const api = seatApi();
   let priceChecks = 0;
-  const search = scriptedTool("search", [(args: Record<string, unknown>) => ({ flight: args.airline === "BA" ? "BA117" : "AA100" })]);
+  const search = scriptedTool("search", [
+    (args: Record<string, unknown>) => ({ flight: args.airline === "BA" ? "BA117" : "AA100" }),
+  ]);
   const price = scriptedTool("price_check", [
     () => {
       priceChecks += 1;
@@ -111,14 +146,25 @@ describe("idempotency keys name the operation", () => {
 
   it("gives a fork from an earlier checkpoint with a changed input a new key", async () => {
     const api = seatApi();
-    const plan: PlanDraft = { steps: [{ id: "hold_seat", goal: "Hold", tool: "hold_seat", inputs: ["flight"], produces: ["hold_id"] }] };
+    const plan: PlanDraft = {
+      steps: [{ id: "hold_seat", goal: "Hold", tool: "hold_seat", inputs: ["flight"], produces: ["hold_id"] }],
+    };
     const h = harness(plan, [api.holdSeat], { threadId: "fork", context: { flight: "AA100" } });
     await h.run();
     const history = [];
     for await (const snapshot of h.graph.getStateHistory(h.config)) history.push(snapshot);
     const beforeHold = history.find((s) => s.next.includes("executor"))!;
     const changed = await h.graph.updateState(beforeHold.config, {
-      facts: { flight: { value: "BA117", label: "trusted", producedBy: "input", planVersion: 0, assumptions: [], derivedFrom: [] } },
+      facts: {
+        flight: {
+          value: "BA117",
+          label: "trusted",
+          producedBy: "input",
+          planVersion: 0,
+          assumptions: [],
+          derivedFrom: [],
+        },
+      },
     });
     const forked: Loose = await h.graph.invoke(null, changed);
     expect(api.calls.map((c) => c.key)).toEqual([
@@ -151,7 +197,11 @@ describe("tool outputs are JSON at the boundary", () => {
     const plan: PlanDraft = { steps: [{ id: "a", goal: "A", tool: "a", produces: ["n"], retry: { maxAttempts: 1 } }] };
     const out = await harness(plan, [scriptedTool("a", [{ n: 10n }])]).run();
     expect(out.facts.n).toBeUndefined();
-    expect(out.steps.a.error).toEqual({ name: "OutputRejected", message: "output.n is a BigInt; tools must return JSON values (plain objects, arrays, strings, numbers, booleans, null)" });
+    expect(out.steps.a.error).toEqual({
+      name: "OutputRejected",
+      message:
+        "output.n is a BigInt; tools must return JSON values (plain objects, arrays, strings, numbers, booleans, null)",
+    });
     expect(brief(out.decisions)).toEqual(["a: deterministic → escalate [deterministic.escalate]"]);
   });
 });
@@ -160,41 +210,75 @@ describe("provide", () => {
   const plan: PlanDraft = {
     steps: [
       { id: "quote", goal: "Get a quote", tool: "quote", produces: ["amount"] },
-      { id: "pay", goal: "Pay", tool: "pay", dependsOn: ["quote"], inputs: ["amount"], produces: ["receipt"], sideEffects: ["charge card"] },
+      {
+        id: "pay",
+        goal: "Pay",
+        tool: "pay",
+        dependsOn: ["quote"],
+        inputs: ["amount"],
+        produces: ["receipt"],
+        sideEffects: ["charge card"],
+      },
     ],
   };
 
   it("accepts only the escalated step's facts, within the fact limits", async () => {
-    const h = harness(plan, [scriptedTool("quote", [{ amount: 40 }]), scriptedTool("pay", [httpError(400, "card declined")])]);
+    const h = harness(plan, [
+      scriptedTool("quote", [{ amount: 40 }]),
+      scriptedTool("pay", [httpError(400, "card declined")]),
+    ]);
     const paused = await h.run();
     expect(paused.__interrupt__[0].value.stepId).toBe("pay");
     const foreign = await h.run(new Command({ resume: { action: "provide", facts: { amount: 5 } } }));
-    expect(foreign.__interrupt__[0].value.error).toBe('cannot provide amount: step "pay" produces receipt; provide only those');
+    expect(foreign.__interrupt__[0].value.error).toBe(
+      'cannot provide amount: step "pay" produces receipt; provide only those',
+    );
     expect((await h.state()).facts.amount).toMatchObject({ value: 40, producedBy: "quote", label: "trusted" });
     const huge = await h.run(new Command({ resume: { action: "provide", facts: { receipt: "x".repeat(200_000) } } }));
-    expect(huge.__interrupt__[0].value.error).toBe("facts.receipt is 200002 bytes of JSON, over the 64000-byte fact limit");
+    expect(huge.__interrupt__[0].value.error).toBe(
+      "facts.receipt is 200002 bytes of JSON, over the 64000-byte fact limit",
+    );
     const none = await h.run(new Command({ resume: { action: "provide", facts: {} } }));
     expect(none.__interrupt__[0].value.error).toBe('provide receipt too: step "pay" produces receipt');
   });
 
   it("records a provided side-effecting step as done by a person, never as a tool success", async () => {
-    const h = harness(plan, [scriptedTool("quote", [{ amount: 40 }]), scriptedTool("pay", [httpError(400, "card declined")])]);
+    const h = harness(plan, [
+      scriptedTool("quote", [{ amount: 40 }]),
+      scriptedTool("pay", [httpError(400, "card declined")]),
+    ]);
     await h.run();
     const out = await h.run(new Command({ resume: { action: "provide", facts: { receipt: "paid at the desk" } } }));
     expect(out.status).toBe("completed");
-    expect(out.steps.pay).toMatchObject({ status: "succeeded", doneBy: "person", attempts: 1, output: { receipt: "paid at the desk" } });
+    expect(out.steps.pay).toMatchObject({
+      status: "succeeded",
+      doneBy: "person",
+      attempts: 1,
+      output: { receipt: "paid at the desk" },
+    });
     expect(out.sideEffects).toEqual([]);
     expect(out.outcome.summary).toBe('Completed "test goal": 1 of 2 steps succeeded, 1 done by a person (plan v1).');
-    expect(out.outcome.uncertainty).toEqual(['"Pay" was done by a person, not by its tool (its side effects did not happen: charge card)']);
+    expect(out.outcome.uncertainty).toEqual([
+      '"Pay" was done by a person, not by its tool (its side effects did not happen: charge card)',
+    ]);
     expect(userView(out as never)).toEqual(["✓ Get a quote", "✓ Pay (done by a person)", "Done."]);
-    expect(out.decisions.at(-1)).toMatchObject({ action: "provide", rule: "human.provide", by: "person", failureClass: "deterministic" });
+    expect(out.decisions.at(-1)).toMatchObject({
+      action: "provide",
+      rule: "human.provide",
+      by: "person",
+      failureClass: "deterministic",
+    });
   });
 });
 
 describe("required work undone", () => {
   it("ends partial, naming what was not done, when a person skips required steps (the demo's skip, skip)", async () => {
     const loan = createLoanTools({ bureauFailures: 0 });
-    const graph = createPlanManager({ tools: loan.tools, planner: staticPlanner({ plan: loanPlan }), clock: fakeClock() }).compile({ checkpointer: new MemorySaver() });
+    const graph = createPlanManager({
+      tools: loan.tools,
+      planner: staticPlanner({ plan: loanPlan }),
+      clock: fakeClock(),
+    }).compile({ checkpointer: new MemorySaver() });
     const config = { configurable: { thread_id: "loan-skip" } };
     await graph.invoke({ goal: "Process loan application A-7291", context: { applicant_id: "A-7291" } }, config);
     await graph.invoke(new Command({ resume: { action: "skip" } }), config);
@@ -205,7 +289,9 @@ describe("required work undone", () => {
       'Partly done "Process loan application A-7291" (not done: human_review, issue_decision): 3 of 5 steps succeeded, 2 skipped (plan v1).',
     );
     expect(out.outcome.missing.map((m: { stepId: string }) => m.stepId)).toEqual(["human_review", "issue_decision"]);
-    expect(userView(out as never).at(-1)).toBe("Partly done. Not done: Compliance review by an underwriter; Issuing the decision.");
+    expect(userView(out as never).at(-1)).toBe(
+      "Partly done. Not done: Compliance review by an underwriter; Issuing the decision.",
+    );
     expect(brief(out.decisions)).toEqual([
       "human_review: person → skip [human.skip]",
       "issue_decision: precondition_failed → escalate [precondition.escalate]",
@@ -223,10 +309,26 @@ describe("updateState is validated", () => {
   };
 
   it.each([
-    [{ plan: { version: "x", steps: "nope" } }, "state update rejected: plan.version: Invalid input: expected number, received string", "plan.version"],
-    [{ status: "bogus" }, 'state update rejected: status: Invalid option: expected one of "planning"|"awaiting_review"|"running"|"awaiting_human"|"completed"|"partial"|"failed"|"aborted"', "status"],
-    [{ scopeChanges: "x" }, "state update rejected: scopeChanges: Invalid input: expected array, received string", "scopeChanges"],
-    [{ facts: { amount: 5 } }, "state update rejected: facts.amount: Invalid input: expected object, received number", "facts.amount"],
+    [
+      { plan: { version: "x", steps: "nope" } },
+      "state update rejected: plan.version: Invalid input: expected number, received string",
+      "plan.version",
+    ],
+    [
+      { status: "bogus" },
+      'state update rejected: status: Invalid option: expected one of "planning"|"awaiting_review"|"running"|"awaiting_human"|"completed"|"partial"|"failed"|"aborted"',
+      "status",
+    ],
+    [
+      { scopeChanges: "x" },
+      "state update rejected: scopeChanges: Invalid input: expected array, received string",
+      "scopeChanges",
+    ],
+    [
+      { facts: { amount: 5 } },
+      "state update rejected: facts.amount: Invalid input: expected object, received number",
+      "facts.amount",
+    ],
   ])("rejects %j with a typed error naming the field, and changes nothing", async (update, message, path) => {
     const act = scriptedTool("act", [{ done: true }]);
     const h = harness(plan, [act], { context: { amount: 12 } });
@@ -253,7 +355,9 @@ describe("options offered are options that can work", () => {
     const paused = await h.run();
     expect(paused.__interrupt__[0].value.options).toEqual(["approve", "abort"]);
     const again = await h.run(new Command({ resume: { action: "replan", constraint: "cheaper" } }));
-    expect(again.__interrupt__[0].value.error).toBe('action "replan" is not available here; choose one of: approve, abort');
+    expect(again.__interrupt__[0].value.error).toBe(
+      'action "replan" is not available here; choose one of: approve, abort',
+    );
     const out = await h.run(new Command({ resume: { action: "approve" } }));
     expect(out.status).toBe("completed");
   });
@@ -288,7 +392,11 @@ describe("records after a replan that keeps ids", () => {
     await t.run();
     const done = await t.run(new Command({ resume: { action: "retry" } }));
     // The replan also dropped the broken assumption from every step (assumptions: []), so all three changed.
-    expect(done.replans[0]).toMatchObject({ invalidatedSteps: [], newSteps: [], changedSteps: ["search", "hold_seat", "price_check"] });
+    expect(done.replans[0]).toMatchObject({
+      invalidatedSteps: [],
+      newSteps: [],
+      changedSteps: ["search", "hold_seat", "price_check"],
+    });
     const { debugView, htmlReport } = await import("../src/index.js");
     const { runsAtVersion } = await import("../src/plan/history.js");
     expect(runsAtVersion(done as never, 1)).toMatchObject({
@@ -308,8 +416,17 @@ describe("records after a replan that keeps ids", () => {
     ]);
     const html = htmlReport(done as never);
     // Timeline rows (started, ended, plan, step): v1's three attempts are still there beside v2's.
-    const rows = [...html.matchAll(/Z<\/td><td>[^<]*Z<\/td><td>(v\d)<\/td><td>([a-z_]+)<\/td>/g)].map((m) => `${m[1]} ${m[2]}`);
-    expect(rows).toEqual(["v1 search", "v1 hold_seat", "v1 price_check", "v2 search", "v2 hold_seat", "v2 price_check"]);
+    const rows = [...html.matchAll(/Z<\/td><td>[^<]*Z<\/td><td>(v\d)<\/td><td>([a-z_]+)<\/td>/g)].map(
+      (m) => `${m[1]} ${m[2]}`,
+    );
+    expect(rows).toEqual([
+      "v1 search",
+      "v1 hold_seat",
+      "v1 price_check",
+      "v2 search",
+      "v2 hold_seat",
+      "v2 price_check",
+    ]);
     expect(html).toContain("grid-template-columns:repeat(auto-fill,minmax(380px,1fr))");
   });
 });

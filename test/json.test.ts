@@ -40,7 +40,7 @@ describe("toJsonValue: JSON values pass", () => {
       "\u007f",
     ];
     for (const s of strings) expect(toJsonValue(s)).toEqual({ ok: true, value: s, bytes: utf8(s) });
-    const keyed = { "ké\"y": [1, "ü"], "": {}, "a\nb": [] };
+    const keyed = { 'ké"y': [1, "ü"], "": {}, "a\nb": [] };
     expect(toJsonValue(keyed)).toEqual({ ok: true, value: keyed, bytes: utf8(keyed) });
     expect(toJsonValue({ price: 120 })).toEqual({ ok: true, value: { price: 120 }, bytes: 13 });
   });

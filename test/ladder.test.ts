@@ -10,19 +10,36 @@ const oneStep = (extra: Partial<PlanDraft["steps"][number]> = {}): PlanDraft => 
 describe("the response ladder on a running graph", () => {
   it("retries a 503 with backoff and succeeds on the second attempt", async () => {
     const fetch = scriptedTool("fetch", [httpError(503), { report: "ok" }]);
-    const h = harness(oneStep({ retry: { maxAttempts: 3, backoff: "exponential", initialDelayMs: 500, maxDelayMs: 8000 } }), [fetch]);
+    const h = harness(
+      oneStep({ retry: { maxAttempts: 3, backoff: "exponential", initialDelayMs: 500, maxDelayMs: 8000 } }),
+      [fetch],
+    );
     const out = await h.run();
     expect(out.status).toBe("completed");
     expect(out.steps.fetch).toMatchObject({ status: "succeeded", attempts: 2 });
     expect(brief(out.decisions)).toEqual(["fetch: transient → retry [transient.retry]"]);
     expect(out.decisions[0]).toMatchObject({ attempt: 1, delayMs: 500 });
     expect(h.clock.sleeps).toEqual([500]);
-    expect(out.facts.report).toEqual({ value: "ok", label: "trusted", producedBy: "fetch", planVersion: 1, assumptions: [], derivedFrom: [] });
+    expect(out.facts.report).toEqual({
+      value: "ok",
+      label: "trusted",
+      producedBy: "fetch",
+      planVersion: 1,
+      assumptions: [],
+      derivedFrom: [],
+    });
   });
 
   it("backs off exponentially, honours Retry-After, then stops at maxAttempts", async () => {
-    const fetch = scriptedTool("fetch", [new TransientError("busy"), new TransientError("busy", { retryAfterMs: 5000 }), new TransientError("busy")]);
-    const h = harness(oneStep({ retry: { maxAttempts: 3, backoff: "exponential", initialDelayMs: 100, maxDelayMs: 1000 } }), [fetch]);
+    const fetch = scriptedTool("fetch", [
+      new TransientError("busy"),
+      new TransientError("busy", { retryAfterMs: 5000 }),
+      new TransientError("busy"),
+    ]);
+    const h = harness(
+      oneStep({ retry: { maxAttempts: 3, backoff: "exponential", initialDelayMs: 100, maxDelayMs: 1000 } }),
+      [fetch],
+    );
     const out = await h.run();
     expect(h.clock.sleeps).toEqual([100, 5000]);
     expect(fetch.calls).toHaveLength(3);
@@ -41,7 +58,12 @@ describe("the response ladder on a running graph", () => {
     expect(fetch.calls).toHaveLength(1);
     expect(brief(out.decisions)).toEqual(["fetch: deterministic → escalate [deterministic.escalate]"]);
     const payload = out.__interrupt__[0].value;
-    expect(payload).toMatchObject({ kind: "escalation", stepId: "fetch", planVersion: 1, options: ["retry", "skip", "provide", "abort"] });
+    expect(payload).toMatchObject({
+      kind: "escalation",
+      stepId: "fetch",
+      planVersion: 1,
+      options: ["retry", "skip", "provide", "abort"],
+    });
     expect(payload.context.tried).toEqual(["attempt 1: deterministic → escalate (deterministic.escalate)"]);
     expect(payload.context.error).toEqual({ name: "HttpError", message: "no such report", status: 404 });
   });
@@ -71,7 +93,7 @@ describe("the response ladder on a running graph", () => {
 
   it("reports a missing fact in a precondition by name instead of crashing", async () => {
     const fetch = scriptedTool("fetch", [{ report: "x" }]);
-    const h = harness(oneStep({ preconditions: ["facts.customer_id != \"\""] }), [fetch]);
+    const h = harness(oneStep({ preconditions: ['facts.customer_id != ""'] }), [fetch]);
     const out = await h.run();
     expect(out.decisions[0].reason).toContain("is false (missing fact: customer_id)");
     expect(fetch.calls).toHaveLength(0);
@@ -86,7 +108,10 @@ describe("the response ladder on a running graph", () => {
     const out = await h.run(new Command({ resume: { action: "retry" } }));
     expect(out.status).toBe("completed");
     expect(fetch.calls).toHaveLength(2);
-    expect(brief(out.decisions)).toEqual(["fetch: unknown → escalate [unknown.escalate]", "fetch: person → retry [human.retry]"]);
+    expect(brief(out.decisions)).toEqual([
+      "fetch: unknown → escalate [unknown.escalate]",
+      "fetch: person → retry [human.retry]",
+    ]);
     expect(out.steps.fetch).toMatchObject({ status: "succeeded", attempts: 2, retryBase: 1 });
   });
 
@@ -95,8 +120,22 @@ describe("the response ladder on a running graph", () => {
       steps: [
         { id: "core", goal: "Core analysis", tool: "core", produces: ["summary"] },
         { id: "extra", goal: "Market enrichment", tool: "extra", produces: ["market"], optional: true },
-        { id: "chart", goal: "Market chart", tool: "chart", dependsOn: ["extra"], inputs: ["market"], produces: ["chart"] },
-        { id: "report", goal: "Write report", tool: "report", dependsOn: ["core"], inputs: ["summary"], produces: ["doc"] },
+        {
+          id: "chart",
+          goal: "Market chart",
+          tool: "chart",
+          dependsOn: ["extra"],
+          inputs: ["market"],
+          produces: ["chart"],
+        },
+        {
+          id: "report",
+          goal: "Write report",
+          tool: "report",
+          dependsOn: ["core"],
+          inputs: ["summary"],
+          produces: ["doc"],
+        },
       ],
     };
     const tools = [
@@ -113,7 +152,12 @@ describe("the response ladder on a running graph", () => {
     expect(tools[2]!.calls).toHaveLength(0);
     expect(out.outcome.missing).toEqual([
       { stepId: "extra", goal: "Market enrichment", facts: ["market"], reason: "optional step failed: forbidden" },
-      { stepId: "chart", goal: "Market chart", facts: ["chart"], reason: "skipped because a step it depends on was skipped" },
+      {
+        stepId: "chart",
+        goal: "Market chart",
+        facts: ["chart"],
+        reason: "skipped because a step it depends on was skipped",
+      },
     ]);
     expect(out.outcome.summary).toBe('Completed "test goal": 2 of 4 steps succeeded, 2 skipped (plan v1).');
   });
@@ -147,7 +191,16 @@ describe("the response ladder on a running graph", () => {
   it("treats an unmet success signal without assumptions as an escalation (compliance 'system_error')", async () => {
     const check = scriptedTool("compliance_check", [{ compliance_flag: "system_error" }]);
     const plan: PlanDraft = {
-      steps: [{ id: "compliance_check", goal: "Compliance", tool: "compliance_check", produces: ["compliance_flag"], successSignal: 'output.compliance_flag in ["pass", "review"]', retry: { maxAttempts: 1 } }],
+      steps: [
+        {
+          id: "compliance_check",
+          goal: "Compliance",
+          tool: "compliance_check",
+          produces: ["compliance_flag"],
+          successSignal: 'output.compliance_flag in ["pass", "review"]',
+          retry: { maxAttempts: 1 },
+        },
+      ],
     };
     const out = await harness(plan, [check]).run();
     expect(check.calls).toHaveLength(1);
@@ -162,7 +215,9 @@ describe("the response ladder on a running graph", () => {
 
   it("retries once on an unmet signal when the step says retryOnUnmet", async () => {
     const check = scriptedTool("check", [{ ok: false }, { ok: true }]);
-    const plan: PlanDraft = { steps: [{ id: "check", goal: "Check", tool: "check", successSignal: "output.ok", retryOnUnmet: true }] };
+    const plan: PlanDraft = {
+      steps: [{ id: "check", goal: "Check", tool: "check", successSignal: "output.ok", retryOnUnmet: true }],
+    };
     const out = await harness(plan, [check]).run();
     expect(out.status).toBe("completed");
     expect(brief(out.decisions)).toEqual(["check: success_signal_unmet → retry [unmet.retry-once]"]);

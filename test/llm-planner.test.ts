@@ -6,17 +6,44 @@ import { fakeClock } from "./helpers/clock.js";
 import { instantBackoff, ScriptedChatModel } from "./helpers/fake-model.js";
 import { brief, harness, httpError, scriptedTool } from "./helpers/graph.js";
 
-const nulls = { tool: null, argsJson: null, inputs: null, produces: null, dependsOn: null, assumptions: null, preconditions: null, successSignal: null, when: null, retry: null, retryOnUnmet: null, fallback: null, sideEffects: null, idempotent: null, timeoutMs: null, cost: null, optional: null, human: null };
+const nulls = {
+  tool: null,
+  argsJson: null,
+  inputs: null,
+  produces: null,
+  dependsOn: null,
+  assumptions: null,
+  preconditions: null,
+  successSignal: null,
+  when: null,
+  retry: null,
+  retryOnUnmet: null,
+  fallback: null,
+  sideEffects: null,
+  idempotent: null,
+  timeoutMs: null,
+  cost: null,
+  optional: null,
+  human: null,
+};
 const llmStep = (id: string, extra: Record<string, unknown>) => ({ ...nulls, id, goal: `goal ${id}`, ...extra });
 const answer = (steps: object[], assumptions: object[] = []) => ({ steps, assumptions, rationale: null });
 
 const goodPlan = answer([
-  llmStep("lookup", { tool: "lookup", argsJson: '{"q":"acme"}', produces: ["company"], successSignal: "has(output.company)" }),
+  llmStep("lookup", {
+    tool: "lookup",
+    argsJson: '{"q":"acme"}',
+    produces: ["company"],
+    successSignal: "has(output.company)",
+  }),
   llmStep("notify", { tool: "notify", dependsOn: ["lookup"], inputs: ["company"] }),
 ]);
 
 function tools() {
-  return [scriptedTool("lookup", [{ company: "Acme" }]), scriptedTool("notify", [{ sent: true }], { sideEffects: ["send an email"], successSignal: "output.sent == true" })];
+  return [
+    scriptedTool("lookup", [{ company: "Acme" }]),
+    scriptedTool("notify", [{ sent: true }], { sideEffects: ["send an email"], successSignal: "output.sent == true" }),
+  ];
 }
 
 function planner(model: ScriptedChatModel, extra: Partial<LlmPlannerOptions> = {}) {
@@ -39,9 +66,11 @@ function strictProblems(schema: unknown, path = "$"): string[] {
   }
   if ("patternProperties" in s || "propertyNames" in s) problems.push(`${path}: record`);
   for (const [k, v] of Object.entries(s)) {
-    if (k === "properties") for (const [p, sub] of Object.entries(v as object)) problems.push(...strictProblems(sub, `${path}.${p}`));
+    if (k === "properties")
+      for (const [p, sub] of Object.entries(v as object)) problems.push(...strictProblems(sub, `${path}.${p}`));
     else if (k === "items" || k === "additionalProperties") problems.push(...strictProblems(v, `${path}[]`));
-    else if (k === "anyOf" && Array.isArray(v)) v.forEach((sub, i) => problems.push(...strictProblems(sub, `${path}|${i}`)));
+    else if (k === "anyOf" && Array.isArray(v))
+      v.forEach((sub, i) => problems.push(...strictProblems(sub, `${path}|${i}`)));
   }
   return problems;
 }
@@ -50,7 +79,10 @@ describe("llmPlanner", () => {
   it("sends a schema that OpenAI's strict mode accepts", () => {
     const schema = toJsonSchema(LlmPlanDraftSchema);
     expect(strictProblems(schema)).toEqual([]);
-    expect(strictProblems({ type: "object", properties: { a: { type: "string" } } })).toEqual(["$: additionalProperties is not false", "$.a: not required"]);
+    expect(strictProblems({ type: "object", properties: { a: { type: "string" } } })).toEqual([
+      "$: additionalProperties is not false",
+      "$.a: not required",
+    ]);
   });
 
   it("plans from the model's structured output, enriches it, and records usage and cost", async () => {
@@ -60,8 +92,27 @@ describe("llmPlanner", () => {
     const out = await harness(p, [lookup!, notify!]).run();
     expect(out.status).toBe("completed");
     expect(lookup!.calls).toEqual([{ q: "acme" }]);
-    expect(out.plan.steps[1]).toEqual({ id: "notify", goal: "goal notify", tool: "notify", dependsOn: ["lookup"], inputs: ["company"], sideEffects: ["send an email"], idempotent: false, successSignal: "output.sent == true" });
-    expect(out.usage).toEqual([{ model: "fake-planner-1", inputTokens: 1000, outputTokens: 200, latencyMs: 0, cost: 0.0036, purpose: "plan", at: "2026-01-01T00:00:00.000Z" }]);
+    expect(out.plan.steps[1]).toEqual({
+      id: "notify",
+      goal: "goal notify",
+      tool: "notify",
+      dependsOn: ["lookup"],
+      inputs: ["company"],
+      sideEffects: ["send an email"],
+      idempotent: false,
+      successSignal: "output.sent == true",
+    });
+    expect(out.usage).toEqual([
+      {
+        model: "fake-planner-1",
+        inputTokens: 1000,
+        outputTokens: 200,
+        latencyMs: 0,
+        cost: 0.0036,
+        purpose: "plan",
+        at: "2026-01-01T00:00:00.000Z",
+      },
+    ]);
     expect(out.budget.spent).toBeCloseTo(0.0036, 10);
     const prompt = String(model.received[0]![1]!.content);
     expect(prompt).toContain("Goal: test goal");
@@ -71,7 +122,10 @@ describe("llmPlanner", () => {
   });
 
   it("feeds validation issues back to the model and uses the corrected draft", async () => {
-    const cyclic = answer([llmStep("a", { tool: "lookup", dependsOn: ["b"] }), llmStep("b", { tool: "rm_rf", dependsOn: ["a"] })]);
+    const cyclic = answer([
+      llmStep("a", { tool: "lookup", dependsOn: ["b"] }),
+      llmStep("b", { tool: "rm_rf", dependsOn: ["a"] }),
+    ]);
     const model = new ScriptedChatModel([cyclic, goodPlan]);
     const out = await harness(planner(model).planner, tools()).run();
     expect(out.status).toBe("completed");
@@ -83,7 +137,10 @@ describe("llmPlanner", () => {
   });
 
   it("gives up after maxValidationRetries with status failed and the issues", async () => {
-    const model = new ScriptedChatModel([{ steps: "not a list" }, answer([llmStep("a", { tool: "lookup", argsJson: "{oops" })])]);
+    const model = new ScriptedChatModel([
+      { steps: "not a list" },
+      answer([llmStep("a", { tool: "lookup", argsJson: "{oops" })]),
+    ]);
     const out = await harness(planner(model, { maxValidationRetries: 1 }).planner, tools()).run();
     expect(out.status).toBe("failed");
     expect(out.outcome.failureReason).toBe("invalid_plan");
@@ -179,14 +236,24 @@ describe("llmPlanner", () => {
     const first = answer(
       [
         llmStep("search", { tool: "lookup", produces: ["company"] }),
-        llmStep("portal", { tool: "portal", dependsOn: ["search"], inputs: ["company"], produces: ["report"], assumptions: ["portal_up"] }),
+        llmStep("portal", {
+          tool: "portal",
+          dependsOn: ["search"],
+          inputs: ["company"],
+          produces: ["report"],
+          assumptions: ["portal_up"],
+        }),
       ],
       [{ id: "portal_up", statement: "the portal serves reports", check: null }],
     );
     const replacement = answer([llmStep("mirror", { tool: "mirror", inputs: ["company"], produces: ["report"] })]);
     const model = new ScriptedChatModel([first, replacement]);
     const mirror = scriptedTool("mirror", [{ report: "r" }]);
-    const out = await harness(planner(model).planner, [scriptedTool("lookup", [{ company: "Acme" }]), scriptedTool("portal", [httpError(404)]), mirror]).run();
+    const out = await harness(planner(model).planner, [
+      scriptedTool("lookup", [{ company: "Acme" }]),
+      scriptedTool("portal", [httpError(404)]),
+      mirror,
+    ]).run();
     expect(out.status).toBe("completed");
     expect(brief(out.decisions)).toEqual(["portal: deterministic → replan_local [deterministic.replan-local]"]);
     const prompt = String(model.received[1]![1]!.content);
@@ -200,10 +267,18 @@ describe("llmPlanner", () => {
   });
 
   it("an invalid replan draft escalates and counts against maxReplans", async () => {
-    const first = answer([llmStep("w", { tool: "lookup", successSignal: "output.ok", assumptions: ["a"] })], [{ id: "a", statement: "s", check: null }]);
+    const first = answer(
+      [llmStep("w", { tool: "lookup", successSignal: "output.ok", assumptions: ["a"] })],
+      [{ id: "a", statement: "s", check: null }],
+    );
     const model = new ScriptedChatModel([first, answer([llmStep("x", { tool: "nope" })])]);
-    const out = await harness(planner(model, { maxValidationRetries: 0 }).planner, [scriptedTool("lookup", [{ ok: false }])]).run();
-    expect(brief(out.decisions)).toEqual(["w: success_signal_unmet → replan_local [unmet.replan-local]", "w: success_signal_unmet → escalate [replan.invalid-draft]"]);
+    const out = await harness(planner(model, { maxValidationRetries: 0 }).planner, [
+      scriptedTool("lookup", [{ ok: false }]),
+    ]).run();
+    expect(brief(out.decisions)).toEqual([
+      "w: success_signal_unmet → replan_local [unmet.replan-local]",
+      "w: success_signal_unmet → escalate [replan.invalid-draft]",
+    ]);
     expect(out.guards.count).toBe(1);
   });
 });

@@ -40,7 +40,10 @@ describe("LlmPlanAnswerSchema", () => {
   it("reads a plan whose assumptions are left out or null as one without assumptions", () => {
     const steps = [{ id: "a", goal: "A", tool: "t" }];
     expect(read({ steps })).toEqual({ draft: { steps, assumptions: [] }, issues: [] });
-    expect(read({ steps, assumptions: null, rationale: null })).toEqual({ draft: { steps, assumptions: [] }, issues: [] });
+    expect(read({ steps, assumptions: null, rationale: null })).toEqual({
+      draft: { steps, assumptions: [] },
+      issues: [],
+    });
   });
 
   it("reads a strict-mode answer as before, JSON string args included", () => {

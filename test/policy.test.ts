@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { type Step } from "../src/index.js";
-import { backoffDelay, classify, classifyEvidence, resolvePolicy, type ClassifyInput, type Deviation } from "../src/policy/index.js";
+import {
+  backoffDelay,
+  classify,
+  classifyEvidence,
+  resolvePolicy,
+  type ClassifyInput,
+  type Deviation,
+} from "../src/policy/index.js";
 
 const policy = resolvePolicy({});
 const standing = { available: true, count: 0, spent: 0, coolingDown: [], falsified: [] };
@@ -35,10 +42,17 @@ describe("evidence rules", () => {
     [{ name: "ToolInputParsingException" }, "deterministic.invalid-arguments"],
     [{ name: "Error" }, "unknown.unclassified"],
   ])("%j → %s", (error, rule) => {
-    expect(classifyEvidence({ kind: "error", attempt: 1, message: "m", error: { name: "Error", message: "m", ...error } }).id).toBe(rule);
+    expect(
+      classifyEvidence({ kind: "error", attempt: 1, message: "m", error: { name: "Error", message: "m", ...error } })
+        .id,
+    ).toBe(rule);
   });
   it("classifies timeouts, unmet signals, preconditions, budget and scope changes", () => {
-    expect(["timeout", "signal_unmet", "precondition", "budget", "scope_change", "assumption_broken"].map((kind) => classifyEvidence({ kind: kind as Deviation["kind"], attempt: 1, message: "" }).id)).toEqual([
+    expect(
+      ["timeout", "signal_unmet", "precondition", "budget", "scope_change", "assumption_broken"].map(
+        (kind) => classifyEvidence({ kind: kind as Deviation["kind"], attempt: 1, message: "" }).id,
+      ),
+    ).toEqual([
       "transient.timeout",
       "unmet.signal",
       "precondition.false",
@@ -57,42 +71,67 @@ describe("classify (the ladder)", () => {
     expect(v.delayMs).toBe(400);
   });
   it("after the last attempt a transient failure is treated as deterministic", () => {
-    expect(pick(classify(input(e503, { run: { status: "failed", attempts: 3 } })))).toBe("deterministic escalate exhausted.escalate transient.http-5xx");
-    expect(pick(classify(input(e503, { run: { status: "failed", attempts: 3 }, step: { ...step, fallback: { tool: "u" } } })))).toBe("deterministic fallback exhausted.fallback transient.http-5xx");
+    expect(pick(classify(input(e503, { run: { status: "failed", attempts: 3 } })))).toBe(
+      "deterministic escalate exhausted.escalate transient.http-5xx",
+    );
+    expect(
+      pick(
+        classify(input(e503, { run: { status: "failed", attempts: 3 }, step: { ...step, fallback: { tool: "u" } } })),
+      ),
+    ).toBe("deterministic fallback exhausted.fallback transient.http-5xx");
   });
   it("a person's retry opens a fresh round of attempts", () => {
     expect(classify(input(e503, { run: { status: "failed", attempts: 4, retryBase: 3 } })).action).toBe("retry");
   });
   it("deterministic: fallback, then local replan if an assumption covers the step, then escalate", () => {
     const e404 = { error: { name: "HttpError", message: "x", status: 404 } };
-    expect(pick(classify(input(e404, { step: { ...step, fallback: { tool: "u" } } })))).toBe("deterministic fallback deterministic.fallback deterministic.http-4xx");
-    const used = classify(input(e404, { step: { ...step, fallback: { tool: "u" }, assumptions: ["portal"] }, run: { status: "failed", attempts: 2, usedFallback: true } }));
+    expect(pick(classify(input(e404, { step: { ...step, fallback: { tool: "u" } } })))).toBe(
+      "deterministic fallback deterministic.fallback deterministic.http-4xx",
+    );
+    const used = classify(
+      input(e404, {
+        step: { ...step, fallback: { tool: "u" }, assumptions: ["portal"] },
+        run: { status: "failed", attempts: 2, usedFallback: true },
+      }),
+    );
     expect(pick(used)).toBe("deterministic replan_local deterministic.replan-local deterministic.http-4xx");
     expect(used.brokenAssumption).toBe("portal");
     expect(pick(classify(input(e404)))).toBe("deterministic escalate deterministic.escalate deterministic.http-4xx");
   });
   it("an optional step that fails for good is skipped", () => {
-    expect(pick(classify(input({ error: { name: "PermanentError", message: "x" } }, { step: { ...step, optional: true } })))).toBe("deterministic skip optional.skip deterministic.error");
+    expect(
+      pick(classify(input({ error: { name: "PermanentError", message: "x" } }, { step: { ...step, optional: true } }))),
+    ).toBe("deterministic skip optional.skip deterministic.error");
   });
   it("replans need a planner that can replan and are bounded by the guardrails", () => {
     const d = { kind: "assumption_broken" as const, assumptionId: "a" };
-    expect(pick(classify(input(d)))).toBe("assumption_broken replan_local assumption.replan-local assumption.check-false");
+    expect(pick(classify(input(d)))).toBe(
+      "assumption_broken replan_local assumption.replan-local assumption.check-false",
+    );
     expect(classify(input(d, { replan: { ...standing, available: false } })).rule).toBe("replan.unavailable");
     expect(classify(input(d, { replan: { ...standing, count: 3 } })).rule).toBe("guard.max-replans");
     expect(classify(input(d, { replan: { ...standing, coolingDown: ["a"] } })).rule).toBe("guard.replan-cooldown");
     const budgeted = resolvePolicy({ budget: { maxReplanCost: 0.2 } });
-    expect(classify(input(d, { policy: budgeted, replan: { ...standing, spent: 0.2 } })).rule).toBe("guard.replan-budget");
+    expect(classify(input(d, { policy: budgeted, replan: { ...standing, spent: 0.2 } })).rule).toBe(
+      "guard.replan-budget",
+    );
     expect(classify(input(d, { decisionCount: 100 })).rule).toBe("guard.max-decisions");
   });
   it("an unmet signal blames the step's first assumption; without one it escalates", () => {
     const v = classify(input({ kind: "signal_unmet" }, { step: { ...step, assumptions: ["root", "other"] } }));
     expect(pick(v)).toBe("success_signal_unmet replan_local unmet.replan-local unmet.signal");
     expect(v.brokenAssumption).toBe("root");
-    expect(pick(classify(input({ kind: "signal_unmet" })))).toBe("success_signal_unmet escalate unmet.escalate unmet.signal");
+    expect(pick(classify(input({ kind: "signal_unmet" })))).toBe(
+      "success_signal_unmet escalate unmet.escalate unmet.signal",
+    );
   });
   it("scope changes replan globally; budget exhaustion asks for a cheaper route", () => {
-    expect(pick(classify(input({ kind: "scope_change" })))).toBe("scope_changed replan_global scope.replan-global scope.change-requested");
-    expect(pick(classify(input({ kind: "budget" })))).toBe("budget_exhausted replan_global budget.replan-cheaper budget.max-cost");
+    expect(pick(classify(input({ kind: "scope_change" })))).toBe(
+      "scope_changed replan_global scope.replan-global scope.change-requested",
+    );
+    expect(pick(classify(input({ kind: "budget" })))).toBe(
+      "budget_exhausted replan_global budget.replan-cheaper budget.max-cost",
+    );
   });
   it("is a pure function: the same input gives the same decision", () => {
     const i = input(e503);
@@ -125,7 +164,9 @@ describe("policy options", () => {
   });
   it("names the field of an invalid option", () => {
     expect(() => resolvePolicy({ maxReplans: -1 })).toThrow("policy.maxReplans: Too small: expected number to be >=0");
-    expect(() => resolvePolicy({ defaultRetry: { initialDelayMs: 500, maxDelayMs: 100 } })).toThrow("policy.defaultRetry: maxDelayMs (100) cannot be less than initialDelayMs (500)");
+    expect(() => resolvePolicy({ defaultRetry: { initialDelayMs: 500, maxDelayMs: 100 } })).toThrow(
+      "policy.defaultRetry: maxDelayMs (100) cannot be less than initialDelayMs (500)",
+    );
     expect(() => resolvePolicy({ maxReplan: 3 })).toThrow('policy: Unrecognized key: "maxReplan"');
   });
 });

@@ -14,7 +14,10 @@ describe("README", () => {
     const dir = mkdtempSync(join(root, "test", ".readme-"));
     try {
       const file = join(dir, "quickstart.ts");
-      writeFileSync(file, code!.replace('from "langgraph-replan"', `from ${JSON.stringify(join(root, "src/index.ts"))}`));
+      writeFileSync(
+        file,
+        code!.replace('from "langgraph-replan"', `from ${JSON.stringify(join(root, "src/index.ts"))}`),
+      );
       const run = spawnSync(process.execPath, ["--import", "tsx", file], { cwd: root, encoding: "utf8" });
       expect(run.stderr.replace(/npm warn.*\n/g, "")).toBe("");
       expect(run.stdout.trim().split("\n")).toEqual(["completed", "1.08", "transient.retry"]);

@@ -8,7 +8,17 @@ import { describe, expect, it } from "vitest";
 import { AssumptionBrokenError, PermanentError, TransientError, type PlanDraft, type Planner } from "../src/index.js";
 import { harness, httpError, scriptedTool } from "./helpers/graph.js";
 
-const behaviours = ["ok", "transient", "http503", "permanent", "http404", "broken", "garbage", "hang", "unknown"] as const;
+const behaviours = [
+  "ok",
+  "transient",
+  "http503",
+  "permanent",
+  "http404",
+  "broken",
+  "garbage",
+  "hang",
+  "unknown",
+] as const;
 type Behaviour = (typeof behaviours)[number];
 
 function act(b: Behaviour, assumption: string): unknown {
@@ -43,7 +53,10 @@ const planArb = fc.integer({ min: 1, max: 6 }).chain((n) =>
   }),
 );
 
-function buildPlan(shape: { deps: number[][]; rests: string[][]; optional: boolean[]; fallback: boolean[] }, prefix = "s"): PlanDraft {
+function buildPlan(
+  shape: { deps: number[][]; rests: string[][]; optional: boolean[]; fallback: boolean[] },
+  prefix = "s",
+): PlanDraft {
   return {
     assumptions: [
       { id: "a1", statement: "one" },
@@ -81,7 +94,15 @@ function makePlanner(kind: (typeof plannerKinds)[number], plan: PlanDraft): Plan
         ...base,
         replan: async (r) => {
           n += 1;
-          return { steps: r.affectedSteps.map((s) => ({ ...s, id: `${s.id}_${n}`, assumptions: [], dependsOn: [], args: { variant: n % 2 } })) };
+          return {
+            steps: r.affectedSteps.map((s) => ({
+              ...s,
+              id: `${s.id}_${n}`,
+              assumptions: [],
+              dependsOn: [],
+              args: { variant: n % 2 },
+            })),
+          };
         },
       };
     case "invalid":
@@ -93,7 +114,11 @@ function makePlanner(kind: (typeof plannerKinds)[number], plan: PlanDraft): Plan
         ...base,
         replan: async (r) => {
           n += 1;
-          return { steps: [{ id: `fresh_${n}`, goal: "Fresh", tool: "work", args: { fresh: n }, successSignal: "output.ok == true" }].concat(r.scope === "global" ? [] : []) };
+          return {
+            steps: [
+              { id: `fresh_${n}`, goal: "Fresh", tool: "work", args: { fresh: n }, successSignal: "output.ok == true" },
+            ].concat(r.scope === "global" ? [] : []),
+          };
         },
       };
   }
@@ -102,37 +127,44 @@ function makePlanner(kind: (typeof plannerKinds)[number], plan: PlanDraft): Plan
 describe("termination under adversarial tools and planners", () => {
   it("every run ends within the documented bounds", async () => {
     await fc.assert(
-      fc.asyncProperty(planArb, fc.array(fc.constantFrom(...behaviours), { minLength: 1, maxLength: 40 }), fc.constantFrom(...plannerKinds), async (shape, script, kind) => {
-        const plan = buildPlan(shape);
-        const calls = { n: 0 };
-        const work = scriptedTool("work", [
-          () => {
-            const b = script[calls.n % script.length]!;
-            calls.n += 1;
-            const r = act(b, "a1");
-            if (r instanceof Error) throw r;
-            return typeof r === "function" ? (r as () => unknown)() : r;
-          },
-        ]);
-        const h = harness(makePlanner(kind, plan), [work], { policy: { maxReplans: 3, maxDecisions: 60, defaultTimeoutMs: 20 } });
-        const out = await h.run();
-        const ended = ["completed", "failed", "aborted", "awaiting_human"].includes(out.status);
-        expect(ended).toBe(true);
-        expect(out.guards.count).toBeLessThanOrEqual(3);
-        expect(out.decisions.length).toBeLessThanOrEqual(60 + 2);
-        // Attempts: per step and plan version at most 2 × maxAttempts (fallback), plus re-runs by backtracking.
-        const versions = out.plan ? out.plan.version : 1;
-        expect(calls.n).toBeLessThanOrEqual(versions * 6 * 2 * 2 + 2 * 6 + 6);
-        const pausedKind = out.status === "awaiting_human" ? out.__interrupt__?.[0]?.value.kind : "escalation";
-        expect(["escalation", "human_step"]).toContain(pausedKind);
-        // People answering "retry" or "skip" again and again still get a run that ends each time.
-        let last = out;
-        for (const action of ["retry", "skip", "retry"]) {
-          if (last.status !== "awaiting_human") break;
-          last = await h.run(new Command({ resume: { action } }));
-          expect(["completed", "partial", "failed", "aborted", "awaiting_human"]).toContain(last.status);
-        }
-      }),
+      fc.asyncProperty(
+        planArb,
+        fc.array(fc.constantFrom(...behaviours), { minLength: 1, maxLength: 40 }),
+        fc.constantFrom(...plannerKinds),
+        async (shape, script, kind) => {
+          const plan = buildPlan(shape);
+          const calls = { n: 0 };
+          const work = scriptedTool("work", [
+            () => {
+              const b = script[calls.n % script.length]!;
+              calls.n += 1;
+              const r = act(b, "a1");
+              if (r instanceof Error) throw r;
+              return typeof r === "function" ? (r as () => unknown)() : r;
+            },
+          ]);
+          const h = harness(makePlanner(kind, plan), [work], {
+            policy: { maxReplans: 3, maxDecisions: 60, defaultTimeoutMs: 20 },
+          });
+          const out = await h.run();
+          const ended = ["completed", "failed", "aborted", "awaiting_human"].includes(out.status);
+          expect(ended).toBe(true);
+          expect(out.guards.count).toBeLessThanOrEqual(3);
+          expect(out.decisions.length).toBeLessThanOrEqual(60 + 2);
+          // Attempts: per step and plan version at most 2 × maxAttempts (fallback), plus re-runs by backtracking.
+          const versions = out.plan ? out.plan.version : 1;
+          expect(calls.n).toBeLessThanOrEqual(versions * 6 * 2 * 2 + 2 * 6 + 6);
+          const pausedKind = out.status === "awaiting_human" ? out.__interrupt__?.[0]?.value.kind : "escalation";
+          expect(["escalation", "human_step"]).toContain(pausedKind);
+          // People answering "retry" or "skip" again and again still get a run that ends each time.
+          let last = out;
+          for (const action of ["retry", "skip", "retry"]) {
+            if (last.status !== "awaiting_human") break;
+            last = await h.run(new Command({ resume: { action } }));
+            expect(["completed", "partial", "failed", "aborted", "awaiting_human"]).toContain(last.status);
+          }
+        },
+      ),
       { numRuns: 120, seed: 20261122, timeout: 10_000 },
     );
   }, 120_000);

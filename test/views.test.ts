@@ -6,7 +6,11 @@ import { createLoanTools, loanPlan } from "../examples/loan/workflow.js";
 import { harness } from "./helpers/graph.js";
 
 async function loanRun() {
-  const h = harness(loanPlan, createLoanTools().tools, { threadId: "loan-A-7291", context: { applicant_id: "A-7291" }, policy: { budget: { maxCost: 0.25 } } });
+  const h = harness(loanPlan, createLoanTools().tools, {
+    threadId: "loan-A-7291",
+    context: { applicant_id: "A-7291" },
+    policy: { budget: { maxCost: 0.25 } },
+  });
   const paused = await h.run();
   return { h, paused };
 }
@@ -22,7 +26,14 @@ describe("three views of one state", () => {
       "Waiting for a person to review.",
     ]);
     const done = await h.run(new Command({ resume: { action: "complete", output: { human_override: "approved" } } }));
-    expect(userView(done as never)).toEqual(["✓ Verifying identity", "✓ Checking credit history", "✓ Running compliance checks", "✓ Compliance review by an underwriter", "✓ Issuing the decision", "Done."]);
+    expect(userView(done as never)).toEqual([
+      "✓ Verifying identity",
+      "✓ Checking credit history",
+      "✓ Running compliance checks",
+      "✓ Compliance review by an underwriter",
+      "✓ Issuing the decision",
+      "Done.",
+    ]);
   });
 
   it("operator view: current step, attempt n/max, elapsed, budget, last failure, plan version, metrics", async () => {
@@ -74,7 +85,10 @@ describe("three views of one state", () => {
   });
 
   it("debug view shows replan diffs and relabelled facts", async () => {
-    const out = await harness(staticPlanner({ plan: codingPlan, replan: codingReplan }), createCodingTools().tools).run();
+    const out = await harness(
+      staticPlanner({ plan: codingPlan, replan: codingReplan }),
+      createCodingTools().tools,
+    ).run();
     const lines = debugView(out as never);
     const at = lines.indexOf("replans:");
     expect(lines.slice(at + 1, at + 4)).toEqual([
@@ -82,8 +96,12 @@ describe("three views of one state", () => {
       "    diff: +[diagnose_v2, fix_v2, test_v2] -[diagnose, fix, test] ~[]",
       "    facts: trusted [candidates] suspect [suspect_file, patched_file] invalidated []",
     ]);
-    expect(lines).toContain("  test: invalidated, 1 attempt, cost 0 2026-01-01T00:00:00.000Z → 2026-01-01T00:00:00.000Z");
-    expect(lines).toContain("    error: SuccessSignalUnmet: success signal \"output.passed == true\" is false for output {\"passed\":false,\"failing\":1}");
+    expect(lines).toContain(
+      "  test: invalidated, 1 attempt, cost 0 2026-01-01T00:00:00.000Z → 2026-01-01T00:00:00.000Z",
+    );
+    expect(lines).toContain(
+      '    error: SuccessSignalUnmet: success signal "output.passed == true" is false for output {"passed":false,"failing":1}',
+    );
   });
 
   it("planMermaid draws the plan with step status", async () => {

@@ -62,7 +62,9 @@ async function main() {
   rmSync(dbPath, { force: true });
   const checkpointer = SqliteSaver.fromConnString(dbPath);
   const { tools } = createLoanTools();
-  const chosen = useLlm ? defaultPlanner({ plan: loanPlan, replan: loanReplan }) : { planner: staticPlanner({ plan: loanPlan, replan: loanReplan }), description: "static" };
+  const chosen = useLlm
+    ? defaultPlanner({ plan: loanPlan, replan: loanReplan })
+    : { planner: staticPlanner({ plan: loanPlan, replan: loanReplan }), description: "static" };
   // Real backoff would wait 500 ms before the retry; the demo keeps it but caps waits at 50 ms.
   const graph = createPlanManager({
     tools,
@@ -73,8 +75,14 @@ async function main() {
   const config = { configurable: { thread_id: `loan-${applicant}` } };
 
   console.log(`langgraph-replan demo — loan application ${applicant}`);
-  const plannerName = !useLlm ? "static" : "description" in chosen && chosen.description.startsWith("LLM") ? chosen.description : `static (${chosen.description})`;
-  console.log(`planner: ${plannerName} · checkpointer: SQLite (${relative(process.cwd(), dbPath) || dbPath})${interactive ? " · interactive" : ""}\n`);
+  const plannerName = !useLlm
+    ? "static"
+    : "description" in chosen && chosen.description.startsWith("LLM")
+      ? chosen.description
+      : `static (${chosen.description})`;
+  console.log(
+    `planner: ${plannerName} · checkpointer: SQLite (${relative(process.cwd(), dbPath) || dbPath})${interactive ? " · interactive" : ""}\n`,
+  );
 
   let input: unknown = { goal: `Process loan application ${applicant}`, context: { applicant_id: applicant } };
   for (;;) {
@@ -102,7 +110,9 @@ async function main() {
   for (const d of state.decisions) {
     console.log(`  #${d.seq} ${d.stepId ?? "-"} (attempt ${d.attempt}): ${decisionLine(d)}`);
   }
-  console.log(`\nSide effects committed: ${state.sideEffects.map((s: { idempotencyKey: string }) => s.idempotencyKey).join(", ") || "none"}`);
+  console.log(
+    `\nSide effects committed: ${state.sideEffects.map((s: { idempotencyKey: string }) => s.idempotencyKey).join(", ") || "none"}`,
+  );
   console.log(`Final status: ${state.status} — ${state.outcome?.summary ?? ""}`);
   if (reportPath) {
     const require = createRequire(import.meta.url);
@@ -142,7 +152,10 @@ async function answer(payload: InterruptPayload): Promise<unknown> {
   console.log(`? ${payload.reason}`);
   if (payload.error) console.log(`  (${payload.error})`);
   if (!interactive) {
-    const value = payload.kind === "human_step" ? { action: "complete", output: { human_override: "approved" } } : { action: "abort", reason: "demo: no person available" };
+    const value =
+      payload.kind === "human_step"
+        ? { action: "complete", output: { human_override: "approved" } }
+        : { action: "abort", reason: "demo: no person available" };
     console.log(`  answered automatically: ${JSON.stringify(value)}`);
     return value;
   }

@@ -36,7 +36,11 @@ export function createLoanTools(options: LoanToolOptions = {}) {
       calls.push("verify_identity");
       return { identity_verified: applicant_id.startsWith("A-") };
     },
-    { name: "verify_identity", description: "Verify the applicant's identity documents.", schema: z.object({ applicant_id: z.string() }) },
+    {
+      name: "verify_identity",
+      description: "Verify the applicant's identity documents.",
+      schema: z.object({ applicant_id: z.string() }),
+    },
   );
   const pullCredit = tool(
     async ({ applicant_id }) => {
@@ -47,14 +51,22 @@ export function createLoanTools(options: LoanToolOptions = {}) {
       }
       return { credit_score: applicant_id === "A-7291" ? 720 : 640 };
     },
-    { name: "pull_credit", description: "Pull the applicant's credit score from the bureau.", schema: z.object({ applicant_id: z.string() }) },
+    {
+      name: "pull_credit",
+      description: "Pull the applicant's credit score from the bureau.",
+      schema: z.object({ applicant_id: z.string() }),
+    },
   );
   const complianceCheck = tool(
     async () => {
       calls.push("compliance_check");
       return { compliance_flag: options.complianceFlag ?? "review" };
     },
-    { name: "compliance_check", description: "Run AML and policy compliance checks.", schema: z.object({ applicant_id: z.string(), credit_score: z.number() }) },
+    {
+      name: "compliance_check",
+      description: "Run AML and policy compliance checks.",
+      schema: z.object({ applicant_id: z.string(), credit_score: z.number() }),
+    },
   );
   const issueDecision = tool(
     async ({ applicant_id, human_override }, config) => {
@@ -76,7 +88,11 @@ export function createLoanTools(options: LoanToolOptions = {}) {
       calls.push("business_credit");
       return { business_credit_score: applicant_id === "A-7291" ? 81 : 55 };
     },
-    { name: "business_credit", description: "Pull the business credit score of the applicant's company.", schema: z.object({ applicant_id: z.string() }) },
+    {
+      name: "business_credit",
+      description: "Pull the business credit score of the applicant's company.",
+      schema: z.object({ applicant_id: z.string() }),
+    },
   );
   return { tools: [verifyIdentity, pullCredit, complianceCheck, issueDecision, businessCredit], ledger, calls };
 }
@@ -122,7 +138,10 @@ export const loanPlan: PlanDraft = {
     {
       id: "human_review",
       goal: "Compliance review by an underwriter",
-      human: { prompt: "Compliance flagged this application for review: approve or deny?", timeoutMs: 48 * 3600 * 1000 },
+      human: {
+        prompt: "Compliance flagged this application for review: approve or deny?",
+        timeoutMs: 48 * 3600 * 1000,
+      },
       dependsOn: ["compliance_check"],
       inputs: ["applicant_id", "credit_score", "compliance_flag"],
       when: 'facts.compliance_flag == "review"',
@@ -147,10 +166,18 @@ export const loanPlan: PlanDraft = {
  * before the decision; everything else is kept as it was.
  */
 export function loanReplan(req: ReplanRequest): PlanDraft {
-  const wantsBusiness = req.scopeChanges.some((c) => /business credit/i.test(c)) || req.constraints.some((c) => /business credit/i.test(c));
+  const wantsBusiness =
+    req.scopeChanges.some((c) => /business credit/i.test(c)) || req.constraints.some((c) => /business credit/i.test(c));
   const steps = req.affectedSteps.map((s) => ({ ...s }));
   if (!wantsBusiness) return { steps };
-  const business = { id: "business_credit", goal: "Checking business credit", tool: "business_credit", inputs: ["applicant_id"], produces: ["business_credit_score"], successSignal: "output.business_credit_score >= 0" };
+  const business = {
+    id: "business_credit",
+    goal: "Checking business credit",
+    tool: "business_credit",
+    inputs: ["applicant_id"],
+    produces: ["business_credit_score"],
+    successSignal: "output.business_credit_score >= 0",
+  };
   const first = steps[0];
   if (first) first.dependsOn = [...(first.dependsOn ?? []), "business_credit"];
   return { steps: [business, ...steps] };

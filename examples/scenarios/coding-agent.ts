@@ -15,7 +15,11 @@ export function createCodingTools(buggyFile = "session.ts") {
       record("search_code", args);
       return { candidates: ["auth.ts", "session.ts", "token.ts"] };
     },
-    { name: "search_code", description: "Search the repository for files related to a failing test.", schema: z.object({ query: z.string() }) },
+    {
+      name: "search_code",
+      description: "Search the repository for files related to a failing test.",
+      schema: z.object({ query: z.string() }),
+    },
   );
   const diagnose = tool(
     async (args) => {
@@ -23,14 +27,22 @@ export function createCodingTools(buggyFile = "session.ts") {
       const next = args.candidates.find((f) => !(args.exclude ?? []).includes(f));
       return { suspect_file: next ?? "none" };
     },
-    { name: "diagnose", description: "Pick the most likely root-cause file among candidates.", schema: z.object({ candidates: z.array(z.string()), exclude: z.array(z.string()).optional() }) },
+    {
+      name: "diagnose",
+      description: "Pick the most likely root-cause file among candidates.",
+      schema: z.object({ candidates: z.array(z.string()), exclude: z.array(z.string()).optional() }),
+    },
   );
   const fix = tool(
     async (args) => {
       record("apply_fix", args);
       return { patched_file: args.suspect_file };
     },
-    { name: "apply_fix", description: "Edit the suspect file to fix the bug.", schema: z.object({ suspect_file: z.string() }) },
+    {
+      name: "apply_fix",
+      description: "Edit the suspect file to fix the bug.",
+      schema: z.object({ suspect_file: z.string() }),
+    },
   );
   const runTests = tool(
     async (args) => {
@@ -45,10 +57,41 @@ export function createCodingTools(buggyFile = "session.ts") {
 export const codingPlan: PlanDraft = {
   assumptions: [{ id: "root_cause", statement: "the bug is in the file the diagnosis picks" }],
   steps: [
-    { id: "search", goal: "Searching the code", tool: "search_code", args: { query: "login test fails" }, produces: ["candidates"] },
-    { id: "diagnose", goal: "Diagnosing the root cause", tool: "diagnose", dependsOn: ["search"], inputs: ["candidates"], produces: ["suspect_file"], assumptions: ["root_cause"] },
-    { id: "fix", goal: "Applying the fix", tool: "apply_fix", dependsOn: ["diagnose"], inputs: ["suspect_file"], produces: ["patched_file"], assumptions: ["root_cause"] },
-    { id: "test", goal: "Running the tests", tool: "run_tests", dependsOn: ["fix"], inputs: ["patched_file"], successSignal: "output.passed == true", produces: ["passed"], assumptions: ["root_cause"] },
+    {
+      id: "search",
+      goal: "Searching the code",
+      tool: "search_code",
+      args: { query: "login test fails" },
+      produces: ["candidates"],
+    },
+    {
+      id: "diagnose",
+      goal: "Diagnosing the root cause",
+      tool: "diagnose",
+      dependsOn: ["search"],
+      inputs: ["candidates"],
+      produces: ["suspect_file"],
+      assumptions: ["root_cause"],
+    },
+    {
+      id: "fix",
+      goal: "Applying the fix",
+      tool: "apply_fix",
+      dependsOn: ["diagnose"],
+      inputs: ["suspect_file"],
+      produces: ["patched_file"],
+      assumptions: ["root_cause"],
+    },
+    {
+      id: "test",
+      goal: "Running the tests",
+      tool: "run_tests",
+      dependsOn: ["fix"],
+      inputs: ["patched_file"],
+      successSignal: "output.passed == true",
+      produces: ["passed"],
+      assumptions: ["root_cause"],
+    },
   ],
 };
 
@@ -62,9 +105,35 @@ export function codingReplan(req: ReplanRequest): PlanDraft {
   return {
     assumptions: [{ id: assumption, statement: `the bug is not in ${tried.join(", ")}` }],
     steps: [
-      { id: `diagnose_v${n}`, goal: "Re-diagnosing the root cause", tool: "diagnose", dependsOn: ["search"], inputs: ["candidates"], args: { exclude: [...new Set(tried)] }, produces: ["suspect_file"], assumptions: [assumption] },
-      { id: `fix_v${n}`, goal: "Applying the fix", tool: "apply_fix", dependsOn: [`diagnose_v${n}`], inputs: ["suspect_file"], produces: ["patched_file"], assumptions: [assumption] },
-      { id: `test_v${n}`, goal: "Running the tests", tool: "run_tests", dependsOn: [`fix_v${n}`], inputs: ["patched_file"], successSignal: "output.passed == true", produces: ["passed"], assumptions: [assumption] },
+      {
+        id: `diagnose_v${n}`,
+        goal: "Re-diagnosing the root cause",
+        tool: "diagnose",
+        dependsOn: ["search"],
+        inputs: ["candidates"],
+        args: { exclude: [...new Set(tried)] },
+        produces: ["suspect_file"],
+        assumptions: [assumption],
+      },
+      {
+        id: `fix_v${n}`,
+        goal: "Applying the fix",
+        tool: "apply_fix",
+        dependsOn: [`diagnose_v${n}`],
+        inputs: ["suspect_file"],
+        produces: ["patched_file"],
+        assumptions: [assumption],
+      },
+      {
+        id: `test_v${n}`,
+        goal: "Running the tests",
+        tool: "run_tests",
+        dependsOn: [`fix_v${n}`],
+        inputs: ["patched_file"],
+        successSignal: "output.passed == true",
+        produces: ["passed"],
+        assumptions: [assumption],
+      },
     ],
   };
 }

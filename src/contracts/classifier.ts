@@ -18,5 +18,9 @@ export type FallbackUsage = Omit<UsageEntry, "purpose" | "at">;
 
 /** Consulted only for failures the rules call `unknown` (see `llmClassifier`). */
 export interface FallbackClassifier {
-  classify(input: { deviation: Deviation; step?: Step; allowed: readonly Verdict["action"][] }): Promise<FallbackAnswer | undefined>;
+  classify(input: {
+    deviation: Deviation;
+    step?: Step;
+    allowed: readonly Verdict["action"][];
+  }): Promise<FallbackAnswer | undefined>;
 }

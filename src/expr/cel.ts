@@ -84,7 +84,9 @@ function collectFacts(node: ASTNode, keys: Set<string>, probed: Set<string>): st
     }
   }
   if (op === "id") {
-    return args === "facts" ? "read `facts` only as facts.key or facts[\"key\"] (no whole-map or computed access)" : undefined;
+    return args === "facts"
+      ? 'read `facts` only as facts.key or facts["key"] (no whole-map or computed access)'
+      : undefined;
   }
   if ((op === "." || op === ".?") && Array.isArray(args)) {
     const [target, field] = args as [ASTNode, string];
@@ -102,7 +104,7 @@ function collectFacts(node: ASTNode, keys: Set<string>, probed: Set<string>): st
         keys.add(i.args);
         return undefined;
       }
-      return "read `facts` only with a literal key: facts[\"key\"]";
+      return 'read `facts` only with a literal key: facts["key"]';
     }
   }
   const children: unknown[] = Array.isArray(args) ? args.flat(2) : [];
@@ -176,7 +178,12 @@ export function evaluateExpression(
 }
 
 /** Compiles (cached) and evaluates; a compile error is reported like an evaluation error. */
-export function evaluate(source: string, kind: ExpressionKind, facts: Readonly<Record<string, unknown>>, output?: unknown): EvalResult {
+export function evaluate(
+  source: string,
+  kind: ExpressionKind,
+  facts: Readonly<Record<string, unknown>>,
+  output?: unknown,
+): EvalResult {
   const compiled = compileExpression(source, kind);
   if (!compiled.ok) return { ok: false, message: compiled.message };
   return evaluateExpression(compiled.expression, facts, output);

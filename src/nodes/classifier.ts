@@ -10,7 +10,6 @@ import { emit } from "../runtime/events.js";
 import { ESCALATION_OPTIONS, escalationPayload, offered } from "../runtime/interrupts.js";
 import { falsify } from "../runtime/falsify.js";
 
-
 export function replanStanding(state: PlanManagerStateType, rt: Runtime): ReplanStanding {
   const g = state.guards;
   return {
@@ -25,15 +24,20 @@ export function replanStanding(state: PlanManagerStateType, rt: Runtime): Replan
 }
 
 export function makeClassifierNode(rt: Runtime) {
-  return async function classifier(state: PlanManagerStateType, config: LangGraphRunnableConfig): Promise<PlanManagerUpdate> {
+  return async function classifier(
+    state: PlanManagerStateType,
+    config: LangGraphRunnableConfig,
+  ): Promise<PlanManagerUpdate> {
     const deviation = state.deviation;
     if (!deviation || !state.plan) return {};
     const step = deviation.stepId ? state.plan.steps.find((s) => s.id === deviation.stepId) : undefined;
     const run = deviation.stepId ? state.steps[deviation.stepId] : undefined;
-    const producerAssumptions = [...new Set([...(deviation.missing ?? []), ...(deviation.facts ?? [])])].flatMap((key) => {
-      const producer = state.facts[key]?.producedBy ?? state.plan!.steps.find((s) => s.produces?.includes(key))?.id;
-      return state.plan!.steps.find((s) => s.id === producer)?.assumptions ?? [];
-    });
+    const producerAssumptions = [...new Set([...(deviation.missing ?? []), ...(deviation.facts ?? [])])].flatMap(
+      (key) => {
+        const producer = state.facts[key]?.producedBy ?? state.plan!.steps.find((s) => s.produces?.includes(key))?.id;
+        return state.plan!.steps.find((s) => s.id === producer)?.assumptions ?? [];
+      },
+    );
     let verdict: Verdict = classify({
       deviation,
       ...(step ? { step } : {}),
@@ -73,7 +77,11 @@ export function makeClassifierNode(rt: Runtime) {
     emit(config, { type: "decision", decision });
     const update: PlanManagerUpdate = { decisions: decision, usage };
     // The evidence stands even when a guardrail stops the replan: record it now (the replanner does it otherwise).
-    if (verdict.action !== "replan_local" && verdict.action !== "replan_global" && verdict.brokenAssumption !== undefined) {
+    if (
+      verdict.action !== "replan_local" &&
+      verdict.action !== "replan_global" &&
+      verdict.brokenAssumption !== undefined
+    ) {
       const { falsified, labels } = falsify(state, decision);
       if (falsified.length > state.guards.falsified.length) {
         update.guards = { ...state.guards, falsified };
@@ -86,11 +94,21 @@ export function makeClassifierNode(rt: Runtime) {
     switch (verdict.action) {
       case "escalate":
         update.status = "awaiting_human";
-        update.pendingHuman = escalationPayload(state, decision, offered(ESCALATION_OPTIONS, typeof rt.planner.replan === "function"));
+        update.pendingHuman = escalationPayload(
+          state,
+          decision,
+          offered(ESCALATION_OPTIONS, typeof rt.planner.replan === "function"),
+        );
         break;
       case "abort":
         update.status = "aborted";
-        update.outcome = { summary: "", ...(id ? { failedStep: id } : {}), failureReason: verdict.failureClass, message: verdict.reason, recoverable: false };
+        update.outcome = {
+          summary: "",
+          ...(id ? { failedStep: id } : {}),
+          failureReason: verdict.failureClass,
+          message: verdict.reason,
+          recoverable: false,
+        };
         break;
       default:
         break;

@@ -13,12 +13,19 @@ import { operationKey } from "../plan/operation.js";
 import { selectNext } from "../plan/ready.js";
 import type { Plan, Step, StepRun } from "../plan/schema.js";
 import { errorInfo, type Deviation } from "../policy/deviation.js";
-import { checkBudget, checkCommittedEffect, checkInputs, checkPreconditions, judgeOutput, preview, type CheckFailure } from "../policy/step-checks.js";
+import {
+  checkBudget,
+  checkCommittedEffect,
+  checkInputs,
+  checkPreconditions,
+  judgeOutput,
+  preview,
+  type CheckFailure,
+} from "../policy/step-checks.js";
 import { callTool, StepTimeout } from "../runtime/call-tool.js";
 import { activeAssumptionChecks } from "../policy/assumptions.js";
 import { HUMAN_STEP_OPTIONS, offered } from "../runtime/interrupts.js";
 import { emit } from "../runtime/events.js";
-
 
 /** What one executor visit works with. `changed` collects the step records it writes. */
 interface Visit {
@@ -32,7 +39,10 @@ interface Visit {
 }
 
 export function makeExecutor(rt: Runtime) {
-  return async function executor(state: PlanManagerStateType, config: LangGraphRunnableConfig): Promise<PlanManagerUpdate> {
+  return async function executor(
+    state: PlanManagerStateType,
+    config: LangGraphRunnableConfig,
+  ): Promise<PlanManagerUpdate> {
     const plan = state.plan;
     if (!plan) return { deviation: null };
     if (state.scopeChanges.length > 0) {
@@ -49,13 +59,25 @@ export function makeExecutor(rt: Runtime) {
         const { step, reason, note } = selection;
         const run: StepRun = { ...(steps[step.id] ?? { attempts: 0 }), status: "skipped", skipReason: reason };
         steps[step.id] = v.changed[step.id] = run;
-        emit(config, { type: "step_finished", stepId: step.id, goal: step.goal, status: "skipped", attempt: run.attempts, note });
+        emit(config, {
+          type: "step_finished",
+          stepId: step.id,
+          goal: step.goal,
+          status: "skipped",
+          attempt: run.attempts,
+          note,
+        });
         continue;
       }
       if (selection.kind === "done") return { steps: v.changed, ...settle(state) };
       if (selection.kind === "blocked") {
         const message = `no step can run: waiting on ${selection.waiting.join(", ")}`;
-        return { steps: v.changed, deviation: null, status: "failed", outcome: { summary: "", failureReason: "blocked", message, recoverable: false } };
+        return {
+          steps: v.changed,
+          deviation: null,
+          status: "failed",
+          outcome: { summary: "", failureReason: "blocked", message, recoverable: false },
+        };
       }
       return selection.step.human ? humanStep(v, selection.step) : runStep(v, selection.step);
     }
@@ -64,7 +86,10 @@ export function makeExecutor(rt: Runtime) {
 
 /** Clears a handled deviation and marks the run as running, writing only what differs. */
 function settle(state: PlanManagerStateType): PlanManagerUpdate {
-  return { ...(state.deviation !== null ? { deviation: null } : {}), ...(state.status !== "running" ? { status: "running" as const } : {}) };
+  return {
+    ...(state.deviation !== null ? { deviation: null } : {}),
+    ...(state.status !== "running" ? { status: "running" as const } : {}),
+  };
 }
 
 /** A human step: the human node raises the interrupt (its own writes are discarded while it waits). */
@@ -88,14 +113,20 @@ async function runStep(v: Visit, step: Step): Promise<PlanManagerUpdate> {
   const { rt, state, config } = v;
   const previous: StepRun = state.steps[step.id] ?? { status: "pending", attempts: 0 };
   const notRun = { ...previous, status: "failed" as const };
-  const pre = checkInputs(step, state.facts, v.trusted) ?? checkPreconditions(step, v.trusted) ?? checkBudget(step, state.budget.spent, rt.policy.budget.maxCost);
+  const pre =
+    checkInputs(step, state.facts, v.trusted) ??
+    checkPreconditions(step, v.trusted) ??
+    checkBudget(step, state.budget.spent, rt.policy.budget.maxCost);
   if (pre) return fail(v, step, pre, notRun);
 
   const useFallback = previous.usedFallback === true && step.fallback !== undefined;
   const toolName = useFallback ? step.fallback!.tool : step.tool!;
   const args = { ...(useFallback ? step.fallback!.args : step.args), ...pick(v.trusted, step.inputs ?? []) };
   const threadId = String(config.configurable?.thread_id ?? "no-thread");
-  const key = (step.sideEffects?.length ?? 0) > 0 && step.idempotent === false ? operationKey(threadId, step.id, toolName, args) : undefined;
+  const key =
+    (step.sideEffects?.length ?? 0) > 0 && step.idempotent === false
+      ? operationKey(threadId, step.id, toolName, args)
+      : undefined;
   const conflict = checkCommittedEffect(step, key, previous, state.sideEffects, `${toolName} ${preview(args)}`);
   if (conflict) return fail(v, step, conflict, notRun);
 
@@ -103,7 +134,13 @@ async function runStep(v: Visit, step: Step): Promise<PlanManagerUpdate> {
   const attempt = previous.attempts + 1;
   const cost = step.cost ?? 0;
   const { nextDelayMs: _delay, error: _error, approvedKey: _approved, ...rest } = previous;
-  const running: StepRun = { ...rest, status: "running", attempts: attempt, startedAt: v.now(), ...(cost > 0 ? { cost: (previous.cost ?? 0) + cost } : {}) };
+  const running: StepRun = {
+    ...rest,
+    status: "running",
+    attempts: attempt,
+    startedAt: v.now(),
+    ...(cost > 0 ? { cost: (previous.cost ?? 0) + cost } : {}),
+  };
   const charged: PlanManagerUpdate = cost > 0 ? { budget: { ...state.budget, spent: state.budget.spent + cost } } : {};
   emit(config, { type: "step_started", stepId: step.id, goal: step.goal, attempt, tool: toolName });
 
@@ -112,49 +149,116 @@ async function runStep(v: Visit, step: Step): Promise<PlanManagerUpdate> {
     // Validation makes this unreachable for plans it accepted; kept as a hard stop at the registry boundary.
     const message = `tool "${toolName}" is not in the registry`;
     const error = { name: "PermanentError", message };
-    return fail(v, step, { deviation: { kind: "error", message, error }, error }, { ...running, endedAt: v.now() }, charged);
+    return fail(
+      v,
+      step,
+      { deviation: { kind: "error", message, error }, error },
+      { ...running, endedAt: v.now() },
+      charged,
+    );
   }
   let output: unknown;
   try {
-    const configurable = { stepId: step.id, planVersion: v.plan.version, attempt, ...(key ? { idempotencyKey: key } : {}) };
-    output = await callTool({ tool, args, timeoutMs: step.timeoutMs ?? rt.policy.defaultTimeoutMs, configurable }, config);
+    const configurable = {
+      stepId: step.id,
+      planVersion: v.plan.version,
+      attempt,
+      ...(key ? { idempotencyKey: key } : {}),
+    };
+    output = await callTool(
+      { tool, args, timeoutMs: step.timeoutMs ?? rt.policy.defaultTimeoutMs, configurable },
+      config,
+    );
   } catch (thrown) {
     const error = errorInfo(thrown);
     const kind = thrown instanceof StepTimeout ? "timeout" : "error";
-    return fail(v, step, { deviation: { kind, message: `${step.id}: ${error.name}: ${error.message}`, error }, error }, { ...running, endedAt: v.now() }, charged);
+    return fail(
+      v,
+      step,
+      { deviation: { kind, message: `${step.id}: ${error.name}: ${error.message}`, error }, error },
+      { ...running, endedAt: v.now() },
+      charged,
+    );
   }
   const judged = judgeOutput(step, output, v.trusted);
   const ended: StepRun = { ...running, endedAt: v.now() };
-  if (!judged.ok) return fail(v, step, judged, judged.output === undefined ? ended : { ...ended, output: judged.output }, charged);
+  if (!judged.ok)
+    return fail(v, step, judged, judged.output === undefined ? ended : { ...ended, output: judged.output }, charged);
   return succeed(v, step, { ...ended, status: "succeeded", output: judged.output }, judged.values, key, charged);
 }
 
 /** Every failed or refused attempt ends here: one record, one `step_finished` event, one deviation. */
-function fail(v: Visit, step: Step, failure: CheckFailure, run: StepRun, extra: PlanManagerUpdate = {}): PlanManagerUpdate {
+function fail(
+  v: Visit,
+  step: Step,
+  failure: CheckFailure,
+  run: StepRun,
+  extra: PlanManagerUpdate = {},
+): PlanManagerUpdate {
   const record: StepRun = { ...run, status: "failed", error: failure.error };
   v.changed[step.id] = record;
-  emit(v.config, { type: "step_finished", stepId: step.id, goal: step.goal, status: "failed", attempt: record.attempts, note: failure.error.message });
+  emit(v.config, {
+    type: "step_finished",
+    stepId: step.id,
+    goal: step.goal,
+    status: "failed",
+    attempt: record.attempts,
+    note: failure.error.message,
+  });
   const deviation: Deviation = { ...failure.deviation, stepId: step.id, attempt: record.attempts };
   return { ...extra, steps: v.changed, deviation, status: "running" };
 }
 
-function succeed(v: Visit, step: Step, run: StepRun, values: Record<string, unknown>, key: string | undefined, extra: PlanManagerUpdate): PlanManagerUpdate {
+function succeed(
+  v: Visit,
+  step: Step,
+  run: StepRun,
+  values: Record<string, unknown>,
+  key: string | undefined,
+  extra: PlanManagerUpdate,
+): PlanManagerUpdate {
   const { state, plan } = v;
   v.changed[step.id] = run;
-  const provenance = { producedBy: step.id, planVersion: plan.version, assumptions: step.assumptions ?? [], derivedFrom: step.inputs ?? [] };
+  const provenance = {
+    producedBy: step.id,
+    planVersion: plan.version,
+    assumptions: step.assumptions ?? [],
+    derivedFrom: step.inputs ?? [],
+  };
   const facts = makeFacts(values, provenance);
-  emit(v.config, { type: "step_finished", stepId: step.id, goal: step.goal, status: "succeeded", attempt: run.attempts });
+  emit(v.config, {
+    type: "step_finished",
+    stepId: step.id,
+    goal: step.goal,
+    status: "succeeded",
+    attempt: run.attempts,
+  });
   // Write only the channels that changed: every written channel costs work at each superstep.
-  const update: PlanManagerUpdate = { ...extra, steps: v.changed, guards: { ...state.guards, successes: state.guards.successes + 1 }, ...settle(state) };
+  const update: PlanManagerUpdate = {
+    ...extra,
+    steps: v.changed,
+    guards: { ...state.guards, successes: state.guards.successes + 1 },
+    ...settle(state),
+  };
   if (Object.keys(facts).length > 0) update.facts = facts;
   // Each committed key is listed once: re-running an unchanged operation commits nothing new.
-  if (key && !state.sideEffects.some((e) => e.idempotencyKey === key)) update.sideEffects = [{ stepId: step.id, idempotencyKey: key, at: run.endedAt! }];
+  if (key && !state.sideEffects.some((e) => e.idempotencyKey === key))
+    update.sideEffects = [{ stepId: step.id, idempotencyKey: key, at: run.endedAt! }];
 
   // New evidence: re-check the assumptions that steps not yet run still rest on.
-  const broken = activeAssumptionChecks(plan, { ...state.steps, ...v.changed }, state.guards.falsified, { ...v.trusted, ...values });
+  const broken = activeAssumptionChecks(plan, { ...state.steps, ...v.changed }, state.guards.falsified, {
+    ...v.trusted,
+    ...values,
+  });
   const [first] = broken;
   if (first) {
-    const others = broken.length > 1 ? ` (also false: ${broken.slice(1).map((a) => a.id).join(", ")})` : "";
+    const others =
+      broken.length > 1
+        ? ` (also false: ${broken
+            .slice(1)
+            .map((a) => a.id)
+            .join(", ")})`
+        : "";
     update.deviation = {
       kind: "assumption_broken",
       stepId: step.id,

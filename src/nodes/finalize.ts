@@ -9,16 +9,32 @@ type Missing = NonNullable<Outcome["missing"]>[number];
 export function finalizeNode(state: PlanManagerStateType, config: LangGraphRunnableConfig): PlanManagerUpdate {
   const plan = state.plan;
   const steps = plan?.steps ?? [];
-  const byTool = steps.filter((s) => state.steps[s.id]?.status === "succeeded" && state.steps[s.id]?.doneBy !== "person");
+  const byTool = steps.filter(
+    (s) => state.steps[s.id]?.status === "succeeded" && state.steps[s.id]?.doneBy !== "person",
+  );
   const byPerson = steps.filter((s) => state.steps[s.id]?.doneBy === "person");
   const required = requiredUndone(steps, state.steps);
   const missing = steps.filter((s) => isMissing(state.steps[s.id])).map((s) => missingEntry(s, state.steps[s.id]!));
   const uncertainty = [
-    ...missing.map((m) => `"${m.goal}" did not run (${m.reason})${m.facts.length ? `; missing: ${m.facts.join(", ")}` : ""}`),
-    ...byPerson.map((s) => `"${s.goal}" was done by a person, not by its tool${s.sideEffects?.length ? ` (its side effects did not happen: ${s.sideEffects.join(", ")})` : ""}`),
-    ...steps.filter((s) => state.steps[s.id]?.usedFallback && state.steps[s.id]?.status === "succeeded").map((s) => `"${s.goal}" used its fallback (${s.fallback?.tool})`),
-    ...state.replans.filter((r) => r.scope === "local").map((r) => `plan v${r.toVersion} replaced ${r.invalidatedSteps.join(", ") || "no steps"} because assumption "${r.brokenAssumption}" was false`),
-    ...Object.entries(state.facts).filter(([, f]) => f.label === "suspect").map(([k]) => `fact "${k}" is suspect and was not used`),
+    ...missing.map(
+      (m) => `"${m.goal}" did not run (${m.reason})${m.facts.length ? `; missing: ${m.facts.join(", ")}` : ""}`,
+    ),
+    ...byPerson.map(
+      (s) =>
+        `"${s.goal}" was done by a person, not by its tool${s.sideEffects?.length ? ` (its side effects did not happen: ${s.sideEffects.join(", ")})` : ""}`,
+    ),
+    ...steps
+      .filter((s) => state.steps[s.id]?.usedFallback && state.steps[s.id]?.status === "succeeded")
+      .map((s) => `"${s.goal}" used its fallback (${s.fallback?.tool})`),
+    ...state.replans
+      .filter((r) => r.scope === "local")
+      .map(
+        (r) =>
+          `plan v${r.toVersion} replaced ${r.invalidatedSteps.join(", ") || "no steps"} because assumption "${r.brokenAssumption}" was false`,
+      ),
+    ...Object.entries(state.facts)
+      .filter(([, f]) => f.label === "suspect")
+      .map(([k]) => `fact "${k}" is suspect and was not used`),
   ];
 
   let status = state.status;
@@ -34,9 +50,16 @@ export function finalizeNode(state: PlanManagerStateType, config: LangGraphRunna
   } else {
     // `completed` means every non-optional step succeeded or was done by a person (DESIGN §4).
     status = required.length > 0 ? "partial" : "completed";
-    const verb = status === "partial" ? `Partly done "${state.goal}" (not done: ${required.join(", ")})` : `Completed "${state.goal}"`;
-    const replans = state.replans.length ? ` after ${state.replans.length} replan${state.replans.length > 1 ? "s" : ""}` : "";
-    outcome = { summary: `${verb}: ${tally}${missing.length ? `, ${missing.length} skipped` : ""}${replans} (plan v${plan?.version ?? 0}).` };
+    const verb =
+      status === "partial"
+        ? `Partly done "${state.goal}" (not done: ${required.join(", ")})`
+        : `Completed "${state.goal}"`;
+    const replans = state.replans.length
+      ? ` after ${state.replans.length} replan${state.replans.length > 1 ? "s" : ""}`
+      : "";
+    outcome = {
+      summary: `${verb}: ${tally}${missing.length ? `, ${missing.length} skipped` : ""}${replans} (plan v${plan?.version ?? 0}).`,
+    };
   }
   if (missing.length > 0) outcome.missing = missing;
   if (uncertainty.length > 0) outcome.uncertainty = uncertainty;
@@ -45,14 +68,19 @@ export function finalizeNode(state: PlanManagerStateType, config: LangGraphRunna
 }
 
 function isMissing(run: StepRun | undefined): boolean {
-  return run?.status === "skipped" && (run.skipReason === "optional_failed" || run.skipReason === "dependency_skipped" || run.skipReason === "human");
+  return (
+    run?.status === "skipped" &&
+    (run.skipReason === "optional_failed" || run.skipReason === "dependency_skipped" || run.skipReason === "human")
+  );
 }
 
 function missingEntry(step: Step, run: StepRun): Missing {
   const reason =
-    run.skipReason === "optional_failed" ? `optional step failed: ${run.error?.message ?? "unknown error"}`
-    : run.skipReason === "human" ? "skipped by a person"
-    : "skipped because a step it depends on was skipped";
+    run.skipReason === "optional_failed"
+      ? `optional step failed: ${run.error?.message ?? "unknown error"}`
+      : run.skipReason === "human"
+        ? "skipped by a person"
+        : "skipped because a step it depends on was skipped";
   return { stepId: step.id, goal: step.goal, facts: step.produces ?? [], reason };
 }
 
@@ -63,7 +91,7 @@ function missingEntry(step: Step, run: StepRun): Missing {
 function requiredUndone(steps: readonly Step[], runs: Readonly<Record<string, StepRun>>): string[] {
   const undone = new Set<string>();
   // Plan order need not be dependency order: repeat until nothing is added.
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const step of steps) {
       const run = runs[step.id];

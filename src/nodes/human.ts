@@ -47,5 +47,7 @@ export function makeHumanNode(rt: Runtime) {
 
 function publicPayload(pending: PendingHuman): InterruptPayload {
   const { deadline, ...payload } = pending;
-  return deadline === undefined ? payload : { ...payload, context: { ...payload.context, deadline: new Date(deadline).toISOString() } };
+  return deadline === undefined
+    ? payload
+    : { ...payload, context: { ...payload.context, deadline: new Date(deadline).toISOString() } };
 }

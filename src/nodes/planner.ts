@@ -10,20 +10,31 @@ import { isPlanManagerError } from "../errors.js";
 import { emit } from "../runtime/events.js";
 import { PLAN_REVIEW_OPTIONS, offered } from "../runtime/interrupts.js";
 
-
 export function makePlannerNode(rt: Runtime) {
-  return async function planner(state: PlanManagerStateType, config: LangGraphRunnableConfig): Promise<PlanManagerUpdate> {
+  return async function planner(
+    state: PlanManagerStateType,
+    config: LangGraphRunnableConfig,
+  ): Promise<PlanManagerUpdate> {
     if (state.plan) return {};
     const at = () => new Date(rt.clock.now()).toISOString();
     const budget = { spent: 0, replanSpent: 0, ...pickDefined(rt.policy.budget) };
 
     const badContext = Object.keys(state.context ?? {}).filter((k) => !FactKeySchema.safeParse(k).success);
     if (badContext.length > 0) {
-      return failed(`context keys are not valid fact keys: ${badContext.join(", ")} (use identifiers, not reserved names)`, "invalid_input", []);
+      return failed(
+        `context keys are not valid fact keys: ${badContext.join(", ")} (use identifiers, not reserved names)`,
+        "invalid_input",
+        [],
+      );
     }
     const inputFacts = makeFacts({ ...state.context }, { producedBy: "input", planVersion: 0 });
     const usage: UsageEntry[] = [];
-    const context = { tools: rt.toolNames, policy: rt.policy, toolArguments: rt.toolArguments, availableFacts: [...Object.keys(state.facts), ...Object.keys(inputFacts)] };
+    const context = {
+      tools: rt.toolNames,
+      policy: rt.policy,
+      toolArguments: rt.toolArguments,
+      availableFacts: [...Object.keys(state.facts), ...Object.keys(inputFacts)],
+    };
     const validate = (draft: unknown) => {
       const result = validatePlan(draft, context);
       return result.ok ? [] : result.issues;
@@ -48,7 +59,12 @@ export function makePlannerNode(rt: Runtime) {
     }
     const validation = validatePlan(draft, context);
     if (!validation.ok) {
-      return failed(`the plan was rejected before any step ran:\n${formatIssues(validation.issues)}`, "invalid_plan", validation.issues, usage);
+      return failed(
+        `the plan was rejected before any step ran:\n${formatIssues(validation.issues)}`,
+        "invalid_plan",
+        validation.issues,
+        usage,
+      );
     }
     const enriched = enrichDraft(validation.draft, rt.metadataOf);
     const plan: Plan = { version: 1, steps: enriched.steps, assumptions: enriched.assumptions ?? [] };
@@ -69,12 +85,26 @@ export function makePlannerNode(rt: Runtime) {
         reason: "approve the plan before any step runs",
         planVersion: 1,
         options: offered(PLAN_REVIEW_OPTIONS, typeof rt.planner.replan === "function"),
-        context: { goal: state.goal, steps: plan.steps.map((s) => ({ id: s.id, goal: s.goal, tool: s.tool ?? null, sideEffects: s.sideEffects ?? [] })), assumptions: plan.assumptions },
+        context: {
+          goal: state.goal,
+          steps: plan.steps.map((s) => ({
+            id: s.id,
+            goal: s.goal,
+            tool: s.tool ?? null,
+            sideEffects: s.sideEffects ?? [],
+          })),
+          assumptions: plan.assumptions,
+        },
       };
     }
     return update;
 
-    function failed(message: string, failureReason: string, issues: PlanIssue[], used: UsageEntry[] = []): PlanManagerUpdate {
+    function failed(
+      message: string,
+      failureReason: string,
+      issues: PlanIssue[],
+      used: UsageEntry[] = [],
+    ): PlanManagerUpdate {
       return {
         status: "failed",
         usage: used,

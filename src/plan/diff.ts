@@ -33,7 +33,11 @@ function changedFields(a: Step, b: Step): (keyof Step)[] {
 
 /** JSON with sorted keys, so field order does not count as a change. */
 export function canonical(value: unknown): string {
-  return JSON.stringify(value, (_, v: unknown) =>
-    v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : 1))) : v,
-  ) ?? "undefined";
+  return (
+    JSON.stringify(value, (_, v: unknown) =>
+      v && typeof v === "object" && !Array.isArray(v)
+        ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : 1)))
+        : v,
+    ) ?? "undefined"
+  );
 }

@@ -11,12 +11,16 @@ export interface ToolMetadata {
 }
 
 export function enrichDraft(draft: PlanDraft, metadataOf: (tool: string) => ToolMetadata | undefined): PlanDraft {
-  return { ...draft, steps: draft.steps.map((step) => enrichStep(step, step.tool ? metadataOf(step.tool) : undefined)) };
+  return {
+    ...draft,
+    steps: draft.steps.map((step) => enrichStep(step, step.tool ? metadataOf(step.tool) : undefined)),
+  };
 }
 
 function enrichStep(step: Step, meta: ToolMetadata | undefined): Step {
   const out: Step = { ...step };
-  if (meta?.sideEffects && meta.sideEffects.length > 0 && out.sideEffects === undefined) out.sideEffects = [...meta.sideEffects];
+  if (meta?.sideEffects && meta.sideEffects.length > 0 && out.sideEffects === undefined)
+    out.sideEffects = [...meta.sideEffects];
   if (out.sideEffects && out.sideEffects.length > 0 && out.idempotent === undefined) out.idempotent = false;
   if (meta?.successSignal && out.successSignal === undefined) out.successSignal = meta.successSignal;
   return out;

@@ -1,7 +1,10 @@
 /** Fact helpers: a step and CEL see only trusted facts. */
 import type { Fact, FactLabel, Step } from "./schema.js";
 
-export function factValues(facts: Readonly<Record<string, Fact>>, label: FactLabel = "trusted"): Record<string, unknown> {
+export function factValues(
+  facts: Readonly<Record<string, Fact>>,
+  label: FactLabel = "trusted",
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, fact] of Object.entries(facts)) if (fact.label === label) out[key] = fact.value;
   return out;
@@ -28,7 +31,12 @@ export function producedValues(step: Step, output: unknown): { values: Record<st
 
 export function makeFacts(
   values: Record<string, unknown>,
-  provenance: { producedBy: string; planVersion: number; assumptions?: readonly string[]; derivedFrom?: readonly string[] },
+  provenance: {
+    producedBy: string;
+    planVersion: number;
+    assumptions?: readonly string[];
+    derivedFrom?: readonly string[];
+  },
 ): Record<string, Fact> {
   const out: Record<string, Fact> = {};
   for (const [key, value] of Object.entries(values)) {

@@ -12,8 +12,7 @@ export type JsonIssueCode = "not_json" | "circular" | "too_deep" | "unreadable";
 
 export type JsonResult =
   /** `value` is the input itself when nothing had to change; `bytes` is the UTF-8 size of its JSON text. */
-  | { ok: true; value: unknown; bytes: number }
-  | { ok: false; code: JsonIssueCode; path: string; message: string };
+  { ok: true; value: unknown; bytes: number } | { ok: false; code: JsonIssueCode; path: string; message: string };
 
 export interface JsonOptions {
   /** How the value is named in messages (`output.items[2] is a Map`). Default `"output"`. */

@@ -9,7 +9,12 @@ import { createHash } from "node:crypto";
 import { canonical } from "./diff.js";
 
 /** `thread:step:<16 hex digits of sha-256 over the canonical tool and arguments>`. */
-export function operationKey(threadId: string, stepId: string, tool: string, args: Readonly<Record<string, unknown>>): string {
+export function operationKey(
+  threadId: string,
+  stepId: string,
+  tool: string,
+  args: Readonly<Record<string, unknown>>,
+): string {
   const digest = createHash("sha256").update(canonical({ tool, args })).digest("hex").slice(0, 16);
   return `${threadId}:${stepId}:${digest}`;
 }

@@ -25,7 +25,11 @@ export function isFinished(run: StepRun | undefined): boolean {
   return run?.status === "succeeded" || run?.status === "skipped";
 }
 
-export function selectNext(plan: Plan, steps: Readonly<Record<string, StepRun>>, trusted: Readonly<Record<string, unknown>>): Selection {
+export function selectNext(
+  plan: Plan,
+  steps: Readonly<Record<string, StepRun>>,
+  trusted: Readonly<Record<string, unknown>>,
+): Selection {
   // A step being retried goes first, so a retry is not overtaken by other ready steps.
   const retried = plan.steps.filter((s) => steps[s.id]?.status === "pending" && (steps[s.id]?.attempts ?? 0) > 0);
   const ordered = retried.length === 0 ? plan.steps : [...retried, ...plan.steps.filter((s) => !retried.includes(s))];
@@ -34,12 +38,25 @@ export function selectNext(plan: Plan, steps: Readonly<Record<string, StepRun>>,
     if (run && run.status !== "pending") continue;
     const deps = (step.dependsOn ?? []).map((d) => [d, depState(steps[d])] as const);
     const skippedDep = deps.find(([, s]) => s === "skipped");
-    if (skippedDep) return { kind: "skip", step, reason: "dependency_skipped", note: `depends on "${skippedDep[0]}", which was skipped` };
+    if (skippedDep)
+      return {
+        kind: "skip",
+        step,
+        reason: "dependency_skipped",
+        note: `depends on "${skippedDep[0]}", which was skipped`,
+      };
     if (deps.some(([, s]) => s === "wait")) continue;
     if (step.when) {
       const result = evaluate(step.when, "when", trusted);
-      if (!result.ok) return { kind: "skip", step, reason: "when", note: `when ${JSON.stringify(step.when)} is false (${result.message})` };
-      if (result.value !== true) return { kind: "skip", step, reason: "when", note: `when ${JSON.stringify(step.when)} is false` };
+      if (!result.ok)
+        return {
+          kind: "skip",
+          step,
+          reason: "when",
+          note: `when ${JSON.stringify(step.when)} is false (${result.message})`,
+        };
+      if (result.value !== true)
+        return { kind: "skip", step, reason: "when", note: `when ${JSON.stringify(step.when)} is false` };
     }
     return { kind: "run", step };
   }

@@ -16,10 +16,12 @@ export function resumeProblem(raw: unknown, options: readonly ResumeAction[]): s
   if (action === undefined) {
     const keys = Object.keys(raw);
     const shownKeys = keys.slice(0, 3).map((k) => k.slice(0, MAX_QUOTED));
-    const addressed = keys.length > 0 ? ` (a map of interrupt ids? ${shownKeys.join(", ")} is not the pending interrupt)` : "";
+    const addressed =
+      keys.length > 0 ? ` (a map of interrupt ids? ${shownKeys.join(", ")} is not the pending interrupt)` : "";
     return `invalid resume value: the object has no action${addressed}; ${choose}`;
   }
-  if (typeof action !== "string") return `invalid resume value: action must be a string, received ${describeValue(action)}; ${choose}`;
+  if (typeof action !== "string")
+    return `invalid resume value: action must be a string, received ${describeValue(action)}; ${choose}`;
   if (!KNOWN_ACTIONS.has(action)) {
     return `invalid resume value: unknown action ${quote(action)}${didYouMean(action, options)}; ${choose}`;
   }
@@ -29,7 +31,8 @@ export function resumeProblem(raw: unknown, options: readonly ResumeAction[]): s
     const where = issue && issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
     return `invalid resume value: ${where}${issue?.message ?? "malformed"}; expected one of ${options.map((o) => `{ action: "${o}" }`).join(", ")}`;
   }
-  if (!options.includes(parsed.data.action)) return `action "${parsed.data.action}" is not available here; choose one of: ${options.join(", ")}`;
+  if (!options.includes(parsed.data.action))
+    return `action "${parsed.data.action}" is not available here; choose one of: ${options.join(", ")}`;
   return undefined;
 }
 

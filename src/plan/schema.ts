@@ -292,7 +292,9 @@ export const OutcomeSchema = z.object({
   message: z.string().optional(),
   recoverable: z.boolean().optional(),
   /** Steps skipped or given up on, and what they would have produced. */
-  missing: z.array(z.object({ stepId: z.string(), goal: z.string(), facts: z.array(z.string()), reason: z.string() })).optional(),
+  missing: z
+    .array(z.object({ stepId: z.string(), goal: z.string(), facts: z.array(z.string()), reason: z.string() }))
+    .optional(),
   /** Notes on degraded results (e.g. an optional step that failed, a fallback source). */
   uncertainty: z.array(z.string()).optional(),
   /** Validator issues when the plan was rejected. */

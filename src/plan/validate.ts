@@ -103,7 +103,11 @@ export function validatePlan(input: unknown, ctx: ValidationContext): PlanValida
   const assumptionIds = new Set(ctx.externalAssumptions ?? []);
   (draft.assumptions ?? []).forEach((a, i) => {
     if (assumptionIds.has(a.id) && !(ctx.externalAssumptions ?? []).includes(a.id)) {
-      add({ code: "duplicate_assumption", path: ["assumptions", i, "id"], message: `assumption id "${a.id}" is used twice` });
+      add({
+        code: "duplicate_assumption",
+        path: ["assumptions", i, "id"],
+        message: `assumption id "${a.id}" is used twice`,
+      });
     }
     assumptionIds.add(a.id);
     if (a.check) checkExpression(a.check, "check", ["assumptions", i, "check"], undefined, add);
@@ -111,7 +115,13 @@ export function validatePlan(input: unknown, ctx: ValidationContext): PlanValida
 
   const ids = new Set<string>();
   draft.steps.forEach((step, i) => {
-    if (ids.has(step.id) || (ctx.externalSteps ?? []).includes(step.id)) add({ code: "duplicate_id", path: ["steps", i, "id"], stepId: step.id, message: `step id "${step.id}" is used twice` });
+    if (ids.has(step.id) || (ctx.externalSteps ?? []).includes(step.id))
+      add({
+        code: "duplicate_id",
+        path: ["steps", i, "id"],
+        stepId: step.id,
+        message: `step id "${step.id}" is used twice`,
+      });
     ids.add(step.id);
   });
   const known = new Set([...ids, ...(ctx.externalSteps ?? [])]);
@@ -120,7 +130,12 @@ export function validatePlan(input: unknown, ctx: ValidationContext): PlanValida
   checkInputs(draft, ctx, add);
   for (const stepId of findCycle(draft.steps)) {
     const index = draft.steps.findIndex((s) => s.id === stepId);
-    add({ code: "cycle", path: ["steps", index, "dependsOn"], stepId, message: `step "${stepId}" is part of a dependency cycle` });
+    add({
+      code: "cycle",
+      path: ["steps", index, "dependsOn"],
+      stepId,
+      message: `step "${stepId}" is part of a dependency cycle`,
+    });
   }
   return issues.length > 0 ? { ok: false, issues } : { ok: true, draft };
 }
@@ -136,41 +151,99 @@ function validateStep(
   const at = (...rest: (string | number)[]) => ["steps", i, ...rest];
   const stepId = step.id;
   if (step.human && step.tool) {
-    add({ code: "human_step_with_tool", path: at("tool"), stepId, message: `step "${stepId}" is a human step and cannot also name tool "${step.tool}"` });
+    add({
+      code: "human_step_with_tool",
+      path: at("tool"),
+      stepId,
+      message: `step "${stepId}" is a human step and cannot also name tool "${step.tool}"`,
+    });
   }
-  if (!step.human && !step.tool) add({ code: "missing_tool", path: at("tool"), stepId, message: `step "${stepId}" needs a tool (or a human task)` });
+  if (!step.human && !step.tool)
+    add({ code: "missing_tool", path: at("tool"), stepId, message: `step "${stepId}" needs a tool (or a human task)` });
   if (step.tool && !step.human && !ctx.tools.has(step.tool)) {
-    add({ code: "unknown_tool", path: at("tool"), stepId, message: `step "${stepId}" names tool "${step.tool}", which is not in the registry (${listTools(ctx.tools)})` });
+    add({
+      code: "unknown_tool",
+      path: at("tool"),
+      stepId,
+      message: `step "${stepId}" names tool "${step.tool}", which is not in the registry (${listTools(ctx.tools)})`,
+    });
   }
   if (step.fallback && !ctx.tools.has(step.fallback.tool)) {
-    add({ code: "unknown_fallback_tool", path: at("fallback", "tool"), stepId, message: `step "${stepId}" falls back to tool "${step.fallback.tool}", which is not in the registry (${listTools(ctx.tools)})` });
+    add({
+      code: "unknown_fallback_tool",
+      path: at("fallback", "tool"),
+      stepId,
+      message: `step "${stepId}" falls back to tool "${step.fallback.tool}", which is not in the registry (${listTools(ctx.tools)})`,
+    });
   }
   (step.dependsOn ?? []).forEach((dep, j) => {
-    if (dep === stepId) add({ code: "self_dependency", path: at("dependsOn", j), stepId, message: `step "${stepId}" depends on itself` });
-    else if (!known.has(dep)) add({ code: "dangling_dependency", path: at("dependsOn", j), stepId, message: `step "${stepId}" depends on "${dep}", which is not a step of the plan` });
+    if (dep === stepId)
+      add({ code: "self_dependency", path: at("dependsOn", j), stepId, message: `step "${stepId}" depends on itself` });
+    else if (!known.has(dep))
+      add({
+        code: "dangling_dependency",
+        path: at("dependsOn", j),
+        stepId,
+        message: `step "${stepId}" depends on "${dep}", which is not a step of the plan`,
+      });
   });
   (step.assumptions ?? []).forEach((a, j) => {
-    if (ctx.falsified?.includes(a)) add({ code: "falsified_assumption", path: at("assumptions", j), stepId, message: `step "${stepId}" rests on assumption "${a}", which was already proven false` });
-    else if (!assumptions.has(a)) add({ code: "unknown_assumption", path: at("assumptions", j), stepId, message: `step "${stepId}" rests on assumption "${a}", which the plan does not declare` });
+    if (ctx.falsified?.includes(a))
+      add({
+        code: "falsified_assumption",
+        path: at("assumptions", j),
+        stepId,
+        message: `step "${stepId}" rests on assumption "${a}", which was already proven false`,
+      });
+    else if (!assumptions.has(a))
+      add({
+        code: "unknown_assumption",
+        path: at("assumptions", j),
+        stepId,
+        message: `step "${stepId}" rests on assumption "${a}", which the plan does not declare`,
+      });
   });
-  (step.preconditions ?? []).forEach((expr, j) => checkExpression(expr, "precondition", at("preconditions", j), stepId, add));
+  (step.preconditions ?? []).forEach((expr, j) =>
+    checkExpression(expr, "precondition", at("preconditions", j), stepId, add),
+  );
   if (step.successSignal) checkExpression(step.successSignal, "successSignal", at("successSignal"), stepId, add);
   if (step.when) checkExpression(step.when, "when", at("when"), stepId, add);
   const retry = { ...ctx.policy.defaultRetry, ...step.retry };
   const problem = retryPolicyProblem(retry);
   if (problem) add({ code: "invalid_retry", path: at("retry"), stepId, message: `step "${stepId}" retry: ${problem}` });
   if (step.args !== undefined && jsonSize(step.args) > LIMITS.maxJsonBytes) {
-    add({ code: "too_large", path: at("args"), stepId, message: `step "${stepId}" args exceed ${LIMITS.maxJsonBytes} bytes of JSON` });
+    add({
+      code: "too_large",
+      path: at("args"),
+      stepId,
+      message: `step "${stepId}" args exceed ${LIMITS.maxJsonBytes} bytes of JSON`,
+    });
   } else if (step.args !== undefined && jsonDepth(step.args) > LIMITS.maxJsonDepth) {
-    add({ code: "too_large", path: at("args"), stepId, message: `step "${stepId}" args are nested deeper than ${LIMITS.maxJsonDepth} levels` });
+    add({
+      code: "too_large",
+      path: at("args"),
+      stepId,
+      message: `step "${stepId}" args are nested deeper than ${LIMITS.maxJsonDepth} levels`,
+    });
   }
 }
 
-function checkExpression(source: string, kind: ExpressionKind, path: (string | number)[], stepId: string | undefined, add: (issue: PlanIssue) => void) {
+function checkExpression(
+  source: string,
+  kind: ExpressionKind,
+  path: (string | number)[],
+  stepId: string | undefined,
+  add: (issue: PlanIssue) => void,
+) {
   const compiled = compileExpression(source, kind);
   if (!compiled.ok) {
     const where = stepId ? `step "${stepId}" ${path.slice(2).join(".")}` : path.join(".");
-    add({ code: "invalid_expression", path, ...(stepId === undefined ? {} : { stepId }), message: `${where}: CEL expression ${JSON.stringify(source.slice(0, 80))} does not compile: ${compiled.message}` });
+    add({
+      code: "invalid_expression",
+      path,
+      ...(stepId === undefined ? {} : { stepId }),
+      message: `${where}: CEL expression ${JSON.stringify(source.slice(0, 80))} does not compile: ${compiled.message}`,
+    });
   }
 }
 

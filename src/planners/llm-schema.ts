@@ -23,7 +23,7 @@ export const LlmStepSchema = z.strictObject({
   argsJson: z
     .string()
     .nullable()
-    .describe("fixed tool arguments as a JSON object string, e.g. {\"query\": \"x\"}; null for none"),
+    .describe('fixed tool arguments as a JSON object string, e.g. {"query": "x"}; null for none'),
   inputs: nullableList.describe("fact keys passed to the tool as arguments of the same name"),
   produces: nullableList.describe("output fields recorded as facts"),
   dependsOn: nullableList.describe("ids of steps that must succeed first"),

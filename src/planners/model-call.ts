@@ -159,8 +159,7 @@ export interface ModelCall {
 
 /** A model call's answer, or why there is none (errors are data: the caller decides to throw). */
 export type ModelCallResult<T> =
-  | { ok: true; value: T }
-  | { ok: false; message: string; errorId: string; failure: ModelFailure; error: unknown };
+  { ok: true; value: T } | { ok: false; message: string; errorId: string; failure: ModelFailure; error: unknown };
 
 /** Invokes `runnable`, retrying what may clear; every attempt is reported through `call.report`. */
 export async function callModel<T>(

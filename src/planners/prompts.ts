@@ -18,7 +18,12 @@ Expressions are CEL (Common Expression Language). They read facts as facts.key a
 
 export function toolCatalogue(tools: readonly ToolInfo[]): string {
   return JSON.stringify(
-    tools.map((t) => ({ name: t.name, description: t.description, arguments: t.parameters ?? {}, sideEffects: t.sideEffects ?? [] })),
+    tools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      arguments: t.parameters ?? {},
+      sideEffects: t.sideEffects ?? [],
+    })),
     null,
     1,
   );

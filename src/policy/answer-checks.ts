@@ -33,17 +33,23 @@ export function answerProblem(raw: unknown, ctx: AnswerContext): string | undefi
   }
   if (ctx.step.successSignal) {
     const result = evaluate(ctx.step.successSignal, "successSignal", ctx.trusted, answer.output);
-    if (!result.ok || result.value !== true) return `output does not meet the step's success signal ${JSON.stringify(ctx.step.successSignal)}`;
+    if (!result.ok || result.value !== true)
+      return `output does not meet the step's success signal ${JSON.stringify(ctx.step.successSignal)}`;
   }
   return undefined;
 }
 
-export function provideProblem(facts: Record<string, unknown>, step: Step | undefined, known: Readonly<Record<string, Fact>>): string | undefined {
+export function provideProblem(
+  facts: Record<string, unknown>,
+  step: Step | undefined,
+  known: Readonly<Record<string, Fact>>,
+): string | undefined {
   const keys = Object.keys(facts);
   if (step) {
     const produces = step.produces ?? [];
     const foreign = keys.filter((k) => !produces.includes(k));
-    const accepted = produces.length > 0 ? `step "${step.id}" produces ${produces.join(", ")}` : `step "${step.id}" produces no facts`;
+    const accepted =
+      produces.length > 0 ? `step "${step.id}" produces ${produces.join(", ")}` : `step "${step.id}" produces no facts`;
     if (foreign.length > 0) return `cannot provide ${foreign.join(", ")}: ${accepted}; provide only those`;
     const missing = produces.filter((k) => !Object.hasOwn(facts, k) || facts[k] === undefined);
     if (missing.length > 0) return `provide ${missing.join(", ")} too: ${accepted}`;
@@ -62,6 +68,7 @@ export function provideProblem(facts: Record<string, unknown>, step: Step | unde
 export function valueProblem(value: unknown, where: string): string | undefined {
   const json = toJsonValue(value, { path: where });
   if (!json.ok) return json.message;
-  if (json.bytes > LIMITS.maxJsonBytes) return `${where} is ${json.bytes} bytes of JSON, over the ${LIMITS.maxJsonBytes}-byte fact limit`;
+  if (json.bytes > LIMITS.maxJsonBytes)
+    return `${where} is ${json.bytes} bytes of JSON, over the ${LIMITS.maxJsonBytes}-byte fact limit`;
   return undefined;
 }

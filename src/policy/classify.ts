@@ -59,12 +59,24 @@ export function classify(input: ClassifyInput): Verdict {
   const what = deviation.message;
 
   if (input.decisionCount >= policy.maxDecisions) {
-    return { ...base, failureClass: evidence.failureClass, action: "escalate", rule: "guard.max-decisions", reason: `${policy.maxDecisions} decisions taken in this run (policy.maxDecisions); a person must look: ${what}` };
+    return {
+      ...base,
+      failureClass: evidence.failureClass,
+      action: "escalate",
+      rule: "guard.max-decisions",
+      reason: `${policy.maxDecisions} decisions taken in this run (policy.maxDecisions); a person must look: ${what}`,
+    };
   }
 
   if (deviation.kind === "side_effect_changed") {
     const guard = { evidence: "sideeffect.operation-changed" };
-    return escalateOrSkip(input, guard, "deterministic", "guard.committed-side-effect", `${what}; a person must decide`);
+    return escalateOrSkip(
+      input,
+      guard,
+      "deterministic",
+      "guard.committed-side-effect",
+      `${what}; a person must decide`,
+    );
   }
 
   switch (evidence.failureClass) {
@@ -73,37 +85,118 @@ export function classify(input: ClassifyInput): Verdict {
       const used = (run?.attempts ?? deviation.attempt) - (run?.retryBase ?? 0);
       if (used < retry.maxAttempts) {
         const delayMs = backoffDelay(retry, used, deviation.error?.retryAfterMs);
-        return { ...base, failureClass: "transient", action: "retry", rule: "transient.retry", delayMs, reason: `${what}; attempt ${used + 1}/${retry.maxAttempts} in ${delayMs} ms` };
+        return {
+          ...base,
+          failureClass: "transient",
+          action: "retry",
+          rule: "transient.retry",
+          delayMs,
+          reason: `${what}; attempt ${used + 1}/${retry.maxAttempts} in ${delayMs} ms`,
+        };
       }
-      return afterPermanentFailure(input, base, "deterministic", `retries exhausted after ${used}/${retry.maxAttempts} attempts (${what})`, "exhausted");
+      return afterPermanentFailure(
+        input,
+        base,
+        "deterministic",
+        `retries exhausted after ${used}/${retry.maxAttempts} attempts (${what})`,
+        "exhausted",
+      );
     }
     case "deterministic":
       return afterPermanentFailure(input, base, "deterministic", what, "deterministic");
     case "success_signal_unmet": {
       if (step?.retryOnUnmet && (run?.attempts ?? 1) - (run?.retryBase ?? 0) < 2) {
-        return { ...base, failureClass: "success_signal_unmet", action: "retry", rule: "unmet.retry-once", delayMs: 0, reason: `${what}; the step is marked retryOnUnmet` };
+        return {
+          ...base,
+          failureClass: "success_signal_unmet",
+          action: "retry",
+          rule: "unmet.retry-once",
+          delayMs: 0,
+          reason: `${what}; the step is marked retryOnUnmet`,
+        };
       }
       const [blamed] = activeAssumptions(step, input.replan);
-      if (blamed) return replanOr(input, base, "success_signal_unmet", "replan_local", "unmet.replan-local", blamed, `${what}: evidence against assumption "${blamed}"`);
-      return escalateOrSkip(input, base, "success_signal_unmet", "unmet.escalate", `${what}; the step rests on no assumption that could be replanned`);
+      if (blamed)
+        return replanOr(
+          input,
+          base,
+          "success_signal_unmet",
+          "replan_local",
+          "unmet.replan-local",
+          blamed,
+          `${what}: evidence against assumption "${blamed}"`,
+        );
+      return escalateOrSkip(
+        input,
+        base,
+        "success_signal_unmet",
+        "unmet.escalate",
+        `${what}; the step rests on no assumption that could be replanned`,
+      );
     }
     case "assumption_broken": {
       const assumption = deviation.assumptionId ?? deviation.error?.assumptionId;
-      if (!assumption) return escalateOrSkip(input, base, "assumption_broken", "assumption.unnamed", `${what}; no assumption was named`);
+      if (!assumption)
+        return escalateOrSkip(
+          input,
+          base,
+          "assumption_broken",
+          "assumption.unnamed",
+          `${what}; no assumption was named`,
+        );
       if ((deviation.assumptionIds?.length ?? 0) > 1) {
-        return replanOr(input, base, "assumption_broken", "replan_global", "assumption.several-global", assumption, `assumptions ${deviation.assumptionIds!.map((a) => `"${a}"`).join(", ")} are false at once: ${what}`);
+        return replanOr(
+          input,
+          base,
+          "assumption_broken",
+          "replan_global",
+          "assumption.several-global",
+          assumption,
+          `assumptions ${deviation.assumptionIds!.map((a) => `"${a}"`).join(", ")} are false at once: ${what}`,
+        );
       }
-      return replanOr(input, base, "assumption_broken", "replan_local", "assumption.replan-local", assumption, `assumption "${assumption}" is false: ${what}`);
+      return replanOr(
+        input,
+        base,
+        "assumption_broken",
+        "replan_local",
+        "assumption.replan-local",
+        assumption,
+        `assumption "${assumption}" is false: ${what}`,
+      );
     }
     case "precondition_failed": {
       const blamed = (input.producerAssumptions ?? []).find((a) => !input.replan.falsified.includes(a));
-      if (blamed) return replanOr(input, base, "precondition_failed", "replan_local", "precondition.replan-producers", blamed, `${what}; the steps producing those facts rest on "${blamed}"`);
-      return escalateOrSkip(input, base, "precondition_failed", "precondition.escalate", `${what}; re-running earlier steps cannot fix it (no assumption to revise)`);
+      if (blamed)
+        return replanOr(
+          input,
+          base,
+          "precondition_failed",
+          "replan_local",
+          "precondition.replan-producers",
+          blamed,
+          `${what}; the steps producing those facts rest on "${blamed}"`,
+        );
+      return escalateOrSkip(
+        input,
+        base,
+        "precondition_failed",
+        "precondition.escalate",
+        `${what}; re-running earlier steps cannot fix it (no assumption to revise)`,
+      );
     }
     case "scope_changed":
       return replanOr(input, base, "scope_changed", "replan_global", "scope.replan-global", undefined, what);
     case "budget_exhausted":
-      return replanOr(input, base, "budget_exhausted", "replan_global", "budget.replan-cheaper", undefined, `${what}; asking the planner for a cheaper route`);
+      return replanOr(
+        input,
+        base,
+        "budget_exhausted",
+        "replan_global",
+        "budget.replan-cheaper",
+        undefined,
+        `${what}; asking the planner for a cheaper route`,
+      );
     case "unknown":
     case "none":
       return escalateOrSkip(input, base, "unknown", "unknown.escalate", `${what}; no rule recognised this failure`);
@@ -113,7 +206,11 @@ export function classify(input: ClassifyInput): Verdict {
 /** Deterministic failure (or exhausted retries): fallback → local replan → skip if optional → escalate. */
 /** The rungs after a permanent failure, named by how it became permanent (a deterministic error, or retries exhausted). */
 const PERMANENT_RUNGS = {
-  deterministic: { fallback: "deterministic.fallback", replan: "deterministic.replan-local", escalate: "deterministic.escalate" },
+  deterministic: {
+    fallback: "deterministic.fallback",
+    replan: "deterministic.replan-local",
+    escalate: "deterministic.escalate",
+  },
   exhausted: { fallback: "exhausted.fallback", replan: "exhausted.replan-local", escalate: "exhausted.escalate" },
 } as const satisfies Record<string, Record<"fallback" | "replan" | "escalate", RuleId>>;
 
@@ -127,12 +224,33 @@ function afterPermanentFailure(
   const rungs = PERMANENT_RUNGS[how];
   const { step, run } = input;
   if (step?.fallback && !run?.usedFallback) {
-    return { ...base, failureClass, action: "fallback", rule: rungs.fallback, reason: `${reason}; switching to fallback tool "${step.fallback.tool}"` };
+    return {
+      ...base,
+      failureClass,
+      action: "fallback",
+      rule: rungs.fallback,
+      reason: `${reason}; switching to fallback tool "${step.fallback.tool}"`,
+    };
   }
   // An output the run cannot store says nothing about the plan's assumptions.
   const [blamed] = input.deviation.kind === "output_rejected" ? [] : activeAssumptions(step, input.replan);
-  if (blamed) return replanOr(input, base, failureClass, "replan_local", rungs.replan, blamed, `${reason}; the step rests on assumption "${blamed}"`);
-  return escalateOrSkip(input, base, failureClass, rungs.escalate, `${reason}; no fallback and no assumption to revise`);
+  if (blamed)
+    return replanOr(
+      input,
+      base,
+      failureClass,
+      "replan_local",
+      rungs.replan,
+      blamed,
+      `${reason}; the step rests on assumption "${blamed}"`,
+    );
+  return escalateOrSkip(
+    input,
+    base,
+    failureClass,
+    rungs.escalate,
+    `${reason}; no fallback and no assumption to revise`,
+  );
 }
 
 function activeAssumptions(step: Step | undefined, standing: ReplanStanding): string[] {
@@ -152,20 +270,43 @@ function replanOr(
   const { replan, policy } = input;
   const named = assumption === undefined ? {} : { brokenAssumption: assumption };
   let guard: { rule: RuleId; why: string } | undefined;
-  if (!replan.available) guard = { rule: "replan.unavailable", why: "the planner cannot replan (it has no replan function)" };
-  else if (replan.count >= policy.maxReplans) guard = { rule: "guard.max-replans", why: `${replan.count} replans already (policy.maxReplans = ${policy.maxReplans})` };
+  if (!replan.available)
+    guard = { rule: "replan.unavailable", why: "the planner cannot replan (it has no replan function)" };
+  else if (replan.count >= policy.maxReplans)
+    guard = {
+      rule: "guard.max-replans",
+      why: `${replan.count} replans already (policy.maxReplans = ${policy.maxReplans})`,
+    };
   else if (policy.budget.maxReplanCost !== undefined && replan.spent >= policy.budget.maxReplanCost) {
-    guard = { rule: "guard.replan-budget", why: `replan budget spent (${replan.spent} of ${policy.budget.maxReplanCost})` };
+    guard = {
+      rule: "guard.replan-budget",
+      why: `replan budget spent (${replan.spent} of ${policy.budget.maxReplanCost})`,
+    };
   } else if (assumption !== undefined && replan.coolingDown.includes(assumption)) {
-    guard = { rule: "guard.replan-cooldown", why: `assumption "${assumption}" was just replanned and no step has succeeded since (policy.replanCooldownSteps = ${policy.replanCooldownSteps})` };
+    guard = {
+      rule: "guard.replan-cooldown",
+      why: `assumption "${assumption}" was just replanned and no step has succeeded since (policy.replanCooldownSteps = ${policy.replanCooldownSteps})`,
+    };
   }
   if (guard) return { ...escalateOrSkip(input, base, failureClass, guard.rule, `${reason}; ${guard.why}`), ...named };
   return { ...base, failureClass, action, rule, reason, ...named };
 }
 
-function escalateOrSkip(input: ClassifyInput, base: { evidence: string }, failureClass: FailureClass, rule: RuleId, reason: string): Verdict {
+function escalateOrSkip(
+  input: ClassifyInput,
+  base: { evidence: string },
+  failureClass: FailureClass,
+  rule: RuleId,
+  reason: string,
+): Verdict {
   if (input.step?.optional) {
-    return { ...base, failureClass, action: "skip", rule: "optional.skip", reason: `${reason}; the step is optional, so it and its dependents are skipped (escalation rule was ${rule})` };
+    return {
+      ...base,
+      failureClass,
+      action: "skip",
+      rule: "optional.skip",
+      reason: `${reason}; the step is optional, so it and its dependents are skipped (escalation rule was ${rule})`,
+    };
   }
   return { ...base, failureClass, action: "escalate", rule, reason };
 }

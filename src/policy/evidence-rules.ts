@@ -32,17 +32,42 @@ const status = (d: Deviation) => d.error?.status;
 const isError = (d: Deviation) => d.kind === "error";
 
 export const EVIDENCE_RULES: readonly EvidenceRule[] = [
-  { id: "transient.timeout", failureClass: "transient", description: "the step exceeded its timeoutMs", matches: (d) => d.kind === "timeout" },
+  {
+    id: "transient.timeout",
+    failureClass: "transient",
+    description: "the step exceeded its timeoutMs",
+    matches: (d) => d.kind === "timeout",
+  },
   {
     id: "assumption.error",
     failureClass: "assumption_broken",
     description: "the tool threw AssumptionBrokenError",
     matches: (d) => isError(d) && d.error?.name === "AssumptionBrokenError",
   },
-  { id: "assumption.check-false", failureClass: "assumption_broken", description: "an assumption check turned false", matches: (d) => d.kind === "assumption_broken" },
-  { id: "transient.error", failureClass: "transient", description: "the tool threw TransientError", matches: (d) => isError(d) && d.error?.name === "TransientError" },
-  { id: "deterministic.error", failureClass: "deterministic", description: "the tool threw PermanentError", matches: (d) => isError(d) && d.error?.name === "PermanentError" },
-  { id: "transient.http-429", failureClass: "transient", description: "HTTP 429 Too Many Requests", matches: (d) => isError(d) && status(d) === 429 },
+  {
+    id: "assumption.check-false",
+    failureClass: "assumption_broken",
+    description: "an assumption check turned false",
+    matches: (d) => d.kind === "assumption_broken",
+  },
+  {
+    id: "transient.error",
+    failureClass: "transient",
+    description: "the tool threw TransientError",
+    matches: (d) => isError(d) && d.error?.name === "TransientError",
+  },
+  {
+    id: "deterministic.error",
+    failureClass: "deterministic",
+    description: "the tool threw PermanentError",
+    matches: (d) => isError(d) && d.error?.name === "PermanentError",
+  },
+  {
+    id: "transient.http-429",
+    failureClass: "transient",
+    description: "HTTP 429 Too Many Requests",
+    matches: (d) => isError(d) && status(d) === 429,
+  },
   {
     id: "transient.http-408-425",
     failureClass: "transient",
@@ -87,11 +112,36 @@ export const EVIDENCE_RULES: readonly EvidenceRule[] = [
     description: "the tool's output is not storable JSON or exceeds the fact size or depth limit",
     matches: (d) => d.kind === "output_rejected",
   },
-  { id: "unmet.signal", failureClass: "success_signal_unmet", description: "the tool returned but its success signal is false", matches: (d) => d.kind === "signal_unmet" },
-  { id: "precondition.false", failureClass: "precondition_failed", description: "a precondition is false or a needed fact is missing", matches: (d) => d.kind === "precondition" },
-  { id: "budget.max-cost", failureClass: "budget_exhausted", description: "the step's cost would exceed budget.maxCost", matches: (d) => d.kind === "budget" },
-  { id: "scope.change-requested", failureClass: "scope_changed", description: "the user added or changed requirements", matches: (d) => d.kind === "scope_change" },
-  { id: "unknown.unclassified", failureClass: "unknown", description: "no rule recognised the failure", matches: () => true },
+  {
+    id: "unmet.signal",
+    failureClass: "success_signal_unmet",
+    description: "the tool returned but its success signal is false",
+    matches: (d) => d.kind === "signal_unmet",
+  },
+  {
+    id: "precondition.false",
+    failureClass: "precondition_failed",
+    description: "a precondition is false or a needed fact is missing",
+    matches: (d) => d.kind === "precondition",
+  },
+  {
+    id: "budget.max-cost",
+    failureClass: "budget_exhausted",
+    description: "the step's cost would exceed budget.maxCost",
+    matches: (d) => d.kind === "budget",
+  },
+  {
+    id: "scope.change-requested",
+    failureClass: "scope_changed",
+    description: "the user added or changed requirements",
+    matches: (d) => d.kind === "scope_change",
+  },
+  {
+    id: "unknown.unclassified",
+    failureClass: "unknown",
+    description: "no rule recognised the failure",
+    matches: () => true,
+  },
 ];
 
 export function classifyEvidence(deviation: Deviation): EvidenceRule {

@@ -55,7 +55,6 @@ export const DEFAULT_RETRY: RetryPolicy = {
   maxDelayMs: 10_000,
 };
 
-
 export function resolvePolicy(options: unknown = {}): ResolvedPolicy {
   const parsed = PolicyOptionsSchema.safeParse(options ?? {});
   if (!parsed.success) {

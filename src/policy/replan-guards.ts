@@ -12,7 +12,10 @@ export interface GuardHit {
 }
 
 /** A local replan may re-validate at most `maxBacktrackDepth` completed steps. */
-export function backtrackDepthGuard(completedInScope: readonly string[], policy: Pick<ResolvedPolicy, "maxBacktrackDepth">): GuardHit | undefined {
+export function backtrackDepthGuard(
+  completedInScope: readonly string[],
+  policy: Pick<ResolvedPolicy, "maxBacktrackDepth">,
+): GuardHit | undefined {
   if (completedInScope.length <= policy.maxBacktrackDepth) return undefined;
   return {
     rule: "guard.max-backtrack-depth",
@@ -35,7 +38,10 @@ export function noProgressGuard(
 ): GuardHit | undefined {
   if (byPerson || (proposed !== replaced && !seen.includes(proposed))) return undefined;
   const what = assumption ? `assumption "${assumption}"` : "this trigger";
-  return { rule: "guard.no-progress", reason: `the planner proposed the same steps again for ${what}; that is not progress` };
+  return {
+    rule: "guard.no-progress",
+    reason: `the planner proposed the same steps again for ${what}; that is not progress`,
+  };
 }
 
 /** A completed step may be re-run by backtracking at most `maxBacktracksPerStep` times. */
@@ -60,7 +66,15 @@ export function failedReplan(kind: "invalid_draft" | "planner_error", detail: st
 }
 
 /** A human step answered after its deadline escalates instead of completing (rule `human.deadline-passed`). */
-export function deadlinePassed(deadline: number | undefined, now: number, stepId: string, timeoutMs: number | undefined): GuardHit | undefined {
+export function deadlinePassed(
+  deadline: number | undefined,
+  now: number,
+  stepId: string,
+  timeoutMs: number | undefined,
+): GuardHit | undefined {
   if (deadline === undefined || now <= deadline) return undefined;
-  return { rule: "human.deadline-passed", reason: `the answer to human step "${stepId}" came after its ${timeoutMs} ms deadline` };
+  return {
+    rule: "human.deadline-passed",
+    reason: `the answer to human step "${stepId}" came after its ${timeoutMs} ms deadline`,
+  };
 }

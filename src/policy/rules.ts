@@ -19,52 +19,180 @@ export interface RuleSpec {
 
 export const RULES = {
   // Retry: the same call may succeed later.
-  "transient.retry": { answers: "transient", action: "retry", description: "a transient failure with attempts left is retried after backoff" },
-  "unmet.retry-once": { answers: "success_signal_unmet", action: "retry", description: "an unmet success signal on a step marked retryOnUnmet is retried once" },
+  "transient.retry": {
+    answers: "transient",
+    action: "retry",
+    description: "a transient failure with attempts left is retried after backoff",
+  },
+  "unmet.retry-once": {
+    answers: "success_signal_unmet",
+    action: "retry",
+    description: "an unmet success signal on a step marked retryOnUnmet is retried once",
+  },
   // Fallback: the step's alternative tool.
-  "deterministic.fallback": { answers: "deterministic", action: "fallback", description: "a deterministic failure switches to the step's fallback tool" },
-  "exhausted.fallback": { answers: "transient", action: "fallback", description: "retries ran out: switch to the step's fallback tool" },
+  "deterministic.fallback": {
+    answers: "deterministic",
+    action: "fallback",
+    description: "a deterministic failure switches to the step's fallback tool",
+  },
+  "exhausted.fallback": {
+    answers: "transient",
+    action: "fallback",
+    description: "retries ran out: switch to the step's fallback tool",
+  },
   // Local replan: only the branch that rests on the broken assumption.
-  "deterministic.replan-local": { answers: "deterministic", action: "replan_local", description: "no fallback, but the step rests on an assumption: replan that branch" },
-  "exhausted.replan-local": { answers: "transient", action: "replan_local", description: "retries and fallback ran out; the step rests on an assumption: replan that branch" },
-  "unmet.replan-local": { answers: "success_signal_unmet", action: "replan_local", description: "an unmet success signal is evidence against the step's first assumption" },
-  "assumption.replan-local": { answers: "assumption_broken", action: "replan_local", description: "one assumption is false: replan the steps that rest on it" },
-  "precondition.replan-producers": { answers: "precondition_failed", action: "replan_local", description: "a precondition is false: replan the steps that produce its facts" },
+  "deterministic.replan-local": {
+    answers: "deterministic",
+    action: "replan_local",
+    description: "no fallback, but the step rests on an assumption: replan that branch",
+  },
+  "exhausted.replan-local": {
+    answers: "transient",
+    action: "replan_local",
+    description: "retries and fallback ran out; the step rests on an assumption: replan that branch",
+  },
+  "unmet.replan-local": {
+    answers: "success_signal_unmet",
+    action: "replan_local",
+    description: "an unmet success signal is evidence against the step's first assumption",
+  },
+  "assumption.replan-local": {
+    answers: "assumption_broken",
+    action: "replan_local",
+    description: "one assumption is false: replan the steps that rest on it",
+  },
+  "precondition.replan-producers": {
+    answers: "precondition_failed",
+    action: "replan_local",
+    description: "a precondition is false: replan the steps that produce its facts",
+  },
   // Global replan: everything not yet done.
-  "assumption.several-global": { answers: "assumption_broken", action: "replan_global", description: "several assumptions are false at once: replan everything not done" },
-  "scope.replan-global": { answers: "scope_changed", action: "replan_global", description: "requirements changed: replan, keeping completed trusted work" },
-  "budget.replan-cheaper": { answers: "budget_exhausted", action: "replan_global", description: "a step would exceed budget.maxCost: ask for a cheaper route" },
+  "assumption.several-global": {
+    answers: "assumption_broken",
+    action: "replan_global",
+    description: "several assumptions are false at once: replan everything not done",
+  },
+  "scope.replan-global": {
+    answers: "scope_changed",
+    action: "replan_global",
+    description: "requirements changed: replan, keeping completed trusted work",
+  },
+  "budget.replan-cheaper": {
+    answers: "budget_exhausted",
+    action: "replan_global",
+    description: "a step would exceed budget.maxCost: ask for a cheaper route",
+  },
   // Skip: an optional step that would otherwise escalate.
-  "optional.skip": { answers: "any", action: "skip", description: "an optional step failed for good: skip it and its dependents" },
+  "optional.skip": {
+    answers: "any",
+    action: "skip",
+    description: "an optional step failed for good: skip it and its dependents",
+  },
   // Escalate: no rung applies.
-  "deterministic.escalate": { answers: "deterministic", action: "escalate", description: "no fallback and no assumption to revise" },
-  "exhausted.escalate": { answers: "transient", action: "escalate", description: "retries ran out, no fallback, no assumption to revise" },
-  "unmet.escalate": { answers: "success_signal_unmet", action: "escalate", description: "an unmet success signal on a step that rests on no assumption" },
-  "assumption.unnamed": { answers: "assumption_broken", action: "escalate", description: "an assumption broke but none was named" },
-  "precondition.escalate": { answers: "precondition_failed", action: "escalate", description: "a precondition is false and no producer rests on an assumption" },
-  "unknown.escalate": { answers: "unknown", action: "escalate", description: "no evidence rule recognised the failure" },
+  "deterministic.escalate": {
+    answers: "deterministic",
+    action: "escalate",
+    description: "no fallback and no assumption to revise",
+  },
+  "exhausted.escalate": {
+    answers: "transient",
+    action: "escalate",
+    description: "retries ran out, no fallback, no assumption to revise",
+  },
+  "unmet.escalate": {
+    answers: "success_signal_unmet",
+    action: "escalate",
+    description: "an unmet success signal on a step that rests on no assumption",
+  },
+  "assumption.unnamed": {
+    answers: "assumption_broken",
+    action: "escalate",
+    description: "an assumption broke but none was named",
+  },
+  "precondition.escalate": {
+    answers: "precondition_failed",
+    action: "escalate",
+    description: "a precondition is false and no producer rests on an assumption",
+  },
+  "unknown.escalate": {
+    answers: "unknown",
+    action: "escalate",
+    description: "no evidence rule recognised the failure",
+  },
   // Guards: each stops a rung and escalates (or skips an optional step).
-  "guard.max-decisions": { answers: "any", action: "escalate", description: "policy.maxDecisions decisions were taken in this run" },
-  "guard.max-replans": { answers: "any", action: "escalate", description: "policy.maxReplans replans were attempted (failed ones count)" },
+  "guard.max-decisions": {
+    answers: "any",
+    action: "escalate",
+    description: "policy.maxDecisions decisions were taken in this run",
+  },
+  "guard.max-replans": {
+    answers: "any",
+    action: "escalate",
+    description: "policy.maxReplans replans were attempted (failed ones count)",
+  },
   "guard.replan-budget": { answers: "any", action: "escalate", description: "budget.maxReplanCost is spent" },
-  "guard.replan-cooldown": { answers: "any", action: "escalate", description: "the same assumption was replanned and no step has succeeded since" },
-  "guard.max-backtrack-depth": { answers: "any", action: "escalate", description: "a local replan would re-run more than policy.maxBacktrackDepth completed steps" },
-  "guard.max-backtracks": { answers: "any", action: "escalate", description: "a completed step was re-run policy.maxBacktracksPerStep times by backtracking" },
-  "guard.no-progress": { answers: "any", action: "escalate", description: "the planner proposed the same steps again for the same assumption" },
-  "guard.committed-side-effect": { answers: "deterministic", action: "escalate", description: "a step that committed a side effect would run a changed operation" },
-  "replan.unavailable": { answers: "any", action: "escalate", description: "a replan rung fired but the planner has no replan function" },
+  "guard.replan-cooldown": {
+    answers: "any",
+    action: "escalate",
+    description: "the same assumption was replanned and no step has succeeded since",
+  },
+  "guard.max-backtrack-depth": {
+    answers: "any",
+    action: "escalate",
+    description: "a local replan would re-run more than policy.maxBacktrackDepth completed steps",
+  },
+  "guard.max-backtracks": {
+    answers: "any",
+    action: "escalate",
+    description: "a completed step was re-run policy.maxBacktracksPerStep times by backtracking",
+  },
+  "guard.no-progress": {
+    answers: "any",
+    action: "escalate",
+    description: "the planner proposed the same steps again for the same assumption",
+  },
+  "guard.committed-side-effect": {
+    answers: "deterministic",
+    action: "escalate",
+    description: "a step that committed a side effect would run a changed operation",
+  },
+  "replan.unavailable": {
+    answers: "any",
+    action: "escalate",
+    description: "a replan rung fired but the planner has no replan function",
+  },
   "replan.planner-error": { answers: "any", action: "escalate", description: "the planner threw while replanning" },
-  "replan.invalid-draft": { answers: "any", action: "escalate", description: "the planner's replacement steps failed validation" },
-  "human.deadline-passed": { answers: "budget_exhausted", action: "escalate", description: "a human step was answered after its timeoutMs" },
+  "replan.invalid-draft": {
+    answers: "any",
+    action: "escalate",
+    description: "the planner's replacement steps failed validation",
+  },
+  "human.deadline-passed": {
+    answers: "budget_exhausted",
+    action: "escalate",
+    description: "a human step was answered after its timeoutMs",
+  },
   // Answers a person gives at an interrupt (decisions with by: "person").
   "human.retry": { answers: "person", action: "retry", description: "a person asked for a fresh round of attempts" },
   "human.skip": { answers: "person", action: "skip", description: "a person skipped the step" },
-  "human.provide": { answers: "person", action: "provide", description: "a person supplied the step's facts; no tool ran" },
-  "human.replan": { answers: "person", action: "replan_global", description: "a person asked for a replan with a constraint" },
+  "human.provide": {
+    answers: "person",
+    action: "provide",
+    description: "a person supplied the step's facts; no tool ran",
+  },
+  "human.replan": {
+    answers: "person",
+    action: "replan_global",
+    description: "a person asked for a replan with a constraint",
+  },
   "human.change-scope": { answers: "person", action: "replan_global", description: "a person changed the scope" },
   "human.abort": { answers: "person", action: "abort", description: "a person aborted the run" },
   // The optional LLM classifier, consulted only for `unknown`.
-  "llm.classifier": { answers: "llm", action: "escalate", description: "the LLM classifier chose the action (any ladder action) for an unknown failure" },
+  "llm.classifier": {
+    answers: "llm",
+    action: "escalate",
+    description: "the LLM classifier chose the action (any ladder action) for an unknown failure",
+  },
 } as const satisfies Record<string, RuleSpec>;
 
 export type RuleId = keyof typeof RULES;

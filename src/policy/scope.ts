@@ -14,7 +14,12 @@ import type { Fact, Plan, Step, StepRun } from "../plan/schema.js";
 export function localScope(plan: Plan, assumption: string, also: readonly string[] = []): string[] {
   const inScope = new Set<string>();
   for (const step of plan.steps) {
-    if (also.includes(step.id) || (step.assumptions ?? []).includes(assumption) || (step.dependsOn ?? []).some((d) => inScope.has(d))) inScope.add(step.id);
+    if (
+      also.includes(step.id) ||
+      (step.assumptions ?? []).includes(assumption) ||
+      (step.dependsOn ?? []).some((d) => inScope.has(d))
+    )
+      inScope.add(step.id);
   }
   return plan.steps.filter((s) => inScope.has(s.id)).map((s) => s.id);
 }
@@ -36,15 +41,24 @@ export interface Relabelling {
  * of steps resting on the assumption, and facts derived from those, become suspect; the rest
  * keeps its label.
  */
-export function relabel(facts: Readonly<Record<string, Fact>>, plan: Plan, broken: readonly string[], provenWrong: string | undefined): Relabelling {
-  const restsOn = new Set(plan.steps.filter((s) => (s.assumptions ?? []).some((a) => broken.includes(a))).map((s) => s.id));
+export function relabel(
+  facts: Readonly<Record<string, Fact>>,
+  plan: Plan,
+  broken: readonly string[],
+  provenWrong: string | undefined,
+): Relabelling {
+  const restsOn = new Set(
+    plan.steps.filter((s) => (s.assumptions ?? []).some((a) => broken.includes(a))).map((s) => s.id),
+  );
   const changed: Record<string, Fact> = {};
   const label = (key: string) => (changed[key] ?? facts[key])!.label;
   if (broken.length > 0) {
     for (const [key, fact] of Object.entries(facts)) {
       if (fact.label === "invalidated") continue;
-      if (provenWrong !== undefined && fact.producedBy === provenWrong) changed[key] = { ...fact, label: "invalidated" };
-      else if (restsOn.has(fact.producedBy) || fact.assumptions.some((a) => broken.includes(a))) changed[key] = { ...fact, label: "suspect" };
+      if (provenWrong !== undefined && fact.producedBy === provenWrong)
+        changed[key] = { ...fact, label: "invalidated" };
+      else if (restsOn.has(fact.producedBy) || fact.assumptions.some((a) => broken.includes(a)))
+        changed[key] = { ...fact, label: "suspect" };
     }
     // Suspicion flows along derivedFrom until nothing changes.
     let grew = true;

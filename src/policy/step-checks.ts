@@ -17,7 +17,11 @@ export interface CheckFailure {
 }
 
 /** Inputs and preconditions read trusted facts only; a missing or untrusted fact fails the precondition. */
-export function checkInputs(step: Step, facts: Readonly<Record<string, Fact>>, trusted: Readonly<Record<string, unknown>>): CheckFailure | undefined {
+export function checkInputs(
+  step: Step,
+  facts: Readonly<Record<string, Fact>>,
+  trusted: Readonly<Record<string, unknown>>,
+): CheckFailure | undefined {
   const missing = (step.inputs ?? []).filter((key) => !Object.hasOwn(trusted, key));
   if (missing.length === 0) return undefined;
   const labels = missing.map((k) => (facts[k] ? `${k} (${facts[k].label})` : `${k} (missing)`));
@@ -32,12 +36,22 @@ export function checkPreconditions(step: Step, trusted: Readonly<Record<string, 
   for (const expression of step.preconditions ?? []) {
     const result = evaluate(expression, "precondition", trusted);
     if (result.ok && result.value === true) continue;
-    const why = result.ok ? "is false" : result.missing ? `is false (${result.message})` : `could not be evaluated (${result.message})`;
+    const why = result.ok
+      ? "is false"
+      : result.missing
+        ? `is false (${result.message})`
+        : `could not be evaluated (${result.message})`;
     const message = `precondition ${JSON.stringify(expression)} ${why}`;
     const read = compileExpression(expression, "precondition");
     const missing = !result.ok && result.missing ? { missing: result.missing } : {};
     return {
-      deviation: { kind: "precondition", message, expression, facts: read.ok ? [...read.expression.facts] : [], ...missing },
+      deviation: {
+        kind: "precondition",
+        message,
+        expression,
+        facts: read.ok ? [...read.expression.facts] : [],
+        ...missing,
+      },
       error: { name: "PreconditionFailed", message },
     };
   }
@@ -81,7 +95,8 @@ export function checkCommittedEffect(
  * its ISO string) and the facts it produces. A rejected output that was storable is kept for the
  * record (`output`), so a person sees what the tool returned.
  */
-export type Judgement = { ok: true; values: Record<string, unknown>; output: unknown } | ({ ok: false; output?: unknown } & CheckFailure);
+export type Judgement =
+  { ok: true; values: Record<string, unknown>; output: unknown } | ({ ok: false; output?: unknown } & CheckFailure);
 
 /**
  * Judges a tool's output: it must be storable (size, depth), meet the success signal, and carry
@@ -91,12 +106,17 @@ export type Judgement = { ok: true; values: Record<string, unknown>; output: unk
 export function judgeOutput(step: Step, raw: unknown, trusted: Readonly<Record<string, unknown>>): Judgement {
   // Normalised at the boundary, so a resumed run sees exactly what an uninterrupted one saw.
   const json = toJsonValue(raw);
-  const storable =
-    !json.ok ? json.message
-    : json.bytes > LIMITS.maxJsonBytes ? `output is ${json.bytes} bytes of JSON, over the ${LIMITS.maxJsonBytes}-byte fact limit`
-    : undefined;
+  const storable = !json.ok
+    ? json.message
+    : json.bytes > LIMITS.maxJsonBytes
+      ? `output is ${json.bytes} bytes of JSON, over the ${LIMITS.maxJsonBytes}-byte fact limit`
+      : undefined;
   if (storable || !json.ok) {
-    return { ok: false, deviation: { kind: "output_rejected", message: `${step.id}: ${storable}` }, error: { name: "OutputRejected", message: storable! } };
+    return {
+      ok: false,
+      deviation: { kind: "output_rejected", message: `${step.id}: ${storable}` },
+      error: { name: "OutputRejected", message: storable! },
+    };
   }
   const output = json.value;
   if (step.successSignal) {
@@ -110,7 +130,11 @@ export function judgeOutput(step: Step, raw: unknown, trusted: Readonly<Record<s
   const { values, missing } = producedValues(step, output);
   if (missing.length > 0) {
     const plural = missing.length > 1 ? "s" : "";
-    return { ok: false, ...unmet(step, `output ${preview(output)} lacks produced field${plural} ${missing.join(", ")}`), output };
+    return {
+      ok: false,
+      ...unmet(step, `output ${preview(output)} lacks produced field${plural} ${missing.join(", ")}`),
+      output,
+    };
   }
   return { ok: true, values, output };
 }

@@ -28,4 +28,12 @@ export function mayAskLlm(verdict: { failureClass: string; rule: string }): bool
 }
 
 /** Actions an LLM classifier may choose: the ladder's, never a person's. */
-export const LADDER_ACTIONS: readonly Action[] = ["retry", "fallback", "replan_local", "replan_global", "skip", "escalate", "abort"];
+export const LADDER_ACTIONS: readonly Action[] = [
+  "retry",
+  "fallback",
+  "replan_local",
+  "replan_global",
+  "skip",
+  "escalate",
+  "abort",
+];

@@ -8,7 +8,11 @@ import type { Deviation } from "./deviation.js";
 import { relabel, type Relabelling } from "./scope.js";
 
 /** Failure classes whose named assumption counts as proven false. */
-export const FALSIFYING: ReadonlySet<Decision["failureClass"]> = new Set(["assumption_broken", "success_signal_unmet", "deterministic"]);
+export const FALSIFYING: ReadonlySet<Decision["failureClass"]> = new Set([
+  "assumption_broken",
+  "success_signal_unmet",
+  "deterministic",
+]);
 
 export interface Falsification {
   /** Assumptions this evidence proves false. */

@@ -5,6 +5,9 @@ import type { PlanManagerStateType } from "./state.js";
 
 export type { Falsification } from "../policy/trust.js";
 
-export function falsify(state: PlanManagerStateType, decision: Pick<Decision, "failureClass" | "brokenAssumption">): Falsification {
+export function falsify(
+  state: PlanManagerStateType,
+  decision: Pick<Decision, "failureClass" | "brokenAssumption">,
+): Falsification {
   return falsifyEvidence(state.plan!, state.facts, state.guards.falsified, state.deviation, decision);
 }

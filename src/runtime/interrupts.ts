@@ -14,7 +14,11 @@ export function offered(options: readonly ResumeAction[], canReplan: boolean): R
   return canReplan ? [...options] : options.filter((o) => !NEEDS_REPLAN.has(o));
 }
 
-export function escalationPayload(state: PlanManagerStateType, decision: Decision, options: ResumeAction[] = ESCALATION_OPTIONS): PendingHuman {
+export function escalationPayload(
+  state: PlanManagerStateType,
+  decision: Decision,
+  options: ResumeAction[] = ESCALATION_OPTIONS,
+): PendingHuman {
   const step = decision.stepId ? state.plan?.steps.find((s) => s.id === decision.stepId) : undefined;
   const run = decision.stepId ? state.steps[decision.stepId] : undefined;
   const tried = state.decisions

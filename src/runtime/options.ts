@@ -22,7 +22,6 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
-
 export interface PlanManagerOptions {
   /** LangChain tools (`tool()` from @langchain/core/tools). A step's `tool` names one. Required. */
   tools: readonly StructuredToolInterface[];
@@ -83,7 +82,10 @@ const OptionsShape = z.object({
 
 export function resolveOptions(options: PlanManagerOptions): Runtime {
   if (options === null || typeof options !== "object") {
-    throw new PlanManagerError("invalid_options", "createPlanManager(options): options must be an object with `tools` and `planner`");
+    throw new PlanManagerError(
+      "invalid_options",
+      "createPlanManager(options): options must be an object with `tools` and `planner`",
+    );
   }
   const shape = OptionsShape.safeParse(options);
   if (!shape.success) {
@@ -92,14 +94,25 @@ export function resolveOptions(options: PlanManagerOptions): Runtime {
     throw new PlanManagerError("invalid_options", `${path}: ${issue.message}`, { path });
   }
   if (typeof options.planner.plan !== "function") {
-    throw new PlanManagerError("invalid_options", "planner.plan must be a function: use staticPlanner({ plan }) or llmPlanner({ model })", { path: "planner.plan" });
+    throw new PlanManagerError(
+      "invalid_options",
+      "planner.plan must be a function: use staticPlanner({ plan }) or llmPlanner({ model })",
+      { path: "planner.plan" },
+    );
   }
   const tools = new Map<string, StructuredToolInterface>();
   options.tools.forEach((t, i) => {
     if (!t || typeof t.name !== "string" || typeof t.invoke !== "function") {
-      throw new PlanManagerError("invalid_options", `tools[${i}] is not a LangChain tool (needs name and invoke); create it with tool() from @langchain/core/tools`, { path: `tools[${i}]` });
+      throw new PlanManagerError(
+        "invalid_options",
+        `tools[${i}] is not a LangChain tool (needs name and invoke); create it with tool() from @langchain/core/tools`,
+        { path: `tools[${i}]` },
+      );
     }
-    if (tools.has(t.name)) throw new PlanManagerError("invalid_options", `tools[${i}]: two tools are named "${t.name}"`, { path: `tools[${i}].name` });
+    if (tools.has(t.name))
+      throw new PlanManagerError("invalid_options", `tools[${i}]: two tools are named "${t.name}"`, {
+        path: `tools[${i}].name`,
+      });
     tools.set(t.name, t);
   });
   if (options.reviewReplans && !options.reviewPlan) {
@@ -110,7 +123,8 @@ export function resolveOptions(options: PlanManagerOptions): Runtime {
     const meta = (tools.get(name) as { metadata?: Record<string, unknown> } | undefined)?.metadata;
     if (!meta) return undefined;
     const out: ToolMetadata = {};
-    if (Array.isArray(meta.sideEffects)) out.sideEffects = meta.sideEffects.filter((s): s is string => typeof s === "string");
+    if (Array.isArray(meta.sideEffects))
+      out.sideEffects = meta.sideEffects.filter((s): s is string => typeof s === "string");
     if (typeof meta.successSignal === "string") out.successSignal = meta.successSignal;
     return out;
   };

@@ -62,7 +62,6 @@ export interface PendingHuman extends InterruptPayload {
   deadline?: number;
 }
 
-
 const mergeRecord = <T>(current: Record<string, T>, update: Record<string, T> | undefined): Record<string, T> =>
   update === undefined ? current : { ...current, ...update };
 
@@ -88,11 +87,26 @@ function lastValue<V>(key: string, schema: z.ZodType, initial?: () => V) {
 
 // Shapes of what may be written, checked on every write (a few microseconds per step). Internal
 // channels are checked loosely: they are written by the nodes and are not part of the contract.
-const PlanHistoryEntrySchema = z.looseObject({ version: z.number().int(), replaced: z.array(z.unknown()), order: z.array(z.string()) });
-const UsageEntrySchema = z.looseObject({ purpose: z.string(), inputTokens: z.number(), outputTokens: z.number(), cost: z.number() });
+const PlanHistoryEntrySchema = z.looseObject({
+  version: z.number().int(),
+  replaced: z.array(z.unknown()),
+  order: z.array(z.string()),
+});
+const UsageEntrySchema = z.looseObject({
+  purpose: z.string(),
+  inputTokens: z.number(),
+  outputTokens: z.number(),
+  cost: z.number(),
+});
 const DeviationSchema = z.looseObject({ kind: z.string(), attempt: z.number(), message: z.string() }).nullable();
-const PendingHumanSchema = z.looseObject({ kind: InterruptKindSchema, options: z.array(z.string()), context: z.record(z.string(), z.unknown()) }).nullable();
-const GuardsSchema = z.looseObject({ count: z.number().int(), falsified: z.array(z.string()), successes: z.number().int() });
+const PendingHumanSchema = z
+  .looseObject({ kind: InterruptKindSchema, options: z.array(z.string()), context: z.record(z.string(), z.unknown()) })
+  .nullable();
+const GuardsSchema = z.looseObject({
+  count: z.number().int(),
+  falsified: z.array(z.string()),
+  successes: z.number().int(),
+});
 const ScopeChangesSchema = z.array(z.string().min(1).max(LIMITS.maxTextLength)).max(LIMITS.maxListLength);
 
 /** What a caller writes to start a run: the goal and the input facts. */
@@ -115,10 +129,30 @@ export const PlanManagerOutput = Annotation.Root({
     () => [],
   ),
   /** Step records by id; a step without a record has not run yet (pending). */
-  steps: new CheckedChannel<Record<string, StepRun>>("steps", recordOf(z.string(), StepRunSchema), mergeRecord, () => ({})),
-  facts: new CheckedChannel<Record<string, Fact>>("facts", recordOf(FactKeySchema, FactSchema), mergeRecord, () => ({})),
-  decisions: new CheckedChannel<Decision[], Decision[] | Decision>("decisions", oneOrMany(DecisionSchema), append, () => []),
-  replans: new CheckedChannel<ReplanRecord[], ReplanRecord[] | ReplanRecord>("replans", oneOrMany(ReplanRecordSchema), append, () => []),
+  steps: new CheckedChannel<Record<string, StepRun>>(
+    "steps",
+    recordOf(z.string(), StepRunSchema),
+    mergeRecord,
+    () => ({}),
+  ),
+  facts: new CheckedChannel<Record<string, Fact>>(
+    "facts",
+    recordOf(FactKeySchema, FactSchema),
+    mergeRecord,
+    () => ({}),
+  ),
+  decisions: new CheckedChannel<Decision[], Decision[] | Decision>(
+    "decisions",
+    oneOrMany(DecisionSchema),
+    append,
+    () => [],
+  ),
+  replans: new CheckedChannel<ReplanRecord[], ReplanRecord[] | ReplanRecord>(
+    "replans",
+    oneOrMany(ReplanRecordSchema),
+    append,
+    () => [],
+  ),
   sideEffects: new CheckedChannel<SideEffectRecord[], SideEffectRecord[] | SideEffectRecord>(
     "sideEffects",
     oneOrMany(SideEffectRecordSchema),
@@ -129,7 +163,12 @@ export const PlanManagerOutput = Annotation.Root({
   /** Scope changes not yet planned for: the one channel users write while a run is paused (README "Human review"). */
   scopeChanges: new CheckedChannel<string[], string[]>("scopeChanges", ScopeChangesSchema, scopeReducer, () => []),
   outcome: lastValue<Outcome | undefined>("outcome", OutcomeSchema.optional()),
-  usage: new CheckedChannel<UsageEntry[], UsageEntry[] | UsageEntry>("usage", oneOrMany(UsageEntrySchema), append, () => []),
+  usage: new CheckedChannel<UsageEntry[], UsageEntry[] | UsageEntry>(
+    "usage",
+    oneOrMany(UsageEntrySchema),
+    append,
+    () => [],
+  ),
 });
 
 /** The manager's whole state: input, output, and the internal channels the nodes hand each other. */

@@ -32,13 +32,21 @@ export function planMetrics(state: MetricsState): PlanMetrics {
   const first = replans[0];
   if (first) {
     const introduced = new Set(first.newSteps);
-    const later = state.decisions.filter((d) => (d.action === "replan_local" || d.action === "replan_global") && d.planVersion >= first.toVersion);
-    firstReplanSuccess = state.status !== "failed" && !later.some((d) => d.stepId !== undefined && introduced.has(d.stepId));
+    const later = state.decisions.filter(
+      (d) => (d.action === "replan_local" || d.action === "replan_global") && d.planVersion >= first.toVersion,
+    );
+    firstReplanSuccess =
+      state.status !== "failed" && !later.some((d) => d.stepId !== undefined && introduced.has(d.stepId));
   }
   const carried = replans.reduce((sum, r) => sum + r.facts.trusted.length, 0);
-  const total = replans.reduce((sum, r) => sum + r.facts.trusted.length + r.facts.suspect.length + r.facts.invalidated.length, 0);
+  const total = replans.reduce(
+    (sum, r) => sum + r.facts.trusted.length + r.facts.suspect.length + r.facts.invalidated.length,
+    0,
+  );
   const retried = new Set(state.decisions.filter((d) => d.action === "retry" && d.stepId).map((d) => d.stepId));
-  const exhausted = new Set(state.decisions.filter((d) => d.rule.startsWith("exhausted.") && d.stepId).map((d) => d.stepId));
+  const exhausted = new Set(
+    state.decisions.filter((d) => d.rule.startsWith("exhausted.") && d.stepId).map((d) => d.stepId),
+  );
   return {
     replans: replans.length,
     localReplans: local,

@@ -5,7 +5,10 @@ import { DEFAULT_RETRY } from "../policy/options.js";
 import { decisionLine } from "./decision-line.js";
 import { planMetrics } from "./metrics.js";
 
-type OperatorState = Pick<PlanManagerStateType, "plan" | "steps" | "status" | "decisions" | "replans" | "budget" | "pendingHuman">;
+type OperatorState = Pick<
+  PlanManagerStateType,
+  "plan" | "steps" | "status" | "decisions" | "replans" | "budget" | "pendingHuman"
+>;
 
 export interface OperatorViewOptions {
   /** Epoch ms used for "elapsed". Default: now. */
@@ -22,13 +25,22 @@ export function operatorView(state: OperatorState, options: OperatorViewOptions 
     plan?.steps.find((s) => state.steps[s.id]?.status === "failed") ??
     [...(plan?.steps ?? [])].reverse().find((s) => (state.steps[s.id]?.attempts ?? 0) > 0);
   const run = current ? state.steps[current.id] : undefined;
-  const max = current ? (current.human ? 1 : { ...(options.defaultRetry ?? DEFAULT_RETRY), ...current.retry }.maxAttempts) : 0;
-  const started = Object.values(state.steps).map((s) => (s.startedAt ? Date.parse(s.startedAt) : Number.NaN)).filter((t) => !Number.isNaN(t));
+  const max = current
+    ? current.human
+      ? 1
+      : { ...(options.defaultRetry ?? DEFAULT_RETRY), ...current.retry }.maxAttempts
+    : 0;
+  const started = Object.values(state.steps)
+    .map((s) => (s.startedAt ? Date.parse(s.startedAt) : Number.NaN))
+    .filter((t) => !Number.isNaN(t));
   const elapsed = started.length > 0 ? (now - Math.min(...started)) / 1000 : 0;
   const lastFailure = [...state.decisions].reverse()[0];
   const m = planMetrics(state);
   const pct = (x: number | null) => (x === null ? "n/a" : `${Math.round(x * 100)}%`);
-  const budget = state.budget.maxCost !== undefined ? `$${(state.budget.maxCost - state.budget.spent).toFixed(2)} remaining of $${state.budget.maxCost.toFixed(2)}` : `$${state.budget.spent.toFixed(2)} spent (no limit)`;
+  const budget =
+    state.budget.maxCost !== undefined
+      ? `$${(state.budget.maxCost - state.budget.spent).toFixed(2)} remaining of $${state.budget.maxCost.toFixed(2)}`
+      : `$${state.budget.spent.toFixed(2)} spent (no limit)`;
   return [
     `step: ${current?.id ?? "-"}`,
     `status: ${state.status}${current ? ` (attempt ${run?.attempts ?? 0}/${max})` : ""}`,

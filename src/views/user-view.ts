@@ -5,7 +5,8 @@
 import type { PlanManagerStateType } from "../runtime/state.js";
 import type { StepRun } from "../plan/schema.js";
 
-type ViewState = Pick<PlanManagerStateType, "plan" | "steps" | "status" | "outcome"> & Partial<Pick<PlanManagerStateType, "pendingHuman">>;
+type ViewState = Pick<PlanManagerStateType, "plan" | "steps" | "status" | "outcome"> &
+  Partial<Pick<PlanManagerStateType, "pendingHuman">>;
 
 export function userLine(goal: string, run: StepRun | undefined, waitingOnPerson = false): string | undefined {
   switch (run?.status) {
@@ -26,7 +27,9 @@ export function userView(state: ViewState): string[] {
   const lines: string[] = [];
   for (const step of state.plan?.steps ?? []) {
     // The graph's output omits internal channels: a running step while the run awaits a person is waiting on one.
-    const waiting = state.pendingHuman?.stepId === step.id || (state.status === "awaiting_human" && state.steps[step.id]?.status === "running");
+    const waiting =
+      state.pendingHuman?.stepId === step.id ||
+      (state.status === "awaiting_human" && state.steps[step.id]?.status === "running");
     const line = userLine(step.goal, state.steps[step.id], waiting);
     if (line) lines.push(line);
   }
@@ -34,8 +37,9 @@ export function userView(state: ViewState): string[] {
   else if (state.status === "partial") {
     const undone = (state.outcome?.missing ?? []).map((m) => m.goal);
     lines.push(`Partly done. Not done: ${undone.join("; ") || "see the outcome"}.`);
-  }
-  else if (state.status === "failed" || state.status === "aborted") lines.push(`Stopped: ${state.outcome?.summary ?? state.status}`);
-  else if (state.status === "awaiting_human" || state.status === "awaiting_review") lines.push("Waiting for a person to review.");
+  } else if (state.status === "failed" || state.status === "aborted")
+    lines.push(`Stopped: ${state.outcome?.summary ?? state.status}`);
+  else if (state.status === "awaiting_human" || state.status === "awaiting_review")
+    lines.push("Waiting for a person to review.");
   return lines;
 }

@@ -25,12 +25,16 @@ export async function startDevServer(timeoutMs = 90_000): Promise<DevServer> {
   const root = resolve(import.meta.dirname, "../..");
   const cli = resolve(root, "node_modules/@langchain/langgraph-cli/dist/cli/cli.mjs");
   let output = "";
-  const child: ChildProcess = spawn(process.execPath, [cli, "dev", "--host", "127.0.0.1", "--port", String(port), "--no-browser"], {
-    cwd: root,
-    detached: true,
-    env: { ...process.env, LANGGRAPH_CLI_NO_ANALYTICS: "1", OPENAI_API_KEY: "" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [cli, "dev", "--host", "127.0.0.1", "--port", String(port), "--no-browser"],
+    {
+      cwd: root,
+      detached: true,
+      env: { ...process.env, LANGGRAPH_CLI_NO_ANALYTICS: "1", OPENAI_API_KEY: "" },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   child.stdout?.on("data", (d) => (output += String(d)));
   child.stderr?.on("data", (d) => (output += String(d)));
   const url = `http://127.0.0.1:${port}`;

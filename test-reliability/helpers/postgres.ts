@@ -29,7 +29,9 @@ export async function startPostgres(): Promise<PgServer> {
   const asRoot = userInfo().uid === 0;
   const run = (cmd: string, args: string[]) => {
     const full = join(bin, cmd);
-    return asRoot ? execFileSync("runuser", ["-u", "postgres", "--", full, ...args], { stdio: "pipe" }) : execFileSync(full, args, { stdio: "pipe" });
+    return asRoot
+      ? execFileSync("runuser", ["-u", "postgres", "--", full, ...args], { stdio: "pipe" })
+      : execFileSync(full, args, { stdio: "pipe" });
   };
   if (asRoot) {
     const uid = Number(execFileSync("id", ["-u", "postgres"]).toString().trim());
@@ -38,7 +40,16 @@ export async function startPostgres(): Promise<PgServer> {
     chmodSync(dir, 0o700);
   }
   run("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8"]);
-  run("pg_ctl", ["-D", data, "-l", join(dir, "server.log"), "-w", "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`, "start"]);
+  run("pg_ctl", [
+    "-D",
+    data,
+    "-l",
+    join(dir, "server.log"),
+    "-w",
+    "-o",
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`,
+    "start",
+  ]);
   return {
     url: `postgresql://postgres@127.0.0.1:${port}/postgres`,
     stop: () => {

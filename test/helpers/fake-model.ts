@@ -25,7 +25,11 @@ export class ScriptedChatModel extends FakeListChatModel {
     this.usage = options.usage ?? { input: 1000, output: 200 };
   }
 
-  override async _generate(messages: BaseMessage[], options: this["ParsedCallOptions"], runManager?: CallbackManagerForLLMRun): Promise<ChatResult> {
+  override async _generate(
+    messages: BaseMessage[],
+    options: this["ParsedCallOptions"],
+    runManager?: CallbackManagerForLLMRun,
+  ): Promise<ChatResult> {
     this.received.push(messages);
     const entry = this.script[Math.min(this.received.length - 1, this.script.length - 1)];
     if (entry instanceof Error) throw entry;
@@ -33,7 +37,11 @@ export class ScriptedChatModel extends FakeListChatModel {
     this.i = 0;
     const result = await super._generate(messages, options, runManager);
     const message = result.generations[0]!.message as BaseMessage & { usage_metadata?: unknown };
-    message.usage_metadata = { input_tokens: this.usage.input, output_tokens: this.usage.output, total_tokens: this.usage.input + this.usage.output };
+    message.usage_metadata = {
+      input_tokens: this.usage.input,
+      output_tokens: this.usage.output,
+      total_tokens: this.usage.input + this.usage.output,
+    };
     message.response_metadata = { model_name: this.model };
     return result;
   }

@@ -1,7 +1,13 @@
 import { tool } from "@langchain/core/tools";
 import { MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
 import { z } from "zod";
-import { createPlanManager, staticPlanner, type PlanDraft, type PlanManagerOptions, type Planner } from "../../src/index.js";
+import {
+  createPlanManager,
+  staticPlanner,
+  type PlanDraft,
+  type PlanManagerOptions,
+  type Planner,
+} from "../../src/index.js";
 import { fakeClock } from "./clock.js";
 
 export type Scripted = unknown | Error | ((args: Record<string, unknown>, config: unknown) => unknown);
@@ -14,10 +20,16 @@ export function scriptedTool(name: string, script: Scripted[], metadata?: Record
       calls.push(args);
       const entry = script[Math.min(calls.length - 1, script.length - 1)];
       if (entry instanceof Error) throw entry;
-      if (typeof entry === "function") return (entry as (a: Record<string, unknown>, c: unknown) => unknown)(args, config);
+      if (typeof entry === "function")
+        return (entry as (a: Record<string, unknown>, c: unknown) => unknown)(args, config);
       return entry;
     },
-    { name, description: `scripted tool ${name}`, schema: z.object({}).passthrough(), ...(metadata ? { metadata } : {}) },
+    {
+      name,
+      description: `scripted tool ${name}`,
+      schema: z.object({}).passthrough(),
+      ...(metadata ? { metadata } : {}),
+    },
   );
   return Object.assign(t, { calls });
 }
@@ -40,10 +52,17 @@ export interface Harness {
 export function harness(
   plan: PlanDraft | Planner,
   tools: PlanManagerOptions["tools"],
-  options: Partial<PlanManagerOptions> & { checkpointer?: BaseCheckpointSaver; threadId?: string; context?: Record<string, unknown> } = {},
+  options: Partial<PlanManagerOptions> & {
+    checkpointer?: BaseCheckpointSaver;
+    threadId?: string;
+    context?: Record<string, unknown>;
+  } = {},
 ): Harness {
   const clock = fakeClock();
-  const planner = plan !== null && typeof plan === "object" && "plan" in plan && typeof (plan as Planner).plan === "function" ? (plan as Planner) : staticPlanner({ plan: plan as PlanDraft });
+  const planner =
+    plan !== null && typeof plan === "object" && "plan" in plan && typeof (plan as Planner).plan === "function"
+      ? (plan as Planner)
+      : staticPlanner({ plan: plan as PlanDraft });
   const { checkpointer = new MemorySaver(), threadId = "t1", context = {}, ...rest } = options;
   const graph = createPlanManager({ tools, planner, clock, ...rest }).compile({ checkpointer });
   const config = { configurable: { thread_id: threadId } };
@@ -54,7 +73,10 @@ export function harness(
     // The graph's output holds the public keys only; tests also read internal channels (guards),
     // so the run returns the whole state, plus the interrupt the invoke reported.
     run: async (input) => {
-      const out = (await graph.invoke((input ?? { goal: "test goal", context }) as never, config)) as Record<string, any>;
+      const out = (await graph.invoke((input ?? { goal: "test goal", context }) as never, config)) as Record<
+        string,
+        any
+      >;
       return { ...(await graph.getState(config)).values, ...out };
     },
     state: async () => (await graph.getState(config)).values as Record<string, any>,
@@ -62,6 +84,10 @@ export function harness(
 }
 
 /** Decisions reduced to what tests compare exactly. */
-export function brief(decisions: { stepId?: string; failureClass: string; action: string; rule: string; by?: string }[]) {
-  return decisions.map((d) => `${d.stepId ?? "-"}: ${d.by === "person" ? "person" : d.failureClass} → ${d.action} [${d.rule}]`);
+export function brief(
+  decisions: { stepId?: string; failureClass: string; action: string; rule: string; by?: string }[],
+) {
+  return decisions.map(
+    (d) => `${d.stepId ?? "-"}: ${d.by === "person" ? "person" : d.failureClass} → ${d.action} [${d.rule}]`,
+  );
 }

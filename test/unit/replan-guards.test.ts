@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { backtrackDepthGuard, backtracksGuard, deadlinePassed, failedReplan, noProgressGuard } from "../../src/policy/replan-guards.js";
+import {
+  backtrackDepthGuard,
+  backtracksGuard,
+  deadlinePassed,
+  failedReplan,
+  noProgressGuard,
+} from "../../src/policy/replan-guards.js";
 
 describe("replan guards (pure)", () => {
   it("bounds how far back a local replan reaches", () => {
@@ -12,8 +18,12 @@ describe("replan guards (pure)", () => {
 
   it("calls the same replacement for the same assumption no progress, unless a person asked", () => {
     expect(noProgressGuard("p1", "p0", [], "A", false)).toBeUndefined();
-    expect(noProgressGuard("p1", "p0", ["p1"], "A", false)?.reason).toBe('the planner proposed the same steps again for assumption "A"; that is not progress');
-    expect(noProgressGuard("p0", "p0", [], undefined, false)?.reason).toBe("the planner proposed the same steps again for this trigger; that is not progress");
+    expect(noProgressGuard("p1", "p0", ["p1"], "A", false)?.reason).toBe(
+      'the planner proposed the same steps again for assumption "A"; that is not progress',
+    );
+    expect(noProgressGuard("p0", "p0", [], undefined, false)?.reason).toBe(
+      "the planner proposed the same steps again for this trigger; that is not progress",
+    );
     expect(noProgressGuard("p0", "p0", ["p0"], "A", true)).toBeUndefined();
   });
 
@@ -26,13 +36,22 @@ describe("replan guards (pure)", () => {
   });
 
   it("names a failed replan by what failed", () => {
-    expect(failedReplan("invalid_draft", "- bad")).toEqual({ rule: "replan.invalid-draft", reason: "the replacement steps were rejected:\n- bad" });
-    expect(failedReplan("planner_error", "boom")).toEqual({ rule: "replan.planner-error", reason: "the planner failed to replan: boom" });
+    expect(failedReplan("invalid_draft", "- bad")).toEqual({
+      rule: "replan.invalid-draft",
+      reason: "the replacement steps were rejected:\n- bad",
+    });
+    expect(failedReplan("planner_error", "boom")).toEqual({
+      rule: "replan.planner-error",
+      reason: "the planner failed to replan: boom",
+    });
   });
 
   it("escalates a human answer that came after the deadline", () => {
     expect(deadlinePassed(1000, 1000, "h", 500)).toBeUndefined();
     expect(deadlinePassed(undefined, 9999, "h", undefined)).toBeUndefined();
-    expect(deadlinePassed(1000, 1001, "h", 500)).toEqual({ rule: "human.deadline-passed", reason: 'the answer to human step "h" came after its 500 ms deadline' });
+    expect(deadlinePassed(1000, 1001, "h", 500)).toEqual({
+      rule: "human.deadline-passed",
+      reason: 'the answer to human step "h" came after its 500 ms deadline',
+    });
   });
 });

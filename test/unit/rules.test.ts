@@ -14,10 +14,12 @@ function sources(dir: string): string[] {
 describe("the rule table", () => {
   it("lists every rule id a decision can carry, and no evidence id doubles as one", () => {
     const quoted = new Set<string>();
-    const families = "transient|deterministic|exhausted|unmet|assumption|precondition|scope|budget|unknown|guard|replan|human|optional|llm";
+    const families =
+      "transient|deterministic|exhausted|unmet|assumption|precondition|scope|budget|unknown|guard|replan|human|optional|llm";
     for (const file of sources("src")) {
       if (file.endsWith("evidence-rules.ts")) continue;
-      for (const m of readFileSync(file, "utf8").matchAll(new RegExp(`"((?:${families})\\.[a-z0-9-]+)"`, "g"))) quoted.add(m[1]!);
+      for (const m of readFileSync(file, "utf8").matchAll(new RegExp(`"((?:${families})\\.[a-z0-9-]+)"`, "g")))
+        quoted.add(m[1]!);
     }
     const unknown = [...quoted].filter((id) => !isRuleId(id) && !EVIDENCE_RULES.some((r) => r.id === id));
     expect(unknown).toEqual([]);

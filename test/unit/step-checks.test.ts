@@ -1,15 +1,40 @@
 import { describe, expect, it } from "vitest";
 import type { Fact, Step } from "../../src/plan/schema.js";
-import { checkBudget, checkCommittedEffect, checkInputs, checkPreconditions, judgeOutput } from "../../src/policy/step-checks.js";
+import {
+  checkBudget,
+  checkCommittedEffect,
+  checkInputs,
+  checkPreconditions,
+  judgeOutput,
+} from "../../src/policy/step-checks.js";
 
-const fact = (value: unknown, label: Fact["label"] = "trusted"): Fact => ({ value, label, producedBy: "x", planVersion: 1, assumptions: [], derivedFrom: [] });
-const step: Step = { id: "s", goal: "g", tool: "t", inputs: ["a", "b"], produces: ["out"], successSignal: "output.out > 0", cost: 0.3 };
+const fact = (value: unknown, label: Fact["label"] = "trusted"): Fact => ({
+  value,
+  label,
+  producedBy: "x",
+  planVersion: 1,
+  assumptions: [],
+  derivedFrom: [],
+});
+const step: Step = {
+  id: "s",
+  goal: "g",
+  tool: "t",
+  inputs: ["a", "b"],
+  produces: ["out"],
+  successSignal: "output.out > 0",
+  cost: 0.3,
+};
 
 describe("step checks (pure)", () => {
   it("names untrusted and missing inputs", () => {
     const facts = { a: fact(1, "suspect") };
     expect(checkInputs(step, facts, {})).toEqual({
-      deviation: { kind: "precondition", message: "input facts not trusted: a (suspect), b (missing)", missing: ["a", "b"] },
+      deviation: {
+        kind: "precondition",
+        message: "input facts not trusted: a (suspect), b (missing)",
+        missing: ["a", "b"],
+      },
       error: { name: "PreconditionFailed", message: "inputs not trusted: a (suspect), b (missing)" },
     });
     expect(checkInputs(step, { a: fact(1), b: fact(2) }, { a: 1, b: 2 })).toBeUndefined();
@@ -18,14 +43,22 @@ describe("step checks (pure)", () => {
   it("reports the first false precondition with the facts it read", () => {
     const s: Step = { ...step, preconditions: ["facts.a > 0", "facts.b > facts.a"] };
     expect(checkPreconditions(s, { a: 2, b: 1 })).toEqual({
-      deviation: { kind: "precondition", message: 'precondition "facts.b > facts.a" is false', expression: "facts.b > facts.a", facts: ["b", "a"] },
+      deviation: {
+        kind: "precondition",
+        message: 'precondition "facts.b > facts.a" is false',
+        expression: "facts.b > facts.a",
+        facts: ["b", "a"],
+      },
       error: { name: "PreconditionFailed", message: 'precondition "facts.b > facts.a" is false' },
     });
     expect(checkPreconditions(s, { a: 1, b: 2 })).toBeUndefined();
   });
 
   it("refuses a step whose cost would exceed budget.maxCost", () => {
-    expect(checkBudget(step, 0.8, 1)?.error).toEqual({ name: "BudgetExhausted", message: 'step "s" costs 0.3; 0.8 of 1 is spent, so it would exceed budget.maxCost' });
+    expect(checkBudget(step, 0.8, 1)?.error).toEqual({
+      name: "BudgetExhausted",
+      message: 'step "s" costs 0.3; 0.8 of 1 is spent, so it would exceed budget.maxCost',
+    });
     expect(checkBudget(step, 0.7, 1)).toBeUndefined();
     expect(checkBudget(step, 99, undefined)).toBeUndefined();
   });
@@ -38,7 +71,15 @@ describe("step checks (pure)", () => {
       proposedKey: "t:s:new",
     });
     expect(checkCommittedEffect(step, "t:s:old", undefined, committed, "t {}")).toBeUndefined();
-    expect(checkCommittedEffect(step, "t:s:new", { status: "pending", attempts: 1, approvedKey: "t:s:new" }, committed, "t {}")).toBeUndefined();
+    expect(
+      checkCommittedEffect(
+        step,
+        "t:s:new",
+        { status: "pending", attempts: 1, approvedKey: "t:s:new" },
+        committed,
+        "t {}",
+      ),
+    ).toBeUndefined();
     expect(checkCommittedEffect(step, undefined, undefined, committed, "t {}")).toBeUndefined();
   });
 
@@ -47,7 +88,11 @@ describe("step checks (pure)", () => {
     expect(judgeOutput(step, { out: 0 }, {})).toEqual({
       ok: false,
       output: { out: 0 },
-      deviation: { kind: "signal_unmet", message: 's: success signal "output.out > 0" is false for output {"out":0}', expression: "output.out > 0" },
+      deviation: {
+        kind: "signal_unmet",
+        message: 's: success signal "output.out > 0" is false for output {"out":0}',
+        expression: "output.out > 0",
+      },
       error: { name: "SuccessSignalUnmet", message: 'success signal "output.out > 0" is false for output {"out":0}' },
     });
     expect(judgeOutput({ ...step, successSignal: undefined }, { other: 1 }, {})).toMatchObject({
@@ -55,11 +100,23 @@ describe("step checks (pure)", () => {
       deviation: { kind: "signal_unmet", message: 's: output {"other":1} lacks produced field out' },
     });
     const at = new Date("2026-03-01T10:00:00Z");
-    expect(judgeOutput(step, { out: 1, at }, {})).toEqual({ ok: true, values: { out: 1 }, output: { out: 1, at: "2026-03-01T10:00:00.000Z" } });
+    expect(judgeOutput(step, { out: 1, at }, {})).toEqual({
+      ok: true,
+      values: { out: 1 },
+      output: { out: 1, at: "2026-03-01T10:00:00.000Z" },
+    });
     expect(judgeOutput(step, { out: new Map() }, {})).toEqual({
       ok: false,
-      deviation: { kind: "output_rejected", message: "s: output.out is a Map; tools must return JSON values (plain objects, arrays, strings, numbers, booleans, null)" },
-      error: { name: "OutputRejected", message: "output.out is a Map; tools must return JSON values (plain objects, arrays, strings, numbers, booleans, null)" },
+      deviation: {
+        kind: "output_rejected",
+        message:
+          "s: output.out is a Map; tools must return JSON values (plain objects, arrays, strings, numbers, booleans, null)",
+      },
+      error: {
+        name: "OutputRejected",
+        message:
+          "output.out is a Map; tools must return JSON values (plain objects, arrays, strings, numbers, booleans, null)",
+      },
     });
     const deep = JSON.parse("[".repeat(40) + "]".repeat(40));
     expect(judgeOutput(step, deep, {})).toEqual({
