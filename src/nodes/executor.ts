@@ -265,7 +265,9 @@ function succeed(
       attempt: run.attempts,
       assumptionId: first.id,
       ...(broken.length > 1 ? { assumptionIds: broken.map((a) => a.id) } : {}),
-      message: `assumption "${first.id}" (${first.statement}) is false after step "${step.id}": check ${JSON.stringify(first.check)}${others}`,
+      message:
+        `assumption "${first.id}" (${first.statement}) is false after step "${step.id}": check ` +
+        `${JSON.stringify(first.check)}${others}`,
     };
   }
   return update;

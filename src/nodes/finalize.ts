@@ -21,7 +21,8 @@ export function finalizeNode(state: PlanManagerStateType, config: LangGraphRunna
     ),
     ...byPerson.map(
       (s) =>
-        `"${s.goal}" was done by a person, not by its tool${s.sideEffects?.length ? ` (its side effects did not happen: ${s.sideEffects.join(", ")})` : ""}`,
+        `"${s.goal}" was done by a person, not by its ` +
+        `tool${s.sideEffects?.length ? ` (its side effects did not happen: ${s.sideEffects.join(", ")})` : ""}`,
     ),
     ...steps
       .filter((s) => state.steps[s.id]?.usedFallback && state.steps[s.id]?.status === "succeeded")
@@ -30,7 +31,8 @@ export function finalizeNode(state: PlanManagerStateType, config: LangGraphRunna
       .filter((r) => r.scope === "local")
       .map(
         (r) =>
-          `plan v${r.toVersion} replaced ${r.invalidatedSteps.join(", ") || "no steps"} because assumption "${r.brokenAssumption}" was false`,
+          `plan v${r.toVersion} replaced ${r.invalidatedSteps.join(", ") || "no steps"} because assumption ` +
+          `"${r.brokenAssumption}" was false`,
       ),
     ...Object.entries(state.facts)
       .filter(([, f]) => f.label === "suspect")
@@ -39,13 +41,17 @@ export function finalizeNode(state: PlanManagerStateType, config: LangGraphRunna
 
   let status = state.status;
   let outcome: Outcome;
-  const tally = `${byTool.length} of ${steps.length} steps succeeded${byPerson.length ? `, ${byPerson.length} done by a person` : ""}`;
+  const tally =
+    `${byTool.length} of ${steps.length} steps ` +
+    `succeeded${byPerson.length ? `, ${byPerson.length} done by a person` : ""}`;
   if (status === "failed" || status === "aborted") {
     const prior = state.outcome ?? { summary: "" };
     const verb = status === "failed" ? "Failed" : "Aborted";
     outcome = {
       ...prior,
-      summary: `${verb}${prior.failedStep ? ` at step "${prior.failedStep}"` : ""}: ${prior.message ?? prior.failureReason ?? "no reason given"}. ${tally}.`,
+      summary:
+        `${verb}${prior.failedStep ? ` at step "${prior.failedStep}"` : ""}: ` +
+        `${prior.message ?? prior.failureReason ?? "no reason given"}. ${tally}.`,
     };
   } else {
     // `completed` means every non-optional step succeeded or was done by a person (DESIGN §4).
@@ -58,7 +64,9 @@ export function finalizeNode(state: PlanManagerStateType, config: LangGraphRunna
       ? ` after ${state.replans.length} replan${state.replans.length > 1 ? "s" : ""}`
       : "";
     outcome = {
-      summary: `${verb}: ${tally}${missing.length ? `, ${missing.length} skipped` : ""}${replans} (plan v${plan?.version ?? 0}).`,
+      summary:
+        `${verb}: ${tally}${missing.length ? `, ${missing.length} skipped` : ""}${replans} (plan ` +
+        `v${plan?.version ?? 0}).`,
     };
   }
   if (missing.length > 0) outcome.missing = missing;

@@ -10,7 +10,10 @@ const MAX_QUOTED = 64;
 export function resumeProblem(raw: unknown, options: readonly ResumeAction[]): string | undefined {
   const choose = `choose one of: ${options.join(", ")} (as { action: "..." })`;
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
-    return `invalid resume value: expected an object like { action: "${options[0] ?? "approve"}" }, received ${describeValue(raw)}; ${choose}`;
+    return (
+      `invalid resume value: expected an object like { action: "${options[0] ?? "approve"}" }, received ` +
+      `${describeValue(raw)}; ${choose}`
+    );
   }
   const action = (raw as { action?: unknown }).action;
   if (action === undefined) {
@@ -29,7 +32,10 @@ export function resumeProblem(raw: unknown, options: readonly ResumeAction[]): s
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue && issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
-    return `invalid resume value: ${where}${issue?.message ?? "malformed"}; expected one of ${options.map((o) => `{ action: "${o}" }`).join(", ")}`;
+    return (
+      `invalid resume value: ${where}${issue?.message ?? "malformed"}; expected one of ` +
+      `${options.map((o) => `{ action: "${o}" }`).join(", ")}`
+    );
   }
   if (!options.includes(parsed.data.action))
     return `action "${parsed.data.action}" is not available here; choose one of: ${options.join(", ")}`;

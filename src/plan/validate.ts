@@ -173,7 +173,9 @@ function validateStep(
       code: "unknown_fallback_tool",
       path: at("fallback", "tool"),
       stepId,
-      message: `step "${stepId}" falls back to tool "${step.fallback.tool}", which is not in the registry (${listTools(ctx.tools)})`,
+      message:
+        `step "${stepId}" falls back to tool "${step.fallback.tool}", which is not in the registry ` +
+        `(${listTools(ctx.tools)})`,
     });
   }
   (step.dependsOn ?? []).forEach((dep, j) => {

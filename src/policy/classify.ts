@@ -204,7 +204,10 @@ export function classify(input: ClassifyInput): Verdict {
 }
 
 /** Deterministic failure (or exhausted retries): fallback → local replan → skip if optional → escalate. */
-/** The rungs after a permanent failure, named by how it became permanent (a deterministic error, or retries exhausted). */
+/**
+ * The rungs after a permanent failure, named by how it became permanent (a deterministic error,
+ * or retries exhausted).
+ */
 const PERMANENT_RUNGS = {
   deterministic: {
     fallback: "deterministic.fallback",
@@ -285,7 +288,9 @@ function replanOr(
   } else if (assumption !== undefined && replan.coolingDown.includes(assumption)) {
     guard = {
       rule: "guard.replan-cooldown",
-      why: `assumption "${assumption}" was just replanned and no step has succeeded since (policy.replanCooldownSteps = ${policy.replanCooldownSteps})`,
+      why:
+        `assumption "${assumption}" was just replanned and no step has succeeded since ` +
+        `(policy.replanCooldownSteps = ${policy.replanCooldownSteps})`,
     };
   }
   if (guard) return { ...escalateOrSkip(input, base, failureClass, guard.rule, `${reason}; ${guard.why}`), ...named };

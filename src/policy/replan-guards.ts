@@ -54,7 +54,9 @@ export function backtracksGuard(
   if (over === undefined) return undefined;
   return {
     rule: "guard.max-backtracks",
-    reason: `step "${over}" was already re-run ${backtracks[over]} times by backtracking (policy.maxBacktracksPerStep = ${policy.maxBacktracksPerStep})`,
+    reason:
+      `step "${over}" was already re-run ${backtracks[over]} times by backtracking ` +
+      `(policy.maxBacktracksPerStep = ${policy.maxBacktracksPerStep})`,
   };
 }
 

@@ -56,7 +56,10 @@ export interface ReplanGuards {
   constraints: string[];
 }
 
-/** A human interrupt waiting to be shown, written by the node before `human` (whose own writes are discarded on interrupt). */
+/**
+ * A human interrupt waiting to be shown, written by the node before `human` (whose own writes
+ * are discarded on interrupt).
+ */
 export interface PendingHuman extends InterruptPayload {
   /** Epoch ms after which a human step's answer escalates instead of completing. */
   deadline?: number;

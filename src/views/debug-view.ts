@@ -49,7 +49,8 @@ export function debugView(state: DebugState): string[] {
   if (state.replans.length === 0) lines.push("  (none)");
   for (const r of state.replans) {
     lines.push(
-      `  v${r.fromVersion} → v${r.toVersion} (${r.scope}${r.brokenAssumption ? `, assumption ${r.brokenAssumption}` : ""}): ${r.trigger.split("\n")[0]}`,
+      `  v${r.fromVersion} → v${r.toVersion} ` +
+        `(${r.scope}${r.brokenAssumption ? `, assumption ${r.brokenAssumption}` : ""}): ${r.trigger.split("\n")[0]}`,
     );
     if (r.changedSteps?.length) lines.push(`    changed: ${r.changedSteps.join(", ")}`);
     const before = planAtVersion(state, r.fromVersion);
@@ -57,17 +58,20 @@ export function debugView(state: DebugState): string[] {
     if (before && after) {
       const diff = planDiff(before, after);
       lines.push(
-        `    diff: +[${diff.added.join(", ")}] -[${diff.removed.join(", ")}] ~[${diff.changed.map((c) => `${c.id}(${c.fields.join(",")})`).join(", ")}]`,
+        `    diff: +[${diff.added.join(", ")}] -[${diff.removed.join(", ")}] ` +
+          `~[${diff.changed.map((c) => `${c.id}(${c.fields.join(",")})`).join(", ")}]`,
       );
     }
     lines.push(
-      `    facts: trusted [${r.facts.trusted.join(", ")}] suspect [${r.facts.suspect.join(", ")}] invalidated [${r.facts.invalidated.join(", ")}]`,
+      `    facts: trusted [${r.facts.trusted.join(", ")}] suspect [${r.facts.suspect.join(", ")}] invalidated ` +
+        `[${r.facts.invalidated.join(", ")}]`,
     );
   }
   lines.push("", "facts:");
   for (const [key, f] of Object.entries(state.facts)) {
     lines.push(
-      `  ${key} = ${JSON.stringify(f.value)} [${f.label}] by ${f.producedBy} (v${f.planVersion})${f.derivedFrom.length ? ` from ${f.derivedFrom.join(", ")}` : ""}`,
+      `  ${key} = ${JSON.stringify(f.value)} [${f.label}] by ${f.producedBy} ` +
+        `(v${f.planVersion})${f.derivedFrom.length ? ` from ${f.derivedFrom.join(", ")}` : ""}`,
     );
   }
   lines.push("", `cost: execution ${round(state.budget.spent)}, replanning ${round(state.budget.replanSpent)}`);

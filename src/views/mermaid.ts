@@ -22,7 +22,8 @@ export function planMermaid(plan: Pick<Plan, "steps">, steps: Readonly<Record<st
   for (const step of plan.steps) {
     const status = steps[step.id]?.status ?? "pending";
     lines.push(
-      `  ${node(step.id)}["${label(step.goal)}<br/><small>${step.id} · ${status}</small>"]:::${STATUS_CLASS[status] ?? "pending"}`,
+      `  ${node(step.id)}["${label(step.goal)}<br/><small>${step.id} · ` +
+        `${status}</small>"]:::${STATUS_CLASS[status] ?? "pending"}`,
     );
   }
   for (const step of plan.steps)

@@ -10,7 +10,10 @@ export interface PlanMetrics {
   globalReplans: number;
   /** local / global; null when there was no global replan. */
   localGlobalRatio: number | null;
-  /** Did the first replan fix the problem (no later replan triggered by a step it introduced, and the run did not fail)? null without replans. */
+  /**
+   * Did the first replan fix the problem (no later replan triggered by a step it introduced, and
+   * the run did not fail)? null without replans.
+   */
   firstReplanSuccess: boolean | null;
   /** Share of facts that kept the `trusted` label across replans; null without replans. */
   trustedCarryRate: number | null;

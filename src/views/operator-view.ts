@@ -47,7 +47,11 @@ export function operatorView(state: OperatorState, options: OperatorViewOptions 
     `elapsed: ${elapsed.toFixed(1)}s`,
     `budget: ${budget}; replans $${state.budget.replanSpent.toFixed(2)}`,
     `last_failure: ${lastFailure ? `${lastFailure.stepId ?? "-"} ${decisionLine(lastFailure)}` : "null"}`,
-    `plan_version: ${plan?.version ?? 0}, ${state.replans.length === 0 ? "no replans triggered" : `${state.replans.length} replan${state.replans.length > 1 ? "s" : ""} (${m.localReplans} local, ${m.globalReplans} global)`}`,
-    `metrics: decisions ${m.decisions} · tool attempts ${m.toolAttempts} · first-replan success ${m.firstReplanSuccess === null ? "n/a" : m.firstReplanSuccess ? "yes" : "no"} · trusted carry ${pct(m.trustedCarryRate)} · retry exhaustion ${pct(m.retryExhaustionRate)}${m.doneByPerson ? ` · done by a person ${m.doneByPerson}` : ""}`,
+    `plan_version: ${plan?.version ?? 0}, ` +
+      `${state.replans.length === 0 ? "no replans triggered" : `${state.replans.length} replan${state.replans.length > 1 ? "s" : ""} (${m.localReplans} local, ${m.globalReplans} global)`}`,
+    `metrics: decisions ${m.decisions} · tool attempts ${m.toolAttempts} · first-replan success ` +
+      `${m.firstReplanSuccess === null ? "n/a" : m.firstReplanSuccess ? "yes" : "no"} · trusted carry ` +
+      `${pct(m.trustedCarryRate)} · retry exhaustion ` +
+      `${pct(m.retryExhaustionRate)}${m.doneByPerson ? ` · done by a person ${m.doneByPerson}` : ""}`,
   ];
 }

@@ -52,7 +52,10 @@ export function htmlReport(state: ReportState, options: ReportOptions = {}): str
     return `<section class="version"><h3>Plan v${v}</h3>${replan ? `<p class="why">${esc(replan.scope)} replan: ${esc(replan.trigger)}</p>` : '<p class="why">initial plan</p>'}
 <pre class="mermaid">${esc(diagram)}</pre>${
       diff && previous
-        ? `<h4>Diff v${v - 1} → v${v}</h4><p>added: ${esc(diff.added.join(", ") || "—")} · removed: ${esc(diff.removed.join(", ") || "—")} · changed: ${esc(diff.changed.map((c) => `${c.id} (${c.fields.join(", ")})`).join("; ") || "—")}</p><pre class="mermaid">${esc(planDiffMermaid(previous, plan, diff))}</pre>`
+        ? `<h4>Diff v${v - 1} → v${v}</h4><p>added: ${esc(diff.added.join(", ") || "—")} · removed: ` +
+          `${esc(diff.removed.join(", ") || "—")} · changed: ` +
+          `${esc(diff.changed.map((c) => `${c.id} (${c.fields.join(", ")})`).join("; ") || "—")}</p><pre ` +
+          `class="mermaid">${esc(planDiffMermaid(previous, plan, diff))}</pre>`
         : ""
     }</section>`;
   });
@@ -81,7 +84,8 @@ export function htmlReport(state: ReportState, options: ReportOptions = {}): str
   );
   const facts = Object.entries(state.facts).map(
     ([k, f]) =>
-      `<tr><td>${esc(k)}</td><td class="l-${esc(f.label)}">${esc(f.label)}</td><td><code>${esc(JSON.stringify(f.value))}</code></td><td>${esc(f.producedBy)}</td><td>v${f.planVersion}</td><td>${esc(f.derivedFrom.join(", "))}</td></tr>`,
+      `<tr><td>${esc(k)}</td><td ` +
+      `class="l-${esc(f.label)}">${esc(f.label)}</td><td><code>${esc(JSON.stringify(f.value))}</code></td><td>${esc(f.producedBy)}</td><td>v${f.planVersion}</td><td>${esc(f.derivedFrom.join(", "))}</td></tr>`,
   );
   const script = options.mermaidScript
     ? `<script>${options.mermaidScript.replace(/<\/script/gi, "<\\/script")}</script>
