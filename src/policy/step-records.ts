@@ -1,5 +1,5 @@
 /** What a ladder decision does to the step's record. Pure. */
-import type { Action, StepRun } from "../plan/schema.js";
+import { ActionSchema, type Action, type StepRun } from "../plan/schema.js";
 
 /**
  * The record after the decision, or undefined when the decision leaves it as it is:
@@ -28,12 +28,4 @@ export function mayAskLlm(verdict: { failureClass: string; rule: string }): bool
 }
 
 /** Actions an LLM classifier may choose: the ladder's, never a person's. */
-export const LADDER_ACTIONS: readonly Action[] = [
-  "retry",
-  "fallback",
-  "replan_local",
-  "replan_global",
-  "skip",
-  "escalate",
-  "abort",
-];
+export const LADDER_ACTIONS: readonly Action[] = ActionSchema.options.filter((a) => a !== "provide");
