@@ -9,7 +9,6 @@ import type { Runtime } from "../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate, ReplanGuards, UsageEntry } from "../runtime/state.js";
 import { enrichDraft } from "../plan/enrich.js";
 import { factValues } from "../plan/facts.js";
-import { canonical } from "../plan/diff.js";
 import { hasRun, historyEntry } from "../plan/history.js";
 import { isFinished } from "../plan/ready.js";
 import type { Decision, Plan, PlanDraft, ReplanRecord, Step, StepRun } from "../plan/schema.js";
@@ -22,6 +21,7 @@ import {
   noProgressGuard,
   type GuardHit,
 } from "../policy/replan-guards.js";
+import { mergeSteps, sameStep, withRevalidation } from "../policy/replan-merge.js";
 import { falsify, type Falsification } from "../runtime/falsify.js";
 import { isPlanManagerError } from "../errors.js";
 import { emit } from "../runtime/events.js";
@@ -289,13 +289,13 @@ function replanRecord(r: Replan, next: Plan, replacement: readonly Step[], rerun
     toVersion: next.version,
     invalidatedSteps: affectedIds.filter((id) => !nextIds.has(id)),
     // Kept: untouched, or handed back by the planner exactly as it was (it still re-runs if it was in scope).
-    preservedSteps: next.steps.filter((s) => !replacedIds.has(s.id) || same(before.get(s.id), s)).map((s) => s.id),
+    preservedSteps: next.steps.filter((s) => !replacedIds.has(s.id) || sameStep(before.get(s.id), s)).map((s) => s.id),
     newSteps: replacement.filter((s) => !before.has(s.id)).map((s) => s.id),
     facts: { trusted: labels.trusted, suspect: labels.suspect, invalidated: labels.invalidated },
     at: r.at(),
   };
   if (rerun.length > 0) record.revalidatedSteps = [...rerun];
-  const changedSteps = replacement.filter((s) => before.has(s.id) && !same(before.get(s.id), s)).map((s) => s.id);
+  const changedSteps = replacement.filter((s) => before.has(s.id) && !sameStep(before.get(s.id), s)).map((s) => s.id);
   if (changedSteps.length > 0) record.changedSteps = changedSteps;
   const others = (previous.steps.find((s) => s.id === trigger.stepId)?.assumptions ?? []).filter(
     (a) => a !== assumption,
@@ -304,69 +304,7 @@ function replanRecord(r: Replan, next: Plan, replacement: readonly Step[], rerun
   return record;
 }
 
-/**
- * Re-validation of suspect facts: when a replacement step needs a suspect fact and the step
- * that produced it was in scope but not proposed again, that producer is re-run first (without
- * the falsified assumption). Its fresh output is trusted again; if it fails, the fact stays
- * out of reach of every step. Bounded like any backtrack.
- */
-function withRevalidation(
-  replacement: readonly Step[],
-  current: readonly Step[],
-  affectedIds: readonly string[],
-  suspect: readonly string[],
-  facts: PlanManagerStateType["facts"],
-  broken: readonly string[],
-  kept: readonly string[],
-): Step[] {
-  const proposed = new Set(replacement.map((s) => s.id));
-  // A fact the replacement produces again needs no re-validation.
-  const reproduced = new Set(replacement.flatMap((s) => s.produces ?? []));
-  const added: Step[] = [];
-  const out = replacement.map((step) => {
-    const extraDeps: string[] = [];
-    for (const key of step.inputs ?? []) {
-      if (!suspect.includes(key) || reproduced.has(key)) continue;
-      const producer = current.find((s) => s.id === facts[key]?.producedBy);
-      if (!producer || !affectedIds.includes(producer.id)) continue;
-      const depsOk = (producer.dependsOn ?? []).every(
-        (d) => kept.includes(d) || proposed.has(d) || added.some((a) => a.id === d),
-      );
-      if (!depsOk) continue;
-      if (!proposed.has(producer.id) && !added.some((a) => a.id === producer.id)) {
-        added.push({ ...producer, assumptions: (producer.assumptions ?? []).filter((a) => !broken.includes(a)) });
-      }
-      if (!(step.dependsOn ?? []).includes(producer.id)) extraDeps.push(producer.id);
-    }
-    return extraDeps.length > 0 ? { ...step, dependsOn: [...(step.dependsOn ?? []), ...extraDeps] } : step;
-  });
-  return [...added, ...out];
-}
-
 function chargeReplan(state: PlanManagerStateType, usage: UsageEntry[]) {
   const cost = usage.reduce((sum, u) => sum + u.cost, 0);
   return { ...state.budget, replanSpent: state.budget.replanSpent + cost };
-}
-
-/** Replacement steps take the place of the first affected step; everything else keeps its order. */
-function mergeSteps(steps: readonly Step[], affected: readonly string[], replacement: readonly Step[]): Step[] {
-  const out: Step[] = [];
-  let inserted = false;
-  for (const step of steps) {
-    if (affected.includes(step.id)) {
-      if (!inserted) {
-        out.push(...replacement);
-        inserted = true;
-      }
-      continue;
-    }
-    out.push(step);
-  }
-  if (!inserted) out.push(...replacement);
-  return out;
-}
-
-/** The same definition (tool, arguments, inputs, dependencies, …); anything else kept by id is a changed step. */
-function same(before: Step | undefined, after: Step): boolean {
-  return before !== undefined && canonical(before) === canonical(after);
 }
