@@ -6,9 +6,6 @@ import { acceptedArguments } from "./tool-arguments.js";
 import type { ToolMetadata } from "../plan/enrich.js";
 import { resolvePolicy, type PolicyOptions, type ResolvedPolicy } from "../policy/options.js";
 import type { Planner, ToolInfo } from "../contracts/planner.js";
-import type { Verdict } from "../policy/classify.js";
-import type { Deviation } from "../policy/deviation.js";
-import type { Step } from "../plan/schema.js";
 import { z } from "zod";
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
 
