@@ -1,0 +1,59 @@
+/** What the plan validator reports: issues as data, one `code` per kind, with a path. */
+import type { PlanDraft, RetryPolicy } from "./schema.js";
+
+export type PlanIssueCode =
+  | "schema"
+  | "duplicate_id"
+  | "duplicate_assumption"
+  | "dangling_dependency"
+  | "self_dependency"
+  | "cycle"
+  | "missing_tool"
+  | "unknown_tool"
+  | "unknown_fallback_tool"
+  | "human_step_with_tool"
+  | "invalid_expression"
+  | "invalid_retry"
+  | "unknown_assumption"
+  | "falsified_assumption"
+  | "too_large"
+  /** A field the schema does not know (a typo such as `tolo`), rather than silently dropped. */
+  | "unknown_field"
+  /** An input the step's tool has no argument for (it would be rejected or silently dropped). */
+  | "unknown_input"
+  /** An input fact that neither the context nor any step produces. */
+  | "unproduced_input";
+
+export interface PlanIssue {
+  code: PlanIssueCode;
+  path: (string | number)[];
+  stepId?: string;
+  message: string;
+}
+
+export type PlanValidation = { ok: true; draft: PlanDraft } | { ok: false; issues: PlanIssue[] };
+
+export interface ValidationContext {
+  /** Names of the tools in the registry. */
+  tools: ReadonlySet<string>;
+  policy: { defaultRetry: RetryPolicy };
+  /** Assumptions already falsified: no step may rest on them again. */
+  falsified?: readonly string[];
+  /** Steps outside the draft that draft steps may depend on (a replan's preserved steps). */
+  externalSteps?: readonly string[];
+  /** Assumptions outside the draft that steps may rest on. */
+  externalAssumptions?: readonly string[];
+  /**
+   * Per tool, the argument names it accepts; a tool missing here, or mapped to undefined,
+   * accepts any argument. Without it, inputs are not checked against tools.
+   */
+  toolArguments?: ReadonlyMap<string, readonly string[] | undefined>;
+  /**
+   * Facts available before the draft runs (the context; for a replan, the facts in state and
+   * those the kept steps produce). Without it, inputs are not checked against producers.
+   */
+  availableFacts?: readonly string[];
+}
+
+/** Issues reported per draft at most: a hostile draft cannot flood a message or a prompt. */
+export const MAX_ISSUES = 50;

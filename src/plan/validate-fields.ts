@@ -1,0 +1,115 @@
+/**
+ * Checks the schema cannot make: fields it would silently strip (a typo such as `tolo`), inputs a
+ * tool has no argument for, and inputs nothing produces. Each issue suggests the nearest name.
+ */
+import { MAX_ISSUES, type PlanIssue, type ValidationContext } from "./issues.js";
+import { nearest } from "./nearest.js";
+import {
+  AssumptionSchema,
+  FallbackSchema,
+  HumanTaskSchema,
+  LIMITS,
+  PlanDraftSchema,
+  RetryPolicySchema,
+  StepSchema,
+  type PlanDraft,
+} from "./schema.js";
+
+const FIELDS = {
+  draft: Object.keys(PlanDraftSchema.shape),
+  step: Object.keys(StepSchema.shape),
+  assumption: Object.keys(AssumptionSchema.shape),
+  fallback: Object.keys(FallbackSchema.shape),
+  human: Object.keys(HumanTaskSchema.shape),
+  retry: Object.keys(RetryPolicySchema.shape),
+} as const;
+
+/** Characters of a name quoted back in a message: enough to recognise it, never a flood. */
+const MAX_QUOTED = 64;
+
+function quote(name: string): string {
+  return JSON.stringify(name.length > MAX_QUOTED ? `${name.slice(0, MAX_QUOTED - 3)}...` : name);
+}
+
+/** The nearest candidate to a misspelt name, if close (`nearest` skips names too long to quote). */
+function suggest(name: string, candidates: Iterable<string>): string | undefined {
+  return nearest(name, [...candidates]);
+}
+
+/** Fields a plan draft carries that its schema does not know, each with the nearest known one. */
+export function unknownFields(input: unknown): PlanIssue[] {
+  const issues: PlanIssue[] = [];
+  type Path = (string | number)[];
+  const check = (value: unknown, known: readonly string[], path: Path, what: string, stepId?: string) => {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) return;
+    for (const key of Object.keys(value)) {
+      if (issues.length >= MAX_ISSUES) return;
+      if (known.includes(key)) continue;
+      const guess = suggest(key, known);
+      const hint = guess ? ` (did you mean "${guess}"?)` : `; known fields: ${known.join(", ")}`;
+      const message = `${what} has unknown field ${quote(key)}${hint}`;
+      issues.push({ code: "unknown_field", path: [...path, key], ...(stepId ? { stepId } : {}), message });
+    }
+  };
+  check(input, FIELDS.draft, [], "the plan");
+  const draft = input as { steps?: unknown; assumptions?: unknown } | null;
+  // Past the schema's length limits the schema rejects the list anyway; reading further is wasted work.
+  if (Array.isArray(draft?.steps)) {
+    draft.steps.slice(0, LIMITS.maxSteps).forEach((step: unknown, i) => {
+      const stepId = idOf(step);
+      const what = stepId ? `step "${stepId}"` : `step ${i}`;
+      check(step, FIELDS.step, ["steps", i], what, stepId);
+      const s = step as Record<string, unknown> | null;
+      check(s?.fallback, FIELDS.fallback, ["steps", i, "fallback"], `${what} fallback`, stepId);
+      check(s?.human, FIELDS.human, ["steps", i, "human"], `${what} human`, stepId);
+      check(s?.retry, FIELDS.retry, ["steps", i, "retry"], `${what} retry`, stepId);
+    });
+  }
+  if (Array.isArray(draft?.assumptions)) {
+    draft.assumptions.slice(0, LIMITS.maxAssumptions).forEach((a: unknown, i) => {
+      const id = idOf(a);
+      check(a, FIELDS.assumption, ["assumptions", i], id ? `assumption "${id}"` : `assumption ${i}`);
+    });
+  }
+  return issues;
+}
+
+/** A step's or assumption's id as written, if it is a string (cut to the id length limit). */
+function idOf(value: unknown): string | undefined {
+  const id = (value as { id?: unknown } | null)?.id;
+  return typeof id === "string" ? id.slice(0, LIMITS.maxIdLength) : undefined;
+}
+
+/** Names listed in a message, at most 20. */
+function listNames(names: readonly string[]): string {
+  return names.length > 20 ? `${names.slice(0, 20).join(", ")} and ${names.length - 20} more` : names.join(", ");
+}
+
+/**
+ * Inputs a tool has no argument for (a strict schema rejects them, a plain zod object drops
+ * them: either way the step does not get what the plan meant), and inputs nothing produces.
+ */
+export function checkInputs(draft: PlanDraft, ctx: ValidationContext, add: (issue: PlanIssue) => boolean) {
+  const produced = new Set([...(ctx.availableFacts ?? []), ...draft.steps.flatMap((s) => s.produces ?? [])]);
+  for (const [i, step] of draft.steps.entries()) {
+    for (const [j, key] of (step.inputs ?? []).entries()) {
+      const path = ["steps", i, "inputs", j];
+      if (ctx.availableFacts && !produced.has(key)) {
+        const guess = suggest(key, produced);
+        const hint = guess ? ` (did you mean "${guess}"?)` : "";
+        const message = `step "${step.id}" reads input "${key}", which neither the context nor any step produces`;
+        if (!add({ code: "unproduced_input", path, stepId: step.id, message: message + hint })) return;
+      }
+      for (const tool of [step.tool, step.fallback?.tool]) {
+        // A human step's inputs are shown to the person, not passed to a tool.
+        const accepted = tool === undefined || step.human ? undefined : ctx.toolArguments?.get(tool);
+        if (accepted === undefined || accepted.includes(key)) continue;
+        const guess = suggest(key, accepted);
+        const list = accepted.length > 0 ? `it accepts ${listNames(accepted)}` : "it takes no arguments";
+        const hint = guess ? `did you mean "${guess}"? ${list}` : list;
+        const message = `step "${step.id}" passes input "${key}" to tool "${tool}", which has no such argument`;
+        if (!add({ code: "unknown_input", path, stepId: step.id, message: `${message} (${hint})` })) return;
+      }
+    }
+  }
+}
