@@ -23,8 +23,8 @@ import {
   type CheckFailure,
 } from "../policy/step-checks.js";
 import { callTool, StepTimeout } from "../runtime/call-tool.js";
-import { activeAssumptionChecks } from "../policy/assumptions.js";
-import { HUMAN_STEP_OPTIONS, offered } from "../runtime/interrupts.js";
+import { activeAssumptionChecks, assumptionDeviation } from "../policy/assumptions.js";
+import { humanStepPayload } from "../runtime/interrupts.js";
 import { emit } from "../runtime/events.js";
 
 /** What one executor visit works with. `changed` collects the step records it writes. */
@@ -97,15 +97,16 @@ function humanStep(v: Visit, step: Step): PlanManagerUpdate {
   const previous = v.state.steps[step.id] ?? { status: "pending", attempts: 0 };
   const timeoutMs = step.human!.timeoutMs;
   v.changed[step.id] = { ...previous, status: "running", startedAt: previous.startedAt ?? v.now() };
-  const pendingHuman = {
-    kind: "human_step" as const,
-    reason: step.human!.prompt,
-    stepId: step.id,
-    planVersion: v.plan.version,
-    options: offered(HUMAN_STEP_OPTIONS, typeof v.rt.planner.replan === "function"),
-    context: { goal: v.state.goal, step: { id: step.id, goal: step.goal }, facts: pick(v.trusted, step.inputs ?? []) },
-    ...(timeoutMs ? { deadline: v.rt.clock.now() + timeoutMs } : {}),
-  };
+  const canReplan = typeof v.rt.planner.replan === "function";
+  const deadline = timeoutMs ? v.rt.clock.now() + timeoutMs : undefined;
+  const pendingHuman = humanStepPayload(
+    v.state.goal,
+    v.plan.version,
+    step,
+    pick(v.trusted, step.inputs ?? []),
+    canReplan,
+    deadline,
+  );
   return { steps: v.changed, deviation: null, status: "awaiting_human", pendingHuman };
 }
 
@@ -250,26 +251,8 @@ function succeed(
     ...v.trusted,
     ...values,
   });
-  const [first] = broken;
-  if (first) {
-    const others =
-      broken.length > 1
-        ? ` (also false: ${broken
-            .slice(1)
-            .map((a) => a.id)
-            .join(", ")})`
-        : "";
-    update.deviation = {
-      kind: "assumption_broken",
-      stepId: step.id,
-      attempt: run.attempts,
-      assumptionId: first.id,
-      ...(broken.length > 1 ? { assumptionIds: broken.map((a) => a.id) } : {}),
-      message:
-        `assumption "${first.id}" (${first.statement}) is false after step "${step.id}": check ` +
-        `${JSON.stringify(first.check)}${others}`,
-    };
-  }
+  const deviation = assumptionDeviation(broken, step.id, run.attempts);
+  if (deviation) update.deviation = deviation;
   return update;
 }
 

@@ -1,6 +1,7 @@
 import { evaluate } from "../expr/cel.js";
 import { isFinished } from "../plan/ready.js";
 import type { Assumption, Plan, StepRun } from "../plan/schema.js";
+import type { Deviation } from "./deviation.js";
 
 /**
  * The active assumptions whose check is now false, in plan order. Active: some step not yet finished
@@ -20,4 +21,32 @@ export function activeAssumptionChecks(
     const result = evaluate(assumption.check, "check", trusted);
     return result.ok && result.value === false;
   });
+}
+
+/**
+ * The deviation for assumption checks found false after a step (new evidence), or undefined.
+ * The first one named is the one a replan addresses; several at once go global (`classify`).
+ */
+export function assumptionDeviation(
+  broken: readonly Assumption[],
+  stepId: string,
+  attempt: number,
+): Deviation | undefined {
+  const [first] = broken;
+  if (!first) return undefined;
+  const others =
+    broken.length > 1
+      ? ` (also false: ${broken
+          .slice(1)
+          .map((a) => a.id)
+          .join(", ")})`
+      : "";
+  return {
+    kind: "assumption_broken",
+    stepId,
+    attempt,
+    assumptionId: first.id,
+    ...(broken.length > 1 ? { assumptionIds: broken.map((a) => a.id) } : {}),
+    message: `assumption "${first.id}" (${first.statement}) is false after step "${stepId}": check ${JSON.stringify(first.check)}${others}`,
+  };
 }

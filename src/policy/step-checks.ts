@@ -62,7 +62,8 @@ export function checkPreconditions(step: Step, trusted: Readonly<Record<string, 
 export function checkBudget(step: Step, spent: number, maxCost: number | undefined): CheckFailure | undefined {
   const cost = step.cost ?? 0;
   if (maxCost === undefined || spent + cost <= maxCost) return undefined;
-  const message = `step "${step.id}" costs ${cost}; ${round(spent)} of ${maxCost} is spent, so it would exceed budget.maxCost`;
+  const spentSoFar = `${round(spent)} of ${maxCost} is spent`;
+  const message = `step "${step.id}" costs ${cost}; ${spentSoFar}, so it would exceed budget.maxCost`;
   return { deviation: { kind: "budget", message }, error: { name: "BudgetExhausted", message } };
 }
 

@@ -1,6 +1,6 @@
 /** What a person sees at an interrupt: the options each kind offers, and the escalation payload (DESIGN §4). */
 import type { PendingHuman, PlanManagerStateType } from "./state.js";
-import type { Decision, ResumeAction } from "../plan/schema.js";
+import type { Decision, ResumeAction, Step } from "../plan/schema.js";
 
 export const ESCALATION_OPTIONS: ResumeAction[] = ["retry", "skip", "provide", "replan", "change_scope", "abort"];
 export const PLAN_REVIEW_OPTIONS = ["approve", "replan", "change_scope", "abort"] as const;
@@ -44,4 +44,24 @@ export function escalationPayload(
   };
   if (decision.stepId !== undefined) payload.stepId = decision.stepId;
   return payload;
+}
+
+/** The interrupt of a human step: its prompt, the facts it reads, and (with `timeoutMs`) its deadline. */
+export function humanStepPayload(
+  goal: string,
+  planVersion: number,
+  step: Step,
+  facts: Record<string, unknown>,
+  canReplan: boolean,
+  deadline: number | undefined,
+): PendingHuman {
+  return {
+    kind: "human_step",
+    reason: step.human!.prompt,
+    stepId: step.id,
+    planVersion,
+    options: offered(HUMAN_STEP_OPTIONS, canReplan),
+    context: { goal, step: { id: step.id, goal: step.goal }, facts },
+    ...(deadline !== undefined ? { deadline } : {}),
+  };
 }
