@@ -2,47 +2,16 @@
  * What each answer at an interrupt does to the run: one small function per resume action,
  * each returning where to go next and the update. Decisions they write carry `by: "person"`.
  */
-import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { Runtime } from "../runtime/options.js";
-import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.js";
-import { makeFacts, producedValues } from "../plan/facts.js";
-import {
-  FailureClassSchema,
-  type Decision,
-  type FailureClass,
-  type ResumeValue,
-  type Step,
-  type StepRun,
-} from "../plan/schema.js";
-import { deadlinePassed } from "../policy/replan-guards.js";
-import type { RuleId } from "../policy/rules.js";
-import { ESCALATION_OPTIONS, offered } from "../runtime/interrupts.js";
-import { emit } from "../runtime/events.js";
+import { makeFacts } from "../plan/facts.js";
+import type { ResumeValue, StepRun } from "../plan/schema.js";
+import { approval, decide, running, type Answering, type Next } from "../runtime/answers.js";
+import { completeHumanStep } from "../runtime/human-step-answer.js";
+import type { PlanManagerUpdate } from "../runtime/state.js";
+import { offered } from "../runtime/interrupts.js";
 
-export const HUMAN_DESTINATIONS = ["executor", "replanner", "finalize", "human"] as const;
-export type Destination = (typeof HUMAN_DESTINATIONS)[number];
-export interface Next {
-  goto: Destination;
-  update: PlanManagerUpdate;
-}
-
-/** What an answer is applied to. */
-export interface Answering {
-  rt: Runtime;
-  state: PlanManagerStateType;
-  config: LangGraphRunnableConfig;
-  pending: PendingHuman;
-  step: Step | undefined;
-  run: StepRun | undefined;
-  at: string;
-}
+export { HUMAN_DESTINATIONS, type Answering, type Destination, type Next } from "../runtime/answers.js";
 
 type Handlers = { [A in ResumeValue["action"]]: (a: Answering, reply: Extract<ResumeValue, { action: A }>) => Next };
-
-const running = (update: PlanManagerUpdate = {}): Next => ({
-  goto: "executor",
-  update: { status: "running", ...update },
-});
 
 const HANDLERS: Handlers = {
   approve: () => running(),
@@ -128,95 +97,10 @@ const HANDLERS: Handlers = {
       };
     return running(update);
   },
-  complete: (a, reply) => {
-    const { step, run } = a;
-    if (!step || !run) return running();
-    const late =
-      a.pending.kind === "human_step"
-        ? deadlinePassed(a.pending.deadline, a.rt.clock.now(), step.id, step.human?.timeoutMs)
-        : undefined;
-    if (late) return lateAnswer(a, step, late.rule, late.reason, reply.output);
-    const { values } = producedValues(step, reply.output);
-    const facts = makeFacts(values, {
-      producedBy: step.id,
-      planVersion: a.state.plan?.version ?? 0,
-      assumptions: step.assumptions ?? [],
-      derivedFrom: step.inputs ?? [],
-    });
-    emit(a.config, {
-      type: "step_finished",
-      stepId: step.id,
-      goal: step.goal,
-      status: "succeeded",
-      attempt: run.attempts,
-    });
-    const done: StepRun = {
-      ...run,
-      status: "succeeded",
-      attempts: run.attempts + 1,
-      output: reply.output,
-      endedAt: a.at,
-    };
-    return running({
-      facts,
-      steps: { [step.id]: done },
-      guards: { ...a.state.guards, successes: a.state.guards.successes + 1 },
-    });
-  },
+  complete: (a, reply) => completeHumanStep(a, reply.output),
 };
 
 export function applyAnswer(a: Answering, reply: ResumeValue): Next {
   const handler = HANDLERS[reply.action] as (a: Answering, reply: ResumeValue) => Next;
   return handler(a, reply);
-}
-
-/** The deadline rule decides here, not the person who answered late: escalate with the late answer attached. */
-function lateAnswer(a: Answering, step: Step, rule: RuleId, reason: string, output: unknown): Next {
-  const decision = decide(a, "escalate", rule, reason, "budget_exhausted", false);
-  const pendingHuman: PendingHuman = {
-    kind: "escalation",
-    reason,
-    stepId: step.id,
-    planVersion: a.state.plan?.version ?? 0,
-    options: offered(["complete", ...ESCALATION_OPTIONS], typeof a.rt.planner.replan === "function"),
-    context: { goal: a.state.goal, step: { id: step.id, goal: step.goal }, lateOutput: output, rule },
-  };
-  return { goto: "human", update: { decisions: decision, pendingHuman, status: "awaiting_human" } };
-}
-
-/** A person's decision; its class is that of the escalation it answers, or "none" (plan review, human step). */
-function decide(
-  a: Answering,
-  action: Decision["action"],
-  rule: RuleId,
-  reason: string,
-  failureClass?: FailureClass,
-  byPerson = true,
-): Decision {
-  const decision: Decision = {
-    seq: a.state.decisions.length + 1,
-    ...(a.pending.stepId ? { stepId: a.pending.stepId } : {}),
-    attempt: a.run?.attempts ?? 0,
-    failureClass: failureClass ?? (a.pending.kind === "escalation" ? escalatedClass(a.pending) : "none"),
-    action,
-    rule,
-    reason,
-    planVersion: a.state.plan?.version ?? 0,
-    at: a.at,
-    ...(byPerson ? { by: "person" as const } : {}),
-  };
-  emit(a.config, { type: "decision", decision });
-  return decision;
-}
-
-/** The failure class of the escalation a person answers (written by `escalationPayload`). */
-function escalatedClass(pending: PendingHuman): FailureClass {
-  const parsed = FailureClassSchema.safeParse(pending.context.failureClass);
-  return parsed.success ? parsed.data : "unknown";
-}
-
-/** A retry of a step whose changed side effect was escalated allows exactly that operation. */
-function approval(pending: PendingHuman): Pick<StepRun, "approvedKey"> {
-  const effect = pending.context.sideEffect as { proposedKey?: unknown } | undefined;
-  return typeof effect?.proposedKey === "string" ? { approvedKey: effect.proposedKey } : {};
 }

@@ -1,0 +1,71 @@
+/**
+ * What every answer at an interrupt has in common: the context it is applied to, where it goes
+ * next, and the decision it writes (a person's decisions carry `by: "person"`).
+ */
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { Runtime } from "./options.js";
+import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "./state.js";
+import { FailureClassSchema, type Decision, type FailureClass, type Step, type StepRun } from "../plan/schema.js";
+import type { RuleId } from "../policy/rules.js";
+import { emit } from "./events.js";
+
+export const HUMAN_DESTINATIONS = ["executor", "replanner", "finalize", "human"] as const;
+export type Destination = (typeof HUMAN_DESTINATIONS)[number];
+export interface Next {
+  goto: Destination;
+  update: PlanManagerUpdate;
+}
+
+/** What an answer is applied to. */
+export interface Answering {
+  rt: Runtime;
+  state: PlanManagerStateType;
+  config: LangGraphRunnableConfig;
+  pending: PendingHuman;
+  step: Step | undefined;
+  run: StepRun | undefined;
+  at: string;
+}
+
+/** Carry on executing. */
+export const running = (update: PlanManagerUpdate = {}): Next => ({
+  goto: "executor",
+  update: { status: "running", ...update },
+});
+
+/** A person's decision; its class is that of the escalation it answers, or "none" (plan review, human step). */
+export function decide(
+  a: Answering,
+  action: Decision["action"],
+  rule: RuleId,
+  reason: string,
+  failureClass?: FailureClass,
+  byPerson = true,
+): Decision {
+  const decision: Decision = {
+    seq: a.state.decisions.length + 1,
+    ...(a.pending.stepId ? { stepId: a.pending.stepId } : {}),
+    attempt: a.run?.attempts ?? 0,
+    failureClass: failureClass ?? (a.pending.kind === "escalation" ? escalatedClass(a.pending) : "none"),
+    action,
+    rule,
+    reason,
+    planVersion: a.state.plan?.version ?? 0,
+    at: a.at,
+    ...(byPerson ? { by: "person" as const } : {}),
+  };
+  emit(a.config, { type: "decision", decision });
+  return decision;
+}
+
+/** The failure class of the escalation a person answers (written by `escalationPayload`). */
+function escalatedClass(pending: PendingHuman): FailureClass {
+  const parsed = FailureClassSchema.safeParse(pending.context.failureClass);
+  return parsed.success ? parsed.data : "unknown";
+}
+
+/** A retry of a step whose changed side effect was escalated allows exactly that operation. */
+export function approval(pending: PendingHuman): Pick<StepRun, "approvedKey"> {
+  const effect = pending.context.sideEffect as { proposedKey?: unknown } | undefined;
+  return typeof effect?.proposedKey === "string" ? { approvedKey: effect.proposedKey } : {};
+}

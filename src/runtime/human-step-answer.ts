@@ -1,0 +1,56 @@
+/**
+ * A person's `complete` answer to a human step: the output becomes the step's facts, unless the
+ * step's deadline passed, in which case the deadline rule decides (not the person who answered late).
+ */
+import type { PendingHuman } from "./state.js";
+import { makeFacts, producedValues } from "../plan/facts.js";
+import type { Step, StepRun } from "../plan/schema.js";
+import { deadlinePassed } from "../policy/replan-guards.js";
+import type { RuleId } from "../policy/rules.js";
+import { decide, running, type Answering, type Next } from "./answers.js";
+import { ESCALATION_OPTIONS, offered } from "./interrupts.js";
+import { emit } from "./events.js";
+
+export function completeHumanStep(a: Answering, output: unknown): Next {
+  const { step, run } = a;
+  if (!step || !run) return running();
+  const late =
+    a.pending.kind === "human_step"
+      ? deadlinePassed(a.pending.deadline, a.rt.clock.now(), step.id, step.human?.timeoutMs)
+      : undefined;
+  if (late) return lateAnswer(a, step, late.rule, late.reason, output);
+  const { values } = producedValues(step, output);
+  const facts = makeFacts(values, {
+    producedBy: step.id,
+    planVersion: a.state.plan?.version ?? 0,
+    assumptions: step.assumptions ?? [],
+    derivedFrom: step.inputs ?? [],
+  });
+  emit(a.config, {
+    type: "step_finished",
+    stepId: step.id,
+    goal: step.goal,
+    status: "succeeded",
+    attempt: run.attempts,
+  });
+  const done: StepRun = { ...run, status: "succeeded", attempts: run.attempts + 1, output, endedAt: a.at };
+  return running({
+    facts,
+    steps: { [step.id]: done },
+    guards: { ...a.state.guards, successes: a.state.guards.successes + 1 },
+  });
+}
+
+/** Escalate with the late answer attached, so a person sees what arrived after the deadline. */
+function lateAnswer(a: Answering, step: Step, rule: RuleId, reason: string, output: unknown): Next {
+  const decision = decide(a, "escalate", rule, reason, "budget_exhausted", false);
+  const pendingHuman: PendingHuman = {
+    kind: "escalation",
+    reason,
+    stepId: step.id,
+    planVersion: a.state.plan?.version ?? 0,
+    options: offered(["complete", ...ESCALATION_OPTIONS], typeof a.rt.planner.replan === "function"),
+    context: { goal: a.state.goal, step: { id: step.id, goal: step.goal }, lateOutput: output, rule },
+  };
+  return { goto: "human", update: { decisions: decision, pendingHuman, status: "awaiting_human" } };
+}

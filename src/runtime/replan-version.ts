@@ -1,0 +1,96 @@
+/**
+ * A replan's result as state: the merged plan version, step records reset for the replaced
+ * steps (this version's attempts kept in history), and the replan record.
+ */
+import type { PlanManagerUpdate } from "./state.js";
+import { hasRun, historyEntry } from "../plan/history.js";
+import type { Plan, PlanDraft, ReplanRecord, Step, StepRun } from "../plan/schema.js";
+import { mergeSteps, sameStep } from "../policy/replan-merge.js";
+import { emit } from "./events.js";
+import { PLAN_REVIEW_OPTIONS } from "./interrupts.js";
+import type { Replan } from "./replan-context.js";
+
+/** The new plan version: merged steps, reset records (with this version's kept in history), the record. */
+export function applyReplan(
+  r: Replan,
+  replacement: PlanDraft,
+  rerun: readonly string[],
+  budget: PlanManagerUpdate["budget"],
+): PlanManagerUpdate {
+  const { state, plan: previous, affectedIds, guards } = r;
+  const version = previous.version + 1;
+  const merged = mergeSteps(previous.steps, affectedIds, replacement.steps);
+  const known = new Set(previous.assumptions.map((a) => a.id));
+  const next: Plan = {
+    version,
+    steps: merged,
+    assumptions: [...previous.assumptions, ...(replacement.assumptions ?? []).filter((a) => !known.has(a.id))],
+  };
+  if (replacement.rationale !== undefined) next.rationale = replacement.rationale;
+  const nextIds = new Set(merged.map((s) => s.id));
+  const stepRuns: Record<string, StepRun> = {};
+  for (const id of affectedIds)
+    if (!nextIds.has(id)) stepRuns[id] = { ...(state.steps[id] ?? { attempts: 0 }), status: "invalidated" };
+  // Idempotency keys name the operation (plan/operation.ts), so a reset record carries nothing over.
+  for (const s of replacement.steps) stepRuns[s.id] = { status: "pending", attempts: 0 };
+  // The attempts of this version stay readable after the reset (`runsAtVersion`, the debug view, the report):
+  // the records this replan resets or removes, and which steps had not started (so later runs don't show here).
+  const history = historyEntry(previous, next);
+  const ended = Object.keys(stepRuns).filter((id) => hasRun(state.steps[id]));
+  if (ended.length > 0) history.runs = Object.fromEntries(ended.map((id) => [id, state.steps[id]!]));
+  const notStarted = previous.steps.filter((s) => !hasRun(state.steps[s.id])).map((s) => s.id);
+  if (notStarted.length > 0) history.notStarted = notStarted;
+  if (r.assumption !== undefined) guards.lastReplanAt = { ...guards.lastReplanAt, [r.assumption]: guards.successes };
+  const record = replanRecord(r, next, replacement.steps, rerun);
+  emit(r.config, { type: "replan", record });
+  const update: PlanManagerUpdate = {
+    plan: next,
+    planHistory: history,
+    steps: stepRuns,
+    facts: r.falsification.labels.facts,
+    replans: record,
+  };
+  Object.assign(update, { guards, usage: r.usage, budget, deviation: null, status: "running" });
+  if (r.scope === "global" && state.scopeChanges.length > 0) update.scopeChanges = [];
+  if (r.rt.reviewReplans) {
+    update.status = "awaiting_review";
+    const steps = next.steps.map((s) => ({ id: s.id, goal: s.goal, tool: s.tool ?? null }));
+    update.pendingHuman = {
+      kind: "plan_review",
+      reason: `approve plan version ${version} (${record.scope} replan: ${record.trigger})`,
+      planVersion: version,
+      options: [...PLAN_REVIEW_OPTIONS],
+      context: { goal: state.goal, replan: record, steps },
+    };
+  }
+  return update;
+}
+
+function replanRecord(r: Replan, next: Plan, replacement: readonly Step[], rerun: readonly string[]): ReplanRecord {
+  const { plan: previous, affectedIds, trigger, assumption } = r;
+  const nextIds = new Set(next.steps.map((s) => s.id));
+  const replacedIds = new Set(replacement.map((s) => s.id));
+  const before = new Map(previous.steps.map((s) => [s.id, s]));
+  const { labels } = r.falsification;
+  const record: ReplanRecord = {
+    trigger: `${trigger.rule}: ${trigger.reason}`,
+    ...(assumption !== undefined ? { brokenAssumption: assumption } : {}),
+    scope: r.scope,
+    fromVersion: previous.version,
+    toVersion: next.version,
+    invalidatedSteps: affectedIds.filter((id) => !nextIds.has(id)),
+    // Kept: untouched, or handed back by the planner exactly as it was (it still re-runs if it was in scope).
+    preservedSteps: next.steps.filter((s) => !replacedIds.has(s.id) || sameStep(before.get(s.id), s)).map((s) => s.id),
+    newSteps: replacement.filter((s) => !before.has(s.id)).map((s) => s.id),
+    facts: { trusted: labels.trusted, suspect: labels.suspect, invalidated: labels.invalidated },
+    at: r.at(),
+  };
+  if (rerun.length > 0) record.revalidatedSteps = [...rerun];
+  const changedSteps = replacement.filter((s) => before.has(s.id) && !sameStep(before.get(s.id), s)).map((s) => s.id);
+  if (changedSteps.length > 0) record.changedSteps = changedSteps;
+  const others = (previous.steps.find((s) => s.id === trigger.stepId)?.assumptions ?? []).filter(
+    (a) => a !== assumption,
+  );
+  if (trigger.failureClass === "success_signal_unmet" && others.length > 0) record.suspectAssumptions = others;
+  return record;
+}
