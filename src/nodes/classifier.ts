@@ -3,7 +3,8 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { UsageEntry } from "../contracts/usage.js";
 import type { Runtime } from "../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.js";
-import type { Decision } from "../plan/schema.js";
+import type { Decision, Step } from "../plan/schema.js";
+import type { Deviation } from "../policy/deviation.js";
 import { LADDER_ACTIONS, mayAskLlm, recordAfter } from "../policy/step-records.js";
 import { classify, type ReplanStanding, type Verdict } from "../policy/classify.js";
 import { emit } from "../runtime/events.js";
@@ -32,33 +33,17 @@ export function makeClassifierNode(rt: Runtime) {
     if (!deviation || !state.plan) return {};
     const step = deviation.stepId ? state.plan.steps.find((s) => s.id === deviation.stepId) : undefined;
     const run = deviation.stepId ? state.steps[deviation.stepId] : undefined;
-    const producerAssumptions = [...new Set([...(deviation.missing ?? []), ...(deviation.facts ?? [])])].flatMap(
-      (key) => {
-        const producer = state.facts[key]?.producedBy ?? state.plan!.steps.find((s) => s.produces?.includes(key))?.id;
-        return state.plan!.steps.find((s) => s.id === producer)?.assumptions ?? [];
-      },
-    );
-    let verdict: Verdict = classify({
+    const ruled = classify({
       deviation,
       ...(step ? { step } : {}),
       ...(run ? { run } : {}),
       policy: rt.policy,
       replan: replanStanding(state, rt),
       decisionCount: state.decisions.length,
-      producerAssumptions,
+      producerAssumptions: producerAssumptions(state, deviation),
     });
     const usage: UsageEntry[] = [];
-    if (rt.classifier && mayAskLlm(verdict)) {
-      const answer = await rt.classifier.classify({ deviation, ...(step ? { step } : {}), allowed: LADDER_ACTIONS });
-      const at = new Date(rt.clock.now()).toISOString();
-      for (const u of answer?.usage ?? []) usage.push({ ...u, purpose: "classify", at });
-      if (answer && "failure" in answer) {
-        // The rule's verdict stands; its reason says why the LLM classifier could not help.
-        verdict = { ...verdict, reason: `${verdict.reason}; the LLM classifier failed: ${answer.failure.message}` };
-      } else if (answer && LADDER_ACTIONS.includes(answer.verdict.action)) {
-        verdict = { ...verdict, ...answer.verdict, rule: "llm.classifier", evidence: verdict.evidence, by: "llm" };
-      }
-    }
+    const verdict = await askLlmClassifier(rt, ruled, deviation, step, usage);
     const decision: Decision = {
       seq: state.decisions.length + 1,
       ...(deviation.stepId !== undefined ? { stepId: deviation.stepId } : {}),
@@ -75,44 +60,60 @@ export function makeClassifierNode(rt: Runtime) {
       ...(verdict.by !== undefined ? { by: verdict.by } : {}),
     };
     emit(config, { type: "decision", decision });
-    const update: PlanManagerUpdate = { decisions: decision, usage };
-    // The evidence stands even when a guardrail stops the replan: record it now (the replanner does it otherwise).
-    if (
-      verdict.action !== "replan_local" &&
-      verdict.action !== "replan_global" &&
-      verdict.brokenAssumption !== undefined
-    ) {
-      const { falsified, labels } = falsify(state, decision);
-      if (falsified.length > state.guards.falsified.length) {
-        update.guards = { ...state.guards, falsified };
-        update.facts = labels.facts;
-      }
-    }
+    const update: PlanManagerUpdate = { decisions: decision, usage, ...recordEvidence(state, decision) };
     const id = deviation.stepId;
     const record = id && run ? recordAfter(verdict.action, run, verdict.delayMs) : undefined;
     if (id && record) update.steps = { [id]: record };
-    switch (verdict.action) {
-      case "escalate":
-        update.status = "awaiting_human";
-        update.pendingHuman = escalationPayload(
-          state,
-          decision,
-          offered(ESCALATION_OPTIONS, typeof rt.planner.replan === "function"),
-        );
-        break;
-      case "abort":
-        update.status = "aborted";
-        update.outcome = {
-          summary: "",
-          ...(id ? { failedStep: id } : {}),
-          failureReason: verdict.failureClass,
-          message: verdict.reason,
-          recoverable: false,
-        };
-        break;
-      default:
-        break;
-    }
-    return update;
+    return { ...update, ...afterDecision(rt, state, decision) };
   };
+}
+
+/** The assumptions of the steps that produce the facts a failed precondition or missing input names. */
+function producerAssumptions(state: PlanManagerStateType, deviation: Deviation): string[] {
+  const plan = state.plan!;
+  return [...new Set([...(deviation.missing ?? []), ...(deviation.facts ?? [])])].flatMap((key) => {
+    const producer = state.facts[key]?.producedBy ?? plan.steps.find((s) => s.produces?.includes(key))?.id;
+    return plan.steps.find((s) => s.id === producer)?.assumptions ?? [];
+  });
+}
+
+/** The optional LLM classifier, for `unknown` only; a failure of it leaves the rule's verdict standing. */
+async function askLlmClassifier(
+  rt: Runtime,
+  verdict: Verdict,
+  deviation: Deviation,
+  step: Step | undefined,
+  usage: UsageEntry[],
+): Promise<Verdict> {
+  if (!rt.classifier || !mayAskLlm(verdict)) return verdict;
+  const answer = await rt.classifier.classify({ deviation, ...(step ? { step } : {}), allowed: LADDER_ACTIONS });
+  const at = new Date(rt.clock.now()).toISOString();
+  for (const u of answer?.usage ?? []) usage.push({ ...u, purpose: "classify", at });
+  // The rule's verdict stands; its reason says why the LLM classifier could not help.
+  if (answer && "failure" in answer)
+    return { ...verdict, reason: `${verdict.reason}; the LLM classifier failed: ${answer.failure.message}` };
+  if (answer && LADDER_ACTIONS.includes(answer.verdict.action))
+    return { ...verdict, ...answer.verdict, rule: "llm.classifier", evidence: verdict.evidence, by: "llm" };
+  return verdict;
+}
+
+/** The evidence stands even when a guardrail stops the replan: record it now (the replanner does it otherwise). */
+function recordEvidence(state: PlanManagerStateType, decision: Decision): PlanManagerUpdate {
+  const replanning = decision.action === "replan_local" || decision.action === "replan_global";
+  if (replanning || decision.brokenAssumption === undefined) return {};
+  const { falsified, labels } = falsify(state, decision);
+  if (falsified.length <= state.guards.falsified.length) return {};
+  return { guards: { ...state.guards, falsified }, facts: labels.facts };
+}
+
+/** Escalations wait for a person; an abort ends the run with the reason in `outcome`. */
+function afterDecision(rt: Runtime, state: PlanManagerStateType, decision: Decision): PlanManagerUpdate {
+  if (decision.action === "escalate") {
+    const options = offered(ESCALATION_OPTIONS, typeof rt.planner.replan === "function");
+    return { status: "awaiting_human", pendingHuman: escalationPayload(state, decision, options) };
+  }
+  if (decision.action !== "abort") return {};
+  const failedStep = decision.stepId !== undefined ? { failedStep: decision.stepId } : {};
+  const outcome = { summary: "", ...failedStep, failureReason: decision.failureClass, message: decision.reason };
+  return { status: "aborted", outcome: { ...outcome, recoverable: false } };
 }

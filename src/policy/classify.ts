@@ -53,11 +53,10 @@ export interface Verdict {
 }
 
 export function classify(input: ClassifyInput): Verdict {
-  const { deviation, step, run, policy } = input;
+  const { deviation, policy } = input;
   const evidence = classifyEvidence(deviation);
   const base = { evidence: evidence.id };
   const what = deviation.message;
-
   if (input.decisionCount >= policy.maxDecisions) {
     return {
       ...base,
@@ -67,7 +66,6 @@ export function classify(input: ClassifyInput): Verdict {
       reason: `${policy.maxDecisions} decisions taken in this run (policy.maxDecisions); a person must look: ${what}`,
     };
   }
-
   if (deviation.kind === "side_effect_changed") {
     const guard = { evidence: "sideeffect.operation-changed" };
     return escalateOrSkip(
@@ -78,133 +76,99 @@ export function classify(input: ClassifyInput): Verdict {
       `${what}; a person must decide`,
     );
   }
+  return RUNGS_BY_CLASS[evidence.failureClass](input, base, what);
+}
 
-  switch (evidence.failureClass) {
-    case "transient": {
-      const retry = effectiveRetry(step, policy);
-      const used = (run?.attempts ?? deviation.attempt) - (run?.retryBase ?? 0);
-      if (used < retry.maxAttempts) {
-        const delayMs = backoffDelay(retry, used, deviation.error?.retryAfterMs);
-        return {
-          ...base,
-          failureClass: "transient",
-          action: "retry",
-          rule: "transient.retry",
-          delayMs,
-          reason: `${what}; attempt ${used + 1}/${retry.maxAttempts} in ${delayMs} ms`,
-        };
-      }
-      return afterPermanentFailure(
-        input,
-        base,
-        "deterministic",
-        `retries exhausted after ${used}/${retry.maxAttempts} attempts (${what})`,
-        "exhausted",
-      );
+type Rungs = (input: ClassifyInput, base: { evidence: string }, what: string) => Verdict;
+
+/** Each failure class's rungs, read top to bottom (DESIGN §2's table, one entry per row). */
+const RUNGS_BY_CLASS: Record<FailureClass, Rungs> = {
+  transient: (input, base, what) => {
+    const { deviation, step, run, policy } = input;
+    const retry = effectiveRetry(step, policy);
+    const used = (run?.attempts ?? deviation.attempt) - (run?.retryBase ?? 0);
+    if (used >= retry.maxAttempts) {
+      const reason = `retries exhausted after ${used}/${retry.maxAttempts} attempts (${what})`;
+      return afterPermanentFailure(input, base, "deterministic", reason, "exhausted");
     }
-    case "deterministic":
-      return afterPermanentFailure(input, base, "deterministic", what, "deterministic");
-    case "success_signal_unmet": {
-      if (step?.retryOnUnmet && (run?.attempts ?? 1) - (run?.retryBase ?? 0) < 2) {
-        return {
-          ...base,
-          failureClass: "success_signal_unmet",
-          action: "retry",
-          rule: "unmet.retry-once",
-          delayMs: 0,
-          reason: `${what}; the step is marked retryOnUnmet`,
-        };
-      }
-      const [blamed] = activeAssumptions(step, input.replan);
-      if (blamed)
-        return replanOr(
-          input,
-          base,
-          "success_signal_unmet",
-          "replan_local",
-          "unmet.replan-local",
-          blamed,
-          `${what}: evidence against assumption "${blamed}"`,
-        );
-      return escalateOrSkip(
-        input,
-        base,
-        "success_signal_unmet",
-        "unmet.escalate",
-        `${what}; the step rests on no assumption that could be replanned`,
-      );
+    const delayMs = backoffDelay(retry, used, deviation.error?.retryAfterMs);
+    const reason = `${what}; attempt ${used + 1}/${retry.maxAttempts} in ${delayMs} ms`;
+    return { ...base, failureClass: "transient", action: "retry", rule: "transient.retry", delayMs, reason };
+  },
+  deterministic: (input, base, what) => afterPermanentFailure(input, base, "deterministic", what, "deterministic"),
+  success_signal_unmet: (input, base, what) => {
+    const { step, run } = input;
+    if (step?.retryOnUnmet && (run?.attempts ?? 1) - (run?.retryBase ?? 0) < 2) {
+      const reason = `${what}; the step is marked retryOnUnmet`;
+      return {
+        ...base,
+        failureClass: "success_signal_unmet",
+        action: "retry",
+        rule: "unmet.retry-once",
+        delayMs: 0,
+        reason,
+      };
     }
-    case "assumption_broken": {
-      const assumption = deviation.assumptionId ?? deviation.error?.assumptionId;
-      if (!assumption)
-        return escalateOrSkip(
-          input,
-          base,
-          "assumption_broken",
-          "assumption.unnamed",
-          `${what}; no assumption was named`,
-        );
-      if ((deviation.assumptionIds?.length ?? 0) > 1) {
-        return replanOr(
-          input,
-          base,
-          "assumption_broken",
-          "replan_global",
-          "assumption.several-global",
-          assumption,
-          `assumptions ${deviation.assumptionIds!.map((a) => `"${a}"`).join(", ")} are false at once: ${what}`,
-        );
-      }
+    const [blamed] = activeAssumptions(step, input.replan);
+    if (!blamed) {
+      const reason = `${what}; the step rests on no assumption that could be replanned`;
+      return escalateOrSkip(input, base, "success_signal_unmet", "unmet.escalate", reason);
+    }
+    const reason = `${what}: evidence against assumption "${blamed}"`;
+    return replanOr(input, base, "success_signal_unmet", "replan_local", "unmet.replan-local", blamed, reason);
+  },
+  assumption_broken: (input, base, what) => {
+    const { deviation } = input;
+    const assumption = deviation.assumptionId ?? deviation.error?.assumptionId;
+    if (!assumption)
+      return escalateOrSkip(input, base, "assumption_broken", "assumption.unnamed", `${what}; no assumption was named`);
+    const several = deviation.assumptionIds ?? [];
+    if (several.length > 1) {
+      const reason = `assumptions ${several.map((a) => `"${a}"`).join(", ")} are false at once: ${what}`;
       return replanOr(
         input,
         base,
         "assumption_broken",
-        "replan_local",
-        "assumption.replan-local",
-        assumption,
-        `assumption "${assumption}" is false: ${what}`,
-      );
-    }
-    case "precondition_failed": {
-      const blamed = (input.producerAssumptions ?? []).find((a) => !input.replan.falsified.includes(a));
-      if (blamed)
-        return replanOr(
-          input,
-          base,
-          "precondition_failed",
-          "replan_local",
-          "precondition.replan-producers",
-          blamed,
-          `${what}; the steps producing those facts rest on "${blamed}"`,
-        );
-      return escalateOrSkip(
-        input,
-        base,
-        "precondition_failed",
-        "precondition.escalate",
-        `${what}; re-running earlier steps cannot fix it (no assumption to revise)`,
-      );
-    }
-    case "scope_changed":
-      return replanOr(input, base, "scope_changed", "replan_global", "scope.replan-global", undefined, what);
-    case "budget_exhausted":
-      return replanOr(
-        input,
-        base,
-        "budget_exhausted",
         "replan_global",
-        "budget.replan-cheaper",
-        undefined,
-        `${what}; asking the planner for a cheaper route`,
+        "assumption.several-global",
+        assumption,
+        reason,
       );
-    case "unknown":
-    case "none":
-      return escalateOrSkip(input, base, "unknown", "unknown.escalate", `${what}; no rule recognised this failure`);
-  }
-}
+    }
+    const reason = `assumption "${assumption}" is false: ${what}`;
+    return replanOr(input, base, "assumption_broken", "replan_local", "assumption.replan-local", assumption, reason);
+  },
+  precondition_failed: (input, base, what) => {
+    const blamed = (input.producerAssumptions ?? []).find((a) => !input.replan.falsified.includes(a));
+    if (!blamed) {
+      const reason = `${what}; re-running earlier steps cannot fix it (no assumption to revise)`;
+      return escalateOrSkip(input, base, "precondition_failed", "precondition.escalate", reason);
+    }
+    const reason = `${what}; the steps producing those facts rest on "${blamed}"`;
+    return replanOr(
+      input,
+      base,
+      "precondition_failed",
+      "replan_local",
+      "precondition.replan-producers",
+      blamed,
+      reason,
+    );
+  },
+  scope_changed: (input, base, what) =>
+    replanOr(input, base, "scope_changed", "replan_global", "scope.replan-global", undefined, what),
+  budget_exhausted: (input, base, what) => {
+    const reason = `${what}; asking the planner for a cheaper route`;
+    return replanOr(input, base, "budget_exhausted", "replan_global", "budget.replan-cheaper", undefined, reason);
+  },
+  unknown: (input, base, what) =>
+    escalateOrSkip(input, base, "unknown", "unknown.escalate", `${what}; no rule recognised this failure`),
+  none: (input, base, what) =>
+    escalateOrSkip(input, base, "unknown", "unknown.escalate", `${what}; no rule recognised this failure`),
+};
 
-/** Deterministic failure (or exhausted retries): fallback → local replan → skip if optional → escalate. */
 /**
+ * Deterministic failure (or exhausted retries): fallback → local replan → skip if optional → escalate.
  * The rungs after a permanent failure, named by how it became permanent (a deterministic error,
  * or retries exhausted).
  */
@@ -270,31 +234,32 @@ function replanOr(
   assumption: string | undefined,
   reason: string,
 ): Verdict {
-  const { replan, policy } = input;
   const named = assumption === undefined ? {} : { brokenAssumption: assumption };
-  let guard: { rule: RuleId; why: string } | undefined;
+  const guard = replanGuard(input, assumption);
+  if (guard) return { ...escalateOrSkip(input, base, failureClass, guard.rule, `${reason}; ${guard.why}`), ...named };
+  return { ...base, failureClass, action, rule, reason, ...named };
+}
+
+/** The first guardrail that stops a replan, checked in the order the rule table lists them. */
+function replanGuard(input: ClassifyInput, assumption: string | undefined): { rule: RuleId; why: string } | undefined {
+  const { replan, policy } = input;
   if (!replan.available)
-    guard = { rule: "replan.unavailable", why: "the planner cannot replan (it has no replan function)" };
-  else if (replan.count >= policy.maxReplans)
-    guard = {
+    return { rule: "replan.unavailable", why: "the planner cannot replan (it has no replan function)" };
+  if (replan.count >= policy.maxReplans)
+    return {
       rule: "guard.max-replans",
       why: `${replan.count} replans already (policy.maxReplans = ${policy.maxReplans})`,
     };
-  else if (policy.budget.maxReplanCost !== undefined && replan.spent >= policy.budget.maxReplanCost) {
-    guard = {
-      rule: "guard.replan-budget",
-      why: `replan budget spent (${replan.spent} of ${policy.budget.maxReplanCost})`,
-    };
-  } else if (assumption !== undefined && replan.coolingDown.includes(assumption)) {
-    guard = {
-      rule: "guard.replan-cooldown",
-      why:
-        `assumption "${assumption}" was just replanned and no step has succeeded since ` +
-        `(policy.replanCooldownSteps = ${policy.replanCooldownSteps})`,
-    };
+  const maxCost = policy.budget.maxReplanCost;
+  if (maxCost !== undefined && replan.spent >= maxCost)
+    return { rule: "guard.replan-budget", why: `replan budget spent (${replan.spent} of ${maxCost})` };
+  if (assumption !== undefined && replan.coolingDown.includes(assumption)) {
+    const why =
+      `assumption "${assumption}" was just replanned and no step has succeeded since ` +
+      `(policy.replanCooldownSteps = ${policy.replanCooldownSteps})`;
+    return { rule: "guard.replan-cooldown", why };
   }
-  if (guard) return { ...escalateOrSkip(input, base, failureClass, guard.rule, `${reason}; ${guard.why}`), ...named };
-  return { ...base, failureClass, action, rule, reason, ...named };
+  return undefined;
 }
 
 function escalateOrSkip(
