@@ -76,6 +76,13 @@ export function validatePlan(input: unknown, ctx: ValidationContext): PlanValida
   return issues.length > 0 ? { ok: false, issues } : { ok: true, draft };
 }
 
+/** Where and what to report for one step. */
+interface StepCheck {
+  step: Step;
+  at: (...rest: (string | number)[]) => (string | number)[];
+  add: (issue: PlanIssue) => void;
+}
+
 function validateStep(
   step: Step,
   i: number,
@@ -84,85 +91,79 @@ function validateStep(
   ctx: ValidationContext,
   add: (issue: PlanIssue) => void,
 ) {
-  const at = (...rest: (string | number)[]) => ["steps", i, ...rest];
+  const c: StepCheck = { step, at: (...rest) => ["steps", i, ...rest], add };
+  checkTools(c, ctx.tools);
+  checkReferences(c, known, assumptions, ctx.falsified ?? []);
+  const { at } = c;
+  (step.preconditions ?? []).forEach((expr, j) =>
+    checkExpression(expr, "precondition", at("preconditions", j), step.id, add),
+  );
+  if (step.successSignal) checkExpression(step.successSignal, "successSignal", at("successSignal"), step.id, add);
+  if (step.when) checkExpression(step.when, "when", at("when"), step.id, add);
+  const problem = retryPolicyProblem({ ...ctx.policy.defaultRetry, ...step.retry });
+  if (problem)
+    add({ code: "invalid_retry", path: at("retry"), stepId: step.id, message: `step "${step.id}" retry: ${problem}` });
+  checkArgsSize(c);
+}
+
+/** A step runs a registered tool or is answered by a person, never both; a fallback is registered too. */
+function checkTools({ step, at, add }: StepCheck, tools: ReadonlySet<string>) {
   const stepId = step.id;
   if (step.human && step.tool) {
-    add({
-      code: "human_step_with_tool",
-      path: at("tool"),
-      stepId,
-      message: `step "${stepId}" is a human step and cannot also name tool "${step.tool}"`,
-    });
+    const message = `step "${stepId}" is a human step and cannot also name tool "${step.tool}"`;
+    add({ code: "human_step_with_tool", path: at("tool"), stepId, message });
   }
   if (!step.human && !step.tool)
     add({ code: "missing_tool", path: at("tool"), stepId, message: `step "${stepId}" needs a tool (or a human task)` });
-  if (step.tool && !step.human && !ctx.tools.has(step.tool)) {
-    add({
-      code: "unknown_tool",
-      path: at("tool"),
-      stepId,
-      message: `step "${stepId}" names tool "${step.tool}", which is not in the registry (${listTools(ctx.tools)})`,
-    });
+  if (step.tool && !step.human && !tools.has(step.tool)) {
+    const message = `step "${stepId}" names tool "${step.tool}", which is not in the registry (${listTools(tools)})`;
+    add({ code: "unknown_tool", path: at("tool"), stepId, message });
   }
-  if (step.fallback && !ctx.tools.has(step.fallback.tool)) {
-    add({
-      code: "unknown_fallback_tool",
-      path: at("fallback", "tool"),
-      stepId,
-      message:
-        `step "${stepId}" falls back to tool "${step.fallback.tool}", which is not in the registry ` +
-        `(${listTools(ctx.tools)})`,
-    });
+  if (step.fallback && !tools.has(step.fallback.tool)) {
+    const message =
+      `step "${stepId}" falls back to tool "${step.fallback.tool}", which is not in the registry ` +
+      `(${listTools(tools)})`;
+    add({ code: "unknown_fallback_tool", path: at("fallback", "tool"), stepId, message });
   }
+}
+
+/** Dependencies name other steps of the plan; assumptions are declared and not already proven false. */
+function checkReferences(
+  { step, at, add }: StepCheck,
+  known: ReadonlySet<string>,
+  assumptions: ReadonlySet<string>,
+  falsified: readonly string[],
+) {
+  const stepId = step.id;
   (step.dependsOn ?? []).forEach((dep, j) => {
-    if (dep === stepId)
-      add({ code: "self_dependency", path: at("dependsOn", j), stepId, message: `step "${stepId}" depends on itself` });
-    else if (!known.has(dep))
-      add({
-        code: "dangling_dependency",
-        path: at("dependsOn", j),
-        stepId,
-        message: `step "${stepId}" depends on "${dep}", which is not a step of the plan`,
-      });
+    const path = at("dependsOn", j);
+    if (dep === stepId) add({ code: "self_dependency", path, stepId, message: `step "${stepId}" depends on itself` });
+    else if (!known.has(dep)) {
+      const message = `step "${stepId}" depends on "${dep}", which is not a step of the plan`;
+      add({ code: "dangling_dependency", path, stepId, message });
+    }
   });
   (step.assumptions ?? []).forEach((a, j) => {
-    if (ctx.falsified?.includes(a))
-      add({
-        code: "falsified_assumption",
-        path: at("assumptions", j),
-        stepId,
-        message: `step "${stepId}" rests on assumption "${a}", which was already proven false`,
-      });
-    else if (!assumptions.has(a))
-      add({
-        code: "unknown_assumption",
-        path: at("assumptions", j),
-        stepId,
-        message: `step "${stepId}" rests on assumption "${a}", which the plan does not declare`,
-      });
+    const path = at("assumptions", j);
+    if (falsified.includes(a)) {
+      const message = `step "${stepId}" rests on assumption "${a}", which was already proven false`;
+      add({ code: "falsified_assumption", path, stepId, message });
+    } else if (!assumptions.has(a)) {
+      const message = `step "${stepId}" rests on assumption "${a}", which the plan does not declare`;
+      add({ code: "unknown_assumption", path, stepId, message });
+    }
   });
-  (step.preconditions ?? []).forEach((expr, j) =>
-    checkExpression(expr, "precondition", at("preconditions", j), stepId, add),
-  );
-  if (step.successSignal) checkExpression(step.successSignal, "successSignal", at("successSignal"), stepId, add);
-  if (step.when) checkExpression(step.when, "when", at("when"), stepId, add);
-  const retry = { ...ctx.policy.defaultRetry, ...step.retry };
-  const problem = retryPolicyProblem(retry);
-  if (problem) add({ code: "invalid_retry", path: at("retry"), stepId, message: `step "${stepId}" retry: ${problem}` });
-  if (step.args !== undefined && jsonSize(step.args) > LIMITS.maxJsonBytes) {
-    add({
-      code: "too_large",
-      path: at("args"),
-      stepId,
-      message: `step "${stepId}" args exceed ${LIMITS.maxJsonBytes} bytes of JSON`,
-    });
-  } else if (step.args !== undefined && jsonDepth(step.args) > LIMITS.maxJsonDepth) {
-    add({
-      code: "too_large",
-      path: at("args"),
-      stepId,
-      message: `step "${stepId}" args are nested deeper than ${LIMITS.maxJsonDepth} levels`,
-    });
+}
+
+function checkArgsSize({ step, at, add }: StepCheck) {
+  if (step.args === undefined) return;
+  const stepId = step.id;
+  if (jsonSize(step.args) > LIMITS.maxJsonBytes) {
+    const message = `step "${stepId}" args exceed ${LIMITS.maxJsonBytes} bytes of JSON`;
+    add({ code: "too_large", path: at("args"), stepId, message });
+  } else if (jsonDepth(step.args) > LIMITS.maxJsonDepth) {
+    const message = `step "${stepId}" args are nested deeper than ${LIMITS.maxJsonDepth} levels`;
+    add({ code: "too_large", path: at("args"), stepId, message });
   }
 }
 

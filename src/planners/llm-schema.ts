@@ -115,55 +115,7 @@ export interface ConversionIssue {
 /** The model's answer as a PlanDraft (nulls dropped, JSON args parsed), or the problems found. */
 export function toPlanDraft(answer: LlmPlanAnswer): { draft: PlanDraft; issues: ConversionIssue[] } {
   const issues: ConversionIssue[] = [];
-  type Args = Record<string, unknown>;
-  const parseArgs = (text: string | Args | null, path: (string | number)[]): Args | undefined => {
-    // An object where the JSON string belongs is the parsed value already.
-    if (text !== null && typeof text === "object") return Object.keys(text).length > 0 ? text : undefined;
-    if (text === null || text.trim() === "") return undefined;
-    try {
-      const value: unknown = JSON.parse(text);
-      if (value && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
-      issues.push({ path, message: "argsJson must be a JSON object" });
-    } catch {
-      issues.push({ path, message: "argsJson is not valid JSON" });
-    }
-    return undefined;
-  };
-  const steps = answer.steps.map((s, i): Step => {
-    const step: Step = { id: s.id, goal: s.goal };
-    if (s.tool !== null) step.tool = s.tool;
-    const args = parseArgs(s.argsJson, ["steps", i, "argsJson"]);
-    if (args) step.args = args;
-    for (const key of ["inputs", "produces", "dependsOn", "assumptions", "preconditions", "sideEffects"] as const) {
-      const value = s[key];
-      if (value !== null && value.length > 0) step[key] = value;
-    }
-    if (s.successSignal !== null) step.successSignal = s.successSignal;
-    if (s.when !== null) step.when = s.when;
-    if (s.retry !== null) {
-      const { maxAttempts, initialDelayMs, maxDelayMs } = s.retry;
-      step.retry = {
-        ...s.retry,
-        maxAttempts: Math.round(maxAttempts),
-        initialDelayMs: Math.round(initialDelayMs),
-        maxDelayMs: Math.round(maxDelayMs),
-      };
-    }
-    if (s.retryOnUnmet !== null) step.retryOnUnmet = s.retryOnUnmet;
-    if (s.fallback !== null) {
-      const fallbackArgs = parseArgs(s.fallback.argsJson, ["steps", i, "fallback", "argsJson"]);
-      step.fallback = { tool: s.fallback.tool, ...(fallbackArgs ? { args: fallbackArgs } : {}) };
-    }
-    if (s.idempotent !== null) step.idempotent = s.idempotent;
-    if (s.timeoutMs !== null) step.timeoutMs = Math.round(s.timeoutMs);
-    if (s.cost !== null) step.cost = s.cost;
-    if (s.optional !== null) step.optional = s.optional;
-    if (s.human !== null) {
-      const { prompt, timeoutMs } = s.human;
-      step.human = { prompt, ...(timeoutMs !== null ? { timeoutMs: Math.round(timeoutMs) } : {}) };
-    }
-    return step;
-  });
+  const steps = answer.steps.map((s, i) => toStep(s, i, issues));
   const draft: PlanDraft = {
     steps,
     assumptions: answer.assumptions.map((a) => ({
@@ -174,4 +126,52 @@ export function toPlanDraft(answer: LlmPlanAnswer): { draft: PlanDraft; issues: 
   };
   if (answer.rationale !== null) draft.rationale = answer.rationale;
   return { draft, issues };
+}
+
+type Args = Record<string, unknown>;
+
+function parseArgs(text: string | Args | null, path: (string | number)[], issues: ConversionIssue[]): Args | undefined {
+  // An object where the JSON string belongs is the parsed value already.
+  if (text !== null && typeof text === "object") return Object.keys(text).length > 0 ? text : undefined;
+  if (text === null || text.trim() === "") return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    if (value && typeof value === "object" && !Array.isArray(value)) return value as Args;
+    issues.push({ path, message: "argsJson must be a JSON object" });
+  } catch {
+    issues.push({ path, message: "argsJson is not valid JSON" });
+  }
+  return undefined;
+}
+
+function toStep(s: LlmPlanAnswer["steps"][number], i: number, issues: ConversionIssue[]): Step {
+  const step: Step = { id: s.id, goal: s.goal };
+  if (s.tool !== null) step.tool = s.tool;
+  const args = parseArgs(s.argsJson, ["steps", i, "argsJson"], issues);
+  if (args) step.args = args;
+  for (const key of ["inputs", "produces", "dependsOn", "assumptions", "preconditions", "sideEffects"] as const) {
+    const value = s[key];
+    if (value !== null && value.length > 0) step[key] = value;
+  }
+  if (s.successSignal !== null) step.successSignal = s.successSignal;
+  if (s.when !== null) step.when = s.when;
+  if (s.retry !== null) {
+    const { maxAttempts, initialDelayMs, maxDelayMs } = s.retry;
+    const rounded = { maxAttempts: Math.round(maxAttempts), initialDelayMs: Math.round(initialDelayMs) };
+    step.retry = { ...s.retry, ...rounded, maxDelayMs: Math.round(maxDelayMs) };
+  }
+  if (s.retryOnUnmet !== null) step.retryOnUnmet = s.retryOnUnmet;
+  if (s.fallback !== null) {
+    const fallbackArgs = parseArgs(s.fallback.argsJson, ["steps", i, "fallback", "argsJson"], issues);
+    step.fallback = { tool: s.fallback.tool, ...(fallbackArgs ? { args: fallbackArgs } : {}) };
+  }
+  if (s.idempotent !== null) step.idempotent = s.idempotent;
+  if (s.timeoutMs !== null) step.timeoutMs = Math.round(s.timeoutMs);
+  if (s.cost !== null) step.cost = s.cost;
+  if (s.optional !== null) step.optional = s.optional;
+  if (s.human !== null) {
+    const { prompt, timeoutMs } = s.human;
+    step.human = { prompt, ...(timeoutMs !== null ? { timeoutMs: Math.round(timeoutMs) } : {}) };
+  }
+  return step;
 }
