@@ -20,7 +20,7 @@ export type { LlmPlannerOptions } from "./planners/llm-planner.js";
 export { llmClassifier } from "./planners/llm-classifier.js";
 export type { LlmClassifierOptions } from "./planners/llm-classifier.js";
 export type { PriceTable, ModelCallSettings } from "./planners/model-call.js";
-export type { Planner, PlanRequest, ReplanRequest, ToolInfo } from "./contracts/planner.js";
+export type { ExtendRequest, Planner, PlanRequest, ReplanRequest, ToolInfo } from "./contracts/planner.js";
 export type { FallbackClassifier, FallbackAnswer } from "./contracts/classifier.js";
 
 export {

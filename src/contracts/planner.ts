@@ -48,8 +48,32 @@ export interface ReplanRequest {
   reportUsage: (entry: Omit<UsageEntry, "at" | "purpose">) => void;
 }
 
+/** A rolling horizon's next steps: asked when every planned step has finished and the plan is not complete. */
+export interface ExtendRequest {
+  goal: string;
+  /** The current plan (its steps stay; the answer's steps are appended). */
+  plan: Plan;
+  /** What was done so far, in plan order. */
+  done: { id: string; goal: string; tool: string | null; status: string }[];
+  /** Trusted fact values. */
+  facts: { trusted: Record<string, unknown> };
+  /** Extensions made before this one (the first request has 0). */
+  extensions: number;
+  /** Constraints from a person. */
+  constraints: string[];
+  budget: { remaining?: number };
+  tools: ToolInfo[];
+  validate: (draft: unknown) => PlanIssue[];
+  reportUsage: (entry: Omit<UsageEntry, "at" | "purpose">) => void;
+}
+
 export interface Planner {
   plan(request: PlanRequest): Promise<PlanDraft>;
   /** Without it the planner cannot replan, and every replan rung escalates. */
   replan?(request: ReplanRequest): Promise<PlanDraft>;
+  /**
+   * The next steps of a goal planned a few steps at a time (drafts with `complete: false`).
+   * Without it, such a draft is rejected by validation before any tool runs.
+   */
+  extend?(request: ExtendRequest): Promise<PlanDraft>;
 }

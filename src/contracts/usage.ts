@@ -1,6 +1,6 @@
 /** Token and cost accounting for model calls (filled by LLM planners and classifiers, kept in `state.usage`). */
 export interface UsageEntry {
-  purpose: "plan" | "replan" | "classify";
+  purpose: "plan" | "replan" | "extend" | "classify";
   model?: string;
   inputTokens: number;
   outputTokens: number;

@@ -17,9 +17,16 @@ import { finalizeNode } from "../nodes/finalize.js";
 import { HUMAN_DESTINATIONS, makeHumanNode } from "../nodes/human.js";
 import { makePlannerNode } from "../nodes/planner.js";
 import { makeReplannerNode } from "../nodes/replanner.js";
+import { makeExtenderNode } from "../nodes/extender.js";
 import { resolveOptions, type PlanManagerOptions } from "../runtime/options.js";
 import { PlanManagerInput, PlanManagerOutput, PlanManagerState, type PlanManagerStateType } from "../runtime/state.js";
-import { routeAfterClassifier, routeAfterExecutor, routeAfterPlanner, routeAfterReplanner } from "./routes.js";
+import {
+  routeAfterClassifier,
+  routeAfterExecutor,
+  routeAfterExtender,
+  routeAfterPlanner,
+  routeAfterReplanner,
+} from "./routes.js";
 import { acquireThread, trackNode, withThreadRun } from "./thread-lock.js";
 
 /**
@@ -149,13 +156,21 @@ export function createPlanManager(options: PlanManagerOptions): PlanManagerGraph
     .addNode("executor", trackNode(makeExecutor(rt)))
     .addNode("classifier", trackNode(makeClassifierNode(rt)))
     .addNode("replanner", trackNode(makeReplannerNode(rt)))
+    .addNode("extender", trackNode(makeExtenderNode(rt)))
     .addNode("human", makeHumanNode(rt), { ends: [...HUMAN_DESTINATIONS] })
     .addNode("finalize", finalizeNode)
     .addEdge(START, "planner")
     .addConditionalEdges("planner", untraced(routeAfterPlanner), ["executor", "human", "finalize"])
-    .addConditionalEdges("executor", untraced(routeAfterExecutor), ["executor", "classifier", "human", "finalize"])
+    .addConditionalEdges("executor", untraced(routeAfterExecutor), [
+      "executor",
+      "classifier",
+      "human",
+      "extender",
+      "finalize",
+    ])
     .addConditionalEdges("classifier", untraced(routeAfterClassifier), ["executor", "replanner", "human", "finalize"])
     .addConditionalEdges("replanner", untraced(routeAfterReplanner), ["executor", "human"])
+    .addConditionalEdges("extender", untraced(routeAfterExtender), ["executor", "human"])
     .addEdge("finalize", END);
   return graph;
 }

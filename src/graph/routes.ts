@@ -10,13 +10,21 @@ export function routeAfterPlanner(state: PlanManagerStateType): "executor" | "hu
   return state.status === "awaiting_review" ? "human" : "executor";
 }
 
-export function routeAfterExecutor(state: PlanManagerStateType): "executor" | "classifier" | "human" | "finalize" {
+export function routeAfterExecutor(
+  state: PlanManagerStateType,
+): "executor" | "classifier" | "human" | "extender" | "finalize" {
   if (state.deviation) return "classifier";
   if (state.status === "awaiting_human") return "human";
   if (state.status === "failed" || state.status === "aborted") return "finalize";
   const plan = state.plan;
-  if (!plan || plan.steps.every((s) => isFinished(state.steps[s.id]))) return "finalize";
+  if (!plan) return "finalize";
+  // Every planned step finished: the end, or — for a rolling horizon — time to plan the next steps.
+  if (plan.steps.every((s) => isFinished(state.steps[s.id]))) return plan.complete === false ? "extender" : "finalize";
   return "executor";
+}
+
+export function routeAfterExtender(state: PlanManagerStateType): "executor" | "human" {
+  return state.status === "awaiting_human" || state.status === "awaiting_review" ? "human" : "executor";
 }
 
 /** Where the classifier's last decision leads. */

@@ -36,6 +36,7 @@ export function makePlannerNode(rt: Runtime) {
     const enriched = enrichDraft(answer, rt.metadataOf);
     const plan: Plan = { version: 1, steps: enriched.steps, assumptions: enriched.assumptions ?? [] };
     if (enriched.rationale !== undefined) plan.rationale = enriched.rationale;
+    if (enriched.complete === false) plan.complete = false;
     emit(config, { type: "plan", version: 1, steps: plan.steps.map((s) => ({ id: s.id, goal: s.goal })) });
 
     const update: PlanManagerUpdate = {
@@ -58,7 +59,14 @@ async function draftPlan(
   availableFacts: string[],
   usage: UsageEntry[],
 ): Promise<PlanDraft | NoPlan> {
-  const context = { tools: rt.toolNames, policy: rt.policy, toolArguments: rt.toolArguments, availableFacts };
+  const canExtend = typeof rt.planner.extend === "function";
+  const context = {
+    tools: rt.toolNames,
+    policy: rt.policy,
+    toolArguments: rt.toolArguments,
+    availableFacts,
+    canExtend,
+  };
   let draft: PlanDraft;
   try {
     draft = await rt.planner.plan({

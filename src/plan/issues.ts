@@ -22,7 +22,9 @@ export type PlanIssueCode =
   /** An input the step's tool has no argument for (it would be rejected or silently dropped). */
   | "unknown_input"
   /** An input fact that neither the context nor any step produces. */
-  | "unproduced_input";
+  | "unproduced_input"
+  /** A draft with `complete: false` from a planner that cannot extend the plan (no `Planner.extend`). */
+  | "horizon_without_extend";
 
 export interface PlanIssue {
   code: PlanIssueCode;
@@ -53,6 +55,8 @@ export interface ValidationContext {
    * those the kept steps produce). Without it, inputs are not checked against producers.
    */
   availableFacts?: readonly string[];
+  /** Whether the planner can extend a plan (`Planner.extend`); a draft with `complete: false` needs it. */
+  canExtend?: boolean;
 }
 
 /** Issues reported per draft at most: a hostile draft cannot flood a message or a prompt. */

@@ -95,6 +95,8 @@ export const StepSchema = z.object({
   sideEffects: list(TextSchema).optional(),
   idempotent: z.boolean().optional(),
   timeoutMs: z.number().int().positive().max(86_400_000).optional(),
+  /** How long the step should take: still running at `policy.stallFactor` × this, it is reported as stalled. */
+  estimateMs: z.number().int().positive().max(86_400_000).optional(),
   cost: z.number().min(0).finite().optional(),
   optional: z.boolean().optional(),
   human: HumanTaskSchema.optional(),
@@ -113,6 +115,11 @@ export const PlanDraftSchema = z.object({
   steps: z.array(StepSchema).min(1).max(LIMITS.maxSteps),
   assumptions: z.array(AssumptionSchema).max(LIMITS.maxAssumptions).optional(),
   rationale: TextSchema.optional(),
+  /**
+   * `false`: the draft covers only the next steps of a longer goal (a rolling horizon); when they
+   * have all finished, the manager asks `Planner.extend` for more. Default true.
+   */
+  complete: z.boolean().optional(),
 });
 export type PlanDraft = z.infer<typeof PlanDraftSchema>;
 
@@ -121,6 +128,8 @@ export const PlanSchema = z.object({
   steps: z.array(StepSchema),
   assumptions: z.array(AssumptionSchema),
   rationale: TextSchema.optional(),
+  /** Stored only as `false`: more steps will follow (`Planner.extend`) once these have finished. */
+  complete: z.boolean().optional(),
 });
 export type Plan = z.infer<typeof PlanSchema>;
 
@@ -236,7 +245,8 @@ export type Decision = z.infer<typeof DecisionSchema>;
 export const ReplanRecordSchema = z.object({
   trigger: z.string(),
   brokenAssumption: z.string().optional(),
-  scope: z.enum(["local", "global"]),
+  /** `extend`: a rolling horizon's next steps appended (trigger "horizon"); not a repair. */
+  scope: z.enum(["local", "global", "extend"]),
   fromVersion: z.number().int(),
   toVersion: z.number().int(),
   invalidatedSteps: z.array(z.string()),

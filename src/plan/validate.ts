@@ -36,6 +36,11 @@ export function validatePlan(input: unknown, ctx: ValidationContext): PlanValida
     return issues.length < MAX_ISSUES;
   };
 
+  if (draft.complete === false && ctx.canExtend === false) {
+    const message =
+      "the draft says it is not complete (complete: false), but the planner has no extend function to plan the rest";
+    add({ code: "horizon_without_extend", path: ["complete"], message });
+  }
   const assumptionIds = new Set(ctx.externalAssumptions ?? []);
   (draft.assumptions ?? []).forEach((a, i) => {
     if (assumptionIds.has(a.id) && !(ctx.externalAssumptions ?? []).includes(a.id)) {

@@ -30,6 +30,10 @@ export const PolicyOptionsSchema = z
       .optional(),
     /** Timeout of steps that do not set `timeoutMs`, so a hanging tool cannot stall a run. Default 300,000 (5 min). */
     defaultTimeoutMs: z.number().int().positive().max(86_400_000).optional(),
+    /** Extensions of a rolling-horizon plan (`Planner.extend`) per run before escalating. Default 20. */
+    maxExtensions: z.number().int().min(0).max(1_000).optional(),
+    /** A step still running at this many times its `estimateMs` is reported as stalled. Default 2. */
+    stallFactor: z.number().min(1).max(1_000).optional(),
     /** Retry policy of steps that do not set their own. */
     defaultRetry: RetryPolicySchema.partial().optional(),
   })
@@ -43,6 +47,8 @@ export interface ResolvedPolicy {
   maxBacktrackDepth: number;
   maxBacktracksPerStep: number;
   maxDecisions: number;
+  maxExtensions: number;
+  stallFactor: number;
   defaultTimeoutMs: number;
   budget: { maxCost?: number; maxReplanCost?: number };
   defaultRetry: RetryPolicy;
@@ -74,6 +80,8 @@ export function resolvePolicy(options: unknown = {}): ResolvedPolicy {
     maxBacktrackDepth: o.maxBacktrackDepth ?? 3,
     maxBacktracksPerStep: o.maxBacktracksPerStep ?? 2,
     maxDecisions: o.maxDecisions ?? 100,
+    maxExtensions: o.maxExtensions ?? 20,
+    stallFactor: o.stallFactor ?? 2,
     defaultTimeoutMs: o.defaultTimeoutMs ?? 300_000,
     budget: { ...o.budget },
     defaultRetry,

@@ -167,6 +167,11 @@ export const RULES = {
     action: "escalate",
     description: "the planner's replacement steps failed validation",
   },
+  "guard.max-extensions": {
+    answers: "any",
+    action: "escalate",
+    description: "a rolling-horizon plan was extended policy.maxExtensions times and is still not complete",
+  },
   "human.deadline-passed": {
     answers: "budget_exhausted",
     action: "escalate",

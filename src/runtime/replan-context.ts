@@ -81,6 +81,7 @@ export function validateReplanDraft(r: Replan, draft: unknown) {
     externalSteps: kept.map((s) => s.id),
     externalAssumptions: r.plan.assumptions.map((a) => a.id),
     toolArguments: r.rt.toolArguments,
+    canExtend: typeof r.rt.planner.extend === "function",
     // Invalidated facts never reach a step; suspect ones may be re-validated by re-running their producer.
     availableFacts: [
       ...Object.entries(labelled(r))

@@ -27,6 +27,10 @@ export function applyReplan(
     assumptions: [...previous.assumptions, ...(replacement.assumptions ?? []).filter((a) => !known.has(a.id))],
   };
   if (replacement.rationale !== undefined) next.rationale = replacement.rationale;
+  // A repair keeps the horizon; a global replan re-plans the rest of the goal and may say how far it reaches.
+  const complete =
+    r.scope === "global" && replacement.complete !== undefined ? replacement.complete : previous.complete;
+  if (complete === false) next.complete = false;
   const nextIds = new Set(merged.map((s) => s.id));
   const stepRuns: Record<string, StepRun> = {};
   for (const id of affectedIds)

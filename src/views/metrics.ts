@@ -23,12 +23,15 @@ export interface PlanMetrics {
   toolAttempts: number;
   /** Steps a person did instead of their tool (`provide` at an escalation). */
   doneByPerson: number;
+  /** Extensions of a rolling-horizon plan (not counted in `replans`). */
+  extensions: number;
 }
 
 type MetricsState = Pick<PlanManagerStateType, "replans" | "decisions" | "steps" | "status">;
 
 export function planMetrics(state: MetricsState): PlanMetrics {
-  const replans = state.replans;
+  // An extension plans the next steps; it repairs nothing, so it is not a replan.
+  const replans = state.replans.filter((r) => r.scope !== "extend");
   const local = replans.filter((r) => r.scope === "local").length;
   const global = replans.length - local;
   let firstReplanSuccess: boolean | null = null;
@@ -61,5 +64,6 @@ export function planMetrics(state: MetricsState): PlanMetrics {
     decisions: state.decisions.length,
     toolAttempts: Object.values(state.steps).reduce((sum, s) => sum + s.attempts, 0),
     doneByPerson: Object.values(state.steps).filter((s) => s.doneBy === "person").length,
+    extensions: state.replans.length - replans.length,
   };
 }

@@ -4,6 +4,7 @@
  */
 import type { PlanManagerStateType } from "../runtime/state.js";
 import type { StepRun } from "../plan/schema.js";
+import { isFinished } from "../plan/ready.js";
 
 type ViewState = Pick<PlanManagerStateType, "plan" | "steps" | "status" | "outcome"> &
   Partial<Pick<PlanManagerStateType, "pendingHuman">>;
@@ -33,6 +34,8 @@ export function userView(state: ViewState): string[] {
     const line = userLine(step.goal, state.steps[step.id], waiting);
     if (line) lines.push(line);
   }
+  const horizon = lookingAhead(state);
+  if (horizon) lines.push(horizon);
   if (state.status === "completed") lines.push("Done.");
   else if (state.status === "partial") {
     const undone = (state.outcome?.missing ?? []).map((m) => m.goal);
@@ -42,4 +45,13 @@ export function userView(state: ViewState): string[] {
   else if (state.status === "awaiting_human" || state.status === "awaiting_review")
     lines.push("Waiting for a person to review.");
   return lines;
+}
+
+/** A rolling-horizon plan whose planned steps have all finished is being extended. */
+function lookingAhead(state: ViewState): string | undefined {
+  const plan = state.plan;
+  if (plan?.complete !== false || state.status !== "running") return undefined;
+  const finished = plan.steps.filter((s) => isFinished(state.steps[s.id])).length;
+  if (finished < plan.steps.length) return undefined;
+  return `${finished} of ${plan.steps.length} planned steps done; planning the next steps`;
 }

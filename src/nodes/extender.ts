@@ -1,0 +1,81 @@
+/**
+ * The extender node (DESIGN §7.3): when every planned step has finished and the plan says it is
+ * not complete, it asks `Planner.extend` for the next steps and appends them as a new plan
+ * version. A failed or over-limit extension escalates; nothing already done is lost.
+ */
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { Runtime } from "../runtime/options.js";
+import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../runtime/state.js";
+import type { Decision, PlanDraft } from "../plan/schema.js";
+import { formatIssues } from "../plan/validate.js";
+import { failedReplan, type GuardHit } from "../policy/replan-guards.js";
+import { extensionGuard } from "../policy/horizon.js";
+import { emit } from "../runtime/events.js";
+import { escalationPayload } from "../runtime/interrupts.js";
+import { applyExtension, extendRequest, extensionsOf, validateExtension } from "../runtime/extension.js";
+import { isPlanManagerError } from "../errors.js";
+
+export function makeExtenderNode(rt: Runtime) {
+  return async function extender(
+    state: PlanManagerStateType,
+    config: LangGraphRunnableConfig,
+  ): Promise<PlanManagerUpdate> {
+    const plan = state.plan;
+    if (!plan || plan.complete !== false) return {};
+    const over = extensionGuard(extensionsOf(state), state.decisions, rt.policy);
+    if (over) return escalate(rt, state, config, over);
+    const usage: UsageEntry[] = [];
+    const answer = await askExtend(rt, state, usage);
+    const budget = { ...state.budget, spent: state.budget.spent + usage.reduce((sum, u) => sum + u.cost, 0) };
+    if ("failed" in answer) return { ...escalate(rt, state, config, answer.failed), usage, budget };
+    const validation = validateExtension(rt, state, answer.draft);
+    if (!validation.ok) {
+      const hit = failedReplan("invalid_draft", formatIssues(validation.issues));
+      return { ...escalate(rt, state, config, hit), usage, budget };
+    }
+    const update = applyExtension(rt, state, validation.draft);
+    emit(config, { type: "replan", record: update.replans as never });
+    return { ...update, usage, budget };
+  };
+}
+
+async function askExtend(
+  rt: Runtime,
+  state: PlanManagerStateType,
+  usage: UsageEntry[],
+): Promise<{ draft: PlanDraft } | { failed: GuardHit }> {
+  if (typeof rt.planner.extend !== "function") {
+    const reason = "the plan is not complete, but the planner has no extend function";
+    return { failed: { rule: "replan.unavailable", reason } };
+  }
+  try {
+    return { draft: await rt.planner.extend(extendRequest(rt, state, usage)) };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const kind = isPlanManagerError(error) && error.code === "invalid_plan" ? "invalid_draft" : "planner_error";
+    return { failed: { ...failedReplan(kind, message), reason: `the planner failed to extend the plan: ${message}` } };
+  }
+}
+
+/** A person decides: try the extension again (a retry also lifts `maxExtensions` by one) or abort. */
+function escalate(
+  rt: Runtime,
+  state: PlanManagerStateType,
+  config: LangGraphRunnableConfig,
+  hit: GuardHit,
+): PlanManagerUpdate {
+  const decision: Decision = {
+    seq: state.decisions.length + 1,
+    attempt: 0,
+    failureClass: "none",
+    action: "escalate",
+    rule: hit.rule,
+    reason: hit.reason,
+    planVersion: state.plan!.version,
+    at: new Date(rt.clock.now()).toISOString(),
+  };
+  emit(config, { type: "decision", decision });
+  const pendingHuman = escalationPayload(state, decision, ["retry", "abort"]);
+  pendingHuman.context = { ...pendingHuman.context, horizon: { extensions: extensionsOf(state) } };
+  return { decisions: decision, status: "awaiting_human", pendingHuman, deviation: null };
+}

@@ -1,0 +1,97 @@
+/**
+ * A rolling horizon's extension (DESIGN §7.3): the request for the next steps, the checks their
+ * draft goes through, and the new plan version that appends them. Extensions are not repairs:
+ * they count against `policy.maxExtensions`, not `maxReplans`, and keep every step and fact.
+ */
+import type { Runtime } from "./options.js";
+import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "./state.js";
+import type { ExtendRequest } from "../contracts/planner.js";
+import { enrichDraft } from "../plan/enrich.js";
+import { factValues } from "../plan/facts.js";
+import { historyEntry } from "../plan/history.js";
+import type { Plan, PlanDraft, ReplanRecord } from "../plan/schema.js";
+import { validatePlan, type PlanValidation } from "../plan/validate.js";
+import { PLAN_REVIEW_OPTIONS, offered } from "./interrupts.js";
+
+/** Extensions made so far in this run. */
+export const extensionsOf = (state: Pick<PlanManagerStateType, "replans">): number =>
+  state.replans.filter((r) => r.scope === "extend").length;
+
+/** The extension's draft checked like any plan: new ids only, registered tools, facts that exist. */
+export function validateExtension(rt: Runtime, state: PlanManagerStateType, draft: unknown): PlanValidation {
+  const plan = state.plan!;
+  const usable = Object.entries(state.facts).filter(([, f]) => f.label !== "invalidated");
+  return validatePlan(draft, {
+    tools: rt.toolNames,
+    policy: rt.policy,
+    falsified: state.guards.falsified,
+    externalSteps: plan.steps.map((s) => s.id),
+    externalAssumptions: plan.assumptions.map((a) => a.id),
+    toolArguments: rt.toolArguments,
+    availableFacts: [...usable.map(([k]) => k), ...plan.steps.flatMap((s) => s.produces ?? [])],
+    canExtend: true,
+  });
+}
+
+export function extendRequest(rt: Runtime, state: PlanManagerStateType, usage: UsageEntry[]): ExtendRequest {
+  const plan = state.plan!;
+  const maxCost = rt.policy.budget.maxCost;
+  return {
+    goal: state.goal,
+    plan,
+    done: plan.steps.map((s) => ({
+      id: s.id,
+      goal: s.goal,
+      tool: s.tool ?? null,
+      status: state.steps[s.id]?.status ?? "pending",
+    })),
+    facts: { trusted: factValues(state.facts) },
+    extensions: extensionsOf(state),
+    constraints: state.guards.constraints,
+    budget: maxCost !== undefined ? { remaining: Math.max(0, maxCost - state.budget.spent) } : {},
+    tools: rt.toolInfo,
+    validate: (d) => {
+      const v = validateExtension(rt, state, d);
+      return v.ok ? [] : v.issues;
+    },
+    reportUsage: (u) => usage.push({ ...u, purpose: "extend", at: new Date(rt.clock.now()).toISOString() }),
+  };
+}
+
+/** The next plan version: every step kept, the extension's appended; a person reviews it under `reviewReplans`. */
+export function applyExtension(rt: Runtime, state: PlanManagerStateType, draft: PlanDraft): PlanManagerUpdate {
+  const previous = state.plan!;
+  const added = enrichDraft(draft, rt.metadataOf);
+  const known = new Set(previous.assumptions.map((a) => a.id));
+  const next: Plan = {
+    version: previous.version + 1,
+    steps: [...previous.steps, ...added.steps],
+    assumptions: [...previous.assumptions, ...(added.assumptions ?? []).filter((a) => !known.has(a.id))],
+  };
+  if (previous.rationale !== undefined) next.rationale = previous.rationale;
+  if (added.complete === false) next.complete = false;
+  const labels = { trusted: [] as string[], suspect: [] as string[], invalidated: [] as string[] };
+  for (const [key, fact] of Object.entries(state.facts)) labels[fact.label].push(key);
+  const record: ReplanRecord = {
+    trigger: "horizon",
+    scope: "extend",
+    fromVersion: previous.version,
+    toVersion: next.version,
+    invalidatedSteps: [],
+    preservedSteps: previous.steps.map((s) => s.id),
+    newSteps: added.steps.map((s) => s.id),
+    facts: labels,
+    at: new Date(rt.clock.now()).toISOString(),
+  };
+  const update: PlanManagerUpdate = { plan: next, planHistory: historyEntry(previous, next), replans: record };
+  if (!rt.reviewReplans) return { ...update, status: "running" };
+  const steps = next.steps.map((s) => ({ id: s.id, goal: s.goal, tool: s.tool ?? null }));
+  const pendingHuman = {
+    kind: "plan_review" as const,
+    reason: `approve plan version ${next.version} (extension ${extensionsOf(state) + 1}: ${added.steps.length} more steps)`,
+    planVersion: next.version,
+    options: offered([...PLAN_REVIEW_OPTIONS], typeof rt.planner.replan === "function"),
+    context: { goal: state.goal, replan: record, steps },
+  };
+  return { ...update, status: "awaiting_review", pendingHuman };
+}
