@@ -17,8 +17,8 @@ import {
   type PriceTable,
 } from "./model-call.js";
 import { LlmPlanAnswerSchema, LlmPlanDraftSchema, toPlanDraft } from "./llm-schema.js";
-import type { PlanRequest, Planner, ReplanRequest } from "../contracts/planner.js";
-import { PLANNER_SYSTEM_PROMPT, feedbackPrompt, planPrompt, replanPrompt } from "./prompts.js";
+import type { ExtendRequest, PlanRequest, Planner, ReplanRequest } from "../contracts/planner.js";
+import { PLANNER_SYSTEM_PROMPT, extendPrompt, feedbackPrompt, planPrompt, replanPrompt } from "./prompts.js";
 
 export interface LlmPlannerOptions {
   /** Any LangChain chat model with `withStructuredOutput`. Required. */
@@ -33,6 +33,11 @@ export interface LlmPlannerOptions {
   prices?: PriceTable;
   /** Model calls: `{ maxRetries }` for errors that may clear (rate limits, timeouts, 5xx). Default 3. */
   calls?: ModelCallSettings;
+  /**
+   * Plan at most this many steps at a time (a rolling horizon): drafts say whether the goal needs
+   * more, and the rest is planned by `extend` as the plan runs. Default: none (one whole plan).
+   */
+  horizon?: number;
 }
 
 function modelName(model: BaseChatModel): string | undefined {
@@ -51,6 +56,26 @@ export function llmPlanner(options: LlmPlannerOptions): Planner {
     const message = "llmPlanner: maxValidationRetries must be a whole number >= 0";
     throw new PlanManagerError("invalid_options", message, { path: "maxValidationRetries" });
   }
+  const horizon = options.horizon;
+  if (horizon !== undefined && (!Number.isInteger(horizon) || horizon < 1)) {
+    const message = "llmPlanner: horizon must be a whole number >= 1";
+    throw new PlanManagerError("invalid_options", message, { path: "horizon" });
+  }
+  /** A draft longer than the horizon goes back to the model like any invalid draft. */
+  const withinHorizon =
+    (validate: (d: unknown) => { message: string }[]) =>
+    (draft: unknown): { message: string }[] => {
+      const steps = (draft as PlanDraft).steps ?? [];
+      const over =
+        horizon !== undefined && steps.length > horizon
+          ? [
+              {
+                message: `the draft has ${steps.length} steps; plan at most ${horizon} (the horizon) and set complete to false`,
+              },
+            ]
+          : [];
+      return [...over, ...validate(draft)];
+    };
   const system = options.instructions ? `${PLANNER_SYSTEM_PROMPT}\n\n${options.instructions}` : PLANNER_SYSTEM_PROMPT;
   const settings = resolveCallSettings("llmPlanner", options.calls);
 
@@ -96,8 +121,16 @@ export function llmPlanner(options: LlmPlannerOptions): Planner {
   }
 
   return {
-    plan: (req: PlanRequest) => draftWithFeedback(options.model, planPrompt(req), req.validate, req.reportUsage),
+    plan: (req: PlanRequest) =>
+      draftWithFeedback(options.model, planPrompt(req, horizon), withinHorizon(req.validate), req.reportUsage),
     replan: (req: ReplanRequest) =>
       draftWithFeedback(options.replanModel ?? options.model, replanPrompt(req), req.validate, req.reportUsage),
+    extend: (req: ExtendRequest) =>
+      draftWithFeedback(
+        options.replanModel ?? options.model,
+        extendPrompt(req, horizon),
+        withinHorizon(req.validate),
+        req.reportUsage,
+      ),
   };
 }

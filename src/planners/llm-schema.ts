@@ -44,6 +44,7 @@ export const LlmStepSchema = z.strictObject({
   sideEffects: nullableList,
   idempotent: z.boolean().nullable(),
   timeoutMs: z.number().nullable(),
+  estimateMs: z.number().nullable().describe("how long the step should take, in ms; null if unknown"),
   cost: z.number().nullable(),
   optional: z.boolean().nullable(),
   human: LlmHumanSchema.nullable(),
@@ -53,6 +54,10 @@ export const LlmPlanDraftSchema = z.strictObject({
   steps: z.array(LlmStepSchema),
   assumptions: z.array(LlmAssumptionSchema),
   rationale: z.string().nullable(),
+  complete: z
+    .boolean()
+    .nullable()
+    .describe("false when these steps cover only the next part of the goal and more must be planned later"),
 });
 export type LlmPlanDraft = z.infer<typeof LlmPlanDraftSchema>;
 
@@ -125,6 +130,7 @@ export function toPlanDraft(answer: LlmPlanAnswer): { draft: PlanDraft; issues: 
     })),
   };
   if (answer.rationale !== null) draft.rationale = answer.rationale;
+  if (answer.complete === false) draft.complete = false;
   return { draft, issues };
 }
 
@@ -167,6 +173,7 @@ function toStep(s: LlmPlanAnswer["steps"][number], i: number, issues: Conversion
   }
   if (s.idempotent !== null) step.idempotent = s.idempotent;
   if (s.timeoutMs !== null) step.timeoutMs = Math.round(s.timeoutMs);
+  if (s.estimateMs !== null) step.estimateMs = Math.round(s.estimateMs);
   if (s.cost !== null) step.cost = s.cost;
   if (s.optional !== null) step.optional = s.optional;
   if (s.human !== null) {

@@ -1,6 +1,6 @@
 /** What the LLM planner tells the model. Plain text; the schema goes through structured output. */
 import type { PlanIssue } from "../plan/validate.js";
-import type { PlanRequest, ReplanRequest, ToolInfo } from "../contracts/planner.js";
+import type { ExtendRequest, PlanRequest, ReplanRequest, ToolInfo } from "../contracts/planner.js";
 
 export const PLANNER_SYSTEM_PROMPT = `You are the planner of a plan-execution manager. You write plans as data; a separate executor runs them and checks every step.
 
@@ -29,12 +29,13 @@ export function toolCatalogue(tools: readonly ToolInfo[]): string {
   );
 }
 
-export function planPrompt(req: PlanRequest): string {
+export function planPrompt(req: PlanRequest, horizon?: number): string {
   return [
     `Goal: ${req.goal}`,
     `Tools:\n${toolCatalogue(req.tools)}`,
     `Trusted facts (already known):\n${JSON.stringify(req.facts)}`,
     req.constraints.length ? `Constraints from a reviewer:\n- ${req.constraints.join("\n- ")}` : "",
+    horizonPrompt(horizon),
     "Write the plan.",
   ]
     .filter(Boolean)
@@ -59,6 +60,34 @@ export function replanPrompt(req: ReplanRequest): string {
     req.budget.remaining !== undefined ? `Execution budget remaining: ${req.budget.remaining}` : "",
     `Tools:\n${toolCatalogue(req.tools)}`,
     "Return only the replacement steps (and any new assumptions).",
+  ]
+    .filter(Boolean)
+    .join("\n\n");
+}
+
+/** With a horizon, a draft covers at most that many steps and says whether the goal needs more. */
+export function horizonPrompt(horizon: number | undefined): string {
+  if (horizon === undefined) return "";
+  return (
+    `Plan at most ${horizon} steps ahead. If the goal needs more steps than that, return the first ${horizon} ` +
+    `and set complete to false: you will be asked for the next steps once these have run. ` +
+    `Set complete to true when your steps finish the goal.`
+  );
+}
+
+export function extendPrompt(req: ExtendRequest, horizon: number | undefined): string {
+  const done = req.done.map((d) => `${d.id} (${d.tool ?? "human"}): ${d.goal} — ${d.status}`);
+  return [
+    `Goal: ${req.goal}`,
+    `The plan so far (version ${req.plan.version}) has run. Plan the next steps of the goal.`,
+    `Steps done so far (they stay; new steps may depend on them):\n- ${done.join("\n- ")}`,
+    `Assumptions already declared: ${req.plan.assumptions.map((a) => a.id).join(", ") || "none"}`,
+    `Trusted facts:\n${JSON.stringify(req.facts.trusted)}`,
+    req.constraints.length ? `Constraints from a person:\n- ${req.constraints.join("\n- ")}` : "",
+    req.budget.remaining !== undefined ? `Execution budget remaining: ${req.budget.remaining}` : "",
+    `Tools:\n${toolCatalogue(req.tools)}`,
+    horizonPrompt(horizon),
+    "Return only the new steps, with ids not used before.",
   ]
     .filter(Boolean)
     .join("\n\n");
