@@ -6,7 +6,7 @@
 import { compileExpression, type ExpressionKind } from "../expr/cel.js";
 import { retryPolicyProblem } from "./retry-policy.js";
 import { MAX_ISSUES, type PlanIssue, type PlanValidation, type ValidationContext } from "./issues.js";
-import { LIMITS, PlanDraftSchema, type Step } from "./schema.js";
+import { LIMITS, PlanDraftSchema, type PlanDraft, type Step } from "./schema.js";
 import { checkInputs, unknownFields } from "./validate-fields.js";
 
 export type { PlanIssue, PlanIssueCode, PlanValidation, ValidationContext } from "./issues.js";
@@ -36,23 +36,7 @@ export function validatePlan(input: unknown, ctx: ValidationContext): PlanValida
     return issues.length < MAX_ISSUES;
   };
 
-  if (draft.complete === false && ctx.canExtend === false) {
-    const message =
-      "the draft says it is not complete (complete: false), but the planner has no extend function to plan the rest";
-    add({ code: "horizon_without_extend", path: ["complete"], message });
-  }
-  const assumptionIds = new Set(ctx.externalAssumptions ?? []);
-  (draft.assumptions ?? []).forEach((a, i) => {
-    if (assumptionIds.has(a.id) && !(ctx.externalAssumptions ?? []).includes(a.id)) {
-      add({
-        code: "duplicate_assumption",
-        path: ["assumptions", i, "id"],
-        message: `assumption id "${a.id}" is used twice`,
-      });
-    }
-    assumptionIds.add(a.id);
-    if (a.check) checkExpression(a.check, "check", ["assumptions", i, "check"], undefined, add);
-  });
+  const assumptionIds = checkPlanLevel(draft, ctx, add);
 
   const ids = new Set<string>();
   draft.steps.forEach((step, i) => {
@@ -79,6 +63,28 @@ export function validatePlan(input: unknown, ctx: ValidationContext): PlanValida
     });
   }
   return issues.length > 0 ? { ok: false, issues } : { ok: true, draft };
+}
+
+/** What concerns the whole draft: its horizon, and its assumptions (ids unique, checks compile). */
+function checkPlanLevel(draft: PlanDraft, ctx: ValidationContext, add: (issue: PlanIssue) => boolean): Set<string> {
+  if (draft.complete === false && ctx.canExtend === false) {
+    const message =
+      "the draft says it is not complete (complete: false), but the planner has no extend function to plan the rest";
+    add({ code: "horizon_without_extend", path: ["complete"], message });
+  }
+  const assumptionIds = new Set(ctx.externalAssumptions ?? []);
+  (draft.assumptions ?? []).forEach((a, i) => {
+    if (assumptionIds.has(a.id) && !(ctx.externalAssumptions ?? []).includes(a.id)) {
+      add({
+        code: "duplicate_assumption",
+        path: ["assumptions", i, "id"],
+        message: `assumption id "${a.id}" is used twice`,
+      });
+    }
+    assumptionIds.add(a.id);
+    if (a.check) checkExpression(a.check, "check", ["assumptions", i, "check"], undefined, add);
+  });
+  return assumptionIds;
 }
 
 /** Where and what to report for one step. */

@@ -56,36 +56,17 @@ export function llmPlanner(options: LlmPlannerOptions): Planner {
     const message = "llmPlanner: maxValidationRetries must be a whole number >= 0";
     throw new PlanManagerError("invalid_options", message, { path: "maxValidationRetries" });
   }
-  const horizon = options.horizon;
-  if (horizon !== undefined && (!Number.isInteger(horizon) || horizon < 1)) {
-    const message = "llmPlanner: horizon must be a whole number >= 1";
-    throw new PlanManagerError("invalid_options", message, { path: "horizon" });
-  }
-  /** A draft longer than the horizon goes back to the model like any invalid draft. */
-  const withinHorizon =
-    (validate: (d: unknown) => { message: string }[]) =>
-    (draft: unknown): { message: string }[] => {
-      const steps = (draft as PlanDraft).steps ?? [];
-      const over =
-        horizon !== undefined && steps.length > horizon
-          ? [
-              {
-                message: `the draft has ${steps.length} steps; plan at most ${horizon} (the horizon) and set complete to false`,
-              },
-            ]
-          : [];
-      return [...over, ...validate(draft)];
-    };
+  const horizon = checkHorizon(options.horizon);
+  const withinHorizon = horizonCheck(horizon);
   const system = options.instructions ? `${PLANNER_SYSTEM_PROMPT}\n\n${options.instructions}` : PLANNER_SYSTEM_PROMPT;
   const settings = resolveCallSettings("llmPlanner", options.calls);
 
-  async function draftWithFeedback(
+  const draftWithFeedback = (
     model: BaseChatModel,
     prompt: string,
     validate: (d: unknown) => { message: string }[],
     report: PlanRequest["reportUsage"],
-  ): Promise<PlanDraft> {
-    const structured = structuredOutput(model, LlmPlanDraftSchema, "plan_draft");
+  ) => {
     const name = modelName(model);
     const call: ModelCall = {
       ...(name ? { modelName: name } : {}),
@@ -94,31 +75,14 @@ export function llmPlanner(options: LlmPlannerOptions): Planner {
       report,
     };
     const messages: BaseMessage[] = [new SystemMessage(system), new HumanMessage(prompt)];
-    let lastIssues: { message: string }[] = [];
-    for (let round = 0; round <= maxValidationRetries; round++) {
-      const result = await callModel(structured, messages, call);
-      if (!result.ok) throw new PlanManagerError("planner_failed", result.message, { cause: result.error });
-      const answer = result.value;
-      const parsed = LlmPlanAnswerSchema.safeParse(answer);
-      let issues: { message: string }[];
-      let draft: PlanDraft | undefined;
-      if (!parsed.success) {
-        const first = parsed.error.issues.slice(0, 20);
-        issues = first.map((i) => ({ message: `${i.path.join(".") || "answer"}: ${i.message}` }));
-      } else {
-        const converted = toPlanDraft(parsed.data);
-        draft = converted.draft;
-        const conversion = converted.issues.map((i) => ({ message: `${i.path.join(".")}: ${i.message}` }));
-        issues = [...conversion, ...validate(draft)];
-      }
-      if (issues.length === 0 && draft) return draft;
-      lastIssues = issues;
-      messages.push(new AIMessage(JSON.stringify(answer ?? null)), new HumanMessage(feedbackPrompt(issues)));
-    }
-    const listed = lastIssues.map((i) => i.message).join("\n- ");
-    const message = `the model's plan was still invalid after ${maxValidationRetries + 1} attempts:\n- ${listed}`;
-    throw new PlanManagerError("invalid_plan", message, { issues: lastIssues });
-  }
+    return draftRounds(
+      structuredOutput(model, LlmPlanDraftSchema, "plan_draft"),
+      messages,
+      call,
+      validate,
+      maxValidationRetries,
+    );
+  };
 
   return {
     plan: (req: PlanRequest) =>
@@ -133,4 +97,60 @@ export function llmPlanner(options: LlmPlannerOptions): Planner {
         req.reportUsage,
       ),
   };
+}
+
+function checkHorizon(horizon: number | undefined): number | undefined {
+  if (horizon !== undefined && (!Number.isInteger(horizon) || horizon < 1)) {
+    const message = "llmPlanner: horizon must be a whole number >= 1";
+    throw new PlanManagerError("invalid_options", message, { path: "horizon" });
+  }
+  return horizon;
+}
+
+/** A draft longer than the horizon goes back to the model like any invalid draft. */
+function horizonCheck(horizon: number | undefined) {
+  return (validate: (d: unknown) => { message: string }[]) =>
+    (draft: unknown): { message: string }[] => {
+      const steps = (draft as PlanDraft).steps ?? [];
+      if (horizon === undefined || steps.length <= horizon) return validate(draft);
+      const message = `the draft has ${steps.length} steps; plan at most ${horizon} (the horizon) and set complete to false`;
+      return [{ message }, ...validate(draft)];
+    };
+}
+
+/** Asks, checks, and feeds the problems back, up to `maxValidationRetries` more times; then a typed error. */
+async function draftRounds(
+  structured: Parameters<typeof callModel>[0],
+  messages: BaseMessage[],
+  call: ModelCall,
+  validate: (d: unknown) => { message: string }[],
+  maxValidationRetries: number,
+): Promise<PlanDraft> {
+  let lastIssues: { message: string }[] = [];
+  for (let round = 0; round <= maxValidationRetries; round++) {
+    const result = await callModel(structured, messages, call);
+    if (!result.ok) throw new PlanManagerError("planner_failed", result.message, { cause: result.error });
+    const answer = result.value;
+    const { draft, issues } = readAnswer(answer, validate);
+    if (issues.length === 0 && draft) return draft;
+    lastIssues = issues;
+    messages.push(new AIMessage(JSON.stringify(answer ?? null)), new HumanMessage(feedbackPrompt(issues)));
+  }
+  const listed = lastIssues.map((i) => i.message).join("\n- ");
+  const message = `the model's plan was still invalid after ${maxValidationRetries + 1} attempts:\n- ${listed}`;
+  throw new PlanManagerError("invalid_plan", message, { issues: lastIssues });
+}
+
+function readAnswer(
+  answer: unknown,
+  validate: (d: unknown) => { message: string }[],
+): { draft?: PlanDraft; issues: { message: string }[] } {
+  const parsed = LlmPlanAnswerSchema.safeParse(answer);
+  if (!parsed.success) {
+    const first = parsed.error.issues.slice(0, 20);
+    return { issues: first.map((i) => ({ message: `${i.path.join(".") || "answer"}: ${i.message}` })) };
+  }
+  const { draft, issues } = toPlanDraft(parsed.data);
+  const conversion = issues.map((i) => ({ message: `${i.path.join(".")}: ${i.message}` }));
+  return { draft, issues: [...conversion, ...validate(draft)] };
 }
