@@ -9,6 +9,7 @@ import { AssumptionBrokenError } from "../src/errors.js";
 import { planMetrics } from "../src/views/metrics.js";
 import { planAtVersion } from "../src/plan/history.js";
 import { userView } from "../src/views/user-view.js";
+import { operatorView } from "../src/views/operator-view.js";
 import { harness, scriptedTool, type Loose } from "./helpers/graph.js";
 
 const step = (n: number, extra: Partial<Step> = {}): Step => ({
@@ -61,6 +62,7 @@ describe("rolling horizon", () => {
     expect(out.decisions).toEqual([]);
     const metrics = planMetrics(out as never);
     expect([metrics.replans, metrics.extensions]).toEqual([0, 2]);
+    expect(operatorView(out as never, { now: 0 })[5]).toBe("plan_version: 3, no replans triggered, 2 extensions");
     expect(planAtVersion(out as never, 1)!.steps.map((s) => s.id)).toEqual(["s1", "s2"]);
     expect(planAtVersion(out as never, 2)!.steps.map((s) => s.id)).toEqual(["s1", "s2", "s3", "s4"]);
   });
@@ -102,6 +104,9 @@ describe("rolling horizon", () => {
       "the plan was extended 1 times and is still not complete (policy.maxExtensions = 1)",
     );
     expect(out.__interrupt__[0].value.options).toEqual(["retry", "abort"]);
+    expect(operatorView(out as never, { now: 0 })[5]).toBe(
+      "plan_version: 2, no replans triggered, 1 extension; more steps to be planned",
+    );
     out = await h.run(new Command({ resume: { action: "retry" } }));
     expect([out.status, asked, out.plan.version, work.calls.length]).toEqual(["awaiting_human", 2, 3, 3]);
     expect(out.decisions.at(-1).reason).toBe(

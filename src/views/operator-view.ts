@@ -3,7 +3,7 @@ import type { PlanManagerStateType } from "../runtime/state.js";
 import type { RetryPolicy } from "../plan/schema.js";
 import { DEFAULT_RETRY } from "../policy/options.js";
 import { decisionLine } from "./decision-line.js";
-import { planMetrics } from "./metrics.js";
+import { planMetrics, type PlanMetrics } from "./metrics.js";
 
 type OperatorState = Pick<
   PlanManagerStateType,
@@ -47,11 +47,22 @@ export function operatorView(state: OperatorState, options: OperatorViewOptions 
     `elapsed: ${elapsed.toFixed(1)}s`,
     `budget: ${budget}; replans $${state.budget.replanSpent.toFixed(2)}`,
     `last_failure: ${lastFailure ? `${lastFailure.stepId ?? "-"} ${decisionLine(lastFailure)}` : "null"}`,
-    `plan_version: ${plan?.version ?? 0}, ` +
-      `${state.replans.length === 0 ? "no replans triggered" : `${state.replans.length} replan${state.replans.length > 1 ? "s" : ""} (${m.localReplans} local, ${m.globalReplans} global)`}`,
+    `plan_version: ${plan?.version ?? 0}, ${replansLine(m)}${extensionsLine(m, plan?.complete)}`,
     `metrics: decisions ${m.decisions} · tool attempts ${m.toolAttempts} · first-replan success ` +
       `${m.firstReplanSuccess === null ? "n/a" : m.firstReplanSuccess ? "yes" : "no"} · trusted carry ` +
       `${pct(m.trustedCarryRate)} · retry exhaustion ` +
       `${pct(m.retryExhaustionRate)}${m.doneByPerson ? ` · done by a person ${m.doneByPerson}` : ""}`,
   ];
+}
+
+function replansLine(m: PlanMetrics): string {
+  if (m.replans === 0) return "no replans triggered";
+  return `${m.replans} replan${m.replans > 1 ? "s" : ""} (${m.localReplans} local, ${m.globalReplans} global)`;
+}
+
+/** A rolling horizon: how often the plan was extended, and whether more is to come. */
+function extensionsLine(m: PlanMetrics, complete: boolean | undefined): string {
+  if (m.extensions === 0 && complete !== false) return "";
+  const more = complete === false ? "; more steps to be planned" : "";
+  return `, ${m.extensions} extension${m.extensions === 1 ? "" : "s"}${more}`;
 }
