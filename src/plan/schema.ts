@@ -160,6 +160,8 @@ export const StepRunSchema = z.object({
   startedAt: z.string().optional(),
   endedAt: z.string().optional(),
   cost: z.number().optional(),
+  /** The attempt ran past `policy.stallFactor` × the step's `estimateMs` (reported while it ran). */
+  stalled: z.boolean().optional(),
   /** Why a skipped step was skipped. */
   skipReason: SkipReasonSchema.optional(),
   /** Attempts already used when a person asked for a fresh round of retries. */

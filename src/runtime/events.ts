@@ -6,6 +6,7 @@ export type PlanEvent =
   | { type: "plan"; version: number; steps: { id: string; goal: string }[] }
   | { type: "step_started"; stepId: string; goal: string; attempt: number; tool?: string }
   | { type: "step_finished"; stepId: string; goal: string; status: StepStatus; attempt: number; note?: string }
+  | { type: "step_stalled"; stepId: string; goal: string; attempt: number; estimateMs: number; runningMs: number }
   | { type: "decision"; decision: Decision }
   | { type: "replan"; record: ReplanRecord }
   | { type: "finished"; status: string; summary: string };

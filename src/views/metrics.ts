@@ -25,6 +25,8 @@ export interface PlanMetrics {
   doneByPerson: number;
   /** Extensions of a rolling-horizon plan (not counted in `replans`). */
   extensions: number;
+  /** Steps whose attempt ran past `policy.stallFactor` × their `estimateMs`. */
+  stalls: number;
 }
 
 type MetricsState = Pick<PlanManagerStateType, "replans" | "decisions" | "steps" | "status">;
@@ -65,5 +67,6 @@ export function planMetrics(state: MetricsState): PlanMetrics {
     toolAttempts: Object.values(state.steps).reduce((sum, s) => sum + s.attempts, 0),
     doneByPerson: Object.values(state.steps).filter((s) => s.doneBy === "person").length,
     extensions: state.replans.length - replans.length,
+    stalls: Object.values(state.steps).filter((s) => s.stalled === true).length,
   };
 }
