@@ -167,6 +167,11 @@ export const RULES = {
     action: "escalate",
     description: "the planner's replacement steps failed validation",
   },
+  "replan.memory": {
+    answers: "any",
+    action: "replan_local",
+    description: "replan memory answered (reuse), hinted, or was passed over (retired, unusable) for this replan",
+  },
   "human.deadline-passed": {
     answers: "budget_exhausted",
     action: "escalate",
