@@ -167,6 +167,12 @@ export function resolveOptions(options: PlanManagerOptions): Runtime {
     metadataOf,
   };
   if (options.classifier) runtime.classifier = options.classifier;
+  checkTemplateTools(runtime);
+  return runtime;
+}
+
+/** A template is written against this registry: a tool it names must be there from the start. */
+function checkTemplateTools(runtime: Runtime) {
   runtime.memory.templates.forEach((t, i) => {
     const missing = unregisteredTools(t.steps, runtime.toolNames);
     if (missing.length > 0)
@@ -178,5 +184,4 @@ export function resolveOptions(options: PlanManagerOptions): Runtime {
         },
       );
   });
-  return runtime;
 }

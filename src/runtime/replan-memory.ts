@@ -44,10 +44,10 @@ async function templateFor(store: BaseStore, rt: Runtime, assumption: string, at
 }
 
 /** Counts one settled use of an entry (idempotent per outcome id). */
-export async function scoreEntry(store: BaseStore, rt: Runtime, key: string, outcomeId: string, success: boolean) {
+export async function scoreEntry(store: BaseStore, rt: Runtime, key: string, outcome: string, success: boolean) {
   const entry = await readEntry(store, rt.memory.namespace, key);
   if (!entry) return;
-  const next = countOutcome(entry, outcomeId, success);
+  const next = countOutcome(entry, outcome, success);
   if (next !== entry) await store.put(rt.memory.namespace, key, next);
 }
 
