@@ -77,7 +77,9 @@ function neutralStep(step: Step, source: BranchSource, t: Thread): Step | string
   const inputs = new Set(step.inputs ?? []);
   const args: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(step.args ?? {})) {
-    if (Object.hasOwn(source.facts, name) && canonical(value) === canonical(source.facts[name])) inputs.add(name);
+    const same = Object.hasOwn(source.facts, name) && canonical(value) === canonical(source.facts[name]);
+    // A flag or a small count equal to a fact is as likely a constant of the plan: it stays a literal.
+    if (same && carries(value, t)) inputs.add(name);
     else if (carries(value, t)) return `step "${step.id}" argument "${name}" carries a value of this thread's facts`;
     else args[name] = value;
   }
