@@ -1,4 +1,10 @@
-import { InMemoryStore, MemorySaver, type BaseStore } from "@langchain/langgraph";
+import {
+  InMemoryStore,
+  MemorySaver,
+  type BaseStore,
+  type Operation,
+  type OperationResults,
+} from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import {
   AssumptionBrokenError,
@@ -355,6 +361,32 @@ describe("replan memory across threads", () => {
     expect(await entries(store)).toEqual([]);
     await m.run("B", "B-200");
     expect(m.requests).toHaveLength(2);
+  });
+
+  it("a store that cannot write does not fail the run: the save error is a memory event", async () => {
+    // LangGraph hands nodes a batching wrapper around the store: writes reach it as put operations in `batch`.
+    class ReadOnlyStore extends InMemoryStore {
+      override async batch<Op extends readonly Operation[]>(ops: Op): Promise<OperationResults<Op>> {
+        if (ops.some((op) => "value" in op)) throw new Error("store is read-only");
+        return super.batch(ops);
+      }
+    }
+    const t = tools();
+    const graph = createPlanManager({
+      tools: Object.values(t),
+      planner: staticPlanner({ plan, replan: mirrorReplan }),
+      clock: fakeClock(),
+      replanMemory: { mode: "reuse" },
+    }).compile({ checkpointer: new MemorySaver(), store: new ReadOnlyStore() });
+    const config = { configurable: { thread_id: "A" }, streamMode: "custom" as const };
+    const events: Loose[] = [];
+    for await (const e of await graph.stream({ goal: "g", context: { applicant_id: "A-100" } }, config))
+      events.push(e as Loose);
+    const state = (await graph.getState(config)).values as Loose;
+    expect(state.status).toBe("completed");
+    expect(events.filter((e) => e.type === "memory")).toEqual([
+      { type: "memory", op: "error", key: state.replans[0].memoryKey, reason: "store is read-only" },
+    ]);
   });
 
   it("without a store, memory is off: every thread asks the planner and records carry no memory fields", async () => {
