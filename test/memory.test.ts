@@ -67,12 +67,12 @@ function mirrorReplan(req: ReplanRequest): PlanDraft {
   };
 }
 
-function tools() {
+const mirrored = (a: Record<string, unknown>) => ({ data: `mirror:${a.applicant_id}` });
+
+function tools(mirror: unknown[] = [mirrored]) {
   return {
     fetch_primary: scriptedTool("fetch_primary", [new AssumptionBrokenError("primary_up", "primary source is down")]),
-    fetch_mirror: scriptedTool("fetch_mirror", [
-      (a: Record<string, unknown>) => ({ data: `mirror:${a.applicant_id}` }),
-    ]),
+    fetch_mirror: scriptedTool("fetch_mirror", mirror),
     fetch_backup: scriptedTool("fetch_backup", [new PermanentError("backup rejects the request")]),
     summarize: scriptedTool("summarize", [(a: Record<string, unknown>) => ({ summary: `summary of ${a.data}` })]),
   };
@@ -83,11 +83,12 @@ interface Setup {
   replan?: (req: ReplanRequest) => PlanDraft;
   options?: Partial<PlanManagerOptions>;
   without?: string[];
+  mirror?: unknown[];
 }
 
 /** A manager on a shared store; `requests` collects the planner's replan calls. */
-function manager({ store, replan = mirrorReplan, options = {}, without = [] }: Setup) {
-  const t = tools();
+function manager({ store, replan = mirrorReplan, options = {}, without = [], mirror }: Setup) {
+  const t = tools(mirror);
   const requests: ReplanRequest[] = [];
   const planner = staticPlanner({ plan, replan: (req) => (requests.push(req), replan(req)) });
   const graph = createPlanManager({
@@ -264,6 +265,41 @@ describe("replan memory across threads", () => {
     expect(outs[4]!.replans[0]).toMatchObject({ source: "memory", memoryKey: exact });
     const byKey = Object.fromEntries((await entries(store)).map((e) => [e.key, [e.origin, e.uses, e.successes]]));
     expect(byKey).toEqual({ "primary_up:template": ["template", 3, 0], [exact]: ["learned", 1, 1] });
+  });
+
+  it("a learned entry that stops working is retired after 3 uses and replaced by the planner's next completed answer", async () => {
+    const store = new InMemoryStore();
+    // The mirror serves thread A, rejects the next three calls, then works again.
+    const down = new PermanentError("mirror rejects the request");
+    const m = manager({ store, mirror: [mirrored, down, down, down, mirrored] });
+    const calls: number[] = [];
+    const scores: number[][] = [];
+    const statuses: string[] = [];
+    for (const t of ["A", "B", "C", "D", "E", "F"]) {
+      const before = m.requests.length;
+      statuses.push((await m.run(t, `${t}-1`)).status);
+      calls.push(m.requests.length - before);
+      const [e] = await entries(store);
+      scores.push([e!.uses, e!.successes]);
+    }
+    expect(calls).toEqual([1, 0, 0, 0, 1, 0]);
+    expect(statuses).toEqual([
+      "completed",
+      "awaiting_human",
+      "awaiting_human",
+      "awaiting_human",
+      "completed",
+      "completed",
+    ]);
+    // Replaced by E's answer (counts start again), then reused by F.
+    expect(scores).toEqual([
+      [0, 0],
+      [1, 0],
+      [2, 0],
+      [3, 0],
+      [0, 0],
+      [1, 1],
+    ]);
   });
 
   it("templates answer the very first thread; a template naming an unknown tool is refused up front", async () => {
