@@ -93,7 +93,7 @@ try {
   const config = { configurable: { thread_id: threadId } };
   await graph.invoke({ goal: `Review ${applicant}`, context: { applicant_id: applicant } }, config);
   const state = (await graph.getState(config)).values as Record<string, any>;
-  const entries = (await store.search(DEFAULT_MEMORY_NAMESPACE)).map((i) => i.value);
+  const entries = (await store.search([...DEFAULT_MEMORY_NAMESPACE])).map((i) => i.value);
   const replans = state.replans.map((r: Record<string, unknown>) => ({
     source: r.source,
     memoryKey: r.memoryKey,

@@ -110,7 +110,7 @@ const memoryDecisions = (out: Loose) =>
   (out.decisions as Loose[]).filter((d) => d.rule === "replan.memory").map((d) => d.reason as string);
 
 async function entries(store: BaseStore) {
-  return (await store.search(DEFAULT_MEMORY_NAMESPACE)).map((i) => i.value as Loose);
+  return (await store.search([...DEFAULT_MEMORY_NAMESPACE])).map((i) => i.value as Loose);
 }
 
 describe("replan memory across threads", () => {

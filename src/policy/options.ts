@@ -97,7 +97,7 @@ export interface ResolvedReplanMemory {
   templates: ReplanTemplate[];
 }
 
-export const DEFAULT_MEMORY_NAMESPACE = ["langgraph-replan", "replan-memory"];
+export const DEFAULT_MEMORY_NAMESPACE: readonly string[] = Object.freeze(["langgraph-replan", "replan-memory"]);
 
 /** `replanMemory` and `replanTemplates` of `createPlanManager`; templates alone turn memory on in `reuse` mode. */
 export function resolveReplanMemory(memory: unknown, templates: unknown): ResolvedReplanMemory {
@@ -114,7 +114,7 @@ export function resolveReplanMemory(memory: unknown, templates: unknown): Resolv
     seen.add(t.assumption);
   }
   const mode = parsed.data?.mode ?? (list.data?.length ? "reuse" : "off");
-  return { mode, namespace: parsed.data?.namespace ?? DEFAULT_MEMORY_NAMESPACE, templates: list.data ?? [] };
+  return { mode, namespace: parsed.data?.namespace ?? [...DEFAULT_MEMORY_NAMESPACE], templates: list.data ?? [] };
 }
 
 function optionError(field: string, issues: z.core.$ZodIssue[]) {

@@ -170,7 +170,7 @@ export const RULES = {
   "replan.memory": {
     answers: "any",
     action: "replan_local",
-    description: "replan memory answered (reuse), hinted, or was passed over (retired, unusable) for this replan",
+    description: "replan memory answered (reuse), hinted, or was passed over; the action is the replan's own",
   },
   "human.deadline-passed": {
     answers: "budget_exhausted",
