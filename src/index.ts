@@ -7,7 +7,8 @@ export { createPlanManager, CompiledPlanManager, PlanManagerGraph } from "./grap
 export { resumeRun } from "./graph/resume.js";
 export { requestScopeChange } from "./graph/scope-change.js";
 export type { PlanManagerOptions, Clock } from "./runtime/options.js";
-export type { PolicyOptions } from "./policy/options.js";
+export type { PolicyOptions, ReplanMemoryOptions } from "./policy/options.js";
+export type { ReplanTemplate } from "./policy/replan-memory.js";
 export { PlanManagerState, PlanManagerInput, PlanManagerOutput } from "./runtime/state.js";
 export type { PlanManagerStateType, PlanManagerInputType, PlanManagerOutputType } from "./runtime/state.js";
 export type { UsageEntry } from "./contracts/usage.js";
@@ -20,7 +21,7 @@ export type { LlmPlannerOptions } from "./planners/llm-planner.js";
 export { llmClassifier } from "./planners/llm-classifier.js";
 export type { LlmClassifierOptions } from "./planners/llm-classifier.js";
 export type { PriceTable, ModelCallSettings } from "./planners/model-call.js";
-export type { ExtendRequest, Planner, PlanRequest, ReplanRequest, ToolInfo } from "./contracts/planner.js";
+export type { ExtendRequest, Planner, PlanRequest, ReplanRequest, ReplanHint, ToolInfo } from "./contracts/planner.js";
 export type { FallbackClassifier, FallbackAnswer } from "./contracts/classifier.js";
 
 export {

@@ -167,6 +167,7 @@ describe("metrics", () => {
       retryExhaustionRate: null,
       doneByPerson: 0,
       extensions: 0,
+      stalls: 0,
       decisions: 1,
       toolAttempts: 7,
     });

@@ -44,6 +44,11 @@ export interface ReplanRequest {
   constraints: string[];
   budget: { remaining?: number; replanRemaining?: number };
   tools: ToolInfo[];
+  /**
+   * Replan memory in `hint` mode: replacements that fixed the same broken assumption on steps
+   * of the same shape in other threads, with how often reusing them worked. Absent otherwise.
+   */
+  hints?: ReplanHint[];
   validate: (draft: unknown) => PlanIssue[];
   reportUsage: (entry: Omit<UsageEntry, "at" | "purpose">) => void;
 }
@@ -65,6 +70,14 @@ export interface ExtendRequest {
   tools: ToolInfo[];
   validate: (draft: unknown) => PlanIssue[];
   reportUsage: (entry: Omit<UsageEntry, "at" | "purpose">) => void;
+}
+
+/** A replacement remembered from another thread (its arguments from facts are `inputs` references). */
+export interface ReplanHint {
+  key: string;
+  steps: Step[];
+  uses: number;
+  successes: number;
 }
 
 export interface Planner {

@@ -19,6 +19,7 @@ import { makePlannerNode } from "../nodes/planner.js";
 import { makeReplannerNode } from "../nodes/replanner.js";
 import { makeExtenderNode } from "../nodes/extender.js";
 import { resolveOptions, type PlanManagerOptions } from "../runtime/options.js";
+import { settlingBranches } from "../runtime/replan-memory-branch.js";
 import { PlanManagerInput, PlanManagerOutput, PlanManagerState, type PlanManagerStateType } from "../runtime/state.js";
 import {
   routeAfterClassifier,
@@ -153,8 +154,9 @@ export function createPlanManager(options: PlanManagerOptions): PlanManagerGraph
     // The nodes that await the outside world (tools, models) keep their thread held until they
     // return, even when their run was aborted; `human` and `finalize` return at once.
     .addNode("planner", trackNode(makePlannerNode(rt)))
-    .addNode("executor", trackNode(makeExecutor(rt)))
-    .addNode("classifier", trackNode(makeClassifierNode(rt)))
+    // Replan memory learns a replacement branch the moment it settles (runtime/replan-memory-branch.ts).
+    .addNode("executor", trackNode(settlingBranches(rt, makeExecutor(rt))))
+    .addNode("classifier", trackNode(settlingBranches(rt, makeClassifierNode(rt))))
     .addNode("replanner", trackNode(makeReplannerNode(rt)))
     .addNode("extender", trackNode(makeExtenderNode(rt)))
     .addNode("human", makeHumanNode(rt), { ends: [...HUMAN_DESTINATIONS] })

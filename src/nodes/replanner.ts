@@ -25,6 +25,7 @@ import { emit } from "../runtime/events.js";
 import { escalationPayload } from "../runtime/interrupts.js";
 import { chargeReplan, prepareReplan, validateReplanDraft, type Replan } from "../runtime/replan-context.js";
 import { askPlanner } from "../runtime/replan-request.js";
+import { recallReplan } from "../runtime/replan-memory.js";
 import { applyReplan } from "../runtime/replan-version.js";
 
 export function makeReplannerNode(rt: Runtime) {
@@ -38,7 +39,8 @@ export function makeReplannerNode(rt: Runtime) {
     const deep = r.scope === "local" ? backtrackDepthGuard(completed, rt.policy) : undefined;
     if (deep) return escalate(r, deep);
 
-    const answer = await askPlanner(r);
+    // Replan memory first (reuse: its draft; hint: the planner sees it); the draft is checked like any other.
+    const answer = (await recallReplan(r)) ?? (await askPlanner(r));
     const budget = chargeReplan(state, r.usage);
     if ("failed" in answer) return escalate(r, answer.failed, { budget });
     const validation = validateReplanDraft(r, answer.draft);
@@ -80,7 +82,7 @@ export function makeReplannerNode(rt: Runtime) {
 /** A guard stopped the replan: the evidence stands (falsified, relabelled), a person decides. */
 function escalate(r: Replan, hit: GuardHit, extra: PlanManagerUpdate = {}): PlanManagerUpdate {
   const decision: Decision = {
-    seq: r.state.decisions.length + 1,
+    seq: r.state.decisions.length + r.notes.length + 1,
     ...(r.trigger.stepId !== undefined ? { stepId: r.trigger.stepId } : {}),
     attempt: r.trigger.attempt,
     failureClass: r.trigger.failureClass,
@@ -97,7 +99,7 @@ function escalate(r: Replan, hit: GuardHit, extra: PlanManagerUpdate = {}): Plan
   return {
     usage,
     ...extra,
-    decisions: decision,
+    decisions: [...r.notes, decision],
     guards,
     facts: r.falsification.labels.facts,
     status: "awaiting_human",

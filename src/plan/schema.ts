@@ -266,6 +266,12 @@ export const ReplanRecordSchema = z.object({
   /** Other assumptions that may share the blame (recorded as suspect). */
   suspectAssumptions: z.array(z.string()).optional(),
   at: z.string().optional(),
+  /** Replan memory (§7.4): where the replacement came from, when memory is on. */
+  source: z.enum(["planner", "memory"]).optional(),
+  /** The memory entry this replan was filed under (planner) or taken from (memory). */
+  memoryKey: z.string().optional(),
+  /** The replacement branch: saved to memory (or scored) when all of these succeed. */
+  memorySteps: z.array(z.string()).optional(),
 });
 export type ReplanRecord = z.infer<typeof ReplanRecordSchema>;
 

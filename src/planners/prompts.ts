@@ -58,6 +58,7 @@ export function replanPrompt(req: ReplanRequest): string {
     req.scopeChanges.length ? `New requirements:\n- ${req.scopeChanges.join("\n- ")}` : "",
     req.constraints.length ? `Constraints from a person:\n- ${req.constraints.join("\n- ")}` : "",
     req.budget.remaining !== undefined ? `Execution budget remaining: ${req.budget.remaining}` : "",
+    req.hints?.length ? hintsPrompt(req.hints) : "",
     `Tools:\n${toolCatalogue(req.tools)}`,
     "Return only the replacement steps (and any new assumptions).",
   ]
@@ -91,6 +92,16 @@ export function extendPrompt(req: ExtendRequest, horizon: number | undefined): s
   ]
     .filter(Boolean)
     .join("\n\n");
+}
+
+/** Remembered replacements (replan memory, `hint` mode): a starting point, not an order. */
+function hintsPrompt(hints: NonNullable<ReplanRequest["hints"]>): string {
+  const lines = hints.map((h) => `- ${h.successes} of ${h.uses} reuses succeeded: ${JSON.stringify(h.steps)}`);
+  return [
+    "Replacements that fixed this broken assumption on steps of the same shape in other runs",
+    "(adapt them; pass facts through `inputs`, not as literal arguments):",
+    ...lines,
+  ].join("\n");
 }
 
 export function feedbackPrompt(issues: readonly { message: string }[]): string {

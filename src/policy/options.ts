@@ -5,7 +5,8 @@
 import { z } from "zod";
 import { PlanManagerError } from "../errors.js";
 import { retryPolicyProblem } from "../plan/retry-policy.js";
-import { RetryPolicySchema, type RetryPolicy } from "../plan/schema.js";
+import { LIMITS, RetryPolicySchema, type RetryPolicy } from "../plan/schema.js";
+import { ReplanTemplateSchema, type ReplanMemoryMode, type ReplanTemplate } from "./replan-memory.js";
 
 export const PolicyOptionsSchema = z
   .object({
@@ -86,4 +87,46 @@ export function resolvePolicy(options: unknown = {}): ResolvedPolicy {
     budget: { ...o.budget },
     defaultRetry,
   };
+}
+
+export const ReplanMemoryOptionsSchema = z
+  .object({
+    /** `reuse`: apply a remembered replacement without the planner; `hint`: show it to the planner; `off`. */
+    mode: z.enum(["reuse", "hint", "off"]),
+    /** Store namespace of the entries. Default `["langgraph-replan", "replan-memory"]`. */
+    namespace: z.array(z.string().min(1).max(200)).min(1).max(10).optional(),
+  })
+  .strict();
+export type ReplanMemoryOptions = z.infer<typeof ReplanMemoryOptionsSchema>;
+
+export interface ResolvedReplanMemory {
+  mode: ReplanMemoryMode;
+  namespace: string[];
+  templates: ReplanTemplate[];
+}
+
+export const DEFAULT_MEMORY_NAMESPACE: readonly string[] = Object.freeze(["langgraph-replan", "replan-memory"]);
+
+/** `replanMemory` and `replanTemplates` of `createPlanManager`; templates alone turn memory on in `reuse` mode. */
+export function resolveReplanMemory(memory: unknown, templates: unknown): ResolvedReplanMemory {
+  const parsed = ReplanMemoryOptionsSchema.optional().safeParse(memory);
+  if (!parsed.success) throw optionError("replanMemory", parsed.error.issues);
+  const list = z.array(ReplanTemplateSchema).max(LIMITS.maxAssumptions).optional().safeParse(templates);
+  if (!list.success) throw optionError("replanTemplates", list.error.issues);
+  const seen = new Set<string>();
+  for (const [i, t] of (list.data ?? []).entries()) {
+    if (seen.has(t.assumption))
+      throw new PlanManagerError("invalid_options", `replanTemplates[${i}]: a second template for "${t.assumption}"`, {
+        path: `replanTemplates[${i}].assumption`,
+      });
+    seen.add(t.assumption);
+  }
+  const mode = parsed.data?.mode ?? (list.data?.length ? "reuse" : "off");
+  return { mode, namespace: parsed.data?.namespace ?? [...DEFAULT_MEMORY_NAMESPACE], templates: list.data ?? [] };
+}
+
+function optionError(field: string, issues: z.core.$ZodIssue[]) {
+  const issue = issues[0]!;
+  const path = [field, ...issue.path.map(String)].join(".");
+  return new PlanManagerError("invalid_options", `${path}: ${issue.message}`, { path, issues });
 }

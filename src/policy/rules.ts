@@ -172,6 +172,11 @@ export const RULES = {
     action: "escalate",
     description: "a rolling-horizon plan was extended policy.maxExtensions times and is still not complete",
   },
+  "replan.memory": {
+    answers: "any",
+    action: "replan_local",
+    description: "replan memory answered (reuse), hinted, or was passed over; the action is the replan's own",
+  },
   "human.deadline-passed": {
     answers: "budget_exhausted",
     action: "escalate",

@@ -9,7 +9,9 @@ export type PlanEvent =
   | { type: "step_stalled"; stepId: string; goal: string; attempt: number; estimateMs: number; runningMs: number }
   | { type: "decision"; decision: Decision }
   | { type: "replan"; record: ReplanRecord }
-  | { type: "finished"; status: string; summary: string };
+  | { type: "finished"; status: string; summary: string }
+  /** Replan memory bookkeeping outside a replan: a branch saved, scored, not saved (why), or a store error. */
+  | { type: "memory"; op: "saved" | "scored" | "not_saved" | "error"; key: string; reason?: string };
 
 export function emit(config: LangGraphRunnableConfig | undefined, event: PlanEvent): void {
   config?.writer?.(event);

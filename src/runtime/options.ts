@@ -4,7 +4,15 @@ import type { FallbackClassifier } from "../contracts/classifier.js";
 import { PlanManagerError } from "../errors.js";
 import { acceptedArguments } from "./tool-arguments.js";
 import type { ToolMetadata } from "../plan/enrich.js";
-import { resolvePolicy, type PolicyOptions, type ResolvedPolicy } from "../policy/options.js";
+import {
+  resolvePolicy,
+  resolveReplanMemory,
+  type PolicyOptions,
+  type ReplanMemoryOptions,
+  type ResolvedPolicy,
+  type ResolvedReplanMemory,
+} from "../policy/options.js";
+import { unregisteredTools, type ReplanTemplate } from "../policy/replan-memory.js";
 import type { Planner, ToolInfo } from "../contracts/planner.js";
 import { z } from "zod";
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
@@ -39,6 +47,13 @@ export interface PlanManagerOptions {
    * attempt is one superstep). Default 10,000. A per-call `recursionLimit` overrides it.
    */
   recursionLimit?: number;
+  /**
+   * Replan memory across threads (DESIGN §7.4) on the store given to `compile({ store })`.
+   * Without a store, memory is off. Default: off (or `reuse` when `replanTemplates` are given).
+   */
+  replanMemory?: ReplanMemoryOptions;
+  /** Replacements given up front, per broken assumption (rule-based fallback plans). */
+  replanTemplates?: readonly ReplanTemplate[];
 }
 
 export interface Runtime {
@@ -53,6 +68,7 @@ export interface Runtime {
   reviewReplans: boolean;
   recursionLimit: number;
   classifier?: FallbackClassifier;
+  memory: ResolvedReplanMemory;
   clock: Clock;
   metadataOf(tool: string): ToolMetadata | undefined;
 }
@@ -146,9 +162,26 @@ export function resolveOptions(options: PlanManagerOptions): Runtime {
     reviewPlan: options.reviewPlan ?? false,
     reviewReplans: options.reviewReplans ?? false,
     recursionLimit: options.recursionLimit ?? 10_000,
+    memory: resolveReplanMemory(options.replanMemory, options.replanTemplates),
     clock: { now: options.clock?.now ?? Date.now, sleep: options.clock?.sleep ?? realSleep },
     metadataOf,
   };
   if (options.classifier) runtime.classifier = options.classifier;
+  checkTemplateTools(runtime);
   return runtime;
+}
+
+/** A template is written against this registry: a tool it names must be there from the start. */
+function checkTemplateTools(runtime: Runtime) {
+  runtime.memory.templates.forEach((t, i) => {
+    const missing = unregisteredTools(t.steps, runtime.toolNames);
+    if (missing.length > 0)
+      throw new PlanManagerError(
+        "invalid_options",
+        `replanTemplates[${i}]: tool ${missing.join(", ")} is not registered`,
+        {
+          path: `replanTemplates[${i}].steps`,
+        },
+      );
+  });
 }

@@ -7,6 +7,7 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "./options.js";
 import type { PlanManagerStateType, ReplanGuards, UsageEntry } from "./state.js";
 import type { Decision, Plan, Step } from "../plan/schema.js";
+import type { ReplanHint } from "../contracts/planner.js";
 import { validatePlan } from "../plan/validate.js";
 import { describeApproach, globalScope, localScope } from "../policy/scope.js";
 import { falsify, type Falsification } from "./falsify.js";
@@ -26,6 +27,12 @@ export interface Replan {
   affected: Step[];
   usage: UsageEntry[];
   at: () => string;
+  /** Replan memory for this replan (runtime/replan-memory.ts): the key, where the draft came from. */
+  memory?: { key: string; source: "planner" | "memory" };
+  /** Remembered replacements shown to the planner (`hint` mode). */
+  hints?: ReplanHint[];
+  /** Decisions this replan adds before its outcome (rule `replan.memory`). */
+  notes: Decision[];
 }
 
 export function prepareReplan(
@@ -65,6 +72,7 @@ export function prepareReplan(
     affected,
     usage: [],
     at,
+    notes: [],
   };
 }
 

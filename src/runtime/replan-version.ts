@@ -54,6 +54,7 @@ export function applyReplan(
     facts: r.falsification.labels.facts,
     replans: record,
   };
+  if (r.notes.length > 0) update.decisions = r.notes;
   Object.assign(update, { guards, usage: r.usage, budget, deviation: null, status: "running" });
   if (r.scope === "global" && state.scopeChanges.length > 0) update.scopeChanges = [];
   if (r.rt.reviewReplans) {
@@ -96,5 +97,7 @@ function replanRecord(r: Replan, next: Plan, replacement: readonly Step[], rerun
     (a) => a !== assumption,
   );
   if (trigger.failureClass === "success_signal_unmet" && others.length > 0) record.suspectAssumptions = others;
+  if (r.memory) Object.assign(record, { source: r.memory.source, memoryKey: r.memory.key });
+  if (r.memory) record.memorySteps = replacement.map((s) => s.id);
   return record;
 }

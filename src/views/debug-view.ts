@@ -53,6 +53,8 @@ export function debugView(state: DebugState): string[] {
         `(${r.scope}${r.brokenAssumption ? `, assumption ${r.brokenAssumption}` : ""}): ${r.trigger.split("\n")[0]}`,
     );
     if (r.changedSteps?.length) lines.push(`    changed: ${r.changedSteps.join(", ")}`);
+    if (r.source === "memory") lines.push(`    source: memory (entry ${r.memoryKey})`);
+    else if (r.memoryKey) lines.push(`    source: planner (saved as ${r.memoryKey} once its branch completes)`);
     const before = planAtVersion(state, r.fromVersion);
     const after = planAtVersion(state, r.toVersion);
     if (before && after) {

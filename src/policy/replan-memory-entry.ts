@@ -1,0 +1,122 @@
+/**
+ * What a completed replacement branch becomes in replan memory (pure). An entry crosses threads,
+ * so it must not carry one thread's facts, values copied from them, or its idempotency keys:
+ * an argument equal to the fact of the same name becomes an `inputs` reference (the other thread
+ * passes its own value); a goal that quotes a fact quotes its key instead; any other copied
+ * value — an argument under another name, a CEL literal, a fallback argument, an idempotency
+ * key — and the branch is not saved (the planner answers next time). Copies are found by value
+ * (strings of 3+ characters, numbers other than small integers); a value computed from a fact
+ * cannot be recognised, so the planner prompt asks for `inputs` instead of literals.
+ */
+import { canonical } from "../plan/diff.js";
+import type { Assumption, Step } from "../plan/schema.js";
+import type { MemoryEntry } from "./replan-memory.js";
+
+export interface BranchSource {
+  key: string;
+  assumption: string;
+  /** The branch as it stands in the plan, in plan order. */
+  steps: readonly Step[];
+  /** The plan's assumptions: definitions of those the branch rests on travel with it. */
+  planAssumptions: readonly Assumption[];
+  /** Fact values of the saving thread, whatever their label, and its input context. */
+  facts: Readonly<Record<string, unknown>>;
+  /** The saving thread's idempotency keys. */
+  secrets: readonly string[];
+  at: string;
+}
+
+const MIN_TEXT = 3;
+/** Shorter strings are too common to tell a copy from a coincidence inside longer text. */
+const MIN_QUOTED = 4;
+
+function leaves(value: unknown, out: unknown[] = [], depth = 0): unknown[] {
+  if (depth > 32) return out;
+  if (Array.isArray(value)) value.forEach((v) => leaves(v, out, depth + 1));
+  else if (value && typeof value === "object") Object.values(value).forEach((v) => leaves(v, out, depth + 1));
+  else out.push(value);
+  return out;
+}
+
+const identifying = (v: unknown) =>
+  (typeof v === "string" && v.length >= MIN_TEXT) ||
+  (typeof v === "number" && Number.isFinite(v) && (!Number.isInteger(v) || Math.abs(v) >= 10));
+
+interface Thread {
+  values: Set<string>;
+  /** Quotable strings (fact values and keys) with the fact key that names them. */
+  quoted: [string, string][];
+}
+
+function threadValues(facts: Readonly<Record<string, unknown>>, secrets: readonly string[]): Thread {
+  const values = new Set<string>();
+  const quoted: [string, string][] = secrets.map((s) => [s, "idempotency key"]);
+  for (const [key, value] of Object.entries(facts))
+    for (const leaf of leaves(value)) {
+      if (!identifying(leaf)) continue;
+      values.add(canonical(leaf));
+      if (typeof leaf === "string" && leaf.length >= MIN_QUOTED) quoted.push([leaf, key]);
+    }
+  for (const s of secrets) values.add(canonical(s));
+  // The longest first, so a value that contains another is quoted whole.
+  quoted.sort(([a], [b]) => b.length - a.length);
+  return { values, quoted };
+}
+
+function carries(value: unknown, t: Thread): boolean {
+  return leaves(value).some(
+    (l) =>
+      (identifying(l) && t.values.has(canonical(l))) ||
+      (typeof l === "string" && t.quoted.some(([q]) => l.includes(q))),
+  );
+}
+
+/** One step made thread-neutral, or the reason it cannot be. */
+function neutralStep(step: Step, source: BranchSource, t: Thread): Step | string {
+  const out: Step = { ...step };
+  const inputs = new Set(step.inputs ?? []);
+  const args: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(step.args ?? {})) {
+    const same = Object.hasOwn(source.facts, name) && canonical(value) === canonical(source.facts[name]);
+    // A flag or a small count equal to a fact is as likely a constant of the plan: it stays a literal.
+    if (same && carries(value, t)) inputs.add(name);
+    else if (carries(value, t)) return `step "${step.id}" argument "${name}" carries a value of this thread's facts`;
+    else args[name] = value;
+  }
+  if (step.args) out.args = args;
+  if (Object.keys(args).length === 0) delete out.args;
+  if (inputs.size > 0) out.inputs = [...inputs];
+  let goal = step.goal;
+  for (const [value, key] of t.quoted) goal = goal.split(value).join(`<${key}>`);
+  out.goal = goal;
+  const { id: _id, goal: _goal, args: _args, ...rest } = out;
+  if (carries(rest, t)) return `step "${step.id}" carries a value of this thread's facts outside its arguments`;
+  return out;
+}
+
+/** The entry a completed branch becomes, or why it is not saved. */
+export function entryFromBranch(source: BranchSource): { entry: MemoryEntry } | { refused: string } {
+  const t = threadValues(source.facts, source.secrets);
+  const steps: Step[] = [];
+  for (const step of source.steps) {
+    const neutral = neutralStep(step, source, t);
+    if (typeof neutral === "string") return { refused: neutral };
+    steps.push(neutral);
+  }
+  const rests = new Set(steps.flatMap((s) => s.assumptions ?? []));
+  const assumptions = source.planAssumptions.filter((a) => rests.has(a.id));
+  if (assumptions.some((a) => carries(a, t)))
+    return { refused: "an assumption of the branch carries a value of this thread's facts" };
+  const entry: MemoryEntry = {
+    key: source.key,
+    assumption: source.assumption,
+    origin: "learned",
+    steps,
+    uses: 0,
+    successes: 0,
+    counted: [],
+    savedAt: source.at,
+  };
+  if (assumptions.length > 0) entry.assumptions = assumptions;
+  return { entry };
+}

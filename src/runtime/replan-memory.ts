@@ -1,0 +1,120 @@
+/**
+ * Replan memory on LangGraph's store (DESIGN §7.4), the phase before asking the planner: look
+ * the replan's key up (and the broken assumption's template), then reuse the entry as the draft,
+ * hand it to the planner as a hint, or pass it over — each visible as a `replan.memory`
+ * decision. A reused draft goes on through the same validation and guards as a planner's.
+ * Without a store (`compile({ store })`) or with mode `off`, nothing here runs.
+ */
+import type { BaseStore } from "@langchain/langgraph";
+import { formatIssues } from "../plan/validate.js";
+import type { PlanDraft } from "../plan/schema.js";
+import { noProgressGuard } from "../policy/replan-guards.js";
+import {
+  chooseEntry,
+  countOutcome,
+  memoryDecision,
+  memoryKey,
+  MemoryEntrySchema,
+  templateEntry,
+  templateKey,
+  withUniqueIds,
+  type MemoryEntry,
+} from "../policy/replan-memory.js";
+import { fingerprint } from "../policy/scope.js";
+import type { Runtime } from "./options.js";
+import { validateReplanDraft, type Replan } from "./replan-context.js";
+
+/** An entry from the store; a value that is not one (another writer, an old version) counts as none. */
+export async function readEntry(store: BaseStore, namespace: string[], key: string): Promise<MemoryEntry | undefined> {
+  const item = await store.get(namespace, key);
+  const parsed = MemoryEntrySchema.safeParse(item?.value);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** The assumption's template as stored, written from the options the first time it is needed. */
+async function templateFor(store: BaseStore, rt: Runtime, assumption: string, at: string) {
+  const template = rt.memory.templates.find((t) => t.assumption === assumption);
+  if (!template) return undefined;
+  const { namespace } = rt.memory;
+  const stored = await readEntry(store, namespace, templateKey(assumption));
+  if (stored) return stored;
+  const entry = templateEntry(template, at);
+  await store.put(namespace, entry.key, entry);
+  return entry;
+}
+
+/** Counts one settled use of an entry (idempotent per outcome id). */
+export async function scoreEntry(store: BaseStore, rt: Runtime, key: string, outcome: string, success: boolean) {
+  const entry = await readEntry(store, rt.memory.namespace, key);
+  if (!entry) return;
+  const next = countOutcome(entry, outcome, success);
+  if (next !== entry) await store.put(rt.memory.namespace, key, next);
+}
+
+/**
+ * `thread:namespace:version`: one replan of one run, the same after a crash and a resume. A node
+ * sees its own task in `checkpoint_ns` (`executor:<task id>`); the graph's namespace is the rest.
+ */
+export function outcomeId(configurable: Record<string, unknown> | undefined, version: number) {
+  const ns = String(configurable?.checkpoint_ns ?? "")
+    .split("|")
+    .slice(0, -1)
+    .join("|");
+  return `${String(configurable?.thread_id ?? "")}:${ns}:${version}`;
+}
+
+function note(r: Replan, reason: string) {
+  r.notes.push(memoryDecision(r.trigger, reason, r.state.decisions.length + r.notes.length + 1, r.at()));
+}
+
+/** The phase before the planner: a draft from memory (reuse), or nothing (the planner is asked, perhaps with hints). */
+export async function recallReplan(r: Replan): Promise<{ draft: PlanDraft } | undefined> {
+  const store = r.config.store;
+  const byPerson = r.trigger.by === "person" || r.trigger.rule.startsWith("human.");
+  if (r.rt.memory.mode === "off" || !store || r.assumption === undefined || byPerson) return undefined;
+  const key = memoryKey(r.assumption, r.affected);
+  r.memory = { key, source: "planner" };
+  let choice;
+  try {
+    const { namespace } = r.rt.memory;
+    const found = [await readEntry(store, namespace, key), await templateFor(store, r.rt, r.assumption, r.at())];
+    choice = chooseEntry(r.rt.memory.mode, found, r.rt.toolNames);
+  } catch (error) {
+    note(r, `replan memory unavailable (${error instanceof Error ? error.message : String(error)}); planner asked`);
+    return undefined;
+  }
+  if (!choice) return undefined;
+  if ("skipped" in choice) return void note(r, `${choice.skipped}; planner asked`);
+  const entry = choice.use;
+  const score = `${entry.successes} of ${entry.uses} uses succeeded`;
+  if (choice.mode === "hint") {
+    r.hints = [{ key: entry.key, steps: entry.steps, uses: entry.uses, successes: entry.successes }];
+    return void note(r, `entry ${entry.key} (${score}) passed to the planner as a hint`);
+  }
+  return reuse(r, store, entry, score);
+}
+
+async function reuse(r: Replan, store: BaseStore, entry: MemoryEntry, score: string) {
+  const taken = new Set([...r.plan.steps.map((s) => s.id), ...Object.keys(r.state.steps)]);
+  const declared = new Set(r.plan.assumptions.map((a) => a.id));
+  const draft: PlanDraft = { steps: withUniqueIds(entry.steps, taken) };
+  const assumptions = (entry.assumptions ?? []).filter((a) => !declared.has(a.id));
+  if (assumptions.length > 0) draft.assumptions = assumptions;
+  const validation = validateReplanDraft(r, draft);
+  if (!validation.ok) {
+    const id = `${outcomeId(r.config.configurable, r.plan.version)}:invalid`;
+    await scoreEntry(store, r.rt, entry.key, id, false).catch(() => undefined);
+    const issues = formatIssues(validation.issues);
+    return void note(
+      r,
+      `entry ${entry.key} failed validation (${issues}); discarded, counted as a failure; planner asked`,
+    );
+  }
+  // The same steps that just failed, or an answer already tried in this run: no progress, so the planner answers.
+  const print = fingerprint(validation.draft.steps, r.assumption);
+  if (noProgressGuard(print, fingerprint(r.affected, r.assumption), r.guards.fingerprints, r.assumption, false))
+    return void note(r, `entry ${entry.key} proposes steps already tried in this run; planner asked`);
+  r.memory = { key: entry.key, source: "memory" };
+  note(r, `reused entry ${entry.key} (${score}): planner not called`);
+  return { draft };
+}

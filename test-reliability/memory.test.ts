@@ -1,0 +1,53 @@
+/**
+ * Replan memory across processes: two workers share one PostgreSQL database (PostgresStore for
+ * memory, PostgresSaver for checkpoints). The first pays for the replan; the second, a separate
+ * process with the same fault, reuses the first one's fix without calling the planner.
+ */
+import { spawn } from "node:child_process";
+import { resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startPostgres, type PgServer } from "./helpers/postgres.js";
+
+const worker = resolve(import.meta.dirname, "memory-worker.ts");
+let pg: PgServer;
+
+beforeAll(async () => {
+  pg = await startPostgres();
+}, 120_000);
+afterAll(() => pg?.stop());
+
+function run(args: string[]) {
+  return new Promise<{ code: number | null; out: string; err: string }>((ok) => {
+    const child = spawn(process.execPath, ["--import", "tsx", worker, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => (out += String(d)));
+    child.stderr.on("data", (d) => (err += String(d)));
+    child.on("exit", (code) => ok({ code, out, err }));
+  });
+}
+
+describe("replan memory on PostgresStore across processes", () => {
+  it("the second process reuses the replacement the first one saved: one planner call in all", async () => {
+    const first = await run([pg.url, "A", "A-100"]);
+    expect(first.err).toBe("");
+    const a = JSON.parse(first.out.trim().split("\n").pop()!);
+    expect(a.status).toBe("completed");
+    expect(a.replanCalls).toBe(1);
+    const key = a.replans[0].memoryKey;
+    expect(key).toMatch(/^primary_up:[0-9a-f]{16}$/);
+    expect(a.replans).toEqual([{ source: "planner", memoryKey: key, newSteps: ["mirror"] }]);
+    expect(a.entries).toHaveLength(1);
+    expect(a.entries[0]).toMatchObject({ key, uses: 0, successes: 0 });
+    expect(JSON.stringify(a.entries)).not.toContain("A-100");
+
+    const second = await run([pg.url, "B", "B-200"]);
+    expect(second.err).toBe("");
+    const b = JSON.parse(second.out.trim().split("\n").pop()!);
+    expect(b.status).toBe("completed");
+    expect(b.replanCalls).toBe(0);
+    expect(b.mirrorCalls).toEqual([{ applicant_id: "B-200" }]);
+    expect(b.replans).toEqual([{ source: "memory", memoryKey: key, newSteps: ["mirror", "summarize_2"] }]);
+    expect(b.entries[0]).toMatchObject({ key, uses: 1, successes: 1, counted: ["B::2"] });
+  }, 180_000);
+});

@@ -1,0 +1,193 @@
+import { describe, expect, it } from "vitest";
+import {
+  branchOutcome,
+  chooseEntry,
+  countOutcome,
+  isRetired,
+  memoryKey,
+  shouldSave,
+  templateEntry,
+  withUniqueIds,
+  type MemoryEntry,
+} from "../../src/policy/replan-memory.js";
+import { entryFromBranch, type BranchSource } from "../../src/policy/replan-memory-entry.js";
+import type { Step } from "../../src/plan/schema.js";
+
+const step = (id: string, tool: string, more: Partial<Step> = {}): Step => ({
+  id,
+  goal: `goal of ${id}`,
+  tool,
+  ...more,
+});
+
+const entry = (over: Partial<MemoryEntry> = {}): MemoryEntry => ({
+  key: "a:1",
+  assumption: "a",
+  origin: "learned",
+  steps: [step("x", "t1")],
+  uses: 0,
+  successes: 0,
+  counted: [],
+  savedAt: "2026-01-01T00:00:00.000Z",
+  ...over,
+});
+
+describe("memoryKey", () => {
+  it("depends on the assumption, the tools and the dependency shape only", () => {
+    const one = [step("f", "fetch", { args: { id: "A-1" } }), step("s", "sum", { dependsOn: ["f", "k"] })];
+    const renamed = [
+      step("g", "fetch", { args: { id: "B-2" }, goal: "other" }),
+      step("t", "sum", { dependsOn: ["k", "g"] }),
+    ];
+    expect(memoryKey("a", one)).toBe(memoryKey("a", renamed));
+    expect(memoryKey("a", one)).toMatch(/^a:[0-9a-f]{16}$/);
+    expect(memoryKey("b", one)).not.toBe(memoryKey("a", one));
+    expect(memoryKey("a", [one[0]!, step("s", "other_tool", { dependsOn: ["f", "k"] })])).not.toBe(memoryKey("a", one));
+    // Dependency shape: the same tools without the edge are another key; so is an edge to another kept step.
+    expect(memoryKey("a", [one[0]!, step("s", "sum", { dependsOn: ["k"] })])).not.toBe(memoryKey("a", one));
+    expect(memoryKey("a", [one[0]!, step("s", "sum", { dependsOn: ["f", "j"] })])).not.toBe(memoryKey("a", one));
+    expect(memoryKey("a", [{ id: "h", goal: "ask", human: { prompt: "?" } }])).not.toBe(
+      memoryKey("a", [step("h", "")]),
+    );
+  });
+});
+
+describe("scoring and retirement", () => {
+  it("counts each outcome once and retires an entry below 0.5 after 3 settled uses", () => {
+    let e = entry();
+    e = countOutcome(e, "t1::2", false);
+    expect(countOutcome(e, "t1::2", true)).toBe(e); // a crash re-reports the same outcome: not counted again
+    e = countOutcome(e, "t2::2", true);
+    expect([e.uses, e.successes, isRetired(e)]).toEqual([2, 1, false]);
+    e = countOutcome(e, "t3::2", false);
+    expect([e.uses, e.successes, isRetired(e)]).toEqual([3, 1, true]);
+    expect(isRetired({ uses: 2, successes: 0 })).toBe(false);
+    expect(isRetired({ uses: 4, successes: 2 })).toBe(false);
+    expect(isRetired({ uses: 5, successes: 2 })).toBe(true);
+    expect([shouldSave(undefined), shouldSave(e), shouldSave(entry({ uses: 3, successes: 2 }))]).toEqual([
+      true,
+      true,
+      false,
+    ]);
+  });
+
+  it("keeps the last 64 outcome ids", () => {
+    let e = entry();
+    for (let i = 0; i < 70; i++) e = countOutcome(e, `t${i}`, true);
+    expect([e.uses, e.counted.length, e.counted[0]]).toEqual([70, 64, "t6"]);
+  });
+});
+
+describe("chooseEntry", () => {
+  const tools = new Set(["t1", "t2"]);
+  it("takes the exact entry first, passes over retired entries and entries with unregistered tools", () => {
+    const exact = entry();
+    const template = templateEntry({ assumption: "a", steps: [step("y", "t2")] }, "2026-01-01T00:00:00.000Z");
+    expect(chooseEntry("reuse", [exact, template], tools)).toEqual({ use: exact, mode: "reuse" });
+    expect(chooseEntry("hint", [undefined, template], tools)).toEqual({ use: template, mode: "hint" });
+    const retired = entry({ uses: 3, successes: 1 });
+    expect(chooseEntry("reuse", [retired, template], tools)).toEqual({ use: template, mode: "reuse" });
+    const gone = entry({ steps: [step("x", "t1", { fallback: { tool: "t9" } })] });
+    expect(chooseEntry("reuse", [gone, retired], tools)).toEqual({
+      skipped: "entry a:1 skipped: tool t9 is not registered; entry a:1 retired: 1 of 3 uses succeeded",
+    });
+    expect(chooseEntry("reuse", [undefined, undefined], tools)).toBeUndefined();
+    expect(chooseEntry("off", [exact], tools)).toBeUndefined();
+  });
+});
+
+describe("withUniqueIds", () => {
+  it("renames ids this thread has used and the dependencies on them, and leaves outside dependencies alone", () => {
+    const steps = [step("fetch", "t1", { dependsOn: ["kept"] }), step("sum", "t2", { dependsOn: ["fetch"] })];
+    expect(withUniqueIds(steps, new Set(["fetch", "fetch_2", "kept"]))).toEqual([
+      step("fetch_3", "t1", { dependsOn: ["kept"], goal: "goal of fetch" }),
+      step("sum", "t2", { dependsOn: ["fetch_3"] }),
+    ]);
+    const long = "x".repeat(64);
+    expect(withUniqueIds([step(long, "t1")], new Set([long]))[0]!.id).toBe(`${"x".repeat(62)}_2`);
+  });
+});
+
+describe("branchOutcome", () => {
+  const record = { memoryKey: "a:1", memorySteps: ["m1", "m2"] };
+  const ok = { status: "succeeded" as const, attempts: 1 };
+  const failed = { status: "failed" as const, attempts: 1 };
+  it("settles on the transition to all succeeded, or on a decision that gives up on a branch step", () => {
+    expect(branchOutcome(record, { m1: ok }, { m1: ok, m2: ok }, [])).toBe("succeeded");
+    expect(branchOutcome(record, { m1: ok, m2: ok }, { m1: ok, m2: ok }, [])).toBeUndefined();
+    expect(branchOutcome(record, {}, { m1: failed }, [{ stepId: "m1", action: "retry" }])).toBeUndefined();
+    expect(branchOutcome(record, {}, { m1: failed }, [{ stepId: "m1", action: "fallback" }])).toBeUndefined();
+    expect(branchOutcome(record, {}, { m1: failed }, [{ stepId: "m1", action: "escalate" }])).toBe("failed");
+    expect(branchOutcome(record, {}, { m1: failed }, [{ stepId: "m1", action: "replan_local" }])).toBe("failed");
+    expect(branchOutcome(record, {}, {}, [{ stepId: "other", action: "escalate" }])).toBeUndefined();
+    expect(branchOutcome({ memorySteps: ["m1"] }, {}, { m1: ok }, [])).toBeUndefined();
+  });
+});
+
+describe("entryFromBranch: nothing of one thread travels to another", () => {
+  const base = (steps: Step[], over: Partial<BranchSource> = {}): BranchSource => ({
+    key: "a:1",
+    assumption: "a",
+    steps,
+    planAssumptions: [],
+    facts: { applicant_id: "A-7291", amount: 25_000, approved: true, tier: 1 },
+    secrets: ["t1:pay:0123456789abcdef"],
+    at: "2026-01-01T00:00:00.000Z",
+    ...over,
+  });
+  const made = (s: BranchSource) => entryFromBranch(s) as { entry: MemoryEntry } & { refused: string };
+
+  it("an argument equal to the fact of the same name becomes an input; a goal quoting a fact names its key", () => {
+    const out = made(
+      base([step("f", "fetch", { goal: "Fetch A-7291 now", args: { applicant_id: "A-7291", page: 1, flag: true } })]),
+    );
+    expect(out.entry.steps).toEqual([
+      {
+        id: "f",
+        goal: "Fetch <applicant_id> now",
+        tool: "fetch",
+        args: { page: 1, flag: true },
+        inputs: ["applicant_id"],
+      },
+    ]);
+    expect(out.entry).toMatchObject({ key: "a:1", assumption: "a", origin: "learned", uses: 0, successes: 0 });
+  });
+
+  it("refuses copies under another name, inside nested arguments, in CEL, in fallbacks, and idempotency keys", () => {
+    const refused = (s: Step) => made(base([s])).refused;
+    expect(refused(step("f", "fetch", { args: { id: "A-7291" } }))).toBe(
+      `step "f" argument "id" carries a value of this thread's facts`,
+    );
+    expect(refused(step("f", "fetch", { args: { q: { amounts: [25_000] } } }))).toBe(
+      `step "f" argument "q" carries a value of this thread's facts`,
+    );
+    expect(refused(step("f", "fetch", { args: { note: "re: A-7291 review" } }))).toBe(
+      `step "f" argument "note" carries a value of this thread's facts`,
+    );
+    expect(refused(step("f", "fetch", { args: { key: "t1:pay:0123456789abcdef" } }))).toBe(
+      `step "f" argument "key" carries a value of this thread's facts`,
+    );
+    expect(refused(step("f", "fetch", { when: 'facts.id == "A-7291"' }))).toBe(
+      `step "f" carries a value of this thread's facts outside its arguments`,
+    );
+    expect(refused(step("f", "fetch", { fallback: { tool: "f2", args: { amount_cents: 25_000 } } }))).toBe(
+      `step "f" carries a value of this thread's facts outside its arguments`,
+    );
+    const check = [{ id: "b", statement: "ok", check: 'facts.applicant_id != "A-7291"' }];
+    expect(made(base([step("f", "fetch", { assumptions: ["b"] })], { planAssumptions: check })).refused).toBe(
+      "an assumption of the branch carries a value of this thread's facts",
+    );
+  });
+
+  it("small integers and booleans are not taken for copies; the assumptions the branch rests on travel with it", () => {
+    const plain = step("f", "fetch", { args: { tier: 1, retries: 2, verbose: true }, assumptions: ["b"] });
+    const assumptions = [
+      { id: "b", statement: "the mirror is current" },
+      { id: "c", statement: "unrelated" },
+    ];
+    const out = made(base([plain], { planAssumptions: assumptions }));
+    expect(out.entry.steps[0]!.args).toEqual({ tier: 1, retries: 2, verbose: true });
+    expect(out.entry.steps[0]!.inputs).toBeUndefined();
+    expect(out.entry.assumptions).toEqual([assumptions[0]]);
+  });
+});
