@@ -40,7 +40,6 @@ export type {
   PlanDraft,
   Plan,
   RetryPolicy,
-  Decision,
   ReplanRecord,
   Fact,
   FactLabel,
@@ -57,6 +56,7 @@ export type {
 } from "./plan/schema.js";
 export type { PlanIssue, PlanIssueCode } from "./plan/validate.js";
 export type { RuleId } from "./policy/rules.js";
+export type { Decision } from "./policy/decision.js";
 
 export { userView } from "./views/user-view.js";
 export { operatorView } from "./views/operator-view.js";

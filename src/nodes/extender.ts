@@ -6,7 +6,8 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../runtime/state.js";
-import type { Decision, PlanDraft } from "../plan/schema.js";
+import type { PlanDraft } from "../plan/schema.js";
+import type { Decision } from "../policy/decision.js";
 import { formatIssues } from "../plan/validate.js";
 import { failedReplan, type GuardHit } from "../policy/replan-guards.js";
 import { extensionGuard } from "../policy/horizon.js";

@@ -10,7 +10,7 @@ import type { Runtime } from "../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.js";
 import { enrichDraft } from "../plan/enrich.js";
 import { isFinished } from "../plan/ready.js";
-import type { Decision } from "../plan/schema.js";
+import type { Decision } from "../policy/decision.js";
 import { formatIssues } from "../plan/validate.js";
 import { fingerprint } from "../policy/scope.js";
 import {

@@ -223,7 +223,12 @@ export const ActionSchema = z.enum([
 ]);
 export type Action = z.infer<typeof ActionSchema>;
 
-export const DecisionSchema = z.object({
+/**
+ * A decision's shape, every field but the rule's type: `rule` is an id of the rule table, which
+ * lives in the policy layer above this one. `DecisionSchema` and `Decision` (policy/decision.ts)
+ * add it; use those.
+ */
+export const DecisionShapeSchema = z.object({
   seq: z.number().int(),
   stepId: z.string().optional(),
   attempt: z.number().int(),
@@ -242,7 +247,6 @@ export const DecisionSchema = z.object({
   /** Who decided: absent for the rules, `"llm"` for the LLM classifier, `"person"` for an answer at an interrupt. */
   by: z.enum(["llm", "person"]).optional(),
 });
-export type Decision = z.infer<typeof DecisionSchema>;
 
 export const ReplanRecordSchema = z.object({
   trigger: z.string(),

@@ -2,7 +2,7 @@
  * Long goals (DESIGN §7.3): how many times a rolling-horizon plan may be extended, and when a
  * running step counts as stalled. Pure: the clock's reading comes in as an argument.
  */
-import type { Decision } from "../plan/schema.js";
+import type { Decision } from "./decision.js";
 import type { ResolvedPolicy } from "./options.js";
 import type { GuardHit } from "./replan-guards.js";
 

@@ -6,6 +6,8 @@
 export { classify } from "./classify.js";
 export type { ClassifyInput, ReplanStanding, Verdict } from "./classify.js";
 export { RULES, RULE_IDS, isRuleId } from "./rules.js";
+export { DecisionSchema } from "./decision.js";
+export type { Decision } from "./decision.js";
 export type { RuleId, RuleSpec } from "./rules.js";
 export { EVIDENCE_RULES, classifyEvidence } from "./evidence-rules.js";
 export type { EvidenceRule } from "./evidence-rules.js";
@@ -23,7 +25,6 @@ export {
   PlanDraftSchema,
   PlanSchema,
   RetryPolicySchema,
-  DecisionSchema,
   ReplanRecordSchema,
   FactSchema,
   StepRunSchema,

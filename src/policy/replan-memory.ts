@@ -7,15 +7,8 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { canonical } from "../plan/diff.js";
-import {
-  AssumptionSchema,
-  LIMITS,
-  StepSchema,
-  type Decision,
-  type ReplanRecord,
-  type Step,
-  type StepRun,
-} from "../plan/schema.js";
+import { AssumptionSchema, LIMITS, StepSchema, type ReplanRecord, type Step, type StepRun } from "../plan/schema.js";
+import type { Decision } from "./decision.js";
 
 export type ReplanMemoryMode = "reuse" | "hint" | "off";
 

@@ -3,7 +3,8 @@
  * assumption is falsified for good and facts are relabelled, whether the answer is a replan
  * or, when a guardrail stops the replan, an escalation.
  */
-import type { Decision, Fact, Plan } from "../plan/schema.js";
+import type { Fact, Plan } from "../plan/schema.js";
+import type { Decision } from "./decision.js";
 import type { Deviation } from "./deviation.js";
 import { relabel, type Relabelling } from "./scope.js";
 

@@ -5,7 +5,8 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "./options.js";
 import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "./state.js";
-import { FailureClassSchema, type Decision, type FailureClass, type Step, type StepRun } from "../plan/schema.js";
+import { FailureClassSchema, type FailureClass, type Step, type StepRun } from "../plan/schema.js";
+import type { Decision } from "../policy/decision.js";
 import type { RuleId } from "../policy/rules.js";
 import { emit } from "./events.js";
 

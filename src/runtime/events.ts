@@ -1,6 +1,7 @@
 /** Custom stream events (stream mode "custom"): progress goes through LangGraph's writer, never the console. */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { Decision, ReplanRecord, StepStatus } from "../plan/schema.js";
+import type { ReplanRecord, StepStatus } from "../plan/schema.js";
+import type { Decision } from "../policy/decision.js";
 
 export type PlanEvent =
   | { type: "plan"; version: number; steps: { id: string; goal: string }[] }

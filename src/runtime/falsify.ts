@@ -1,5 +1,5 @@
 /** Adapter from graph state to the pure `falsify` (policy/trust.ts). */
-import type { Decision } from "../plan/schema.js";
+import type { Decision } from "../policy/decision.js";
 import { falsify as falsifyEvidence, type Falsification } from "../policy/trust.js";
 import type { PlanManagerStateType } from "./state.js";
 

@@ -1,6 +1,7 @@
 /** What a person sees at an interrupt: the options each kind offers, and the escalation payload (DESIGN §4). */
 import type { PendingHuman, PlanManagerStateType } from "./state.js";
-import type { Decision, ResumeAction, Step } from "../plan/schema.js";
+import type { ResumeAction, Step } from "../plan/schema.js";
+import type { Decision } from "../policy/decision.js";
 
 export const ESCALATION_OPTIONS: ResumeAction[] = ["retry", "skip", "provide", "replan", "change_scope", "abort"];
 export const PLAN_REVIEW_OPTIONS = ["approve", "replan", "change_scope", "abort"] as const;

@@ -6,7 +6,8 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "./options.js";
 import type { PlanManagerStateType, ReplanGuards, UsageEntry } from "./state.js";
-import type { Decision, Plan, Step } from "../plan/schema.js";
+import type { Plan, Step } from "../plan/schema.js";
+import type { Decision } from "../policy/decision.js";
 import type { ReplanHint } from "../contracts/planner.js";
 import { validatePlan } from "../plan/validate.js";
 import { describeApproach, globalScope, localScope } from "../policy/scope.js";

@@ -8,7 +8,8 @@
 import type { BaseStore, LangGraphRunnableConfig } from "@langchain/langgraph";
 import { entryFromBranch } from "../policy/replan-memory-entry.js";
 import { branchOutcome, shouldSave } from "../policy/replan-memory.js";
-import type { Decision, Fact, ReplanRecord, SideEffectRecord, StepRun } from "../plan/schema.js";
+import type { Fact, ReplanRecord, SideEffectRecord, StepRun } from "../plan/schema.js";
+import type { Decision } from "../policy/decision.js";
 import { emit } from "./events.js";
 import type { Runtime } from "./options.js";
 import { outcomeId, readEntry, scoreEntry } from "./replan-memory.js";

@@ -12,7 +12,6 @@ export type { UsageEntry } from "../contracts/usage.js";
 import type { Deviation } from "../policy/deviation.js";
 import {
   BudgetSchema,
-  DecisionSchema,
   FactKeySchema,
   FactSchema,
   InterruptKindSchema,
@@ -24,7 +23,6 @@ import {
   SideEffectRecordSchema,
   StepRunSchema,
   type Budget,
-  type Decision,
   type Fact,
   type InterruptPayload,
   type Outcome,
@@ -34,6 +32,7 @@ import {
   type SideEffectRecord,
   type StepRun,
 } from "../plan/schema.js";
+import { DecisionSchema, type Decision } from "../policy/decision.js";
 import type { PlanVersionEntry } from "../plan/history.js";
 
 /** Guardrail bookkeeping for replans and backtracking. */

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RULES, isRuleId } from "../../src/policy/rules.js";
 import { EVIDENCE_RULES } from "../../src/policy/evidence-rules.js";
+import { DecisionSchema, type Decision } from "../../src/policy/decision.js";
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -24,5 +25,26 @@ describe("the rule table", () => {
     const unknown = [...quoted].filter((id) => !isRuleId(id) && !EVIDENCE_RULES.some((r) => r.id === id));
     expect(unknown).toEqual([]);
     expect(Object.keys(RULES)).toHaveLength(40);
+  });
+
+  it("types and validates Decision.rule by the table: a made-up rule id is refused", () => {
+    const decision = {
+      seq: 1,
+      attempt: 1,
+      failureClass: "transient",
+      action: "retry",
+      rule: "transient.retry",
+      reason: "503",
+      planVersion: 1,
+      at: "2026-01-01T00:00:00.000Z",
+    } as const;
+    expect(DecisionSchema.safeParse(decision).success).toBe(true);
+    const made = DecisionSchema.safeParse({ ...decision, rule: "transient.retry-forever" });
+    expect(made.success ? [] : made.error.issues.map((i) => [i.path.join("."), i.code])).toEqual([
+      ["rule", "invalid_value"],
+    ]);
+    // @ts-expect-error: not a rule id of the table
+    const typed: Decision = { ...decision, rule: "transient.retry-forever" };
+    expect(typed.rule).toBe("transient.retry-forever");
   });
 });
