@@ -26,6 +26,7 @@ import { escalationPayload } from "../runtime/interrupts.js";
 import { chargeReplan, prepareReplan, validateReplanDraft, type Replan } from "../runtime/replan-context.js";
 import { askPlanner } from "../runtime/replan-request.js";
 import { applyReplan } from "../runtime/replan-version.js";
+import { capabilityReview } from "../runtime/replan-review.js";
 
 export function makeReplannerNode(rt: Runtime) {
   return async function replanner(
@@ -73,7 +74,8 @@ export function makeReplannerNode(rt: Runtime) {
     if (over) return escalate(r, over, { budget });
     r.guards.backtracks = { ...r.guards.backtracks };
     for (const id of rerun) r.guards.backtracks[id] = (r.guards.backtracks[id] ?? 0) + 1;
-    return applyReplan(r, { ...proposed, steps }, rerun, budget);
+    // Last gate before a version: a replan may not widen what the run can do unseen (DESIGN §7.6).
+    return applyReplan(r, { ...proposed, steps }, rerun, budget, capabilityReview(r, steps));
   };
 }
 

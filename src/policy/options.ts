@@ -6,6 +6,7 @@ import { z } from "zod";
 import { PlanManagerError } from "../errors.js";
 import { retryPolicyProblem } from "../plan/retry-policy.js";
 import { RetryPolicySchema, type RetryPolicy } from "../plan/schema.js";
+import type { ReplanTools } from "./capability.js";
 
 export const PolicyOptionsSchema = z
   .object({
@@ -32,6 +33,15 @@ export const PolicyOptionsSchema = z
     defaultTimeoutMs: z.number().int().positive().max(86_400_000).optional(),
     /** Retry policy of steps that do not set their own. */
     defaultRetry: RetryPolicySchema.partial().optional(),
+    /**
+     * Tools a replan may introduce without a person's approval (DESIGN §7.6): "read-only" (default:
+     * any tool without declared side effects), "any", or exactly the tools listed.
+     */
+    replanTools: z
+      .union([z.literal("read-only"), z.literal("any"), z.array(z.string().min(1)).max(1000)], {
+        error: 'expected "read-only", "any" or an array of tool names',
+      })
+      .optional(),
   })
   .strict();
 
@@ -46,6 +56,7 @@ export interface ResolvedPolicy {
   defaultTimeoutMs: number;
   budget: { maxCost?: number; maxReplanCost?: number };
   defaultRetry: RetryPolicy;
+  replanTools: ReplanTools;
 }
 
 export const DEFAULT_RETRY: RetryPolicy = {
@@ -77,5 +88,6 @@ export function resolvePolicy(options: unknown = {}): ResolvedPolicy {
     defaultTimeoutMs: o.defaultTimeoutMs ?? 300_000,
     budget: { ...o.budget },
     defaultRetry,
+    replanTools: o.replanTools ?? "read-only",
   };
 }
