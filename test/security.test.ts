@@ -296,7 +296,10 @@ describe("a coding agent whose file carries an injection", () => {
     const [search, ...rest] = tools;
     // The search reads the files it finds: their text becomes a fact the replanner sees.
     const reading = scriptedTool("search_code", [
-      async (args: Record<string, unknown>) => ({ ...(await search!.invoke(args as never)), snippet: SNIPPET }),
+      async (args: Record<string, unknown>) => ({
+        ...(await (search as unknown as { invoke(a: unknown): Promise<object> }).invoke(args)),
+        snippet: SNIPPET,
+      }),
     ]);
     Object.assign(rest[1]!, { metadata: { sideEffects: ["edits files"] } });
     const push = scriptedTool("git_push", [{ pushed: true }], { sideEffects: ["pushes to a remote"] });
