@@ -43,6 +43,7 @@ describe("htmlReport", () => {
     const out = await harness({ steps }, tools).run();
     const html = htmlReport(out as never);
     expect(html).not.toMatch(/<(img|b|script)\b/);
+    // oxlint-disable-next-line no-control-regex -- matching control characters is the test
     expect(html).not.toMatch(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
     expect(html.split("&lt;b&gt;")).toHaveLength(20_001);
     expect(html).toContain(

@@ -122,6 +122,7 @@ describe("three views of one state", () => {
 });
 
 /** Characters a terminal acts on (C0 but tab, DEL, C1) and bidirectional overrides that reorder what is shown. */
+// oxlint-disable-next-line no-control-regex -- matching control characters is the test
 const UNPRINTABLE = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 describe("hostile text in the views", () => {

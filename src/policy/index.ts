@@ -11,6 +11,14 @@ export { EVIDENCE_RULES, classifyEvidence } from "./evidence-rules.js";
 export type { EvidenceRule } from "./evidence-rules.js";
 export type { Deviation, DeviationKind } from "./deviation.js";
 export { backoffDelay } from "./backoff.js";
+export { capabilityGuard, capabilityBaseline } from "./capability.js";
+export type {
+  CapabilityFinding,
+  CapabilityBaseline,
+  CapabilityInput,
+  CapabilityHit,
+  ReplanTools,
+} from "./capability.js";
 export { resolvePolicy, DEFAULT_RETRY } from "./options.js";
 export type { PolicyOptions, ResolvedPolicy } from "./options.js";
 export { validatePlan, formatIssues } from "../plan/validate.js";

@@ -8,7 +8,7 @@ import type { PlanManagerStateType } from "../runtime/state.js";
 import { planDiff } from "../plan/diff.js";
 import { planAtVersion, runHistory, runsAtVersion } from "../plan/history.js";
 import { planDiffMermaid, planMermaid } from "./mermaid.js";
-import { printable } from "./printable.js";
+import { printableLines } from "./printable.js";
 
 type ReportState = Pick<
   PlanManagerStateType,
@@ -34,11 +34,12 @@ export interface ReportOptions {
 /** ISO timestamps order as plain text (no locale collation). */
 const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Markup as text; control characters and bidirectional overrides (tools' words) shown as `\uXXXX`, newlines kept. */
+/** Markup as text; control characters and bidirectional overrides (tools' words) shown as `\uXXXX`. */
 const esc = (value: unknown): string =>
-  String(value ?? "")
-    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, (c) => printable(c))
-    .replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+  printableLines(String(value ?? "")).replace(
+    /[&<>"']/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!,
+  );
 
 export function htmlReport(state: ReportState, options: ReportOptions = {}): string {
   const title = options.title ?? `Run report: ${state.goal}`;
