@@ -438,3 +438,23 @@ describe("policy.replanTools is checked where options enter", () => {
     );
   });
 });
+
+describe("a plan cannot hide a tool's side effects", () => {
+  it("a step that declares none still gets the registry's, and with them an idempotency key", async () => {
+    const keys: unknown[] = [];
+    const charge = scriptedTool(
+      "charge",
+      [
+        (_a: unknown, config: { configurable?: { idempotencyKey?: string } }) => {
+          keys.push(config.configurable?.idempotencyKey);
+          return { ok: true };
+        },
+      ],
+      { sideEffects: ["charges the card"] },
+    );
+    const steps = [{ id: "pay", goal: "Pay", tool: "charge", sideEffects: [] }];
+    const out = await harness({ steps }, [charge], { threadId: "hide" }).run();
+    expect(out.plan.steps[0]).toMatchObject({ sideEffects: ["charges the card"], idempotent: false });
+    expect(keys).toEqual([expect.stringMatching(/^hide:pay:[0-9a-f]{16}$/)]);
+  });
+});
