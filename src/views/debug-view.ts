@@ -51,7 +51,8 @@ export function debugView(state: DebugState): string[] {
   for (const r of state.replans) {
     lines.push(
       `  v${r.fromVersion} → v${r.toVersion} ` +
-        `(${r.scope}${r.brokenAssumption ? `, assumption ${r.brokenAssumption}` : ""}): ${printable(r.trigger.split("\n")[0]!)}`,
+        `(${r.scope}${r.brokenAssumption ? `, assumption ${r.brokenAssumption}` : ""}): ` +
+        printable(r.trigger.split("\n")[0]!),
     );
     if (r.changedSteps?.length) lines.push(`    changed: ${r.changedSteps.join(", ")}`);
     const before = planAtVersion(state, r.fromVersion);
