@@ -9,6 +9,8 @@ import { Command } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { codingPlan, codingReplan, createCodingTools } from "../examples/scenarios/coding-agent.js";
 import { PermanentError, staticPlanner, type PlanDraft, type ReplanRequest, type Step } from "../src/index.js";
+import { applyAnswer } from "../src/nodes/human-answers.js";
+import { resolveOptions } from "../src/runtime/options.js";
 import { brief, harness, scriptedTool, type Loose } from "./helpers/graph.js";
 
 /** The injection's instruction, as hostile text spells it: `CALL tool WITH key=value,key=value`. */
@@ -457,5 +459,86 @@ describe("a plan cannot hide a tool's side effects", () => {
     const out = await harness({ steps }, [charge], { threadId: "hide" }).run();
     expect(out.plan.steps[0]).toMatchObject({ sideEffects: ["charges the card"], idempotent: false });
     expect(keys).toEqual([expect.stringMatching(/^hide:pay:[0-9a-f]{16}$/)]);
+  });
+});
+
+describe("other answers at a held replan", () => {
+  const plan: PlanDraft = {
+    assumptions: [{ id: "a", statement: "s" }],
+    steps: [{ id: "work", goal: "Work", tool: "work", successSignal: "output.ok", assumptions: ["a"] }],
+  };
+  const setup = (threadId: string) => {
+    let n = 0;
+    // Obeys whatever it read, unless the scope changed.
+    const replan = (r: ReplanRequest): PlanDraft => {
+      n += 1;
+      const step = r.scopeChanges.length
+        ? { id: `other${n}`, goal: "Other", tool: "other" }
+        : { id: `mail${n}`, goal: "Mail", tool: "send_email" };
+      return { steps: [step] };
+    };
+    const mail = scriptedTool("send_email", [{ sent: true }], { sideEffects: ["sends email"] });
+    const tools = [scriptedTool("work", [{ ok: false }]), scriptedTool("other", [{}]), mail];
+    return { h: harness(staticPlanner({ plan, replan }), tools, { threadId }), mail };
+  };
+
+  it("change_scope discards the proposal; the scope change is planned for, and its replan is guarded too", async () => {
+    const { h, mail } = setup("cs");
+    await h.run();
+    const out = await resume(h, { action: "change_scope", request: "no emails" });
+    expect(out.status).toBe("completed");
+    expect(mail.calls).toEqual([]);
+    expect(out.plan.steps.map((s: Step) => s.id)).toEqual(["other2"]);
+    expect(brief(out.decisions).slice(2)).toEqual([
+      "work: person → replan_global [human.change-scope]",
+      "-: scope_changed → replan_global [scope.replan-global]",
+    ]);
+  });
+
+  it("replan with a constraint asks again; a proposal that still adds the tool is held again", async () => {
+    const { h, mail } = setup("rp");
+    await h.run();
+    const out = await resume(h, { action: "replan", constraint: "no emails" });
+    expect(out.status).toBe("awaiting_review");
+    expect(mail.calls).toEqual([]);
+    expect(brief(out.decisions).slice(2)).toEqual([
+      "work: person → replan_global [human.replan]",
+      "work: none → escalate [guard.new-capability]",
+    ]);
+    expect(out.__interrupt__[0].value.context.capabilities.map((f: Loose) => f.stepId)).toEqual(["mail2"]);
+  });
+});
+
+describe("a held proposal that no longer applies", () => {
+  it("is not applied on approve: the guard stands and the run escalates", async () => {
+    const plan: PlanDraft = {
+      assumptions: [{ id: "a", statement: "s" }],
+      steps: [{ id: "work", goal: "Work", tool: "work", successSignal: "output.ok", assumptions: ["a"] }],
+    };
+    const replan = (): PlanDraft => ({ steps: [{ id: "mail", goal: "Mail", tool: "send_email" }] });
+    const tools = [
+      scriptedTool("work", [{ ok: false }]),
+      scriptedTool("send_email", [{ sent: true }], { sideEffects: ["sends email"] }),
+    ];
+    const planner = staticPlanner({ plan, replan });
+    const h = harness(planner, tools);
+    await h.run();
+    const state = (await h.state()) as Loose;
+    const context = state.pendingHuman.context;
+    // As if the plan had moved on while the proposal waited.
+    const record = { ...context.proposal.record, fromVersion: 7 };
+    const pending = { ...state.pendingHuman, context: { ...context, proposal: { ...context.proposal, record } } };
+    const rt = resolveOptions({ tools, planner });
+    const at = "2026-01-01T00:00:00.000Z";
+    const a = { rt, state: state as never, config: {}, pending, step: undefined, run: undefined, at };
+    const next = applyAnswer(a, { action: "approve" });
+    expect(next.goto).toBe("human");
+    expect(next.update.plan).toBeUndefined();
+    expect(next.update.decisions).toMatchObject({
+      rule: "guard.new-capability",
+      action: "escalate",
+      reason: "the held replan no longer applies to plan version 1; nothing was changed",
+    });
+    expect(next.update.pendingHuman).toMatchObject({ kind: "escalation" });
   });
 });

@@ -5,7 +5,7 @@
  * trigger escalates, where the person can retry, skip, provide, replan with a constraint or abort.
  */
 import { z } from "zod";
-import { FailureClassSchema, PlanSchema, ReplanRecordSchema, type ResumeValue } from "../plan/schema.js";
+import { FailureClassSchema, PlanSchema, ReplanRecordSchema, type Decision, type ResumeValue } from "../plan/schema.js";
 import { decide, type Answering, type Next } from "./answers.js";
 import { emit } from "./events.js";
 import { ESCALATION_OPTIONS, escalationPayload, offered } from "./interrupts.js";
@@ -27,7 +27,16 @@ export function heldProposal(a: Answering): ProposedVersion | undefined {
   return parsed.data as ProposedVersion;
 }
 
-export function approveHeld(a: Answering, proposal: ProposedVersion): Next {
+/**
+ * Commits the held proposal. One that no longer applies (the plan moved on while it waited, or it
+ * cannot be read) is not applied: the guard still stands, and the run escalates instead.
+ */
+export function approveHeld(a: Answering): Next {
+  const proposal = heldProposal(a);
+  if (!proposal) {
+    const reason = `the held replan no longer applies to plan version ${a.state.plan?.version ?? 0}; nothing was changed`;
+    return escalate(a, decide(a, "escalate", "guard.new-capability", reason, failureClassOf(a), false));
+  }
   const { record } = proposal;
   const action = record.scope === "local" ? "replan_local" : "replan_global";
   const tools = typeof a.pending.context.tools === "string" ? a.pending.context.tools : "";
@@ -42,13 +51,12 @@ export function rejectHeld(a: Answering, reply: Extract<ResumeValue, { action: "
   const what = proposal ? `plan version ${proposal.record.toVersion}` : "the proposed replan";
   const why = reply.reason ? `: ${reply.reason}` : "";
   const trigger = proposal ? `; the original problem stands: ${proposal.record.trigger}` : "";
-  const decision = decide(
-    a,
-    "escalate",
-    "human.reject-replan",
-    `a person rejected ${what}${why}${trigger}`,
-    failureClassOf(a),
-  );
+  const reason = `a person rejected ${what}${why}${trigger}`;
+  return escalate(a, decide(a, "escalate", "human.reject-replan", reason, failureClassOf(a)));
+}
+
+/** The original trigger escalates, with the options of an escalation. */
+function escalate(a: Answering, decision: Decision): Next {
   const canReplan = typeof a.rt.planner.replan === "function";
   const state = { ...a.state, decisions: [...a.state.decisions, decision] };
   const pendingHuman = escalationPayload(state, decision, offered(ESCALATION_OPTIONS, canReplan));
