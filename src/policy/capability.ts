@@ -135,7 +135,8 @@ function taintOf(input: CapabilityInput): Taint {
   for (const [key, fact] of Object.entries(input.facts)) {
     if (trusted(fact)) continue;
     keys.set(key, `produced by step "${fact.producedBy}"`);
-    texts.push(typeof fact.value === "string" ? fact.value : (JSON.stringify(fact.value) ?? ""));
+    // The values themselves, not their JSON: a quote or newline in a page must match as written.
+    texts.push(...leaves(fact.value));
   }
   for (const step of input.proposed)
     if (step.tool)

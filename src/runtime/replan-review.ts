@@ -9,6 +9,7 @@ import { planAtVersion } from "../plan/history.js";
 import type { Decision, Step } from "../plan/schema.js";
 import { capabilityBaseline, capabilityGuard, type CapabilityHit } from "../policy/capability.js";
 import { planDiff } from "../plan/diff.js";
+import { leaves } from "../policy/capability-taint.js";
 import { mergeSteps } from "../policy/replan-merge.js";
 import { emit } from "./events.js";
 import { offered } from "./interrupts.js";
@@ -24,10 +25,7 @@ export function capabilityReview(r: Replan, replacement: readonly Step[]): Capab
   const versions: Step[][] = [];
   for (let v = 1; v <= r.plan.version; v++) versions.push(planAtVersion(state, v)?.steps ?? []);
   const inputs = Object.values(state.facts).filter((f) => f.producedBy === "input" || f.producedBy === "human");
-  const trustedText = [
-    state.goal,
-    ...inputs.map((f) => (typeof f.value === "string" ? f.value : (JSON.stringify(f.value) ?? ""))),
-  ];
+  const trustedText = [state.goal, ...inputs.flatMap((f) => leaves(f.value))];
   return capabilityGuard({
     replacement,
     previous: r.plan.steps,
