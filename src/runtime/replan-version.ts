@@ -33,7 +33,8 @@ export function applyReplan(
   replacement: PlanDraft,
   rerun: readonly string[],
   budget: PlanManagerUpdate["budget"],
-  held?: CapabilityHit,
+  // Required, not optional: every path to a new version has to say what the capability guard found.
+  held: CapabilityHit | undefined,
 ): PlanManagerUpdate {
   const { state, plan: previous, affectedIds, guards } = r;
   const version = previous.version + 1;
