@@ -68,6 +68,18 @@ describe("the new-capability guard", () => {
     ]);
   });
 
+  it("a fallback tool of an earlier version counts as used", () => {
+    const withFallback = capabilityBaseline(
+      [[{ ...v1[0]!, fallback: { tool: "send_email", args: { to: "me" } } }]],
+      [],
+    );
+    const mail = { id: "mail", goal: "Mail", tool: "send_email", args: { to: "me" } };
+    expect(capabilityGuard(input([mail], { baseline: withFallback }))).toBeUndefined();
+    expect(capabilityGuard(input([mail], { baseline: capabilityBaseline([v1], []) }))?.rule).toBe(
+      "guard.new-capability",
+    );
+  });
+
   it("a step handed back unchanged is not new", () => {
     expect(
       capabilityGuard(input([{ ...v1[1]! }], { previous: v1, baseline: capabilityBaseline([], []) })),
