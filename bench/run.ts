@@ -5,6 +5,7 @@
 import { writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { resolve } from "node:path";
+import { capability } from "./capability.js";
 import { checkpointGrowth } from "./checkpoint-growth.js";
 import { concurrency } from "./concurrency.js";
 import { decisionLatency } from "./decision-latency.js";
@@ -25,6 +26,7 @@ const suites: [string, () => Promise<Table>][] = [
   ["governance", async () => (await governance(quick)).table],
   ["concurrency", () => concurrency(quick)],
   ["memory", () => replanMemory(quick)],
+  ["capability", () => capability(quick)],
 ];
 for (const [name, run] of suites) {
   if (only && !only.split(",").includes(name)) continue;

@@ -79,10 +79,13 @@ describe("llmPlanner({ horizon })", () => {
       "Goal: Survey 12 sites",
       "The plan so far (version 1) has run. Plan the next steps of the goal.",
       "Steps done so far (they stay; new steps may depend on them):\n" +
-        [1, 2, 3, 4, 5].map((n) => `- s${n} (survey): Part ${n} of the survey — succeeded`).join("\n"),
+        '<untrusted-data name="steps_done">\n' +
+        JSON.stringify([1, 2, 3, 4, 5].map((n) => `s${n} (survey): Part ${n} of the survey — succeeded`)) +
+        "\n</untrusted-data>",
     ]);
     expect(second[4]).toBe(
-      'Trusted facts:\n{"part1":"done 1","part2":"done 2","part3":"done 3","part4":"done 4","part5":"done 5"}',
+      'Trusted facts:\n<untrusted-data name="trusted_facts">\n' +
+        '{"part1":"done 1","part2":"done 2","part3":"done 3","part4":"done 4","part5":"done 5"}\n</untrusted-data>',
     );
     expect(second.slice(-2)).toEqual([horizonLine, "Return only the new steps, with ids not used before."]);
     const third = userPrompt(server.requests[2]!);

@@ -213,4 +213,27 @@ describe("extensions and the ladder", () => {
     expect(requests.length).toBe(1);
     expect(work.calls.length).toBe(4);
   });
+
+  it("holds an extension that brings a new side-effecting tool for a person (guard.new-capability); approve commits it", async () => {
+    const work = worker();
+    const pay = scriptedTool("send_payment", [{ paid: true }], { sideEffects: ["payments"] });
+    const planner = staticPlanner({
+      plan: { steps: [stepWithOutput(1)], complete: false },
+      extend: () => ({ steps: [{ id: "pay", goal: "Pay", tool: "send_payment", args: { to: "ACC-1" } }] }),
+    });
+    const h = harness(planner, [work, pay]);
+    let out = await h.run();
+    expect([out.status, out.plan.version, pay.calls.length]).toEqual(["awaiting_review", 1, 0]);
+    expect(out.decisions.map((d: Loose) => d.rule)).toEqual(["guard.new-capability"]);
+    const review = out.__interrupt__[0].value;
+    expect([review.kind, review.context.tools, review.options]).toEqual([
+      "plan_review",
+      "send_payment",
+      ["approve", "reject", "abort"],
+    ]);
+    out = await h.run(new Command({ resume: { action: "approve" } }));
+    expect([out.status, out.plan.version, pay.calls.length]).toEqual(["completed", 2, 1]);
+    expect(out.replans.map((r: Loose) => r.scope)).toEqual(["extend"]);
+    expect(out.decisions.map((d: Loose) => d.rule)).toEqual(["guard.new-capability", "human.approve-replan"]);
+  });
 });

@@ -259,9 +259,13 @@ describe("llmPlanner", () => {
     const prompt = String(model.received[1]![1]!.content);
     expect(prompt).toContain("This is a local replan of plan version 1.");
     expect(prompt).toContain("Broken assumption: portal_up");
-    expect(prompt).toContain('Steps to replace (return replacement steps for these only):\n[{"id":"portal"');
-    expect(prompt).toContain('Trusted facts:\n{"company":"Acme"}');
-    expect(prompt).toContain("- portal {}");
+    expect(prompt).toContain(
+      'Steps to replace (return replacement steps for these only):\n<untrusted-data name="steps_to_replace">\n[{"id":"portal"',
+    );
+    expect(prompt).toContain(
+      'Trusted facts:\n<untrusted-data name="trusted_facts">\n{"company":"Acme"}\n</untrusted-data>',
+    );
+    expect(prompt).toContain('<untrusted-data name="excluded">\n["portal {}"]\n</untrusted-data>');
     expect(out.usage.map((u: { purpose: string }) => u.purpose)).toEqual(["plan", "replan"]);
     expect(out.budget.replanSpent).toBeCloseTo(0.0036, 10);
   });

@@ -162,6 +162,7 @@ describe("policy options", () => {
       defaultTimeoutMs: 300000,
       budget: {},
       defaultRetry: { maxAttempts: 3, backoff: "exponential", initialDelayMs: 200, maxDelayMs: 10000 },
+      replanTools: "read-only",
     });
   });
   it("names the field of an invalid option", () => {

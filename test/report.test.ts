@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Command } from "@langchain/langgraph";
 import {
+  PermanentError,
   debugView,
   htmlReport,
   planDiffMermaid,
@@ -26,6 +27,33 @@ describe("htmlReport", () => {
       "<code>&quot;&lt;/script&gt;&lt;script&gt;alert(\\&quot;x\\&quot;)&lt;/script&gt;&quot;</code>",
     );
     expect(html.match(/<script>/g)).toHaveLength(2);
+  });
+
+  it("keeps control characters, markup and very long strings from tools escaped, whole", async () => {
+    const long = "<b>".repeat(20_000);
+    const ansi = "\u001b[2J\u0007\u202egnp.exe\u0000";
+    const tools = [
+      scriptedTool("fetch", [{ text: `${ansi}<img src=x onerror=alert(1)>`, long }]),
+      scriptedTool("work", [new PermanentError(`bad ${ansi}<script>alert(2)</script>`)]),
+    ];
+    const steps = [
+      { id: "fetch", goal: `Fetch ${ansi}`, tool: "fetch", produces: ["text", "long"] },
+      { id: "work", goal: "Work", tool: "work", dependsOn: ["fetch"], inputs: ["text"] },
+    ];
+    const out = await harness({ steps }, tools).run();
+    const html = htmlReport(out as never);
+    expect(html).not.toMatch(/<(img|b|script)\b/);
+    // oxlint-disable-next-line no-control-regex -- matching control characters is the test
+    expect(html).not.toMatch(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+    expect(html.split("&lt;b&gt;")).toHaveLength(20_001);
+    expect(html).toContain(
+      '<td>text</td><td class="l-trusted">trusted</td><td><code>&quot;\\u001b[2J\\u0007\\u202egnp.exe\\u0000' +
+        "&lt;img src=x onerror=alert(1)&gt;&quot;</code></td>",
+    );
+    expect(html).toContain(
+      '<td class="free">PermanentError: bad \\u001b[2J\\u0007\\u202egnp.exe\\u0000' +
+        "&lt;script&gt;alert(2)&lt;/script&gt;</td>",
+    );
   });
 
   it("lists diagram sources as text when no Mermaid bundle is given", async () => {

@@ -34,8 +34,8 @@ export function makeExtenderNode(rt: Runtime) {
       const hit = failedReplan("invalid_draft", formatIssues(validation.issues));
       return { ...escalate(rt, state, config, hit), usage, budget };
     }
-    const update = applyExtension(rt, state, validation.draft);
-    emit(config, { type: "replan", record: update.replans as never });
+    const update = applyExtension(rt, state, config, validation.draft);
+    if (update.plan) emit(config, { type: "replan", record: update.replans as never });
     return { ...update, usage, budget };
   };
 }

@@ -6,6 +6,7 @@ import { makeFacts } from "../plan/facts.js";
 import type { ResumeValue, StepRun } from "../plan/schema.js";
 import { approval, decide, running, type Answering, type Next } from "../runtime/answers.js";
 import { completeHumanStep } from "../runtime/human-step-answer.js";
+import { approveHeld, rejectHeld } from "../runtime/held-replan.js";
 import type { PlanManagerUpdate } from "../runtime/state.js";
 import { offered } from "../runtime/interrupts.js";
 
@@ -14,7 +15,9 @@ export { HUMAN_DESTINATIONS, type Answering, type Destination, type Next } from 
 type Handlers = { [A in ResumeValue["action"]]: (a: Answering, reply: Extract<ResumeValue, { action: A }>) => Next };
 
 const HANDLERS: Handlers = {
-  approve: () => running(),
+  // A replan the capability guard held is committed only now, exactly as the person saw it.
+  approve: (a) => (a.pending.context.proposal === undefined ? running() : approveHeld(a)),
+  reject: (a, reply) => rejectHeld(a, reply),
   abort: (a, reply) => {
     const failedStep = a.pending.stepId ? { failedStep: a.pending.stepId } : {};
     const message = reply.reason ?? "aborted at a human review";

@@ -27,6 +27,7 @@ import { chargeReplan, prepareReplan, validateReplanDraft, type Replan } from ".
 import { askPlanner } from "../runtime/replan-request.js";
 import { recallReplan } from "../runtime/replan-memory.js";
 import { applyReplan } from "../runtime/replan-version.js";
+import { capabilityReview } from "../runtime/replan-review.js";
 
 export function makeReplannerNode(rt: Runtime) {
   return async function replanner(
@@ -75,7 +76,8 @@ export function makeReplannerNode(rt: Runtime) {
     if (over) return escalate(r, over, { budget });
     r.guards.backtracks = { ...r.guards.backtracks };
     for (const id of rerun) r.guards.backtracks[id] = (r.guards.backtracks[id] ?? 0) + 1;
-    return applyReplan(r, { ...proposed, steps }, rerun, budget);
+    // Last gate before a version: a replan may not widen what the run can do unseen (DESIGN §7.6).
+    return applyReplan(r, { ...proposed, steps }, rerun, budget, capabilityReview(r, steps));
   };
 }
 

@@ -19,8 +19,9 @@ export function enrichDraft(draft: PlanDraft, metadataOf: (tool: string) => Tool
 
 function enrichStep(step: Step, meta: ToolMetadata | undefined): Step {
   const out: Step = { ...step };
-  if (meta?.sideEffects && meta.sideEffects.length > 0 && out.sideEffects === undefined)
-    out.sideEffects = [...meta.sideEffects];
+  // The registry's side effects are facts about the tool: a plan (untrusted) may add to them, never drop them.
+  if (meta?.sideEffects && meta.sideEffects.length > 0)
+    out.sideEffects = [...new Set([...(out.sideEffects ?? []), ...meta.sideEffects])];
   if (out.sideEffects && out.sideEffects.length > 0 && out.idempotent === undefined) out.idempotent = false;
   if (meta?.successSignal && out.successSignal === undefined) out.successSignal = meta.successSignal;
   return out;

@@ -347,6 +347,8 @@ export const ResumeValueSchema = z.discriminatedUnion("action", [
   z.object({ action: z.literal("provide"), facts: z.record(FactKeySchema, z.unknown()) }),
   z.object({ action: z.literal("change_scope"), request: z.string().min(1).max(LIMITS.maxTextLength) }),
   z.object({ action: z.literal("complete"), output: z.unknown() }),
+  /** Discards a replan the capability guard held (DESIGN §7.6); the original trigger escalates. */
+  z.object({ action: z.literal("reject"), reason: z.string().max(LIMITS.maxTextLength).optional() }),
 ]);
 export type ResumeValue = z.infer<typeof ResumeValueSchema>;
 export type ResumeAction = ResumeValue["action"];

@@ -16,6 +16,14 @@ export { backoffDelay } from "./backoff.js";
 export { resolvePolicy, DEFAULT_RETRY, DEFAULT_MEMORY_NAMESPACE } from "./options.js";
 export { memoryKey, templateKey, isRetired, MemoryEntrySchema } from "./replan-memory.js";
 export type { MemoryEntry } from "./replan-memory.js";
+export { capabilityGuard, capabilityBaseline } from "./capability.js";
+export type {
+  CapabilityFinding,
+  CapabilityBaseline,
+  CapabilityInput,
+  CapabilityHit,
+  ReplanTools,
+} from "./capability.js";
 export type { PolicyOptions, ResolvedPolicy } from "./options.js";
 export { validatePlan, formatIssues } from "../plan/validate.js";
 export type { PlanIssue, PlanIssueCode, PlanValidation } from "../plan/validate.js";

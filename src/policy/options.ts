@@ -7,6 +7,7 @@ import { PlanManagerError } from "../errors.js";
 import { retryPolicyProblem } from "../plan/retry-policy.js";
 import { LIMITS, RetryPolicySchema, type RetryPolicy } from "../plan/schema.js";
 import { ReplanTemplateSchema, type ReplanMemoryMode, type ReplanTemplate } from "./replan-memory.js";
+import type { ReplanTools } from "./capability.js";
 
 export const PolicyOptionsSchema = z
   .object({
@@ -37,6 +38,15 @@ export const PolicyOptionsSchema = z
     stallFactor: z.number().min(1).max(1_000).optional(),
     /** Retry policy of steps that do not set their own. */
     defaultRetry: RetryPolicySchema.partial().optional(),
+    /**
+     * Tools a replan may introduce without a person's approval (DESIGN §7.6): "read-only" (default:
+     * any tool without declared side effects), "any", or exactly the tools listed.
+     */
+    replanTools: z
+      .union([z.literal("read-only"), z.literal("any"), z.array(z.string().min(1)).max(1000)], {
+        error: 'expected "read-only", "any" or an array of tool names',
+      })
+      .optional(),
   })
   .strict();
 
@@ -53,6 +63,7 @@ export interface ResolvedPolicy {
   defaultTimeoutMs: number;
   budget: { maxCost?: number; maxReplanCost?: number };
   defaultRetry: RetryPolicy;
+  replanTools: ReplanTools;
 }
 
 export const DEFAULT_RETRY: RetryPolicy = {
@@ -86,6 +97,7 @@ export function resolvePolicy(options: unknown = {}): ResolvedPolicy {
     defaultTimeoutMs: o.defaultTimeoutMs ?? 300_000,
     budget: { ...o.budget },
     defaultRetry,
+    replanTools: o.replanTools ?? "read-only",
   };
 }
 

@@ -156,6 +156,16 @@ export const RULES = {
     action: "escalate",
     description: "a step that committed a side effect would run a changed operation",
   },
+  "guard.new-capability": {
+    answers: "any",
+    action: "escalate",
+    description: "a replan adds a side-effecting tool no earlier plan version used (policy.replanTools): plan review",
+  },
+  "guard.untrusted-arguments": {
+    answers: "any",
+    action: "escalate",
+    description: "a side-effecting step a replan adds reads data produced after the original plan: plan review",
+  },
   "replan.unavailable": {
     answers: "any",
     action: "escalate",
@@ -196,6 +206,16 @@ export const RULES = {
     description: "a person asked for a replan with a constraint",
   },
   "human.change-scope": { answers: "person", action: "replan_global", description: "a person changed the scope" },
+  "human.approve-replan": {
+    answers: "person",
+    action: "replan_global",
+    description: "a person approved a replan the capability guard held; it is applied as proposed (local or global)",
+  },
+  "human.reject-replan": {
+    answers: "person",
+    action: "escalate",
+    description: "a person rejected a held replan: it is discarded and the original trigger escalates",
+  },
   "human.abort": { answers: "person", action: "abort", description: "a person aborted the run" },
   // The optional LLM classifier, consulted only for `unknown`.
   "llm.classifier": {

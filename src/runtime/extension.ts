@@ -3,6 +3,7 @@
  * draft goes through, and the new plan version that appends them. Extensions are not repairs:
  * they count against `policy.maxExtensions`, not `maxReplans`, and keep every step and fact.
  */
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "./options.js";
 import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "./state.js";
 import type { ExtendRequest } from "../contracts/planner.js";
@@ -12,6 +13,7 @@ import { historyEntry } from "../plan/history.js";
 import type { Plan, PlanDraft, ReplanRecord } from "../plan/schema.js";
 import { validatePlan, type PlanValidation } from "../plan/validate.js";
 import { PLAN_REVIEW_OPTIONS, offered } from "./interrupts.js";
+import { holdProposal, reviewNewSteps } from "./replan-review.js";
 
 /** Extensions made so far in this run. */
 export const extensionsOf = (state: Pick<PlanManagerStateType, "replans">): number =>
@@ -58,8 +60,17 @@ export function extendRequest(rt: Runtime, state: PlanManagerStateType, usage: U
   };
 }
 
-/** The next plan version: every step kept, the extension's appended; a person reviews it under `reviewReplans`. */
-export function applyExtension(rt: Runtime, state: PlanManagerStateType, draft: PlanDraft): PlanManagerUpdate {
+/**
+ * The next plan version: every step kept, the extension's appended. Like a replan, it may not
+ * widen what the run can do unseen (the capability guard holds it for a person), and under
+ * `reviewReplans` a person reviews it anyway.
+ */
+export function applyExtension(
+  rt: Runtime,
+  state: PlanManagerStateType,
+  config: LangGraphRunnableConfig,
+  draft: PlanDraft,
+): PlanManagerUpdate {
   const previous = state.plan!;
   const added = enrichDraft(draft, rt.metadataOf);
   const known = new Set(previous.assumptions.map((a) => a.id));
@@ -83,6 +94,12 @@ export function applyExtension(rt: Runtime, state: PlanManagerStateType, draft: 
     facts: labels,
     at: new Date(rt.clock.now()).toISOString(),
   };
+  const held = reviewNewSteps(rt, state, added.steps, next.steps);
+  if (held) {
+    const proposal = { plan: next, record, affected: [], replacement: added.steps.map((s) => s.id), scopeChanges: [] };
+    const trigger = { attempt: 0, failureClass: "none" as const };
+    return holdProposal(rt, state, config, { trigger, notes: [], at: record.at! }, proposal, held);
+  }
   const update: PlanManagerUpdate = { plan: next, planHistory: historyEntry(previous, next), replans: record };
   if (!rt.reviewReplans) return { ...update, status: "running" };
   const steps = next.steps.map((s) => ({ id: s.id, goal: s.goal, tool: s.tool ?? null }));

@@ -132,6 +132,7 @@ export function resolveOptions(options: PlanManagerOptions): Runtime {
     throw new PlanManagerError("invalid_options", "reviewReplans needs reviewPlan: true", { path: "reviewReplans" });
   }
   const policy = resolvePolicy(options.policy);
+  checkReplanTools(policy.replanTools, tools);
   const metadataOf = (name: string): ToolMetadata | undefined => {
     const meta = (tools.get(name) as { metadata?: Record<string, unknown> } | undefined)?.metadata;
     if (!meta) return undefined;
@@ -183,5 +184,22 @@ function checkTemplateTools(runtime: Runtime) {
           path: `replanTemplates[${i}].steps`,
         },
       );
+  });
+}
+
+/** An allow-list names registered tools: a misspelt name would silently make every replan of it wait. */
+function checkReplanTools(replanTools: ResolvedPolicy["replanTools"], tools: ReadonlyMap<string, unknown>): void {
+  if (typeof replanTools === "string") return;
+  replanTools.forEach((name, i) => {
+    if (tools.has(name)) return;
+    const path = `policy.replanTools[${i}]`;
+    const registered = [...tools.keys()].join(", ") || "none";
+    throw new PlanManagerError(
+      "invalid_options",
+      `${path}: "${name}" is not a registered tool (tools: ${registered})`,
+      {
+        path,
+      },
+    );
   });
 }

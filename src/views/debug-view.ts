@@ -7,6 +7,7 @@ import { planDiff } from "../plan/diff.js";
 import { planAtVersion, runHistory } from "../plan/history.js";
 import type { StepRun } from "../plan/schema.js";
 import { decisionLine } from "./decision-line.js";
+import { printable } from "./printable.js";
 
 type DebugState = Pick<
   PlanManagerStateType,
@@ -26,7 +27,7 @@ type DebugState = Pick<
 const round = (n: number | undefined) => Math.round((n ?? 0) * 1e6) / 1e6;
 
 export function debugView(state: DebugState): string[] {
-  const lines: string[] = [`goal: ${state.goal}`, `status: ${state.status}`, "", "steps:"];
+  const lines: string[] = [`goal: ${printable(state.goal)}`, `status: ${state.status}`, "", "steps:"];
   const ids = new Set<string>([...(state.plan?.steps ?? []).map((s) => s.id), ...Object.keys(state.steps)]);
   const earlier = runHistory(state).filter((r) => !r.current);
   for (const id of ids) {
@@ -43,14 +44,15 @@ export function debugView(state: DebugState): string[] {
     lines.push(
       `  #${d.seq} ${d.at} v${d.planVersion} ${d.stepId ?? "-"} attempt ${d.attempt}: ${decisionLine(d)}${delay}`,
     );
-    lines.push(`     ${d.reason.split("\n").join(" ")}`);
+    lines.push(`     ${printable(d.reason.split("\n").join(" "))}`);
   }
   lines.push("", "replans:");
   if (state.replans.length === 0) lines.push("  (none)");
   for (const r of state.replans) {
     lines.push(
       `  v${r.fromVersion} → v${r.toVersion} ` +
-        `(${r.scope}${r.brokenAssumption ? `, assumption ${r.brokenAssumption}` : ""}): ${r.trigger.split("\n")[0]}`,
+        `(${r.scope}${r.brokenAssumption ? `, assumption ${r.brokenAssumption}` : ""}): ` +
+        printable(r.trigger.split("\n")[0]!),
     );
     if (r.changedSteps?.length) lines.push(`    changed: ${r.changedSteps.join(", ")}`);
     if (r.source === "memory") lines.push(`    source: memory (entry ${r.memoryKey})`);
@@ -72,14 +74,14 @@ export function debugView(state: DebugState): string[] {
   lines.push("", "facts:");
   for (const [key, f] of Object.entries(state.facts)) {
     lines.push(
-      `  ${key} = ${JSON.stringify(f.value)} [${f.label}] by ${f.producedBy} ` +
+      `  ${key} = ${printable(JSON.stringify(f.value) ?? "undefined")} [${f.label}] by ${f.producedBy} ` +
         `(v${f.planVersion})${f.derivedFrom.length ? ` from ${f.derivedFrom.join(", ")}` : ""}`,
     );
   }
   lines.push("", `cost: execution ${round(state.budget.spent)}, replanning ${round(state.budget.replanSpent)}`);
   if (state.sideEffects.length > 0)
     lines.push(`side effects: ${state.sideEffects.map((s) => `${s.stepId}@${s.idempotencyKey}`).join(", ")}`);
-  if (state.outcome) lines.push(`outcome: ${state.outcome.summary}`);
+  if (state.outcome) lines.push(`outcome: ${printable(state.outcome.summary)}`);
   return lines;
 }
 
@@ -91,6 +93,9 @@ function runLines(label: string, run: StepRun): string[] {
     `  ${label}: ${run.status}, ${run.attempts} attempt${plural}${notes}, cost ${round(run.cost)}${times}`,
   ];
   const e = run.error;
-  if (e) lines.push(`    error: ${e.name}${e.status ? ` ${e.status}` : ""}${e.code ? ` ${e.code}` : ""}: ${e.message}`);
+  if (e)
+    lines.push(
+      `    error: ${e.name}${e.status ? ` ${e.status}` : ""}${e.code ? ` ${e.code}` : ""}: ${printable(e.message)}`,
+    );
   return lines;
 }

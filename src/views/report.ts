@@ -8,6 +8,7 @@ import type { PlanManagerStateType } from "../runtime/state.js";
 import { planDiff } from "../plan/diff.js";
 import { planAtVersion, runHistory, runsAtVersion } from "../plan/history.js";
 import { planDiffMermaid, planMermaid } from "./mermaid.js";
+import { printableLines } from "./printable.js";
 
 type ReportState = Pick<
   PlanManagerStateType,
@@ -33,8 +34,9 @@ export interface ReportOptions {
 /** ISO timestamps order as plain text (no locale collation). */
 const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
+/** Markup as text; control characters and bidirectional overrides (tools' words) shown as `\uXXXX`. */
 const esc = (value: unknown): string =>
-  String(value ?? "").replace(
+  printableLines(String(value ?? "")).replace(
     /[&<>"']/g,
     (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!,
   );

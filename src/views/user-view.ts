@@ -5,11 +5,13 @@
 import type { PlanManagerStateType } from "../runtime/state.js";
 import type { StepRun } from "../plan/schema.js";
 import { isFinished } from "../plan/ready.js";
+import { printable } from "./printable.js";
 
 type ViewState = Pick<PlanManagerStateType, "plan" | "steps" | "status" | "outcome"> &
   Partial<Pick<PlanManagerStateType, "pendingHuman">>;
 
-export function userLine(goal: string, run: StepRun | undefined, waitingOnPerson = false): string | undefined {
+export function userLine(text: string, run: StepRun | undefined, waitingOnPerson = false): string | undefined {
+  const goal = printable(text);
   switch (run?.status) {
     case "succeeded":
       return run.doneBy === "person" ? `✓ ${goal} (done by a person)` : `✓ ${goal}`;
@@ -39,9 +41,9 @@ export function userView(state: ViewState): string[] {
   if (state.status === "completed") lines.push("Done.");
   else if (state.status === "partial") {
     const undone = (state.outcome?.missing ?? []).map((m) => m.goal);
-    lines.push(`Partly done. Not done: ${undone.join("; ") || "see the outcome"}.`);
+    lines.push(`Partly done. Not done: ${printable(undone.join("; ")) || "see the outcome"}.`);
   } else if (state.status === "failed" || state.status === "aborted")
-    lines.push(`Stopped: ${state.outcome?.summary ?? state.status}`);
+    lines.push(`Stopped: ${printable(state.outcome?.summary ?? state.status)}`);
   else if (state.status === "awaiting_human" || state.status === "awaiting_review")
     lines.push("Waiting for a person to review.");
   return lines;

@@ -1,0 +1,145 @@
+/**
+ * The new-capability guard (DESIGN §7.6): facts come from tools that read the outside world, and
+ * they reach the planner, so a replan may be steered by text nobody trusted. A replan therefore
+ * may not quietly widen what the run can do: a step whose tool no earlier plan version used, if
+ * that tool has side effects (or is off the operator's allow-list), waits for a person; so does
+ * a side-effecting step whose arguments carry data produced after the original plan was made
+ * (capability-taint.ts). Pure: the caller hands in the earlier versions and the registry's view.
+ */
+import type { Fact, Step } from "../plan/schema.js";
+import type { GuardHit } from "./replan-guards.js";
+import { canonical } from "../plan/diff.js";
+import { leaves, taintFindings, type Taint, type ToolUse } from "./capability-taint.js";
+
+/** Which tools a replan may introduce without a person: `"read-only"` (default), `"any"`, or exactly these. */
+export type ReplanTools = "read-only" | "any" | readonly string[];
+
+export interface CapabilityFinding {
+  /** `new_tool`: a tool no earlier version used; `untrusted_input` / `untrusted_argument`: data from after the plan. */
+  kind: "new_tool" | "untrusted_input" | "untrusted_argument";
+  stepId: string;
+  tool: string;
+  /** The tool's declared side effects (registry and step), empty for a read-only tool. */
+  sideEffects: string[];
+  /** One line a reviewer reads: what would change. */
+  detail: string;
+}
+
+/** What earlier plan versions of the run already did: their tools, and per tool the inputs it read. */
+export interface CapabilityBaseline {
+  tools: ReadonlySet<string>;
+  inputs: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Argument values of earlier versions and trusted text (goal, input facts): not evidence of taint. */
+  known: readonly string[];
+}
+
+export interface CapabilityInput {
+  /** The steps the replan adds or hands back (after merging). */
+  replacement: readonly Step[];
+  /** The plan version being replaced. */
+  previous: readonly Step[];
+  /** The whole proposed plan (its not-yet-run steps may produce facts a new step reads). */
+  proposed: readonly Step[];
+  baseline: CapabilityBaseline;
+  facts: Readonly<Record<string, Fact>>;
+  replanTools: ReplanTools;
+  /** Side effects the registry declares for a tool (tool metadata); [] when none. */
+  sideEffectsOf: (tool: string) => readonly string[];
+}
+
+export interface CapabilityHit extends GuardHit {
+  rule: "guard.new-capability" | "guard.untrusted-arguments";
+  findings: CapabilityFinding[];
+}
+
+/** The earlier versions' tools (main and fallback), inputs per tool and argument values. */
+export function capabilityBaseline(versions: readonly (readonly Step[])[], trustedText: readonly string[]) {
+  const tools = new Set<string>();
+  const inputs = new Map<string, Set<string>>();
+  const known: string[] = [...trustedText];
+  for (const step of versions.flat()) {
+    for (const use of uses(step)) {
+      tools.add(use.tool);
+      const keys = inputs.get(use.tool) ?? new Set<string>();
+      for (const k of use.inputs) keys.add(k);
+      inputs.set(use.tool, keys);
+      known.push(...leaves(use.args));
+    }
+  }
+  return { tools, inputs, known } satisfies CapabilityBaseline;
+}
+
+/** Why this replan needs a person's approval, or undefined when it may run as proposed. */
+export function capabilityGuard(input: CapabilityInput): CapabilityHit | undefined {
+  const before = new Map(input.previous.map((s) => [s.id, s]));
+  // Only what the replan adds or changes: a step handed back as it was is not new.
+  const added = input.replacement.filter((s) => !before.has(s.id) || canonical(before.get(s.id)) !== canonical(s));
+  const findings: CapabilityFinding[] = [];
+  const taint: Taint = taintOf(input);
+  for (const step of added) {
+    for (const use of uses(step)) {
+      const sideEffects = [
+        ...new Set([...input.sideEffectsOf(use.tool), ...(use.main ? (step.sideEffects ?? []) : [])]),
+      ];
+      if (!input.baseline.tools.has(use.tool) && needsReview(use.tool, sideEffects, input.replanTools))
+        findings.push({
+          kind: "new_tool",
+          stepId: step.id,
+          tool: use.tool,
+          sideEffects,
+          detail: newTool(use, sideEffects),
+        });
+      if (sideEffects.length > 0) findings.push(...taintFindings(step.id, use, sideEffects, input.baseline, taint));
+    }
+  }
+  if (findings.length === 0) return undefined;
+  const fresh = findings.some((f) => f.kind === "new_tool");
+  return {
+    rule: fresh ? "guard.new-capability" : "guard.untrusted-arguments",
+    reason: `the replan needs a person's approval: ${findings.map((f) => f.detail).join("; ")}`,
+    findings,
+  };
+}
+
+function needsReview(tool: string, sideEffects: readonly string[], replanTools: ReplanTools): boolean {
+  if (replanTools === "any") return false;
+  if (replanTools === "read-only") return sideEffects.length > 0;
+  return !replanTools.includes(tool);
+}
+
+function newTool(use: ToolUse, sideEffects: readonly string[]): string {
+  const effects =
+    sideEffects.length > 0 ? ` (side effects: ${sideEffects.join(", ")})` : " (not on policy.replanTools)";
+  const as = use.main ? "" : " as a fallback";
+  return `step "${use.stepId}" would call ${use.tool}${as}${effects}, a tool no earlier plan version used`;
+}
+
+function uses(step: Step): ToolUse[] {
+  const out: ToolUse[] = [];
+  const inputs = step.inputs ?? [];
+  if (step.tool) out.push({ stepId: step.id, tool: step.tool, main: true, args: step.args ?? {}, inputs });
+  if (step.fallback)
+    out.push({ stepId: step.id, tool: step.fallback.tool, main: false, args: step.fallback.args ?? {}, inputs });
+  return out;
+}
+
+/**
+ * Data produced after the original plan was made: facts a tool produced (not the caller's input,
+ * not a person's answer), and facts steps of the proposed plan will produce when they run.
+ */
+function taintOf(input: CapabilityInput): Taint {
+  const people = new Set(input.proposed.filter((s) => s.human).map((s) => s.id));
+  const trusted = (f: Fact) => f.producedBy === "input" || f.producedBy === "human" || people.has(f.producedBy);
+  const keys = new Map<string, string>();
+  const texts: string[] = [];
+  for (const [key, fact] of Object.entries(input.facts)) {
+    if (trusted(fact)) continue;
+    keys.set(key, `produced by step "${fact.producedBy}"`);
+    // The values themselves, not their JSON: a quote or newline in a page must match as written.
+    texts.push(...leaves(fact.value));
+  }
+  for (const step of input.proposed)
+    if (step.tool)
+      for (const k of step.produces ?? []) if (!keys.has(k)) keys.set(k, `to be produced by step "${step.id}"`);
+  return { keys, texts };
+}

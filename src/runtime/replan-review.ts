@@ -1,0 +1,120 @@
+/**
+ * The capability guard in the replan's phase sequence (DESIGN §7.6): what the run did before
+ * (every earlier plan version, rebuilt from the history) against what the proposal would do,
+ * and, when the guard fires, the plan review a person answers. Whatever made the draft —
+ * planner, memory, a person's constraint — it goes through here before it becomes a version.
+ */
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { Runtime } from "./options.js";
+import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "./state.js";
+import { planAtVersion } from "../plan/history.js";
+import type { Step } from "../plan/schema.js";
+import type { Decision } from "../policy/decision.js";
+import {
+  capabilityBaseline,
+  capabilityGuard,
+  type CapabilityBaseline,
+  type CapabilityHit,
+} from "../policy/capability.js";
+import { planDiff } from "../plan/diff.js";
+import { leaves } from "../policy/capability-taint.js";
+import { mergeSteps } from "../policy/replan-merge.js";
+import { emit } from "./events.js";
+import { offered } from "./interrupts.js";
+import type { Replan } from "./replan-context.js";
+import type { ProposedVersion } from "./replan-version.js";
+
+/** Options at a held replan: `reject` discards it; `replan` discards it and asks again with a constraint. */
+export const HELD_REVIEW_OPTIONS = ["approve", "reject", "replan", "change_scope", "abort"] as const;
+
+/** What earlier plan versions of the run did, and the text the run trusted from the start (goal, inputs). */
+export function runBaseline(state: PlanManagerStateType): CapabilityBaseline {
+  const versions: Step[][] = [];
+  for (let v = 1; v <= (state.plan?.version ?? 0); v++) versions.push(planAtVersion(state, v)?.steps ?? []);
+  const inputs = Object.values(state.facts).filter((f) => f.producedBy === "input" || f.producedBy === "human");
+  return capabilityBaseline(versions, [state.goal, ...inputs.flatMap((f) => leaves(f.value))]);
+}
+
+/** Whether new steps may become a version without a person, per `policy.replanTools`. */
+export function reviewNewSteps(
+  rt: Runtime,
+  state: PlanManagerStateType,
+  replacement: readonly Step[],
+  proposed: readonly Step[],
+): CapabilityHit | undefined {
+  return capabilityGuard({
+    replacement,
+    previous: state.plan?.steps ?? [],
+    proposed,
+    baseline: runBaseline(state),
+    facts: state.facts,
+    replanTools: rt.policy.replanTools,
+    sideEffectsOf: (tool) => rt.metadataOf(tool)?.sideEffects ?? [],
+  });
+}
+
+/** Whether the merged steps may become a version without a person, per `policy.replanTools`. */
+export function capabilityReview(r: Replan, replacement: readonly Step[]): CapabilityHit | undefined {
+  return reviewNewSteps(r.rt, r.state, replacement, mergeSteps(r.plan.steps, r.affectedIds, replacement));
+}
+
+/** The proposal waits in a plan review; the evidence stands (facts relabelled), the plan does not change yet. */
+export function holdForReview(r: Replan, proposal: ProposedVersion, hit: CapabilityHit): PlanManagerUpdate {
+  const trigger = {
+    ...(r.trigger.stepId !== undefined ? { stepId: r.trigger.stepId } : {}),
+    attempt: r.trigger.attempt,
+    failureClass: r.trigger.failureClass,
+    ...(r.assumption !== undefined ? { brokenAssumption: r.assumption } : {}),
+  };
+  return holdProposal(r.rt, r.state, r.config, { trigger, notes: r.notes, at: r.at() }, proposal, hit);
+}
+
+/** What a held proposal answers: the trigger's step and class, and decisions written before it. */
+export interface HeldContext {
+  trigger: Pick<Decision, "attempt" | "failureClass"> & Partial<Pick<Decision, "stepId" | "brokenAssumption">>;
+  notes: Decision[];
+  at: string;
+}
+
+/** Any proposed version (replan or extension) the capability guard stopped: a decision and a plan review. */
+export function holdProposal(
+  rt: Runtime,
+  state: PlanManagerStateType,
+  config: LangGraphRunnableConfig,
+  held: HeldContext,
+  proposal: ProposedVersion,
+  hit: CapabilityHit,
+): PlanManagerUpdate {
+  const { trigger } = held;
+  const decision: Decision = {
+    seq: state.decisions.length + held.notes.length + 1,
+    ...trigger,
+    action: "escalate",
+    rule: hit.rule,
+    reason: hit.reason,
+    planVersion: state.plan!.version,
+    at: held.at,
+  };
+  emit(config, { type: "decision", decision });
+  const { plan: next } = proposal;
+  const tools = [...new Set(hit.findings.map((f) => f.tool))].join(", ");
+  const pendingHuman: PendingHuman = {
+    kind: "plan_review",
+    reason: `approve plan version ${next.version}? ${hit.reason}`,
+    planVersion: next.version,
+    options: offered([...HELD_REVIEW_OPTIONS], typeof rt.planner.replan === "function"),
+    context: {
+      goal: state.goal,
+      rule: hit.rule,
+      failureClass: trigger.failureClass,
+      tools,
+      capabilities: hit.findings,
+      diff: planDiff(state.plan!, next),
+      steps: next.steps.map((s) => ({ id: s.id, goal: s.goal, tool: s.tool ?? null })),
+      proposal,
+    },
+  };
+  if (trigger.stepId !== undefined) pendingHuman.stepId = trigger.stepId;
+  // After replan memory's decisions, if it answered this replan.
+  return { decisions: [...held.notes, decision], status: "awaiting_review", pendingHuman };
+}
