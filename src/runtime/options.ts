@@ -94,6 +94,35 @@ const OptionsShape = z.object({
 });
 
 export function resolveOptions(options: PlanManagerOptions): Runtime {
+  checkShape(options);
+  const tools = toolRegistry(options.tools);
+  if (options.reviewReplans && !options.reviewPlan) {
+    throw new PlanManagerError("invalid_options", "reviewReplans needs reviewPlan: true", { path: "reviewReplans" });
+  }
+  const policy = resolvePolicy(options.policy);
+  checkReplanTools(policy.replanTools, tools);
+  const metadataOf = (name: string) => toolMetadata(tools.get(name));
+  const runtime: Runtime = {
+    tools,
+    toolNames: new Set(tools.keys()),
+    toolArguments: new Map([...tools].map(([name, t]) => [name, acceptedArguments(t.schema)])),
+    toolInfo: [...tools.values()].map((t) => toolInfoOf(t, metadataOf(t.name))),
+    planner: options.planner,
+    policy,
+    reviewPlan: options.reviewPlan ?? false,
+    reviewReplans: options.reviewReplans ?? false,
+    recursionLimit: options.recursionLimit ?? 10_000,
+    memory: resolveReplanMemory(options.replanMemory, options.replanTemplates),
+    clock: { now: options.clock?.now ?? Date.now, sleep: options.clock?.sleep ?? realSleep },
+    metadataOf,
+  };
+  if (options.classifier) runtime.classifier = options.classifier;
+  checkTemplateTools(runtime);
+  return runtime;
+}
+
+/** The options object, its top-level fields and the planner, checked where they enter; each error names the field. */
+function checkShape(options: PlanManagerOptions): void {
   if (options === null || typeof options !== "object") {
     throw new PlanManagerError(
       "invalid_options",
@@ -113,8 +142,12 @@ export function resolveOptions(options: PlanManagerOptions): Runtime {
       { path: "planner.plan" },
     );
   }
+}
+
+/** The registry: LangChain tools by name; a non-tool or a second tool of the same name is refused. */
+function toolRegistry(list: PlanManagerOptions["tools"]): Map<string, StructuredToolInterface> {
   const tools = new Map<string, StructuredToolInterface>();
-  options.tools.forEach((t, i) => {
+  list.forEach((t, i) => {
     if (!t || typeof t.name !== "string" || typeof t.invoke !== "function") {
       throw new PlanManagerError(
         "invalid_options",
@@ -128,48 +161,29 @@ export function resolveOptions(options: PlanManagerOptions): Runtime {
       });
     tools.set(t.name, t);
   });
-  if (options.reviewReplans && !options.reviewPlan) {
-    throw new PlanManagerError("invalid_options", "reviewReplans needs reviewPlan: true", { path: "reviewReplans" });
+  return tools;
+}
+
+/** What a tool's `metadata` declares that the plan can use: its side effects and its success signal. */
+function toolMetadata(tool: StructuredToolInterface | undefined): ToolMetadata | undefined {
+  const meta = (tool as { metadata?: Record<string, unknown> } | undefined)?.metadata;
+  if (!meta) return undefined;
+  const out: ToolMetadata = {};
+  if (Array.isArray(meta.sideEffects))
+    out.sideEffects = meta.sideEffects.filter((s): s is string => typeof s === "string");
+  if (typeof meta.successSignal === "string") out.successSignal = meta.successSignal;
+  return out;
+}
+
+function toolInfoOf(t: StructuredToolInterface, meta: ToolMetadata | undefined): ToolInfo {
+  const info: ToolInfo = { name: t.name, description: t.description };
+  try {
+    info.parameters = toJsonSchema(t.schema as Parameters<typeof toJsonSchema>[0]);
+  } catch {
+    // A schema that cannot be converted is simply not shown to the planner.
   }
-  const policy = resolvePolicy(options.policy);
-  checkReplanTools(policy.replanTools, tools);
-  const metadataOf = (name: string): ToolMetadata | undefined => {
-    const meta = (tools.get(name) as { metadata?: Record<string, unknown> } | undefined)?.metadata;
-    if (!meta) return undefined;
-    const out: ToolMetadata = {};
-    if (Array.isArray(meta.sideEffects))
-      out.sideEffects = meta.sideEffects.filter((s): s is string => typeof s === "string");
-    if (typeof meta.successSignal === "string") out.successSignal = meta.successSignal;
-    return out;
-  };
-  const toolInfo = [...tools.values()].map((t): ToolInfo => {
-    const info: ToolInfo = { name: t.name, description: t.description };
-    try {
-      info.parameters = toJsonSchema(t.schema as Parameters<typeof toJsonSchema>[0]);
-    } catch {
-      // A schema that cannot be converted is simply not shown to the planner.
-    }
-    const meta = metadataOf(t.name);
-    if (meta?.sideEffects) info.sideEffects = meta.sideEffects;
-    return info;
-  });
-  const runtime: Runtime = {
-    tools,
-    toolNames: new Set(tools.keys()),
-    toolArguments: new Map([...tools].map(([name, t]) => [name, acceptedArguments(t.schema)])),
-    toolInfo,
-    planner: options.planner,
-    policy,
-    reviewPlan: options.reviewPlan ?? false,
-    reviewReplans: options.reviewReplans ?? false,
-    recursionLimit: options.recursionLimit ?? 10_000,
-    memory: resolveReplanMemory(options.replanMemory, options.replanTemplates),
-    clock: { now: options.clock?.now ?? Date.now, sleep: options.clock?.sleep ?? realSleep },
-    metadataOf,
-  };
-  if (options.classifier) runtime.classifier = options.classifier;
-  checkTemplateTools(runtime);
-  return runtime;
+  if (meta?.sideEffects) info.sideEffects = meta.sideEffects;
+  return info;
 }
 
 /** A template is written against this registry: a tool it names must be there from the start. */
