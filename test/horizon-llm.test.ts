@@ -87,7 +87,11 @@ describe("llmPlanner({ horizon })", () => {
       'Trusted facts:\n<untrusted-data name="trusted_facts">\n' +
         '{"part1":"done 1","part2":"done 2","part3":"done 3","part4":"done 4","part5":"done 5"}\n</untrusted-data>',
     );
-    expect(second.slice(-2)).toEqual([horizonLine, "Return only the new steps, with ids not used before."]);
+    expect(second.slice(-3)).toEqual([
+      horizonLine,
+      "Step ids already used (do not reuse them): s1, s2, s3, s4, s5",
+      "Return only the new steps.",
+    ]);
     const third = userPrompt(server.requests[2]!);
     expect(third[1]).toBe("The plan so far (version 2) has run. Plan the next steps of the goal.");
     expect(third[4]).toContain('"part10":"done 10"');

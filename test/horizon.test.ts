@@ -103,7 +103,7 @@ describe("rolling horizon", () => {
     expect(out.decisions[0].reason).toBe(
       "the plan was extended 1 times and is still not complete (policy.maxExtensions = 1)",
     );
-    expect(out.__interrupt__[0].value.options).toEqual(["retry", "abort"]);
+    expect(out.__interrupt__[0].value.options).toEqual(["retry", "skip", "abort"]);
     expect(operatorView(out as never, { now: 0 })[5]).toBe(
       "plan_version: 2, no replans triggered, 1 extension; more steps to be planned",
     );
@@ -164,13 +164,19 @@ describe("extensions and the ladder", () => {
     expect([metrics.replans, metrics.localReplans, metrics.extensions]).toEqual([1, 1, 2]);
   });
 
-  it("asks a person to approve each extension under reviewReplans, and plans a scope change made at that review", async () => {
+  it("reviews each extension under reviewReplans, and plans a scope change made between two extensions", async () => {
     const work = worker();
     const planner = staticPlanner({
       plan: { steps: [stepWithOutput(1)], complete: false },
-      extend: () => ({ steps: [stepWithOutput(2)], complete: true }),
+      extend: (req) => {
+        const n = req.plan.steps.length + 1;
+        const after = req.plan.steps.at(-1)!.id;
+        return { steps: [stepWithOutput(n, { dependsOn: [after] })], complete: req.extensions === 1 };
+      },
+      // The global replan re-plans the rest of the goal, and says it is not done yet.
       replan: (req) => ({
         steps: [...req.affectedSteps, { id: "notify", goal: "Notify", tool: "work", args: { note: "scope" } }],
+        complete: false,
       }),
     });
     const h = harness(planner, [work], { reviewPlan: true, reviewReplans: true });
@@ -188,14 +194,50 @@ describe("extensions and the ladder", () => {
     out = await h.run(new Command({ resume: { action: "approve" } }));
     // The scope change is planned at the next step boundary: a global replan, reviewed too.
     expect(out.status).toBe("awaiting_review");
-    expect(out.replans.map((r: Loose) => `${r.trigger.split(":")[0]} ${r.scope}`)).toEqual([
-      "horizon extend",
-      "scope.replan-global global",
-    ]);
+    out = await h.run(new Command({ resume: { action: "approve" } }));
+    expect(out.status).toBe("awaiting_review");
     out = await h.run(new Command({ resume: { action: "approve" } }));
     expect(out.status).toBe("completed");
-    expect(out.plan.steps.map((s: Step) => s.id)).toEqual(["s1", "s2", "notify"]);
-    expect(work.calls.length).toBe(3);
+    expect(out.replans.map((r: Loose) => `${r.trigger.split(":")[0]} ${r.scope} v${r.toVersion}`)).toEqual([
+      "horizon extend v2",
+      "scope.replan-global global v3",
+      "horizon extend v4",
+    ]);
+    expect(out.plan.steps.map((s: Step) => s.id)).toEqual(["s1", "s2", "notify", "s4"]);
+    expect(work.calls.length).toBe(4);
+  });
+
+  it("refuses an extension that reuses the id of a step a replan removed, naming it", async () => {
+    const work = scriptedTool("work", [
+      (args: Record<string, unknown>) => {
+        if (args.r2 === 2) throw new AssumptionBrokenError("mirror_up", "the mirror is down");
+        return { ...args };
+      },
+    ]);
+    const planner = staticPlanner({
+      plan: {
+        steps: [stepWithOutput(1), stepWithOutput(2, { assumptions: ["mirror_up"] })],
+        assumptions: [{ id: "mirror_up", statement: "the mirror answers" }],
+        complete: false,
+      },
+      replan: () => ({ steps: [{ id: "alt", goal: "Alternative", tool: "work", args: { alt: 1 } }] }),
+      extend: (req) => {
+        expect(req.usedIds).toEqual(["s1", "alt", "s2"]);
+        return { steps: [stepWithOutput(2)], complete: true };
+      },
+    });
+    const out = await harness(planner, [work]).run();
+    expect(out.status).toBe("awaiting_human");
+    expect(out.decisions.map((d: Loose) => d.rule)).toEqual(["assumption.replan-local", "replan.invalid-draft"]);
+    expect(out.decisions[1].reason).toContain(
+      'step id "s2" belonged to a step an earlier plan version removed; use a new id',
+    );
+    expect(out.__interrupt__[0].value.options).toEqual(["retry", "skip", "abort"]);
+    // A person accepts the work done: no more steps are planned, the run ends.
+    const h = harness(planner, [work]);
+    await h.run();
+    const end = await h.run(new Command({ resume: { action: "skip" } }));
+    expect([end.status, end.plan.complete, end.decisions.at(-1).rule]).toEqual(["completed", undefined, "human.skip"]);
   });
 
   it("never asks for the same extension twice across a stop and a resume in a new process", async () => {

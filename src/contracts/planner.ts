@@ -62,6 +62,8 @@ export interface ExtendRequest {
   done: { id: string; goal: string; tool: string | null; status: string }[];
   /** Trusted fact values. */
   facts: { trusted: Record<string, unknown> };
+  /** Step ids no new step may take: those of the plan and of steps earlier versions removed. */
+  usedIds: string[];
   /** Extensions made before this one (the first request has 0). */
   extensions: number;
   /** Constraints from a person. */

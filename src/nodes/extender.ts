@@ -58,7 +58,10 @@ async function askExtend(
   }
 }
 
-/** A person decides: try the extension again (a retry also lifts `maxExtensions` by one) or abort. */
+/**
+ * A person decides: try the extension again (a retry also lifts `maxExtensions` by one), accept
+ * the work done as the end of the run (`skip`), or abort.
+ */
 function escalate(
   rt: Runtime,
   state: PlanManagerStateType,
@@ -76,7 +79,7 @@ function escalate(
     at: new Date(rt.clock.now()).toISOString(),
   };
   emit(config, { type: "decision", decision });
-  const pendingHuman = escalationPayload(state, decision, ["retry", "abort"]);
+  const pendingHuman = escalationPayload(state, decision, ["retry", "skip", "abort"]);
   pendingHuman.context = { ...pendingHuman.context, horizon: { extensions: extensionsOf(state) } };
   return { decisions: decision, status: "awaiting_human", pendingHuman, deviation: null };
 }

@@ -79,6 +79,7 @@ const HANDLERS: Handlers = {
     });
   },
   skip: (a) => {
+    if (a.pending.context.horizon !== undefined && a.state.plan) return acceptWorkDone(a);
     if (!a.pending.stepId || !a.run) return running();
     const run: StepRun = { ...a.run, status: "skipped", skipReason: "human", endedAt: a.at };
     return running({
@@ -106,4 +107,11 @@ const HANDLERS: Handlers = {
 export function applyAnswer(a: Answering, reply: ResumeValue): Next {
   const handler = HANDLERS[reply.action] as (a: Answering, reply: ResumeValue) => Next;
   return handler(a, reply);
+}
+
+/** At an extension's escalation: no more steps will be planned; the run ends with the work done. */
+function acceptWorkDone(a: Answering): Next {
+  const { complete: _more, ...plan } = a.state.plan!;
+  const reason = "a person accepted the work done: no more steps will be planned";
+  return running({ plan, decisions: decide(a, "skip", "human.skip", reason) });
 }

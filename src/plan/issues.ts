@@ -55,6 +55,8 @@ export interface ValidationContext {
    * those the kept steps produce). Without it, inputs are not checked against producers.
    */
   availableFacts?: readonly string[];
+  /** Ids of steps earlier plan versions removed: their records remain, so the ids may not come back. */
+  retiredSteps?: readonly string[];
   /** Whether the planner can extend a plan (`Planner.extend`); a draft with `complete: false` needs it. */
   canExtend?: boolean;
 }

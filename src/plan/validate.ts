@@ -47,6 +47,13 @@ export function validatePlan(input: unknown, ctx: ValidationContext): PlanValida
         stepId: step.id,
         message: `step id "${step.id}" is used twice`,
       });
+    else if ((ctx.retiredSteps ?? []).includes(step.id))
+      add({
+        code: "duplicate_id",
+        path: ["steps", i, "id"],
+        stepId: step.id,
+        message: `step id "${step.id}" belonged to a step an earlier plan version removed; use a new id`,
+      });
     ids.add(step.id);
   });
   const known = new Set([...ids, ...(ctx.externalSteps ?? [])]);

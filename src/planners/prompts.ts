@@ -109,7 +109,8 @@ export function extendPrompt(req: ExtendRequest, horizon: number | undefined): s
     req.budget.remaining !== undefined ? `Execution budget remaining: ${req.budget.remaining}` : "",
     `Tools:\n${toolCatalogue(req.tools)}`,
     horizonPrompt(horizon),
-    "Return only the new steps, with ids not used before.",
+    `Step ids already used (do not reuse them): ${req.usedIds.join(", ")}`,
+    "Return only the new steps.",
   ]
     .filter(Boolean)
     .join("\n\n");

@@ -46,9 +46,9 @@ export function applyReplan(
     assumptions: [...previous.assumptions, ...(replacement.assumptions ?? []).filter((a) => !known.has(a.id))],
   };
   if (replacement.rationale !== undefined) next.rationale = replacement.rationale;
-  // A repair keeps the horizon; a global replan re-plans the rest of the goal and may say how far it reaches.
-  const complete =
-    r.scope === "global" && replacement.complete !== undefined ? replacement.complete : previous.complete;
+  // A repair keeps the horizon. A global replan re-plans the rest of the goal: its draft says how far
+  // it reaches, and like any draft it is complete unless it says otherwise (DESIGN §7.3).
+  const complete = r.scope === "global" ? replacement.complete : previous.complete;
   if (complete === false) next.complete = false;
   if (r.assumption !== undefined) guards.lastReplanAt = { ...guards.lastReplanAt, [r.assumption]: guards.successes };
   const proposal: ProposedVersion = {
