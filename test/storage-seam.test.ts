@@ -38,12 +38,12 @@ function counter(snapshotFrequency?: number) {
 
 describe("batch reducers give the same value however replay batches the writes", () => {
   it("merge, append and replace: reduce(reduce(s, xs), ys) equals reduce(s, xs ++ ys)", () => {
-    const maps = [{ a: 1 }, { b: 2 }, undefined, { a: 3 }];
+    const maps: (Record<string, number> | undefined)[] = [{ a: 1 }, { b: 2 }, undefined, { a: 3 }];
     const start = { z: 0 };
     expect(mergeBatch(mergeBatch(start, maps.slice(0, 2)), maps.slice(2))).toEqual(mergeBatch(start, maps));
     expect(mergeBatch(start, maps)).toEqual({ z: 0, a: 3, b: 2 });
     expect(start).toEqual({ z: 0 });
-    const logs = [1, [2, 3], undefined, 4];
+    const logs: (number | number[] | undefined)[] = [1, [2, 3], undefined, 4];
     expect(appendBatch(appendBatch([0], logs.slice(0, 1)), logs.slice(1))).toEqual(appendBatch([0], logs));
     expect(appendBatch([0], logs)).toEqual([0, 1, 2, 3, 4]);
     expect(replaceBatch("a", ["b", "c"])).toBe(replaceBatch(replaceBatch("a", ["b"]), ["c"]));
