@@ -8,6 +8,7 @@ import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { isPlanManagerError } from "../src/errors.js";
+import { CheckedChannel } from "../src/runtime/checked-channel.js";
 import { appendBatch, CheckedDeltaChannel, mergeBatch, replaceBatch } from "../src/runtime/delta-channel.js";
 
 const ItemSchema = z.object({ n: z.number() });
@@ -23,10 +24,17 @@ function logChannel(snapshotFrequency?: number) {
   );
 }
 
-/** A graph whose one node appends `{ n }` to a delta log `times` times (one checkpoint each). */
-function counter(snapshotFrequency?: number) {
+/** A graph whose one node appends `{ n }` to a log `left` times (one checkpoint each). */
+function counter(snapshotFrequency?: number, plain = false) {
   const State = Annotation.Root({
-    log: logChannel(snapshotFrequency),
+    log: plain
+      ? new CheckedChannel<Item[], Item>(
+          "log",
+          ItemSchema,
+          (a, b) => a.concat(b),
+          () => [],
+        )
+      : logChannel(snapshotFrequency),
     left: Annotation<number>(),
   });
   const step = (s: typeof State.State) => ({ log: { n: s.log.length }, left: s.left - 1 });
@@ -116,5 +124,18 @@ describe("a delta channel on SqliteSaver (the base getDeltaChannelHistory)", () 
     expect(forked.log).toEqual([0, 1, 2, 3, 4].map((n) => ({ n })));
     const updated = await graph.updateState(third!, { log: { n: 99 } });
     expect((await graph.getState(updated)).values.log).toEqual([{ n: 0 }, { n: 1 }, { n: 99 }]);
+  });
+
+  it("a thread written with plain channels (before 0011) continues with delta channels, and back", async () => {
+    const saver = SqliteSaver.fromConnString(":memory:");
+    const config = { configurable: { thread_id: "t" } };
+    await counter(undefined, true).compile({ checkpointer: saver }).invoke({ left: 2 }, config);
+    const upgraded = counter().compile({ checkpointer: saver });
+    expect((await upgraded.getState(config)).values.log).toEqual([{ n: 0 }, { n: 1 }]);
+    await upgraded.updateState(config, { left: 2 });
+    const out = await upgraded.invoke(null, config);
+    expect(out.log).toEqual([0, 1, 2, 3].map((n) => ({ n })));
+    const downgraded = counter(undefined, true).compile({ checkpointer: saver });
+    expect((await downgraded.getState(config)).values.log).toEqual([0, 1, 2, 3].map((n) => ({ n })));
   });
 });
