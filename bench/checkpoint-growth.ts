@@ -145,7 +145,7 @@ interface Row {
   historyMs?: number;
 }
 
-async function workload(api: Api, index: string, kind: Backend["name"], store: Store, n: number): Promise<Row> {
+async function workload(api: Api, source: string, kind: Backend["name"], store: Store, n: number): Promise<Row> {
   const thread = { configurable: { thread_id: "growth" } };
   const calls: number[] = [];
   const work = tool(
@@ -223,7 +223,7 @@ async function workload(api: Api, index: string, kind: Backend["name"], store: S
     Number(
       execFileSync(
         process.execPath,
-        ["--import", "tsx", join(ROOT, "bench", "cold-get-state.ts"), index, kind, store.target],
+        ["--import", "tsx", join(ROOT, "bench", "cold-get-state.ts"), source, kind, store.target],
         {
           encoding: "utf8",
         },
