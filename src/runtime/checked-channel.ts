@@ -29,21 +29,25 @@ export class CheckedChannel<V, U = V> extends BinaryOperatorAggregate<V, U> {
   }
 
   override update(values: U[]): boolean {
-    for (const value of values) this.check(value);
+    for (const value of values) checkWrite(this.key, this.schema, value);
     return super.update(values);
   }
+}
 
-  private check(value: unknown): void {
-    const inner = overwritten(value);
-    const result = this.schema.safeParse(inner);
-    if (result.success) return;
-    const issue = result.error.issues[0]!;
-    const path = [this.key, ...issue.path.map(String)].join(".");
-    throw new PlanManagerError("invalid_update", `state update rejected: ${path}: ${issue.message}`, {
-      path,
-      issues: result.error.issues,
-    });
-  }
+/**
+ * Throws `PlanManagerError("invalid_update")` naming the field when `value` (unwrapped from an
+ * `Overwrite`) does not match `schema`. Shared by every channel kind of the state, so a write is
+ * checked the same way whatever its channel stores in a checkpoint.
+ */
+export function checkWrite(key: string, schema: z.ZodType, value: unknown): void {
+  const result = schema.safeParse(overwritten(value));
+  if (result.success) return;
+  const issue = result.error.issues[0]!;
+  const path = [key, ...issue.path.map(String)].join(".");
+  throw new PlanManagerError("invalid_update", `state update rejected: ${path}: ${issue.message}`, {
+    path,
+    issues: result.error.issues,
+  });
 }
 
 /** LangGraph's `Overwrite` wrapper bypasses reducers; its value is checked like any other. */

@@ -7,6 +7,7 @@ import { Annotation } from "@langchain/langgraph";
 import { z } from "zod";
 import type { UsageEntry } from "../contracts/usage.js";
 import { CheckedChannel } from "./checked-channel.js";
+import { appendBatch, CheckedDeltaChannel, mergeBatch, replaceBatch } from "./delta-channel.js";
 
 export type { UsageEntry } from "../contracts/usage.js";
 import type { Deviation } from "../policy/deviation.js";
@@ -64,12 +65,6 @@ export interface PendingHuman extends InterruptPayload {
   deadline?: number;
 }
 
-const mergeRecord = <T>(current: Record<string, T>, update: Record<string, T> | undefined): Record<string, T> =>
-  update === undefined ? current : { ...current, ...update };
-
-const append = <T>(current: T[], update: T[] | T | undefined): T[] =>
-  update === undefined ? current : current.concat(update);
-
 const replace = <T>(_: T, update: T): T => update;
 
 /** `[]` clears the pending scope changes; anything else is appended (duplicates dropped). */
@@ -86,6 +81,16 @@ const recordOf = <T extends z.ZodType>(key: z.ZodString, item: T) => z.record(ke
 function lastValue<V>(key: string, schema: z.ZodType, initial?: () => V) {
   return new CheckedChannel<V, V>(key, schema, replace, initial);
 }
+
+/*
+ * The channels that grow with the run (the plan, per-step records, facts, logs) are delta
+ * channels: a checkpoint stores what a step wrote, not the whole value (decision record 0011).
+ * The small ones stay plain: storing them whole costs less than replaying them.
+ */
+const logOf = <T>(key: string, item: z.ZodType) =>
+  new CheckedDeltaChannel<T[], T[] | T>(key, oneOrMany(item), appendBatch<T>, () => []);
+const mapOf = <T>(key: string, schema: z.ZodType) =>
+  new CheckedDeltaChannel<Record<string, T>>(key, schema, mergeBatch<T>, () => ({}));
 
 // Shapes of what may be written, checked on every write (a few microseconds per step). Internal
 // channels are checked loosely: they are written by the nodes and are not part of the contract.
@@ -122,55 +127,20 @@ export const PlanManagerInput = Annotation.Root({
 export const PlanManagerOutput = Annotation.Root({
   goal: PlanManagerInput.spec.goal,
   status: lastValue<RunStatus>("status", RunStatusSchema, () => "planning"),
-  plan: lastValue<Plan | undefined>("plan", PlanSchema.optional()),
+  plan: new CheckedDeltaChannel<Plan | undefined>("plan", PlanSchema.optional(), replaceBatch, () => undefined),
   /** Compact history: one reverse diff per replan (`planAtVersion` rebuilds any version). */
-  planHistory: new CheckedChannel<PlanVersionEntry[], PlanVersionEntry[] | PlanVersionEntry>(
-    "planHistory",
-    oneOrMany(PlanHistoryEntrySchema),
-    append,
-    () => [],
-  ),
+  planHistory: logOf<PlanVersionEntry>("planHistory", PlanHistoryEntrySchema),
   /** Step records by id; a step without a record has not run yet (pending). */
-  steps: new CheckedChannel<Record<string, StepRun>>(
-    "steps",
-    recordOf(z.string(), StepRunSchema),
-    mergeRecord,
-    () => ({}),
-  ),
-  facts: new CheckedChannel<Record<string, Fact>>(
-    "facts",
-    recordOf(FactKeySchema, FactSchema),
-    mergeRecord,
-    () => ({}),
-  ),
-  decisions: new CheckedChannel<Decision[], Decision[] | Decision>(
-    "decisions",
-    oneOrMany(DecisionSchema),
-    append,
-    () => [],
-  ),
-  replans: new CheckedChannel<ReplanRecord[], ReplanRecord[] | ReplanRecord>(
-    "replans",
-    oneOrMany(ReplanRecordSchema),
-    append,
-    () => [],
-  ),
-  sideEffects: new CheckedChannel<SideEffectRecord[], SideEffectRecord[] | SideEffectRecord>(
-    "sideEffects",
-    oneOrMany(SideEffectRecordSchema),
-    append,
-    () => [],
-  ),
+  steps: mapOf<StepRun>("steps", recordOf(z.string(), StepRunSchema)),
+  facts: mapOf<Fact>("facts", recordOf(FactKeySchema, FactSchema)),
+  decisions: logOf<Decision>("decisions", DecisionSchema),
+  replans: logOf<ReplanRecord>("replans", ReplanRecordSchema),
+  sideEffects: logOf<SideEffectRecord>("sideEffects", SideEffectRecordSchema),
   budget: lastValue<Budget>("budget", BudgetSchema, () => ({ spent: 0, replanSpent: 0 })),
   /** Scope changes not yet planned for: the one channel users write while a run is paused (README "Human review"). */
   scopeChanges: new CheckedChannel<string[], string[]>("scopeChanges", ScopeChangesSchema, scopeReducer, () => []),
   outcome: lastValue<Outcome | undefined>("outcome", OutcomeSchema.optional()),
-  usage: new CheckedChannel<UsageEntry[], UsageEntry[] | UsageEntry>(
-    "usage",
-    oneOrMany(UsageEntrySchema),
-    append,
-    () => [],
-  ),
+  usage: logOf<UsageEntry>("usage", UsageEntrySchema),
 });
 
 /** The manager's whole state: input, output, and the internal channels the nodes hand each other. */
