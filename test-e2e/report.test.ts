@@ -9,7 +9,7 @@ import { resolve } from "node:path";
 import { chromium } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { htmlReport, staticPlanner, type PlanDraft, type ReplanRequest } from "../src/index.js";
-import { createFraudTools, fraudPlan, fraudReplan } from "../examples/scenarios/loan-fraud.js";
+import { createFraudTools, fraudPlan, fraudReplan } from "../test/fixtures/loan-fraud.js";
 import { harness, scriptedTool } from "../test/helpers/graph.js";
 import { Command } from "@langchain/langgraph";
 

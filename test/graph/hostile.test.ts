@@ -1,0 +1,174 @@
+/**
+ * Plans come from LLMs: each way a hostile plan could reach past its boundary has a test.
+ */
+import { describe, expect, it } from "vitest";
+import { staticPlanner, type PlanDraft } from "../../src/index.js";
+import { compileExpression, evaluateExpression } from "../../src/policy/index.js";
+import { brief, harness, scriptedTool } from "../helpers/graph.js";
+
+describe("hostile plans", () => {
+  it("cannot reach a tool outside the registry, directly or through a fallback, and nothing runs", async () => {
+    const safe = scriptedTool("safe", [{ ok: true }]);
+    for (const plan of [
+      {
+        steps: [
+          { id: "a", goal: "a", tool: "safe" },
+          { id: "b", goal: "b", tool: "shell", args: { cmd: "rm -rf /" } },
+        ],
+      },
+      { steps: [{ id: "a", goal: "a", tool: "safe", fallback: { tool: "shell" } }] },
+      {
+        steps: [
+          { id: "a", goal: "a", tool: "safe" },
+          { id: "b", goal: "b", human: { prompt: "x" }, tool: "shell" },
+        ],
+      },
+    ] as PlanDraft[]) {
+      const out = await harness(plan, [safe]).run();
+      expect(out.status).toBe("failed");
+      expect(out.outcome.failureReason).toBe("invalid_plan");
+    }
+    expect(safe.calls).toHaveLength(0);
+  });
+
+  it("cannot smuggle an unregistered tool in through a replan", async () => {
+    const plan: PlanDraft = {
+      assumptions: [{ id: "a", statement: "s" }],
+      steps: [{ id: "w", goal: "w", tool: "safe", successSignal: "output.ok", assumptions: ["a"] }],
+    };
+    const safe = scriptedTool("safe", [{ ok: false }]);
+    const out = await harness(
+      staticPlanner({
+        plan,
+        replan: () => ({ steps: [{ id: "x", goal: "x", tool: "safe", fallback: { tool: "exfiltrate" } }] }),
+      }),
+      [safe],
+    ).run();
+    expect(brief(out.decisions)).toEqual([
+      "w: success_signal_unmet → replan_local [unmet.replan-local]",
+      "w: success_signal_unmet → escalate [replan.invalid-draft]",
+    ]);
+    expect(safe.calls).toHaveLength(1);
+  });
+
+  it.each([
+    ["process.exit(1)"],
+    ['require("fs")'],
+    ['eval("1")'],
+    ['Function("return 1")'],
+    ["this.constructor"],
+    ["globalThis"],
+    ['facts.x.constructor("return process")()'],
+    ["facts"],
+    ["size(facts) > 0"],
+    ['facts[["a"][0]] == 1'],
+    ['"".constructor'],
+    ["import('fs')"],
+    ["x = 1"],
+    [`${"(".repeat(60)}1${")".repeat(60)}`],
+    ["a".repeat(1001)],
+  ])("CEL cannot run code or read beyond named facts: %s", (source) => {
+    // Rejected at validation, before any evaluation.
+    expect(compileExpression(source, "precondition").ok).toBe(false);
+    expect(evaluateExpression(source, "precondition", { x: { constructor: "not a function" } }).ok).toBe(false);
+  });
+
+  it("hands CEL only the facts an expression names, and tools only their args and named inputs", async () => {
+    const seen: Record<string, unknown>[] = [];
+    const t = scriptedTool("t", [(a: Record<string, unknown>) => (seen.push(a), { ok: true })]);
+    const plan: PlanDraft = {
+      steps: [
+        {
+          id: "a",
+          goal: "a",
+          tool: "t",
+          args: { q: 1 },
+          inputs: ["public_id"],
+          preconditions: ['facts.public_id != ""'],
+        },
+      ],
+    };
+    const out = await harness(plan, [t], { context: { public_id: "p-1", secret_token: "s3cr3t" } }).run();
+    expect(out.status).toBe("completed");
+    expect(seen).toEqual([{ q: 1, public_id: "p-1" }]);
+    const compiled = compileExpression('facts.public_id == "p-1"', "precondition");
+    expect(compiled.ok && compiled.expression.facts).toEqual(["public_id"]);
+  });
+
+  it("never passes suspect or invalidated facts to a step", async () => {
+    const t = scriptedTool("t", [{ ok: true }]);
+    const plan: PlanDraft = { steps: [{ id: "a", goal: "a", tool: "t", inputs: ["value"] }] };
+    const h = harness(plan, [t]);
+    await h.graph.updateState(
+      h.config,
+      {
+        facts: {
+          value: { value: 1, label: "suspect", producedBy: "x", planVersion: 1, assumptions: [], derivedFrom: [] },
+        },
+      },
+      "finalize",
+    );
+    const out = await h.run({ goal: "g" });
+    expect(t.calls).toHaveLength(0);
+    expect(out.decisions[0].reason).toBe(
+      "input fact not trusted: value (suspect); re-running earlier steps cannot fix it (no assumption to revise)",
+    );
+  });
+
+  it("rejects reserved names as ids, fact keys and context keys", async () => {
+    const t = scriptedTool("t", [{ ok: true }]);
+    for (const plan of [
+      JSON.parse('{"steps":[{"id":"__proto__","goal":"g","tool":"t"}]}'),
+      { steps: [{ id: "a", goal: "g", tool: "t", produces: ["constructor"] }] },
+      { steps: [{ id: "prototype", goal: "g", tool: "t" }] },
+      { steps: [{ id: "a", goal: "g", tool: "t", inputs: ["__proto__"] }] },
+    ]) {
+      const out = await harness(plan, [t]).run();
+      expect(out.outcome.failureReason).toBe("invalid_plan");
+    }
+    const ctx = await harness({ steps: [{ id: "a", goal: "g", tool: "t" }] }, [t], {
+      context: JSON.parse('{"__proto__": {"polluted": true}, "ok": 1}'),
+    }).run();
+    expect(ctx.outcome.failureReason).toBe("invalid_input");
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(t.calls).toHaveLength(0);
+  });
+
+  it("cannot flood state: an output over the fact size limit is not recorded", async () => {
+    const t = scriptedTool("t", [{ blob: "x".repeat(70_000) }]);
+    const out = await harness(
+      { steps: [{ id: "a", goal: "g", tool: "t", produces: ["blob"], retry: { maxAttempts: 1 } }] },
+      [t],
+    ).run();
+    expect(out.facts.blob).toBeUndefined();
+    expect(out.steps.a.error).toEqual({
+      name: "OutputRejected",
+      message: "output is 70011 bytes of JSON, over the 64000-byte fact limit",
+    });
+  });
+
+  it("does not blame the plan's assumptions for an output it cannot store", async () => {
+    const t = scriptedTool("t", [{ blob: "x".repeat(70_000) }]);
+    const plan = {
+      assumptions: [{ id: "small", statement: "the source is small" }],
+      steps: [{ id: "a", goal: "g", tool: "t", produces: ["blob"], assumptions: ["small"], retry: { maxAttempts: 1 } }],
+    };
+    const replan = () => ({ steps: [{ id: "b", goal: "g2", tool: "t", produces: ["blob"] }] });
+    const out = await harness(staticPlanner({ plan, replan }), [t]).run();
+    // Before: reported as an unmet success signal, which falsified "small" and replanned.
+    expect(brief(out.decisions)).toEqual(["a: deterministic → escalate [deterministic.escalate]"]);
+    expect(out.guards.falsified).toEqual([]);
+    expect(out.replans).toEqual([]);
+  });
+
+  it("cannot exceed the budget or the guardrails, whatever it asks for", async () => {
+    const plan: PlanDraft = {
+      steps: Array.from({ length: 5 }, (_, i) => ({ id: `s${i}`, goal: "g", tool: "t", cost: 0.3 })),
+    };
+    const t = scriptedTool("t", [{}]);
+    const out = await harness(plan, [t], { policy: { budget: { maxCost: 1 } } }).run();
+    expect(t.calls).toHaveLength(3);
+    expect(out.budget.spent).toBeCloseTo(0.9, 10);
+    expect(out.decisions.at(-1).failureClass).toBe("budget_exhausted");
+  });
+});

@@ -1,0 +1,437 @@
+import {
+  InMemoryStore,
+  MemorySaver,
+  type BaseStore,
+  type Operation,
+  type OperationResults,
+} from "@langchain/langgraph";
+import { describe, expect, it } from "vitest";
+import {
+  AssumptionBrokenError,
+  PermanentError,
+  createPlanManager,
+  debugView,
+  staticPlanner,
+  type PlanDraft,
+  type PlanManagerOptions,
+  type ReplanRequest,
+} from "../../src/index.js";
+import { DEFAULT_MEMORY_NAMESPACE } from "../../src/policy/options.js";
+import { fakeClock } from "../helpers/clock.js";
+import { scriptedTool, type Loose } from "../helpers/graph.js";
+
+/** One shared fault: the primary source is down in every thread; the mirror works. */
+const plan: PlanDraft = {
+  assumptions: [{ id: "primary_up", statement: "the primary source answers" }],
+  steps: [
+    {
+      id: "fetch",
+      goal: "Fetch the applicant's record",
+      tool: "fetch_primary",
+      inputs: ["applicant_id"],
+      produces: ["data"],
+      assumptions: ["primary_up"],
+    },
+    {
+      id: "summarize",
+      goal: "Summarize",
+      tool: "summarize",
+      inputs: ["data"],
+      produces: ["summary"],
+      dependsOn: ["fetch"],
+    },
+  ],
+};
+
+/** What an LLM planner typically writes: the applicant id copied into the arguments and the goal. */
+function mirrorReplan(req: ReplanRequest): PlanDraft {
+  const id = req.facts.trusted.applicant_id as string;
+  return {
+    steps: [
+      {
+        id: "fetch_mirror",
+        goal: `Fetch ${id} from the mirror`,
+        tool: "fetch_mirror",
+        args: { applicant_id: id },
+        produces: ["data"],
+      },
+      {
+        id: "summarize",
+        goal: "Summarize",
+        tool: "summarize",
+        inputs: ["data"],
+        produces: ["summary"],
+        dependsOn: ["fetch_mirror"],
+      },
+    ],
+  };
+}
+
+const mirrored = (a: Record<string, unknown>) => ({ data: `mirror:${a.applicant_id}` });
+
+function tools(mirror: unknown[] = [mirrored]) {
+  return {
+    fetch_primary: scriptedTool("fetch_primary", [new AssumptionBrokenError("primary_up", "primary source is down")]),
+    fetch_mirror: scriptedTool("fetch_mirror", mirror),
+    fetch_backup: scriptedTool("fetch_backup", [new PermanentError("backup rejects the request")]),
+    summarize: scriptedTool("summarize", [(a: Record<string, unknown>) => ({ summary: `summary of ${a.data}` })]),
+  };
+}
+
+interface Setup {
+  store?: BaseStore;
+  replan?: (req: ReplanRequest) => PlanDraft;
+  options?: Partial<PlanManagerOptions>;
+  without?: string[];
+  mirror?: unknown[];
+}
+
+/** A manager on a shared store; `requests` collects the planner's replan calls. */
+function manager({ store, replan = mirrorReplan, options = {}, without = [], mirror }: Setup) {
+  const t = tools(mirror);
+  const requests: ReplanRequest[] = [];
+  const planner = staticPlanner({ plan, replan: (req) => (requests.push(req), replan(req)) });
+  const graph = createPlanManager({
+    tools: Object.values(t).filter((x) => !without.includes(x.name)),
+    planner,
+    clock: fakeClock(),
+    replanMemory: { mode: "reuse" },
+    ...options,
+  }).compile({ checkpointer: new MemorySaver(), ...(store ? { store } : {}) });
+  const run = async (threadId: string, applicant: string): Promise<Loose> => {
+    const config = { configurable: { thread_id: threadId } };
+    await graph.invoke({ goal: `Review ${applicant}`, context: { applicant_id: applicant } }, config);
+    return (await graph.getState(config)).values as Loose;
+  };
+  return { run, requests, tools: t };
+}
+
+const memoryDecisions = (out: Loose) =>
+  (out.decisions as Loose[]).filter((d) => d.rule === "replan.memory").map((d) => d.reason as string);
+
+async function entries(store: BaseStore) {
+  return (await store.search([...DEFAULT_MEMORY_NAMESPACE])).map((i) => i.value as Loose);
+}
+
+describe("replan memory across threads", () => {
+  it("reuse: the second thread with the same fault applies the first thread's fix without calling the planner", async () => {
+    const store = new InMemoryStore();
+    const m = manager({ store });
+    const a = await m.run("A", "A-100");
+    expect(a.status).toBe("completed");
+    expect(m.requests).toHaveLength(1);
+    const key = a.replans[0].memoryKey as string;
+    expect(key).toMatch(/^primary_up:[0-9a-f]{16}$/);
+    expect(a.replans[0]).toMatchObject({ source: "planner", memorySteps: ["fetch_mirror", "summarize"] });
+
+    // Saved when the branch completed, thread-neutral: the copied id became an input, the goal names the fact.
+    const [saved] = await entries(store);
+    expect(saved).toEqual({
+      key,
+      assumption: "primary_up",
+      origin: "learned",
+      steps: [
+        {
+          id: "fetch_mirror",
+          goal: "Fetch <applicant_id> from the mirror",
+          tool: "fetch_mirror",
+          inputs: ["applicant_id"],
+          produces: ["data"],
+        },
+        {
+          id: "summarize",
+          goal: "Summarize",
+          tool: "summarize",
+          inputs: ["data"],
+          produces: ["summary"],
+          dependsOn: ["fetch_mirror"],
+        },
+      ],
+      uses: 0,
+      successes: 0,
+      counted: [],
+      savedAt: "2026-01-01T00:00:00.000Z",
+    });
+    expect(JSON.stringify(saved)).not.toContain("A-100");
+
+    const b = await m.run("B", "B-200");
+    expect(b.status).toBe("completed");
+    expect(m.requests).toHaveLength(1); // the planner was not asked again
+    expect(m.tools.fetch_mirror.calls).toEqual([{ applicant_id: "A-100" }, { applicant_id: "B-200" }]);
+    expect(b.facts.summary.value).toBe("summary of mirror:B-200");
+    // "summarize" is a step id of this thread's plan: the remembered one is renamed.
+    expect(b.replans[0]).toMatchObject({
+      source: "memory",
+      memoryKey: key,
+      newSteps: ["fetch_mirror", "summarize_2"],
+      invalidatedSteps: ["fetch", "summarize"],
+    });
+    expect(b.plan.steps.map((s: Loose) => [s.id, s.dependsOn ?? []])).toEqual([
+      ["fetch_mirror", []],
+      ["summarize_2", ["fetch_mirror"]],
+    ]);
+    expect(memoryDecisions(b)).toEqual([`reused entry ${key} (0 of 0 uses succeeded): planner not called`]);
+    expect(b.decisions.map((d: Loose) => [d.seq, d.rule, d.action])).toEqual([
+      [1, "assumption.replan-local", "replan_local"],
+      [2, "replan.memory", "replan_local"],
+    ]);
+    expect((await entries(store))[0]).toMatchObject({ uses: 1, successes: 1, counted: ["B::2"] });
+
+    const view = debugView(b as never).join("\n");
+    expect(view).toContain(`replan.memory`);
+    expect(view).toContain(`source: memory (entry ${key})`);
+  });
+
+  it("hint: the planner is asked, with the remembered replacement in req.hints", async () => {
+    const store = new InMemoryStore();
+    const m = manager({ store, options: { replanMemory: { mode: "hint" } } });
+    await m.run("A", "A-100");
+    const b = await m.run("B", "B-200");
+    expect(b.status).toBe("completed");
+    expect(m.requests).toHaveLength(2);
+    expect("hints" in m.requests[0]!).toBe(false);
+    const key = b.replans[0].memoryKey;
+    expect(m.requests[1]!.hints).toEqual([
+      {
+        key,
+        uses: 0,
+        successes: 0,
+        steps: [
+          {
+            id: "fetch_mirror",
+            goal: "Fetch <applicant_id> from the mirror",
+            tool: "fetch_mirror",
+            inputs: ["applicant_id"],
+            produces: ["data"],
+          },
+          {
+            id: "summarize",
+            goal: "Summarize",
+            tool: "summarize",
+            inputs: ["data"],
+            produces: ["summary"],
+            dependsOn: ["fetch_mirror"],
+          },
+        ],
+      },
+    ]);
+    expect(b.replans[0].source).toBe("planner");
+    expect(memoryDecisions(b)).toEqual([`entry ${key} (0 of 0 uses succeeded) passed to the planner as a hint`]);
+  });
+
+  it("a template that keeps failing is retired after 3 uses; the planner's answer then serves the next threads", async () => {
+    const store = new InMemoryStore();
+    const backup = [
+      {
+        id: "fetch_backup",
+        goal: "Fetch from the backup",
+        tool: "fetch_backup",
+        inputs: ["applicant_id"],
+        produces: ["data"],
+      },
+      {
+        id: "summarize",
+        goal: "Summarize",
+        tool: "summarize",
+        inputs: ["data"],
+        produces: ["summary"],
+        dependsOn: ["fetch_backup"],
+      },
+    ];
+    const m = manager({ store, options: { replanTemplates: [{ assumption: "primary_up", steps: backup }] } });
+    const calls: number[] = [];
+    const outs: Loose[] = [];
+    for (const t of ["t1", "t2", "t3", "t4", "t5"]) {
+      const before = m.requests.length;
+      outs.push(await m.run(t, `${t}-id`));
+      calls.push(m.requests.length - before);
+    }
+    expect(calls).toEqual([0, 0, 0, 1, 0]);
+    expect(outs.map((o) => o.status)).toEqual([
+      "awaiting_human",
+      "awaiting_human",
+      "awaiting_human",
+      "completed",
+      "completed",
+    ]);
+    expect(outs[0]!.replans[0]).toMatchObject({ source: "memory", memoryKey: "primary_up:template" });
+    expect(memoryDecisions(outs[2]!)).toEqual([
+      "reused entry primary_up:template (0 of 2 uses succeeded): planner not called",
+    ]);
+    const exact = outs[3]!.replans[0].memoryKey;
+    expect(memoryDecisions(outs[3]!)).toEqual([
+      "entry primary_up:template retired: 0 of 3 uses succeeded; planner asked",
+    ]);
+    expect(outs[4]!.replans[0]).toMatchObject({ source: "memory", memoryKey: exact });
+    const byKey = Object.fromEntries((await entries(store)).map((e) => [e.key, [e.origin, e.uses, e.successes]]));
+    expect(byKey).toEqual({ "primary_up:template": ["template", 3, 0], [exact]: ["learned", 1, 1] });
+  });
+
+  it("a learned entry that stops working is retired after 3 uses and replaced by the planner's next completed answer", async () => {
+    const store = new InMemoryStore();
+    // The mirror serves thread A, rejects the next three calls, then works again.
+    const down = new PermanentError("mirror rejects the request");
+    const m = manager({ store, mirror: [mirrored, down, down, down, mirrored] });
+    const calls: number[] = [];
+    const scores: number[][] = [];
+    const statuses: string[] = [];
+    for (const t of ["A", "B", "C", "D", "E", "F"]) {
+      const before = m.requests.length;
+      statuses.push((await m.run(t, `${t}-1`)).status);
+      calls.push(m.requests.length - before);
+      const [e] = await entries(store);
+      scores.push([e!.uses, e!.successes]);
+    }
+    expect(calls).toEqual([1, 0, 0, 0, 1, 0]);
+    expect(statuses).toEqual([
+      "completed",
+      "awaiting_human",
+      "awaiting_human",
+      "awaiting_human",
+      "completed",
+      "completed",
+    ]);
+    // Replaced by E's answer (counts start again), then reused by F.
+    expect(scores).toEqual([
+      [0, 0],
+      [1, 0],
+      [2, 0],
+      [3, 0],
+      [0, 0],
+      [1, 1],
+    ]);
+  });
+
+  it("templates answer the very first thread; a template naming an unknown tool is refused up front", async () => {
+    const store = new InMemoryStore();
+    const steps = [
+      {
+        id: "via_mirror",
+        goal: "Fetch from the mirror",
+        tool: "fetch_mirror",
+        inputs: ["applicant_id"],
+        produces: ["data"],
+      },
+      {
+        id: "sum",
+        goal: "Summarize",
+        tool: "summarize",
+        inputs: ["data"],
+        produces: ["summary"],
+        dependsOn: ["via_mirror"],
+      },
+    ];
+    const m = manager({ store, options: { replanTemplates: [{ assumption: "primary_up", steps }] } });
+    const a = await m.run("A", "A-100");
+    expect(a.status).toBe("completed");
+    expect(m.requests).toHaveLength(0);
+    expect(a.replans[0]).toMatchObject({
+      source: "memory",
+      memoryKey: "primary_up:template",
+      newSteps: ["via_mirror", "sum"],
+    });
+    expect(a.facts.summary.value).toBe("summary of mirror:A-100");
+    expect(() =>
+      createPlanManager({
+        tools: Object.values(tools()),
+        planner: staticPlanner({ plan }),
+        replanTemplates: [{ assumption: "primary_up", steps: [{ id: "x", goal: "x", tool: "teleport" }] }],
+      }),
+    ).toThrow(
+      expect.objectContaining({
+        code: "invalid_options",
+        message: "replanTemplates[0]: tool teleport is not registered",
+      }),
+    );
+  });
+
+  it("an entry whose tool is gone is skipped; one that fails validation is discarded and counted as a failure", async () => {
+    const store = new InMemoryStore();
+    await manager({ store }).run("A", "A-100");
+    const key = (await entries(store))[0]!.key;
+    // A second deployment without the mirror tool: its planner answers with the backup.
+    const backupReplan = (): PlanDraft => ({
+      steps: [
+        { id: "fb", goal: "Fetch from backup", tool: "summarize", inputs: ["applicant_id"], produces: ["summary"] },
+      ],
+    });
+    const other = manager({ store, replan: backupReplan, without: ["fetch_mirror"] });
+    const b = await other.run("B", "B-200");
+    expect(other.requests).toHaveLength(1);
+    expect(memoryDecisions(b)).toEqual([`entry ${key} skipped: tool fetch_mirror is not registered; planner asked`]);
+
+    const broken = [
+      { id: "needs", goal: "Needs a fact no thread has", tool: "fetch_mirror", inputs: ["missing_fact"] },
+    ];
+    const m = manager({
+      store: new InMemoryStore(),
+      options: { replanTemplates: [{ assumption: "primary_up", steps: broken }] },
+    });
+    const c = await m.run("C", "C-300");
+    expect(c.status).toBe("completed");
+    expect(m.requests).toHaveLength(1);
+    expect(memoryDecisions(c)).toEqual([
+      expect.stringMatching(
+        /^entry primary_up:template failed validation \(.*missing_fact.*\); discarded, counted as a failure; planner asked$/,
+      ),
+    ]);
+    expect(c.replans[0].source).toBe("planner");
+  });
+
+  it("a replacement that copies a fact under another name is not saved: the next thread asks the planner", async () => {
+    const store = new InMemoryStore();
+    const leaky = (req: ReplanRequest): PlanDraft => ({
+      steps: [
+        {
+          id: "fm",
+          goal: "Fetch from the mirror",
+          tool: "fetch_mirror",
+          args: { applicant: req.facts.trusted.applicant_id },
+          produces: ["data"],
+        },
+        { id: "sm", goal: "Summarize", tool: "summarize", inputs: ["data"], produces: ["summary"], dependsOn: ["fm"] },
+      ],
+    });
+    const m = manager({ store, replan: leaky });
+    expect((await m.run("A", "A-100")).status).toBe("completed");
+    expect(await entries(store)).toEqual([]);
+    await m.run("B", "B-200");
+    expect(m.requests).toHaveLength(2);
+  });
+
+  it("a store that cannot write does not fail the run: the save error is a memory event", async () => {
+    // LangGraph hands nodes a batching wrapper around the store: writes reach it as put operations in `batch`.
+    class ReadOnlyStore extends InMemoryStore {
+      override async batch<Op extends readonly Operation[]>(ops: Op): Promise<OperationResults<Op>> {
+        if (ops.some((op) => "value" in op)) throw new Error("store is read-only");
+        return super.batch(ops);
+      }
+    }
+    const t = tools();
+    const graph = createPlanManager({
+      tools: Object.values(t),
+      planner: staticPlanner({ plan, replan: mirrorReplan }),
+      clock: fakeClock(),
+      replanMemory: { mode: "reuse" },
+    }).compile({ checkpointer: new MemorySaver(), store: new ReadOnlyStore() });
+    const config = { configurable: { thread_id: "A" }, streamMode: "custom" as const };
+    const events: Loose[] = [];
+    for await (const e of await graph.stream({ goal: "g", context: { applicant_id: "A-100" } }, config))
+      events.push(e as Loose);
+    const state = (await graph.getState(config)).values as Loose;
+    expect(state.status).toBe("completed");
+    expect(events.filter((e) => e.type === "memory")).toEqual([
+      { type: "memory", op: "error", key: state.replans[0].memoryKey, reason: "store is read-only" },
+    ]);
+  });
+
+  it("without a store, memory is off: every thread asks the planner and records carry no memory fields", async () => {
+    const m = manager({});
+    const a = await m.run("A", "A-100");
+    const b = await m.run("B", "B-200");
+    expect([a.status, b.status]).toEqual(["completed", "completed"]);
+    expect(m.requests).toHaveLength(2);
+    expect(Object.keys(b.replans[0])).not.toContain("source");
+    expect(memoryDecisions(b)).toEqual([]);
+  });
+});
