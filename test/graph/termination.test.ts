@@ -5,7 +5,13 @@
 import { Command } from "@langchain/langgraph";
 import * as fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { AssumptionBrokenError, PermanentError, TransientError, type PlanDraft, type Planner } from "../../src/index.js";
+import {
+  AssumptionBrokenError,
+  PermanentError,
+  TransientError,
+  type PlanDraft,
+  type Planner,
+} from "../../src/index.js";
 import { harness, httpError, scriptedTool } from "../helpers/graph.js";
 
 const behaviours = [
