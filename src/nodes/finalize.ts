@@ -60,9 +60,7 @@ export function finalizeNode(state: PlanManagerStateType, config: LangGraphRunna
       status === "partial"
         ? `Partly done "${state.goal}" (not done: ${required.join(", ")})`
         : `Completed "${state.goal}"`;
-    const replans = state.replans.length
-      ? ` after ${state.replans.length} replan${state.replans.length > 1 ? "s" : ""}`
-      : "";
+    const replans = replanTally(state.replans);
     outcome = {
       summary:
         `${verb}: ${tally}${missing.length ? `, ${missing.length} skipped` : ""}${replans} (plan ` +
@@ -112,4 +110,16 @@ function requiredUndone(steps: readonly Step[], runs: Readonly<Record<string, St
     }
   }
   return steps.filter((s) => undone.has(s.id)).map((s) => s.id);
+}
+
+/** " after 2 replans", " after 1 replan and 8 extensions": extensions plan ahead, they repair nothing. */
+function replanTally(records: readonly { scope: string }[]): string {
+  const count = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  const extensions = records.filter((r) => r.scope === "extend").length;
+  const replans = records.length - extensions;
+  const parts = [
+    ...(replans ? [count(replans, "replan")] : []),
+    ...(extensions ? [count(extensions, "extension")] : []),
+  ];
+  return parts.length > 0 ? ` after ${parts.join(" and ")}` : "";
 }
