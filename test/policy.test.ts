@@ -157,6 +157,7 @@ describe("policy options", () => {
       maxBacktrackDepth: 3,
       maxBacktracksPerStep: 2,
       maxDecisions: 100,
+      maxConcurrency: 4,
       defaultTimeoutMs: 300000,
       budget: {},
       defaultRetry: { maxAttempts: 3, backoff: "exponential", initialDelayMs: 200, maxDelayMs: 10000 },

@@ -17,6 +17,7 @@ import { finalizeNode } from "../nodes/finalize.js";
 import { HUMAN_DESTINATIONS, makeHumanNode } from "../nodes/human.js";
 import { makePlannerNode } from "../nodes/planner.js";
 import { makeReplannerNode } from "../nodes/replanner.js";
+import { withDispatch } from "../runtime/dispatch.js";
 import { resolveOptions, type PlanManagerOptions } from "../runtime/options.js";
 import { PlanManagerInput, PlanManagerOutput, PlanManagerState, type PlanManagerStateType } from "../runtime/state.js";
 import { routeAfterClassifier, routeAfterExecutor, routeAfterPlanner, routeAfterReplanner } from "./routes.js";
@@ -85,7 +86,9 @@ export class CompiledPlanManager<T extends Transformers = []> extends CompiledSt
       namespace: typeof configurable.checkpoint_ns === "string" ? configurable.checkpoint_ns : "",
     });
     try {
-      yield* super._streamIterator(input as Command, withThreadRun(this.nestedLimit(options), run));
+      // Calls still in flight when a run ends keep its thread held, like a node still running.
+      const config = withDispatch(withThreadRun(this.nestedLimit(options), run), (work) => run.track(work));
+      yield* super._streamIterator(input as Command, config);
     } finally {
       run.end();
     }

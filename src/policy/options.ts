@@ -30,6 +30,8 @@ export const PolicyOptionsSchema = z
       .optional(),
     /** Timeout of steps that do not set `timeoutMs`, so a hanging tool cannot stall a run. Default 300,000 (5 min). */
     defaultTimeoutMs: z.number().int().positive().max(86_400_000).optional(),
+    /** Steps that may run at the same time (DESIGN §7.1). Default 4; 1 runs one step at a time. */
+    maxConcurrency: z.number().int().min(1).max(64).optional(),
     /** Retry policy of steps that do not set their own. */
     defaultRetry: RetryPolicySchema.partial().optional(),
   })
@@ -43,6 +45,7 @@ export interface ResolvedPolicy {
   maxBacktrackDepth: number;
   maxBacktracksPerStep: number;
   maxDecisions: number;
+  maxConcurrency: number;
   defaultTimeoutMs: number;
   budget: { maxCost?: number; maxReplanCost?: number };
   defaultRetry: RetryPolicy;
@@ -74,6 +77,7 @@ export function resolvePolicy(options: unknown = {}): ResolvedPolicy {
     maxBacktrackDepth: o.maxBacktrackDepth ?? 3,
     maxBacktracksPerStep: o.maxBacktracksPerStep ?? 2,
     maxDecisions: o.maxDecisions ?? 100,
+    maxConcurrency: o.maxConcurrency ?? 4,
     defaultTimeoutMs: o.defaultTimeoutMs ?? 300_000,
     budget: { ...o.budget },
     defaultRetry,
