@@ -35,9 +35,11 @@ export function makeExecutor(rt: Runtime) {
         return { ...queued, deviation: { kind: "scope_change", attempt: 0, message }, status: "running" };
       }
     }
-    const next = startReady(v, flights);
+    let next = startReady(v, flights);
     if (flights.size > 0) {
       for (const flight of await flights.takeFinished(config.signal, !flights.shared)) recordEnd(v, flight);
+      // Eager: what those attempts made ready starts now, not one checkpoint later.
+      if (!config.signal?.aborted) next = startReady(v, flights);
     }
     if (flights.size > 0 || v.dispatch.queue.length > 0) return withQueued(v, flights);
     if (next.kind === "blocked") {

@@ -88,14 +88,19 @@ export class Dispatcher {
    * ended attempt in the order they ended and forgets them.
    */
   async takeFinished(signal: AbortSignal | undefined, all = false): Promise<Flight[]> {
-    while (this.flights.size > 0 && (this.finished.length === 0 || (all && this.finished.length < this.flights.size))) {
-      if (signal?.aborted) return [];
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-        signal?.addEventListener("abort", () => resolve(), { once: true });
-      });
-      this.wake = undefined;
+    const waiting = () =>
+      this.flights.size > 0 && (this.finished.length === 0 || (all && this.finished.length < this.flights.size));
+    if (waiting() && !signal?.aborted) {
+      const aborted = () => this.wake?.();
+      signal?.addEventListener("abort", aborted, { once: true });
+      try {
+        while (waiting() && !signal?.aborted) await new Promise<void>((resolve) => (this.wake = resolve));
+      } finally {
+        this.wake = undefined;
+        signal?.removeEventListener("abort", aborted);
+      }
     }
+    if (signal?.aborted) return [];
     const done = this.finished.splice(0);
     for (const f of done) this.flights.delete(f.call.stepId);
     return done;
