@@ -57,7 +57,7 @@ export function seededDag(seed: number): Dag {
     const ms = Math.round(Math.exp(Math.log(15) + r() * (Math.log(250) - Math.log(15))));
     latency[id] = ms;
     const deps = new Set<string>();
-    for (let k = 0; k < 2 && i > 0; k++) if (r() < 0.6) deps.add(`s${Math.floor(r() * i)}`);
+    if (i > 0) for (let k = 0; k < 2; k++) if (r() < 0.6) deps.add(`s${Math.floor(r() * i)}`);
     const resource = i % 7 === 3 ? ["ledger"] : i % 7 === 5 ? ["mail"] : undefined;
     steps.push({
       id,

@@ -12,6 +12,8 @@ export type { EvidenceRule } from "./evidence-rules.js";
 export type { Deviation, DeviationKind } from "./deviation.js";
 export { backoffDelay } from "./backoff.js";
 export { resolvePolicy, DEFAULT_RETRY } from "./options.js";
+export { mayStart, lowerLimit, raiseLimit, isRateLimit, nextQueued } from "./dispatch.js";
+export type { StartContext, StartVerdict, RunningCall, LimitChange, LimitUpdate } from "./dispatch.js";
 export type { PolicyOptions, ResolvedPolicy } from "./options.js";
 export { validatePlan, formatIssues } from "../plan/validate.js";
 export type { PlanIssue, PlanIssueCode, PlanValidation } from "../plan/validate.js";

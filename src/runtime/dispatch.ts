@@ -94,7 +94,10 @@ export class Dispatcher {
       const aborted = () => this.wake?.();
       signal?.addEventListener("abort", aborted, { once: true });
       try {
-        while (waiting() && !signal?.aborted) await new Promise<void>((resolve) => (this.wake = resolve));
+        for (;;) {
+          if (!waiting() || signal?.aborted) break;
+          await new Promise<void>((resolve) => (this.wake = resolve));
+        }
       } finally {
         this.wake = undefined;
         signal?.removeEventListener("abort", aborted);
