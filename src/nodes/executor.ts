@@ -1,9 +1,8 @@
 /**
- * The executor (DESIGN §1, §7.1): starts every ready step a free slot allows, then returns as soon
- * as one attempt has ended, so the checkpoint after each visit makes that attempt durable while
- * its siblings keep running (the next visit picks them up). Success is the fast path; anything
- * else is queued as a deviation, and the classifier gets them one at a time, in the order they
- * happened, once no step is running. Whether a step may start is `mayStart` (policy/dispatch.ts).
+ * The executor (DESIGN §1, §7.1): starts every ready step `mayStart` allows, returns once one
+ * attempt has ended (the checkpoint after the visit makes it durable; its siblings keep running
+ * and the next visit picks them up). Failures are queued; the classifier takes them one at a
+ * time, in the order they happened, once no step runs.
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../runtime/options.js";
@@ -94,6 +93,9 @@ function startReady(v: Visit, flights: Dispatcher): Next {
       if (step.human) human = step;
       else startAttempt(v, flights, step);
     }
+    // Ready steps, none started, nothing running or queued: a resource held by a step that cannot run.
+    if (flights.size === 0 && !human && v.dispatch.queue.length === 0)
+      return { kind: "blocked", waiting: readiness.steps.map((s) => s.id) };
     return { kind: "go", ...(human && flights.size === 0 ? { human } : {}) };
   }
 }
