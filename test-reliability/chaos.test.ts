@@ -52,7 +52,7 @@ function seeded(seed: number) {
   return () => (x = (x * 48271) % 2147483647) / 2147483647;
 }
 
-const SCENARIOS = ["loan", "fraud", "coding", "research", "scope", "chain"];
+const SCENARIOS = ["loan", "fraud", "coding", "research", "scope", "chain", "parallel"];
 const counts = {
   kills: 0,
   resumes: 0,
