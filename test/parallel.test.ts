@@ -2,7 +2,14 @@ import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createPlanManager, staticPlanner, TransientError, type PlanDraft } from "../src/index.js";
+import {
+  createPlanManager,
+  operatorView,
+  staticPlanner,
+  TransientError,
+  userView,
+  type PlanDraft,
+} from "../src/index.js";
 import { fakeClock } from "./helpers/clock.js";
 import { brief, harness, httpError, type Loose } from "./helpers/graph.js";
 
@@ -96,6 +103,36 @@ describe("steps running at the same time", () => {
     expect(started.slice(0, 2)).toEqual([1, 2]);
     expect(started.every((n) => n >= 1 && n <= 2)).toBe(true);
     expect((await h.state()).status).toBe("completed");
+  });
+
+  it("the user and operator views show steps running together", async () => {
+    const release = gate();
+    const t = tools({
+      quick: () => ({ q: 1 }),
+      a: () => release.opened.then(() => ({})),
+      b: () => release.opened.then(() => ({})),
+    });
+    const h = harness(
+      plan([
+        { id: "quick", goal: "Quick look", tool: "quick", produces: ["q"] },
+        { id: "a", goal: "Verifying identity", tool: "a", dependsOn: ["quick"] },
+        { id: "b", goal: "Pulling credit", tool: "b", dependsOn: ["quick"] },
+      ]),
+      t.made,
+    );
+    const run = h.run();
+    // The checkpoint after "quick" ended shows the two steps it made ready running.
+    while ((await h.state()).steps?.b?.status !== "running") await tick(1);
+    const state = (await h.state()) as never;
+    expect(userView(state)).toEqual([
+      "✓ Quick look",
+      "… Verifying identity",
+      "… Pulling credit",
+      "Running together: Verifying identity; Pulling credit.",
+    ]);
+    expect(operatorView(state, { now: 0 })[0]).toBe("step: a (+1 running: b)");
+    release.open();
+    expect((await run).status).toBe("completed");
   });
 
   it("never overlaps steps sharing a sideEffects entry; they start in plan order", async () => {
