@@ -1,5 +1,6 @@
 import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
+import * as fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
@@ -332,4 +333,58 @@ describe("steps running at the same time", () => {
     const throttled = out.decisions.filter((d: Loose) => d.rule === "transient.retry").length;
     expect(throttled).toBeGreaterThanOrEqual(2);
   });
+
+  it("property: any DAG, any maxConcurrency: each step once, never over the limit, shared resources apart", async () => {
+    const dagArb = fc.integer({ min: 2, max: 9 }).chain((n) =>
+      fc.record({
+        deps: fc.array(fc.array(fc.nat(), { maxLength: 2 }), { minLength: n, maxLength: n }),
+        resource: fc.array(fc.constantFrom(undefined, "ledger", "mail"), { minLength: n, maxLength: n }),
+        latency: fc.array(fc.integer({ min: 0, max: 4 }), { minLength: n, maxLength: n }),
+        max: fc.integer({ min: 1, max: 4 }),
+      }),
+    );
+    await fc.assert(
+      fc.asyncProperty(dagArb, async ({ deps, resource, latency, max }) => {
+        const events: string[] = [];
+        const running = new Set<string>();
+        let peak = 0;
+        const work = tool(
+          async ({ id }: { id: string }) => {
+            running.add(id);
+            peak = Math.max(peak, running.size);
+            events.push(`start ${id}`);
+            await tick(latency[Number(id.slice(1))]!);
+            running.delete(id);
+            events.push(`end ${id}`);
+            return {};
+          },
+          { name: "work", description: "work", schema: z.object({ id: z.string() }) },
+        );
+        const steps = deps.map((d, i) => ({
+          id: `s${i}`,
+          goal: `s${i}`,
+          tool: "work",
+          args: { id: `s${i}` },
+          ...(i > 0 && d.length > 0 ? { dependsOn: [...new Set(d.map((x) => `s${x % i}`))] } : {}),
+          ...(resource[i] ? { sideEffects: [resource[i]!], idempotent: true } : {}),
+        }));
+        const h = harness(plan(steps), [work], { policy: { maxConcurrency: max } });
+        const out = await h.run();
+        expect(out.status).toBe("completed");
+        expect(events.filter((e) => e.startsWith("start")).sort()).toEqual(steps.map((s) => `start ${s.id}`).sort());
+        expect(peak).toBeLessThanOrEqual(max);
+        for (const step of steps) {
+          const begin = events.indexOf(`start ${step.id}`);
+          for (const dep of step.dependsOn ?? []) expect(events.indexOf(`end ${dep}`)).toBeLessThan(begin);
+        }
+        // Steps on one resource: the previous one on it ended before the next one started, in plan order.
+        for (const r of ["ledger", "mail"]) {
+          const on = steps.filter((s) => s.sideEffects?.[0] === r).map((s) => s.id);
+          for (let i = 1; i < on.length; i++)
+            expect(events.indexOf(`end ${on[i - 1]}`)).toBeLessThan(events.indexOf(`start ${on[i]}`));
+        }
+      }),
+      { numRuns: 40, seed: 20261123 },
+    );
+  }, 60_000);
 });
