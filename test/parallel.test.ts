@@ -1,5 +1,5 @@
 import { tool } from "@langchain/core/tools";
-import { MemorySaver } from "@langchain/langgraph";
+import { Command, MemorySaver } from "@langchain/langgraph";
 import * as fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -168,6 +168,26 @@ describe("steps running at the same time", () => {
       "end charge",
     ]);
     expect((await h.state()).steps.pay1.endedAt <= (await h.state()).steps.pay2.startedAt).toBe(true);
+  });
+
+  it("ends blocked, naming the holder, when a step waits for a resource whose earlier user can never run", async () => {
+    const t = tools({ x: () => ({}), a: () => ({}), b: () => ({}) });
+    const h = harness(
+      plan([
+        { id: "x", goal: "x", tool: "x" },
+        { id: "a", goal: "a", tool: "a", sideEffects: ["db"], idempotent: true, dependsOn: ["x"] },
+        { id: "b", goal: "b", tool: "b", sideEffects: ["db"], idempotent: true },
+      ]),
+      t.made,
+      { reviewPlan: true },
+    );
+    expect((await h.run()).status).toBe("awaiting_review");
+    // x can never finish: a waits for it, and b (same resource, later in the plan) waits for a.
+    await h.graph.updateState(h.config, { steps: { x: { status: "invalidated", attempts: 1 } } });
+    const out = await h.run(new Command({ resume: { action: "approve" } }));
+    expect(out.status).toBe("failed");
+    expect(out.outcome.message).toBe('no step can run: waiting on b ("a" comes first on db)');
+    expect(t.log).toEqual([]);
   });
 
   it("keeps a finished attempt across a crash while two others run; those two run again under the same keys", async () => {

@@ -78,8 +78,9 @@ function startReady(v: Visit, flights: Dispatcher): Next {
     if (readiness.kind === "blocked") return { kind: "blocked", waiting: readiness.waiting };
     if (readiness.kind === "done") return { kind: "go" };
     let human: Step | undefined;
+    const refused: string[] = [];
     for (const step of readiness.steps) {
-      const hold = holdReason(v, human);
+      const hold = v.holdReason(human);
       const verdict = mayStart(step, toolFor(step, v.steps[step.id]), {
         plan: v.plan,
         steps: v.steps,
@@ -89,23 +90,17 @@ function startReady(v: Visit, flights: Dispatcher): Next {
         ...(hold !== undefined ? { hold } : {}),
       });
       if (!verdict.start && (verdict.reason === "hold" || verdict.reason === "slots")) break;
-      if (!verdict.start) continue;
+      if (!verdict.start) {
+        refused.push(`${step.id} (${verdict.detail})`);
+        continue;
+      }
       if (step.human) human = step;
       else startAttempt(v, flights, step);
     }
     // Ready steps, none started, nothing running or queued: a resource held by a step that cannot run.
-    if (flights.size === 0 && !human && v.dispatch.queue.length === 0)
-      return { kind: "blocked", waiting: readiness.steps.map((s) => s.id) };
+    if (flights.size === 0 && !human && v.dispatch.queue.length === 0) return { kind: "blocked", waiting: refused };
     return { kind: "go", ...(human && flights.size === 0 ? { human } : {}) };
   }
-}
-
-/** Why no new step may start now, if so. */
-function holdReason(v: Visit, human: Step | undefined): string | undefined {
-  if (v.dispatch.queue.length > 0) return "a deviation waits for the classifier";
-  if (v.state.scopeChanges.length > 0) return "a scope change waits to be planned for";
-  if (human) return `human step "${human.id}" waits for running steps`;
-  return undefined;
 }
 
 /** A human step: the human node raises the interrupt (its own writes are discarded while it waits). */
