@@ -13,6 +13,7 @@ import { governance } from "./governance.js";
 import { markdownTable, printTable, type Table } from "./lib.js";
 import { overhead } from "./overhead.js";
 import { replanMemory } from "./replan-memory.js";
+import { parallel } from "./parallel.js";
 
 const quick = process.argv.includes("--quick");
 const only = process.argv.find((a) => a.startsWith("--only="))?.slice(7);
@@ -27,6 +28,7 @@ const suites: [string, () => Promise<Table>][] = [
   ["concurrency", () => concurrency(quick)],
   ["memory", () => replanMemory(quick)],
   ["capability", () => capability(quick)],
+  ["parallel", () => parallel(quick)],
 ];
 for (const [name, run] of suites) {
   if (only && !only.split(",").includes(name)) continue;

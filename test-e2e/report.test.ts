@@ -11,7 +11,10 @@ import { describe, expect, it } from "vitest";
 import { htmlReport, staticPlanner, type PlanDraft, type ReplanRequest } from "../src/index.js";
 import { createFraudTools, fraudPlan, fraudReplan } from "../test/fixtures/loan-fraud.js";
 import { harness, scriptedTool } from "../test/helpers/graph.js";
-import { Command } from "@langchain/langgraph";
+import { Command, MemorySaver } from "@langchain/langgraph";
+import { tool } from "@langchain/core/tools";
+import { z } from "zod";
+import { createPlanManager } from "../src/index.js";
 
 const artifacts = resolve(import.meta.dirname, "artifacts");
 
@@ -167,6 +170,64 @@ describe("the run report", () => {
         "Scoring the applicant from all four sourceswork · succeeded",
       ]);
       await page.screenshot({ path: resolve(artifacts, "report-three-versions.png"), fullPage: true });
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it("draws one timeline lane per step running at the same time", async () => {
+    // Real time: lanes come from the steps' start and end timestamps.
+    const wait = tool(async ({ ms }: { ms: number }) => (await new Promise((r) => setTimeout(r, ms)), { ok: true }), {
+      name: "wait",
+      description: "waits",
+      schema: z.object({ ms: z.number() }),
+    });
+    const plan: PlanDraft = {
+      steps: [
+        { id: "identity", goal: "Verifying identity", tool: "wait", args: { ms: 60 } },
+        { id: "credit", goal: "Pulling credit", tool: "wait", args: { ms: 80 } },
+        { id: "fraud", goal: "Screening for fraud", tool: "wait", args: { ms: 70 } },
+        { id: "decide", goal: "Deciding", tool: "wait", args: { ms: 20 }, dependsOn: ["identity", "credit", "fraud"] },
+      ],
+    };
+    const graph = createPlanManager({ tools: [wait], planner: staticPlanner({ plan }) }).compile({
+      checkpointer: new MemorySaver(),
+    });
+    const state = await graph.invoke({ goal: "lanes" } as never, { configurable: { thread_id: "lanes" } });
+    expect(state.status).toBe("completed");
+    mkdirSync(artifacts, { recursive: true });
+    const file = resolve(artifacts, "report-lanes.html");
+    writeFileSync(file, htmlReport(state as never));
+
+    const browser = await launch();
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+      await page.goto(`file://${file}`);
+      expect(await page.locator(".lanes").getAttribute("data-lanes")).toBe("3");
+      const bars = await page.locator(".lanes .bar").evaluateAll((els) =>
+        els.map((e) => {
+          const r = e.getBoundingClientRect();
+          return {
+            step: (e as HTMLElement).dataset.step!,
+            lane: (e.parentElement as HTMLElement).dataset.lane!,
+            ...r.toJSON(),
+          };
+        }),
+      );
+      const by = Object.fromEntries(bars.map((b) => [b.step, b]));
+      expect(bars.map((b) => b.step).sort()).toEqual(["credit", "decide", "fraud", "identity"]);
+      // The three that ran together sit in three lanes, one above the other, overlapping in time.
+      expect(new Set(["identity", "credit", "fraud"].map((s) => by[s].lane)).size).toBe(3);
+      expect(new Set(["identity", "credit", "fraud"].map((s) => Math.round(by[s].top))).size).toBe(3);
+      const overlapStart = Math.max(...["identity", "credit", "fraud"].map((s) => by[s].left));
+      const overlapEnd = Math.min(...["identity", "credit", "fraud"].map((s) => by[s].right));
+      expect(overlapEnd).toBeGreaterThan(overlapStart);
+      // The step that waited for all three starts after the last of them ended.
+      expect(by.decide.left).toBeGreaterThanOrEqual(
+        Math.max(...["identity", "credit", "fraud"].map((s) => by[s].right)) - 1,
+      );
+      expect((await page.evaluate(() => document.documentElement.scrollWidth)) <= 1400).toBe(true);
+      await page.screenshot({ path: resolve(artifacts, "report-lanes.png"), fullPage: true });
     } finally {
       await browser.close();
     }

@@ -84,8 +84,10 @@ for (let rounds = 0; rounds < 30; rounds++) {
   snapshot = await graph.getState(config);
 }
 const v = snapshot.values as Record<string, any>;
+// Sorted by key: steps running side by side write their records and facts in the order they end.
+const byKey = <T>(entries: [string, T][]) => entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 const facts = Object.fromEntries(
-  Object.entries(v.facts ?? {}).map(([k, f]: [string, any]) => [k, { value: f.value, label: f.label }]),
+  byKey(Object.entries(v.facts ?? {})).map(([k, f]: [string, any]) => [k, { value: f.value, label: f.label }]),
 );
 const effectRows = effects.db.prepare("SELECT key, what, commits FROM effects ORDER BY key").all();
 const calls = effects.db.prepare("SELECT key, COUNT(*) AS n FROM calls GROUP BY key ORDER BY key").all();
@@ -94,7 +96,7 @@ process.stdout.write(
     status: v.status,
     facts,
     decisions: (v.decisions ?? []).map((d: any) => `${d.stepId ?? "-"}:${d.action}:${d.rule}`),
-    steps: Object.fromEntries(Object.entries(v.steps ?? {}).map(([k, s]: [string, any]) => [k, s.status])),
+    steps: Object.fromEntries(byKey(Object.entries(v.steps ?? {})).map(([k, s]: [string, any]) => [k, s.status])),
     planVersion: v.plan?.version,
     effects: effectRows,
     calls,

@@ -52,7 +52,7 @@ function seeded(seed: number) {
   return () => (x = (x * 48271) % 2147483647) / 2147483647;
 }
 
-const SCENARIOS = ["loan", "fraud", "coding", "research", "scope", "chain"];
+const SCENARIOS = ["loan", "fraud", "coding", "research", "scope", "chain", "parallel"];
 const counts = {
   kills: 0,
   resumes: 0,
@@ -61,6 +61,7 @@ const counts = {
   checkpointKills: 0,
   timedKills: 0,
   finishedBeforeKill: 0,
+  parallelKills: 0,
 };
 
 async function pool<T>(items: T[], width: number, fn: (item: T) => Promise<void>) {
@@ -85,10 +86,13 @@ describe("kill and resume", () => {
     for (const name of SCENARIOS) {
       const ref = references.get(name)!;
       const toolCalls = Math.max(2, ref.decisions.length + Object.keys(ref.steps).length);
-      for (let k = 0; k < 5; k++) trials.push({ name, kill: `tool:${1 + Math.floor(random() * toolCalls)}`, id: id++ });
-      for (let k = 0; k < 5; k++)
+      // Steps running side by side get more kills: most land while several of them run.
+      const more = name === "parallel" ? 2 : 1;
+      for (let k = 0; k < 5 * more; k++)
+        trials.push({ name, kill: `tool:${1 + Math.floor(random() * toolCalls)}`, id: id++ });
+      for (let k = 0; k < 5 * more; k++)
         trials.push({ name, kill: `checkpoint:${1 + Math.floor(random() * (toolCalls + 4))}`, id: id++ });
-      for (let k = 0; k < 2; k++)
+      for (let k = 0; k < 2 * more; k++)
         trials.push({ name, kill: "time", delay: 1200 + Math.floor(random() * 1500), id: id++ });
     }
     const failures: string[] = [];
@@ -98,6 +102,7 @@ describe("kill and resume", () => {
       const first = await run([t.name, db, fx], t.kill === "time" ? {} : { CHAOS_KILL: t.kill }, t.delay);
       if (first.signal === "SIGKILL") {
         counts.kills += 1;
+        if (t.name === "parallel") counts.parallelKills += 1;
         if (t.kill.startsWith("tool")) counts.toolKills += 1;
         else if (t.kill.startsWith("checkpoint")) counts.checkpointKills += 1;
         else counts.timedKills += 1;
@@ -123,12 +128,13 @@ describe("kill and resume", () => {
       }
     });
     console.log(
-      `chaos: ${counts.kills} kills (${counts.toolKills} in tool calls, ${counts.checkpointKills} in checkpoint writes, ${counts.timedKills} at random times), ${counts.finishedBeforeKill} runs finished before their kill point, ${counts.resumes} resumes, ${counts.duplicates} duplicate side effects, across ${SCENARIOS.length} scenarios`,
+      `chaos: ${counts.kills} kills (${counts.toolKills} in tool calls, ${counts.checkpointKills} in checkpoint writes, ${counts.timedKills} at random times), ${counts.finishedBeforeKill} runs finished before their kill point, ${counts.resumes} resumes, ${counts.duplicates} duplicate side effects, across ${SCENARIOS.length} scenarios (${counts.parallelKills} kills in "parallel")`,
     );
     expect(failures).toEqual([]);
     expect(counts.duplicates).toBe(0);
     expect(counts.kills).toBeGreaterThanOrEqual(50);
     expect(counts.toolKills).toBeGreaterThan(0);
+    expect(counts.parallelKills).toBeGreaterThanOrEqual(20);
     expect(counts.checkpointKills).toBeGreaterThan(0);
   }, 900_000);
 });

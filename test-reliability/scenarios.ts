@@ -368,6 +368,54 @@ export const SCENARIOS: Record<string, () => Scenario> = {
     }),
     answer: () => ({ action: "abort" }),
   }),
+  /**
+   * A DAG of 14 steps run side by side (maxConcurrency 4 by default): four side-effecting steps
+   * on two resources ("ledger", "mail"), so kills land while several steps run.
+   */
+  parallel: () => {
+    const work = (i: number, deps: string[]) => ({
+      id: `w${i}`,
+      goal: `Work ${i}`,
+      tool: "work",
+      args: { i },
+      produces: [`v${i}`],
+      ...(deps.length > 0 ? { dependsOn: deps } : {}),
+    });
+    const notify = (i: number, resource: string, deps: string[]) => ({
+      id: `n${i}`,
+      goal: `Notify ${i}`,
+      tool: "notify",
+      args: { i },
+      sideEffects: [resource],
+      dependsOn: deps,
+    });
+    return {
+      name: "parallel",
+      goal: "a DAG run side by side",
+      context: {},
+      planner: staticPlanner({
+        plan: {
+          steps: [
+            work(0, []),
+            work(1, []),
+            work(2, []),
+            work(3, []),
+            notify(4, "ledger", ["w0"]),
+            notify(5, "ledger", ["w1"]),
+            notify(6, "mail", ["w2"]),
+            work(7, ["w0", "w1"]),
+            work(8, ["w2", "w3"]),
+            notify(9, "mail", ["w7"]),
+            work(10, ["w7", "w8"]),
+            work(11, ["w8"]),
+            work(12, ["n4", "n5", "n6"]),
+            work(13, ["w10", "w11", "w12", "n9"]),
+          ],
+        },
+      }),
+      answer: () => ({ action: "abort" }),
+    };
+  },
 };
 
 export { AssumptionBrokenError };

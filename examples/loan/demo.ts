@@ -129,10 +129,15 @@ const live = process.stdout.isTTY ? ora({ stream: process.stdout }) : undefined;
 
 function render(event: PlanEvent) {
   switch (event.type) {
-    case "step_started":
-      if (live && !live.isSpinning) live.start(event.goal);
-      else if (live) live.text = event.goal;
+    case "step_started": {
+      // Steps run side by side (policy.maxConcurrency): say so when this one starts beside others.
+      const others = event.running - 1;
+      const beside = others > 0 ? ` (beside ${others} other running step${others > 1 ? "s" : ""})` : "";
+      if (live && !live.isSpinning) live.start(event.goal + beside);
+      else if (live) live.text = event.goal + beside;
+      else if (others > 0) console.log(`… ${event.goal}${beside}`);
       break;
+    }
     case "step_finished":
       if (event.status === "succeeded") {
         if (live) live.succeed(event.goal);

@@ -1,6 +1,6 @@
 /**
- * The loan-approval workflow from the design card: verify identity, pull credit (the bureau
- * answers 503 once), compliance check, a human review when compliance says "review", then the
+ * The loan-approval workflow from the design card: verify identity and pull credit side by side
+ * (the bureau answers 503 once), compliance check once both are in, a human review when compliance says "review", then the
  * decision is issued (a side effect, committed once per idempotency key).
  */
 import { tool } from "@langchain/core/tools";
@@ -115,10 +115,8 @@ export const loanPlan: PlanDraft = {
       id: "pull_credit",
       goal: "Checking credit history",
       tool: "pull_credit",
-      dependsOn: ["verify_identity"],
       inputs: ["applicant_id"],
       produces: ["credit_score"],
-      preconditions: ["facts.identity_verified == true"],
       successSignal: "output.credit_score >= 300 && output.credit_score <= 850",
       retry: { maxAttempts: 3, backoff: "exponential", initialDelayMs: 500, maxDelayMs: 8000 },
       cost: 0.03,
@@ -127,10 +125,10 @@ export const loanPlan: PlanDraft = {
       id: "compliance_check",
       goal: "Running compliance checks",
       tool: "compliance_check",
-      dependsOn: ["pull_credit"],
+      dependsOn: ["verify_identity", "pull_credit"],
       inputs: ["applicant_id", "credit_score"],
       produces: ["compliance_flag"],
-      preconditions: ["has(facts.credit_score)"],
+      preconditions: ["has(facts.credit_score)", "facts.identity_verified == true"],
       successSignal: 'output.compliance_flag in ["pass", "review"]',
       retry: { maxAttempts: 1 },
       cost: 0.05,

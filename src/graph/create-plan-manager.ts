@@ -18,6 +18,7 @@ import { HUMAN_DESTINATIONS, makeHumanNode } from "../nodes/human.js";
 import { makePlannerNode } from "../nodes/planner.js";
 import { makeReplannerNode } from "../nodes/replanner.js";
 import { makeExtenderNode } from "../nodes/extender.js";
+import { withDispatch } from "../runtime/dispatch.js";
 import { resolveOptions, type PlanManagerOptions } from "../runtime/options.js";
 import { settlingBranches } from "../runtime/replan-memory-branch.js";
 import { PlanManagerInput, PlanManagerOutput, PlanManagerState, type PlanManagerStateType } from "../runtime/state.js";
@@ -93,7 +94,9 @@ export class CompiledPlanManager<T extends Transformers = []> extends CompiledSt
       namespace: typeof configurable.checkpoint_ns === "string" ? configurable.checkpoint_ns : "",
     });
     try {
-      yield* super._streamIterator(input as Command, withThreadRun(this.nestedLimit(options), run));
+      // Calls still in flight when a run ends keep its thread held, like a node still running.
+      const config = withDispatch(withThreadRun(this.nestedLimit(options), run), (work) => run.track(work));
+      yield* super._streamIterator(input as Command, config);
     } finally {
       run.end();
     }

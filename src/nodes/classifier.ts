@@ -40,7 +40,8 @@ export function makeClassifierNode(rt: Runtime) {
       ...(run ? { run } : {}),
       policy: rt.policy,
       replan: replanStanding(state, rt),
-      decisionCount: state.decisions.length,
+      // `rate.limit` records are the dispatcher's bookkeeping, not ladder decisions (DESIGN §7.1).
+      decisionCount: state.decisions.filter((d) => d.rule !== "rate.limit").length,
       producerAssumptions: producerAssumptions(state, deviation),
     });
     const usage: UsageEntry[] = [];

@@ -25,14 +25,37 @@ export function isFinished(run: StepRun | undefined): boolean {
   return run?.status === "succeeded" || run?.status === "skipped";
 }
 
+/** What can happen next: a step to skip (taken before anything else), or every step ready to start. */
+export type Readiness =
+  | { kind: "skip"; step: Step; reason: SkipReason; note: string }
+  | { kind: "ready"; steps: Step[] }
+  | { kind: "done" }
+  | { kind: "blocked"; waiting: string[] };
+
+/** The first step to run, or a skip, or why nothing can run (one step at a time). */
 export function selectNext(
   plan: Plan,
   steps: Readonly<Record<string, StepRun>>,
   trusted: Readonly<Record<string, unknown>>,
 ): Selection {
-  // A step being retried goes first, so a retry is not overtaken by other ready steps.
+  const readiness = selectReady(plan, steps, trusted);
+  if (readiness.kind !== "ready") return readiness;
+  return { kind: "run", step: readiness.steps[0]! };
+}
+
+/**
+ * Every step ready to start, in the order they should start: steps being retried first (so a retry
+ * is not overtaken), then plan order. A step to skip comes back alone, before any start, because
+ * skipping it can settle its dependents. Empty `steps` means something is still running.
+ */
+export function selectReady(
+  plan: Plan,
+  steps: Readonly<Record<string, StepRun>>,
+  trusted: Readonly<Record<string, unknown>>,
+): Readiness {
   const retried = plan.steps.filter((s) => steps[s.id]?.status === "pending" && (steps[s.id]?.attempts ?? 0) > 0);
   const ordered = retried.length === 0 ? plan.steps : [...retried, ...plan.steps.filter((s) => !retried.includes(s))];
+  const ready: Step[] = [];
   for (const step of ordered) {
     const run = steps[step.id];
     if (run && run.status !== "pending") continue;
@@ -46,20 +69,28 @@ export function selectNext(
         note: `depends on "${skippedDep[0]}", which was skipped`,
       };
     if (deps.some(([, s]) => s === "wait")) continue;
-    if (step.when) {
-      const result = evaluate(step.when, "when", trusted);
-      if (!result.ok)
-        return {
-          kind: "skip",
-          step,
-          reason: "when",
-          note: `when ${JSON.stringify(step.when)} is false (${result.message})`,
-        };
-      if (result.value !== true)
-        return { kind: "skip", step, reason: "when", note: `when ${JSON.stringify(step.when)} is false` };
-    }
-    return { kind: "run", step };
+    const skip = whenSkip(step, trusted);
+    if (skip) return skip;
+    ready.push(step);
   }
+  if (ready.length > 0) return { kind: "ready", steps: ready };
   const waiting = plan.steps.filter((s) => !isFinished(steps[s.id])).map((s) => s.id);
-  return waiting.length === 0 ? { kind: "done" } : { kind: "blocked", waiting };
+  if (waiting.length === 0) return { kind: "done" };
+  if (waiting.some((id) => steps[id]?.status === "running")) return { kind: "ready", steps: [] };
+  return { kind: "blocked", waiting };
+}
+
+function whenSkip(step: Step, trusted: Readonly<Record<string, unknown>>): Readiness | undefined {
+  if (!step.when) return undefined;
+  const result = evaluate(step.when, "when", trusted);
+  if (!result.ok)
+    return {
+      kind: "skip",
+      step,
+      reason: "when",
+      note: `when ${JSON.stringify(step.when)} is false (${result.message})`,
+    };
+  if (result.value !== true)
+    return { kind: "skip", step, reason: "when", note: `when ${JSON.stringify(step.when)} is false` };
+  return undefined;
 }

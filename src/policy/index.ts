@@ -24,6 +24,8 @@ export type {
   CapabilityHit,
   ReplanTools,
 } from "./capability.js";
+export { mayStart, lowerLimit, raiseLimit, isRateLimit, nextQueued } from "./dispatch.js";
+export type { StartContext, StartVerdict, RunningCall, LimitChange, LimitUpdate } from "./dispatch.js";
 export type { PolicyOptions, ResolvedPolicy } from "./options.js";
 export { validatePlan, formatIssues } from "../plan/validate.js";
 export type { PlanIssue, PlanIssueCode, PlanValidation } from "../plan/validate.js";

@@ -36,6 +36,8 @@ export const PolicyOptionsSchema = z
     maxExtensions: z.number().int().min(0).max(1_000).optional(),
     /** A step still running at this many times its `estimateMs` is reported as stalled. Default 2. */
     stallFactor: z.number().min(1).max(1_000).optional(),
+    /** Steps that may run at the same time (DESIGN §7.1). Default 4; 1 runs one step at a time. */
+    maxConcurrency: z.number().int().min(1).max(64).optional(),
     /** Retry policy of steps that do not set their own. */
     defaultRetry: RetryPolicySchema.partial().optional(),
     /**
@@ -60,6 +62,7 @@ export interface ResolvedPolicy {
   maxDecisions: number;
   maxExtensions: number;
   stallFactor: number;
+  maxConcurrency: number;
   defaultTimeoutMs: number;
   budget: { maxCost?: number; maxReplanCost?: number };
   defaultRetry: RetryPolicy;
@@ -94,6 +97,7 @@ export function resolvePolicy(options: unknown = {}): ResolvedPolicy {
     maxDecisions: o.maxDecisions ?? 100,
     maxExtensions: o.maxExtensions ?? 20,
     stallFactor: o.stallFactor ?? 2,
+    maxConcurrency: o.maxConcurrency ?? 4,
     defaultTimeoutMs: o.defaultTimeoutMs ?? 300_000,
     budget: { ...o.budget },
     defaultRetry,

@@ -192,6 +192,12 @@ export const RULES = {
     action: "escalate",
     description: "a human step was answered after its timeoutMs",
   },
+  // Dispatch of steps running at once (DESIGN §7.1): not a rung, a record of a tool's concurrency changing.
+  "rate.limit": {
+    answers: "transient",
+    action: "retry",
+    description: "a rate limit (429, retryAfterMs) halves the tool's concurrency; each success adds one back",
+  },
   // Answers a person gives at an interrupt (decisions with by: "person").
   "human.retry": { answers: "person", action: "retry", description: "a person asked for a fresh round of attempts" },
   "human.skip": { answers: "person", action: "skip", description: "a person skipped the step" },

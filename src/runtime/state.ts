@@ -56,6 +56,12 @@ export interface ReplanGuards {
   constraints: string[];
 }
 
+/** Dispatch bookkeeping that must survive a crash (see `dispatch` below). */
+export interface DispatchState {
+  queue: Deviation[];
+  limits: Record<string, number>;
+}
+
 /**
  * A human interrupt waiting to be shown, written by the node before `human` (whose own writes
  * are discarded on interrupt).
@@ -109,6 +115,10 @@ const DeviationSchema = z.looseObject({ kind: z.string(), attempt: z.number(), m
 const PendingHumanSchema = z
   .looseObject({ kind: InterruptKindSchema, options: z.array(z.string()), context: z.record(z.string(), z.unknown()) })
   .nullable();
+const DispatchSchema = z.looseObject({
+  queue: z.array(DeviationSchema.unwrap()),
+  limits: z.record(z.string(), z.number().int().min(1)),
+});
 const GuardsSchema = z.looseObject({
   count: z.number().int(),
   falsified: z.array(z.string()),
@@ -151,6 +161,11 @@ export const PlanManagerState = Annotation.Root({
   deviation: lastValue<Deviation | null>("deviation", DeviationSchema, () => null),
   /** The interrupt the human node will raise (internal). */
   pendingHuman: lastValue<PendingHuman | null>("pendingHuman", PendingHumanSchema, () => null),
+  /**
+   * Steps running at once (internal, DESIGN §7.1): deviations waiting for the classifier in the
+   * order they happened, and per-tool concurrency lowered by rate limits.
+   */
+  dispatch: lastValue<DispatchState>("dispatch", DispatchSchema, (): DispatchState => ({ queue: [], limits: {} })),
   /** Replan and backtracking guardrail counters (internal). */
   guards: lastValue<ReplanGuards>("guards", GuardsSchema, (): ReplanGuards => ({
     count: 0,

@@ -34,7 +34,13 @@ export function operatorView(state: OperatorState, options: OperatorViewOptions 
     .map((s) => (s.startedAt ? Date.parse(s.startedAt) : Number.NaN))
     .filter((t) => !Number.isNaN(t));
   const elapsed = started.length > 0 ? (now - Math.min(...started)) / 1000 : 0;
-  const lastFailure = [...state.decisions].reverse()[0];
+  // `rate.limit` entries record a tool's concurrency changing, not a failure of the run.
+  const lastFailure = state.decisions.findLast((d) => d.rule !== "rate.limit");
+  const others = (plan?.steps ?? []).filter((s) => s !== current && state.steps[s.id]?.status === "running");
+  const together =
+    others.length > 0 && run?.status === "running"
+      ? ` (+${others.length} running: ${others.map((s) => s.id).join(", ")})`
+      : "";
   const m = planMetrics(state);
   const pct = (x: number | null) => (x === null ? "n/a" : `${Math.round(x * 100)}%`);
   const budget =
@@ -42,7 +48,7 @@ export function operatorView(state: OperatorState, options: OperatorViewOptions 
       ? `$${(state.budget.maxCost - state.budget.spent).toFixed(2)} remaining of $${state.budget.maxCost.toFixed(2)}`
       : `$${state.budget.spent.toFixed(2)} spent (no limit)`;
   return [
-    `step: ${current?.id ?? "-"}`,
+    `step: ${current?.id ?? "-"}${together}`,
     `status: ${state.status}${current ? ` (attempt ${run?.attempts ?? 0}/${max})` : ""}`,
     `elapsed: ${elapsed.toFixed(1)}s`,
     `budget: ${budget}; replans $${state.budget.replanSpent.toFixed(2)}`,

@@ -9,6 +9,7 @@ import { planDiff } from "../plan/diff.js";
 import { planAtVersion, runHistory, runsAtVersion } from "../plan/history.js";
 import { planDiffMermaid, planMermaid } from "./mermaid.js";
 import { printableLines } from "./printable.js";
+import { assignLanes } from "./lanes.js";
 
 type ReportState = Pick<
   PlanManagerStateType,
@@ -80,6 +81,9 @@ export function htmlReport(state: ReportState, options: ReportOptions = {}): str
       const status = r.doneBy ? `${r.status} (done by a ${r.doneBy})` : r.status;
       return `<tr><td>${esc(r.startedAt)}</td><td>${esc(r.endedAt ?? "")}</td><td>v${version}</td><td>${esc(stepId)}</td><td class="s-${esc(r.status)}">${esc(status)}</td><td>${r.attempts}</td><td>${esc(r.cost ?? 0)}</td><td class="free">${esc(error)}</td></tr>`;
     });
+  const lanes = laneChart(
+    history.filter((r) => !(r.current && r.run.status === "invalidated" && earlier.has(r.stepId))),
+  );
   const decisions = state.decisions.map(
     (d) =>
       `<tr><td>${d.seq}</td><td>${esc(d.at)}</td><td>v${d.planVersion}</td><td>${esc(d.stepId ?? "—")}</td><td>${d.attempt}</td><td>${esc(d.by === "person" ? "person" : d.failureClass)}</td><td>${esc(d.action)}</td><td><code>${esc(d.rule)}</code></td><td class="free">${esc(d.reason)}</td></tr>`,
@@ -107,6 +111,10 @@ td.free,td code{overflow-wrap:anywhere}
 .version{border:1px solid #dee2e6;border-radius:6px;padding:8px} .why{color:#495057;font-size:12px}
 .s-succeeded,.l-trusted{color:#2b8a3e} .s-failed,.l-invalidated{color:#c92a2a} .l-suspect,.s-skipped{color:#e67700}
 pre.mermaid{background:#fff}
+.lanes{position:relative;border:1px solid #dee2e6;border-radius:6px;padding:4px 0;margin:8px 0}
+.lane{position:relative;height:22px;margin:2px 0} .bar{position:absolute;top:0;height:20px;overflow:hidden;
+white-space:nowrap;font-size:11px;line-height:20px;padding:0 3px;box-sizing:border-box;border-radius:3px;
+background:#d0ebff;border:1px solid #74c0fc} .bar.s-failed{background:#ffe3e3;border-color:#ff8787}
 </style></head>
 <body>
 <h1>${esc(title)}</h1>
@@ -115,6 +123,7 @@ pre.mermaid{background:#fff}
 <h2>Plan versions</h2>
 <div class="versions">${columns.join("\n")}</div>
 <h2>Timeline</h2>
+${lanes}
 <table><tr><th>started</th><th>ended</th><th>plan</th><th>step</th><th>status</th><th>attempts</th><th>cost</th><th>last error</th></tr>${timeline.join("")}</table>
 <h2>Decisions</h2>
 <table><tr><th>#</th><th>at</th><th>plan</th><th>step</th><th>attempt</th><th>class</th><th>action</th><th>rule</th><th>reason</th></tr>${decisions.join("") || '<tr><td colspan="9">none</td></tr>'}</table>
@@ -123,4 +132,35 @@ pre.mermaid{background:#fff}
 ${script}
 </body></html>
 `;
+}
+
+/**
+ * The timeline drawn as lanes: one per step running at the same time, bars placed by start and
+ * end on one time axis, so steps that ran together sit one above the other.
+ */
+function laneChart(
+  records: { stepId: string; version: number; run: { startedAt?: string; endedAt?: string; status: string } }[],
+) {
+  const spans = records.flatMap(({ stepId, version, run }) => {
+    const start = Date.parse(run.startedAt ?? "");
+    const end = Date.parse(run.endedAt ?? "");
+    if (!Number.isFinite(start) || !Number.isFinite(end)) return [];
+    return [{ id: `${stepId}@v${version}`, stepId, status: run.status, start, end }];
+  });
+  if (spans.length === 0) return "";
+  const { lanes, placed } = assignLanes(spans);
+  const t0 = Math.min(...spans.map((s) => s.start));
+  const total = Math.max(1, Math.max(...spans.map((s) => s.end)) - t0);
+  const pct = (ms: number) => ((ms / total) * 100).toFixed(3);
+  const rows = Array.from({ length: lanes }, (_, lane) => {
+    const bars = placed
+      .filter((p) => p.lane === lane)
+      .map(
+        (p) =>
+          `<div class="bar s-${esc(p.status)}" data-step="${esc(p.stepId)}" title="${esc(p.stepId)}: ${p.end - p.start} ms" ` +
+          `style="left:${pct(p.start - t0)}%;width:max(2px,${pct(p.end - p.start)}%)">${esc(p.stepId)}</div>`,
+      );
+    return `<div class="lane" data-lane="${lane}">${bars.join("")}</div>`;
+  });
+  return `<div class="lanes" data-lanes="${lanes}">${rows.join("")}</div>`;
 }

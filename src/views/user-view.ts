@@ -36,6 +36,8 @@ export function userView(state: ViewState): string[] {
     const line = userLine(step.goal, state.steps[step.id], waiting);
     if (line) lines.push(line);
   }
+  const running = (state.plan?.steps ?? []).filter((s) => state.steps[s.id]?.status === "running" && !s.human);
+  if (running.length > 1) lines.push(`Running together: ${running.map((s) => s.goal).join("; ")}.`);
   const horizon = lookingAhead(state);
   if (horizon) lines.push(horizon);
   if (state.status === "completed") lines.push("Done.");

@@ -113,7 +113,7 @@ describe("three views of one state", () => {
       '  s_compliance_check["Running compliance checks<br/><small>compliance_check · succeeded</small>"]:::done',
       '  s_human_review["Compliance review by an underwriter<br/><small>human_review · running</small>"]:::running',
       '  s_issue_decision["Issuing the decision<br/><small>issue_decision · pending</small>"]:::pending',
-      "  s_verify_identity --> s_pull_credit",
+      "  s_verify_identity --> s_compliance_check",
       "  s_pull_credit --> s_compliance_check",
       "  s_compliance_check --> s_human_review",
       "  s_human_review --> s_issue_decision",

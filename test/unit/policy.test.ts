@@ -159,6 +159,7 @@ describe("policy options", () => {
       maxDecisions: 100,
       maxExtensions: 20,
       stallFactor: 2,
+      maxConcurrency: 4,
       defaultTimeoutMs: 300000,
       budget: {},
       defaultRetry: { maxAttempts: 3, backoff: "exponential", initialDelayMs: 200, maxDelayMs: 10000 },

@@ -1,0 +1,114 @@
+/**
+ * One step attempt, start to end: the checks before the tool runs (pure, `policy/step-checks.ts`),
+ * the call handed to the dispatcher, and the record written when it ends.
+ */
+import { operationKey } from "../plan/operation.js";
+import type { Step, StepRun } from "../plan/schema.js";
+import {
+  checkBudget,
+  checkCommittedEffect,
+  checkInputs,
+  checkPreconditions,
+  judgeOutput,
+  preview,
+} from "../policy/step-checks.js";
+import type { Dispatcher, Flight } from "./dispatch.js";
+import { emit } from "./events.js";
+import type { Visit } from "./visit.js";
+
+/** The tool a step's next attempt calls: its fallback once the ladder switched to it. */
+export function toolFor(step: Step, run: StepRun | undefined): string | undefined {
+  return run?.usedFallback === true && step.fallback !== undefined ? step.fallback.tool : step.tool;
+}
+
+/**
+ * Starts the step's next attempt, or records why it cannot start (a deviation, queued). `again`:
+ * the checkpoint shows the attempt running but no call is in flight (the process that started it
+ * is gone), so the same attempt is called again, not charged twice, under the same key.
+ */
+export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = false): void {
+  const { rt, config } = v;
+  const previous: StepRun = v.steps[step.id] ?? { status: "pending", attempts: 0 };
+  const notRun = { ...previous, status: "failed" as const };
+  const pre =
+    checkInputs(step, v.state.facts, v.trusted) ??
+    checkPreconditions(step, v.trusted) ??
+    (again ? undefined : checkBudget(step, v.spent, rt.policy.budget.maxCost));
+  if (pre) return v.fail(step, pre, notRun);
+
+  const useFallback = previous.usedFallback === true && step.fallback !== undefined;
+  const toolName = toolFor(step, previous)!;
+  const args = { ...(useFallback ? step.fallback!.args : step.args), ...pick(v.trusted, step.inputs ?? []) };
+  const threadId = String(config.configurable?.thread_id ?? "no-thread");
+  const key =
+    (step.sideEffects?.length ?? 0) > 0 && step.idempotent === false
+      ? operationKey(threadId, step.id, toolName, args)
+      : undefined;
+  const committed = [...v.state.sideEffects, ...v.effects];
+  const conflict = checkCommittedEffect(step, key, previous, committed, `${toolName} ${preview(args)}`);
+  if (conflict) return v.fail(step, conflict, notRun);
+
+  const attempt = again ? previous.attempts : previous.attempts + 1;
+  const cost = again ? 0 : (step.cost ?? 0);
+  const { nextDelayMs: delay, error: _error, approvedKey: _approved, ...rest } = previous;
+  const running: StepRun = {
+    ...rest,
+    status: "running",
+    attempts: attempt,
+    startedAt: v.now(),
+    ...(cost > 0 ? { cost: (previous.cost ?? 0) + cost } : {}),
+  };
+  v.spent += cost;
+  const tool = rt.tools.get(toolName);
+  if (!tool) {
+    // Validation makes this unreachable for plans it accepted; kept as a hard stop at the registry boundary.
+    const message = `tool "${toolName}" is not in the registry`;
+    const error = { name: "PermanentError", message };
+    return v.fail(step, { deviation: { kind: "error", message, error }, error }, { ...running, endedAt: v.now() });
+  }
+  v.write(step.id, running);
+  const inFlight = flights.size + 1;
+  emit(config, { type: "step_started", stepId: step.id, goal: step.goal, attempt, tool: toolName, running: inFlight });
+  const configurable = {
+    stepId: step.id,
+    planVersion: v.plan.version,
+    attempt,
+    ...(key ? { idempotencyKey: key } : {}),
+  };
+  const timeoutMs = step.timeoutMs ?? rt.policy.defaultTimeoutMs;
+  const wait = () => (delay && !again ? rt.clock.sleep(delay, config.signal) : Promise.resolve());
+  const flight: Flight = { call: { stepId: step.id, tool: toolName }, attempt, startedAt: running.startedAt! };
+  if (key) flight.key = key;
+  flights.launch(flight, { tool, args, timeoutMs, configurable }, config, wait, () => v.now());
+}
+
+/** Writes an attempt that ended: AIMD on its tool, then success (facts, effects) or a queued deviation. */
+export function recordEnd(v: Visit, flight: Flight): void {
+  const step = v.plan.steps.find((s) => s.id === flight.call.stepId);
+  const result = flight.result;
+  if (!step || !result) return;
+  const previous = v.steps[step.id] ?? { status: "running" as const, attempts: flight.attempt };
+  const ended: StepRun = { ...previous, startedAt: flight.startedAt, endedAt: v.now() };
+  const tool = flight.call.tool;
+  if (!result.ok) {
+    v.adjustLimit(step, flight.attempt, tool, result.error, flight.toolCallsAtEnd ?? 1);
+    const { error } = result;
+    const kind = result.timeout ? "timeout" : "error";
+    return v.fail(
+      step,
+      { deviation: { kind, message: `${step.id}: ${error.name}: ${error.message}`, error }, error },
+      ended,
+    );
+  }
+  const judged = judgeOutput(step, result.output, v.trusted);
+  if (!judged.ok)
+    return v.fail(step, judged, judged.output === undefined ? ended : { ...ended, output: judged.output });
+  v.adjustLimit(step, flight.attempt, tool, null, flight.toolCallsAtEnd ?? 1);
+  v.succeed(step, { ...ended, status: "succeeded", output: judged.output }, judged.values, flight.key);
+}
+
+export function pick(values: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of keys) if (Object.hasOwn(values, key)) out[key] = values[key];
+  return out;
+}

@@ -1,0 +1,125 @@
+/**
+ * Tool calls in flight across executor visits (DESIGN §7.1, docs/decisions/0012). An executor
+ * visit starts calls and returns as soon as one has finished, so the checkpoint that ends the
+ * visit makes that attempt durable while its siblings keep running; the next visit picks them
+ * up here. The registry belongs to one run (`withDispatch`): a new run (a resume after a crash)
+ * starts empty and calls again every step its checkpoint still shows as running.
+ */
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { ErrorInfo } from "../plan/schema.js";
+import { errorInfo } from "../policy/deviation.js";
+import type { RunningCall } from "../policy/dispatch.js";
+import { callTool, StepTimeout, type ToolCall } from "./call-tool.js";
+
+/** How an attempt ended, as plain data: thrown values are read at once (a class cannot cross a checkpoint). */
+export type CallResult = { ok: true; output: unknown } | { ok: false; error: ErrorInfo; timeout: boolean };
+
+export interface Flight {
+  call: RunningCall;
+  attempt: number;
+  key?: string;
+  startedAt: string;
+  result?: CallResult;
+  /** Calls of the same tool running when this one ended, itself included (what AIMD halves). */
+  toolCallsAtEnd?: number;
+}
+
+/** Where a run keeps its registry (the `__` prefix keeps it out of checkpoint and trace metadata). */
+const DISPATCH_KEY = "__langgraph_replan_dispatch";
+
+export class Dispatcher {
+  private readonly flights = new Map<string, Flight>();
+  private readonly finished: Flight[] = [];
+  private wake: (() => void) | undefined;
+
+  /**
+   * `shared` is false when the run did not get its own registry: the visit must then wait for
+   * every call. `track` keeps the run's thread held while a call is in flight.
+   */
+  constructor(
+    readonly shared: boolean,
+    private readonly track: (work: Promise<unknown>) => void = () => undefined,
+  ) {}
+
+  running(): RunningCall[] {
+    return [...this.flights.values()].map((f) => f.call);
+  }
+
+  has(stepId: string): boolean {
+    return this.flights.has(stepId);
+  }
+
+  get size(): number {
+    return this.flights.size;
+  }
+
+  /** Starts one attempt: the backoff wait, then the tool call. Returns the promise to track. */
+  launch(
+    flight: Flight,
+    call: ToolCall,
+    config: LangGraphRunnableConfig,
+    wait: () => Promise<void>,
+    now: () => string,
+  ): void {
+    this.flights.set(flight.call.stepId, flight);
+    const work = wait()
+      .then(() => {
+        // The attempt starts when its backoff ends.
+        flight.startedAt = now();
+        return callTool(call, config);
+      })
+      .then(
+        (output): CallResult => ({ ok: true, output }),
+        (thrown): CallResult => ({ ok: false, error: errorInfo(thrown), timeout: thrown instanceof StepTimeout }),
+      )
+      .then((result) => {
+        flight.result = result;
+        flight.toolCallsAtEnd = [...this.flights.values()].filter(
+          (f) => f.call.tool === flight.call.tool && (f.result === undefined || f === flight),
+        ).length;
+        this.finished.push(flight);
+        this.wake?.();
+      });
+    this.track(work);
+  }
+
+  /**
+   * Waits until at least one attempt has ended (or the run's signal aborts), then hands over every
+   * ended attempt in the order they ended and forgets them.
+   */
+  async takeFinished(signal: AbortSignal | undefined, all = false): Promise<Flight[]> {
+    const waiting = () =>
+      this.flights.size > 0 && (this.finished.length === 0 || (all && this.finished.length < this.flights.size));
+    if (waiting() && !signal?.aborted) {
+      const aborted = () => this.wake?.();
+      signal?.addEventListener("abort", aborted, { once: true });
+      try {
+        for (;;) {
+          if (!waiting() || signal?.aborted) break;
+          await new Promise<void>((resolve) => (this.wake = resolve));
+        }
+      } finally {
+        this.wake = undefined;
+        signal?.removeEventListener("abort", aborted);
+      }
+    }
+    if (signal?.aborted) return [];
+    const done = this.finished.splice(0);
+    for (const f of done) this.flights.delete(f.call.stepId);
+    return done;
+  }
+}
+
+/** The config a run's nodes see: it carries the run's registry of calls in flight. */
+export function withDispatch<C extends { configurable?: Record<string, unknown> }>(
+  config: C | undefined,
+  track: (work: Promise<unknown>) => void,
+): C {
+  const dispatcher = new Dispatcher(true, track);
+  return { ...(config as C), configurable: { ...config?.configurable, [DISPATCH_KEY]: dispatcher } };
+}
+
+export function dispatcherOf(config: LangGraphRunnableConfig): Dispatcher {
+  const found = config.configurable?.[DISPATCH_KEY];
+  return found instanceof Dispatcher ? found : new Dispatcher(false);
+}

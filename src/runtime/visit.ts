@@ -1,0 +1,160 @@
+/**
+ * One executor visit's working copy of the state and the update it builds: step records, facts,
+ * committed side effects, budget, queued deviations and tool limits. Every attempt that ends (or
+ * is refused before its tool runs) is written here once, with one `step_finished` event.
+ */
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { Runtime } from "./options.js";
+import type { DispatchState, PlanManagerStateType, PlanManagerUpdate } from "./state.js";
+import { factValues, makeFacts } from "../plan/facts.js";
+import type { Fact, Plan, SideEffectRecord, Step, StepRun } from "../plan/schema.js";
+import type { Decision } from "../policy/decision.js";
+import type { Deviation } from "../policy/deviation.js";
+import type { CheckFailure } from "../policy/step-checks.js";
+import { activeAssumptionChecks, assumptionDeviation } from "../policy/assumptions.js";
+import { isRateLimit, lowerLimit, raiseLimit, type LimitUpdate } from "../policy/dispatch.js";
+import { emit } from "./events.js";
+
+export class Visit {
+  readonly plan: Plan;
+  readonly steps: Record<string, StepRun>;
+  readonly trusted: Record<string, unknown>;
+  readonly changed: Record<string, StepRun> = {};
+  readonly facts: Record<string, Fact> = {};
+  readonly effects: SideEffectRecord[] = [];
+  readonly decisions: Decision[] = [];
+  readonly dispatch: DispatchState;
+  spent: number;
+  successes: number;
+
+  constructor(
+    readonly rt: Runtime,
+    readonly state: PlanManagerStateType,
+    readonly config: LangGraphRunnableConfig,
+  ) {
+    this.plan = state.plan!;
+    this.steps = { ...state.steps };
+    this.trusted = factValues(state.facts);
+    this.dispatch = { queue: [...state.dispatch.queue], limits: { ...state.dispatch.limits } };
+    this.spent = state.budget.spent;
+    this.successes = state.guards.successes;
+  }
+
+  now(): string {
+    return new Date(this.rt.clock.now()).toISOString();
+  }
+
+  write(stepId: string, run: StepRun): void {
+    this.steps[stepId] = this.changed[stepId] = run;
+  }
+
+  skip(step: Step, reason: NonNullable<StepRun["skipReason"]>, note: string): void {
+    const run: StepRun = { ...(this.steps[step.id] ?? { attempts: 0 }), status: "skipped", skipReason: reason };
+    this.write(step.id, run);
+    const event = { stepId: step.id, goal: step.goal, attempt: run.attempts, note };
+    emit(this.config, { type: "step_finished", status: "skipped", ...event });
+  }
+
+  /** A failed or refused attempt: its record, its event, and its deviation queued in the order it happened. */
+  fail(step: Step, failure: CheckFailure, run: StepRun): void {
+    const record: StepRun = { ...run, status: "failed", error: failure.error };
+    this.write(step.id, record);
+    const note = failure.error.message;
+    emit(this.config, {
+      type: "step_finished",
+      stepId: step.id,
+      goal: step.goal,
+      status: "failed",
+      attempt: record.attempts,
+      note,
+    });
+    this.dispatch.queue.push({ ...failure.deviation, stepId: step.id, attempt: record.attempts });
+  }
+
+  succeed(step: Step, run: StepRun, values: Record<string, unknown>, key: string | undefined): void {
+    this.write(step.id, run);
+    const provenance = {
+      producedBy: step.id,
+      planVersion: this.plan.version,
+      assumptions: step.assumptions ?? [],
+      derivedFrom: step.inputs ?? [],
+    };
+    Object.assign(this.facts, makeFacts(values, provenance));
+    Object.assign(this.trusted, values);
+    this.successes += 1;
+    emit(this.config, {
+      type: "step_finished",
+      stepId: step.id,
+      goal: step.goal,
+      status: "succeeded",
+      attempt: run.attempts,
+    });
+    // Each committed key is listed once: re-running an unchanged operation commits nothing new.
+    const committed = [...this.state.sideEffects, ...this.effects];
+    if (key && !committed.some((e) => e.idempotencyKey === key))
+      this.effects.push({ stepId: step.id, idempotencyKey: key, at: run.endedAt! });
+    // New evidence: re-check the assumptions that steps not yet run still rest on.
+    const broken = activeAssumptionChecks(this.plan, this.steps, this.state.guards.falsified, this.trusted);
+    const deviation = assumptionDeviation(broken, step.id, run.attempts);
+    if (deviation && !this.queued(deviation)) this.dispatch.queue.push(deviation);
+  }
+
+  /** Why no new step may start now (a queued deviation, a scope change, a human step waiting), if so. */
+  holdReason(human: Step | undefined): string | undefined {
+    if (this.dispatch.queue.length > 0) return "a deviation waits for the classifier";
+    if (this.state.scopeChanges.length > 0) return "a scope change waits to be planned for";
+    if (human) return `human step "${human.id}" waits for running steps`;
+    return undefined;
+  }
+
+  private queued(d: Deviation): boolean {
+    return this.dispatch.queue.some((q) => q.kind === d.kind && q.assumptionId === d.assumptionId);
+  }
+
+  /** AIMD on the tool's concurrency after an attempt ended; every change is a `rate.limit` decision. */
+  adjustLimit(step: Step, attempt: number, tool: string, failed: Deviation["error"] | null, callsAtEnd: number) {
+    const max = this.rt.policy.maxConcurrency;
+    let update: LimitUpdate | undefined;
+    if (failed === null) update = raiseLimit(this.dispatch.limits, tool, max);
+    else if (isRateLimit(failed)) update = lowerLimit(this.dispatch.limits, tool, callsAtEnd, max);
+    if (!update?.change) return;
+    this.dispatch.limits = update.limits;
+    const { from, to, why } = update.change;
+    const decision: Decision = {
+      seq: this.state.decisions.length + this.decisions.length + 1,
+      stepId: step.id,
+      attempt,
+      failureClass: failed === null ? "none" : "transient",
+      action: "retry",
+      rule: "rate.limit",
+      reason: `${tool} may run ${to} call${to === 1 ? "" : "s"} at a time (was ${from}): ${why}`,
+      planVersion: this.plan.version,
+      at: this.now(),
+    };
+    this.decisions.push(decision);
+    emit(this.config, { type: "decision", decision });
+  }
+
+  /** The update: only the channels that changed (every written channel costs work at each superstep). */
+  update(): PlanManagerUpdate {
+    const { state } = this;
+    const out: PlanManagerUpdate = {};
+    if (Object.keys(this.changed).length > 0) out.steps = this.changed;
+    if (Object.keys(this.facts).length > 0) out.facts = this.facts;
+    if (this.effects.length > 0) out.sideEffects = this.effects;
+    if (this.decisions.length > 0) out.decisions = this.decisions;
+    if (this.spent !== state.budget.spent) out.budget = { ...state.budget, spent: this.spent };
+    if (this.successes !== state.guards.successes) out.guards = { ...state.guards, successes: this.successes };
+    const d = this.dispatch;
+    const was = state.dispatch;
+    const same = d.queue.length === was.queue.length && d.queue.every((q, i) => q === was.queue[i]);
+    if (!same || !sameLimits(d.limits, was.limits)) out.dispatch = d;
+    if (state.status !== "running") out.status = "running";
+    return out;
+  }
+}
+
+function sameLimits(a: Record<string, number>, b: Record<string, number>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
+}
