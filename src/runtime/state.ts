@@ -35,6 +35,7 @@ import {
   type StepRun,
 } from "../plan/schema.js";
 import type { PlanVersionEntry } from "../plan/history.js";
+import { StopRequestSchema, type StopRequest } from "../policy/stop.js";
 
 /** Guardrail bookkeeping for replans and backtracking. */
 export interface ReplanGuards {
@@ -182,6 +183,8 @@ export const PlanManagerState = Annotation.Root({
   deviation: lastValue<Deviation | null>("deviation", DeviationSchema, () => null),
   /** The interrupt the human node will raise (internal). */
   pendingHuman: lastValue<PendingHuman | null>("pendingHuman", PendingHumanSchema, () => null),
+  /** An operator's stop request (policy/stop.ts); written from outside a run, cleared by `resumeStopped`. */
+  stop: lastValue<StopRequest | null>("stop", StopRequestSchema, () => null),
   /** Replan and backtracking guardrail counters (internal). */
   guards: lastValue<ReplanGuards>("guards", GuardsSchema, (): ReplanGuards => ({
     count: 0,
