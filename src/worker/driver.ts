@@ -1,0 +1,96 @@
+/**
+ * Drives one thread for one job, from its checkpoint, until it finishes or waits for a person.
+ * Every decision here is made on the checkpoint, never on the job alone: a job may be a retry
+ * after its worker died, or a copy handed out again after its lease, so the thread may already be
+ * further along than the job thinks.
+ */
+import { Command, type LangGraphRunnableConfig, type StateSnapshot } from "@langchain/langgraph";
+import { resumeProblem } from "../plan/resume.js";
+import type { InterruptPayload } from "../plan/schema.js";
+import type { ThreadFinished, ThreadJob } from "./queue.js";
+import { reopenStopped, requestStop, type StoppableGraph } from "./stop.js";
+import type { ThreadLocks } from "./thread-locks.js";
+
+export interface DrivableGraph extends StoppableGraph {
+  invoke(input: unknown, config: LangGraphRunnableConfig & { interruptAfter?: string[] }): Promise<unknown>;
+}
+
+/** What the job does first: send an input (`null` carries on), reopen a stopped thread, refuse, or nothing. */
+type First = { move: "input"; input: unknown } | { move: "reopen" } | { move: "refuse"; problem: string } | undefined;
+
+const pendingInterrupts = (snapshot: StateSnapshot) => snapshot.tasks.flatMap((t) => t.interrupts ?? []);
+
+function firstMove(job: ThreadJob, snapshot: StateSnapshot): First {
+  const values = (snapshot.values ?? {}) as { status?: string };
+  const started = values.status !== undefined;
+  const pending = pendingInterrupts(snapshot);
+  // A run cut short (a dead worker, or a step boundary this driver paused at) carries on from its checkpoint.
+  const midRun = started && snapshot.next.length > 0 && pending.length === 0;
+  if (midRun) return { move: "input", input: null };
+  switch (job.kind) {
+    case "run":
+      return started ? undefined : { move: "input", input: job.input };
+    case "resume": {
+      const question = pending[0];
+      // Another question than the one answered: the answer was taken before a worker died.
+      if (!question || (job.interruptId !== undefined && question.id !== job.interruptId)) return undefined;
+      const problem = resumeProblem(job.value, (question.value as InterruptPayload).options);
+      return problem ? { move: "refuse", problem } : { move: "input", input: new Command({ resume: job.value }) };
+    }
+    case "resume_stopped":
+      return values.status === "stopped" ? { move: "reopen" } : undefined;
+  }
+}
+
+const report = (threadId: string, snapshot: StateSnapshot): ThreadFinished => {
+  const values = (snapshot.values ?? {}) as { status?: string; outcome?: unknown };
+  return {
+    threadId,
+    status: values.status ?? "not started",
+    parked: pendingInterrupts(snapshot).length > 0,
+    ...(values.outcome !== undefined ? { outcome: values.outcome } : {}),
+  };
+};
+
+/**
+ * Runs the job's thread. Returns the report when the thread moved (finished, parked or stopped),
+ * undefined when the job found nothing to do, and `{ problem }` when a resume value does not
+ * answer the pending question (the thread is left as it was).
+ */
+export async function driveThread(
+  graph: DrivableGraph,
+  job: ThreadJob,
+  stops: Pick<ThreadLocks, "stopRequest" | "clearStopRequest">,
+  now: () => number = Date.now,
+): Promise<ThreadFinished | { problem: string } | undefined> {
+  const config = { configurable: { thread_id: job.threadId } };
+  let snapshot = await graph.getState(config);
+  const first = firstMove(job, snapshot);
+  if (first === undefined) return undefined;
+  if (first.move === "refuse") return { problem: first.problem };
+  if (first.move === "reopen") await reopenStopped(graph, config);
+  let input = first.move === "input" ? first.input : null;
+  // The run pauses after each executor visit, a step boundary, to read the operator's stop requests.
+  const runConfig = { ...config, interruptAfter: ["executor"] };
+  for (;;) {
+    await graph.invoke(input, runConfig);
+    input = null;
+    snapshot = await graph.getState(config);
+    const stop = await stops.stopRequest(job.threadId);
+    const parked = pendingInterrupts(snapshot).length > 0;
+    if (snapshot.next.length === 0 || parked) {
+      // A stop that arrived while the run was ending: a parked thread can still take it.
+      if (stop && parked) {
+        await requestStop(graph, config, { ...stop, now });
+        await stops.clearStopRequest(job.threadId);
+        snapshot = await graph.getState(config);
+      }
+      return report(job.threadId, snapshot);
+    }
+    if (stop) {
+      const request = { requestedAt: new Date(now()).toISOString(), ...(stop.reason ? { reason: stop.reason } : {}) };
+      await graph.updateState(config, { stop: request }, "executor");
+      await stops.clearStopRequest(job.threadId);
+    }
+  }
+}
