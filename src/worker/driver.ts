@@ -53,9 +53,9 @@ const report = (threadId: string, snapshot: StateSnapshot): ThreadFinished => {
 };
 
 /**
- * Runs the job's thread. Returns the report when the thread moved (finished, parked or stopped),
- * undefined when the job found nothing to do, and `{ problem }` when a resume value does not
- * answer the pending question (the thread is left as it was).
+ * Runs the job's thread. Returns where the thread stands (finished, parked or stopped), undefined
+ * for a thread that never started, and `{ problem }` when a resume value does not answer the
+ * pending question (the thread is left as it was).
  */
 export async function driveThread(
   graph: DrivableGraph,
@@ -66,7 +66,10 @@ export async function driveThread(
   const config = { configurable: { thread_id: job.threadId } };
   let snapshot = await graph.getState(config);
   const first = firstMove(job, snapshot);
-  if (first === undefined) return undefined;
+  // Nothing to do, but the thread may have finished or parked under a worker that died before
+  // reporting it: report again (reports are at least once), unless it never started.
+  if (first === undefined)
+    return (snapshot.values as { status?: string }).status ? report(job.threadId, snapshot) : undefined;
   if (first.move === "refuse") return { problem: first.problem };
   if (first.move === "reopen") await reopenStopped(graph, config);
   let input = first.move === "input" ? first.input : null;
