@@ -50,7 +50,7 @@ if (process.argv[1]?.endsWith("workers-process.ts")) {
     graph: createPlanManager({ tools, planner: scenarioPlanner() }),
     connectionString: url,
     concurrency: Number(width),
-    leaseSeconds: 4,
+    leaseSeconds: 6,
     maintenanceSeconds: 1,
   });
   await worker.start();

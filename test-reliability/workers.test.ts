@@ -76,6 +76,8 @@ async function references() {
   return out;
 }
 
+let errors = "";
+
 function startWorker(effectsFile: string, env: Record<string, string> = {}) {
   const child = spawn(process.execPath, ["--import", "tsx", script, pg.url, effectsFile, "4"], {
     env: { ...process.env, ...env },
@@ -85,8 +87,11 @@ function startWorker(effectsFile: string, env: Record<string, string> = {}) {
   const exited = new Promise<{ signal: string | null; at: number }>((ok) =>
     child.on("exit", (_code, signal) => ok({ signal, at: performance.timeOrigin + performance.now() })),
   );
-  const ready = new Promise<void>((ok) => child.stdout!.on("data", (d) => String(d).includes("ready") && ok()));
-  child.stderr!.on("data", () => undefined);
+  const ready = new Promise<void>((ok, fail) => {
+    child.stdout!.on("data", (d) => String(d).includes("ready") && ok());
+    child.on("exit", (code, signal) => fail(new Error(`worker exited before it was ready: ${code ?? signal}`)));
+  });
+  child.stderr!.on("data", (d) => (errors += String(d)));
   return { child, exited, ready };
 }
 
@@ -95,7 +100,7 @@ describe("workers on PostgreSQL", () => {
     const expected = await references();
     const effectsFile = join(dir, "effects.sqlite");
     effectStore(effectsFile).db.close();
-    const queue = await openQueue(pg.url, { leaseSeconds: 4 });
+    const queue = await openQueue(pg.url, { leaseSeconds: 6 });
     const threads = WORKER_SCENARIOS.flatMap((name) =>
       Array.from({ length: THREADS_PER_SCENARIO }, (_, i) => `${name}-${i}`),
     );
@@ -131,8 +136,11 @@ describe("workers on PostgreSQL", () => {
     );
     for (const t of wrong) {
       for await (const h of reader.getStateHistory({ configurable: { thread_id: t } }))
-        process.stdout.write(`DEBUG ${t} step=${h.metadata?.step} src=${h.metadata?.source} next=${h.next} status=${(h.values as any).status} writes=${Object.keys(h.metadata?.writes ?? {})}\n`);
+        process.stdout.write(
+          `DEBUG ${t} step=${h.metadata?.step} src=${h.metadata?.source} next=${h.next} status=${(h.values as any).status} writes=${Object.keys(h.metadata?.writes ?? {})}\n`,
+        );
     }
+    if (finished.size < threads.length) process.stdout.write(`worker stderr:\n${errors}\n`);
     const death = await victim.exited;
     for (const w of others) w.child.kill("SIGTERM");
     await Promise.all(others.map((w) => w.exited));
@@ -167,15 +175,17 @@ describe("workers on PostgreSQL", () => {
     // Figures for the record: which threads the dead process held, and how long they waited.
     const pids = new Set(spans.map((s) => s.pid));
     const victimPid = victim.child.pid!;
-    const orphaned = [...new Set(spans.filter((s) => s.pid === victimPid).map((s) => s.thread))].filter((t) =>
-      spans.some((s) => s.thread === t && s.pid !== victimPid && s.start > death.at),
-    );
+    // Threads whose last tool call before the death was the victim's, and that ran again elsewhere.
+    const orphaned = threads.filter((t) => {
+      const before = spans.filter((s) => s.thread === t && s.start < death.at).at(-1);
+      return before?.pid === victimPid && spans.some((s) => s.thread === t && s.start > death.at);
+    });
     const restarts = orphaned.map(
       (t) => Math.min(...spans.filter((s) => s.thread === t && s.start > death.at).map((s) => s.start)) - death.at,
     );
     process.stdout.write(
-      `workers: ${pids.size} processes, ${spans.length} tool calls, victim held ${orphaned.length} threads; ` +
-        `death → running again: ${restarts.map((r) => (r / 1000).toFixed(1)).join(", ")} s; ` +
+      `workers: ${pids.size} processes, ${spans.length} tool calls; ${orphaned.length} threads last ran on the victim; ` +
+        `death → their next tool call: ${restarts.map((r) => (r / 1000).toFixed(1)).join(", ")} s; ` +
         `effects ${effects.length}, re-sent with the same key ${resent.length}, overlaps ${overlaps.length}\n`,
     );
     expect(pids.size).toBe(3);

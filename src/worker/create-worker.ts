@@ -22,7 +22,11 @@ export interface WorkerOptions {
   concurrency?: number;
   /** Queue name (default "langgraph-replan"). */
   queue?: string;
-  /** Seconds before a dead worker's job is handed out again (default 60); see `QueueOptions.leaseSeconds`. */
+  /**
+   * Seconds before a dead worker's job is handed out again (default 120). pg-boss also fails a job
+   * whose handler runs longer, so the worker hands a running thread back to the queue at the first
+   * step boundary after half the lease: one step must take less than half of it.
+   */
   leaseSeconds?: number;
   /** Seconds between pg-boss's checks for expired leases (default 10). */
   maintenanceSeconds?: number;
@@ -43,7 +47,7 @@ export interface Worker {
 
 function check(options: WorkerOptions): Required<Pick<WorkerOptions, "concurrency" | "leaseSeconds">> {
   const concurrency = options.concurrency ?? 1;
-  const leaseSeconds = options.leaseSeconds ?? 60;
+  const leaseSeconds = options.leaseSeconds ?? 120;
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1_000)
     throw new PlanManagerError("invalid_options", "concurrency must be an integer from 1 to 1000", {
       path: "concurrency",
@@ -76,10 +80,10 @@ export function createWorker(options: WorkerOptions): Worker {
   let close: (graceful: boolean) => Promise<void> = async () => undefined;
 
   async function start() {
-    const saver = PostgresSaver.fromConnString(options.connectionString);
-    await saver.setup();
-    const graph = options.graph.compile({ checkpointer: saver }) as unknown as DrivableGraph;
     const locks = await openThreadLocks(options.connectionString, concurrency + 2);
+    const saver = PostgresSaver.fromConnString(options.connectionString);
+    await locks.serialized(() => saver.setup());
+    const graph = options.graph.compile({ checkpointer: saver }) as unknown as DrivableGraph;
     const boss = new PgBoss({
       connectionString: options.connectionString,
       maintenanceIntervalSeconds: options.maintenanceSeconds ?? 10,
@@ -87,8 +91,12 @@ export function createWorker(options: WorkerOptions): Worker {
       max: 4,
     });
     boss.on("error", onError);
-    await boss.start();
-    await ensureQueues(boss, queue, leaseSeconds);
+    await locks.serialized(async () => {
+      await boss.start();
+      await ensureQueues(boss, queue, leaseSeconds);
+    });
+    // The queue keeps the lease it was created with (by a worker or by `openQueue`).
+    const lease = (await boss.getQueue(queue))?.expireInSeconds ?? leaseSeconds;
 
     const handle = async ([job]: PgBoss.Job<ThreadJob>[]) => {
       const data = job!.data;
@@ -99,8 +107,13 @@ export function createWorker(options: WorkerOptions): Worker {
         return { deferred: true };
       }
       try {
-        const result = await driveThread(graph, data, locks);
-        if (result && !("problem" in result)) {
+        // Half the lease per job: the rest is room for the step in flight when the slice runs out.
+        const slice = {
+          until: Date.now() + (lease * 1000) / 2,
+          continueLater: async () => void (await boss.send(queue, { kind: "run", threadId: data.threadId, input: {} })),
+        };
+        const result = await driveThread(graph, data, locks, slice);
+        if (result && "threadId" in result) {
           await boss.send(finishedQueue(queue), result);
           await options.onFinished?.(result);
         }

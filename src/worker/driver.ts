@@ -54,15 +54,18 @@ const report = (threadId: string, snapshot: StateSnapshot): ThreadFinished => {
 
 /**
  * Runs the job's thread. Returns where the thread stands (finished, parked or stopped), undefined
- * for a thread that never started, and `{ problem }` when a resume value does not answer the
- * pending question (the thread is left as it was).
+ * for a thread that never started, `{ problem }` when a resume value does not answer the pending
+ * question (the thread is left as it was), and `{ continued: true }` when the slice ran out at a
+ * step boundary: pg-boss fails a job that outlives its lease (its handler timeout), so a long run
+ * is cut into slices shorter than the lease, each a new job (`continueLater`).
  */
 export async function driveThread(
   graph: DrivableGraph,
   job: ThreadJob,
   stops: Pick<ThreadLocks, "stopRequest" | "clearStopRequest">,
+  slice: { until: number; continueLater: () => Promise<void> } | undefined,
   now: () => number = Date.now,
-): Promise<ThreadFinished | { problem: string } | undefined> {
+): Promise<ThreadFinished | { problem: string } | { continued: true } | undefined> {
   const config = { configurable: { thread_id: job.threadId } };
   let snapshot = await graph.getState(config);
   const first = firstMove(job, snapshot);
@@ -94,6 +97,9 @@ export async function driveThread(
       const request = { requestedAt: new Date(now()).toISOString(), ...(stop.reason ? { reason: stop.reason } : {}) };
       await graph.updateState(config, { stop: request }, "executor");
       await stops.clearStopRequest(job.threadId);
+    } else if (slice && now() >= slice.until) {
+      await slice.continueLater();
+      return { continued: true };
     }
   }
 }

@@ -31,9 +31,10 @@ export interface QueueOptions {
   /** Queue name (default "langgraph-replan"); the finished reports go to `<queue>.finished`. */
   queue?: string;
   /**
-   * Seconds a worker may hold a job before another may take it (default 60): the time from a
-   * worker's death to its thread running again. A live run that outlasts it keeps its thread
-   * (worker/thread-locks.ts); the queued copy waits for it.
+   * Seconds a worker may hold a job before another may take it (default 120): the time from a
+   * worker's death to its thread running again. Workers hand a long run back at a step boundary
+   * before then; a single step that outlasts it keeps its thread (worker/thread-locks.ts) and the
+   * job's copy waits for it.
    */
   leaseSeconds?: number;
 }
@@ -75,7 +76,7 @@ export async function openQueue(connectionString: string, options: QueueOptions 
   const boss = new PgBoss({ connectionString, supervise: false, schedule: false, max: 2 });
   boss.on("error", () => undefined);
   await boss.start();
-  await ensureQueues(boss, queue, options.leaseSeconds ?? 60);
+  await ensureQueues(boss, queue, options.leaseSeconds ?? 120);
   const send = async (job: ThreadJob) => {
     checkThreadId(job.threadId);
     const id = await boss.send(queue, job);

@@ -27,17 +27,41 @@ export interface ThreadLocks {
   /** The pending stop request for a thread, if any. */
   stopRequest(threadId: string): Promise<{ reason?: string } | undefined>;
   clearStopRequest(threadId: string): Promise<void>;
+  /**
+   * Runs `fn` while no other process runs one: table creation (`CREATE TABLE IF NOT EXISTS`,
+   * `PostgresSaver.setup()`) fails when two processes start at the same moment.
+   */
+  serialized<T>(fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
+
+/** The second key of the setup lock: thread locks hash their ids, this one is fixed. */
+const SETUP_KEY = "setup";
 
 export async function openThreadLocks(connectionString: string, max = 10): Promise<ThreadLocks> {
   const pool = new pg.Pool({ connectionString, max });
   // A dropped idle connection must not crash the process; the next query reconnects.
   pool.on("error", () => undefined);
-  await pool.query(
-    `CREATE TABLE IF NOT EXISTS ${STOP_TABLE} (thread_id text PRIMARY KEY, reason text, requested_at timestamptz NOT NULL DEFAULT now())`,
+  const serialized = async <T>(fn: () => Promise<T>): Promise<T> => {
+    const client = await pool.connect();
+    try {
+      await client.query("SELECT pg_advisory_lock(hashtext($1), hashtext($2))", [LOCK_SPACE, SETUP_KEY]);
+      try {
+        return await fn();
+      } finally {
+        await client.query("SELECT pg_advisory_unlock(hashtext($1), hashtext($2))", [LOCK_SPACE, SETUP_KEY]);
+      }
+    } finally {
+      client.release();
+    }
+  };
+  await serialized(() =>
+    pool.query(
+      `CREATE TABLE IF NOT EXISTS ${STOP_TABLE} (thread_id text PRIMARY KEY, reason text, requested_at timestamptz NOT NULL DEFAULT now())`,
+    ),
   );
   return {
+    serialized,
     async tryLock(threadId) {
       const client = await pool.connect();
       try {
