@@ -134,13 +134,21 @@ describe("workers on PostgreSQL", () => {
     const wrong = threads.filter(
       (t) => JSON.stringify(finished.get(t)) !== JSON.stringify(expected.get(t.split("-")[0]!)),
     );
+    const pgc = new (await import("pg")).default.Client({ connectionString: pg.url });
+    await pgc.connect();
     for (const t of wrong) {
+      const jobs = await pgc.query(
+        "SELECT data->>'kind' AS kind, state, retry_count, output::text AS output FROM pgboss.job WHERE data->>'threadId' = $1 ORDER BY created_on",
+        [t],
+      );
+      for (const j of jobs.rows) process.stdout.write(`JOB ${t} ${j.kind} ${j.state} ${j.retry_count} ${j.output}\n`);
       for await (const h of reader.getStateHistory({ configurable: { thread_id: t } }))
         process.stdout.write(
           `DEBUG ${t} step=${h.metadata?.step} src=${h.metadata?.source} next=${h.next} status=${(h.values as any).status} writes=${Object.keys(h.metadata?.writes ?? {})}\n`,
         );
     }
     if (finished.size < threads.length) process.stdout.write(`worker stderr:\n${errors}\n`);
+    await pgc.end();
     const death = await victim.exited;
     for (const w of others) w.child.kill("SIGTERM");
     await Promise.all(others.map((w) => w.exited));

@@ -10,6 +10,7 @@ import { z } from "zod";
 import { createPlanManager, type PlanDraft } from "../src/index.js";
 import { createWorker, openQueue, type QueueClient, type ThreadFinished, type Worker } from "../src/worker/index.js";
 import { openThreadLocks } from "../src/worker/thread-locks.js";
+import { runCli } from "../src/cli/commands.js";
 import { startPostgres, type PgServer } from "../test-reliability/helpers/postgres.js";
 
 let pg: PgServer;
@@ -142,6 +143,69 @@ describe("createWorker on PostgreSQL", () => {
       "w-stop:2",
       "w-stop:3",
       "w-stop:4",
+    ]);
+  });
+
+  it("the command line over PostgreSQL: stop reaches a running thread through its worker, resume and answers go through the queue", async () => {
+    const cli = async (...argv: string[]) => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await runCli(argv, {
+        out: (l) => out.push(l),
+        err: (l) => err.push(l),
+        now: Date.now,
+        sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+      });
+      return { code, out, err };
+    };
+    let open!: () => void;
+    let reached!: () => void;
+    const opened = new Promise<void>((r) => (open = r));
+    const entered = new Promise<void>((r) => (reached = r));
+    gate = { opened, open, entered, reached };
+    const stopped = finishedOnce("cli-run");
+    await queue.enqueueRun("cli-run", { goal: "gated" });
+    await entered;
+    expect(await cli("stop", pg.url, "cli-run", "--reason", "night")).toEqual({
+      code: 0,
+      err: [],
+      out: ['stop requested: "cli-run" is running on a worker and stops at its next step boundary'],
+    });
+    gate.open();
+    expect((await stopped).status).toBe("stopped");
+    expect(await cli("wait", pg.url, "cli-run", "--timeout", "60")).toEqual({
+      code: 4,
+      err: [],
+      out: ["cli-run: stopped — Stopped by an operator: night. 2 of 5 steps succeeded; resume to carry on."],
+    });
+    const finished = finishedOnce("cli-run");
+    expect(await cli("resume", pg.url, "cli-run")).toEqual({
+      code: 0,
+      err: [],
+      out: ['queued: "cli-run" carries on where it stopped (a worker takes it)'],
+    });
+    expect((await finished).status).toBe("completed");
+    expect((await cli("wait", pg.url, "cli-run")).code).toBe(0);
+
+    const asked = finishedOnce("cli-ask");
+    await queue.enqueueRun("cli-ask", { goal: "ask" });
+    expect((await asked).parked).toBe(true);
+    expect(await cli("wait", pg.url, "cli-ask", "--timeout", "60")).toEqual({
+      code: 2,
+      err: [],
+      out: ["cli-ask: awaiting_human — waits for a person (ok?)"],
+    });
+    const answered = finishedOnce("cli-ask");
+    expect(await cli("resume", pg.url, "cli-ask", "--value", '{"action":"complete","output":{}}')).toEqual({
+      code: 0,
+      err: [],
+      out: ['queued the answer to "cli-ask" (human_step for step "ask"): a worker carries on'],
+    });
+    expect((await answered).status).toBe("completed");
+    const lines = (await cli("threads", pg.url)).out.filter((l) => l.startsWith("cli-"));
+    expect(lines.map((l) => l.split("  ").slice(0, 4).join(" "))).toEqual([
+      "cli-ask completed step=- plan=v1",
+      "cli-run completed step=- plan=v1",
     ]);
   });
 });

@@ -31,7 +31,7 @@ export interface ThreadLocks {
    * Runs `fn` while no other process runs one: table creation (`CREATE TABLE IF NOT EXISTS`,
    * `PostgresSaver.setup()`) fails when two processes start at the same moment.
    */
-  serialized<T>(fn: () => Promise<T>): Promise<T>;
+  serialized<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -42,12 +42,12 @@ export async function openThreadLocks(connectionString: string, max = 10): Promi
   const pool = new pg.Pool({ connectionString, max });
   // A dropped idle connection must not crash the process; the next query reconnects.
   pool.on("error", () => undefined);
-  const serialized = async <T>(fn: () => Promise<T>): Promise<T> => {
+  const serialized = async <T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
     const client = await pool.connect();
     try {
       await client.query("SELECT pg_advisory_lock(hashtext($1), hashtext($2))", [LOCK_SPACE, SETUP_KEY]);
       try {
-        return await fn();
+        return await fn(client);
       } finally {
         await client.query("SELECT pg_advisory_unlock(hashtext($1), hashtext($2))", [LOCK_SPACE, SETUP_KEY]);
       }
@@ -55,8 +55,9 @@ export async function openThreadLocks(connectionString: string, max = 10): Promi
       client.release();
     }
   };
-  await serialized(() =>
-    pool.query(
+  // On the lock's own connection: a pool of one would otherwise wait for itself.
+  await serialized((client) =>
+    client.query(
       `CREATE TABLE IF NOT EXISTS ${STOP_TABLE} (thread_id text PRIMARY KEY, reason text, requested_at timestamptz NOT NULL DEFAULT now())`,
     ),
   );
