@@ -129,7 +129,7 @@ describe("workers on PostgreSQL", () => {
       if (question && !answered.has(question.id)) {
         answered.add(question.id);
         await queue.enqueueResume(report.threadId, scenarioOf(report.threadId).answer(question.value), question.id);
-      } else if (!question && snapshot.next.length === 0) finished.set(report.threadId, summary(snapshot.values));
+      } else if (!question && snapshot.tasks.length === 0) finished.set(report.threadId, summary(snapshot.values));
     }
     const wrong = threads.filter(
       (t) => JSON.stringify(finished.get(t)) !== JSON.stringify(expected.get(t.split("-")[0]!)),

@@ -113,7 +113,7 @@ async function wait(ctx: Context): Promise<number> {
     const snapshot = await snapshotOf(ctx);
     const values = snapshot.values as { status: string; outcome?: { summary?: string } };
     // A status counts once the run has let go of the thread (a question is pending, or the run ended).
-    const settled = snapshot.next.length === 0 || pendingQuestion(snapshot) !== undefined;
+    const settled = snapshot.tasks.length === 0 || pendingQuestion(snapshot) !== undefined;
     const code = settled ? WAIT_EXIT[values.status] : undefined;
     if (code !== undefined) {
       const why = code === 2 ? `waits for a person (${pendingQuestion(snapshot)?.value?.reason ?? "a question"})` : "";

@@ -24,8 +24,10 @@ function firstMove(job: ThreadJob, snapshot: StateSnapshot): First {
   const values = (snapshot.values ?? {}) as { status?: string };
   const started = values.status !== undefined;
   const pending = pendingInterrupts(snapshot);
-  // A run cut short (a dead worker, or a step boundary this driver paused at) carries on from its checkpoint.
-  const midRun = started && snapshot.next.length > 0 && pending.length === 0;
+  // A run cut short (a dead worker, or a step boundary this driver paused at) carries on from its
+  // checkpoint. `tasks`, not `next`: a task whose writes were saved before its worker died is left
+  // out of `next`, yet the run has not moved past it.
+  const midRun = started && snapshot.tasks.length > 0 && pending.length === 0;
   if (midRun) return { move: "input", input: null };
   switch (job.kind) {
     case "run":
@@ -84,7 +86,7 @@ export async function driveThread(
     snapshot = await graph.getState(config);
     const stop = await stops.stopRequest(job.threadId);
     const parked = pendingInterrupts(snapshot).length > 0;
-    if (snapshot.next.length === 0 || parked) {
+    if (snapshot.tasks.length === 0 || parked) {
       // A stop that arrived while the run was ending: a parked thread can still take it.
       if (stop && parked) {
         await requestStop(graph, config, { ...stop, now });

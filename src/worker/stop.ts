@@ -39,7 +39,7 @@ export function stopProblem(snapshot: StateSnapshot, thread: string): string | u
   if (["completed", "partial", "failed", "aborted"].includes(status))
     return `thread "${thread}" has finished (status: ${status}): there is nothing to stop`;
   if (!values.plan) return `thread "${thread}" is still planning: stop it once its plan is made`;
-  if (snapshot.next.some((n) => MID_DECISION.has(n)))
+  if (snapshot.tasks.some((t) => MID_DECISION.has(t.name)))
     return `thread "${thread}" is between a deviation and its answer: stop it at the next step boundary`;
   return undefined;
 }
