@@ -11,6 +11,7 @@ import { decisionLatency } from "./decision-latency.js";
 import { governance } from "./governance.js";
 import { markdownTable, printTable, type Table } from "./lib.js";
 import { overhead } from "./overhead.js";
+import { workers } from "./workers.js";
 
 const quick = process.argv.includes("--quick");
 const only = process.argv.find((a) => a.startsWith("--only="))?.slice(7);
@@ -23,6 +24,7 @@ const suites: [string, () => Promise<Table>][] = [
   ["growth", () => checkpointGrowth(quick)],
   ["governance", async () => (await governance(quick)).table],
   ["concurrency", () => concurrency(quick)],
+  ["workers", () => workers(quick)],
 ];
 for (const [name, run] of suites) {
   if (only && !only.split(",").includes(name)) continue;
