@@ -12,7 +12,31 @@ import { reopenStopped, requestStop, type StoppableGraph } from "./stop.js";
 import type { ThreadLocks } from "./thread-locks.js";
 
 export interface DrivableGraph extends StoppableGraph {
-  invoke(input: unknown, config: LangGraphRunnableConfig & { interruptAfter?: string[] }): Promise<unknown>;
+  stream(
+    input: unknown,
+    config: LangGraphRunnableConfig & { interruptAfter?: string[]; streamMode: "updates" },
+  ): Promise<AsyncIterable<Record<string, unknown>>>;
+}
+
+/** Where the stream said the run stopped: a step boundary (breakpoint), a question, or the end. */
+type Pause = "boundary" | "question" | "end";
+
+/**
+ * Runs until the next pause. The updates stream tells a breakpoint (`__interrupt__: []`) from a
+ * question (a non-empty list) and from the end (no `__interrupt__`), so no checkpoint is read back
+ * at a step boundary: that read cost more than the step itself on a loaded machine.
+ */
+async function runToPause(graph: DrivableGraph, input: unknown, config: LangGraphRunnableConfig): Promise<Pause> {
+  let pause: Pause = "end";
+  for await (const chunk of await graph.stream(input, {
+    ...config,
+    interruptAfter: ["executor"],
+    streamMode: "updates",
+  })) {
+    const raised = chunk.__interrupt__;
+    if (Array.isArray(raised)) pause = raised.length > 0 ? "question" : "boundary";
+  }
+  return pause;
 }
 
 /** What the job does first: send an input (`null` carries on), reopen a stopped thread, refuse, or nothing. */
@@ -64,6 +88,7 @@ const report = (threadId: string, snapshot: StateSnapshot): ThreadFinished => {
 export async function driveThread(
   graph: DrivableGraph,
   job: ThreadJob,
+  /** Asked at every step boundary: a primary-key read, cheap beside the step's own checkpoint write. */
   stops: Pick<ThreadLocks, "stopRequest" | "clearStopRequest">,
   slice: { until: number; continueLater: () => Promise<void> } | undefined,
   now: () => number = Date.now,
@@ -79,22 +104,22 @@ export async function driveThread(
   if (first.move === "reopen") await reopenStopped(graph, config);
   let input = first.move === "input" ? first.input : null;
   // The run pauses after each executor visit, a step boundary, to read the operator's stop requests.
-  const runConfig = { ...config, interruptAfter: ["executor"] };
   for (;;) {
-    await graph.invoke(input, runConfig);
+    const pause = await runToPause(graph, input, config);
     input = null;
-    snapshot = await graph.getState(config);
-    const stop = await stops.stopRequest(job.threadId);
-    const parked = pendingInterrupts(snapshot).length > 0;
-    if (snapshot.tasks.length === 0 || parked) {
+    if (pause !== "boundary") {
+      snapshot = await graph.getState(config);
+      const parked = pendingInterrupts(snapshot).length > 0;
+      const stop = parked ? await stops.stopRequest(job.threadId) : undefined;
       // A stop that arrived while the run was ending: a parked thread can still take it.
-      if (stop && parked) {
+      if (stop) {
         await requestStop(graph, config, { ...stop, now });
         await stops.clearStopRequest(job.threadId);
         snapshot = await graph.getState(config);
       }
       return report(job.threadId, snapshot);
     }
+    const stop = await stops.stopRequest(job.threadId);
     if (stop) {
       const request = { requestedAt: new Date(now()).toISOString(), ...(stop.reason ? { reason: stop.reason } : {}) };
       await graph.updateState(config, { stop: request }, "executor");
