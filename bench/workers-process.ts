@@ -3,7 +3,7 @@
  * real tool's network call), run by `createWorker`. Prints `call <thread> <epoch ms>` at each tool
  * call so that the parent can time a dead worker's threads; `direct` mode instead runs the threads
  * itself with `invoke` on PostgresSaver (the one-process baseline) and prints the elapsed time.
- *   tsx bench/workers-process.ts worker <postgres://…> <concurrency> <leaseSeconds>
+ *   tsx bench/workers-process.ts worker <postgres://…> <concurrency> <leaseSeconds> [queue]
  *   tsx bench/workers-process.ts direct <postgres://…> <concurrency> <threads> <steps>
  */
 import { tool } from "@langchain/core/tools";
@@ -45,6 +45,7 @@ const manager = () =>
 
 if (process.argv[1]?.endsWith("workers-process.ts")) {
   const [mode, url = "", width = "4", a = "", b = ""] = process.argv.slice(2);
+  const queue = mode === "worker" && b ? b : undefined;
   if (mode === "worker") {
     const worker = createWorker({
       graph: manager(),
@@ -52,6 +53,7 @@ if (process.argv[1]?.endsWith("workers-process.ts")) {
       concurrency: Number(width),
       leaseSeconds: Number(a),
       maintenanceSeconds: 1,
+      ...(queue ? { queue } : {}),
     });
     await worker.start();
     process.stdout.write("ready\n");

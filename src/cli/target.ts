@@ -40,9 +40,7 @@ export function redact(target: string): string {
 
 async function openPostgres(url: string): Promise<Target> {
   const label = redact(url);
-  try {
-    new URL(url);
-  } catch {
+  if (!URL.canParse(url)) {
     throw new CliError(
       `not a valid PostgreSQL URL: ${label} (expected postgresql://user[:password]@host[:port]/database)`,
     );

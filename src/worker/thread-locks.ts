@@ -8,7 +8,7 @@
  * Operators' stop requests for threads a worker is running wait in a small table beside the
  * locks; the worker reads it at each step boundary (worker/driver.ts).
  */
-import pg from "pg";
+import { Pool, type PoolClient } from "pg";
 
 /** Two-key advisory locks: the first key keeps this library's locks apart from the application's. */
 const LOCK_SPACE = "langgraph-replan";
@@ -31,7 +31,7 @@ export interface ThreadLocks {
    * Runs `fn` while no other process runs one: table creation (`CREATE TABLE IF NOT EXISTS`,
    * `PostgresSaver.setup()`) fails when two processes start at the same moment.
    */
-  serialized<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  serialized<T>(fn: (client: PoolClient) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -39,10 +39,10 @@ export interface ThreadLocks {
 const SETUP_KEY = "setup";
 
 export async function openThreadLocks(connectionString: string, max = 10): Promise<ThreadLocks> {
-  const pool = new pg.Pool({ connectionString, max });
+  const pool = new Pool({ connectionString, max });
   // A dropped idle connection must not crash the process; the next query reconnects.
   pool.on("error", () => undefined);
-  const serialized = async <T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
+  const serialized = async <T>(fn: (client: PoolClient) => Promise<T>): Promise<T> => {
     const client = await pool.connect();
     try {
       await client.query("SELECT pg_advisory_lock(hashtext($1), hashtext($2))", [LOCK_SPACE, SETUP_KEY]);
@@ -63,33 +63,7 @@ export async function openThreadLocks(connectionString: string, max = 10): Promi
   );
   return {
     serialized,
-    async tryLock(threadId) {
-      const client = await pool.connect();
-      try {
-        const { rows } = await client.query<{ ok: boolean }>(
-          "SELECT pg_try_advisory_lock(hashtext($1), hashtext($2)) AS ok",
-          [LOCK_SPACE, threadId],
-        );
-        if (!rows[0]?.ok) {
-          client.release();
-          return undefined;
-        }
-      } catch (error) {
-        client.release(error as Error);
-        throw error;
-      }
-      return {
-        async release() {
-          try {
-            await client.query("SELECT pg_advisory_unlock(hashtext($1), hashtext($2))", [LOCK_SPACE, threadId]);
-            client.release();
-          } catch (error) {
-            // Destroying the connection frees the lock too.
-            client.release(error as Error);
-          }
-        },
-      };
-    },
+    tryLock: (threadId) => tryLock(pool, threadId),
     async addStopRequest(threadId, reason) {
       await pool.query(
         `INSERT INTO ${STOP_TABLE} (thread_id, reason) VALUES ($1, $2) ON CONFLICT (thread_id) DO UPDATE SET reason = $2`,
@@ -108,5 +82,34 @@ export async function openThreadLocks(connectionString: string, max = 10): Promi
       await pool.query(`DELETE FROM ${STOP_TABLE} WHERE thread_id = $1`, [threadId]);
     },
     close: () => pool.end(),
+  };
+}
+
+/** The thread's lock on a connection of its own, kept out of the pool until released. */
+async function tryLock(pool: Pool, threadId: string): Promise<ThreadLock | undefined> {
+  const client = await pool.connect();
+  try {
+    const { rows } = await client.query<{ ok: boolean }>(
+      "SELECT pg_try_advisory_lock(hashtext($1), hashtext($2)) AS ok",
+      [LOCK_SPACE, threadId],
+    );
+    if (!rows[0]?.ok) {
+      client.release();
+      return undefined;
+    }
+  } catch (error) {
+    client.release(error as Error);
+    throw error;
+  }
+  return {
+    async release() {
+      try {
+        await client.query("SELECT pg_advisory_unlock(hashtext($1), hashtext($2))", [LOCK_SPACE, threadId]);
+        client.release();
+      } catch (error) {
+        // Destroying the connection frees the lock too.
+        client.release(error as Error);
+      }
+    },
   };
 }
