@@ -59,6 +59,7 @@ describe("an operator's stop", () => {
     const reopened = await graph.getState(config);
     expect(reopened.values.status).toBe("awaiting_human");
     expect(reopened.values.stop).toBeNull();
+    expect(reopened.values.outcome).toBeUndefined();
     expect(reopened.tasks.flatMap((t) => t.interrupts)[0]?.value).toMatchObject({ kind: "human_step", stepId: "ask" });
     await resumeRun(graph, config, { action: "complete", output: { ok: true } });
     const done = (await graph.getState(config)).values;

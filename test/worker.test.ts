@@ -195,6 +195,15 @@ describe("createWorker on PostgreSQL", () => {
       err: [],
       out: ["cli-ask: awaiting_human — waits for a person (ok?)"],
     });
+    // A parked thread holds no worker: the command line stops it itself, and the workers reopen it.
+    expect(await cli("stop", pg.url, "cli-ask")).toEqual({
+      code: 0,
+      err: [],
+      out: [`stopped "cli-ask" (it was awaiting_human); carry on with: langgraph-replan resume ${pg.url} cli-ask`],
+    });
+    const reopened = finishedOnce("cli-ask");
+    expect((await cli("resume", pg.url, "cli-ask")).code).toBe(0);
+    expect(await reopened).toEqual({ threadId: "cli-ask", status: "awaiting_human", parked: true });
     const answered = finishedOnce("cli-ask");
     expect(await cli("resume", pg.url, "cli-ask", "--value", '{"action":"complete","output":{}}')).toEqual({
       code: 0,

@@ -110,13 +110,12 @@ export async function driveThread(
     if (pause !== "boundary") {
       snapshot = await graph.getState(config);
       const parked = pendingInterrupts(snapshot).length > 0;
-      const stop = parked ? await stops.stopRequest(job.threadId) : undefined;
-      // A stop that arrived while the run was ending: a parked thread can still take it.
-      if (stop) {
-        await requestStop(graph, config, { ...stop, now });
-        await stops.clearStopRequest(job.threadId);
-        snapshot = await graph.getState(config);
-      }
+      const stop = await stops.stopRequest(job.threadId);
+      // A stop that arrived while the run was ending: a parked thread can still take it; a
+      // finished one has nothing left to stop.
+      if (stop && parked) await requestStop(graph, config, { ...stop, now });
+      if (stop) await stops.clearStopRequest(job.threadId);
+      if (stop && parked) snapshot = await graph.getState(config);
       return report(job.threadId, snapshot);
     }
     const stop = await stops.stopRequest(job.threadId);

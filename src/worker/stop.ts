@@ -79,7 +79,8 @@ export async function reopenStopped(
   const previous = values.stop?.previousStatus ?? "running";
   // A plan waiting for review routes from the planner; everything else from the executor.
   const asNode = previous === "awaiting_review" ? "planner" : "executor";
-  return graph.updateState(config, { stop: null, status: previous }, asNode);
+  // The stopped outcome goes too: a run has none until it ends (a stop is taken only between steps).
+  return graph.updateState(config, { stop: null, status: previous, outcome: undefined }, asNode);
 }
 
 /** Resumes a stopped thread in this process until it finishes or pauses again. */
