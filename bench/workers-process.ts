@@ -45,7 +45,7 @@ const manager = () =>
 
 if (process.argv[1]?.endsWith("workers-process.ts")) {
   const [mode, url = "", width = "4", a = "", b = ""] = process.argv.slice(2);
-  const queue = mode === "worker" && b ? b : undefined;
+  const queueName = mode === "worker" && b ? b : undefined;
   if (mode === "worker") {
     const worker = createWorker({
       graph: manager(),
@@ -53,7 +53,7 @@ if (process.argv[1]?.endsWith("workers-process.ts")) {
       concurrency: Number(width),
       leaseSeconds: Number(a),
       maintenanceSeconds: 1,
-      ...(queue ? { queue } : {}),
+      ...(queueName ? { queue: queueName } : {}),
     });
     await worker.start();
     process.stdout.write("ready\n");
