@@ -14,7 +14,11 @@ import type { ThreadLocks } from "./thread-locks.js";
 export interface DrivableGraph extends StoppableGraph {
   stream(
     input: unknown,
-    config: LangGraphRunnableConfig & { interruptAfter?: string[]; streamMode: "updates" },
+    config: LangGraphRunnableConfig & {
+      interruptAfter?: string[];
+      streamMode: "updates";
+      durability?: "sync" | "async" | "exit";
+    },
   ): Promise<AsyncIterable<Record<string, unknown>>>;
 }
 
@@ -32,6 +36,9 @@ async function runToPause(graph: DrivableGraph, input: unknown, config: LangGrap
     ...config,
     interruptAfter: ["executor"],
     streamMode: "updates",
+    // LangGraph's default ("async") writes a checkpoint while the next node already runs: a worker
+    // killed then would lose a finished step and call its tool again.
+    durability: "sync",
   })) {
     const raised = chunk.__interrupt__;
     if (Array.isArray(raised)) pause = raised.length > 0 ? "question" : "boundary";
