@@ -98,6 +98,16 @@ describe("createWorker on PostgreSQL", () => {
     const interruptId = tuple!.pendingWrites!.find(([, channel]) => channel === "__interrupt__")?.[2] as
       { id: string }[] | undefined;
     await saver.end();
+    // A value that does not answer the question changes nothing, and the report says why.
+    const refused = finishedOnce("w-ask");
+    await queue.enqueueResume("w-ask", { action: "approve" }, interruptId?.[0]?.id);
+    expect(await refused).toEqual({
+      threadId: "w-ask",
+      status: "awaiting_human",
+      parked: true,
+      error:
+        'invalid resume value: action "approve" is not available here; choose one of: complete, skip, abort (as { action: "..." })',
+    });
     const done = finishedOnce("w-ask");
     await queue.enqueueResume("w-ask", { action: "complete", output: {} }, interruptId?.[0]?.id);
     const report = await done;
@@ -108,7 +118,12 @@ describe("createWorker on PostgreSQL", () => {
     const fromQueue: string[] = [];
     for (let r = await queue.nextFinished(); r; r = await queue.nextFinished())
       fromQueue.push(`${r.threadId}:${r.status}`);
-    expect(fromQueue.sort()).toEqual(["w-ask:awaiting_human", "w-ask:completed", "w-plain:completed"]);
+    expect(fromQueue.sort()).toEqual([
+      "w-ask:awaiting_human",
+      "w-ask:awaiting_human",
+      "w-ask:completed",
+      "w-plain:completed",
+    ]);
   });
 
   it("stops a running thread at the next step boundary, then resumes it to the end without repeating a step", async () => {

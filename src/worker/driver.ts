@@ -87,7 +87,7 @@ const report = (threadId: string, snapshot: StateSnapshot): ThreadFinished => {
 
 /**
  * Runs the job's thread. Returns where the thread stands (finished, parked or stopped), undefined
- * for a thread that never started, `{ problem }` when a resume value does not answer the pending
+ * for a thread that never started, a report with `error` when a resume value does not answer the pending
  * question (the thread is left as it was), and `{ continued: true }` when the slice ran out at a
  * step boundary: pg-boss fails a job that outlives its lease (its handler timeout), so a long run
  * is cut into slices shorter than the lease, each a new job (`continueLater`).
@@ -99,7 +99,7 @@ export async function driveThread(
   stops: Pick<ThreadLocks, "stopRequest" | "clearStopRequest">,
   slice: { until: number; continueLater: () => Promise<void> } | undefined,
   now: () => number = Date.now,
-): Promise<ThreadFinished | { problem: string } | { continued: true } | undefined> {
+): Promise<ThreadFinished | { continued: true } | undefined> {
   const config = { configurable: { thread_id: job.threadId } };
   let snapshot = await graph.getState(config);
   const first = firstMove(job, snapshot);
@@ -107,7 +107,7 @@ export async function driveThread(
   // reporting it: report again (reports are at least once), unless it never started.
   if (first === undefined)
     return (snapshot.values as { status?: string }).status ? report(job.threadId, snapshot) : undefined;
-  if (first.move === "refuse") return { problem: first.problem };
+  if (first.move === "refuse") return { ...report(job.threadId, snapshot), error: first.problem };
   if (first.move === "reopen") await reopenStopped(graph, config);
   let input = first.move === "input" ? first.input : null;
   // The run pauses after each executor visit, a step boundary, to read the operator's stop requests.

@@ -25,6 +25,8 @@ export interface ThreadFinished {
   /** True when the thread waits for a person: no worker holds it until `enqueueResume`. */
   parked: boolean;
   outcome?: unknown;
+  /** Why the job changed nothing: a resume value that does not answer the pending question. */
+  error?: string;
 }
 
 export interface QueueOptions {
