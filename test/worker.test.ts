@@ -105,8 +105,7 @@ describe("createWorker on PostgreSQL", () => {
       threadId: "w-ask",
       status: "awaiting_human",
       parked: true,
-      error:
-        'invalid resume value: action "approve" is not available here; choose one of: complete, skip, abort (as { action: "..." })',
+      error: 'action "approve" is not available here; choose one of: complete, skip, abort',
     });
     const done = finishedOnce("w-ask");
     await queue.enqueueResume("w-ask", { action: "complete", output: {} }, interruptId?.[0]?.id);
