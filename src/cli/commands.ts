@@ -4,25 +4,18 @@
  */
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import type { StateSnapshot } from "@langchain/langgraph";
 import { isPlanManagerError } from "../errors.js";
-import type { InterruptPayload } from "../plan/schema.js";
 import { debugView } from "../views/debug-view.js";
 import { operatorView } from "../views/operator-view.js";
 import { htmlReport } from "../views/report.js";
 import { userView } from "../views/user-view.js";
 import { CliError, openTarget, readerGraph, type Target } from "./target.js";
 import { threadLine } from "./thread-line.js";
+import { pendingQuestion, snapshotOf, type CliIo, type Context } from "./context.js";
 import { stopThread } from "./stop-command.js";
 import { queueResume } from "./resume-command.js";
 
-export interface CliIo {
-  out(line: string): void;
-  err(line: string): void;
-  /** Epoch ms (tests pass a fixed clock). */
-  now(): number;
-  sleep(ms: number): Promise<void>;
-}
+export type { CliIo } from "./context.js";
 
 export const USAGE = [
   "usage: langgraph-replan <command> <checkpoints> [thread] [options]",
@@ -46,27 +39,6 @@ export const WAIT_EXIT: Readonly<Record<string, number>> = {
   partial: 3,
   stopped: 4,
 };
-
-export interface Context {
-  target: Target;
-  graph: ReturnType<typeof readerGraph>;
-  thread: string;
-  options: Record<string, string | undefined>;
-  io: CliIo;
-}
-
-/** The thread's snapshot, or a CliError naming the thread and how to list the others. */
-export async function snapshotOf(ctx: Pick<Context, "graph" | "thread" | "target">): Promise<StateSnapshot> {
-  const snapshot = await ctx.graph.getState({ configurable: { thread_id: ctx.thread } });
-  if (!snapshot.values || (snapshot.values as { status?: string }).status === undefined)
-    throw new CliError(
-      `no thread "${ctx.thread}" in ${ctx.target.label} (list them with: langgraph-replan threads ${ctx.target.label})`,
-    );
-  return snapshot;
-}
-
-export const pendingQuestion = (snapshot: StateSnapshot) =>
-  snapshot.tasks.flatMap((t) => t.interrupts ?? [])[0] as { id?: string; value?: InterruptPayload } | undefined;
 
 async function threads(target: Target, graph: Context["graph"], io: CliIo): Promise<number> {
   const ids = new Set<string>();

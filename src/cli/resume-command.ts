@@ -8,7 +8,7 @@ import { resumeProblem } from "../plan/resume.js";
 import type { ResumeValue } from "../plan/schema.js";
 import { openQueue } from "../worker/queue.js";
 import { reopenStopped } from "../worker/stop.js";
-import { pendingQuestion, snapshotOf, type Context } from "./commands.js";
+import { pendingQuestion, snapshotOf, type Context } from "./context.js";
 import { CliError } from "./target.js";
 
 async function resumeStopped(ctx: Context): Promise<number> {

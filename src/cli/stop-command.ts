@@ -7,7 +7,7 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { requestStop, stopProblem } from "../worker/stop.js";
 import { openThreadLocks } from "../worker/thread-locks.js";
-import { pendingQuestion, snapshotOf, type Context } from "./commands.js";
+import { pendingQuestion, snapshotOf, type Context } from "./context.js";
 import { CliError } from "./target.js";
 
 async function stopNow(ctx: Context, config: LangGraphRunnableConfig): Promise<void> {
