@@ -4,7 +4,7 @@
  * `failed` and `aborted`). The request lives in state so that routing stays a pure function of it.
  */
 import { z } from "zod";
-import { RunStatusSchema, type RunStatus } from "../plan/schema.js";
+import { RunStatusSchema } from "../plan/schema.js";
 
 export const StopRequestSchema = z
   .object({
@@ -21,13 +21,6 @@ export type StopRequest = NonNullable<z.infer<typeof StopRequestSchema>>;
 /** True when an operator asked the run to stop: start no new step, finish at the next boundary. */
 export function stopRequested(state: { stop?: StopRequest | null }): boolean {
   return state.stop !== null && state.stop !== undefined;
-}
-
-/** What a thread in `status` may do with a stop request. */
-export function stopEffect(status: RunStatus | undefined): "stop" | "finished" | "already_stopped" | "not_started" {
-  if (status === undefined) return "not_started";
-  if (status === "stopped") return "already_stopped";
-  return ["completed", "partial", "failed", "aborted"].includes(status) ? "finished" : "stop";
 }
 
 /** The outcome of a stopped run: resumable, with what was done so far. */
