@@ -14,6 +14,7 @@ import { markdownTable, printTable, type Table } from "./lib.js";
 import { overhead } from "./overhead.js";
 import { replanMemory } from "./replan-memory.js";
 import { parallel } from "./parallel.js";
+import { workers } from "./workers.js";
 
 const quick = process.argv.includes("--quick");
 const only = process.argv.find((a) => a.startsWith("--only="))?.slice(7);
@@ -29,6 +30,7 @@ const suites: [string, () => Promise<Table>][] = [
   ["memory", () => replanMemory(quick)],
   ["capability", () => capability(quick)],
   ["parallel", () => parallel(quick)],
+  ["workers", () => workers(quick)],
 ];
 for (const [name, run] of suites) {
   if (only && !only.split(",").includes(name)) continue;

@@ -3,16 +3,19 @@
  * `updateState` re-runs the last node's branch (DESIGN §4).
  */
 import { isFinished } from "../plan/ready.js";
+import { stopRequested } from "../policy/stop.js";
 import type { PlanManagerStateType } from "../runtime/state.js";
 
 export function routeAfterPlanner(state: PlanManagerStateType): "executor" | "human" | "finalize" {
-  if (state.status === "failed" || !state.plan) return "finalize";
+  if (state.status === "failed" || !state.plan || stopRequested(state)) return "finalize";
   return state.status === "awaiting_review" ? "human" : "executor";
 }
 
 export function routeAfterExecutor(
   state: PlanManagerStateType,
 ): "executor" | "classifier" | "human" | "extender" | "finalize" {
+  // An operator's stop comes first: a pending deviation or question stays in state for the resume.
+  if (stopRequested(state)) return "finalize";
   if (state.deviation) return "classifier";
   if (state.status === "awaiting_human") return "human";
   if (state.status === "failed" || state.status === "aborted") return "finalize";

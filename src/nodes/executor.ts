@@ -37,8 +37,9 @@ export function makeExecutor(rt: Runtime) {
     let next = startReady(v, flights);
     if (flights.size > 0) {
       for (const flight of await flights.takeFinished(config.signal, !flights.shared)) recordEnd(v, flight);
-      // Eager: what those attempts made ready starts now, not one checkpoint later.
-      if (!config.signal?.aborted) next = startReady(v, flights);
+      // Eager: what those attempts made ready starts now, not one checkpoint later — unless this
+      // visit must drain its calls (no call may outlive it: the next visit starts them).
+      if (!config.signal?.aborted && flights.shared) next = startReady(v, flights);
     }
     if (flights.size > 0 || v.dispatch.queue.length > 0) return withQueued(v, flights);
     if (next.kind === "blocked") {

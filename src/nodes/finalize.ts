@@ -3,10 +3,12 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.js";
 import type { Outcome, Step, StepRun } from "../plan/schema.js";
 import { emit } from "../runtime/events.js";
+import { stoppedOutcome } from "../policy/stop.js";
 
 type Missing = NonNullable<Outcome["missing"]>[number];
 
 export function finalizeNode(state: PlanManagerStateType, config: LangGraphRunnableConfig): PlanManagerUpdate {
+  if (state.stop) return stopNode(state, config);
   const plan = state.plan;
   const steps = plan?.steps ?? [];
   const byTool = steps.filter(
@@ -71,6 +73,16 @@ export function finalizeNode(state: PlanManagerStateType, config: LangGraphRunna
   if (uncertainty.length > 0) outcome.uncertainty = uncertainty;
   emit(config, { type: "finished", status, summary: outcome.summary });
   return { status, outcome, pendingHuman: null, deviation: null };
+}
+
+/** An operator's stop: the deviation and question pending stay, so that `resumeStopped` carries on from them. */
+function stopNode(state: PlanManagerStateType, config: LangGraphRunnableConfig): PlanManagerUpdate {
+  const steps = state.plan?.steps ?? [];
+  const done = steps.filter((s) => state.steps[s.id]?.status === "succeeded").length;
+  const stop = { ...state.stop!, previousStatus: state.stop!.previousStatus ?? state.status };
+  const outcome = stoppedOutcome(stop, done, steps.length);
+  emit(config, { type: "finished", status: "stopped", summary: outcome.summary });
+  return { status: "stopped", outcome, stop };
 }
 
 function isMissing(run: StepRun | undefined): boolean {

@@ -304,6 +304,8 @@ export const RunStatusSchema = z.enum([
   "partial",
   "failed",
   "aborted",
+  /** An operator's stop, taken at a step boundary: resumable (`resumeStopped`), unlike `failed` and `aborted`. */
+  "stopped",
 ]);
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 

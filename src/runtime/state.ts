@@ -35,6 +35,7 @@ import {
 } from "../plan/schema.js";
 import { DecisionSchema, type Decision } from "../policy/decision.js";
 import type { PlanVersionEntry } from "../plan/history.js";
+import { StopRequestSchema, type StopRequest } from "../policy/stop.js";
 
 /** Guardrail bookkeeping for replans and backtracking. */
 export interface ReplanGuards {
@@ -166,6 +167,8 @@ export const PlanManagerState = Annotation.Root({
    * order they happened, and per-tool concurrency lowered by rate limits.
    */
   dispatch: lastValue<DispatchState>("dispatch", DispatchSchema, (): DispatchState => ({ queue: [], limits: {} })),
+  /** An operator's stop request (policy/stop.ts); written from outside a run, cleared by `resumeStopped`. */
+  stop: lastValue<StopRequest | null>("stop", StopRequestSchema, () => null),
   /** Replan and backtracking guardrail counters (internal). */
   guards: lastValue<ReplanGuards>("guards", GuardsSchema, (): ReplanGuards => ({
     count: 0,

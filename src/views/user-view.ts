@@ -46,6 +46,7 @@ export function userView(state: ViewState): string[] {
     lines.push(`Partly done. Not done: ${printable(undone.join("; ")) || "see the outcome"}.`);
   } else if (state.status === "failed" || state.status === "aborted")
     lines.push(`Stopped: ${printable(state.outcome?.summary ?? state.status)}`);
+  else if (state.status === "stopped") lines.push(`Stopped by an operator; it can be resumed.`);
   else if (state.status === "awaiting_human" || state.status === "awaiting_review")
     lines.push("Waiting for a person to review.");
   return lines;

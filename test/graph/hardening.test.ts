@@ -316,7 +316,7 @@ describe("updateState is validated", () => {
     ],
     [
       { status: "bogus" },
-      'state update rejected: status: Invalid option: expected one of "planning"|"awaiting_review"|"running"|"awaiting_human"|"completed"|"partial"|"failed"|"aborted"',
+      'state update rejected: status: Invalid option: expected one of "planning"|"awaiting_review"|"running"|"awaiting_human"|"completed"|"partial"|"failed"|"aborted"|"stopped"',
       "status",
     ],
     [

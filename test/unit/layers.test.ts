@@ -20,7 +20,7 @@ const BELOW: Record<string, readonly string[]> = {
   views: ["errors", "expr", "plan", "policy", "runtime"],
   graph: ["errors", "expr", "plan", "policy", "contracts", "runtime", "nodes", "views"],
   worker: ["errors", "plan", "contracts", "runtime", "graph"],
-  cli: ["errors", "plan", "runtime", "graph", "views"],
+  cli: ["errors", "plan", "runtime", "graph", "views", "worker"],
 };
 
 function sources(dir: string): string[] {

@@ -1,0 +1,76 @@
+/**
+ * A worker process for the workers benchmark: a chain plan of `work` steps (each an I/O wait, as a
+ * real tool's network call), run by `createWorker`. Prints `call <thread> <epoch ms>` at each tool
+ * call so that the parent can time a dead worker's threads; `direct` mode instead runs the threads
+ * itself with `invoke` on PostgresSaver (the one-process baseline) and prints the elapsed time.
+ *   tsx bench/workers-process.ts worker <postgres://…> <concurrency> <leaseSeconds> [queue]
+ *   tsx bench/workers-process.ts direct <postgres://…> <concurrency> <threads> <steps>
+ */
+import { tool } from "@langchain/core/tools";
+import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
+import { z } from "zod";
+import { createPlanManager, type PlanDraft } from "../src/index.js";
+import { createWorker } from "../src/worker/index.js";
+
+export const TOOL_MS = 20;
+
+export function chainPlan(steps: number): PlanDraft {
+  return {
+    steps: Array.from({ length: steps }, (_, i) => ({
+      id: `s${i}`,
+      goal: `step ${i}`,
+      tool: "work",
+      args: { i },
+      produces: [`v${i}`],
+      ...(i > 0 ? { dependsOn: [`s${i - 1}`] } : {}),
+    })),
+  };
+}
+
+const work = tool(
+  async (args: { i: number }, config) => {
+    process.stdout.write(`call ${String(config?.configurable?.thread_id)} ${Date.now()}\n`);
+    await new Promise((r) => setTimeout(r, TOOL_MS));
+    return { [`v${args.i}`]: args.i };
+  },
+  { name: "work", description: "an I/O wait", schema: z.object({ i: z.number() }) },
+);
+
+/** The plan's length travels in the goal, so that one graph serves every thread. */
+const manager = () =>
+  createPlanManager({
+    tools: [work],
+    planner: { plan: async (req) => chainPlan(Number(req.goal.split(" ")[1])) },
+  });
+
+if (process.argv[1]?.endsWith("workers-process.ts")) {
+  const [mode, url = "", width = "4", a = "", b = ""] = process.argv.slice(2);
+  const queueName = mode === "worker" && b ? b : undefined;
+  if (mode === "worker") {
+    const worker = createWorker({
+      graph: manager(),
+      connectionString: url,
+      concurrency: Number(width),
+      leaseSeconds: Number(a),
+      maintenanceSeconds: 1,
+      ...(queueName ? { queue: queueName } : {}),
+    });
+    await worker.start();
+    process.stdout.write("ready\n");
+    process.on("SIGTERM", () => void worker.stop({ graceful: false }).then(() => process.exit(0)));
+  } else {
+    const saver = PostgresSaver.fromConnString(url);
+    await saver.setup();
+    const graph = manager().compile({ checkpointer: saver });
+    const queue = Array.from({ length: Number(a) }, (_, i) => `direct-${i}`);
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: Number(width) }, async () => {
+        for (let t = queue.shift(); t; t = queue.shift())
+          await graph.invoke({ goal: `chain ${b}` }, { configurable: { thread_id: t } });
+      }),
+    );
+    process.stdout.write(`elapsed ${performance.now() - started}\n`);
+    await saver.end();
+  }
+}

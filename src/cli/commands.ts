@@ -1,0 +1,160 @@
+/**
+ * The operator's command line (DESIGN §7.5): `runCli(argv, io)` returns the exit code, so tests
+ * check exact output without a process. `main.ts` wires it to the terminal.
+ */
+import { writeFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { isPlanManagerError } from "../errors.js";
+import { debugView } from "../views/debug-view.js";
+import { operatorView } from "../views/operator-view.js";
+import { htmlReport } from "../views/report.js";
+import { userView } from "../views/user-view.js";
+import { CliError, openTarget, readerGraph, type Target } from "./target.js";
+import { threadLine } from "./thread-line.js";
+import { pendingQuestion, snapshotOf, type CliIo, type Context } from "./context.js";
+import { stopThread } from "./stop-command.js";
+import { queueResume } from "./resume-command.js";
+
+export type { CliIo } from "./context.js";
+
+export const USAGE = [
+  "usage: langgraph-replan <command> <checkpoints> [thread] [options]",
+  "  <checkpoints> is a SQLite file or a postgresql:// URL",
+  "  threads  <checkpoints>                          one line per thread",
+  "  show     <checkpoints> THREAD [--view user|operator|debug]",
+  "  report   <checkpoints> THREAD -o FILE.html",
+  "  resume   <checkpoints> THREAD [--value JSON]    answer a question, or carry on after a stop",
+  "  stop     <checkpoints> THREAD [--reason TEXT]   stop at the next step boundary (resumable)",
+  "  wait     <checkpoints> THREAD [--timeout S]     exit 0 completed, 2 needs a person, 3 failed/aborted/partial,",
+  "                                                  4 stopped, 124 timed out",
+].join("\n");
+
+/** `wait`'s exit codes by status; anything else is still moving. */
+export const WAIT_EXIT: Readonly<Record<string, number>> = {
+  completed: 0,
+  awaiting_human: 2,
+  awaiting_review: 2,
+  failed: 3,
+  aborted: 3,
+  partial: 3,
+  stopped: 4,
+};
+
+async function threads(target: Target, graph: Context["graph"], io: CliIo): Promise<number> {
+  const ids = new Set<string>();
+  for await (const tuple of target.saver.list({ configurable: {} }))
+    if (!tuple.config.configurable?.checkpoint_ns) ids.add(String(tuple.config.configurable?.thread_id));
+  if (ids.size === 0) io.out(`no threads in ${target.label}`);
+  for (const id of [...ids].sort()) {
+    const values = (await graph.getState({ configurable: { thread_id: id } })).values as Record<string, never>;
+    io.out(threadLine(id, values, io.now()));
+  }
+  return 0;
+}
+
+async function show(ctx: Context): Promise<number> {
+  const values = (await snapshotOf(ctx)).values as never;
+  const view = ctx.options.view ?? "operator";
+  const lines =
+    view === "user"
+      ? userView(values)
+      : view === "debug"
+        ? debugView(values)
+        : view === "operator"
+          ? operatorView(values, { now: ctx.io.now() })
+          : undefined;
+  if (!lines) throw new CliError(`unknown view "${view}": choose user, operator or debug`);
+  for (const line of lines) ctx.io.out(line);
+  return 0;
+}
+
+async function report(ctx: Context): Promise<number> {
+  const file = ctx.options.output;
+  if (!file) throw new CliError("report needs -o FILE.html");
+  const html = htmlReport((await snapshotOf(ctx)).values as never);
+  writeFileSync(file, html);
+  ctx.io.out(`wrote ${file} (${Buffer.byteLength(html)} bytes)`);
+  return 0;
+}
+
+async function wait(ctx: Context): Promise<number> {
+  const timeout = ctx.options.timeout === undefined ? Infinity : Number(ctx.options.timeout);
+  if (!(timeout >= 0)) throw new CliError(`--timeout must be a number of seconds, got "${ctx.options.timeout}"`);
+  const until = ctx.io.now() + timeout * 1000;
+  for (;;) {
+    const snapshot = await snapshotOf(ctx);
+    const values = snapshot.values as { status: string; outcome?: { summary?: string } };
+    // A status counts once the run has let go of the thread (a question is pending, or the run ended).
+    const settled = snapshot.tasks.length === 0 || pendingQuestion(snapshot) !== undefined;
+    const code = settled ? WAIT_EXIT[values.status] : undefined;
+    if (code !== undefined) {
+      const why = code === 2 ? `waits for a person (${pendingQuestion(snapshot)?.value?.reason ?? "a question"})` : "";
+      ctx.io.out(
+        `${ctx.thread}: ${values.status}${why ? ` — ${why}` : values.outcome?.summary ? ` — ${values.outcome.summary}` : ""}`,
+      );
+      return code;
+    }
+    if (ctx.io.now() >= until) {
+      ctx.io.out(`${ctx.thread}: still ${values.status} after ${timeout}s`);
+      return 124;
+    }
+    await ctx.io.sleep(250);
+  }
+}
+
+const COMMANDS: Record<string, (ctx: Context) => Promise<number>> = {
+  show,
+  report,
+  wait,
+  stop: stopThread,
+  resume: queueResume,
+};
+
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: {
+        view: { type: "string" },
+        output: { type: "string", short: "o" },
+        value: { type: "string" },
+        reason: { type: "string" },
+        timeout: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (error) {
+    io.err(`langgraph-replan: ${(error as Error).message}`);
+    io.err(USAGE);
+    return 1;
+  }
+  const [command, where, thread] = parsed.positionals;
+  if (parsed.values.help || !command) {
+    (parsed.values.help ? io.out : io.err)(USAGE);
+    return parsed.values.help ? 0 : 1;
+  }
+  if (command !== "threads" && !(command in COMMANDS)) {
+    io.err(`langgraph-replan: unknown command "${command}"`);
+    io.err(USAGE);
+    return 1;
+  }
+  let target: Target | undefined;
+  try {
+    target = await openTarget(where);
+    const graph = readerGraph(target.saver);
+    if (command === "threads") return await threads(target, graph, io);
+    if (!thread) throw new CliError(`${command} needs a thread id: langgraph-replan ${command} ${target.label} THREAD`);
+    const { help: _help, ...options } = parsed.values;
+    return await COMMANDS[command]!({ target, graph, thread, options, io });
+  } catch (error) {
+    if (error instanceof CliError || isPlanManagerError(error)) {
+      io.err(`langgraph-replan: ${error.message}`);
+      return 1;
+    }
+    throw error;
+  } finally {
+    await target?.close();
+  }
+}

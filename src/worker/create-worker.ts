@@ -1,0 +1,135 @@
+/**
+ * `createWorker`: runs plan manager threads taken from a PostgreSQL job queue (pg-boss), with
+ * their checkpoints in `PostgresSaver` on the same database. Start as many worker processes as
+ * you like; a thread runs on at most one of them at a time (worker/thread-locks.ts), a thread
+ * waiting for a person holds none, and a dead worker's thread is taken up by another once its
+ * job's lease expires.
+ */
+import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
+import PgBoss from "pg-boss";
+import { PlanManagerError } from "../errors.js";
+import type { PlanManagerGraph } from "../graph/create-plan-manager.js";
+import { driveThread, type DrivableGraph } from "./driver.js";
+import { DEFAULT_QUEUE, ensureQueues, finishedQueue, type ThreadFinished, type ThreadJob } from "./queue.js";
+import { openThreadLocks } from "./thread-locks.js";
+
+export interface WorkerOptions {
+  /** The plan manager, uncompiled (`createPlanManager(...)`): the worker compiles it with its PostgresSaver. */
+  graph: PlanManagerGraph;
+  /** PostgreSQL for the checkpoints, the queue and the thread locks. */
+  connectionString: string;
+  /** Threads this process runs at once (default 1). */
+  concurrency?: number;
+  /** Queue name (default "langgraph-replan"). */
+  queue?: string;
+  /**
+   * Seconds before a dead worker's job is handed out again (default 120). pg-boss also fails a job
+   * whose handler runs longer, so the worker hands a running thread back to the queue at the first
+   * step boundary after half the lease: one step must take less than half of it.
+   */
+  leaseSeconds?: number;
+  /** Seconds between pg-boss's checks for expired leases (default 10). */
+  maintenanceSeconds?: number;
+  /** Seconds between polls of an empty queue (default 0.5, pg-boss's smallest). */
+  pollSeconds?: number;
+  /** Called in this process when a thread it ran finishes, parks at a question or stops. */
+  onFinished?: (report: ThreadFinished) => void | Promise<void>;
+  /** Errors the worker could not hand to a job (connection drops and the like). Default: ignored. */
+  onError?: (error: unknown) => void;
+}
+
+export interface Worker {
+  /** Resolves once the worker is taking jobs. */
+  start(): Promise<void>;
+  /** Stops taking jobs and waits for the threads it runs to reach a pause (default) or not (`graceful: false`). */
+  stop(options?: { graceful?: boolean }): Promise<void>;
+}
+
+function check(options: WorkerOptions): Required<Pick<WorkerOptions, "concurrency" | "leaseSeconds">> {
+  const concurrency = options.concurrency ?? 1;
+  const leaseSeconds = options.leaseSeconds ?? 120;
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1_000)
+    throw new PlanManagerError("invalid_options", "concurrency must be an integer from 1 to 1000", {
+      path: "concurrency",
+    });
+  if (!Number.isFinite(leaseSeconds) || leaseSeconds < 1)
+    throw new PlanManagerError("invalid_options", "leaseSeconds must be at least 1", { path: "leaseSeconds" });
+  if (options.pollSeconds !== undefined && !(options.pollSeconds >= 0.5))
+    throw new PlanManagerError("invalid_options", "pollSeconds must be at least 0.5 (pg-boss's floor)", {
+      path: "pollSeconds",
+    });
+  if (typeof options.connectionString !== "string" || !/^postgres(ql)?:\/\//.test(options.connectionString))
+    throw new PlanManagerError("invalid_options", "connectionString must be a postgres:// URL", {
+      path: "connectionString",
+    });
+  if (typeof options.graph?.compile !== "function")
+    throw new PlanManagerError(
+      "invalid_options",
+      "graph must be the uncompiled plan manager (createPlanManager(...))",
+      {
+        path: "graph",
+      },
+    );
+  return { concurrency, leaseSeconds };
+}
+
+export function createWorker(options: WorkerOptions): Worker {
+  const { concurrency, leaseSeconds } = check(options);
+  const queue = options.queue ?? DEFAULT_QUEUE;
+  const onError = options.onError ?? (() => undefined);
+  let close: (graceful: boolean) => Promise<void> = async () => undefined;
+
+  async function start() {
+    const locks = await openThreadLocks(options.connectionString, concurrency + 2);
+    const saver = PostgresSaver.fromConnString(options.connectionString);
+    await locks.serialized(() => saver.setup());
+    const graph = options.graph.compile({ checkpointer: saver }) as unknown as DrivableGraph;
+    const boss = new PgBoss({
+      connectionString: options.connectionString,
+      maintenanceIntervalSeconds: options.maintenanceSeconds ?? 10,
+      schedule: false,
+      max: 4,
+    });
+    boss.on("error", onError);
+    await locks.serialized(async () => {
+      await boss.start();
+      await ensureQueues(boss, queue, leaseSeconds);
+    });
+    // The queue keeps the lease it was created with (by a worker or by `openQueue`).
+    const lease = (await boss.getQueue(queue))?.expireInSeconds ?? leaseSeconds;
+
+    const handle = async ([job]: PgBoss.Job<ThreadJob>[]) => {
+      const data = job!.data;
+      const lock = await locks.tryLock(data.threadId);
+      if (!lock) {
+        // Another worker runs this thread (a copy of its job came back after the lease): try again shortly.
+        await boss.send(queue, data, { startAfter: 1 });
+        return { deferred: true };
+      }
+      try {
+        // Half the lease per job: the rest is room for the step in flight when the slice runs out.
+        const slice = {
+          until: Date.now() + (lease * 1000) / 2,
+          continueLater: async () => void (await boss.send(queue, { kind: "run", threadId: data.threadId, input: {} })),
+        };
+        const result = await driveThread(graph, data, locks, slice);
+        if (result && "threadId" in result) {
+          await boss.send(finishedQueue(queue), result);
+          await options.onFinished?.(result);
+        }
+        return result ?? { nothingToDo: true };
+      } finally {
+        await lock.release();
+      }
+    };
+    const pollingIntervalSeconds = options.pollSeconds ?? 0.5;
+    for (let i = 0; i < concurrency; i++) await boss.work<ThreadJob>(queue, { pollingIntervalSeconds }, handle);
+    close = async (graceful) => {
+      await boss.stop({ graceful, wait: true, timeout: graceful ? 300_000 : 1 });
+      await locks.close();
+      await saver.end();
+    };
+  }
+
+  return { start, stop: ({ graceful = true } = {}) => close(graceful) };
+}

@@ -1,0 +1,7 @@
+/** `langgraph-replan/worker`: many processes on one PostgreSQL (DESIGN §7.5, README "Scaling out"). */
+export { createWorker } from "./create-worker.js";
+export type { Worker, WorkerOptions } from "./create-worker.js";
+export { enqueueRun, enqueueResume, openQueue, DEFAULT_QUEUE } from "./queue.js";
+export type { QueueClient, QueueOptions, ThreadFinished, ThreadJob } from "./queue.js";
+export { requestStop, reopenStopped, resumeStopped } from "./stop.js";
+export type { StoppableGraph } from "./stop.js";
