@@ -47,7 +47,11 @@ describe("replan memory on PostgresStore across processes", () => {
     expect(b.status).toBe("completed");
     expect(b.replanCalls).toBe(0);
     expect(b.mirrorCalls).toEqual([{ applicant_id: "B-200" }]);
-    expect(b.replans).toEqual([{ source: "memory", memoryKey: key, newSteps: ["mirror", "summarize_2"] }]);
-    expect(b.entries[0]).toMatchObject({ key, uses: 1, successes: 1, counted: ["B::2"] });
+    const revision = a.entries[0].revision;
+    expect(b.replans).toEqual([
+      { source: "memory", memoryKey: key, memoryRevision: revision, newSteps: ["mirror", "summarize_2"] },
+    ]);
+    expect(b.entries).toHaveLength(1);
+    expect(b.entries[0]).toMatchObject({ key, revision, uses: 1, successes: 1 });
   }, 180_000);
 });

@@ -17,6 +17,8 @@ import {
   type ReplanRequest,
 } from "../src/index.js";
 import { DEFAULT_MEMORY_NAMESPACE } from "../src/policy/options.js";
+import { outcomeKey } from "../src/policy/replan-memory.js";
+import { entryScore, scoreEntry } from "../src/runtime/replan-memory.js";
 import { fakeClock } from "./helpers/clock.js";
 import { scriptedTool, type Loose } from "./helpers/graph.js";
 
@@ -109,8 +111,23 @@ function manager({ store, replan = mirrorReplan, options = {}, without = [], mir
 const memoryDecisions = (out: Loose) =>
   (out.decisions as Loose[]).filter((d) => d.rule === "replan.memory").map((d) => d.reason as string);
 
+const ns = [...DEFAULT_MEMORY_NAMESPACE];
+
+/** The entries (outcome items live below them, under `outcomes`). */
 async function entries(store: BaseStore) {
-  return (await store.search([...DEFAULT_MEMORY_NAMESPACE])).map((i) => i.value as Loose);
+  const items = await store.search(ns, { limit: 1000 });
+  return items.filter((i) => i.namespace.length === ns.length).map((i) => i.value as Loose);
+}
+
+/** An entry's key, revision and score, as the next replan sees them. */
+async function scored(store: BaseStore, key: string) {
+  const e = (await store.get(ns, key))?.value as Loose | undefined;
+  return e ? { revision: e.revision as string, ...(await entryScore(store, ns, e.revision)) } : undefined;
+}
+
+/** Everything memory wrote, as text. */
+async function everything(store: BaseStore) {
+  return JSON.stringify(await store.search(["langgraph-replan"], { limit: 10_000 }));
 }
 
 describe("replan memory across threads", () => {
@@ -147,9 +164,7 @@ describe("replan memory across threads", () => {
           dependsOn: ["fetch_mirror"],
         },
       ],
-      uses: 0,
-      successes: 0,
-      counted: [],
+      revision: expect.stringMatching(/^[0-9a-f]{16}$/),
       savedAt: "2026-01-01T00:00:00.000Z",
     });
     expect(JSON.stringify(saved)).not.toContain("A-100");
@@ -163,6 +178,7 @@ describe("replan memory across threads", () => {
     expect(b.replans[0]).toMatchObject({
       source: "memory",
       memoryKey: key,
+      memoryRevision: saved!.revision,
       newSteps: ["fetch_mirror", "summarize_2"],
       invalidatedSteps: ["fetch", "summarize"],
     });
@@ -175,7 +191,9 @@ describe("replan memory across threads", () => {
       [1, "assumption.replan-local", "replan_local"],
       [2, "replan.memory", "replan_local"],
     ]);
-    expect((await entries(store))[0]).toMatchObject({ uses: 1, successes: 1, counted: ["B::2"] });
+    expect(await scored(store, key)).toEqual({ revision: saved!.revision, uses: 1, successes: 1 });
+    const outcomes = await store.search([...ns, "outcomes", saved!.revision]);
+    expect(outcomes.map((i) => [i.key, i.value])).toEqual([[outcomeKey("B::2"), { success: true }]]);
 
     const view = debugView(b as never).join("\n");
     expect(view).toContain(`replan.memory`);
@@ -263,8 +281,11 @@ describe("replan memory across threads", () => {
       "entry primary_up:template retired: 0 of 3 uses succeeded; planner asked",
     ]);
     expect(outs[4]!.replans[0]).toMatchObject({ source: "memory", memoryKey: exact });
-    const byKey = Object.fromEntries((await entries(store)).map((e) => [e.key, [e.origin, e.uses, e.successes]]));
-    expect(byKey).toEqual({ "primary_up:template": ["template", 3, 0], [exact]: ["learned", 1, 1] });
+    // The template is not written to the store (the options are its source); its outcomes are.
+    expect((await entries(store)).map((e) => [e.key, e.origin])).toEqual([[exact, "learned"]]);
+    const template = outs[0]!.replans[0].memoryRevision;
+    expect(await entryScore(store, ns, template)).toEqual({ uses: 3, successes: 0 });
+    expect(await scored(store, exact)).toMatchObject({ uses: 1, successes: 1 });
   });
 
   it("a learned entry that stops working is retired after 3 uses and replaced by the planner's next completed answer", async () => {
@@ -280,7 +301,8 @@ describe("replan memory across threads", () => {
       statuses.push((await m.run(t, `${t}-1`)).status);
       calls.push(m.requests.length - before);
       const [e] = await entries(store);
-      scores.push([e!.uses, e!.successes]);
+      const score = await scored(store, e!.key);
+      scores.push([score!.uses, score!.successes]);
     }
     expect(calls).toEqual([1, 0, 0, 0, 1, 0]);
     expect(statuses).toEqual([
@@ -433,5 +455,64 @@ describe("replan memory across threads", () => {
     expect(m.requests).toHaveLength(2);
     expect(Object.keys(b.replans[0])).not.toContain("source");
     expect(memoryDecisions(b)).toEqual([]);
+  });
+});
+
+describe("replan memory scores under concurrency", () => {
+  it("ten threads reusing one entry at once: all ten outcomes count", async () => {
+    const store = new InMemoryStore();
+    const m = manager({ store });
+    await m.run("A", "A-100");
+    const [saved] = await entries(store);
+    const outs = await Promise.all(Array.from({ length: 10 }, (_, i) => m.run(`T${i}`, `T-${i}00`)));
+    expect(outs.map((o) => o.replans[0].source)).toEqual(Array(10).fill("memory"));
+    expect(m.requests).toHaveLength(1);
+    expect(await scored(store, saved!.key)).toEqual({ revision: saved!.revision, uses: 10, successes: 10 });
+  });
+
+  it("scoreEntry: concurrent writers add up; a repeated outcome counts once, even after 70 others", async () => {
+    const store = new InMemoryStore();
+    await Promise.all(Array.from({ length: 10 }, (_, i) => scoreEntry(store, ns, "r1", `t${i}::2`, i % 2 === 0)));
+    expect(await entryScore(store, ns, "r1")).toEqual({ uses: 10, successes: 5 });
+    for (let i = 0; i < 70; i++) await scoreEntry(store, ns, "r2", `t${i}::2`, false);
+    await scoreEntry(store, ns, "r2", "t0::2", false); // a crash re-reports the first outcome
+    await scoreEntry(store, ns, "r2", "t69::2", false);
+    expect(await entryScore(store, ns, "r2")).toEqual({ uses: 70, successes: 0 });
+  });
+
+  it("a late outcome scores the revision its thread reused, not the entry that replaced it", async () => {
+    const store = new InMemoryStore();
+    let release!: () => void;
+    let entered!: () => void;
+    const inside = new Promise<void>((ok) => (entered = ok));
+    const gate = new Promise<void>((ok) => (release = ok));
+    // B's mirror call waits; C, D and E fail with the mirror, retiring the entry; F's answer replaces it.
+    const slow = async (a: Record<string, unknown>) => (entered(), await gate, mirrored(a));
+    const down = new PermanentError("mirror rejects the request");
+    const m = manager({ store, mirror: [mirrored, slow, down, down, down, mirrored] });
+    await m.run("A", "A-100");
+    const [first] = await entries(store);
+    const late = m.run("B", "B-200");
+    await inside;
+    for (const t of ["C", "D", "E"]) expect((await m.run(t, `${t}-1`)).status).toBe("awaiting_human");
+    expect((await m.run("F", "F-1")).replans[0].source).toBe("planner");
+    const [second] = await entries(store);
+    expect(second!.revision).not.toBe(first!.revision);
+    release();
+    const b = await late;
+    expect(b.status).toBe("completed");
+    expect(b.replans[0]).toMatchObject({ source: "memory", memoryRevision: first!.revision });
+    expect(await entryScore(store, ns, first!.revision)).toEqual({ uses: 4, successes: 1 });
+    expect(await scored(store, second!.key)).toEqual({ revision: second!.revision, uses: 0, successes: 0 });
+  });
+
+  it("thread ids never reach the shared store, not even as outcome keys", async () => {
+    const store = new InMemoryStore();
+    const m = manager({ store });
+    await m.run("loan-A-7291", "A-7291");
+    await m.run("loan-B-8812", "B-8812");
+    const text = await everything(store);
+    expect(text).toContain(outcomeKey("loan-B-8812::2"));
+    for (const id of ["7291", "8812", "loan-"]) expect(text).not.toContain(id);
   });
 });

@@ -10,7 +10,7 @@
  */
 import { canonical } from "../plan/diff.js";
 import type { Assumption, Step } from "../plan/schema.js";
-import type { MemoryEntry } from "./replan-memory.js";
+import { entryRevision, type MemoryEntry } from "./replan-memory.js";
 
 export interface BranchSource {
   key: string;
@@ -24,6 +24,8 @@ export interface BranchSource {
   /** The saving thread's idempotency keys. */
   secrets: readonly string[];
   at: string;
+  /** The revision of the retired entry this one replaces, if any. */
+  replaces?: string;
 }
 
 const MIN_TEXT = 3;
@@ -107,16 +109,12 @@ export function entryFromBranch(source: BranchSource): { entry: MemoryEntry } | 
   const assumptions = source.planAssumptions.filter((a) => rests.has(a.id));
   if (assumptions.some((a) => carries(a, t)))
     return { refused: "an assumption of the branch carries a value of this thread's facts" };
-  const entry: MemoryEntry = {
+  const content: Omit<MemoryEntry, "revision" | "savedAt"> = {
     key: source.key,
     assumption: source.assumption,
     origin: "learned",
     steps,
-    uses: 0,
-    successes: 0,
-    counted: [],
-    savedAt: source.at,
   };
-  if (assumptions.length > 0) entry.assumptions = assumptions;
-  return { entry };
+  if (assumptions.length > 0) content.assumptions = assumptions;
+  return { entry: { ...content, revision: entryRevision(content, source.replaces), savedAt: source.at } };
 }

@@ -28,8 +28,8 @@ export interface Replan {
   affected: Step[];
   usage: UsageEntry[];
   at: () => string;
-  /** Replan memory for this replan (runtime/replan-memory.ts): the key, where the draft came from. */
-  memory?: { key: string; source: "planner" | "memory" };
+  /** Replan memory for this replan (runtime/replan-memory.ts): the key, where the draft came from, which revision. */
+  memory?: { key: string; source: "planner" | "memory"; revision?: string };
   /** Remembered replacements shown to the planner (`hint` mode). */
   hints?: ReplanHint[];
   /** Decisions this replan adds before its outcome (rule `replan.memory`). */

@@ -11,14 +11,17 @@ import type { PlanDraft } from "../plan/schema.js";
 import { noProgressGuard } from "../policy/replan-guards.js";
 import {
   chooseEntry,
-  countOutcome,
   memoryDecision,
   memoryKey,
   MemoryEntrySchema,
+  outcomeKey,
+  outcomesNamespace,
+  tally,
   templateEntry,
-  templateKey,
   withUniqueIds,
   type MemoryEntry,
+  type Score,
+  type ScoredEntry,
 } from "../policy/replan-memory.js";
 import { fingerprint } from "../policy/scope.js";
 import type { Runtime } from "./options.js";
@@ -31,24 +34,41 @@ export async function readEntry(store: BaseStore, namespace: string[], key: stri
   return parsed.success ? parsed.data : undefined;
 }
 
-/** The assumption's template as stored, written from the options the first time it is needed. */
-async function templateFor(store: BaseStore, rt: Runtime, assumption: string, at: string) {
-  const template = rt.memory.templates.find((t) => t.assumption === assumption);
-  if (!template) return undefined;
-  const { namespace } = rt.memory;
-  const stored = await readEntry(store, namespace, templateKey(assumption));
-  if (stored) return stored;
-  const entry = templateEntry(template, at);
-  await store.put(namespace, entry.key, entry);
-  return entry;
+const PAGE = 500;
+
+/** Uses and successes of one revision, counted from its outcome items (paged: `search` returns 10 by default). */
+export async function entryScore(store: BaseStore, namespace: string[], revision: string): Promise<Score> {
+  const values: unknown[] = [];
+  for (let offset = 0; ; offset += PAGE) {
+    const page = await store.search(outcomesNamespace(namespace, revision), { limit: PAGE, offset });
+    values.push(...page.map((i) => i.value));
+    if (page.length < PAGE) return tally(values);
+  }
 }
 
-/** Counts one settled use of an entry (idempotent per outcome id). */
-export async function scoreEntry(store: BaseStore, rt: Runtime, key: string, outcome: string, success: boolean) {
-  const entry = await readEntry(store, rt.memory.namespace, key);
-  if (!entry) return;
-  const next = countOutcome(entry, outcome, success);
-  if (next !== entry) await store.put(rt.memory.namespace, key, next);
+/** An entry with its score, or none. */
+export async function readScored(store: BaseStore, namespace: string[], entry: MemoryEntry | undefined) {
+  return entry ? { ...entry, ...(await entryScore(store, namespace, entry.revision)) } : undefined;
+}
+
+/** The assumption's template, from the options: nothing is written to use it. */
+function templateFor(rt: Runtime, assumption: string, at: string) {
+  const template = rt.memory.templates.find((t) => t.assumption === assumption);
+  return template ? templateEntry(template, at) : undefined;
+}
+
+/**
+ * Counts one settled use of one revision: its own item, keyed by the outcome id's hash, so
+ * concurrent writers never overwrite each other's counts and a repeated report is one outcome.
+ */
+export async function scoreEntry(
+  store: BaseStore,
+  namespace: string[],
+  revision: string,
+  outcome: string,
+  success: boolean,
+) {
+  await store.put(outcomesNamespace(namespace, revision), outcomeKey(outcome), { success });
 }
 
 /**
@@ -77,7 +97,8 @@ export async function recallReplan(r: Replan): Promise<{ draft: PlanDraft } | un
   let choice;
   try {
     const { namespace } = r.rt.memory;
-    const found = [await readEntry(store, namespace, key), await templateFor(store, r.rt, r.assumption, r.at())];
+    const learned = await readScored(store, namespace, await readEntry(store, namespace, key));
+    const found = [learned, await readScored(store, namespace, templateFor(r.rt, r.assumption, r.at()))];
     choice = chooseEntry(r.rt.memory.mode, found, r.rt.toolNames);
   } catch (error) {
     note(r, `replan memory unavailable (${error instanceof Error ? error.message : String(error)}); planner asked`);
@@ -94,7 +115,7 @@ export async function recallReplan(r: Replan): Promise<{ draft: PlanDraft } | un
   return reuse(r, store, entry, score);
 }
 
-async function reuse(r: Replan, store: BaseStore, entry: MemoryEntry, score: string) {
+async function reuse(r: Replan, store: BaseStore, entry: ScoredEntry, score: string) {
   const taken = new Set([...r.plan.steps.map((s) => s.id), ...Object.keys(r.state.steps)]);
   const declared = new Set(r.plan.assumptions.map((a) => a.id));
   const draft: PlanDraft = { steps: withUniqueIds(entry.steps, taken) };
@@ -103,7 +124,7 @@ async function reuse(r: Replan, store: BaseStore, entry: MemoryEntry, score: str
   const validation = validateReplanDraft(r, draft);
   if (!validation.ok) {
     const id = `${outcomeId(r.config.configurable, r.plan.version)}:invalid`;
-    await scoreEntry(store, r.rt, entry.key, id, false).catch(() => undefined);
+    await scoreEntry(store, r.rt.memory.namespace, entry.revision, id, false).catch(() => undefined);
     const issues = formatIssues(validation.issues);
     return void note(
       r,
@@ -114,7 +135,7 @@ async function reuse(r: Replan, store: BaseStore, entry: MemoryEntry, score: str
   const print = fingerprint(validation.draft.steps, r.assumption);
   if (noProgressGuard(print, fingerprint(r.affected, r.assumption), r.guards.fingerprints, r.assumption, false))
     return void note(r, `entry ${entry.key} proposes steps already tried in this run; planner asked`);
-  r.memory = { key: entry.key, source: "memory" };
+  r.memory = { key: entry.key, source: "memory", revision: entry.revision };
   note(r, `reused entry ${entry.key} (${score}): planner not called`);
   return { draft };
 }
