@@ -447,6 +447,30 @@ describe("replan memory across threads", () => {
     ]);
   });
 
+  it("a store that cannot write still serves templates: nothing is written to use one", async () => {
+    class ReadOnlyStore extends InMemoryStore {
+      override async batch<Op extends readonly Operation[]>(ops: Op): Promise<OperationResults<Op>> {
+        if (ops.some((op) => "value" in op)) throw new Error("store is read-only");
+        return super.batch(ops);
+      }
+    }
+    const steps = [
+      { id: "via_mirror", goal: "Fetch", tool: "fetch_mirror", inputs: ["applicant_id"], produces: ["data"] },
+      { id: "sum", goal: "Sum", tool: "summarize", inputs: ["data"], produces: ["summary"], dependsOn: ["via_mirror"] },
+    ];
+    const m = manager({
+      store: new ReadOnlyStore(),
+      options: { replanTemplates: [{ assumption: "primary_up", steps }] },
+    });
+    const a = await m.run("A", "A-100");
+    expect(a.status).toBe("completed");
+    expect(m.requests).toHaveLength(0);
+    expect(a.replans[0]).toMatchObject({ source: "memory", memoryKey: "primary_up:template" });
+    expect(memoryDecisions(a)).toEqual([
+      "reused entry primary_up:template (0 of 0 uses succeeded): planner not called",
+    ]);
+  });
+
   it("without a store, memory is off: every thread asks the planner and records carry no memory fields", async () => {
     const m = manager({});
     const a = await m.run("A", "A-100");
