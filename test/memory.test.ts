@@ -141,7 +141,8 @@ describe("replan memory across threads", () => {
     expect(key).toMatch(/^primary_up:[0-9a-f]{16}$/);
     expect(a.replans[0]).toMatchObject({ source: "planner", memorySteps: ["fetch_mirror", "summarize"] });
 
-    // Saved when the branch completed, thread-neutral: the copied id became an input, the goal names the fact.
+    // Saved when the branch completed, thread-neutral: the copied id became an input, the goal names the
+    // fact, step ids are neutral.
     const [saved] = await entries(store);
     expect(saved).toEqual({
       key,
@@ -149,19 +150,19 @@ describe("replan memory across threads", () => {
       origin: "learned",
       steps: [
         {
-          id: "fetch_mirror",
+          id: "s1",
           goal: "Fetch <applicant_id> from the mirror",
           tool: "fetch_mirror",
           inputs: ["applicant_id"],
           produces: ["data"],
         },
         {
-          id: "summarize",
+          id: "s2",
           goal: "Summarize",
           tool: "summarize",
           inputs: ["data"],
           produces: ["summary"],
-          dependsOn: ["fetch_mirror"],
+          dependsOn: ["s1"],
         },
       ],
       revision: expect.stringMatching(/^[0-9a-f]{16}$/),
@@ -174,17 +175,16 @@ describe("replan memory across threads", () => {
     expect(m.requests).toHaveLength(1); // the planner was not asked again
     expect(m.tools.fetch_mirror.calls).toEqual([{ applicant_id: "A-100" }, { applicant_id: "B-200" }]);
     expect(b.facts.summary.value).toBe("summary of mirror:B-200");
-    // "summarize" is a step id of this thread's plan: the remembered one is renamed.
     expect(b.replans[0]).toMatchObject({
       source: "memory",
       memoryKey: key,
       memoryRevision: saved!.revision,
-      newSteps: ["fetch_mirror", "summarize_2"],
+      newSteps: ["s1", "s2"],
       invalidatedSteps: ["fetch", "summarize"],
     });
     expect(b.plan.steps.map((s: Loose) => [s.id, s.dependsOn ?? []])).toEqual([
-      ["fetch_mirror", []],
-      ["summarize_2", ["fetch_mirror"]],
+      ["s1", []],
+      ["s2", ["s1"]],
     ]);
     expect(memoryDecisions(b)).toEqual([`reused entry ${key} (0 of 0 uses succeeded): planner not called`]);
     expect(b.decisions.map((d: Loose) => [d.seq, d.rule, d.action])).toEqual([
@@ -216,19 +216,19 @@ describe("replan memory across threads", () => {
         successes: 0,
         steps: [
           {
-            id: "fetch_mirror",
+            id: "s1",
             goal: "Fetch <applicant_id> from the mirror",
             tool: "fetch_mirror",
             inputs: ["applicant_id"],
             produces: ["data"],
           },
           {
-            id: "summarize",
+            id: "s2",
             goal: "Summarize",
             tool: "summarize",
             inputs: ["data"],
             produces: ["summary"],
-            dependsOn: ["fetch_mirror"],
+            dependsOn: ["s1"],
           },
         ],
       },

@@ -162,7 +162,7 @@ describe("entryFromBranch: nothing of one thread travels to another", () => {
     );
     expect(out.entry.steps).toEqual([
       {
-        id: "f",
+        id: "s1",
         goal: "Fetch <applicant_id> now",
         tool: "fetch",
         args: { page: 1, flag: true },
@@ -199,15 +199,55 @@ describe("entryFromBranch: nothing of one thread travels to another", () => {
     );
   });
 
-  it("small integers and booleans are not taken for copies; the assumptions the branch rests on travel with it", () => {
-    const plain = step("f", "fetch", { args: { tier: 1, retries: 2, verbose: true }, assumptions: ["b"] });
+  it("small integers and booleans under another name are not taken for copies; assumptions travel with the branch", () => {
+    const plain = step("f", "fetch", { args: { retries: 2, verbose: true }, assumptions: ["b"] });
     const assumptions = [
       { id: "b", statement: "the mirror is current" },
       { id: "c", statement: "unrelated" },
     ];
     const out = made(base([plain], { planAssumptions: assumptions }));
-    expect(out.entry.steps[0]!.args).toEqual({ tier: 1, retries: 2, verbose: true });
+    expect(out.entry.steps[0]!.args).toEqual({ retries: 2, verbose: true });
     expect(out.entry.steps[0]!.inputs).toBeUndefined();
     expect(out.entry.assumptions).toEqual([assumptions[0]]);
+  });
+
+  it("an argument equal to the same-named fact becomes an input however short its value", () => {
+    const s = step("f", "fetch", { args: { tier: 1, approved: true, retries: 2 }, inputs: ["amount"] });
+    expect(made(base([s])).entry.steps[0]).toEqual({
+      id: "s1",
+      goal: "goal of f",
+      tool: "fetch",
+      args: { retries: 2 },
+      inputs: ["amount", "tier", "approved"],
+    });
+  });
+
+  it("step ids are saved as s1, s2, …: an id naming the applicant stays in the thread", () => {
+    const steps = [
+      step("fetch_A-7291", "fetch", { dependsOn: ["s1"] }),
+      step("sum_A-7291", "sum", { dependsOn: ["fetch_A-7291", "kept"] }),
+    ];
+    const out = made(base(steps));
+    expect(out.entry.steps.map((x) => [x.id, x.dependsOn])).toEqual([
+      ["s2", ["s1"]], // "s1" is a kept step this branch depends on: not reused as a new id
+      ["s3", ["s2", "kept"]],
+    ]);
+    expect(JSON.stringify(out.entry)).not.toContain("7291");
+    expect(made(base([step("x", "fetch", { args: { id: "A-7291" } })])).refused).toBe(
+      `step "x" argument "id" carries a value of this thread's facts`,
+    );
+  });
+
+  it("a 3-letter currency code is found in CEL, goals and text, as a whole word", () => {
+    const facts = { currency: "EUR", amount: 25_000 };
+    const at = (s: Step) => made(base([s], { facts }));
+    expect(at(step("f", "fx", { when: 'facts.rate_currency == "EUR"' })).refused).toBe(
+      `step "f" carries a value of this thread's facts outside its arguments`,
+    );
+    expect(at(step("f", "fx", { args: { note: "pay in EUR" } })).refused).toBe(
+      `step "f" argument "note" carries a value of this thread's facts`,
+    );
+    const goal = at(step("f", "fx", { goal: "Convert EUR (EUROPE desk)", args: { region: "EUROPE" } }));
+    expect(goal.entry.steps[0]).toMatchObject({ goal: "Convert <currency> (EUROPE desk)", args: { region: "EUROPE" } });
   });
 });
