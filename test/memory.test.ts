@@ -17,7 +17,7 @@ import {
   type ReplanRequest,
 } from "../src/index.js";
 import { DEFAULT_MEMORY_NAMESPACE } from "../src/policy/options.js";
-import { outcomeKey } from "../src/policy/replan-memory.js";
+import { outcomeKey, templateEntry } from "../src/policy/replan-memory.js";
 import { entryScore, scoreEntry } from "../src/runtime/replan-memory.js";
 import { fakeClock } from "./helpers/clock.js";
 import { scriptedTool, type Loose } from "./helpers/graph.js";
@@ -398,6 +398,66 @@ describe("replan memory across threads", () => {
       ),
     ]);
     expect(c.replans[0].source).toBe("planner");
+  });
+
+  it("a reused draft that a later guard stops is counted as a failure and the planner is asked", async () => {
+    // lookup rests on portal_up too, so its fact becomes suspect: a draft that only reads it re-runs lookup
+    // (backtracking), which maxBacktracksPerStep: 0 forbids; the planner's answer fetches the company again.
+    const portalPlan: PlanDraft = {
+      assumptions: [{ id: "portal_up", statement: "the portal serves reports" }],
+      steps: [
+        { id: "lookup", goal: "Look up", tool: "lookup", produces: ["company"], assumptions: ["portal_up"] },
+        {
+          id: "portal",
+          goal: "Report",
+          tool: "portal",
+          inputs: ["company"],
+          produces: ["report"],
+          dependsOn: ["lookup"],
+          assumptions: ["portal_up"],
+        },
+      ],
+    };
+    const template = [{ id: "m", goal: "Mirror", tool: "mirror", inputs: ["company"], produces: ["report"] }];
+    const fresh: PlanDraft = {
+      steps: [
+        { id: "lookup2", goal: "Look up again", tool: "lookup", produces: ["company"] },
+        { id: "m2", goal: "Mirror", tool: "mirror", inputs: ["company"], produces: ["report"], dependsOn: ["lookup2"] },
+      ],
+    };
+    const requests: ReplanRequest[] = [];
+    const store = new InMemoryStore();
+    const graph = createPlanManager({
+      tools: [
+        scriptedTool("lookup", [{ company: "Acme" }]),
+        scriptedTool("portal", [new AssumptionBrokenError("portal_up", "portal is down")]),
+        scriptedTool("mirror", [{ report: "r" }]),
+      ],
+      planner: staticPlanner({ plan: portalPlan, replan: (req) => (requests.push(req), fresh) }),
+      clock: fakeClock(),
+      policy: { maxBacktracksPerStep: 0 },
+      replanTemplates: [{ assumption: "portal_up", steps: template }],
+    }).compile({ checkpointer: new MemorySaver(), store });
+    const config = { configurable: { thread_id: "P" } };
+    await graph.invoke({ goal: "report" }, config);
+    const out = (await graph.getState(config)).values as Loose;
+    expect(out.status).toBe("completed");
+    expect(requests).toHaveLength(1);
+    expect(memoryDecisions(out)).toEqual([
+      "entry portal_up:template (0 of 0 uses succeeded) stopped by guard.max-backtracks " +
+        '(step "lookup" was already re-run 0 times by backtracking (policy.maxBacktracksPerStep = 0)); ' +
+        "discarded, counted as a failure; planner asked",
+    ]);
+    expect(out.decisions.map((d: Loose) => [d.seq, d.rule])).toEqual([
+      [1, "assumption.replan-local"],
+      [2, "replan.memory"],
+    ]);
+    expect(out.replans[0]).toMatchObject({ source: "planner", newSteps: ["lookup2", "m2"] });
+    expect(out.replans[0].memoryKey).toMatch(/^portal_up:[0-9a-f]{16}$/);
+    expect(out.replans[0].memoryRevision).toBeUndefined();
+    const { revision } = templateEntry({ assumption: "portal_up", steps: template }, "");
+    expect(await entryScore(store, ns, revision)).toEqual({ uses: 1, successes: 0 });
+    expect((await entries(store)).map((e) => e.key)).toEqual([out.replans[0].memoryKey]);
   });
 
   it("a replacement that copies a fact under another name is not saved: the next thread asks the planner", async () => {

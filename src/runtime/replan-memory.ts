@@ -8,7 +8,7 @@
 import type { BaseStore } from "@langchain/langgraph";
 import { formatIssues } from "../plan/validate.js";
 import type { PlanDraft } from "../plan/schema.js";
-import { noProgressGuard } from "../policy/replan-guards.js";
+import { noProgressGuard, type GuardHit } from "../policy/replan-guards.js";
 import {
   chooseEntry,
   memoryDecision,
@@ -84,7 +84,9 @@ export function outcomeId(configurable: Record<string, unknown> | undefined, ver
 }
 
 function note(r: Replan, reason: string) {
-  r.notes.push(memoryDecision(r.trigger, reason, r.state.decisions.length + r.notes.length + 1, r.at()));
+  const decision = memoryDecision(r.trigger, reason, r.state.decisions.length + r.notes.length + 1, r.at());
+  r.notes.push(decision);
+  return decision;
 }
 
 /** The phase before the planner: a draft from memory (reuse), or nothing (the planner is asked, perhaps with hints). */
@@ -135,7 +137,26 @@ async function reuse(r: Replan, store: BaseStore, entry: ScoredEntry, score: str
   const print = fingerprint(validation.draft.steps, r.assumption);
   if (noProgressGuard(print, fingerprint(r.affected, r.assumption), r.guards.fingerprints, r.assumption, false))
     return void note(r, `entry ${entry.key} proposes steps already tried in this run; planner asked`);
-  r.memory = { key: entry.key, source: "memory", revision: entry.revision };
-  note(r, `reused entry ${entry.key} (${score}): planner not called`);
+  const reused = note(r, `reused entry ${entry.key} (${score}): planner not called`);
+  r.memory = { key: entry.key, source: "memory", revision: entry.revision, score, note: reused };
   return { draft };
+}
+
+/**
+ * A reused draft that a later guard stopped (backtracking bound, …): discarded and counted as a
+ * failure of its entry, like one that fails validation; the replan goes back to the planner, filed
+ * under its own key. The reuse decision is rewritten, so the record does not say "planner not called".
+ */
+export async function rejectRecalled(r: Replan, hit: GuardHit) {
+  const store = r.config.store;
+  const used = r.memory;
+  if (!store || used?.source !== "memory" || used.revision === undefined || r.assumption === undefined) return;
+  const id = `${outcomeId(r.config.configurable, r.plan.version)}:rejected`;
+  await scoreEntry(store, r.rt.memory.namespace, used.revision, id, false).catch(() => undefined);
+  const reason =
+    `entry ${used.key} (${used.score}) stopped by ${hit.rule} (${hit.reason.split("\n").join(" ")}); ` +
+    "discarded, counted as a failure; planner asked";
+  if (used.note) used.note.reason = reason;
+  else note(r, reason);
+  r.memory = { key: memoryKey(r.assumption, r.affected), source: "planner" };
 }
