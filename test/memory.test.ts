@@ -197,13 +197,14 @@ describe("replan memory across threads", () => {
 
     const view = debugView(b as never).join("\n");
     expect(view).toContain(`replan.memory`);
-    expect(view).toContain(`source: memory (entry ${key})`);
+    expect(view).toContain(`source: memory (entry ${key}, revision ${saved!.revision})`);
   });
 
   it("hint: the planner is asked, with the remembered replacement in req.hints", async () => {
     const store = new InMemoryStore();
     const m = manager({ store, options: { replanMemory: { mode: "hint" } } });
     await m.run("A", "A-100");
+    const afterA = await entries(store);
     const b = await m.run("B", "B-200");
     expect(b.status).toBe("completed");
     expect(m.requests).toHaveLength(2);
@@ -235,6 +236,14 @@ describe("replan memory across threads", () => {
     ]);
     expect(b.replans[0].source).toBe("planner");
     expect(memoryDecisions(b)).toEqual([`entry ${key} (0 of 0 uses succeeded) passed to the planner as a hint`]);
+    // The entry was healthy, so B's answer was not saved; the debug view does not claim it was going to be.
+    expect(afterA).toHaveLength(1);
+    expect(await entries(store)).toEqual(afterA);
+    const view = debugView(b as never).join("\n");
+    expect(view).toContain(
+      `source: planner (key ${key}; saved when its branch completes unless a healthy entry has it)`,
+    );
+    expect(view).not.toContain("saved as");
   });
 
   it("a template that keeps failing is retired after 3 uses; the planner's answer then serves the next threads", async () => {

@@ -55,8 +55,13 @@ export function debugView(state: DebugState): string[] {
         printable(r.trigger.split("\n")[0]!),
     );
     if (r.changedSteps?.length) lines.push(`    changed: ${r.changedSteps.join(", ")}`);
-    if (r.source === "memory") lines.push(`    source: memory (entry ${r.memoryKey})`);
-    else if (r.memoryKey) lines.push(`    source: planner (saved as ${r.memoryKey} once its branch completes)`);
+    const revision = r.memoryRevision ? `, revision ${r.memoryRevision}` : "";
+    if (r.source === "memory") lines.push(`    source: memory (entry ${r.memoryKey}${revision})`);
+    // Saved only if the key is free or its entry retired when the branch completes (hint mode: it rarely is).
+    else if (r.memoryKey)
+      lines.push(
+        `    source: planner (key ${r.memoryKey}; saved when its branch completes unless a healthy entry has it)`,
+      );
     const before = planAtVersion(state, r.fromVersion);
     const after = planAtVersion(state, r.toVersion);
     if (before && after) {
