@@ -571,6 +571,9 @@ describe("replan memory scores under concurrency", () => {
     await scoreEntry(store, ns, "r2", "t0::2", false); // a crash re-reports the first outcome
     await scoreEntry(store, ns, "r2", "t69::2", false);
     expect(await entryScore(store, ns, "r2")).toEqual({ uses: 70, successes: 0 });
+    // Past one page of search results (500).
+    for (let i = 0; i < 510; i++) await scoreEntry(store, ns, "r3", `t${i}::2`, i < 10);
+    expect(await entryScore(store, ns, "r3")).toEqual({ uses: 510, successes: 10 });
   });
 
   it("a late outcome scores the revision its thread reused, not the entry that replaced it", async () => {

@@ -36,13 +36,17 @@ export async function readEntry(store: BaseStore, namespace: string[], key: stri
 
 const PAGE = 500;
 
-/** Uses and successes of one revision, counted from its outcome items (paged: `search` returns 10 by default). */
+/**
+ * Uses and successes of one revision, counted from its outcome items (paged: `search` returns 10
+ * by default). By item key: PostgresStore lists the newest first, so an outcome written between
+ * two pages pushes one already read onto the next page.
+ */
 export async function entryScore(store: BaseStore, namespace: string[], revision: string): Promise<Score> {
-  const values: unknown[] = [];
+  const values = new Map<string, unknown>();
   for (let offset = 0; ; offset += PAGE) {
     const page = await store.search(outcomesNamespace(namespace, revision), { limit: PAGE, offset });
-    values.push(...page.map((i) => i.value));
-    if (page.length < PAGE) return tally(values);
+    for (const item of page) values.set(item.key, item.value);
+    if (page.length < PAGE) return tally([...values.values()]);
   }
 }
 
