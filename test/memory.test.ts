@@ -17,7 +17,7 @@ import {
   type ReplanRequest,
 } from "../src/index.js";
 import { DEFAULT_MEMORY_NAMESPACE } from "../src/policy/options.js";
-import { outcomeKey, templateEntry } from "../src/policy/replan-memory.js";
+import { entryRevision, outcomeKey, templateEntry, type MemoryEntry } from "../src/policy/replan-memory.js";
 import { entryScore, scoreEntry } from "../src/runtime/replan-memory.js";
 import { fakeClock } from "./helpers/clock.js";
 import { scriptedTool, type Loose } from "./helpers/graph.js";
@@ -600,6 +600,20 @@ describe("replan memory scores under concurrency", () => {
     expect(b.replans[0]).toMatchObject({ source: "memory", memoryRevision: first!.revision });
     expect(await entryScore(store, ns, first!.revision)).toEqual({ uses: 4, successes: 1 });
     expect(await scored(store, second!.key)).toEqual({ revision: second!.revision, uses: 0, successes: 0 });
+  });
+
+  it("two threads saving the same answer at once write one revision: their reusers' outcomes add up", async () => {
+    const store = new InMemoryStore();
+    const m = manager({ store });
+    const [a, b] = await Promise.all([m.run("A", "A-100"), m.run("B", "B-200")]);
+    expect([a.replans[0].source, b.replans[0].source, m.requests.length]).toEqual(["planner", "planner", 2]);
+    const [saved] = await entries(store);
+    expect(await entries(store)).toHaveLength(1);
+    // The revision is the content's (no saver in it): whichever thread wrote last, it is the same one.
+    const { revision: _r, savedAt: _s, ...content } = saved as MemoryEntry;
+    expect(saved!.revision).toBe(entryRevision(content));
+    await Promise.all([m.run("C", "C-300"), m.run("D", "D-400")]);
+    expect(await scored(store, saved!.key)).toEqual({ revision: saved!.revision, uses: 2, successes: 2 });
   });
 
   it("thread ids never reach the shared store, not even as outcome keys", async () => {
