@@ -10,6 +10,8 @@ import { tool } from "@langchain/core/tools";
 import { z } from "zod";
 import { AssumptionBrokenError, createPlanManager, staticPlanner, type PlanDraft } from "../src/index.js";
 import { DEFAULT_MEMORY_NAMESPACE } from "../src/policy/options.js";
+import { MemoryEntrySchema } from "../src/policy/replan-memory.js";
+import { entryScore } from "../src/runtime/replan-memory.js";
 
 const [url = "", threadId = "A", applicant = "A-100"] = process.argv.slice(2);
 
@@ -93,10 +95,18 @@ try {
   const config = { configurable: { thread_id: threadId } };
   await graph.invoke({ goal: `Review ${applicant}`, context: { applicant_id: applicant } }, config);
   const state = (await graph.getState(config)).values as Record<string, any>;
-  const entries = (await store.search([...DEFAULT_MEMORY_NAMESPACE])).map((i) => i.value);
+  // Entries with their scores (each outcome is an item of its own, below the entry's namespace).
+  const ns = [...DEFAULT_MEMORY_NAMESPACE];
+  const items = await store.search(ns, { limit: 100 });
+  const entries = [];
+  for (const item of items.filter((i) => i.namespace.length === ns.length)) {
+    const entry = MemoryEntrySchema.parse(item.value);
+    entries.push({ ...entry, ...(await entryScore(store, ns, entry.revision)) });
+  }
   const replans = state.replans.map((r: Record<string, unknown>) => ({
     source: r.source,
     memoryKey: r.memoryKey,
+    memoryRevision: r.memoryRevision,
     newSteps: r.newSteps,
   }));
   process.stdout.write(`${JSON.stringify({ status: state.status, replanCalls, mirrorCalls, replans, entries })}\n`);

@@ -47,7 +47,20 @@ describe("replan memory on PostgresStore across processes", () => {
     expect(b.status).toBe("completed");
     expect(b.replanCalls).toBe(0);
     expect(b.mirrorCalls).toEqual([{ applicant_id: "B-200" }]);
-    expect(b.replans).toEqual([{ source: "memory", memoryKey: key, newSteps: ["mirror", "summarize_2"] }]);
-    expect(b.entries[0]).toMatchObject({ key, uses: 1, successes: 1, counted: ["B::2"] });
+    const revision = a.entries[0].revision;
+    expect(b.replans).toEqual([{ source: "memory", memoryKey: key, memoryRevision: revision, newSteps: ["s1", "s2"] }]);
+    expect(b.entries).toHaveLength(1);
+    expect(b.entries[0]).toMatchObject({ key, revision, uses: 1, successes: 1 });
+
+    // Two more processes reuse it at the same time: each outcome is its own row, none is lost.
+    const [c, d] = await Promise.all([run([pg.url, "C", "C-300"]), run([pg.url, "D", "D-400"])]);
+    expect([c.err, d.err]).toEqual(["", ""]);
+    const last = [c, d].map((x) => JSON.parse(x.out.trim().split("\n").pop()!));
+    expect(last.map((x) => [x.status, x.replanCalls])).toEqual([
+      ["completed", 0],
+      ["completed", 0],
+    ]);
+    const settled = (await run([pg.url, "E", "E-500"])).out.trim().split("\n").pop()!;
+    expect(JSON.parse(settled).entries).toEqual([expect.objectContaining({ key, revision, uses: 4, successes: 4 })]);
   }, 180_000);
 });

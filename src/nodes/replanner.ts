@@ -8,24 +8,15 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.js";
-import { enrichDraft } from "../plan/enrich.js";
 import { isFinished } from "../plan/ready.js";
 import type { Decision } from "../policy/decision.js";
-import { formatIssues } from "../plan/validate.js";
-import { fingerprint } from "../policy/scope.js";
-import {
-  backtrackDepthGuard,
-  backtracksGuard,
-  failedReplan,
-  noProgressGuard,
-  type GuardHit,
-} from "../policy/replan-guards.js";
-import { withRevalidation } from "../policy/replan-merge.js";
+import { backtrackDepthGuard, type GuardHit } from "../policy/replan-guards.js";
 import { emit } from "../runtime/events.js";
 import { escalationPayload } from "../runtime/interrupts.js";
-import { chargeReplan, prepareReplan, validateReplanDraft, type Replan } from "../runtime/replan-context.js";
+import { chargeReplan, prepareReplan, type Replan } from "../runtime/replan-context.js";
+import { shapeDraft } from "../runtime/replan-draft.js";
 import { askPlanner } from "../runtime/replan-request.js";
-import { recallReplan } from "../runtime/replan-memory.js";
+import { recallReplan, rejectRecalled } from "../runtime/replan-memory.js";
 import { applyReplan } from "../runtime/replan-version.js";
 import { capabilityReview } from "../runtime/replan-review.js";
 
@@ -41,39 +32,20 @@ export function makeReplannerNode(rt: Runtime) {
     if (deep) return escalate(r, deep);
 
     // Replan memory first (reuse: its draft; hint: the planner sees it); the draft is checked like any other.
-    const answer = (await recallReplan(r)) ?? (await askPlanner(r));
+    let answer = (await recallReplan(r)) ?? (await askPlanner(r));
+    let shaped = "draft" in answer ? shapeDraft(r, answer.draft) : undefined;
+    if (shaped && "hit" in shaped && r.memory?.source === "memory") {
+      // A remembered draft that a guard stops is the entry's failure, not this run's: the planner answers.
+      await rejectRecalled(r, shaped.hit);
+      answer = await askPlanner(r);
+      shaped = "draft" in answer ? shapeDraft(r, answer.draft) : undefined;
+    }
     const budget = chargeReplan(state, r.usage);
     if ("failed" in answer) return escalate(r, answer.failed, { budget });
-    const validation = validateReplanDraft(r, answer.draft);
-    if (!validation.ok) return escalate(r, failedReplan("invalid_draft", formatIssues(validation.issues)), { budget });
-    const proposed = enrichDraft(validation.draft, rt.metadataOf);
-    const print = fingerprint(proposed.steps, r.assumption);
-    const byPerson = r.trigger.by === "person" || r.trigger.rule.startsWith("human.");
-    const stuck = noProgressGuard(
-      print,
-      fingerprint(r.affected, r.assumption),
-      r.guards.fingerprints,
-      r.assumption,
-      byPerson,
-    );
-    if (stuck) return escalate(r, stuck, { budget });
-    r.guards.fingerprints = [...r.guards.fingerprints, print];
-
-    const kept = r.plan.steps.filter((s) => !r.affectedIds.includes(s.id)).map((s) => s.id);
-    const { broken, labels } = r.falsification;
-    const steps = withRevalidation(
-      proposed.steps,
-      r.plan.steps,
-      r.affectedIds,
-      labels.suspect,
-      state.facts,
-      broken,
-      kept,
-    );
-    // Backtracking: a completed step that comes back is re-run; bounded per step.
-    const rerun = steps.filter((s) => isFinished(state.steps[s.id]) && r.affectedIds.includes(s.id)).map((s) => s.id);
-    const over = backtracksGuard(rerun, r.guards.backtracks, rt.policy);
-    if (over) return escalate(r, over, { budget });
+    shaped ??= shapeDraft(r, answer.draft); // (undefined only when the planner failed)
+    if ("hit" in shaped) return escalate(r, shaped.hit, { budget });
+    const { proposed, steps, rerun } = shaped;
+    r.guards.fingerprints = [...r.guards.fingerprints, shaped.print];
     r.guards.backtracks = { ...r.guards.backtracks };
     for (const id of rerun) r.guards.backtracks[id] = (r.guards.backtracks[id] ?? 0) + 1;
     // Last gate before a version: a replan may not widen what the run can do unseen (DESIGN §7.6).

@@ -274,6 +274,8 @@ export const ReplanRecordSchema = z.object({
   source: z.enum(["planner", "memory"]).optional(),
   /** The memory entry this replan was filed under (planner) or taken from (memory). */
   memoryKey: z.string().optional(),
+  /** The revision of the entry taken from memory: its outcome scores that revision only, not a later replacement. */
+  memoryRevision: z.string().optional(),
   /** The replacement branch: saved to memory (or scored) when all of these succeed. */
   memorySteps: z.array(z.string()).optional(),
 });

@@ -14,8 +14,16 @@ export type { EvidenceRule } from "./evidence-rules.js";
 export type { Deviation, DeviationKind } from "./deviation.js";
 export { backoffDelay } from "./backoff.js";
 export { resolvePolicy, DEFAULT_RETRY, DEFAULT_MEMORY_NAMESPACE } from "./options.js";
-export { memoryKey, templateKey, isRetired, MemoryEntrySchema } from "./replan-memory.js";
-export type { MemoryEntry } from "./replan-memory.js";
+export {
+  memoryKey,
+  templateKey,
+  isRetired,
+  MemoryEntrySchema,
+  outcomesNamespace,
+  outcomeKey,
+  tally,
+} from "./replan-memory.js";
+export type { MemoryEntry, Score } from "./replan-memory.js";
 export { capabilityGuard, capabilityBaseline } from "./capability.js";
 export type {
   CapabilityFinding,

@@ -55,7 +55,7 @@ export function backtracksGuard(
   return {
     rule: "guard.max-backtracks",
     reason:
-      `step "${over}" was already re-run ${backtracks[over]} times by backtracking ` +
+      `step "${over}" was already re-run ${backtracks[over] ?? 0} times by backtracking ` +
       `(policy.maxBacktracksPerStep = ${policy.maxBacktracksPerStep})`,
   };
 }

@@ -12,27 +12,78 @@ import type { Decision } from "./decision.js";
 
 export type ReplanMemoryMode = "reuse" | "hint" | "off";
 
-/** An entry is no longer reused once it has this many settled uses and a success rate below `MIN_RATE`. */
+/** An entry is no longer reused once it has this many settled uses and a success rate below `MEMORY_MIN_RATE`. */
 export const MEMORY_MIN_USES = 3;
 export const MEMORY_MIN_RATE = 0.5;
-/** Outcome ids an entry remembers, so an outcome counted once is not counted again after a crash. */
-const COUNTED_MAX = 64;
 
+const sha = (text: string, hex: number) => createHash("sha256").update(text).digest("hex").slice(0, hex);
+
+/**
+ * An entry holds the steps, never counts: each settled use is its own store item (see
+ * `outcomesNamespace`), so concurrent threads and processes add outcomes without a
+ * read-modify-write, and a new revision of the entry starts from none.
+ */
 export const MemoryEntrySchema = z.object({
   key: z.string().min(1),
   assumption: z.string().min(1),
   /** `learned`: saved when a thread's replacement branch completed; `template`: given up front. */
   origin: z.enum(["learned", "template"]),
+  /** Which answer this is: outcomes are filed under it, so a late outcome never scores a replacement. */
+  revision: z.string().regex(/^[0-9a-f]{16}$/),
   steps: z.array(StepSchema).min(1).max(LIMITS.maxSteps),
   /** Assumptions the steps rest on that the replan introduced (definitions travel with the steps). */
   assumptions: z.array(AssumptionSchema).max(LIMITS.maxAssumptions).optional(),
-  /** Settled uses from memory (reused drafts whose branch completed or was given up) and their successes. */
-  uses: z.number().int().min(0),
-  successes: z.number().int().min(0),
-  counted: z.array(z.string()).max(COUNTED_MAX),
   savedAt: z.string(),
 });
 export type MemoryEntry = z.infer<typeof MemoryEntrySchema>;
+
+/** Settled uses from memory (reused drafts whose branch completed or was given up) and their successes. */
+export interface Score {
+  uses: number;
+  successes: number;
+}
+export type ScoredEntry = MemoryEntry & Score;
+
+/**
+ * The revision of an entry: its content and the revision it replaces. Two threads saving the same
+ * answer at once write the same revision (their outcomes add up); the same answer saved again
+ * after its predecessor was retired is a new revision that starts from no outcomes.
+ */
+export function entryRevision(entry: Omit<MemoryEntry, "revision" | "savedAt">, replaces?: string): string {
+  const { key, assumption, origin, steps, assumptions } = entry;
+  return sha(
+    canonical({ key, assumption, origin, steps, assumptions: assumptions ?? [], replaces: replaces ?? "" }),
+    16,
+  );
+}
+
+/** Where the outcomes of one revision live: one item per outcome, so the namespace lists them all. */
+export const outcomesNamespace = (namespace: readonly string[], revision: string) => [
+  ...namespace,
+  "outcomes",
+  revision,
+];
+
+/**
+ * The store key of one outcome: a truncated sha-256 of its id (`thread:namespace:version`), so
+ * writing it twice is one outcome, and no thread id reaches the shared store.
+ */
+export const outcomeKey = (outcomeId: string) => sha(outcomeId, 32);
+
+export const OutcomeSchema = z.object({ success: z.boolean() });
+
+/** The score of an entry from its outcome items. */
+export function tally(outcomes: readonly unknown[]): Score {
+  let uses = 0;
+  let successes = 0;
+  for (const o of outcomes) {
+    const parsed = OutcomeSchema.safeParse(o);
+    if (!parsed.success) continue;
+    uses += 1;
+    if (parsed.data.success) successes += 1;
+  }
+  return { uses, successes };
+}
 
 export const ReplanTemplateSchema = z
   .object({
@@ -53,45 +104,34 @@ export function memoryKey(assumption: string, affected: readonly Step[]): string
     tool: s.human ? "<human>" : (s.tool ?? ""),
     deps: (s.dependsOn ?? []).map((d) => (index.has(d) ? `#${index.get(d)}` : d)).sort(),
   }));
-  return `${assumption}:${createHash("sha256").update(canonical(shape)).digest("hex").slice(0, 16)}`;
+  return `${assumption}:${sha(canonical(shape), 16)}`;
 }
 
 /** A template answers any replan of its assumption, whatever the affected steps look like. */
 export const templateKey = (assumption: string) => `${assumption}:template`;
 
+/**
+ * A template as an entry. It is never written to the store (the options are its source, so a store
+ * that cannot write still serves it); its revision follows its content, so every process scores
+ * the same template together and a changed template starts afresh.
+ */
 export function templateEntry(t: ReplanTemplate, at: string): MemoryEntry {
-  const entry: MemoryEntry = {
+  const content: Omit<MemoryEntry, "revision" | "savedAt"> = {
     key: templateKey(t.assumption),
     assumption: t.assumption,
     origin: "template",
     steps: t.steps,
-    uses: 0,
-    successes: 0,
-    counted: [],
-    savedAt: at,
   };
-  if (t.assumptions?.length) entry.assumptions = t.assumptions;
-  return entry;
+  if (t.assumptions?.length) content.assumptions = t.assumptions;
+  return { ...content, revision: entryRevision(content), savedAt: at };
 }
 
-export const successRate = (e: Pick<MemoryEntry, "uses" | "successes">) => (e.uses === 0 ? 1 : e.successes / e.uses);
+export const successRate = (e: Score) => (e.uses === 0 ? 1 : e.successes / e.uses);
 
-export const isRetired = (e: Pick<MemoryEntry, "uses" | "successes">) =>
-  e.uses >= MEMORY_MIN_USES && successRate(e) < MEMORY_MIN_RATE;
-
-/** One settled use, counted once per outcome id (`thread:version`), however often it is reported. */
-export function countOutcome(entry: MemoryEntry, outcomeId: string, success: boolean): MemoryEntry {
-  if (entry.counted.includes(outcomeId)) return entry;
-  return {
-    ...entry,
-    uses: entry.uses + 1,
-    successes: entry.successes + (success ? 1 : 0),
-    counted: [...entry.counted, outcomeId].slice(-COUNTED_MAX),
-  };
-}
+export const isRetired = (e: Score) => e.uses >= MEMORY_MIN_USES && successRate(e) < MEMORY_MIN_RATE;
 
 /** A learned answer replaces an entry only when there is none or the old one is retired. */
-export const shouldSave = (existing: MemoryEntry | undefined) => !existing || isRetired(existing);
+export const shouldSave = (existing: ScoredEntry | undefined) => !existing || isRetired(existing);
 
 /** Tools an entry names (steps and fallbacks) that the registry no longer has. */
 export function unregisteredTools(steps: readonly Step[], registered: ReadonlySet<string>): string[] {
@@ -99,12 +139,12 @@ export function unregisteredTools(steps: readonly Step[], registered: ReadonlySe
   return [...new Set(named.filter((t) => !registered.has(t)))];
 }
 
-export type MemoryChoice = { use: MemoryEntry; mode: "reuse" | "hint" } | { skipped: string } | undefined;
+export type MemoryChoice = { use: ScoredEntry; mode: "reuse" | "hint" } | { skipped: string } | undefined;
 
 /** What memory offers a replan: the exact entry first, then the assumption's template; retired or broken ones are passed over. */
 export function chooseEntry(
   mode: ReplanMemoryMode,
-  candidates: readonly (MemoryEntry | undefined)[],
+  candidates: readonly (ScoredEntry | undefined)[],
   registered: ReadonlySet<string>,
 ): MemoryChoice {
   if (mode === "off") return undefined;

@@ -28,8 +28,15 @@ export interface Replan {
   affected: Step[];
   usage: UsageEntry[];
   at: () => string;
-  /** Replan memory for this replan (runtime/replan-memory.ts): the key, where the draft came from. */
-  memory?: { key: string; source: "planner" | "memory" };
+  /** Replan memory for this replan (runtime/replan-memory.ts): the key, where the draft came from, which revision. */
+  memory?: {
+    key: string;
+    source: "planner" | "memory";
+    revision?: string;
+    /** A reused entry's score and the decision that announced the reuse (rewritten if a guard stops it). */
+    score?: string;
+    note?: Decision;
+  };
   /** Remembered replacements shown to the planner (`hint` mode). */
   hints?: ReplanHint[];
   /** Decisions this replan adds before its outcome (rule `replan.memory`). */

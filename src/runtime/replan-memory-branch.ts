@@ -12,7 +12,7 @@ import type { Fact, ReplanRecord, SideEffectRecord, StepRun } from "../plan/sche
 import type { Decision } from "../policy/decision.js";
 import { emit } from "./events.js";
 import type { Runtime } from "./options.js";
-import { outcomeId, readEntry, scoreEntry } from "./replan-memory.js";
+import { outcomeId, readEntry, readScored, scoreEntry } from "./replan-memory.js";
 import type { PlanManagerStateType, PlanManagerUpdate } from "./state.js";
 
 type Node = (state: PlanManagerStateType, config: LangGraphRunnableConfig) => Promise<PlanManagerUpdate>;
@@ -51,7 +51,10 @@ async function settle(
     const key = record.memoryKey!;
     try {
       if (record.source === "memory") {
-        await scoreEntry(store, rt, key, outcomeId(config.configurable, record.toVersion), outcome === "succeeded");
+        // A record without a revision (written before revisions) cannot say which answer it used: not scored.
+        if (record.memoryRevision === undefined) continue;
+        const id = outcomeId(config.configurable, record.toVersion);
+        await scoreEntry(store, rt.memory.namespace, record.memoryRevision, id, outcome === "succeeded");
         emit(config, { type: "memory", op: "scored", key, reason: outcome });
       } else if (outcome === "succeeded") await save(rt, state, update, config, store, record);
     } catch (error) {
@@ -79,7 +82,8 @@ async function save(
   const steps = (plan?.steps ?? []).filter((s) => ids.has(s.id));
   if (!plan || steps.length !== ids.size || record.brokenAssumption === undefined)
     return emit(config, { type: "memory", op: "not_saved", key, reason: "the branch is no longer in the plan" });
-  if (!shouldSave(await readEntry(store, rt.memory.namespace, key))) return;
+  const existing = await readScored(store, rt.memory.namespace, await readEntry(store, rt.memory.namespace, key));
+  if (!shouldSave(existing)) return;
   const facts: Record<string, unknown> = { ...state.context };
   for (const [k, f] of Object.entries({ ...state.facts, ...(update.facts ?? {}) })) facts[k] = f.value;
   const effects = [...state.sideEffects, ...(update.sideEffects === undefined ? [] : [update.sideEffects].flat())];
@@ -91,6 +95,7 @@ async function save(
     facts,
     secrets: effects.map((e) => e.idempotencyKey),
     at: new Date(rt.clock.now()).toISOString(),
+    ...(existing ? { replaces: existing.revision } : {}),
   });
   if ("refused" in made) return emit(config, { type: "memory", op: "not_saved", key, reason: made.refused });
   await store.put(rt.memory.namespace, key, made.entry);

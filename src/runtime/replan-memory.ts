@@ -8,17 +8,20 @@
 import type { BaseStore } from "@langchain/langgraph";
 import { formatIssues } from "../plan/validate.js";
 import type { PlanDraft } from "../plan/schema.js";
-import { noProgressGuard } from "../policy/replan-guards.js";
+import { noProgressGuard, type GuardHit } from "../policy/replan-guards.js";
 import {
   chooseEntry,
-  countOutcome,
   memoryDecision,
   memoryKey,
   MemoryEntrySchema,
+  outcomeKey,
+  outcomesNamespace,
+  tally,
   templateEntry,
-  templateKey,
   withUniqueIds,
   type MemoryEntry,
+  type Score,
+  type ScoredEntry,
 } from "../policy/replan-memory.js";
 import { fingerprint } from "../policy/scope.js";
 import type { Runtime } from "./options.js";
@@ -31,24 +34,45 @@ export async function readEntry(store: BaseStore, namespace: string[], key: stri
   return parsed.success ? parsed.data : undefined;
 }
 
-/** The assumption's template as stored, written from the options the first time it is needed. */
-async function templateFor(store: BaseStore, rt: Runtime, assumption: string, at: string) {
-  const template = rt.memory.templates.find((t) => t.assumption === assumption);
-  if (!template) return undefined;
-  const { namespace } = rt.memory;
-  const stored = await readEntry(store, namespace, templateKey(assumption));
-  if (stored) return stored;
-  const entry = templateEntry(template, at);
-  await store.put(namespace, entry.key, entry);
-  return entry;
+const PAGE = 500;
+
+/**
+ * Uses and successes of one revision, counted from its outcome items (paged: `search` returns 10
+ * by default). By item key: PostgresStore lists the newest first, so an outcome written between
+ * two pages pushes one already read onto the next page.
+ */
+export async function entryScore(store: BaseStore, namespace: string[], revision: string): Promise<Score> {
+  const values = new Map<string, unknown>();
+  for (let offset = 0; ; offset += PAGE) {
+    const page = await store.search(outcomesNamespace(namespace, revision), { limit: PAGE, offset });
+    for (const item of page) values.set(item.key, item.value);
+    if (page.length < PAGE) return tally([...values.values()]);
+  }
 }
 
-/** Counts one settled use of an entry (idempotent per outcome id). */
-export async function scoreEntry(store: BaseStore, rt: Runtime, key: string, outcome: string, success: boolean) {
-  const entry = await readEntry(store, rt.memory.namespace, key);
-  if (!entry) return;
-  const next = countOutcome(entry, outcome, success);
-  if (next !== entry) await store.put(rt.memory.namespace, key, next);
+/** An entry with its score, or none. */
+export async function readScored(store: BaseStore, namespace: string[], entry: MemoryEntry | undefined) {
+  return entry ? { ...entry, ...(await entryScore(store, namespace, entry.revision)) } : undefined;
+}
+
+/** The assumption's template, from the options: nothing is written to use it. */
+function templateFor(rt: Runtime, assumption: string, at: string) {
+  const template = rt.memory.templates.find((t) => t.assumption === assumption);
+  return template ? templateEntry(template, at) : undefined;
+}
+
+/**
+ * Counts one settled use of one revision: its own item, keyed by the outcome id's hash, so
+ * concurrent writers never overwrite each other's counts and a repeated report is one outcome.
+ */
+export async function scoreEntry(
+  store: BaseStore,
+  namespace: string[],
+  revision: string,
+  outcome: string,
+  success: boolean,
+) {
+  await store.put(outcomesNamespace(namespace, revision), outcomeKey(outcome), { success });
 }
 
 /**
@@ -64,7 +88,9 @@ export function outcomeId(configurable: Record<string, unknown> | undefined, ver
 }
 
 function note(r: Replan, reason: string) {
-  r.notes.push(memoryDecision(r.trigger, reason, r.state.decisions.length + r.notes.length + 1, r.at()));
+  const decision = memoryDecision(r.trigger, reason, r.state.decisions.length + r.notes.length + 1, r.at());
+  r.notes.push(decision);
+  return decision;
 }
 
 /** The phase before the planner: a draft from memory (reuse), or nothing (the planner is asked, perhaps with hints). */
@@ -77,7 +103,8 @@ export async function recallReplan(r: Replan): Promise<{ draft: PlanDraft } | un
   let choice;
   try {
     const { namespace } = r.rt.memory;
-    const found = [await readEntry(store, namespace, key), await templateFor(store, r.rt, r.assumption, r.at())];
+    const learned = await readScored(store, namespace, await readEntry(store, namespace, key));
+    const found = [learned, await readScored(store, namespace, templateFor(r.rt, r.assumption, r.at()))];
     choice = chooseEntry(r.rt.memory.mode, found, r.rt.toolNames);
   } catch (error) {
     note(r, `replan memory unavailable (${error instanceof Error ? error.message : String(error)}); planner asked`);
@@ -94,7 +121,7 @@ export async function recallReplan(r: Replan): Promise<{ draft: PlanDraft } | un
   return reuse(r, store, entry, score);
 }
 
-async function reuse(r: Replan, store: BaseStore, entry: MemoryEntry, score: string) {
+async function reuse(r: Replan, store: BaseStore, entry: ScoredEntry, score: string) {
   const taken = new Set([...r.plan.steps.map((s) => s.id), ...Object.keys(r.state.steps)]);
   const declared = new Set(r.plan.assumptions.map((a) => a.id));
   const draft: PlanDraft = { steps: withUniqueIds(entry.steps, taken) };
@@ -103,7 +130,7 @@ async function reuse(r: Replan, store: BaseStore, entry: MemoryEntry, score: str
   const validation = validateReplanDraft(r, draft);
   if (!validation.ok) {
     const id = `${outcomeId(r.config.configurable, r.plan.version)}:invalid`;
-    await scoreEntry(store, r.rt, entry.key, id, false).catch(() => undefined);
+    await scoreEntry(store, r.rt.memory.namespace, entry.revision, id, false).catch(() => undefined);
     const issues = formatIssues(validation.issues);
     return void note(
       r,
@@ -114,7 +141,26 @@ async function reuse(r: Replan, store: BaseStore, entry: MemoryEntry, score: str
   const print = fingerprint(validation.draft.steps, r.assumption);
   if (noProgressGuard(print, fingerprint(r.affected, r.assumption), r.guards.fingerprints, r.assumption, false))
     return void note(r, `entry ${entry.key} proposes steps already tried in this run; planner asked`);
-  r.memory = { key: entry.key, source: "memory" };
-  note(r, `reused entry ${entry.key} (${score}): planner not called`);
+  const reused = note(r, `reused entry ${entry.key} (${score}): planner not called`);
+  r.memory = { key: entry.key, source: "memory", revision: entry.revision, score, note: reused };
   return { draft };
+}
+
+/**
+ * A reused draft that a later guard stopped (backtracking bound, …): discarded and counted as a
+ * failure of its entry, like one that fails validation; the replan goes back to the planner, filed
+ * under its own key. The reuse decision is rewritten, so the record does not say "planner not called".
+ */
+export async function rejectRecalled(r: Replan, hit: GuardHit) {
+  const store = r.config.store;
+  const used = r.memory;
+  if (!store || used?.source !== "memory" || used.revision === undefined || r.assumption === undefined) return;
+  const id = `${outcomeId(r.config.configurable, r.plan.version)}:rejected`;
+  await scoreEntry(store, r.rt.memory.namespace, used.revision, id, false).catch(() => undefined);
+  const reason =
+    `entry ${used.key} (${used.score}) stopped by ${hit.rule} (${hit.reason.split("\n").join(" ")}); ` +
+    "discarded, counted as a failure; planner asked";
+  if (used.note) used.note.reason = reason;
+  else note(r, reason);
+  r.memory = { key: memoryKey(r.assumption, r.affected), source: "planner" };
 }

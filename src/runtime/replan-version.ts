@@ -128,6 +128,7 @@ function replanRecord(r: Replan, next: Plan, replacement: readonly Step[], rerun
   };
   if (rerun.length > 0) record.revalidatedSteps = [...rerun];
   if (r.memory) Object.assign(record, { source: r.memory.source, memoryKey: r.memory.key });
+  if (r.memory?.revision) record.memoryRevision = r.memory.revision;
   if (r.memory) record.memorySteps = replacement.map((s) => s.id);
   const changedSteps = replacement.filter((s) => before.has(s.id) && !sameStep(before.get(s.id), s)).map((s) => s.id);
   if (changedSteps.length > 0) record.changedSteps = changedSteps;

@@ -5,7 +5,7 @@
 import type { PlanManagerStateType } from "../runtime/state.js";
 import { planDiff } from "../plan/diff.js";
 import { planAtVersion, runHistory } from "../plan/history.js";
-import type { StepRun } from "../plan/schema.js";
+import type { ReplanRecord, StepRun } from "../plan/schema.js";
 import { decisionLine } from "./decision-line.js";
 import { printable } from "./printable.js";
 
@@ -55,8 +55,8 @@ export function debugView(state: DebugState): string[] {
         printable(r.trigger.split("\n")[0]!),
     );
     if (r.changedSteps?.length) lines.push(`    changed: ${r.changedSteps.join(", ")}`);
-    if (r.source === "memory") lines.push(`    source: memory (entry ${r.memoryKey})`);
-    else if (r.memoryKey) lines.push(`    source: planner (saved as ${r.memoryKey} once its branch completes)`);
+    const source = memorySource(r);
+    if (source) lines.push(`    source: ${source}`);
     const before = planAtVersion(state, r.fromVersion);
     const after = planAtVersion(state, r.toVersion);
     if (before && after) {
@@ -98,4 +98,13 @@ function runLines(label: string, run: StepRun): string[] {
       `    error: ${e.name}${e.status ? ` ${e.status}` : ""}${e.code ? ` ${e.code}` : ""}: ${printable(e.message)}`,
     );
   return lines;
+}
+
+/** Where a replan's replacement came from, when replan memory was on. */
+function memorySource(r: ReplanRecord): string | undefined {
+  const revision = r.memoryRevision ? `, revision ${r.memoryRevision}` : "";
+  if (r.source === "memory") return `memory (entry ${r.memoryKey}${revision})`;
+  // Saved only if the key is free or its entry retired when the branch completes (hint mode: it rarely is).
+  if (r.memoryKey) return `planner (key ${r.memoryKey}; saved when its branch completes unless a healthy entry has it)`;
+  return undefined;
 }

@@ -65,7 +65,7 @@ describe("llmPlanner with replan memory in hint mode", () => {
     expect(promptB).toContain(
       "Replacements that fixed this broken assumption on steps of the same shape in other runs\n" +
         "(adapt them; pass facts through `inputs`, not as literal arguments):\n" +
-        '- 0 of 0 reuses succeeded: [{"id":"mirror","goal":"goal mirror","tool":"mirror","inputs":["company"],' +
+        '- 0 of 0 reuses succeeded: [{"id":"s1","goal":"goal mirror","tool":"mirror","inputs":["company"],' +
         '"produces":["report"]}]',
     );
   });

@@ -17,6 +17,8 @@ import {
   type ReplanRequest,
 } from "../../src/index.js";
 import { DEFAULT_MEMORY_NAMESPACE } from "../../src/policy/options.js";
+import { entryRevision, outcomeKey, templateEntry, type MemoryEntry } from "../../src/policy/replan-memory.js";
+import { entryScore, scoreEntry } from "../../src/runtime/replan-memory.js";
 import { fakeClock } from "../helpers/clock.js";
 import { scriptedTool, type Loose } from "../helpers/graph.js";
 
@@ -109,8 +111,23 @@ function manager({ store, replan = mirrorReplan, options = {}, without = [], mir
 const memoryDecisions = (out: Loose) =>
   (out.decisions as Loose[]).filter((d) => d.rule === "replan.memory").map((d) => d.reason as string);
 
+const ns = [...DEFAULT_MEMORY_NAMESPACE];
+
+/** The entries (outcome items live below them, under `outcomes`). */
 async function entries(store: BaseStore) {
-  return (await store.search([...DEFAULT_MEMORY_NAMESPACE])).map((i) => i.value as Loose);
+  const items = await store.search(ns, { limit: 1000 });
+  return items.filter((i) => i.namespace.length === ns.length).map((i) => i.value as Loose);
+}
+
+/** An entry's key, revision and score, as the next replan sees them. */
+async function scored(store: BaseStore, key: string) {
+  const e = (await store.get(ns, key))?.value as Loose | undefined;
+  return e ? { revision: e.revision as string, ...(await entryScore(store, ns, e.revision)) } : undefined;
+}
+
+/** Everything memory wrote, as text. */
+async function everything(store: BaseStore) {
+  return JSON.stringify(await store.search(["langgraph-replan"], { limit: 10_000 }));
 }
 
 describe("replan memory across threads", () => {
@@ -124,7 +141,8 @@ describe("replan memory across threads", () => {
     expect(key).toMatch(/^primary_up:[0-9a-f]{16}$/);
     expect(a.replans[0]).toMatchObject({ source: "planner", memorySteps: ["fetch_mirror", "summarize"] });
 
-    // Saved when the branch completed, thread-neutral: the copied id became an input, the goal names the fact.
+    // Saved when the branch completed, thread-neutral: the copied id became an input, the goal names the
+    // fact, step ids are neutral.
     const [saved] = await entries(store);
     expect(saved).toEqual({
       key,
@@ -132,24 +150,22 @@ describe("replan memory across threads", () => {
       origin: "learned",
       steps: [
         {
-          id: "fetch_mirror",
+          id: "s1",
           goal: "Fetch <applicant_id> from the mirror",
           tool: "fetch_mirror",
           inputs: ["applicant_id"],
           produces: ["data"],
         },
         {
-          id: "summarize",
+          id: "s2",
           goal: "Summarize",
           tool: "summarize",
           inputs: ["data"],
           produces: ["summary"],
-          dependsOn: ["fetch_mirror"],
+          dependsOn: ["s1"],
         },
       ],
-      uses: 0,
-      successes: 0,
-      counted: [],
+      revision: expect.stringMatching(/^[0-9a-f]{16}$/),
       savedAt: "2026-01-01T00:00:00.000Z",
     });
     expect(JSON.stringify(saved)).not.toContain("A-100");
@@ -159,33 +175,36 @@ describe("replan memory across threads", () => {
     expect(m.requests).toHaveLength(1); // the planner was not asked again
     expect(m.tools.fetch_mirror.calls).toEqual([{ applicant_id: "A-100" }, { applicant_id: "B-200" }]);
     expect(b.facts.summary.value).toBe("summary of mirror:B-200");
-    // "summarize" is a step id of this thread's plan: the remembered one is renamed.
     expect(b.replans[0]).toMatchObject({
       source: "memory",
       memoryKey: key,
-      newSteps: ["fetch_mirror", "summarize_2"],
+      memoryRevision: saved!.revision,
+      newSteps: ["s1", "s2"],
       invalidatedSteps: ["fetch", "summarize"],
     });
     expect(b.plan.steps.map((s: Loose) => [s.id, s.dependsOn ?? []])).toEqual([
-      ["fetch_mirror", []],
-      ["summarize_2", ["fetch_mirror"]],
+      ["s1", []],
+      ["s2", ["s1"]],
     ]);
     expect(memoryDecisions(b)).toEqual([`reused entry ${key} (0 of 0 uses succeeded): planner not called`]);
     expect(b.decisions.map((d: Loose) => [d.seq, d.rule, d.action])).toEqual([
       [1, "assumption.replan-local", "replan_local"],
       [2, "replan.memory", "replan_local"],
     ]);
-    expect((await entries(store))[0]).toMatchObject({ uses: 1, successes: 1, counted: ["B::2"] });
+    expect(await scored(store, key)).toEqual({ revision: saved!.revision, uses: 1, successes: 1 });
+    const outcomes = await store.search([...ns, "outcomes", saved!.revision]);
+    expect(outcomes.map((i) => [i.key, i.value])).toEqual([[outcomeKey("B::2"), { success: true }]]);
 
     const view = debugView(b as never).join("\n");
     expect(view).toContain(`replan.memory`);
-    expect(view).toContain(`source: memory (entry ${key})`);
+    expect(view).toContain(`source: memory (entry ${key}, revision ${saved!.revision})`);
   });
 
   it("hint: the planner is asked, with the remembered replacement in req.hints", async () => {
     const store = new InMemoryStore();
     const m = manager({ store, options: { replanMemory: { mode: "hint" } } });
     await m.run("A", "A-100");
+    const afterA = await entries(store);
     const b = await m.run("B", "B-200");
     expect(b.status).toBe("completed");
     expect(m.requests).toHaveLength(2);
@@ -198,25 +217,33 @@ describe("replan memory across threads", () => {
         successes: 0,
         steps: [
           {
-            id: "fetch_mirror",
+            id: "s1",
             goal: "Fetch <applicant_id> from the mirror",
             tool: "fetch_mirror",
             inputs: ["applicant_id"],
             produces: ["data"],
           },
           {
-            id: "summarize",
+            id: "s2",
             goal: "Summarize",
             tool: "summarize",
             inputs: ["data"],
             produces: ["summary"],
-            dependsOn: ["fetch_mirror"],
+            dependsOn: ["s1"],
           },
         ],
       },
     ]);
     expect(b.replans[0].source).toBe("planner");
     expect(memoryDecisions(b)).toEqual([`entry ${key} (0 of 0 uses succeeded) passed to the planner as a hint`]);
+    // The entry was healthy, so B's answer was not saved; the debug view does not claim it was going to be.
+    expect(afterA).toHaveLength(1);
+    expect(await entries(store)).toEqual(afterA);
+    const view = debugView(b as never).join("\n");
+    expect(view).toContain(
+      `source: planner (key ${key}; saved when its branch completes unless a healthy entry has it)`,
+    );
+    expect(view).not.toContain("saved as");
   });
 
   it("a template that keeps failing is retired after 3 uses; the planner's answer then serves the next threads", async () => {
@@ -263,8 +290,11 @@ describe("replan memory across threads", () => {
       "entry primary_up:template retired: 0 of 3 uses succeeded; planner asked",
     ]);
     expect(outs[4]!.replans[0]).toMatchObject({ source: "memory", memoryKey: exact });
-    const byKey = Object.fromEntries((await entries(store)).map((e) => [e.key, [e.origin, e.uses, e.successes]]));
-    expect(byKey).toEqual({ "primary_up:template": ["template", 3, 0], [exact]: ["learned", 1, 1] });
+    // The template is not written to the store (the options are its source); its outcomes are.
+    expect((await entries(store)).map((e) => [e.key, e.origin])).toEqual([[exact, "learned"]]);
+    const template = outs[0]!.replans[0].memoryRevision;
+    expect(await entryScore(store, ns, template)).toEqual({ uses: 3, successes: 0 });
+    expect(await scored(store, exact)).toMatchObject({ uses: 1, successes: 1 });
   });
 
   it("a learned entry that stops working is retired after 3 uses and replaced by the planner's next completed answer", async () => {
@@ -280,7 +310,8 @@ describe("replan memory across threads", () => {
       statuses.push((await m.run(t, `${t}-1`)).status);
       calls.push(m.requests.length - before);
       const [e] = await entries(store);
-      scores.push([e!.uses, e!.successes]);
+      const score = await scored(store, e!.key);
+      scores.push([score!.uses, score!.successes]);
     }
     expect(calls).toEqual([1, 0, 0, 0, 1, 0]);
     expect(statuses).toEqual([
@@ -378,6 +409,66 @@ describe("replan memory across threads", () => {
     expect(c.replans[0].source).toBe("planner");
   });
 
+  it("a reused draft that a later guard stops is counted as a failure and the planner is asked", async () => {
+    // lookup rests on portal_up too, so its fact becomes suspect: a draft that only reads it re-runs lookup
+    // (backtracking), which maxBacktracksPerStep: 0 forbids; the planner's answer fetches the company again.
+    const portalPlan: PlanDraft = {
+      assumptions: [{ id: "portal_up", statement: "the portal serves reports" }],
+      steps: [
+        { id: "lookup", goal: "Look up", tool: "lookup", produces: ["company"], assumptions: ["portal_up"] },
+        {
+          id: "portal",
+          goal: "Report",
+          tool: "portal",
+          inputs: ["company"],
+          produces: ["report"],
+          dependsOn: ["lookup"],
+          assumptions: ["portal_up"],
+        },
+      ],
+    };
+    const template = [{ id: "m", goal: "Mirror", tool: "mirror", inputs: ["company"], produces: ["report"] }];
+    const fresh: PlanDraft = {
+      steps: [
+        { id: "lookup2", goal: "Look up again", tool: "lookup", produces: ["company"] },
+        { id: "m2", goal: "Mirror", tool: "mirror", inputs: ["company"], produces: ["report"], dependsOn: ["lookup2"] },
+      ],
+    };
+    const requests: ReplanRequest[] = [];
+    const store = new InMemoryStore();
+    const graph = createPlanManager({
+      tools: [
+        scriptedTool("lookup", [{ company: "Acme" }]),
+        scriptedTool("portal", [new AssumptionBrokenError("portal_up", "portal is down")]),
+        scriptedTool("mirror", [{ report: "r" }]),
+      ],
+      planner: staticPlanner({ plan: portalPlan, replan: (req) => (requests.push(req), fresh) }),
+      clock: fakeClock(),
+      policy: { maxBacktracksPerStep: 0 },
+      replanTemplates: [{ assumption: "portal_up", steps: template }],
+    }).compile({ checkpointer: new MemorySaver(), store });
+    const config = { configurable: { thread_id: "P" } };
+    await graph.invoke({ goal: "report" }, config);
+    const out = (await graph.getState(config)).values as Loose;
+    expect(out.status).toBe("completed");
+    expect(requests).toHaveLength(1);
+    expect(memoryDecisions(out)).toEqual([
+      "entry portal_up:template (0 of 0 uses succeeded) stopped by guard.max-backtracks " +
+        '(step "lookup" was already re-run 0 times by backtracking (policy.maxBacktracksPerStep = 0)); ' +
+        "discarded, counted as a failure; planner asked",
+    ]);
+    expect(out.decisions.map((d: Loose) => [d.seq, d.rule])).toEqual([
+      [1, "assumption.replan-local"],
+      [2, "replan.memory"],
+    ]);
+    expect(out.replans[0]).toMatchObject({ source: "planner", newSteps: ["lookup2", "m2"] });
+    expect(out.replans[0].memoryKey).toMatch(/^portal_up:[0-9a-f]{16}$/);
+    expect(out.replans[0].memoryRevision).toBeUndefined();
+    const { revision } = templateEntry({ assumption: "portal_up", steps: template }, "");
+    expect(await entryScore(store, ns, revision)).toEqual({ uses: 1, successes: 0 });
+    expect((await entries(store)).map((e) => e.key)).toEqual([out.replans[0].memoryKey]);
+  });
+
   it("a replacement that copies a fact under another name is not saved: the next thread asks the planner", async () => {
     const store = new InMemoryStore();
     const leaky = (req: ReplanRequest): PlanDraft => ({
@@ -425,6 +516,30 @@ describe("replan memory across threads", () => {
     ]);
   });
 
+  it("a store that cannot write still serves templates: nothing is written to use one", async () => {
+    class ReadOnlyStore extends InMemoryStore {
+      override async batch<Op extends readonly Operation[]>(ops: Op): Promise<OperationResults<Op>> {
+        if (ops.some((op) => "value" in op)) throw new Error("store is read-only");
+        return super.batch(ops);
+      }
+    }
+    const steps = [
+      { id: "via_mirror", goal: "Fetch", tool: "fetch_mirror", inputs: ["applicant_id"], produces: ["data"] },
+      { id: "sum", goal: "Sum", tool: "summarize", inputs: ["data"], produces: ["summary"], dependsOn: ["via_mirror"] },
+    ];
+    const m = manager({
+      store: new ReadOnlyStore(),
+      options: { replanTemplates: [{ assumption: "primary_up", steps }] },
+    });
+    const a = await m.run("A", "A-100");
+    expect(a.status).toBe("completed");
+    expect(m.requests).toHaveLength(0);
+    expect(a.replans[0]).toMatchObject({ source: "memory", memoryKey: "primary_up:template" });
+    expect(memoryDecisions(a)).toEqual([
+      "reused entry primary_up:template (0 of 0 uses succeeded): planner not called",
+    ]);
+  });
+
   it("without a store, memory is off: every thread asks the planner and records carry no memory fields", async () => {
     const m = manager({});
     const a = await m.run("A", "A-100");
@@ -433,5 +548,81 @@ describe("replan memory across threads", () => {
     expect(m.requests).toHaveLength(2);
     expect(Object.keys(b.replans[0])).not.toContain("source");
     expect(memoryDecisions(b)).toEqual([]);
+  });
+});
+
+describe("replan memory scores under concurrency", () => {
+  it("ten threads reusing one entry at once: all ten outcomes count", async () => {
+    const store = new InMemoryStore();
+    const m = manager({ store });
+    await m.run("A", "A-100");
+    const [saved] = await entries(store);
+    const outs = await Promise.all(Array.from({ length: 10 }, (_, i) => m.run(`T${i}`, `T-${i}00`)));
+    expect(outs.map((o) => o.replans[0].source)).toEqual(Array(10).fill("memory"));
+    expect(m.requests).toHaveLength(1);
+    expect(await scored(store, saved!.key)).toEqual({ revision: saved!.revision, uses: 10, successes: 10 });
+  });
+
+  it("scoreEntry: concurrent writers add up; a repeated outcome counts once, even after 70 others", async () => {
+    const store = new InMemoryStore();
+    await Promise.all(Array.from({ length: 10 }, (_, i) => scoreEntry(store, ns, "r1", `t${i}::2`, i % 2 === 0)));
+    expect(await entryScore(store, ns, "r1")).toEqual({ uses: 10, successes: 5 });
+    for (let i = 0; i < 70; i++) await scoreEntry(store, ns, "r2", `t${i}::2`, false);
+    await scoreEntry(store, ns, "r2", "t0::2", false); // a crash re-reports the first outcome
+    await scoreEntry(store, ns, "r2", "t69::2", false);
+    expect(await entryScore(store, ns, "r2")).toEqual({ uses: 70, successes: 0 });
+    // Past one page of search results (500).
+    for (let i = 0; i < 510; i++) await scoreEntry(store, ns, "r3", `t${i}::2`, i < 10);
+    expect(await entryScore(store, ns, "r3")).toEqual({ uses: 510, successes: 10 });
+  });
+
+  it("a late outcome scores the revision its thread reused, not the entry that replaced it", async () => {
+    const store = new InMemoryStore();
+    let release!: () => void;
+    let entered!: () => void;
+    const inside = new Promise<void>((ok) => (entered = ok));
+    const gate = new Promise<void>((ok) => (release = ok));
+    // B's mirror call waits; C, D and E fail with the mirror, retiring the entry; F's answer replaces it.
+    const slow = async (a: Record<string, unknown>) => (entered(), await gate, mirrored(a));
+    const down = new PermanentError("mirror rejects the request");
+    const m = manager({ store, mirror: [mirrored, slow, down, down, down, mirrored] });
+    await m.run("A", "A-100");
+    const [first] = await entries(store);
+    const late = m.run("B", "B-200");
+    await inside;
+    for (const t of ["C", "D", "E"]) expect((await m.run(t, `${t}-1`)).status).toBe("awaiting_human");
+    expect((await m.run("F", "F-1")).replans[0].source).toBe("planner");
+    const [second] = await entries(store);
+    expect(second!.revision).not.toBe(first!.revision);
+    release();
+    const b = await late;
+    expect(b.status).toBe("completed");
+    expect(b.replans[0]).toMatchObject({ source: "memory", memoryRevision: first!.revision });
+    expect(await entryScore(store, ns, first!.revision)).toEqual({ uses: 4, successes: 1 });
+    expect(await scored(store, second!.key)).toEqual({ revision: second!.revision, uses: 0, successes: 0 });
+  });
+
+  it("two threads saving the same answer at once write one revision: their reusers' outcomes add up", async () => {
+    const store = new InMemoryStore();
+    const m = manager({ store });
+    const [a, b] = await Promise.all([m.run("A", "A-100"), m.run("B", "B-200")]);
+    expect([a.replans[0].source, b.replans[0].source, m.requests.length]).toEqual(["planner", "planner", 2]);
+    const [saved] = await entries(store);
+    expect(await entries(store)).toHaveLength(1);
+    // The revision is the content's (no saver in it): whichever thread wrote last, it is the same one.
+    const { revision: _r, savedAt: _s, ...content } = saved as MemoryEntry;
+    expect(saved!.revision).toBe(entryRevision(content));
+    await Promise.all([m.run("C", "C-300"), m.run("D", "D-400")]);
+    expect(await scored(store, saved!.key)).toEqual({ revision: saved!.revision, uses: 2, successes: 2 });
+  });
+
+  it("thread ids never reach the shared store, not even as outcome keys", async () => {
+    const store = new InMemoryStore();
+    const m = manager({ store });
+    await m.run("loan-A-7291", "A-7291");
+    await m.run("loan-B-8812", "B-8812");
+    const text = await everything(store);
+    expect(text).toContain(outcomeKey("loan-B-8812::2"));
+    for (const id of ["7291", "8812", "loan-"]) expect(text).not.toContain(id);
   });
 });

@@ -2,13 +2,16 @@ import { describe, expect, it } from "vitest";
 import {
   branchOutcome,
   chooseEntry,
-  countOutcome,
+  entryRevision,
   isRetired,
   memoryKey,
+  outcomeKey,
   shouldSave,
+  tally,
   templateEntry,
   withUniqueIds,
   type MemoryEntry,
+  type ScoredEntry,
 } from "../../src/policy/replan-memory.js";
 import { entryFromBranch, type BranchSource } from "../../src/policy/replan-memory-entry.js";
 import type { Step } from "../../src/plan/schema.js";
@@ -20,14 +23,14 @@ const step = (id: string, tool: string, more: Partial<Step> = {}): Step => ({
   ...more,
 });
 
-const entry = (over: Partial<MemoryEntry> = {}): MemoryEntry => ({
+const entry = (over: Partial<ScoredEntry> = {}): ScoredEntry => ({
   key: "a:1",
   assumption: "a",
   origin: "learned",
+  revision: "0123456789abcdef",
   steps: [step("x", "t1")],
   uses: 0,
   successes: 0,
-  counted: [],
   savedAt: "2026-01-01T00:00:00.000Z",
   ...over,
 });
@@ -53,28 +56,40 @@ describe("memoryKey", () => {
 });
 
 describe("scoring and retirement", () => {
-  it("counts each outcome once and retires an entry below 0.5 after 3 settled uses", () => {
-    let e = entry();
-    e = countOutcome(e, "t1::2", false);
-    expect(countOutcome(e, "t1::2", true)).toBe(e); // a crash re-reports the same outcome: not counted again
-    e = countOutcome(e, "t2::2", true);
-    expect([e.uses, e.successes, isRetired(e)]).toEqual([2, 1, false]);
-    e = countOutcome(e, "t3::2", false);
-    expect([e.uses, e.successes, isRetired(e)]).toEqual([3, 1, true]);
+  it("counts outcome items and retires an entry below 0.5 after 3 settled uses", () => {
+    const ok = { success: true };
+    const no = { success: false };
+    expect(tally([no, ok])).toEqual({ uses: 2, successes: 1 });
+    expect(tally([no, ok, no, { other: 1 }, null])).toEqual({ uses: 3, successes: 1 });
+    expect(isRetired(tally([no, ok, no]))).toBe(true);
     expect(isRetired({ uses: 2, successes: 0 })).toBe(false);
     expect(isRetired({ uses: 4, successes: 2 })).toBe(false);
     expect(isRetired({ uses: 5, successes: 2 })).toBe(true);
-    expect([shouldSave(undefined), shouldSave(e), shouldSave(entry({ uses: 3, successes: 2 }))]).toEqual([
-      true,
-      true,
-      false,
-    ]);
+    expect([
+      shouldSave(undefined),
+      shouldSave(entry({ uses: 3, successes: 1 })),
+      shouldSave(entry({ uses: 3, successes: 2 })),
+    ]).toEqual([true, true, false]);
   });
 
-  it("keeps the last 64 outcome ids", () => {
-    let e = entry();
-    for (let i = 0; i < 70; i++) e = countOutcome(e, `t${i}`, true);
-    expect([e.uses, e.counted.length, e.counted[0]]).toEqual([70, 64, "t6"]);
+  it("an outcome's store key is a hash of its id: the thread id is not in it", () => {
+    const key = outcomeKey("loan-A-7291::2");
+    expect(key).toMatch(/^[0-9a-f]{32}$/);
+    expect(outcomeKey("loan-A-7291::2")).toBe(key);
+    expect(outcomeKey("loan-A-7291::3")).not.toBe(key);
+  });
+
+  it("a revision follows the content and the revision it replaces", () => {
+    const { revision: _r, savedAt: _s, uses: _u, successes: _n, ...content } = entry();
+    const first = entryRevision(content);
+    expect(first).toMatch(/^[0-9a-f]{16}$/);
+    expect(entryRevision({ ...content })).toBe(first); // two threads saving the same answer: one revision
+    expect(entryRevision(content, first)).not.toBe(first); // the same answer after a retirement: a new one
+    expect(entryRevision({ ...content, steps: [step("x", "t2")] })).not.toBe(first);
+    const t = templateEntry({ assumption: "a", steps: [step("y", "t2")] }, "2026-01-01T00:00:00.000Z");
+    expect(templateEntry({ assumption: "a", steps: [step("y", "t2")] }, "2027-01-01T00:00:00.000Z").revision).toBe(
+      t.revision,
+    );
   });
 });
 
@@ -82,7 +97,11 @@ describe("chooseEntry", () => {
   const tools = new Set(["t1", "t2"]);
   it("takes the exact entry first, passes over retired entries and entries with unregistered tools", () => {
     const exact = entry();
-    const template = templateEntry({ assumption: "a", steps: [step("y", "t2")] }, "2026-01-01T00:00:00.000Z");
+    const template = {
+      ...templateEntry({ assumption: "a", steps: [step("y", "t2")] }, "2026-01-01T00:00:00.000Z"),
+      uses: 0,
+      successes: 0,
+    };
     expect(chooseEntry("reuse", [exact, template], tools)).toEqual({ use: exact, mode: "reuse" });
     expect(chooseEntry("hint", [undefined, template], tools)).toEqual({ use: template, mode: "hint" });
     const retired = entry({ uses: 3, successes: 1 });
@@ -143,14 +162,15 @@ describe("entryFromBranch: nothing of one thread travels to another", () => {
     );
     expect(out.entry.steps).toEqual([
       {
-        id: "f",
+        id: "s1",
         goal: "Fetch <applicant_id> now",
         tool: "fetch",
         args: { page: 1, flag: true },
         inputs: ["applicant_id"],
       },
     ]);
-    expect(out.entry).toMatchObject({ key: "a:1", assumption: "a", origin: "learned", uses: 0, successes: 0 });
+    expect(out.entry).toMatchObject({ key: "a:1", assumption: "a", origin: "learned" });
+    expect(out.entry.revision).toMatch(/^[0-9a-f]{16}$/);
   });
 
   it("refuses copies under another name, inside nested arguments, in CEL, in fallbacks, and idempotency keys", () => {
@@ -179,15 +199,55 @@ describe("entryFromBranch: nothing of one thread travels to another", () => {
     );
   });
 
-  it("small integers and booleans are not taken for copies; the assumptions the branch rests on travel with it", () => {
-    const plain = step("f", "fetch", { args: { tier: 1, retries: 2, verbose: true }, assumptions: ["b"] });
+  it("small integers and booleans under another name are not taken for copies; assumptions travel with the branch", () => {
+    const plain = step("f", "fetch", { args: { retries: 2, verbose: true }, assumptions: ["b"] });
     const assumptions = [
       { id: "b", statement: "the mirror is current" },
       { id: "c", statement: "unrelated" },
     ];
     const out = made(base([plain], { planAssumptions: assumptions }));
-    expect(out.entry.steps[0]!.args).toEqual({ tier: 1, retries: 2, verbose: true });
+    expect(out.entry.steps[0]!.args).toEqual({ retries: 2, verbose: true });
     expect(out.entry.steps[0]!.inputs).toBeUndefined();
     expect(out.entry.assumptions).toEqual([assumptions[0]]);
+  });
+
+  it("an argument equal to the same-named fact becomes an input however short its value", () => {
+    const s = step("f", "fetch", { args: { tier: 1, approved: true, retries: 2 }, inputs: ["amount"] });
+    expect(made(base([s])).entry.steps[0]).toEqual({
+      id: "s1",
+      goal: "goal of f",
+      tool: "fetch",
+      args: { retries: 2 },
+      inputs: ["amount", "tier", "approved"],
+    });
+  });
+
+  it("step ids are saved as s1, s2, …: an id naming the applicant stays in the thread", () => {
+    const steps = [
+      step("fetch_A-7291", "fetch", { dependsOn: ["s1"] }),
+      step("sum_A-7291", "sum", { dependsOn: ["fetch_A-7291", "kept"] }),
+    ];
+    const out = made(base(steps));
+    expect(out.entry.steps.map((x) => [x.id, x.dependsOn])).toEqual([
+      ["s2", ["s1"]], // "s1" is a kept step this branch depends on: not reused as a new id
+      ["s3", ["s2", "kept"]],
+    ]);
+    expect(JSON.stringify(out.entry)).not.toContain("7291");
+    expect(made(base([step("x", "fetch", { args: { id: "A-7291" } })])).refused).toBe(
+      `step "x" argument "id" carries a value of this thread's facts`,
+    );
+  });
+
+  it("a 3-letter currency code is found in CEL, goals and text, as a whole word", () => {
+    const facts = { currency: "EUR", amount: 25_000 };
+    const at = (s: Step) => made(base([s], { facts }));
+    expect(at(step("f", "fx", { when: 'facts.rate_currency == "EUR"' })).refused).toBe(
+      `step "f" carries a value of this thread's facts outside its arguments`,
+    );
+    expect(at(step("f", "fx", { args: { note: "pay in EUR" } })).refused).toBe(
+      `step "f" argument "note" carries a value of this thread's facts`,
+    );
+    const goal = at(step("f", "fx", { goal: "Convert EUR (EUROPE desk)", args: { region: "EUROPE" } }));
+    expect(goal.entry.steps[0]).toMatchObject({ goal: "Convert <currency> (EUROPE desk)", args: { region: "EUROPE" } });
   });
 });

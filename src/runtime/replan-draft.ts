@@ -1,0 +1,53 @@
+/**
+ * The checks every replan draft goes through before it becomes a plan version, whoever wrote it
+ * (the planner or replan memory): validation, enrichment, the no-progress guard, re-validation
+ * of suspect facts, and the backtracking bound. Nothing is written here: the replanner commits
+ * the guards' counters only for the draft it applies, so a rejected draft from memory leaves no
+ * trace before the planner is asked.
+ */
+import { enrichDraft } from "../plan/enrich.js";
+import { isFinished } from "../plan/ready.js";
+import type { Step } from "../plan/schema.js";
+import { formatIssues } from "../plan/validate.js";
+import { backtracksGuard, failedReplan, noProgressGuard, type GuardHit } from "../policy/replan-guards.js";
+import { withRevalidation } from "../policy/replan-merge.js";
+import { fingerprint } from "../policy/scope.js";
+import { validateReplanDraft, type Replan } from "./replan-context.js";
+
+export interface ShapedDraft {
+  /** The draft, validated and enriched (its own steps, without re-validation steps). */
+  proposed: ReturnType<typeof enrichDraft>;
+  /** The replacement as it enters the plan: producers of suspect facts re-run first. */
+  steps: Step[];
+  /** Completed steps of the scope that run again (backtracking). */
+  rerun: string[];
+  print: string;
+}
+
+export function shapeDraft(r: Replan, draft: unknown): { hit: GuardHit } | ShapedDraft {
+  const { state, rt } = r;
+  const validation = validateReplanDraft(r, draft);
+  if (!validation.ok) return { hit: failedReplan("invalid_draft", formatIssues(validation.issues)) };
+  const proposed = enrichDraft(validation.draft, rt.metadataOf);
+  const print = fingerprint(proposed.steps, r.assumption);
+  const byPerson = r.trigger.by === "person" || r.trigger.rule.startsWith("human.");
+  const before = fingerprint(r.affected, r.assumption);
+  const stuck = noProgressGuard(print, before, r.guards.fingerprints, r.assumption, byPerson);
+  if (stuck) return { hit: stuck };
+  const kept = r.plan.steps.filter((s) => !r.affectedIds.includes(s.id)).map((s) => s.id);
+  const { broken, labels } = r.falsification;
+  const steps = withRevalidation(
+    proposed.steps,
+    r.plan.steps,
+    r.affectedIds,
+    labels.suspect,
+    state.facts,
+    broken,
+    kept,
+  );
+  // Backtracking: a completed step that comes back is re-run; bounded per step.
+  const rerun = steps.filter((s) => isFinished(state.steps[s.id]) && r.affectedIds.includes(s.id)).map((s) => s.id);
+  const over = backtracksGuard(rerun, r.guards.backtracks, rt.policy);
+  if (over) return { hit: over };
+  return { proposed, steps, rerun, print };
+}
