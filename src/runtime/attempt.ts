@@ -14,6 +14,7 @@ import {
 } from "../policy/step-checks.js";
 import type { Dispatcher, Flight } from "./dispatch.js";
 import { emit } from "./events.js";
+import { watchForStall } from "./stall-watch.js";
 import type { Visit } from "./visit.js";
 
 /** The tool a step's next attempt calls: its fallback once the ladder switched to it. */
@@ -76,8 +77,12 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
     ...(key ? { idempotencyKey: key } : {}),
   };
   const timeoutMs = step.timeoutMs ?? rt.policy.defaultTimeoutMs;
-  const wait = () => (delay && !again ? rt.clock.sleep(delay, config.signal) : Promise.resolve());
   const flight: Flight = { call: { stepId: step.id, tool: toolName }, attempt, startedAt: running.startedAt! };
+  // The backoff, then the stall watch: it reports the call while it runs past its estimate.
+  const wait = async () => {
+    if (delay && !again) await rt.clock.sleep(delay, config.signal);
+    flight.stopWatching = watchForStall(rt, config, step, attempt, rt.clock.now());
+  };
   if (key) flight.key = key;
   flights.launch(flight, { tool, args, timeoutMs, configurable }, config, wait, () => v.now());
 }
@@ -88,7 +93,13 @@ export function recordEnd(v: Visit, flight: Flight): void {
   const result = flight.result;
   if (!step || !result) return;
   const previous = v.steps[step.id] ?? { status: "running" as const, attempts: flight.attempt };
-  const ended: StepRun = { ...previous, startedAt: flight.startedAt, endedAt: v.now() };
+  const ended: StepRun = {
+    ...previous,
+    startedAt: flight.startedAt,
+    endedAt: v.now(),
+    ...(flight.stalled ? { stalled: true } : {}),
+  };
+  v.progressAt = ended.endedAt;
   const tool = flight.call.tool;
   if (!result.ok) {
     v.adjustLimit(step, flight.attempt, tool, result.error, flight.toolCallsAtEnd ?? 1);

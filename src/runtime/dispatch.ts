@@ -22,6 +22,10 @@ export interface Flight {
   result?: CallResult;
   /** Calls of the same tool running when this one ended, itself included (what AIMD halves). */
   toolCallsAtEnd?: number;
+  /** Ends the stall watch of the call (set when the call starts); says whether it stalled. */
+  stopWatching?: () => boolean;
+  /** The call ran past `policy.stallFactor` × the step's `estimateMs`. */
+  stalled?: boolean;
 }
 
 /** Where a run keeps its registry (the `__` prefix keeps it out of checkpoint and trace metadata). */
@@ -74,6 +78,7 @@ export class Dispatcher {
       )
       .then((result) => {
         flight.result = result;
+        flight.stalled = flight.stopWatching?.() ?? false;
         flight.toolCallsAtEnd = [...this.flights.values()].filter(
           (f) => f.call.tool === flight.call.tool && (f.result === undefined || f === flight),
         ).length;

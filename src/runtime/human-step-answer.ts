@@ -36,6 +36,7 @@ export function completeHumanStep(a: Answering, output: unknown): Next {
   const done: StepRun = { ...run, status: "succeeded", attempts: run.attempts + 1, output, endedAt: a.at };
   return running({
     facts,
+    progress: { lastProgressAt: a.at },
     steps: { [step.id]: done },
     guards: { ...a.state.guards, successes: a.state.guards.successes + 1 },
   });

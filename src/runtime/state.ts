@@ -127,6 +127,9 @@ const GuardsSchema = z.looseObject({
 });
 const ScopeChangesSchema = z.array(z.string().min(1).max(LIMITS.maxTextLength)).max(LIMITS.maxListLength);
 
+const ProgressSchema = z.object({ lastProgressAt: z.string().optional() });
+export type Progress = z.infer<typeof ProgressSchema>;
+
 /** What a caller writes to start a run: the goal and the input facts. */
 export const PlanManagerInput = Annotation.Root({
   goal: lastValue<string>("goal", z.string()),
@@ -150,6 +153,8 @@ export const PlanManagerOutput = Annotation.Root({
   budget: lastValue<Budget>("budget", BudgetSchema, () => ({ spent: 0, replanSpent: 0 })),
   /** Scope changes not yet planned for: the one channel users write while a run is paused (README "Human review"). */
   scopeChanges: new CheckedChannel<string[], string[]>("scopeChanges", ScopeChangesSchema, scopeReducer, () => []),
+  /** When a step last finished (seed 003: the time since the last progress tells a stalled run). */
+  progress: lastValue<Progress>("progress", ProgressSchema, (): Progress => ({})),
   outcome: lastValue<Outcome | undefined>("outcome", OutcomeSchema.optional()),
   usage: logOf<UsageEntry>("usage", UsageEntrySchema),
 });

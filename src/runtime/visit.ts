@@ -26,6 +26,8 @@ export class Visit {
   readonly dispatch: DispatchState;
   spent: number;
   successes: number;
+  /** When the last attempt this visit recorded ended (`state.progress.lastProgressAt`). */
+  progressAt: string | undefined;
 
   constructor(
     readonly rt: Runtime,
@@ -149,6 +151,7 @@ export class Visit {
     const was = state.dispatch;
     const same = d.queue.length === was.queue.length && d.queue.every((q, i) => q === was.queue[i]);
     if (!same || !sameLimits(d.limits, was.limits)) out.dispatch = d;
+    if (this.progressAt) out.progress = { lastProgressAt: this.progressAt };
     if (state.status !== "running") out.status = "running";
     return out;
   }

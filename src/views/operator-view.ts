@@ -15,6 +15,8 @@ export interface OperatorViewOptions {
   now?: number;
   /** The policy's default retry, to show attempt n/max. Default: the library default. */
   defaultRetry?: RetryPolicy;
+  /** `policy.stallFactor`, to mark a running step past its estimate. Default 2. */
+  stallFactor?: number;
 }
 
 export function operatorView(state: OperatorState, options: OperatorViewOptions = {}): string[] {
@@ -58,7 +60,22 @@ export function operatorView(state: OperatorState, options: OperatorViewOptions 
       `${m.firstReplanSuccess === null ? "n/a" : m.firstReplanSuccess ? "yes" : "no"} · trusted carry ` +
       `${pct(m.trustedCarryRate)} · retry exhaustion ` +
       `${pct(m.retryExhaustionRate)}${m.doneByPerson ? ` · done by a person ${m.doneByPerson}` : ""}`,
+    ...stallsLine(state, now, options.stallFactor ?? 2),
   ];
+}
+
+/** Steps running past `stallFactor` × their estimate now, and attempts that ran past it (seed 000). */
+function stallsLine(state: OperatorState, now: number, factor: number): string[] {
+  const marks: string[] = [];
+  for (const step of state.plan?.steps ?? []) {
+    const run = state.steps[step.id];
+    if (!run || step.estimateMs === undefined) continue;
+    const ran = run.startedAt ? (run.endedAt ? Date.parse(run.endedAt) : now) - Date.parse(run.startedAt) : 0;
+    const still = run.status === "running" && ran >= step.estimateMs * factor;
+    if (still) marks.push(`${step.id} running ${(ran / step.estimateMs).toFixed(1)}× its estimate (STALLED)`);
+    else if (run.stalled) marks.push(`${step.id} ran ${(ran / step.estimateMs).toFixed(1)}× its estimate`);
+  }
+  return marks.length > 0 ? [`stalls: ${marks.join("; ")}`] : [];
 }
 
 function replansLine(m: PlanMetrics): string {

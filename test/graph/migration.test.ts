@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { createMigrationTools, manualClock, migrationPlanner } from "../../examples/migration/workflow.js";
 import { createPlanManager } from "../../src/graph/create-plan-manager.js";
 import { planMetrics } from "../../src/views/metrics.js";
+import { operatorView } from "../../src/views/operator-view.js";
 import type { Loose } from "../helpers/graph.js";
 
 describe("a 40-step data migration planned 5 steps at a time", () => {
@@ -48,7 +49,28 @@ describe("a 40-step data migration planned 5 steps at a time", () => {
     expect(calls.filter((c) => c.startsWith("restore"))).toEqual(["restore 18"]);
     expect(calls).toHaveLength(41);
     const metrics = planMetrics(out as never);
-    expect([metrics.extensions, metrics.replans, metrics.localReplans]).toEqual([8, 1, 1]);
+    expect([metrics.extensions, metrics.replans, metrics.localReplans, metrics.stalls]).toEqual([8, 1, 1, 1]);
+    // Table 27 is reported while it runs: the stall event comes before the step ends.
+    const stalls = events.filter((e) => e.type === "step_stalled");
+    expect(stalls).toEqual([
+      {
+        type: "step_stalled",
+        stepId: "t27",
+        goal: "Migrating table 27 of 40",
+        attempt: 1,
+        estimateMs: 100,
+        runningMs: 450,
+      },
+    ]);
+    const finished27 = events.findIndex((e) => e.type === "step_finished" && e.stepId === "t27");
+    expect(events.indexOf(stalls[0]!)).toBeLessThan(finished27);
+    expect(
+      Object.entries(out.steps)
+        .filter(([, r]) => (r as Loose).stalled)
+        .map(([id]) => id),
+    ).toEqual(["t27"]);
+    expect(operatorView(out as never, { now: clock.now() }).at(-1)).toBe("stalls: t27 ran 4.5× its estimate");
+    expect(out.progress).toEqual({ lastProgressAt: out.steps.t40.endedAt });
     expect(out.facts.rows_t40.value).toBe(1040);
     expect(events.filter((e) => e.type === "replan").length).toBe(9);
   });
