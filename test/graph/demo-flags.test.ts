@@ -9,7 +9,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const dir = mkdtempSync(join(tmpdir(), "demo-flags-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const USAGE =
-  'usage: npm run demo -- [--interactive] [--llm] [--db FILE] [--applicant ID] [--scope "REQUEST"] [--report FILE.html]';
+  'usage: npm run demo -- [--interactive] [--llm] [--db FILE] [--applicant ID] [--scope "REQUEST"] [--report FILE.html] | --migration';
 
 function demo(...args: string[]) {
   const env = { ...process.env };
@@ -44,5 +44,19 @@ describe("demo flags", () => {
     expect(run.stdout.split("\n")[1]).toBe(
       `planner: static (OPENAI_API_KEY is not set: using the static planner) · checkpointer: SQLite (${db})`,
     );
+  });
+
+  it("--migration runs the long-goal demo: 40 tables, 8 extensions, a local replan and a stall", () => {
+    const run = demo("--migration");
+    expect(run.status).toBe(0);
+    const lines = run.stdout.trim().split("\n");
+    expect(lines[0]).toBe("langgraph-replan demo — migrating 40 tables, planned 5 steps at a time");
+    expect(lines.filter((l) => l.startsWith("⚠ "))).toEqual([
+      "⚠ Migrating table 27 of 40: still running after 450 ms (estimate 100 ms)",
+    ]);
+    expect(lines.slice(-2)).toEqual([
+      "Plan v10: 40 steps, 8 extensions, 1 replan, 1 stalled step",
+      'Final status: completed — Completed "Migrate the orders database": 40 of 40 steps succeeded after 1 replan and 8 extensions (plan v10).',
+    ]);
   });
 });
