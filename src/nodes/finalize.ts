@@ -17,29 +17,7 @@ export function finalizeNode(state: PlanManagerStateType, config: LangGraphRunna
   const byPerson = steps.filter((s) => state.steps[s.id]?.doneBy === "person");
   const required = requiredUndone(steps, state.steps);
   const missing = steps.filter((s) => isMissing(state.steps[s.id])).map((s) => missingEntry(s, state.steps[s.id]!));
-  const uncertainty = [
-    ...missing.map(
-      (m) => `"${m.goal}" did not run (${m.reason})${m.facts.length ? `; missing: ${m.facts.join(", ")}` : ""}`,
-    ),
-    ...byPerson.map(
-      (s) =>
-        `"${s.goal}" was done by a person, not by its ` +
-        `tool${s.sideEffects?.length ? ` (its side effects did not happen: ${s.sideEffects.join(", ")})` : ""}`,
-    ),
-    ...steps
-      .filter((s) => state.steps[s.id]?.usedFallback && state.steps[s.id]?.status === "succeeded")
-      .map((s) => `"${s.goal}" used its fallback (${s.fallback?.tool})`),
-    ...state.replans
-      .filter((r) => r.scope === "local")
-      .map(
-        (r) =>
-          `plan v${r.toVersion} replaced ${r.invalidatedSteps.join(", ") || "no steps"} because assumption ` +
-          `"${r.brokenAssumption}" was false`,
-      ),
-    ...Object.entries(state.facts)
-      .filter(([, f]) => f.label === "suspect")
-      .map(([k]) => `fact "${k}" is suspect and was not used`),
-  ];
+  const uncertainty = uncertaintyNotes(state, steps, missing, byPerson);
 
   let status = state.status;
   let outcome: Outcome;
@@ -73,6 +51,33 @@ export function finalizeNode(state: PlanManagerStateType, config: LangGraphRunna
   if (uncertainty.length > 0) outcome.uncertainty = uncertainty;
   emit(config, { type: "finished", status, summary: outcome.summary });
   return { status, outcome, pendingHuman: null, deviation: null };
+}
+
+/** What a reader should doubt about the result: steps not run, done by hand or by fallback, replans, suspect facts. */
+function uncertaintyNotes(state: PlanManagerStateType, steps: Step[], missing: Missing[], byPerson: Step[]): string[] {
+  return [
+    ...missing.map(
+      (m) => `"${m.goal}" did not run (${m.reason})${m.facts.length ? `; missing: ${m.facts.join(", ")}` : ""}`,
+    ),
+    ...byPerson.map(
+      (s) =>
+        `"${s.goal}" was done by a person, not by its ` +
+        `tool${s.sideEffects?.length ? ` (its side effects did not happen: ${s.sideEffects.join(", ")})` : ""}`,
+    ),
+    ...steps
+      .filter((s) => state.steps[s.id]?.usedFallback && state.steps[s.id]?.status === "succeeded")
+      .map((s) => `"${s.goal}" used its fallback (${s.fallback?.tool})`),
+    ...state.replans
+      .filter((r) => r.scope === "local")
+      .map(
+        (r) =>
+          `plan v${r.toVersion} replaced ${r.invalidatedSteps.join(", ") || "no steps"} because assumption ` +
+          `"${r.brokenAssumption}" was false`,
+      ),
+    ...Object.entries(state.facts)
+      .filter(([, f]) => f.label === "suspect")
+      .map(([k]) => `fact "${k}" is suspect and was not used`),
+  ];
 }
 
 /** An operator's stop: the deviation and question pending stay, so that `resumeStopped` carries on from them. */

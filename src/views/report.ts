@@ -45,42 +45,10 @@ const esc = (value: unknown): string =>
 export function htmlReport(state: ReportState, options: ReportOptions = {}): string {
   const title = options.title ?? `Run report: ${state.goal}`;
   const versions = Array.from({ length: state.plan?.version ?? 0 }, (_, i) => i + 1);
-  const columns = versions.map((v) => {
-    const plan = planAtVersion(state, v)!;
-    // Each version is coloured with the statuses it ended with, not today's.
-    const diagram = planMermaid(plan, runsAtVersion(state, v));
-    const replan = state.replans.find((r) => r.toVersion === v);
-    const previous = planAtVersion(state, v - 1);
-    const diff = previous ? planDiff(previous, plan) : undefined;
-    return `<section class="version"><h3>Plan v${v}</h3>${replan ? `<p class="why">${esc(replan.scope)} replan: ${esc(replan.trigger)}</p>` : '<p class="why">initial plan</p>'}
-<pre class="mermaid">${esc(diagram)}</pre>${
-      diff && previous
-        ? `<h4>Diff v${v - 1} → v${v}</h4><p>added: ${esc(diff.added.join(", ") || "—")} · removed: ` +
-          `${esc(diff.removed.join(", ") || "—")} · changed: ` +
-          `${esc(diff.changed.map((c) => `${c.id} (${c.fields.join(", ")})`).join("; ") || "—")}</p><pre ` +
-          `class="mermaid">${esc(planDiffMermaid(previous, plan, diff))}</pre>`
-        : ""
-    }</section>`;
-  });
+  const columns = versions.map((v) => versionColumn(state, v));
   const history = runHistory(state);
-  const orders = new Map(versions.map((v) => [v, planAtVersion(state, v)!.steps.map((s) => s.id)]));
-  const place = (r: { version: number; stepId: string }) => {
-    const i = orders.get(r.version)?.indexOf(r.stepId) ?? -1;
-    return i < 0 ? Number.MAX_SAFE_INTEGER : i;
-  };
   const earlier = new Set(history.filter((r) => !r.current).map((r) => r.stepId));
-  // A removed step's current record repeats the attempts its earlier record already shows: one row is enough.
-  const timeline = history
-    .filter(
-      ({ run, stepId, current }) => run.startedAt && !(current && run.status === "invalidated" && earlier.has(stepId)),
-    )
-    // Clocks tie (millisecond timestamps, fake clocks): then plan version, then the step's place in that version.
-    .sort((a, b) => byText(a.run.startedAt!, b.run.startedAt!) || a.version - b.version || place(a) - place(b))
-    .map(({ version, stepId, run: r }) => {
-      const error = r.error ? `${r.error.name}: ${r.error.message}` : "";
-      const status = r.doneBy ? `${r.status} (done by a ${r.doneBy})` : r.status;
-      return `<tr><td>${esc(r.startedAt)}</td><td>${esc(r.endedAt ?? "")}</td><td>v${version}</td><td>${esc(stepId)}</td><td class="s-${esc(r.status)}">${esc(status)}</td><td>${r.attempts}</td><td>${esc(r.cost ?? 0)}</td><td class="free">${esc(error)}</td></tr>`;
-    });
+  const timeline = timelineRows(state, history, versions, earlier);
   const lanes = laneChart(
     history.filter((r) => !(r.current && r.run.status === "invalidated" && earlier.has(r.stepId))),
   );
@@ -163,4 +131,59 @@ function laneChart(
     return `<div class="lane" data-lane="${lane}">${bars.join("")}</div>`;
   });
   return `<div class="lanes" data-lanes="${lanes}">${rows.join("")}</div>`;
+}
+
+/** One plan version: its picture with the statuses it ended with, why it came, and its diff from the one before. */
+function versionColumn(state: ReportState, v: number): string {
+  const plan = planAtVersion(state, v)!;
+  // Each version is coloured with the statuses it ended with, not today's.
+  const diagram = planMermaid(plan, runsAtVersion(state, v));
+  const replan = state.replans.find((r) => r.toVersion === v);
+  const previous = planAtVersion(state, v - 1);
+  const diff = previous ? planDiff(previous, plan) : undefined;
+  return `<section class="version"><h3>Plan v${v}</h3>${why(replan)}
+<pre class="mermaid">${esc(diagram)}</pre>${
+    diff && previous
+      ? `<h4>Diff v${v - 1} → v${v}</h4><p>added: ${esc(diff.added.join(", ") || "—")} · removed: ` +
+        `${esc(diff.removed.join(", ") || "—")} · changed: ` +
+        `${esc(diff.changed.map((c) => `${c.id} (${c.fields.join(", ")})`).join("; ") || "—")}</p><pre ` +
+        `class="mermaid">${esc(planDiffMermaid(previous, plan, diff))}</pre>`
+      : ""
+  }</section>`;
+}
+
+function why(replan: ReportState["replans"][number] | undefined): string {
+  if (!replan) return '<p class="why">initial plan</p>';
+  if (replan.scope === "extend")
+    return `<p class="why">extension: ${esc(replan.newSteps.length)} more steps planned</p>`;
+  return `<p class="why">${esc(replan.scope)} replan: ${esc(replan.trigger)}</p>`;
+}
+
+/** The timeline's rows: every attempt of every version, in the order they started. */
+function timelineRows(
+  state: ReportState,
+  history: ReturnType<typeof runHistory>,
+  versions: number[],
+  earlier: ReadonlySet<string>,
+): string[] {
+  const orders = new Map(versions.map((v) => [v, planAtVersion(state, v)!.steps.map((s) => s.id)]));
+  const place = (r: { version: number; stepId: string }) => {
+    const i = orders.get(r.version)?.indexOf(r.stepId) ?? -1;
+    return i < 0 ? Number.MAX_SAFE_INTEGER : i;
+  };
+  // A removed step's current record repeats the attempts its earlier record already shows: one row is enough.
+  return (
+    history
+      .filter(
+        ({ run, stepId, current }) =>
+          run.startedAt && !(current && run.status === "invalidated" && earlier.has(stepId)),
+      )
+      // Clocks tie (millisecond timestamps, fake clocks): then plan version, then the step's place in that version.
+      .sort((a, b) => byText(a.run.startedAt!, b.run.startedAt!) || a.version - b.version || place(a) - place(b))
+      .map(({ version, stepId, run: r }) => {
+        const error = r.error ? `${r.error.name}: ${r.error.message}` : "";
+        const status = r.doneBy ? `${r.status} (done by a ${r.doneBy})` : r.status;
+        return `<tr><td>${esc(r.startedAt)}</td><td>${esc(r.endedAt ?? "")}</td><td>v${version}</td><td>${esc(stepId)}</td><td class="s-${esc(r.status)}">${esc(status)}</td><td>${r.attempts}</td><td>${esc(r.cost ?? 0)}</td><td class="free">${esc(error)}</td></tr>`;
+      })
+  );
 }
