@@ -11,6 +11,7 @@ import { planAtVersion } from "../../src/plan/history.js";
 import { userView } from "../../src/views/user-view.js";
 import { operatorView } from "../../src/views/operator-view.js";
 import { harness, scriptedTool, type Loose } from "../helpers/graph.js";
+import { fakeClock } from "../helpers/clock.js";
 
 const step = (n: number, extra: Partial<Step> = {}): Step => ({
   id: `s${n}`,
@@ -277,5 +278,38 @@ describe("extensions and the ladder", () => {
     expect([out.status, out.plan.version, pay.calls.length]).toEqual(["completed", 2, 1]);
     expect(out.replans.map((r: Loose) => r.scope)).toEqual(["extend"]);
     expect(out.decisions.map((d: Loose) => d.rule)).toEqual(["guard.new-capability", "human.approve-replan"]);
+  });
+
+  it("with steps running side by side, asks for an extension only once nothing is running or ready", async () => {
+    const log: string[] = [];
+    const clock = fakeClock();
+    const slow = scriptedTool("fetch", [
+      async (args: Record<string, unknown>) => {
+        log.push(`start ${args.part}`);
+        await new Promise((resolve) => setTimeout(resolve, args.part === "a" ? 60 : 5));
+        log.push(`end ${args.part}`);
+        return { [`part_${args.part}`]: true };
+      },
+    ]);
+    const part = (p: string): Step => ({
+      id: p,
+      goal: `Part ${p}`,
+      tool: "fetch",
+      args: { part: p },
+      produces: [`part_${p}`],
+    });
+    const planner = staticPlanner({
+      plan: { steps: [part("a"), part("b"), part("c")], complete: false },
+      extend: (req) => {
+        log.push(`extend after ${req.done.map((d) => `${d.id}:${d.status}`).join(",")}`);
+        return { steps: [{ ...part("d"), dependsOn: ["a", "b", "c"] }], complete: true };
+      },
+    });
+    const out = await harness(planner, [slow], { clock, policy: { maxConcurrency: 4 } }).run();
+    expect(out.status).toBe("completed");
+    expect(log.slice(0, 3)).toEqual(["start a", "start b", "start c"]);
+    expect(log.indexOf("end a")).toBeLessThan(log.findIndex((l) => l.startsWith("extend")));
+    expect(log.filter((l) => l.startsWith("extend"))).toEqual(["extend after a:succeeded,b:succeeded,c:succeeded"]);
+    expect(log.slice(-2)).toEqual(["start d", "end d"]);
   });
 });
