@@ -1,6 +1,6 @@
 /** The planner node: asks the Planner for a draft, validates, enriches, stores plan version 1. */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../runtime/state.js";
+import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../runtime/state.js";
 import type { Runtime } from "../runtime/options.js";
 import { enrichDraft } from "../plan/enrich.js";
 import { makeFacts } from "../plan/facts.js";
@@ -8,7 +8,7 @@ import { FactKeySchema, type Fact, type Plan, type PlanDraft } from "../plan/sch
 import { formatIssues, validatePlan, type PlanIssue } from "../plan/validate.js";
 import { isPlanManagerError } from "../errors.js";
 import { emit } from "../runtime/events.js";
-import { PLAN_REVIEW_OPTIONS, offered } from "../runtime/interrupts.js";
+import { planReview } from "../runtime/interrupts.js";
 
 /** Why no plan came out: the run fails with this in `outcome`, and no tool runs. */
 interface NoPlan {
@@ -105,23 +105,6 @@ function failed(
     budget: { ...budget, spent: planningCost(usage) },
     facts,
     outcome: { summary: "", failureReason, message, recoverable: false, ...(issues.length > 0 ? { issues } : {}) },
-  };
-}
-
-/** `reviewPlan`: a person approves the first plan before any step runs. */
-function planReview(rt: Runtime, goal: string, plan: Plan): PendingHuman {
-  const steps = plan.steps.map((s) => ({
-    id: s.id,
-    goal: s.goal,
-    tool: s.tool ?? null,
-    sideEffects: s.sideEffects ?? [],
-  }));
-  return {
-    kind: "plan_review",
-    reason: "approve the plan before any step runs",
-    planVersion: 1,
-    options: offered(PLAN_REVIEW_OPTIONS, typeof rt.planner.replan === "function"),
-    context: { goal, steps, assumptions: plan.assumptions },
   };
 }
 

@@ -1,6 +1,7 @@
 /** What a person sees at an interrupt: the options each kind offers, and the escalation payload (DESIGN §4). */
 import type { PendingHuman, PlanManagerStateType } from "./state.js";
-import type { ResumeAction, Step } from "../plan/schema.js";
+import type { Plan, ResumeAction, Step } from "../plan/schema.js";
+import type { Runtime } from "./options.js";
 import type { Decision } from "../policy/decision.js";
 
 export const ESCALATION_OPTIONS: ResumeAction[] = ["retry", "skip", "provide", "replan", "change_scope", "abort"];
@@ -64,5 +65,22 @@ export function humanStepPayload(
     options: offered(HUMAN_STEP_OPTIONS, canReplan),
     context: { goal, step: { id: step.id, goal: step.goal }, facts },
     ...(deadline !== undefined ? { deadline } : {}),
+  };
+}
+
+/** `reviewPlan`: a person approves the first plan before any step runs. */
+export function planReview(rt: Pick<Runtime, "planner">, goal: string, plan: Plan): PendingHuman {
+  const steps = plan.steps.map((s) => ({
+    id: s.id,
+    goal: s.goal,
+    tool: s.tool ?? null,
+    sideEffects: s.sideEffects ?? [],
+  }));
+  return {
+    kind: "plan_review",
+    reason: "approve the plan before any step runs",
+    planVersion: 1,
+    options: offered(PLAN_REVIEW_OPTIONS, typeof rt.planner.replan === "function"),
+    context: { goal, steps, assumptions: plan.assumptions },
   };
 }
