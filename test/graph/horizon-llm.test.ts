@@ -5,6 +5,7 @@ import { PlanManagerError } from "../../src/errors.js";
 import { llmPlanner } from "../../src/planners/llm-planner.js";
 import { harness, scriptedTool, type Loose } from "../helpers/graph.js";
 import { startOpenAiServer, type OpenAiServer } from "../helpers/openai-server.js";
+import { strictStep } from "../helpers/llm-answers.js";
 
 let server: OpenAiServer;
 beforeAll(async () => {
@@ -13,29 +14,16 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 /** A step as a strict-mode model writes it: every field present, null when it does not apply. */
-const modelStep = (n: number) => ({
-  id: `s${n}`,
-  goal: `Part ${n} of the survey`,
-  tool: "survey",
-  argsJson: JSON.stringify({ part: n }),
-  inputs: null,
-  produces: [`part${n}`],
-  dependsOn: n > 1 ? [`s${n - 1}`] : null,
-  assumptions: null,
-  preconditions: null,
-  successSignal: null,
-  when: null,
-  retry: null,
-  retryOnUnmet: null,
-  fallback: null,
-  sideEffects: null,
-  idempotent: null,
-  timeoutMs: null,
-  estimateMs: 1000,
-  cost: null,
-  optional: null,
-  human: null,
-});
+const modelStep = (n: number) =>
+  strictStep({
+    id: `s${n}`,
+    goal: `Part ${n} of the survey`,
+    tool: "survey",
+    argsJson: JSON.stringify({ part: n }),
+    produces: [`part${n}`],
+    dependsOn: n > 1 ? [`s${n - 1}`] : null,
+    estimateMs: 1000,
+  });
 const answer = (from: number, to: number, complete: boolean) => ({
   steps: Array.from({ length: to - from + 1 }, (_, i) => modelStep(from + i)),
   assumptions: [],

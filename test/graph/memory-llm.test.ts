@@ -4,29 +4,9 @@ import { createPlanManager, llmPlanner } from "../../src/index.js";
 import { fakeClock } from "../helpers/clock.js";
 import { ScriptedChatModel } from "../helpers/fake-model.js";
 import { httpError, scriptedTool } from "../helpers/graph.js";
+import { llmAnswer, llmStep } from "../helpers/llm-answers.js";
 
-const nulls = {
-  tool: null,
-  argsJson: null,
-  inputs: null,
-  produces: null,
-  dependsOn: null,
-  assumptions: null,
-  preconditions: null,
-  successSignal: null,
-  when: null,
-  retry: null,
-  retryOnUnmet: null,
-  fallback: null,
-  sideEffects: null,
-  idempotent: null,
-  timeoutMs: null,
-  cost: null,
-  optional: null,
-  human: null,
-};
-const llmStep = (id: string, extra: Record<string, unknown>) => ({ ...nulls, id, goal: `goal ${id}`, ...extra });
-const answer = (steps: object[], assumptions: object[] = []) => ({ steps, assumptions, rationale: null });
+const answer = llmAnswer;
 
 const first = answer(
   [

@@ -13,6 +13,7 @@ import { llmClassifier } from "../../src/planners/llm-classifier.js";
 import { llmPlanner } from "../../src/planners/llm-planner.js";
 import { dataBlock } from "../../src/planners/prompts.js";
 import { brief, harness, scriptedTool } from "../helpers/graph.js";
+import { strictStep } from "../helpers/llm-answers.js";
 
 const MARK = "INJECTED-7f3a";
 /** What a hostile page says: an instruction, a forged end of block, markup and control characters. */
@@ -60,26 +61,7 @@ beforeEach(() => {
 });
 
 const model = () => new ChatOpenAI({ model: "local-model", apiKey: "sk-local", configuration: { baseURL } });
-const NULLS = {
-  argsJson: null,
-  inputs: null,
-  produces: null,
-  dependsOn: null,
-  assumptions: null,
-  preconditions: null,
-  successSignal: null,
-  when: null,
-  retry: null,
-  retryOnUnmet: null,
-  fallback: null,
-  sideEffects: null,
-  idempotent: null,
-  timeoutMs: null,
-  cost: null,
-  optional: null,
-  human: null,
-};
-const strict = (step: Record<string, unknown>) => ({ ...NULLS, ...step });
+const strict = strictStep;
 
 /** Every data block of a prompt, and the prompt with them cut out. */
 function blocks(content: string): { inside: string[]; outside: string } {
