@@ -95,7 +95,7 @@ export class CompiledPlanManager<T extends Transformers = []> extends CompiledSt
     });
     try {
       // Calls still in flight when a run ends keep its thread held, like a node still running.
-      const config = withDispatch(withThreadRun(this.nestedLimit(options), run), (work) => run.track(work));
+      const config = withDispatch(withThreadRun(durable(this.nestedLimit(options)), run), (work) => run.track(work));
       yield* super._streamIterator(input as Command, config);
     } finally {
       run.end();
@@ -122,6 +122,19 @@ export class CompiledPlanManager<T extends Transformers = []> extends CompiledSt
     if (!nested || own === undefined || (options?.recursionLimit ?? 0) >= own) return options;
     return { ...options, recursionLimit: own };
   }
+}
+
+/**
+ * Every finished attempt is durable before anything that depends on it (DESIGN §6): unless the
+ * caller chose a durability (or a parent graph passes its own), checkpoints are written before the
+ * next superstep starts. LangGraph's default ("async") writes them while the next one runs, so a
+ * process killed then loses a finished attempt and calls its tool again on resume.
+ */
+function durable(options?: Partial<RunnableConfig>): Partial<RunnableConfig> {
+  const chosen = options as { durability?: unknown; checkpointDuring?: unknown } | undefined;
+  const inherited = options?.configurable?.["__pregel_durability"];
+  if (chosen?.durability != null || chosen?.checkpointDuring != null || inherited != null) return options ?? {};
+  return { ...options, durability: "sync" } as Partial<RunnableConfig>;
 }
 
 /**
