@@ -5,11 +5,22 @@
  */
 import { Annotation, END, MemorySaver, Overwrite, START, StateGraph } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { isPlanManagerError } from "../../src/errors.js";
 import { CheckedChannel } from "../../src/runtime/checked-channel.js";
 import { appendBatch, CheckedDeltaChannel, mergeBatch, replaceBatch } from "../../src/runtime/delta-channel.js";
+
+/** Every database a test opens is closed at the end: better-sqlite3 statements finalized at process exit crash Node 24. */
+const opened: SqliteSaver[] = [];
+const openSaver = (conn: string) => {
+  const saver = SqliteSaver.fromConnString(conn);
+  opened.push(saver);
+  return saver;
+};
+afterAll(() => {
+  for (const saver of opened) saver.db.close();
+});
 
 const ItemSchema = z.object({ n: z.number() });
 type Item = z.infer<typeof ItemSchema>;
@@ -90,7 +101,7 @@ describe("CheckedDeltaChannel", () => {
 
 describe("a delta channel on SqliteSaver (the base getDeltaChannelHistory)", () => {
   it("is absent from checkpoints, rebuilt by replay at every checkpoint, and snapshotted at its frequency", async () => {
-    const saver = SqliteSaver.fromConnString(":memory:");
+    const saver = openSaver(":memory:");
     const graph = counter(4).compile({ checkpointer: saver });
     const config = { configurable: { thread_id: "t" } };
     const out = await graph.invoke({ left: 6 }, config);
@@ -127,7 +138,7 @@ describe("a delta channel on SqliteSaver (the base getDeltaChannelHistory)", () 
   });
 
   it("a thread written with plain channels (before 0011) continues with delta channels, and back", async () => {
-    const saver = SqliteSaver.fromConnString(":memory:");
+    const saver = openSaver(":memory:");
     const config = { configurable: { thread_id: "t" } };
     await counter(undefined, true).compile({ checkpointer: saver }).invoke({ left: 2 }, config);
     const upgraded = counter().compile({ checkpointer: saver });

@@ -14,6 +14,17 @@ import { isPlanManagerError } from "../../src/errors.js";
 import { codingPlan, codingReplan, createCodingTools } from "../fixtures/coding-agent.js";
 import { harness, scriptedTool, type Loose } from "../helpers/graph.js";
 
+/** Every database a test opens is closed at the end: better-sqlite3 statements finalized at process exit crash Node 24. */
+const opened: SqliteSaver[] = [];
+const openSaver = (conn: string) => {
+  const saver = SqliteSaver.fromConnString(conn);
+  opened.push(saver);
+  return saver;
+};
+afterAll(() => {
+  for (const saver of opened) saver.db.close();
+});
+
 const dir = mkdtempSync(join(tmpdir(), "storage-test-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -51,7 +62,7 @@ function storedBytes(saver: SqliteSaver, thread: string) {
 
 describe("per-step storage", () => {
   it("a step adds the same bytes at step 10 as at step 120, and no checkpoint re-stores the plan or facts", async () => {
-    const saver = SqliteSaver.fromConnString(":memory:");
+    const saver = openSaver(":memory:");
     const sizes: Record<number, number> = {};
     for (const n of [20, 40, 140]) {
       const h = harness(chain(n), [work()], { checkpointer: saver, threadId: `chain-${n}` });
@@ -82,7 +93,7 @@ function codingRun(checkpointer: MemorySaver | SqliteSaver, threadId = "bug-1") 
 
 describe("what users read is what the run wrote", () => {
   it("getState on SQLite equals getState on MemorySaver and the run's own output", async () => {
-    const sqlite = codingRun(SqliteSaver.fromConnString(join(dir, "coding.sqlite")));
+    const sqlite = codingRun(openSaver(join(dir, "coding.sqlite")));
     const out = await sqlite.run();
     const memory = codingRun(new MemorySaver());
     await memory.run();
@@ -96,7 +107,7 @@ describe("what users read is what the run wrote", () => {
   });
 
   it("every checkpoint in getStateHistory holds the values the run streamed at that step", async () => {
-    const h = codingRun(SqliteSaver.fromConnString(join(dir, "stream.sqlite")));
+    const h = codingRun(openSaver(join(dir, "stream.sqlite")));
     const live: Loose[] = [];
     for await (const v of await h.graph.stream({ goal: "test goal", context: {} } as never, {
       ...h.config,
@@ -111,7 +122,7 @@ describe("what users read is what the run wrote", () => {
   });
 
   it("time travel: re-running from the checkpoint after planning ends as the first run did", async () => {
-    const h = codingRun(SqliteSaver.fromConnString(join(dir, "travel.sqlite")));
+    const h = codingRun(openSaver(join(dir, "travel.sqlite")));
     const first = await h.run();
     let planned;
     for await (const s of h.graph.getStateHistory(h.config))
@@ -136,7 +147,7 @@ describe("paused, crashed, resumed", () => {
   };
 
   it("updateState while paused sees and keeps the whole state; a bad update writes nothing", async () => {
-    const h = harness(withHuman, [work()], { checkpointer: SqliteSaver.fromConnString(join(dir, "paused.sqlite")) });
+    const h = harness(withHuman, [work()], { checkpointer: openSaver(join(dir, "paused.sqlite")) });
     const paused = await h.run();
     expect(paused.status).toBe("awaiting_human");
     const before = await h.graph.getState(h.config);
@@ -155,14 +166,14 @@ describe("paused, crashed, resumed", () => {
   it("a fresh graph on the same file resumes a run stopped mid-way and ends as an uninterrupted run", async () => {
     const file = join(dir, "crash.sqlite");
     const plan = chain(30);
-    const stopped = harness(plan, [work()], { checkpointer: SqliteSaver.fromConnString(file) });
+    const stopped = harness(plan, [work()], { checkpointer: openSaver(file) });
     const error = await stopped.graph
       .invoke({ goal: "test goal", context: {} } as never, { ...stopped.config, recursionLimit: 12 })
       .catch((e: unknown) => e);
     expect((error as Error).name).toBe("GraphRecursionError");
 
     const tool = work();
-    const fresh = harness(plan, [tool], { checkpointer: SqliteSaver.fromConnString(file) });
+    const fresh = harness(plan, [tool], { checkpointer: openSaver(file) });
     const resumed = (await fresh.graph.invoke(null, fresh.config)) as Loose;
     const whole = await harness(plan, [work()], { checkpointer: new MemorySaver() }).run();
     expect(tool.calls.map((c) => c.index)).toEqual(Array.from({ length: 19 }, (_, i) => i + 11));
@@ -171,8 +182,8 @@ describe("paused, crashed, resumed", () => {
 
   it("a paused human step answered from a fresh graph completes with every earlier fact", async () => {
     const file = join(dir, "answer.sqlite");
-    await harness(withHuman, [work()], { checkpointer: SqliteSaver.fromConnString(file) }).run();
-    const fresh = harness(withHuman, [work()], { checkpointer: SqliteSaver.fromConnString(file) });
+    await harness(withHuman, [work()], { checkpointer: openSaver(file) }).run();
+    const fresh = harness(withHuman, [work()], { checkpointer: openSaver(file) });
     const done = await fresh.run(new Command({ resume: { action: "complete", output: { ok: true } } }));
     expect(done.status).toBe("completed");
     expect(Object.keys(done.facts)).toEqual(["f0", "f1", "f2", "f3", "ok", "f9"]);
