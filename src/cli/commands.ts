@@ -90,7 +90,8 @@ async function wait(ctx: Context): Promise<number> {
     if (code !== undefined) {
       const why = code === 2 ? `waits for a person (${pendingQuestion(snapshot)?.value?.reason ?? "a question"})` : "";
       ctx.io.out(
-        `${ctx.thread}: ${values.status}${why ? ` — ${why}` : values.outcome?.summary ? ` — ${values.outcome.summary}` : ""}`,
+        `${ctx.thread}: ${values.status}` +
+          (why ? ` — ${why}` : values.outcome?.summary ? ` — ${values.outcome.summary}` : ""),
       );
       return code;
     }

@@ -62,7 +62,8 @@ export async function queueResume(ctx: Context): Promise<number> {
   if (!ctx.target.postgres)
     throw new CliError(
       `the answer is valid, but over a SQLite file it must be given by the process that owns the graph's tools: ` +
-        `resumeRun(graph, { configurable: { thread_id: "${ctx.thread}" } }, value) (workers are answered through a postgresql:// URL)`,
+        `resumeRun(graph, { configurable: { thread_id: "${ctx.thread}" } }, value) ` +
+        `(workers are answered through a postgresql:// URL)`,
     );
   const queue = await openQueue(ctx.target.postgres);
   try {

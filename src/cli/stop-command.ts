@@ -54,7 +54,8 @@ export async function stopThread(ctx: Context): Promise<number> {
     await stopNow(ctx, config);
   }
   ctx.io.out(
-    `stopped "${ctx.thread}" (it was ${previous}); carry on with: langgraph-replan resume ${ctx.target.label} ${ctx.thread}`,
+    `stopped "${ctx.thread}" (it was ${previous}); ` +
+      `carry on with: langgraph-replan resume ${ctx.target.label} ${ctx.thread}`,
   );
   return 0;
 }

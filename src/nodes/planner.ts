@@ -27,7 +27,8 @@ export function makePlannerNode(rt: Runtime) {
     const usage: UsageEntry[] = [];
     const badContext = Object.keys(state.context ?? {}).filter((k) => !FactKeySchema.safeParse(k).success);
     if (badContext.length > 0) {
-      const message = `context keys are not valid fact keys: ${badContext.join(", ")} (use identifiers, not reserved names)`;
+      const keys = badContext.join(", ");
+      const message = `context keys are not valid fact keys: ${keys} (use identifiers, not reserved names)`;
       return failed({ message, failureReason: "invalid_input", issues: [] }, {}, budget, usage);
     }
     const inputFacts = makeFacts({ ...state.context }, { producedBy: "input", planVersion: 0 });

@@ -127,7 +127,8 @@ function hintsPrompt(hints: NonNullable<ReplanRequest["hints"]>): string {
 }
 
 export function feedbackPrompt(issues: readonly { message: string }[]): string {
-  return `That plan was rejected. Fix these problems and return the whole corrected answer:\n- ${issues.map((i) => i.message).join("\n- ")}`;
+  const listed = issues.map((i) => i.message).join("\n- ");
+  return `That plan was rejected. Fix these problems and return the whole corrected answer:\n- ${listed}`;
 }
 
 export type { PlanIssue };

@@ -47,6 +47,8 @@ export function assumptionDeviation(
     attempt,
     assumptionId: first.id,
     ...(broken.length > 1 ? { assumptionIds: broken.map((a) => a.id) } : {}),
-    message: `assumption "${first.id}" (${first.statement}) is false after step "${stepId}": check ${JSON.stringify(first.check)}${others}`,
+    message:
+      `assumption "${first.id}" (${first.statement}) is false after step "${stepId}": ` +
+      `check ${JSON.stringify(first.check)}${others}`,
   };
 }

@@ -141,7 +141,10 @@ export function unregisteredTools(steps: readonly Step[], registered: ReadonlySe
 
 export type MemoryChoice = { use: ScoredEntry; mode: "reuse" | "hint" } | { skipped: string } | undefined;
 
-/** What memory offers a replan: the exact entry first, then the assumption's template; retired or broken ones are passed over. */
+/**
+ * What memory offers a replan: the exact entry first, then the assumption's template; retired or
+ * broken ones are passed over.
+ */
 export function chooseEntry(
   mode: ReplanMemoryMode,
   candidates: readonly (ScoredEntry | undefined)[],

@@ -107,7 +107,9 @@ export function applyExtension(
   const steps = next.steps.map((s) => ({ id: s.id, goal: s.goal, tool: s.tool ?? null }));
   const pendingHuman = {
     kind: "plan_review" as const,
-    reason: `approve plan version ${next.version} (extension ${extensionsOf(state) + 1}: ${added.steps.length} more steps)`,
+    reason:
+      `approve plan version ${next.version} ` +
+      `(extension ${extensionsOf(state) + 1}: ${added.steps.length} more steps)`,
     planVersion: next.version,
     options: offered([...PLAN_REVIEW_OPTIONS], typeof rt.planner.replan === "function"),
     context: { goal: state.goal, replan: record, steps },

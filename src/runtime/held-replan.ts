@@ -35,7 +35,8 @@ export function heldProposal(a: Answering): ProposedVersion | undefined {
 export function approveHeld(a: Answering): Next {
   const proposal = heldProposal(a);
   if (!proposal) {
-    const reason = `the held replan no longer applies to plan version ${a.state.plan?.version ?? 0}; nothing was changed`;
+    const version = a.state.plan?.version ?? 0;
+    const reason = `the held replan no longer applies to plan version ${version}; nothing was changed`;
     return escalate(a, decide(a, "escalate", "guard.new-capability", reason, failureClassOf(a), false));
   }
   const { record } = proposal;

@@ -88,7 +88,10 @@ export function debugView(state: DebugState): string[] {
 function runLines(label: string, run: StepRun): string[] {
   const times = run.startedAt ? ` ${run.startedAt} → ${run.endedAt ?? "…"}` : "";
   const plural = run.attempts === 1 ? "" : "s";
-  const notes = `${run.usedFallback ? ", fallback" : ""}${run.doneBy ? `, done by a ${run.doneBy}` : ""}${run.skipReason ? ` (${run.skipReason})` : ""}`;
+  const notes =
+    (run.usedFallback ? ", fallback" : "") +
+    (run.doneBy ? `, done by a ${run.doneBy}` : "") +
+    (run.skipReason ? ` (${run.skipReason})` : "");
   const lines = [
     `  ${label}: ${run.status}, ${run.attempts} attempt${plural}${notes}, cost ${round(run.cost)}${times}`,
   ];

@@ -58,7 +58,8 @@ export async function openThreadLocks(connectionString: string, max = 10): Promi
   // On the lock's own connection: a pool of one would otherwise wait for itself.
   await serialized((client) =>
     client.query(
-      `CREATE TABLE IF NOT EXISTS ${STOP_TABLE} (thread_id text PRIMARY KEY, reason text, requested_at timestamptz NOT NULL DEFAULT now())`,
+      `CREATE TABLE IF NOT EXISTS ${STOP_TABLE} ` +
+        `(thread_id text PRIMARY KEY, reason text, requested_at timestamptz NOT NULL DEFAULT now())`,
     ),
   );
   return {
@@ -66,7 +67,8 @@ export async function openThreadLocks(connectionString: string, max = 10): Promi
     tryLock: (threadId) => tryLock(pool, threadId),
     async addStopRequest(threadId, reason) {
       await pool.query(
-        `INSERT INTO ${STOP_TABLE} (thread_id, reason) VALUES ($1, $2) ON CONFLICT (thread_id) DO UPDATE SET reason = $2`,
+        `INSERT INTO ${STOP_TABLE} (thread_id, reason) VALUES ($1, $2) ` +
+          `ON CONFLICT (thread_id) DO UPDATE SET reason = $2`,
         [threadId, reason ?? null],
       );
     },
