@@ -8,11 +8,19 @@
 import { enrichDraft } from "../plan/enrich.js";
 import { isFinished } from "../plan/ready.js";
 import type { Step } from "../plan/schema.js";
-import { formatIssues } from "../plan/validate.js";
-import { backtracksGuard, failedReplan, noProgressGuard, type GuardHit } from "../policy/replan-guards.js";
+import { formatIssues, type PlanIssue } from "../plan/validate.js";
+import {
+  backtracksGuard,
+  failedReplan,
+  noProgressGuard,
+  sendBackDraft,
+  type GuardHit,
+} from "../policy/replan-guards.js";
 import { withRevalidation } from "../policy/replan-merge.js";
 import { fingerprint } from "../policy/scope.js";
 import { validateReplanDraft, type Replan } from "./replan-context.js";
+import { rejectRecalled, recallReplan } from "./replan-memory.js";
+import { askPlanner, type PlannerAnswer } from "./replan-request.js";
 
 export interface ShapedDraft {
   /** The draft, validated and enriched (its own steps, without re-validation steps). */
@@ -24,10 +32,41 @@ export interface ShapedDraft {
   print: string;
 }
 
-export function shapeDraft(r: Replan, draft: unknown): { hit: GuardHit } | ShapedDraft {
+/** A draft that did not make it: the guard that stopped it, and the typed issues when it was invalid. */
+export interface StoppedDraft {
+  hit: GuardHit;
+  issues?: PlanIssue[];
+}
+
+/**
+ * The replacement for this replan: replan memory's draft first (reuse), else the planner's; an
+ * invalid draft goes back to the planner with its issues while `policy.replanDraftRetries` allows.
+ */
+export async function draftReplacement(r: Replan): Promise<StoppedDraft | ShapedDraft> {
+  const recalled = await recallReplan(r);
+  let outcome = recalled ? shapeDraft(r, recalled.draft) : undefined;
+  if (outcome && "hit" in outcome) {
+    // A remembered draft that a guard stops is the entry's failure, not this run's: the planner answers.
+    await rejectRecalled(r, outcome.hit);
+    outcome = undefined;
+  }
+  outcome ??= answered(r, await askPlanner(r));
+  for (let sent = 0; "hit" in outcome && sendBackDraft(outcome.issues, sent, r.rt.policy); sent++)
+    outcome = answered(r, await askPlanner(r, outcome.issues));
+  return outcome;
+}
+
+function answered(r: Replan, answer: PlannerAnswer): StoppedDraft | ShapedDraft {
+  if ("draft" in answer) return shapeDraft(r, answer.draft);
+  return answer.issues ? { hit: answer.failed, issues: answer.issues } : { hit: answer.failed };
+}
+
+export function shapeDraft(r: Replan, draft: unknown): StoppedDraft | ShapedDraft {
   const { state, rt } = r;
   const validation = validateReplanDraft(r, draft);
-  if (!validation.ok) return { hit: failedReplan("invalid_draft", formatIssues(validation.issues)) };
+  if (!validation.ok) {
+    return { hit: failedReplan("invalid_draft", formatIssues(validation.issues)), issues: validation.issues };
+  }
   const proposed = enrichDraft(validation.draft, rt.metadataOf);
   const print = fingerprint(proposed.steps, r.assumption);
   const byPerson = r.trigger.by === "person" || r.trigger.rule.startsWith("human.");

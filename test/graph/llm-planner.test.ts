@@ -286,5 +286,11 @@ describe("llmPlanner", () => {
       "w: success_signal_unmet → escalate [replan.invalid-draft]",
     ]);
     expect(out.guards.count).toBe(1);
+    // Sent back once (policy.replanDraftRetries, default 1): the model sees what was wrong.
+    expect(model.received).toHaveLength(3);
+    expect(String(model.received[2]![1]!.content)).toContain(
+      'Your previous replacement was rejected; fix these problems:\n<untrusted-data name="previous_draft_issues">\n' +
+        '["step \\"x\\" names tool \\"nope\\", which is not in the registry (registered: lookup)"]',
+    );
   });
 });
