@@ -7,7 +7,7 @@
  */
 import { enrichDraft } from "../plan/enrich.js";
 import { isFinished } from "../plan/ready.js";
-import type { Step } from "../plan/schema.js";
+import type { PlanDraft, Step } from "../plan/schema.js";
 import { formatIssues, type PlanIssue } from "../plan/validate.js";
 import {
   backtracksGuard,
@@ -16,9 +16,10 @@ import {
   sendBackDraft,
   type GuardHit,
 } from "../policy/replan-guards.js";
+import { droppedFacts, keptSteps } from "../policy/replan-keep.js";
 import { withRevalidation } from "../policy/replan-merge.js";
 import { fingerprint } from "../policy/scope.js";
-import { validateReplanDraft, type Replan } from "./replan-context.js";
+import { labelled, validateReplanDraft, type Replan } from "./replan-context.js";
 import { rejectRecalled, recallReplan } from "./replan-memory.js";
 import { askPlanner, type PlannerAnswer } from "./replan-request.js";
 
@@ -61,12 +62,39 @@ function answered(r: Replan, answer: PlannerAnswer): StoppedDraft | ShapedDraft 
   return answer.issues ? { hit: answer.failed, issues: answer.issues } : { hit: answer.failed };
 }
 
+/** The draft with the work of the scope it leaves out kept, validated; or its issues. */
+function keepingWork(r: Replan, draft: unknown): { draft: PlanDraft } | StoppedDraft {
+  const invalid = (issues: PlanIssue[]) => ({ hit: failedReplan("invalid_draft", formatIssues(issues)), issues });
+  r.kept = [];
+  const first = validateReplanDraft(r, draft);
+  if (!first.ok) return invalid(first.issues);
+  // A scope change or a person may drop work on purpose; a repair may not.
+  const byPerson = r.trigger.by === "person" || r.trigger.rule.startsWith("human.");
+  if (byPerson || r.trigger.failureClass === "scope_changed") return { draft: first.draft };
+  const scope = {
+    affected: r.affected,
+    broken: r.falsification.broken,
+    replace: r.trigger.stepId !== undefined ? [r.trigger.stepId] : [],
+  };
+  const kept = r.scope === "local" ? keptSteps({ ...scope, replacement: first.draft.steps, runs: r.state.steps }) : [];
+  const whole =
+    kept.length > 0 ? validateReplanDraft(r, { ...first.draft, steps: [...first.draft.steps, ...kept] }) : first;
+  if (!whole.ok) return invalid(whole.issues);
+  r.kept = kept.map((s) => s.id);
+  const others = r.plan.steps.filter((s) => !r.affectedIds.includes(s.id));
+  const trusted = new Set(
+    Object.entries(labelled(r))
+      .filter(([, f]) => f.label === "trusted")
+      .map(([k]) => k),
+  );
+  const dropped = droppedFacts(scope, [...others, ...whole.draft.steps], trusted, r.plan.version);
+  return dropped.length > 0 ? invalid(dropped) : { draft: whole.draft };
+}
+
 export function shapeDraft(r: Replan, draft: unknown): StoppedDraft | ShapedDraft {
   const { state, rt } = r;
-  const validation = validateReplanDraft(r, draft);
-  if (!validation.ok) {
-    return { hit: failedReplan("invalid_draft", formatIssues(validation.issues)), issues: validation.issues };
-  }
+  const validation = keepingWork(r, draft);
+  if ("hit" in validation) return validation;
   const proposed = enrichDraft(validation.draft, rt.metadataOf);
   const print = fingerprint(proposed.steps, r.assumption);
   const byPerson = r.trigger.by === "person" || r.trigger.rule.startsWith("human.");

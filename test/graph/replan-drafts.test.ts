@@ -1,5 +1,13 @@
+import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { AssumptionBrokenError, staticPlanner, type PlanDraft, type ReplanRequest } from "../../src/index.js";
+import {
+  AssumptionBrokenError,
+  createPlanManager,
+  staticPlanner,
+  type PlanDraft,
+  type ReplanRequest,
+} from "../../src/index.js";
+import { fakeClock } from "../helpers/clock.js";
 import { brief, harness, scriptedTool } from "../helpers/graph.js";
 
 /** The issue's plan: `fetch` rests on `mirror_up`; `build` needs `data` and produces `artifact`. */
@@ -81,5 +89,77 @@ describe("replan drafts", () => {
     expect(() => harness(mirrorPlan, mirrorTools(), { policy: { replanDraftRetries: -1 } })).toThrow(
       expect.objectContaining({ code: "invalid_options", path: "policy.replanDraftRetries" }),
     );
+  });
+
+  it("keeps an affected step that has not run and does not rest on the broken assumption, re-wired to the replacement", async () => {
+    const tools = mirrorTools();
+    const planner = staticPlanner({ plan: mirrorPlan, replan: () => backup });
+    const out = await harness(planner, tools).run();
+    expect(out.status).toBe("completed");
+    expect(out.plan.steps.map((s: { id: string; dependsOn?: string[] }) => [s.id, s.dependsOn ?? []])).toEqual([
+      ["fetch_b", []],
+      ["build", ["fetch_b"]],
+    ]);
+    expect(out.facts.artifact.value).toBe("a");
+    expect(out.outcome.summary).toBe('Completed "test goal": 2 of 2 steps succeeded after 1 replan (plan v2).');
+    expect(out.replans[0].invalidatedSteps).toEqual(["fetch"]);
+    expect(out.replans[0].newSteps).toEqual(["fetch_b"]);
+    expect(out.replans[0].changedSteps).toEqual(["build"]);
+    expect(tools[2]!.calls).toEqual([{ data: "d" }]);
+  });
+
+  it("keeps the step in a thread that reuses the fix from replan memory", async () => {
+    const store = new InMemoryStore();
+    const checkpointer = new MemorySaver();
+    const requests: ReplanRequest[] = [];
+    const planner = staticPlanner({ plan: mirrorPlan, replan: (r) => (requests.push(r), backup) });
+    const graph = createPlanManager({
+      tools: mirrorTools(),
+      planner,
+      clock: fakeClock(),
+      replanMemory: { mode: "reuse" },
+    }).compile({ checkpointer, store });
+    const first = await graph.invoke({ goal: "g" }, { configurable: { thread_id: "one" } });
+    expect(first.status).toBe("completed");
+    const second = (await graph.invoke({ goal: "g" }, { configurable: { thread_id: "two" } })) as Record<string, any>;
+    expect(requests).toHaveLength(1);
+    expect(second.replans[0].source).toBe("memory");
+    expect(second.status).toBe("completed");
+    expect(second.plan.steps.map((s: { id: string }) => s.id)).toEqual(["s1", "build"]);
+    expect(second.facts.artifact.value).toBe("a");
+  });
+
+  it("sends back a draft that leaves a fact of the old version unproduced, with a dropped_fact issue", async () => {
+    const requests: ReplanRequest[] = [];
+    // `build` is replaced by id with a step that no longer produces `artifact`.
+    const lossy: PlanDraft = {
+      steps: [
+        ...backup.steps,
+        { id: "build", goal: "build", tool: "build", dependsOn: ["fetch_b"], inputs: ["data"], produces: [] },
+      ],
+    };
+    const fixed: PlanDraft = {
+      steps: [
+        ...backup.steps,
+        { id: "build", goal: "build", tool: "build", dependsOn: ["fetch_b"], inputs: ["data"], produces: ["artifact"] },
+      ],
+    };
+    const planner = staticPlanner({
+      plan: mirrorPlan,
+      replan: (r) => (requests.push(r), requests.length === 1 ? lossy : fixed),
+    });
+    const out = await harness(planner, mirrorTools()).run();
+    expect(requests[1]!.issues).toEqual([
+      {
+        code: "dropped_fact",
+        path: ["steps"],
+        stepId: "build",
+        message:
+          'fact "artifact" (produced by step "build" in plan version 1) is produced by no step of the new version: ' +
+          "produce it, or keep the step",
+      },
+    ]);
+    expect(out.status).toBe("completed");
+    expect(out.facts.artifact.value).toBe("a");
   });
 });
