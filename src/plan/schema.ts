@@ -64,6 +64,8 @@ export type RetryPolicy = z.infer<typeof RetryPolicySchema>;
 export const FallbackSchema = z.object({
   tool: z.string().min(1).max(LIMITS.maxIdLength),
   args: JsonObjectSchema.optional(),
+  /** What one fallback attempt costs, charged instead of the step's `cost`. Default: the step's `cost`. */
+  cost: z.number().min(0).finite().optional(),
 });
 
 export const HumanTaskSchema = z.object({
