@@ -190,7 +190,7 @@ describe("the response ladder on a running graph", () => {
       "a: transient → retry [transient.retry]",
       "b: budget_exhausted → escalate [replan.unavailable]",
     ]);
-    expect(out.decisions[0].reason).toContain("the planner cannot replan");
+    expect(out.decisions[1].reason).toContain("the planner cannot replan");
   });
 
   it("treats an unmet success signal without assumptions as an escalation (compliance 'system_error')", async () => {
