@@ -162,4 +162,43 @@ describe("replan drafts", () => {
     expect(out.status).toBe("completed");
     expect(out.facts.artifact.value).toBe("a");
   });
+
+  it("replan memory keeps the id of a step the saved fix kept, where the reusing thread has it", async () => {
+    const store = new InMemoryStore();
+    const requests: ReplanRequest[] = [];
+    // The fix hands `build` back by id (changed): in a reusing thread it is still `build`, not `s2`.
+    const fix: PlanDraft = {
+      steps: [
+        ...backup.steps,
+        {
+          id: "build",
+          goal: "build the artifact",
+          tool: "build",
+          args: { fast: true },
+          dependsOn: ["fetch_b"],
+          inputs: ["data"],
+          produces: ["artifact"],
+        },
+      ],
+    };
+    const planner = staticPlanner({ plan: mirrorPlan, replan: (r) => (requests.push(r), fix) });
+    const graph = createPlanManager({
+      tools: mirrorTools(),
+      planner,
+      clock: fakeClock(),
+      replanMemory: { mode: "reuse" },
+    }).compile({ checkpointer: new MemorySaver(), store });
+    expect((await graph.invoke({ goal: "g" }, { configurable: { thread_id: "one" } })).status).toBe("completed");
+    const [saved] = await store.search(["langgraph-replan", "replan-memory"]);
+    expect((saved!.value as { steps: { id: string }[] }).steps.map((s) => s.id)).toEqual(["s1", "s2"]);
+    expect((saved!.value as { kept?: unknown }).kept).toEqual({ s2: 1 });
+    const second = (await graph.invoke({ goal: "g" }, { configurable: { thread_id: "two" } })) as Record<string, any>;
+    expect(requests).toHaveLength(1);
+    expect(second.replans[0].source).toBe("memory");
+    expect(second.plan.steps.map((s: { id: string; dependsOn?: string[] }) => [s.id, s.dependsOn ?? []])).toEqual([
+      ["s1", []],
+      ["build", ["s1"]],
+    ]);
+    expect(second.status).toBe("completed");
+  });
 });
