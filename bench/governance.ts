@@ -280,9 +280,9 @@ async function runLibrary(w: World): Promise<Outcome> {
     // The scope change arrives while the run is under way: the caller stops the run while the faulty step runs,
     // writes the scope change, and carries on. Breaking out of the stream on the faulty step's `step_finished`
     // event (as this cell did before) stops the run later than it reads: a stream runs ahead of its reader,
-    // so the run had gone on past that step, and in 2 of 12 worlds had completed before the scope change
-    // was written (a finished thread is not replanned), and in 2 more the commit step had run in the visit
-    // the stop discarded (its call repeated, with the same idempotency key). See BENCHMARKS.md.
+    // so the run had gone on past that step: in 2 of 12 worlds it had completed before the scope change was
+    // written (a finished thread is not replanned), and in 1–2 the commit step had run in the visit the stop
+    // discarded (its call repeated, with the same idempotency key). See BENCHMARKS.md.
     const stream = await graph.stream({ goal: "reach the goal" } as never, {
       ...config,
       streamMode: "custom",

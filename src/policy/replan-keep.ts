@@ -42,8 +42,8 @@ export function keptSteps(input: KeepInput): Step[] {
   return kept.map((step) => {
     const deps = (step.dependsOn ?? []).filter((d) => !dropped.has(d));
     // What a dropped dependency produced for this step now comes from the replacement steps producing it.
-    for (const input of step.inputs ?? []) {
-      const from = replacement.find((s) => (s.produces ?? []).includes(input));
+    for (const fact of step.inputs ?? []) {
+      const from = replacement.find((s) => (s.produces ?? []).includes(fact));
       if (from && !deps.includes(from.id)) deps.push(from.id);
     }
     const out: Step = { ...step };

@@ -147,8 +147,8 @@ function neutralIds(steps: readonly Step[]): { steps: Step[]; ids: Map<string, s
 export function entryFromBranch(source: BranchSource): { entry: MemoryEntry } | { refused: string } {
   const t = threadValues(source.facts, source.secrets);
   const steps: Step[] = [];
-  const neutral = neutralIds(source.steps);
-  for (const [i, step] of neutral.steps.entries()) {
+  const renamed = neutralIds(source.steps);
+  for (const [i, step] of renamed.steps.entries()) {
     const neutral = neutralStep(step, source.steps[i]!.id, source, t);
     if (typeof neutral === "string") return { refused: neutral };
     steps.push(neutral);
@@ -165,7 +165,7 @@ export function entryFromBranch(source: BranchSource): { entry: MemoryEntry } | 
   };
   if (assumptions.length > 0) content.assumptions = assumptions;
   // Positions, not ids: which affected step a kept step stands for says nothing of this thread.
-  const kept = Object.entries(source.kept ?? {}).filter(([id]) => neutral.ids.has(id));
-  if (kept.length > 0) content.kept = Object.fromEntries(kept.map(([id, at]) => [neutral.ids.get(id)!, at]));
+  const kept = Object.entries(source.kept ?? {}).filter(([id]) => renamed.ids.has(id));
+  if (kept.length > 0) content.kept = Object.fromEntries(kept.map(([id, at]) => [renamed.ids.get(id)!, at]));
   return { entry: { ...content, revision: entryRevision(content, source.replaces), savedAt: source.at } };
 }
