@@ -12,6 +12,7 @@ import { Annotation, END, MemorySaver, START, StateGraph } from "@langchain/lang
 import { z } from "zod";
 import {
   createPlanManager,
+  isPlanManagerError,
   PermanentError,
   TransientError,
   planMetrics,
@@ -88,7 +89,8 @@ interface Ledger {
 const TRANSIENT_FAILURES = 2;
 
 /** The tools of a world. `t_i` is step i's tool; `alt` is the alternative that works for the faulty step. */
-function worldTools(w: World, ledger: Ledger) {
+/** `faultyCalled`: the scope-change cell's caller stops the run while the faulty step's call is under way. */
+function worldTools(w: World, ledger: Ledger, hooks: { faultyCalled?: () => void } = {}) {
   const call = (name: string) => {
     const n = (ledger.calls.get(name) ?? 0) + 1;
     ledger.calls.set(name, n);
@@ -126,6 +128,7 @@ function worldTools(w: World, ledger: Ledger) {
               case "new-evidence":
                 return { ok: true, [`out${i}`]: i, evidence_ok: false };
               case "scope-change":
+                hooks.faultyCalled?.();
                 return { ok: true, [`out${i}`]: i };
             }
           }
@@ -265,19 +268,42 @@ async function runLibrary(w: World): Promise<Outcome> {
     },
     replan: async (r: ReplanRequest) => replan(r),
   };
-  const graph = createPlanManager({ tools: worldTools(w, ledger), planner }).compile({
+  // The scope-change cell stops the run mid-step: LangGraph aborts the run when its caller stops reading.
+  const stop = new AbortController();
+  const hooks = w.cell === "scope-change" ? { faultyCalled: () => stop.abort() } : {};
+  const graph = createPlanManager({ tools: worldTools(w, ledger, hooks), planner }).compile({
     checkpointer: new MemorySaver(),
   });
   const config = { configurable: { thread_id: "lib" } };
-  let out: Loose;
+  let out: Loose | undefined;
   if (w.cell === "scope-change") {
-    // The scope change arrives while the run is under way: stop after the faulty step, inject it, carry on.
-    const stream = await graph.stream({ goal: "reach the goal" } as never, { ...config, streamMode: "custom" });
-    for await (const e of stream as AsyncIterable<{ type: string; stepId?: string }>) {
-      if (e.type === "step_finished" && e.stepId === `s${w.faulty}`) break;
+    // The scope change arrives while the run is under way: the caller stops the run while the faulty step runs,
+    // writes the scope change, and carries on. Breaking out of the stream on the faulty step's `step_finished`
+    // event (as this cell did before) stops the run later than it reads: a stream runs ahead of its reader,
+    // so the run had gone on past that step: in 2 of 12 worlds it had completed before the scope change was
+    // written (a finished thread is not replanned), and in 1–2 the commit step had run in the visit the stop
+    // discarded (its call repeated, with the same idempotency key). See BENCHMARKS.md.
+    const stream = await graph.stream({ goal: "reach the goal" } as never, {
+      ...config,
+      streamMode: "custom",
+      signal: stop.signal,
+    });
+    try {
+      for await (const _event of stream as AsyncIterable<unknown>);
+    } catch (error) {
+      if (!stop.signal.aborted) throw error;
     }
     await graph.updateState(config, { scopeChanges: ["also do the extra requirement"] });
-    out = (await graph.invoke(null as never, config)) as Loose;
+    // The stopped run holds its thread until the call it stopped in returns (`thread_busy` until then).
+    for (let wait = 0; ; wait++) {
+      try {
+        out = (await graph.invoke(null as never, config)) as Loose;
+        break;
+      } catch (error) {
+        if (!isPlanManagerError(error) || error.code !== "thread_busy" || wait >= 100) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    }
   } else {
     out = (await graph.invoke({ goal: "reach the goal" }, config)) as Loose;
   }

@@ -49,6 +49,12 @@ export interface ReplanRequest {
    * of the same shape in other threads, with how often reusing them worked. Absent otherwise.
    */
   hints?: ReplanHint[];
+  /**
+   * What was wrong with this replan's previous draft (the validator's typed issues, or a fact the
+   * draft would leave unproduced: code `dropped_fact`): fix them. Absent on the first request; sent
+   * at most `policy.replanDraftRetries` times (default 1) before `replan.invalid-draft` escalates.
+   */
+  issues?: PlanIssue[];
   validate: (draft: unknown) => PlanIssue[];
   reportUsage: (entry: Omit<UsageEntry, "at" | "purpose">) => void;
 }

@@ -93,11 +93,17 @@ export class CompiledPlanManager<T extends Transformers = []> extends CompiledSt
       threadId: typeof configurable.thread_id === "string" ? configurable.thread_id : undefined,
       namespace: typeof configurable.checkpoint_ns === "string" ? configurable.checkpoint_ns : "",
     });
+    // A stream stopped through its signal rejects its reader without closing this generator (LangChain's
+    // stream wrapper races the signal), so `finally` would never run: the run ends on the abort itself.
+    const signal = options?.signal;
+    const ended = () => run.end();
+    signal?.addEventListener("abort", ended, { once: true });
     try {
       // Calls still in flight when a run ends keep its thread held, like a node still running.
       const config = withDispatch(withThreadRun(durable(this.nestedLimit(options)), run), (work) => run.track(work));
       yield* super._streamIterator(input as Command, config);
     } finally {
+      signal?.removeEventListener("abort", ended);
       run.end();
     }
   }

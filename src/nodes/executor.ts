@@ -9,6 +9,7 @@ import type { Runtime } from "../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.js";
 import { selectReady } from "../plan/ready.js";
 import type { Step } from "../plan/schema.js";
+import { projectBudget } from "../policy/budget.js";
 import { mayStart, nextQueued } from "../policy/dispatch.js";
 import { dispatcherOf, type Dispatcher } from "../runtime/dispatch.js";
 import { pick, recordEnd, startAttempt, toolFor } from "../runtime/attempt.js";
@@ -34,6 +35,8 @@ export function makeExecutor(rt: Runtime) {
         return { ...queued, deviation: { kind: "scope_change", attempt: 0, message }, status: "running" };
       }
     }
+    const over = flights.size === 0 && v.dispatch.queue.length === 0 ? planOverBudget(v) : undefined;
+    if (over) return { ...v.update(), deviation: over, status: "running" };
     let next = startReady(v, flights);
     if (flights.size > 0) {
       for (const flight of await flights.takeFinished(config.signal, !flights.shared)) recordEnd(v, flight);
@@ -49,6 +52,13 @@ export function makeExecutor(rt: Runtime) {
     }
     return next.human ? humanStep(v, next.human) : { ...v.update(), ...(state.deviation ? { deviation: null } : {}) };
   };
+}
+
+/** A version whose remaining steps cannot fit the budget deviates before any of them starts. */
+function planOverBudget(v: Visit) {
+  // A person's answer after the projection (go on, retry, skip) overrides it.
+  if (v.state.decisions.at(-1)?.by === "person") return undefined;
+  return projectBudget(v.plan, v.steps, v.spent, v.rt.policy.budget.maxCost);
 }
 
 /** The update, with the next queued deviation handed to the classifier once nothing is running. */

@@ -14,9 +14,7 @@ import { backtrackDepthGuard, type GuardHit } from "../policy/replan-guards.js";
 import { emit } from "../runtime/events.js";
 import { escalationPayload } from "../runtime/interrupts.js";
 import { chargeReplan, prepareReplan, type Replan } from "../runtime/replan-context.js";
-import { shapeDraft } from "../runtime/replan-draft.js";
-import { askPlanner } from "../runtime/replan-request.js";
-import { recallReplan, rejectRecalled } from "../runtime/replan-memory.js";
+import { draftReplacement } from "../runtime/replan-draft.js";
 import { applyReplan } from "../runtime/replan-version.js";
 import { capabilityReview } from "../runtime/replan-review.js";
 
@@ -32,17 +30,8 @@ export function makeReplannerNode(rt: Runtime) {
     if (deep) return escalate(r, deep);
 
     // Replan memory first (reuse: its draft; hint: the planner sees it); the draft is checked like any other.
-    let answer = (await recallReplan(r)) ?? (await askPlanner(r));
-    let shaped = "draft" in answer ? shapeDraft(r, answer.draft) : undefined;
-    if (shaped && "hit" in shaped && r.memory?.source === "memory") {
-      // A remembered draft that a guard stops is the entry's failure, not this run's: the planner answers.
-      await rejectRecalled(r, shaped.hit);
-      answer = await askPlanner(r);
-      shaped = "draft" in answer ? shapeDraft(r, answer.draft) : undefined;
-    }
+    const shaped = await draftReplacement(r);
     const budget = chargeReplan(state, r.usage);
-    if ("failed" in answer) return escalate(r, answer.failed, { budget });
-    shaped ??= shapeDraft(r, answer.draft); // (undefined only when the planner failed)
     if ("hit" in shaped) return escalate(r, shaped.hit, { budget });
     const { proposed, steps, rerun } = shaped;
     r.guards.fingerprints = [...r.guards.fingerprints, shaped.print];

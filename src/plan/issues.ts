@@ -24,7 +24,9 @@ export type PlanIssueCode =
   /** An input fact that neither the context nor any step produces. */
   | "unproduced_input"
   /** A draft with `complete: false` from a planner that cannot extend the plan (no `Planner.extend`). */
-  | "horizon_without_extend";
+  | "horizon_without_extend"
+  /** A replan draft that leaves a fact of the old version unproduced (work silently dropped). */
+  | "dropped_fact";
 
 export interface PlanIssue {
   code: PlanIssueCode;

@@ -64,6 +64,8 @@ export type RetryPolicy = z.infer<typeof RetryPolicySchema>;
 export const FallbackSchema = z.object({
   tool: z.string().min(1).max(LIMITS.maxIdLength),
   args: JsonObjectSchema.optional(),
+  /** What one fallback attempt costs, charged instead of the step's `cost`. Default: the step's `cost`. */
+  cost: z.number().min(0).finite().optional(),
 });
 
 export const HumanTaskSchema = z.object({
@@ -278,6 +280,12 @@ export const ReplanRecordSchema = z.object({
   memoryRevision: z.string().optional(),
   /** The replacement branch: saved to memory (or scored) when all of these succeed. */
   memorySteps: z.array(z.string()).optional(),
+  /**
+   * Steps of the answer that the planner handed back under the id of a step they replace, with that
+   * step's position among the affected steps: where the answer is reused, they keep the reusing
+   * thread's id for that position.
+   */
+  memoryKept: z.record(z.string(), z.number().int().min(0)).optional(),
 });
 export type ReplanRecord = z.infer<typeof ReplanRecordSchema>;
 

@@ -130,16 +130,26 @@ async function draftRounds(
   let lastIssues: { message: string }[] = [];
   for (let round = 0; round <= maxValidationRetries; round++) {
     const result = await callModel(structured, messages, call);
-    if (!result.ok) throw new PlanManagerError("planner_failed", result.message, { cause: result.error });
-    const answer = result.value;
-    const { draft, issues } = readAnswer(answer, validate);
+    if (!result.ok && result.failure !== "unparseable") {
+      throw new PlanManagerError("planner_failed", result.message, { cause: result.error });
+    }
+    // A reply that does not parse is a failed draft like one that does not validate: asked again.
+    const { draft, issues } = result.ok
+      ? readAnswer(result.value, validate)
+      : { draft: undefined, issues: [{ message: unparsedMessage(result.message) }] };
     if (issues.length === 0 && draft) return draft;
     lastIssues = issues;
-    messages.push(new AIMessage(JSON.stringify(answer ?? null)), new HumanMessage(feedbackPrompt(issues)));
+    const said = result.ok ? JSON.stringify(result.value ?? null) : (result.reply ?? "");
+    messages.push(new AIMessage(said), new HumanMessage(feedbackPrompt(issues)));
   }
   const listed = lastIssues.map((i) => i.message).join("\n- ");
   const message = `the model's plan was still invalid after ${maxValidationRetries + 1} attempts:\n- ${listed}`;
   throw new PlanManagerError("invalid_plan", message, { issues: lastIssues });
+}
+
+/** The parse error without the error id that `callModel` appends (the id stays in the usage entry). */
+function unparsedMessage(message: string): string {
+  return message.replace(/ \[err_[0-9a-f]+\]$/, "");
 }
 
 function readAnswer(

@@ -59,11 +59,16 @@ export function resolveCallSettings(owner: string, calls: unknown): Required<Mod
 export type UsageReport = Omit<UsageEntry, "at" | "purpose">;
 
 /** What retrying a failed model call can do about it. */
-export type ModelFailure = "authentication" | "quota" | "transient" | "permanent";
+export type ModelFailure = "authentication" | "quota" | "transient" | "permanent" | "unparseable";
 
 /** Status and code decide; the message only where they say nothing (a quota or connection error). */
 export function modelFailure(error: unknown): ModelFailure {
   const info = errorInfo(error);
+  // LangChain's output parsers throw OutputParserException (lc_error_code OUTPUT_PARSING_FAILURE);
+  // a parser that calls JSON.parse directly throws a SyntaxError. Either way the model answered,
+  // in a shape that does not parse: the caller may ask again, the same call would only repeat it.
+  const lcCode = (error as { lc_error_code?: unknown } | null)?.lc_error_code;
+  if (lcCode === "OUTPUT_PARSING_FAILURE" || info.name === "SyntaxError") return "unparseable";
   if (info.code === "insufficient_quota" || /quota/i.test(info.message)) return "quota";
   if (info.status === 401 || info.status === 403) return "authentication";
   // LangChain names a call its caller aborted AbortError (a client timeout is TimeoutError): the
@@ -107,6 +112,8 @@ class AttemptMeter extends BaseCallbackHandler {
   inputTokens = 0;
   outputTokens = 0;
   model?: string;
+  /** The text of the last reply, for a caller that shows the model what did not parse. */
+  reply?: string;
 
   constructor(private readonly now: () => number) {
     super();
@@ -131,6 +138,7 @@ class AttemptMeter extends BaseCallbackHandler {
       const meta = (message?.response_metadata ?? {}) as { model_name?: unknown; model?: unknown };
       const name = meta.model_name ?? meta.model;
       if (typeof name === "string") this.model = name;
+      if (typeof generation.text === "string") this.reply = generation.text;
     }
     const tokenUsage = output.llmOutput?.tokenUsage as TokenUsage | undefined;
     if (input === 0 && out === 0 && tokenUsage) {
@@ -159,7 +167,8 @@ export interface ModelCall {
 
 /** A model call's answer, or why there is none (errors are data: the caller decides to throw). */
 export type ModelCallResult<T> =
-  { ok: true; value: T } | { ok: false; message: string; errorId: string; failure: ModelFailure; error: unknown };
+  | { ok: true; value: T }
+  | { ok: false; message: string; errorId: string; failure: ModelFailure; error: unknown; reply?: string };
 
 /** Invokes `runnable`, retrying what may clear; every attempt is reported through `call.report`. */
 export async function callModel<T>(
@@ -204,7 +213,9 @@ export async function callModel<T>(
   } catch (error) {
     if (last?.error !== error) failed(error);
     const { message, failure } = describeFailure(error, attempts);
-    return { ok: false, message: `${message} [${last!.errorId}]`, errorId: last!.errorId, failure, error };
+    const reply = meter.reply;
+    const errorId = last!.errorId;
+    return { ok: false, message: `${message} [${errorId}]`, errorId, failure, error, ...(reply ? { reply } : {}) };
   }
 }
 
@@ -219,6 +230,8 @@ function describeFailure(error: unknown, attempts: number): { message: string; f
       return { failure, message: `model call authentication failed${status}: ${what}` };
     case "quota":
       return { failure, message: `model call quota exhausted${status}: ${what}` };
+    case "unparseable":
+      return { failure, message: `the reply is not valid JSON: ${what}` };
     case "transient": {
       const tries = `${attempts} attempt${attempts === 1 ? "" : "s"}`;
       return { failure, message: `model call failed after ${tries}${status}: ${what}` };

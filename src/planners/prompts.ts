@@ -80,6 +80,12 @@ export function replanPrompt(req: ReplanRequest): string {
     req.constraints.length ? `Constraints from a person:\n- ${req.constraints.join("\n- ")}` : "",
     req.budget.remaining !== undefined ? `Execution budget remaining: ${req.budget.remaining}` : "",
     req.hints?.length ? hintsPrompt(req.hints) : "",
+    req.issues?.length
+      ? `Your previous replacement was rejected; fix these problems:\n${dataBlock(
+          "previous_draft_issues",
+          req.issues.map((i) => i.message),
+        )}`
+      : "",
     `Tools:\n${toolCatalogue(req.tools)}`,
     "Return only the replacement steps (and any new assumptions).",
   ]

@@ -19,6 +19,11 @@ export const PolicyOptionsSchema = z
     maxBacktrackDepth: z.number().int().min(0).max(100).optional(),
     /** How often one completed step may be re-run by backtracking before escalating. Default 2. */
     maxBacktracksPerStep: z.number().int().min(0).max(100).optional(),
+    /**
+     * How often an invalid replan draft goes back to the planner with its typed issues
+     * (`ReplanRequest.issues`) before `replan.invalid-draft` escalates. Default 1; 0 escalates at once.
+     */
+    replanDraftRetries: z.number().int().min(0).max(10).optional(),
     /** Hard bound on decisions per run; reaching it escalates. Default 100. */
     maxDecisions: z.number().int().min(1).max(10_000).optional(),
     budget: z
@@ -59,6 +64,7 @@ export interface ResolvedPolicy {
   replanCooldownSteps: number;
   maxBacktrackDepth: number;
   maxBacktracksPerStep: number;
+  replanDraftRetries: number;
   maxDecisions: number;
   maxExtensions: number;
   stallFactor: number;
@@ -94,6 +100,7 @@ export function resolvePolicy(options: unknown = {}): ResolvedPolicy {
     replanCooldownSteps: o.replanCooldownSteps ?? 1,
     maxBacktrackDepth: o.maxBacktrackDepth ?? 3,
     maxBacktracksPerStep: o.maxBacktracksPerStep ?? 2,
+    replanDraftRetries: o.replanDraftRetries ?? 1,
     maxDecisions: o.maxDecisions ?? 100,
     maxExtensions: o.maxExtensions ?? 20,
     stallFactor: o.stallFactor ?? 2,

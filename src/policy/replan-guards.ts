@@ -60,6 +60,18 @@ export function backtracksGuard(
   };
 }
 
+/**
+ * An invalid draft goes back to the planner with its issues while `policy.replanDraftRetries`
+ * allows; a draft without typed issues (a planner error) or one past the bound escalates.
+ */
+export function sendBackDraft(
+  issues: readonly unknown[] | undefined,
+  sentBack: number,
+  policy: Pick<ResolvedPolicy, "replanDraftRetries">,
+): boolean {
+  return issues !== undefined && issues.length > 0 && sentBack < policy.replanDraftRetries;
+}
+
 /** A replan that failed still counts against `maxReplans`; it escalates under one of two rules. */
 export function failedReplan(kind: "invalid_draft" | "planner_error", detail: string): GuardHit {
   return kind === "invalid_draft"

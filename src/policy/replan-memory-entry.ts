@@ -25,6 +25,8 @@ export interface BranchSource {
   /** The saving thread's idempotency keys. */
   secrets: readonly string[];
   at: string;
+  /** Steps of the branch kept under the id of an affected step, with its position among them. */
+  kept?: Readonly<Record<string, number>>;
   /** The revision of the retired entry this one replaces, if any. */
   replaces?: string;
 }
@@ -123,7 +125,7 @@ function neutralStep(step: Step, id: string, source: BranchSource, t: Thread): S
  * The branch with ids s1, s2, … in plan order (skipping a kept step's id it depends on);
  * dependencies inside it follow, those on kept steps stay.
  */
-function neutralIds(steps: readonly Step[]): Step[] {
+function neutralIds(steps: readonly Step[]): { steps: Step[]; ids: Map<string, string> } {
   const inside = new Set(steps.map((s) => s.id));
   const outside = new Set(steps.flatMap((s) => s.dependsOn ?? []).filter((d) => !inside.has(d)));
   const ids = new Map<string, string>();
@@ -133,18 +135,20 @@ function neutralIds(steps: readonly Step[]): Step[] {
     while (outside.has(`s${n}`));
     ids.set(s.id, `s${n}`);
   }
-  return steps.map((s) => {
+  const renamed = steps.map((s) => {
     const out: Step = { ...s, id: ids.get(s.id)! };
     if (s.dependsOn) out.dependsOn = s.dependsOn.map((d) => ids.get(d) ?? d);
     return out;
   });
+  return { steps: renamed, ids };
 }
 
 /** The entry a completed branch becomes, or why it is not saved. */
 export function entryFromBranch(source: BranchSource): { entry: MemoryEntry } | { refused: string } {
   const t = threadValues(source.facts, source.secrets);
   const steps: Step[] = [];
-  for (const [i, step] of neutralIds(source.steps).entries()) {
+  const renamed = neutralIds(source.steps);
+  for (const [i, step] of renamed.steps.entries()) {
     const neutral = neutralStep(step, source.steps[i]!.id, source, t);
     if (typeof neutral === "string") return { refused: neutral };
     steps.push(neutral);
@@ -160,5 +164,8 @@ export function entryFromBranch(source: BranchSource): { entry: MemoryEntry } | 
     steps,
   };
   if (assumptions.length > 0) content.assumptions = assumptions;
+  // Positions, not ids: which affected step a kept step stands for says nothing of this thread.
+  const kept = Object.entries(source.kept ?? {}).filter(([id]) => renamed.ids.has(id));
+  if (kept.length > 0) content.kept = Object.fromEntries(kept.map(([id, at]) => [renamed.ids.get(id)!, at]));
   return { entry: { ...content, revision: entryRevision(content, source.replaces), savedAt: source.at } };
 }

@@ -33,6 +33,11 @@ export const MemoryEntrySchema = z.object({
   steps: z.array(StepSchema).min(1).max(LIMITS.maxSteps),
   /** Assumptions the steps rest on that the replan introduced (definitions travel with the steps). */
   assumptions: z.array(AssumptionSchema).max(LIMITS.maxAssumptions).optional(),
+  /**
+   * Steps the fix handed back under the id of a step it replaced, with that step's position among the
+   * affected steps: a reusing thread gives them its own id for that position (the key fixes the shape).
+   */
+  kept: z.record(z.string(), z.number().int().min(0).max(LIMITS.maxSteps)).optional(),
   savedAt: z.string(),
 });
 export type MemoryEntry = z.infer<typeof MemoryEntrySchema>;
@@ -50,11 +55,9 @@ export type ScoredEntry = MemoryEntry & Score;
  * after its predecessor was retired is a new revision that starts from no outcomes.
  */
 export function entryRevision(entry: Omit<MemoryEntry, "revision" | "savedAt">, replaces?: string): string {
-  const { key, assumption, origin, steps, assumptions } = entry;
-  return sha(
-    canonical({ key, assumption, origin, steps, assumptions: assumptions ?? [], replaces: replaces ?? "" }),
-    16,
-  );
+  const { key, assumption, origin, steps, assumptions, kept } = entry;
+  const content = { key, assumption, origin, steps, assumptions: assumptions ?? [], replaces: replaces ?? "" };
+  return sha(canonical(kept ? { ...content, kept } : content), 16);
 }
 
 /** Where the outcomes of one revision live: one item per outcome, so the namespace lists them all. */
@@ -167,11 +170,15 @@ export function chooseEntry(
  * Steps from memory with ids no step of this thread has used (plan or records): a saved id may
  * name a kept step here, or a finished one whose record a reused id would overwrite.
  */
-export function withUniqueIds(steps: readonly Step[], taken: ReadonlySet<string>): Step[] {
+export function withUniqueIds(
+  steps: readonly Step[],
+  taken: ReadonlySet<string>,
+  preferred: ReadonlyMap<string, string> = new Map(),
+): Step[] {
   const used = new Set(taken);
   const renamed = new Map<string, string>();
   for (const s of steps) {
-    let id = s.id;
+    let id = preferred.get(s.id) ?? s.id;
     for (let n = 2; used.has(id); n++) id = `${s.id.slice(0, LIMITS.maxIdLength - 1 - String(n).length)}_${n}`;
     used.add(id);
     renamed.set(s.id, id);

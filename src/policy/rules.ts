@@ -80,7 +80,8 @@ export const RULES = {
   "budget.replan-cheaper": {
     answers: "budget_exhausted",
     action: "replan_global",
-    description: "a step would exceed budget.maxCost: ask for a cheaper route",
+    description:
+      "a step, or before it starts the rest of a plan version, would exceed budget.maxCost: ask for a cheaper route",
   },
   // Skip: an optional step that would otherwise escalate.
   "optional.skip": {
@@ -175,7 +176,8 @@ export const RULES = {
   "replan.invalid-draft": {
     answers: "any",
     action: "escalate",
-    description: "the planner's replacement steps failed validation",
+    description:
+      "the planner's replacement steps failed validation, also after policy.replanDraftRetries re-asks with the issues",
   },
   "guard.max-extensions": {
     answers: "any",

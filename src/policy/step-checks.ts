@@ -59,8 +59,12 @@ export function checkPreconditions(step: Step, trusted: Readonly<Record<string, 
 }
 
 /** `budget.maxCost`: a step whose cost would exceed it is not started. */
-export function checkBudget(step: Step, spent: number, maxCost: number | undefined): CheckFailure | undefined {
-  const cost = step.cost ?? 0;
+export function checkBudget(
+  step: Step,
+  spent: number,
+  maxCost: number | undefined,
+  cost = step.cost ?? 0,
+): CheckFailure | undefined {
   if (maxCost === undefined || spent + cost <= maxCost) return undefined;
   const spentSoFar = `${round(spent)} of ${maxCost} is spent`;
   const message = `step "${step.id}" costs ${cost}; ${spentSoFar}, so it would exceed budget.maxCost`;

@@ -2,6 +2,7 @@
  * One step attempt, start to end: the checks before the tool runs (pure, `policy/step-checks.ts`),
  * the call handed to the dispatcher, and the record written when it ends.
  */
+import { attemptCost } from "../policy/budget.js";
 import { operationKey } from "../plan/operation.js";
 import type { Step, StepRun } from "../plan/schema.js";
 import {
@@ -31,13 +32,14 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
   const { rt, config } = v;
   const previous: StepRun = v.steps[step.id] ?? { status: "pending", attempts: 0 };
   const notRun = { ...previous, status: "failed" as const };
+  const useFallback = previous.usedFallback === true && step.fallback !== undefined;
+  const charge = attemptCost(step, useFallback);
   const pre =
     checkInputs(step, v.state.facts, v.trusted) ??
     checkPreconditions(step, v.trusted) ??
-    (again ? undefined : checkBudget(step, v.spent, rt.policy.budget.maxCost));
+    (again ? undefined : checkBudget(step, v.spent, rt.policy.budget.maxCost, charge));
   if (pre) return v.fail(step, pre, notRun);
 
-  const useFallback = previous.usedFallback === true && step.fallback !== undefined;
   const toolName = toolFor(step, previous)!;
   const args = { ...(useFallback ? step.fallback!.args : step.args), ...pick(v.trusted, step.inputs ?? []) };
   const threadId = String(config.configurable?.thread_id ?? "no-thread");
@@ -50,7 +52,7 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
   if (conflict) return v.fail(step, conflict, notRun);
 
   const attempt = again ? previous.attempts : previous.attempts + 1;
-  const cost = again ? 0 : (step.cost ?? 0);
+  const cost = again ? 0 : charge;
   const { nextDelayMs: delay, error: _error, approvedKey: _approved, ...rest } = previous;
   const running: StepRun = {
     ...rest,

@@ -39,6 +39,8 @@ export interface Replan {
   };
   /** Remembered replacements shown to the planner (`hint` mode). */
   hints?: ReplanHint[];
+  /** Steps of the scope the applied draft left out that stay (policy/replan-keep.ts): not part of its answer. */
+  kept?: string[];
   /** Decisions this replan adds before its outcome (rule `replan.memory`). */
   notes: Decision[];
 }

@@ -7,12 +7,21 @@
  */
 import { enrichDraft } from "../plan/enrich.js";
 import { isFinished } from "../plan/ready.js";
-import type { Step } from "../plan/schema.js";
-import { formatIssues } from "../plan/validate.js";
-import { backtracksGuard, failedReplan, noProgressGuard, type GuardHit } from "../policy/replan-guards.js";
+import type { PlanDraft, Step } from "../plan/schema.js";
+import { formatIssues, type PlanIssue } from "../plan/validate.js";
+import {
+  backtracksGuard,
+  failedReplan,
+  noProgressGuard,
+  sendBackDraft,
+  type GuardHit,
+} from "../policy/replan-guards.js";
+import { droppedFacts, keptSteps } from "../policy/replan-keep.js";
 import { withRevalidation } from "../policy/replan-merge.js";
 import { fingerprint } from "../policy/scope.js";
-import { validateReplanDraft, type Replan } from "./replan-context.js";
+import { labelled, validateReplanDraft, type Replan } from "./replan-context.js";
+import { rejectRecalled, recallReplan } from "./replan-memory.js";
+import { askPlanner, type PlannerAnswer } from "./replan-request.js";
 
 export interface ShapedDraft {
   /** The draft, validated and enriched (its own steps, without re-validation steps). */
@@ -24,10 +33,68 @@ export interface ShapedDraft {
   print: string;
 }
 
-export function shapeDraft(r: Replan, draft: unknown): { hit: GuardHit } | ShapedDraft {
+/** A draft that did not make it: the guard that stopped it, and the typed issues when it was invalid. */
+export interface StoppedDraft {
+  hit: GuardHit;
+  issues?: PlanIssue[];
+}
+
+/**
+ * The replacement for this replan: replan memory's draft first (reuse), else the planner's; an
+ * invalid draft goes back to the planner with its issues while `policy.replanDraftRetries` allows.
+ */
+export async function draftReplacement(r: Replan): Promise<StoppedDraft | ShapedDraft> {
+  const recalled = await recallReplan(r);
+  let outcome = recalled ? shapeDraft(r, recalled.draft) : undefined;
+  if (outcome && "hit" in outcome) {
+    // A remembered draft that a guard stops is the entry's failure, not this run's: the planner answers.
+    await rejectRecalled(r, outcome.hit);
+    outcome = undefined;
+  }
+  outcome ??= answered(r, await askPlanner(r));
+  for (let sent = 0; "hit" in outcome && sendBackDraft(outcome.issues, sent, r.rt.policy); sent++)
+    outcome = answered(r, await askPlanner(r, outcome.issues));
+  return outcome;
+}
+
+function answered(r: Replan, answer: PlannerAnswer): StoppedDraft | ShapedDraft {
+  if ("draft" in answer) return shapeDraft(r, answer.draft);
+  return answer.issues ? { hit: answer.failed, issues: answer.issues } : { hit: answer.failed };
+}
+
+/** The draft with the work of the scope it leaves out kept, validated; or its issues. */
+function keepingWork(r: Replan, draft: unknown): { draft: PlanDraft } | StoppedDraft {
+  const invalid = (issues: PlanIssue[]) => ({ hit: failedReplan("invalid_draft", formatIssues(issues)), issues });
+  r.kept = [];
+  const first = validateReplanDraft(r, draft);
+  if (!first.ok) return invalid(first.issues);
+  // A scope change or a person may drop work on purpose; a repair may not.
+  const byPerson = r.trigger.by === "person" || r.trigger.rule.startsWith("human.");
+  if (byPerson || r.trigger.failureClass === "scope_changed") return { draft: first.draft };
+  const scope = {
+    affected: r.affected,
+    broken: r.falsification.broken,
+    replace: r.trigger.stepId !== undefined ? [r.trigger.stepId] : [],
+  };
+  const kept = r.scope === "local" ? keptSteps({ ...scope, replacement: first.draft.steps, runs: r.state.steps }) : [];
+  const whole =
+    kept.length > 0 ? validateReplanDraft(r, { ...first.draft, steps: [...first.draft.steps, ...kept] }) : first;
+  if (!whole.ok) return invalid(whole.issues);
+  r.kept = kept.map((s) => s.id);
+  const others = r.plan.steps.filter((s) => !r.affectedIds.includes(s.id));
+  const trusted = new Set(
+    Object.entries(labelled(r))
+      .filter(([, f]) => f.label === "trusted")
+      .map(([k]) => k),
+  );
+  const dropped = droppedFacts(scope, [...others, ...whole.draft.steps], trusted, r.plan.version);
+  return dropped.length > 0 ? invalid(dropped) : { draft: whole.draft };
+}
+
+export function shapeDraft(r: Replan, draft: unknown): StoppedDraft | ShapedDraft {
   const { state, rt } = r;
-  const validation = validateReplanDraft(r, draft);
-  if (!validation.ok) return { hit: failedReplan("invalid_draft", formatIssues(validation.issues)) };
+  const validation = keepingWork(r, draft);
+  if ("hit" in validation) return validation;
   const proposed = enrichDraft(validation.draft, rt.metadataOf);
   const print = fingerprint(proposed.steps, r.assumption);
   const byPerson = r.trigger.by === "person" || r.trigger.rule.startsWith("human.");

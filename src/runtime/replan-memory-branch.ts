@@ -94,6 +94,7 @@ async function save(
     planAssumptions: plan.assumptions,
     facts,
     secrets: effects.map((e) => e.idempotencyKey),
+    ...(record.memoryKept ? { kept: record.memoryKept } : {}),
     at: new Date(rt.clock.now()).toISOString(),
     ...(existing ? { replaces: existing.revision } : {}),
   });

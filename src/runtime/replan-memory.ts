@@ -122,9 +122,16 @@ export async function recallReplan(r: Replan): Promise<{ draft: PlanDraft } | un
 }
 
 async function reuse(r: Replan, store: BaseStore, entry: ScoredEntry, score: string) {
-  const taken = new Set([...r.plan.steps.map((s) => s.id), ...Object.keys(r.state.steps)]);
+  // A step the fix kept takes the id of the affected step at its position, which the replan replaces.
+  const preferred = new Map<string, string>();
+  for (const [id, at] of Object.entries(entry.kept ?? {})) {
+    const own = r.affectedIds[at];
+    if (own !== undefined && entry.steps.some((s) => s.id === id)) preferred.set(id, own);
+  }
+  const mine = new Set(preferred.values());
+  const ids = [...r.plan.steps.map((s) => s.id), ...Object.keys(r.state.steps)].filter((id) => !mine.has(id));
   const declared = new Set(r.plan.assumptions.map((a) => a.id));
-  const draft: PlanDraft = { steps: withUniqueIds(entry.steps, taken) };
+  const draft: PlanDraft = { steps: withUniqueIds(entry.steps, new Set(ids), preferred) };
   const assumptions = (entry.assumptions ?? []).filter((a) => !declared.has(a.id));
   if (assumptions.length > 0) draft.assumptions = assumptions;
   const validation = validateReplanDraft(r, draft);

@@ -4,11 +4,15 @@
  * A planner that throws is a failed replan (it still counts against the replan budget).
  */
 import { factValues } from "../plan/facts.js";
+import type { PlanIssue } from "../plan/validate.js";
 import { failedReplan, type GuardHit } from "../policy/replan-guards.js";
 import { isPlanManagerError } from "../errors.js";
 import { validateReplanDraft, type Replan } from "./replan-context.js";
 
-export async function askPlanner(r: Replan): Promise<{ draft: unknown } | { failed: GuardHit }> {
+export type PlannerAnswer = { draft: unknown } | { failed: GuardHit; issues?: PlanIssue[] };
+
+/** `issues`: what was wrong with this replan's previous draft, sent back for the planner to fix. */
+export async function askPlanner(r: Replan, issues?: PlanIssue[]): Promise<PlannerAnswer> {
   const { state, rt } = r;
   const facts = { ...state.facts, ...r.falsification.labels.facts };
   const { maxCost, maxReplanCost } = rt.policy.budget;
@@ -32,6 +36,7 @@ export async function askPlanner(r: Replan): Promise<{ draft: unknown } | { fail
       },
       tools: rt.toolInfo,
       ...(r.hints ? { hints: r.hints } : {}),
+      ...(issues ? { issues } : {}),
       validate: (d) => {
         const v = validateReplanDraft(r, d);
         return v.ok ? [] : v.issues;
@@ -42,7 +47,20 @@ export async function askPlanner(r: Replan): Promise<{ draft: unknown } | { fail
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     // A draft the planner could not make valid is an invalid draft; anything else, a planner error.
-    const kind = isPlanManagerError(error) && error.code === "invalid_plan" ? "invalid_draft" : "planner_error";
-    return { failed: { ...failedReplan(kind, message), reason: `the planner failed to replan: ${message}` } };
+    const invalid = isPlanManagerError(error) && error.code === "invalid_plan";
+    const failed = { ...failedReplan(invalid ? "invalid_draft" : "planner_error", message) };
+    failed.reason = `the planner failed to replan: ${message}`;
+    return invalid ? { failed, issues: typedIssues(error.issues) } : { failed };
   }
+}
+
+/** A planner's own issues as the validator's: those without a code (a model answer's shape) are `schema`. */
+function typedIssues(issues: readonly unknown[] | undefined): PlanIssue[] {
+  return (issues ?? []).map((issue) => {
+    const i = (issue ?? {}) as Partial<PlanIssue>;
+    const typed: PlanIssue = { code: i.code ?? "schema", path: Array.isArray(i.path) ? i.path : [], message: "" };
+    typed.message = typeof i.message === "string" ? i.message : String(issue);
+    if (typeof i.stepId === "string") typed.stepId = i.stepId;
+    return typed;
+  });
 }

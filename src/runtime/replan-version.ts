@@ -129,7 +129,11 @@ function replanRecord(r: Replan, next: Plan, replacement: readonly Step[], rerun
   if (rerun.length > 0) record.revalidatedSteps = [...rerun];
   if (r.memory) Object.assign(record, { source: r.memory.source, memoryKey: r.memory.key });
   if (r.memory?.revision) record.memoryRevision = r.memory.revision;
-  if (r.memory) record.memorySteps = replacement.map((s) => s.id);
+  // The answer remembered is the draft's own steps: those kept for it are kept again where it is reused.
+  if (r.memory) record.memorySteps = replacement.map((s) => s.id).filter((id) => !r.kept?.includes(id));
+  const handedBack = (record.memorySteps ?? []).filter((id) => affectedIds.includes(id));
+  if (handedBack.length > 0)
+    record.memoryKept = Object.fromEntries(handedBack.map((id) => [id, affectedIds.indexOf(id)]));
   const changedSteps = replacement.filter((s) => before.has(s.id) && !sameStep(before.get(s.id), s)).map((s) => s.id);
   if (changedSteps.length > 0) record.changedSteps = changedSteps;
   const others = (previous.steps.find((s) => s.id === trigger.stepId)?.assumptions ?? []).filter(

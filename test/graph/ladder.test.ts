@@ -172,20 +172,25 @@ describe("the response ladder on a running graph", () => {
     expect(out.decisions[0].reason).toContain("step timed out after 20 ms");
   });
 
-  it("does not start a step whose cost would exceed budget.maxCost", async () => {
+  it("does not start a step whose cost would exceed budget.maxCost (a retry spent the rest)", async () => {
     const plan: PlanDraft = {
       steps: [
-        { id: "a", goal: "A", tool: "a", cost: 0.1, produces: ["x"] },
-        { id: "b", goal: "B", tool: "b", cost: 0.2, dependsOn: ["a"], produces: ["y"] },
+        { id: "a", goal: "A", tool: "a", cost: 0.1, produces: ["x"], retry: { maxAttempts: 2, backoff: "none" } },
+        { id: "b", goal: "B", tool: "b", cost: 0.1, dependsOn: ["a"], produces: ["y"] },
       ],
     };
-    const a = scriptedTool("a", [{ x: 1 }]);
+    const a = scriptedTool("a", [httpError(503), { x: 1 }]);
     const b = scriptedTool("b", [{ y: 1 }]);
     const out = await harness(plan, [a, b], { policy: { budget: { maxCost: 0.25 } } }).run();
+    expect(a.calls).toHaveLength(2);
     expect(b.calls).toHaveLength(0);
-    expect(out.budget).toEqual({ spent: 0.1, replanSpent: 0, maxCost: 0.25 });
-    expect(brief(out.decisions)).toEqual(["b: budget_exhausted → escalate [replan.unavailable]"]);
-    expect(out.decisions[0].reason).toContain("the planner cannot replan");
+    expect(out.budget).toEqual({ spent: 0.2, replanSpent: 0, maxCost: 0.25 });
+    // The plan fitted (0.2 of 0.25); the retry spent what b needed, and b is held before it starts.
+    expect(brief(out.decisions)).toEqual([
+      "a: transient → retry [transient.retry]",
+      "b: budget_exhausted → escalate [replan.unavailable]",
+    ]);
+    expect(out.decisions[1].reason).toContain("the planner cannot replan");
   });
 
   it("treats an unmet success signal without assumptions as an escalation (compliance 'system_error')", async () => {

@@ -116,6 +116,28 @@ describe("llmPlanner", () => {
     expect(out.usage).toHaveLength(2);
   });
 
+  it("re-asks a reply that is not JSON with the parse error, within maxValidationRetries", async () => {
+    const model = new ScriptedChatModel(["Sure! Here is the plan: steps lookup then notify", goodPlan]);
+    const out = await harness(planner(model, { maxValidationRetries: 1 }).planner, tools()).run();
+    expect(out.status).toBe("completed");
+    expect(model.received).toHaveLength(2);
+    expect(String(model.received[1]!.at(-2)!.content)).toBe("Sure! Here is the plan: steps lookup then notify");
+    expect(String(model.received[1]!.at(-1)!.content)).toMatch(
+      /^That plan was rejected\. Fix these problems and return the whole corrected answer:\n- the reply is not valid JSON: Unexpected token/,
+    );
+    expect(out.usage).toHaveLength(2);
+  });
+
+  it("a reply that never parses fails with invalid_plan after maxValidationRetries, naming the parse error", async () => {
+    const model = new ScriptedChatModel(["not json", "still not json"]);
+    const out = await harness(planner(model, { maxValidationRetries: 1 }).planner, tools()).run();
+    expect(out.status).toBe("failed");
+    expect(out.outcome.failureReason).toBe("invalid_plan");
+    expect(out.outcome.issues).toHaveLength(1);
+    expect(out.outcome.issues[0].message).toMatch(/^the reply is not valid JSON: Unexpected token/);
+    expect(model.received).toHaveLength(2);
+  });
+
   it("gives up after maxValidationRetries with status failed and the issues", async () => {
     const model = new ScriptedChatModel([
       { steps: "not a list" },
@@ -264,5 +286,11 @@ describe("llmPlanner", () => {
       "w: success_signal_unmet → escalate [replan.invalid-draft]",
     ]);
     expect(out.guards.count).toBe(1);
+    // Sent back once (policy.replanDraftRetries, default 1): the model sees what was wrong.
+    expect(model.received).toHaveLength(3);
+    expect(String(model.received[2]![1]!.content)).toContain(
+      'Your previous replacement was rejected; fix these problems:\n<untrusted-data name="previous_draft_issues">\n' +
+        '["step \\"x\\" names tool \\"nope\\", which is not in the registry (registered: lookup)"]',
+    );
   });
 });

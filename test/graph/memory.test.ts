@@ -165,6 +165,8 @@ describe("replan memory across threads", () => {
           dependsOn: ["s1"],
         },
       ],
+      // The planner handed `summarize` back by id: position 1 of the affected steps, not its id.
+      kept: { s2: 1 },
       revision: expect.stringMatching(/^[0-9a-f]{16}$/),
       savedAt: "2026-01-01T00:00:00.000Z",
     });
@@ -179,12 +181,13 @@ describe("replan memory across threads", () => {
       source: "memory",
       memoryKey: key,
       memoryRevision: saved!.revision,
-      newSteps: ["s1", "s2"],
-      invalidatedSteps: ["fetch", "summarize"],
+      newSteps: ["s1"],
+      invalidatedSteps: ["fetch"],
     });
+    // The kept step keeps this thread's id.
     expect(b.plan.steps.map((s: Loose) => [s.id, s.dependsOn ?? []])).toEqual([
       ["s1", []],
-      ["s2", ["s1"]],
+      ["summarize", ["s1"]],
     ]);
     expect(memoryDecisions(b)).toEqual([`reused entry ${key} (0 of 0 uses succeeded): planner not called`]);
     expect(b.decisions.map((d: Loose) => [d.seq, d.rule, d.action])).toEqual([

@@ -74,7 +74,7 @@ describe("replan triggers and trust re-validation", () => {
     expect(pay.calls).toHaveLength(1);
   });
 
-  it("a budget that cannot cover the next step asks the planner for a cheaper route", async () => {
+  it("a plan whose steps cannot all fit the budget asks the planner for a cheaper route before any step starts", async () => {
     const plan: PlanDraft = {
       steps: [
         { id: "a", goal: "A", tool: "t", cost: 0.5, produces: ["x"] },
@@ -84,15 +84,17 @@ describe("replan triggers and trust re-validation", () => {
     const requests: ReplanRequest[] = [];
     const replan = (r: ReplanRequest): PlanDraft => (
       requests.push(r),
-      { steps: [{ id: "b_lite", goal: "B (lite)", tool: "lite", cost: 0.1 }] }
+      { steps: [plan.steps[0]!, { id: "b_lite", goal: "B (lite)", tool: "lite", cost: 0.1, dependsOn: ["a"] }] }
     );
+    const premium = scriptedTool("premium", [{}]);
     const out = await harness(
       staticPlanner({ plan, replan }),
-      [scriptedTool("t", [{ x: 1 }]), scriptedTool("premium", [{}]), scriptedTool("lite", [{}])],
+      [scriptedTool("t", [{ x: 1 }]), premium, scriptedTool("lite", [{}])],
       { policy: { budget: { maxCost: 1 } } },
     ).run();
-    expect(brief(out.decisions)).toEqual(["b: budget_exhausted → replan_global [budget.replan-cheaper]"]);
-    expect(requests[0]!.budget).toEqual({ remaining: 0.5 });
+    expect(brief(out.decisions)).toEqual(["-: budget_exhausted → replan_global [budget.replan-cheaper]"]);
+    expect(requests[0]!.budget).toEqual({ remaining: 1 });
+    expect(premium.calls).toEqual([]);
     expect(out.status).toBe("completed");
     expect(out.budget.spent).toBeCloseTo(0.6, 10);
   });

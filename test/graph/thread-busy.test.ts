@@ -153,6 +153,49 @@ describe("one run per thread", () => {
     expect((await graph.getState(config)).values.status).toBe("completed");
   });
 
+  it("frees the thread of a stream stopped through its signal once the step in progress returns", async () => {
+    const slow = slowCharge();
+    const controller = new AbortController();
+    // The caller stops the run from inside the step (as a UI's stop button would, mid-call).
+    const stopping = tool(
+      async (args, config) => {
+        controller.abort();
+        return slow.charge.invoke(args, config);
+      },
+      {
+        name: "charge",
+        description: "Charge a card",
+        schema: z.object({}).passthrough(),
+        metadata: slow.charge.metadata,
+      },
+    );
+    const graph = graphWith(stopping as unknown as typeof slow.charge);
+    const config = { configurable: { thread_id: "order-5" } };
+    const stream = await graph.stream({ goal: "pay" }, { ...config, streamMode: "custom", signal: controller.signal });
+    const read = (async () => {
+      for await (const _event of stream);
+    })().then(
+      () => "finished",
+      (e: Error) => e.name,
+    );
+    expect(await read).toBe("AbortError");
+    const early = await settledWithin(graph.invoke(null, config));
+    expect(isPlanManagerError(early) && early.code).toBe("thread_busy");
+    slow.release();
+    // LangChain's stream rejects the reader on abort without closing the run's generator: the thread
+    // was held for good (thread_busy forever), so a scope change written then could never be planned.
+    await until(
+      async () =>
+        await graph.invoke(null, config).then(
+          () => true,
+          () => false,
+        ),
+    );
+    expect(slow.calls).toHaveLength(2);
+    expect(slow.calls[1]).toBe(slow.calls[0]);
+    expect((await graph.getState(config)).values.status).toBe("completed");
+  });
+
   it("releases the thread when the run throws", async () => {
     const slow = slowCharge();
     slow.release();

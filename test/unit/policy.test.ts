@@ -156,6 +156,7 @@ describe("policy options", () => {
       replanCooldownSteps: 1,
       maxBacktrackDepth: 3,
       maxBacktracksPerStep: 2,
+      replanDraftRetries: 1,
       maxDecisions: 100,
       maxExtensions: 20,
       stallFactor: 2,
