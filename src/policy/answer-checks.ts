@@ -64,9 +64,13 @@ export function provideProblem(
   return undefined;
 }
 
-/** The fact limits (LIMITS.maxJsonBytes, LIMITS.maxJsonDepth) applied to what a person sends. */
-export function valueProblem(value: unknown, where: string): string | undefined {
-  const json = toJsonValue(value, { path: where });
+/** The fact limits (LIMITS.maxJsonBytes, LIMITS.maxJsonDepth) applied to what a person (or the input) sends. */
+export function valueProblem(
+  value: unknown,
+  where: string,
+  source: "person" | "input" = "person",
+): string | undefined {
+  const json = toJsonValue(value, { path: where, source });
   if (!json.ok) return json.message;
   if (json.bytes > LIMITS.maxJsonBytes)
     return `${where} is ${json.bytes} bytes of JSON, over the ${LIMITS.maxJsonBytes}-byte fact limit`;
