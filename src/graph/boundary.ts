@@ -26,11 +26,15 @@ export function managerWrite<T extends object>(values: T): T {
   return values;
 }
 
-/** Throws `invalid_update` for the first key of `values` a caller may not write. */
-export function checkOutsideUpdate(values: unknown): void {
-  if (values === null || typeof values !== "object" || managerWrites.has(values)) return;
+/**
+ * Throws `invalid_update` for the first key of `values` a caller may not write; returns whether
+ * the update comes from outside (false for the manager's own writes).
+ */
+export function checkOutsideUpdate(values: unknown): boolean {
+  if (values === null || typeof values !== "object") return true;
+  if (managerWrites.has(values)) return false;
   const key = Object.keys(values).find((k) => !WRITABLE_KEYS.includes(k));
-  if (key === undefined) return;
+  if (key === undefined) return true;
   const owner = key in OWNED ? "the manager owns it" : "it is not a key of the plan manager's state";
   throw new PlanManagerError(
     "invalid_update",

@@ -132,9 +132,11 @@ export class CompiledPlanManager<T extends Transformers = []> extends CompiledSt
     startConfig: LangGraphRunnableConfig,
     supersteps: Parameters<BaseBulkUpdate>[1],
   ): Promise<RunnableConfig> {
-    for (const superstep of supersteps) for (const update of superstep.updates) checkOutsideUpdate(update.values);
+    const updates = supersteps.flatMap((superstep) => superstep.updates);
+    // Every update is checked before any is written.
+    const outside = updates.map((update) => checkOutsideUpdate(update.values)).every(Boolean);
     const topLevel = !startConfig.configurable?.checkpoint_ns && this.checkpointer !== undefined;
-    const paused = topLevel && hasPendingInterrupt(await this.getState(startConfig));
+    const paused = outside && topLevel && hasPendingInterrupt(await this.getState(startConfig));
     const updated = await super.bulkUpdateState(startConfig, supersteps);
     if (!paused) return updated;
     await this.invoke(null, updated);
