@@ -28,13 +28,18 @@ const round = (n: number | undefined) => Math.round((n ?? 0) * 1e6) / 1e6;
 
 export function debugView(state: DebugState): string[] {
   const lines: string[] = [`goal: ${printable(state.goal)}`, `status: ${state.status}`, "", "steps:"];
-  const ids = new Set<string>([...(state.plan?.steps ?? []).map((s) => s.id), ...Object.keys(state.steps)]);
+  const planned: ReadonlySet<string> = new Set((state.plan?.steps ?? []).map((s) => s.id));
+  const ids = new Set<string>([...planned, ...Object.keys(state.steps)]);
   const earlier = runHistory(state).filter((r) => !r.current);
   for (const id of ids) {
     const run = state.steps[id]!;
     if (!run) continue;
     // Earlier versions' attempts come first, each with its version: a replan resets the record, not the history.
-    for (const e of earlier.filter((x) => x.stepId === id)) lines.push(...runLines(`${id} (v${e.version})`, e.run));
+    // A step a replan removed keeps its record, which is the same attempt as its last history entry.
+    const repeats = (e: { run: StepRun }) =>
+      !planned.has(id) && e.run.attempts === run.attempts && e.run.startedAt === run.startedAt;
+    for (const e of earlier.filter((x) => x.stepId === id && !repeats(x)))
+      lines.push(...runLines(`${id} (v${e.version})`, e.run));
     lines.push(...runLines(id, run));
   }
   lines.push("", "decisions:");
