@@ -7,7 +7,7 @@
 import { isCommand } from "@langchain/langgraph";
 import { PlanManagerError } from "../errors.js";
 import { FactKeySchema } from "../plan/schema.js";
-import { valueProblem } from "../policy/answer-checks.js";
+import { factValue } from "../policy/answer-checks.js";
 
 /** The state keys a caller may write with `updateState`; everything else belongs to the manager. */
 export const WRITABLE_KEYS: readonly string[] = ["scopeChanges"];
@@ -69,9 +69,13 @@ const OWNED: Readonly<Record<string, true>> = Object.fromEntries(
   ].map((k) => [k, true as const]),
 );
 
-/** Throws `invalid_input` when `input` cannot start a run: a goal that is no text, a context value that is no fact. */
-export function checkInput(input: unknown): void {
-  if (input === null || input === undefined || isCommand(input)) return;
+/**
+ * Throws `invalid_input` when `input` cannot start a run: a goal that is no text, a context value
+ * that is no fact. Returns the input to run with: context values normalised as a tool's output is
+ * (a `Date` becomes its ISO string), so a resumed run reads what an uninterrupted one did.
+ */
+export function checkInput(input: unknown): unknown {
+  if (input === null || input === undefined || isCommand(input)) return input;
   if (typeof input !== "object" || Array.isArray(input)) {
     throw inputError("input", `input must be an object like { goal, context? }, received ${typeof input}`);
   }
@@ -80,17 +84,20 @@ export function checkInput(input: unknown): void {
     const received = typeof goal === "string" ? "a blank string" : goal === null ? "null" : typeof goal;
     throw inputError("goal", `goal must be a non-empty string, received ${received}`);
   }
-  if (context === undefined) return;
+  if (context === undefined) return input;
   if (context === null || typeof context !== "object" || Array.isArray(context)) {
     throw inputError("context", "context must be an object mapping fact keys to JSON values");
   }
+  const values: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(context)) {
     if (!FactKeySchema.safeParse(key).success) {
       throw inputError(`context.${key}`, `context key ${JSON.stringify(key)} is not a valid fact key`);
     }
-    const problem = valueProblem(value, `context.${key}`, "input");
-    if (problem) throw inputError(`context.${key}`, problem);
+    const json = factValue(value, `context.${key}`, "input");
+    if (!json.ok) throw inputError(`context.${key}`, json.problem);
+    values[key] = json.value;
   }
+  return { ...input, context: values };
 }
 
 function inputError(path: string, problem: string): PlanManagerError {

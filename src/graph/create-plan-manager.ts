@@ -102,7 +102,7 @@ export class CompiledPlanManager<T extends Transformers = []> extends CompiledSt
 > {
   override async *_streamIterator(input: unknown, options?: Partial<RunnableConfig>): AsyncGenerator<unknown> {
     const configurable = (options?.configurable ?? {}) as Record<string, unknown>;
-    await this.checkRunStart(input, configurable);
+    const checked = await this.checkRunStart(input, configurable);
     const run = acquireThread({
       checkpointer: this.runCheckpointer(configurable),
       threadId: typeof configurable.thread_id === "string" ? configurable.thread_id : undefined,
@@ -111,7 +111,7 @@ export class CompiledPlanManager<T extends Transformers = []> extends CompiledSt
     try {
       // Calls still in flight when a run ends keep its thread held, like a node still running.
       const config = withDispatch(withThreadRun(durable(this.nestedLimit(options)), run), (work) => run.track(work));
-      yield* super._streamIterator(input as Command, config);
+      yield* super._streamIterator(checked as Command, config);
     } finally {
       run.end();
     }
@@ -144,15 +144,19 @@ export class CompiledPlanManager<T extends Transformers = []> extends CompiledSt
     return (await this.getState(thread)).config;
   }
 
-  /** An input that cannot start a run, or a thread that has ended, fails before anything is written. */
-  private async checkRunStart(input: unknown, configurable: Record<string, unknown>): Promise<void> {
-    checkInput(input);
-    if (input !== null && input !== undefined && isCommand(input)) return;
+  /**
+   * An input that cannot start a run, or a thread that has ended, fails before anything is written.
+   * Returns the input to run with (context values normalised as facts are).
+   */
+  private async checkRunStart(input: unknown, configurable: Record<string, unknown>): Promise<unknown> {
+    const checked = checkInput(input);
+    if (input !== null && input !== undefined && isCommand(input)) return checked;
     const nested = configurable[LENT_CHECKPOINTER] !== undefined || configurable[PARENT_READ] !== undefined;
     const thread = configurable.thread_id;
-    if (nested || typeof thread !== "string" || !this.checkpointer || configurable.checkpoint_ns) return;
+    if (nested || typeof thread !== "string" || !this.checkpointer || configurable.checkpoint_ns) return checked;
     const snapshot = await this.getState({ configurable });
     checkCanRun((snapshot.values as { status?: unknown } | undefined)?.status, thread);
+    return checked;
   }
 
   /** The checkpointer a run uses, as LangGraph resolves it: none for `false`, else a lent one, else its own. */

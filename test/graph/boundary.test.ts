@@ -162,6 +162,17 @@ describe("input", () => {
   });
 });
 
+describe("input context", () => {
+  it("a Date in context reaches a tool as its ISO string, as it would after a resume", async () => {
+    const echo = scriptedTool("echo", [(args: Record<string, unknown>) => ({ seen: typeof args.at })]);
+    const plan: PlanDraft = { steps: [{ id: "s", goal: "Echo", tool: "echo", inputs: ["at"], produces: ["seen"] }] };
+    const h = harness(plan, [echo]);
+    const out = await h.graph.invoke({ goal: "echo", context: { at: new Date(0) } }, h.config);
+    expect(echo.calls).toEqual([{ at: "1970-01-01T00:00:00.000Z" }]);
+    expect(out.facts.seen?.value).toBe("string");
+  });
+});
+
 describe("resumeRun checks the answer against the question", () => {
   it.each([
     [{ action: "approve" }, 'action "approve" is not available here; choose one of: complete, skip, change_scope, abort'],
