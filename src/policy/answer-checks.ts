@@ -79,7 +79,10 @@ export function factValue(
   const json = toJsonValue(value, { path: where, source });
   if (!json.ok) return { ok: false, problem: json.message };
   if (json.bytes > LIMITS.maxJsonBytes) {
-    return { ok: false, problem: `${where} is ${json.bytes} bytes of JSON, over the ${LIMITS.maxJsonBytes}-byte fact limit` };
+    return {
+      ok: false,
+      problem: `${where} is ${json.bytes} bytes of JSON, over the ${LIMITS.maxJsonBytes}-byte fact limit`,
+    };
   }
   return { ok: true, value: json.value };
 }

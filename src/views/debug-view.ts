@@ -24,10 +24,9 @@ type DebugState = Pick<
   | "outcome"
 >;
 
-const round = (n: number | undefined) => Math.round((n ?? 0) * 1e6) / 1e6;
-
-export function debugView(state: DebugState): string[] {
-  const lines: string[] = [`goal: ${printable(state.goal)}`, `status: ${state.status}`, "", "steps:"];
+/** Each step's attempts, earlier plan versions first; a step a replan removed is listed once. */
+function stepLines(state: DebugState): string[] {
+  const lines: string[] = [];
   const planned: ReadonlySet<string> = new Set((state.plan?.steps ?? []).map((s) => s.id));
   const ids = new Set<string>([...planned, ...Object.keys(state.steps)]);
   const earlier = runHistory(state).filter((r) => !r.current);
@@ -42,6 +41,14 @@ export function debugView(state: DebugState): string[] {
       lines.push(...runLines(`${id} (v${e.version})`, e.run));
     lines.push(...runLines(id, run));
   }
+  return lines;
+}
+
+const round = (n: number | undefined) => Math.round((n ?? 0) * 1e6) / 1e6;
+
+export function debugView(state: DebugState): string[] {
+  const lines: string[] = [`goal: ${printable(state.goal)}`, `status: ${state.status}`, "", "steps:"];
+  lines.push(...stepLines(state));
   lines.push("", "decisions:");
   if (state.decisions.length === 0) lines.push("  (none)");
   for (const d of state.decisions) {

@@ -32,8 +32,7 @@ export function userView(state: ViewState): string[] {
   const asking = state.status === "awaiting_human" || state.status === "awaiting_review";
   for (const step of runOrder(state.plan?.steps ?? [])) {
     // The graph's output omits internal channels: a running step while the run awaits a person is waiting on one.
-    const waiting =
-      asking && (state.pendingHuman?.stepId === step.id || state.steps[step.id]?.status === "running");
+    const waiting = asking && (state.pendingHuman?.stepId === step.id || state.steps[step.id]?.status === "running");
     const line = userLine(step.goal, state.steps[step.id], waiting);
     if (line) lines.push(line);
   }

@@ -175,7 +175,10 @@ describe("input context", () => {
 
 describe("resumeRun checks the answer against the question", () => {
   it.each([
-    [{ action: "approve" }, 'action "approve" is not available here; choose one of: complete, skip, change_scope, abort'],
+    [
+      { action: "approve" },
+      'action "approve" is not available here; choose one of: complete, skip, change_scope, abort',
+    ],
     [
       { action: "complete", output: { wrong_key: 1 } },
       'output is missing approved_by, which step "approve" must produce',
@@ -222,9 +225,9 @@ describe("resumeRun checks the answer against the question", () => {
     expect(question).toEqual(out.__interrupt__?.[0]?.value);
     const state = await h.graph.getState(h.config);
     const schema = (state.tasks[0]?.interrupts[0] as { response_schema?: Loose } | undefined)?.response_schema;
-    const actions = (schema?.oneOf as Loose[]).map((o) => o.properties.action.const);
+    const actions = ((schema?.oneOf ?? []) as Loose[]).map((o) => o.properties.action.const);
     expect(actions).toEqual(["complete", "skip", "change_scope", "abort"]);
-    const completeSchema = (schema?.oneOf as Loose[])[0]!;
+    const completeSchema = ((schema?.oneOf ?? []) as Loose[])[0]!;
     expect(completeSchema.properties.output.required).toEqual(["approved_by"]);
   });
 });

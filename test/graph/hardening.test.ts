@@ -156,18 +156,21 @@ describe("idempotency keys name the operation", () => {
     for await (const snapshot of h.graph.getStateHistory(h.config)) history.push(snapshot);
     const beforeHold = history.find((s) => s.next.includes("executor"))!;
     // The manager's own write (a user forks with a new thread and input): facts are not writable from outside.
-    const changed = await h.graph.updateState(beforeHold.config, managerWrite({
-      facts: {
-        flight: {
-          value: "BA117",
-          label: "trusted",
-          producedBy: "input",
-          planVersion: 0,
-          assumptions: [],
-          derivedFrom: [],
+    const changed = await h.graph.updateState(
+      beforeHold.config,
+      managerWrite({
+        facts: {
+          flight: {
+            value: "BA117",
+            label: "trusted",
+            producedBy: "input",
+            planVersion: 0,
+            assumptions: [],
+            derivedFrom: [],
+          },
         },
-      },
-    }));
+      }),
+    );
     const forked: Loose = await h.graph.invoke(null, changed);
     expect(api.calls.map((c) => c.key)).toEqual([
       operationKey("fork", "hold_seat", "hold_seat", { flight: "AA100" }),

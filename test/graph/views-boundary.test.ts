@@ -48,7 +48,11 @@ describe("views of finished, replanned and stopped runs", () => {
   it("the user view lists steps in the order they run, whatever their order in the plan", () => {
     const step = (id: string, dependsOn: string[] = []) => ({ id, goal: `Do ${id}`, tool: "t", dependsOn });
     const state = {
-      plan: { version: 2, steps: [step("prep"), step("build", ["fetch_b"]), step("fetch_b", ["prep"])], assumptions: [] },
+      plan: {
+        version: 2,
+        steps: [step("prep"), step("build", ["fetch_b"]), step("fetch_b", ["prep"])],
+        assumptions: [],
+      },
       steps: {
         prep: { status: "succeeded", attempts: 1 },
         fetch_b: { status: "succeeded", attempts: 1 },

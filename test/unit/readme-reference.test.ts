@@ -20,7 +20,12 @@ function rows(label: string): string[] {
   if (start < 0) throw new Error(`README's plan reference has no table labelled "${label}"`);
   const lines = reference.slice(start + label.length + 2).split("\n");
   const table = lines.slice(lines.findIndex((l) => l.startsWith("|")));
-  const body = table.slice(0, table.findIndex((l) => !l.startsWith("|"))).slice(2);
+  const body = table
+    .slice(
+      0,
+      table.findIndex((l) => !l.startsWith("|")),
+    )
+    .slice(2);
   return body.map((l) => /^\| `([^`]+)`/.exec(l)?.[1] ?? `unreadable row: ${l}`);
 }
 
