@@ -34,12 +34,14 @@ function stepLines(state: DebugState): string[] {
     const run = state.steps[id]!;
     if (!run) continue;
     // Earlier versions' attempts come first, each with its version: a replan resets the record, not the history.
-    // A step a replan removed keeps its record, which is the same attempt as its last history entry.
-    const repeats = (e: { run: StepRun }) =>
-      !planned.has(id) && e.run.attempts === run.attempts && e.run.startedAt === run.startedAt;
-    for (const e of earlier.filter((x) => x.stepId === id && !repeats(x)))
-      lines.push(...runLines(`${id} (v${e.version})`, e.run));
-    lines.push(...runLines(id, run));
+    const before = earlier.filter((x) => x.stepId === id);
+    // A step a replan removed keeps a record marked invalidated that repeats its last attempt: one
+    // line says both, under the version it ran in ("succeeded → invalidated").
+    const last = before.at(-1);
+    const repeated = !planned.has(id) && last?.run.attempts === run.attempts && last.run.startedAt === run.startedAt;
+    for (const e of repeated ? before.slice(0, -1) : before) lines.push(...runLines(`${id} (v${e.version})`, e.run));
+    if (repeated) lines.push(...runLines(`${id} (v${last.version})`, last.run, run.status));
+    else lines.push(...runLines(id, run));
   }
   return lines;
 }
@@ -97,7 +99,7 @@ export function debugView(state: DebugState): string[] {
   return lines;
 }
 
-function runLines(label: string, run: StepRun): string[] {
+function runLines(label: string, run: StepRun, became?: StepRun["status"]): string[] {
   const times = run.startedAt ? ` ${run.startedAt} → ${run.endedAt ?? "…"}` : "";
   const plural = run.attempts === 1 ? "" : "s";
   const notes =
@@ -105,7 +107,8 @@ function runLines(label: string, run: StepRun): string[] {
     (run.doneBy ? `, done by a ${run.doneBy}` : "") +
     (run.skipReason ? ` (${run.skipReason})` : "");
   const lines = [
-    `  ${label}: ${run.status}, ${run.attempts} attempt${plural}${notes}, cost ${round(run.cost)}${times}`,
+    `  ${label}: ${run.status}${became && became !== run.status ? ` → ${became}` : ""}, ` +
+      `${run.attempts} attempt${plural}${notes}, cost ${round(run.cost)}${times}`,
   ];
   const e = run.error;
   if (e)

@@ -42,7 +42,12 @@ describe("views of finished, replanned and stopped runs", () => {
     const lines = debugView(out as never);
     const section = lines.slice(lines.indexOf("steps:") + 1, lines.indexOf("decisions:"));
     const steps = section.filter((l) => /^ {2}\S/.test(l));
-    expect(steps.map((l) => l.split(":")[0]!.trim())).toEqual(["prep", "fetch_b", "build", "fetch"]);
+    expect(steps.map((l) => l.split(", cost")[0]!.trim())).toEqual([
+      "prep: succeeded, 1 attempt",
+      "fetch_b: succeeded, 1 attempt",
+      "build: succeeded, 1 attempt",
+      "fetch (v1): failed → invalidated, 1 attempt",
+    ]);
   });
 
   it("the user view lists steps in the order they run, whatever their order in the plan", () => {

@@ -99,7 +99,7 @@ describe("three views of one state", () => {
       "    facts: trusted [candidates] suspect [suspect_file, patched_file] invalidated []",
     ]);
     expect(lines).toContain(
-      "  test: invalidated, 1 attempt, cost 0 2026-01-01T00:00:00.000Z → 2026-01-01T00:00:00.000Z",
+      "  test (v1): failed → invalidated, 1 attempt, cost 0 2026-01-01T00:00:00.000Z → 2026-01-01T00:00:00.000Z",
     );
     expect(lines).toContain(
       '    error: SuccessSignalUnmet: success signal "output.passed == true" is false for output {"passed":false,"failing":1}',
