@@ -47,10 +47,13 @@ export async function resumeRun(
   const values = (snapshot.values ?? {}) as PausedValues;
   const thread = String(config.configurable?.thread_id ?? "");
   if (!pending) {
+    const what =
+      values.status === "stopped"
+        ? "it was stopped by an operator: carry on with resumeStopped(graph, config)"
+        : "there is nothing to resume";
     throw new PlanManagerError(
       "invalid_resume",
-      `thread "${thread}" has no pending interrupt (status: ${values.status ?? "not started"}); ` +
-        "there is nothing to resume",
+      `thread "${thread}" has no pending interrupt (status: ${values.status ?? "not started"}); ${what}`,
     );
   }
   const facts = values.facts ?? {};
