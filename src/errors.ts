@@ -16,8 +16,17 @@ export type PlanManagerErrorCode =
   | "limit_exceeded"
   /** A second run was started on a thread that is already running in this process. */
   | "thread_busy"
-  /** `updateState` (or a node) wrote a value that does not fit the channel's schema. */
+  /**
+   * `updateState` from outside wrote a key the manager owns or does not know, or (from a node) a
+   * value that does not fit the channel's schema.
+   */
   | "invalid_update"
+  /** `invoke` was given a goal or context that cannot start a run (checked before any checkpoint). */
+  | "invalid_input"
+  /** `invoke` on a thread whose run has ended (`completed`, `partial`, `failed`, `aborted`). */
+  | "thread_finished"
+  /** `invoke` on a thread an operator stopped: it carries on only through `resumeStopped` or the CLI. */
+  | "thread_stopped"
   /** A tool returned a value that cannot be stored as JSON. */
   | "invalid_output";
 

@@ -4,7 +4,8 @@
  * its rule tables, the validator, the schemas, the CEL evaluator — is `langgraph-replan/policy`.
  */
 export { createPlanManager, CompiledPlanManager, PlanManagerGraph } from "./graph/create-plan-manager.js";
-export { resumeRun } from "./graph/resume.js";
+export { pendingQuestion, resumeRun } from "./graph/resume.js";
+export type { PlanManagerResult } from "./graph/resume.js";
 export { requestScopeChange } from "./graph/scope-change.js";
 export type { PlanManagerOptions, Clock } from "./runtime/options.js";
 export type { PolicyOptions, ReplanMemoryOptions } from "./policy/options.js";

@@ -98,7 +98,11 @@ describe("the Studio graph over the LangGraph SDK", () => {
     });
     expect(final.facts.business_credit_score.value).toBe(81);
     expect(final.scopeChanges).toEqual([]);
-    expect(final.decisions.map((d: { rule: string }) => d.rule)).toEqual(["transient.retry", "scope.replan-global"]);
+    expect(final.decisions.map((d: { rule: string }) => d.rule)).toEqual([
+      "transient.retry",
+      "human.complete",
+      "scope.replan-global",
+    ]);
     expect(custom.map((e) => e.type)).toEqual(
       expect.arrayContaining(["replan", "step_started", "step_finished", "finished"]),
     );

@@ -1,13 +1,19 @@
 /**
- * `resumeRun`: resumes a paused plan manager thread after checking that an interrupt is pending
- * and that the value answers it. A bad value throws `PlanManagerError` ("invalid_resume") and
- * sends nothing, so the thread stays resumable. (A raw `Command({ resume })` is also safe: the
- * human node asks again with `error` set.)
+ * `resumeRun` and `pendingQuestion`: answering a paused plan manager thread from outside. The
+ * answer is checked against the pending question — an offered action, the keys the step must
+ * produce, JSON within the fact limits — before anything is written: a bad one throws
+ * `PlanManagerError` ("invalid_resume") and the thread stays paused at the same question. (A raw
+ * `Command({ resume })` is also safe: the human node asks again with `error` set.)
  */
-import { Command, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { Command, type Interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { PlanManagerError } from "../errors.js";
-import { resumeProblem } from "../plan/resume.js";
-import type { InterruptPayload, ResumeValue } from "../plan/schema.js";
+import { factValues } from "../plan/facts.js";
+import type { Fact, InterruptPayload, Plan, ResumeValue } from "../plan/schema.js";
+import { answerProblem } from "../policy/answer-checks.js";
+import type { PlanManagerOutputType } from "../runtime/state.js";
+
+/** What `invoke` and `resumeRun` return: the run's output keys, and the question when it paused. */
+export type PlanManagerResult = PlanManagerOutputType & { __interrupt__?: Interrupt<InterruptPayload>[] };
 
 interface ResumableGraph {
   getState(
@@ -16,27 +22,48 @@ interface ResumableGraph {
   invoke(input: never, config: LangGraphRunnableConfig): Promise<unknown>;
 }
 
+interface PausedValues {
+  status?: string;
+  plan?: Plan;
+  facts?: Record<string, Fact>;
+}
+
+/** The question a paused thread waits on, or undefined when none is pending. */
+export async function pendingQuestion(
+  graph: Pick<ResumableGraph, "getState">,
+  config: LangGraphRunnableConfig,
+): Promise<InterruptPayload | undefined> {
+  const snapshot = await graph.getState(config);
+  return snapshot.tasks.flatMap((t) => t.interrupts)[0]?.value as InterruptPayload | undefined;
+}
+
 export async function resumeRun(
   graph: ResumableGraph,
   config: LangGraphRunnableConfig,
   value: ResumeValue,
-): Promise<unknown> {
+): Promise<PlanManagerResult> {
   const snapshot = await graph.getState(config);
   const pending = snapshot.tasks.flatMap((t) => t.interrupts)[0]?.value as InterruptPayload | undefined;
+  const values = (snapshot.values ?? {}) as PausedValues;
   const thread = String(config.configurable?.thread_id ?? "");
   if (!pending) {
-    const status = (snapshot.values as { status?: string } | undefined)?.status ?? "not started";
+    const what =
+      values.status === "stopped"
+        ? "it was stopped by an operator: carry on with resumeStopped(graph, config)"
+        : "there is nothing to resume";
     throw new PlanManagerError(
       "invalid_resume",
-      `thread "${thread}" has no pending interrupt (status: ${status}); there is nothing to resume`,
+      `thread "${thread}" has no pending interrupt (status: ${values.status ?? "not started"}); ${what}`,
     );
   }
-  const problem = resumeProblem(value, pending.options);
+  const facts = values.facts ?? {};
+  const step = pending.stepId ? values.plan?.steps.find((s) => s.id === pending.stepId) : undefined;
+  const problem = answerProblem(value, { pending, step, facts, trusted: factValues(facts) });
   if (problem)
     throw new PlanManagerError(
       "invalid_resume",
       `thread "${thread}", ${pending.kind}${pending.stepId ? ` for step "${pending.stepId}"` : ""}: ${problem}`,
       { path: "resume" },
     );
-  return graph.invoke(new Command({ resume: value }) as never, config);
+  return (await graph.invoke(new Command({ resume: value }) as never, config)) as PlanManagerResult;
 }

@@ -79,12 +79,7 @@ export async function requestScopeChange(
     const message = `thread "${thread}" is not paused (status: ${status}): ${rule}; ${what}`;
     throw new PlanManagerError("invalid_update", message, { path: "scopeChanges" });
   }
-  const updated = await graph.updateState(manager.config, { scopeChanges: [request] });
-  // The update is a new checkpoint, and the question was recorded on the one before: standalone,
-  // the thread would show no pending interrupt (`resumeRun` and Studio would find nothing to
-  // answer) until the next run. Running the human node again asks the same question at once; it
-  // has no side effects before an answer (nodes/human.ts). Embedded, the parent's checkpoint still
-  // holds the question, so nothing runs.
-  if (manager === snapshot) await graph.invoke(null, updated);
-  return updated;
+  // Standalone, the manager's `updateState` asks the pending question again on the new checkpoint;
+  // embedded, the parent's checkpoint still holds the question.
+  return graph.updateState(manager.config, { scopeChanges: [request] });
 }

@@ -16,7 +16,11 @@ type Handlers = { [A in ResumeValue["action"]]: (a: Answering, reply: Extract<Re
 
 const HANDLERS: Handlers = {
   // A replan the capability guard held is committed only now, exactly as the person saw it.
-  approve: (a) => (a.pending.context.proposal === undefined ? running() : approveHeld(a)),
+  approve: (a) => {
+    if (a.pending.context.proposal !== undefined) return approveHeld(a);
+    if (a.pending.kind !== "plan_review") return running();
+    return running({ decisions: decide(a, "approve", "human.approve-plan", "a person approved the plan") });
+  },
   reject: (a, reply) => rejectHeld(a, reply),
   abort: (a, reply) => {
     const failedStep = a.pending.stepId ? { failedStep: a.pending.stepId } : {};

@@ -7,22 +7,15 @@
  * in `human-answers.ts`.
  */
 import { Command, interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
-import { z } from "zod";
 import type { Runtime } from "../runtime/options.js";
 import type { PendingHuman, PlanManagerStateType } from "../runtime/state.js";
 import { factValues } from "../plan/facts.js";
-import { ResumeValueSchema, type InterruptPayload, type ResumeValue } from "../plan/schema.js";
+import type { InterruptPayload, ResumeValue } from "../plan/schema.js";
+import { responseSchema } from "../runtime/response-schema.js";
 import { answerProblem } from "../policy/answer-checks.js";
 import { applyAnswer } from "./human-answers.js";
 
 export { HUMAN_DESTINATIONS } from "./human-answers.js";
-
-/**
- * The resume value's JSON Schema, surfaced to clients (Studio, the SDK) on the interrupt's
- * `response_schema` so they can render a form. It is passed as JSON Schema, not as zod, so a
- * malformed answer does not fail the run: the node asks again with `error` set instead.
- */
-const RESUME_JSON_SCHEMA = z.toJSONSchema(ResumeValueSchema) as Record<string, unknown>;
 
 export function makeHumanNode(rt: Runtime) {
   return function human(state: PlanManagerStateType, config: LangGraphRunnableConfig): Command {
@@ -31,8 +24,9 @@ export function makeHumanNode(rt: Runtime) {
     const step = pending.stepId ? state.plan?.steps.find((s) => s.id === pending.stepId) : undefined;
     const context = { pending, step, facts: state.facts, trusted: factValues(state.facts) };
     let payload: InterruptPayload = publicPayload(pending);
+    const schema = responseSchema(pending.options, pending.kind === "human_step" ? step : undefined);
     for (;;) {
-      const raw: unknown = interrupt(payload, { responseSchema: RESUME_JSON_SCHEMA });
+      const raw: unknown = interrupt(payload, { responseSchema: schema });
       const problem = answerProblem(raw, context);
       if (problem === undefined) {
         const run = pending.stepId ? state.steps[pending.stepId] : undefined;

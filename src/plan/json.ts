@@ -19,9 +19,16 @@ export interface JsonOptions {
   path?: string;
   /** Deepest nesting allowed; the value itself is at depth 0. Default `LIMITS.maxJsonDepth` (32). */
   maxDepth?: number;
+  /** Whose values these are, for the rule a rejection quotes. Default `"tools"` ("tools must return JSON values"). */
+  source?: "tools" | "input" | "person";
 }
 
-const JSON_ONLY = "tools must return JSON values (plain objects, arrays, strings, numbers, booleans, null)";
+const JSON_KINDS = "JSON values (plain objects, arrays, strings, numbers, booleans, null)";
+const JSON_RULE = {
+  tools: `tools must return ${JSON_KINDS}`,
+  input: `input context values must be ${JSON_KINDS}`,
+  person: `a person's answer must be ${JSON_KINDS}`,
+} as const;
 
 /**
  * Normalises a tool output to a JSON value: JSON values pass unchanged; a `Date` becomes its ISO
@@ -35,7 +42,8 @@ export function toJsonValue(value: unknown, options: JsonOptions = {}): JsonResu
   const node = walk.visit(value, 0, undefined);
   if (node instanceof Issue) {
     const path = formatPath(options.path ?? "output", node.at);
-    return { ok: false, code: node.code, path, message: node.describe(path) };
+    const message = node.describe(path, JSON_RULE[options.source ?? "tools"]);
+    return { ok: false, code: node.code, path, message };
   }
   return { ok: true, value: node.value, bytes: node.bytes };
 }
@@ -60,8 +68,8 @@ class Issue {
     private readonly what: string,
   ) {}
 
-  describe(path: string): string {
-    return `${path} ${this.what}`;
+  describe(path: string, rule: string): string {
+    return `${path} ${this.what}${this.code === "not_json" ? `; ${rule}` : ""}`;
   }
 }
 
@@ -218,7 +226,7 @@ function fromEntries(entries: readonly [string, unknown][]): Record<string, unkn
 }
 
 function notJson(at: Segment | undefined, what: string): Issue {
-  return new Issue("not_json", at, `is ${what}; ${JSON_ONLY}`);
+  return new Issue("not_json", at, `is ${what}`);
 }
 
 function unreadable(at: Segment | undefined, error: unknown): Issue {

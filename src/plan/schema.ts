@@ -222,6 +222,10 @@ export const ActionSchema = z.enum([
   "abort",
   /** A person supplied what the step was to produce (`provide`). Never chosen by the rules. */
   "provide",
+  /** A person approved the plan at its review. Never chosen by the rules. */
+  "approve",
+  /** A person did a human step (`complete`). Never chosen by the rules. */
+  "complete",
 ]);
 export type Action = z.infer<typeof ActionSchema>;
 

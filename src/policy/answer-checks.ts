@@ -64,11 +64,25 @@ export function provideProblem(
   return undefined;
 }
 
-/** The fact limits (LIMITS.maxJsonBytes, LIMITS.maxJsonDepth) applied to what a person sends. */
+/** The fact limits (LIMITS.maxJsonBytes, LIMITS.maxJsonDepth) applied to what a person (or the input) sends. */
 export function valueProblem(value: unknown, where: string): string | undefined {
-  const json = toJsonValue(value, { path: where });
-  if (!json.ok) return json.message;
-  if (json.bytes > LIMITS.maxJsonBytes)
-    return `${where} is ${json.bytes} bytes of JSON, over the ${LIMITS.maxJsonBytes}-byte fact limit`;
-  return undefined;
+  const json = factValue(value, where, "person");
+  return json.ok ? undefined : json.problem;
+}
+
+/** A value as a fact stores it (JSON, a `Date` as its ISO string), or what keeps it from being one. */
+export function factValue(
+  value: unknown,
+  where: string,
+  source: "person" | "input",
+): { ok: true; value: unknown } | { ok: false; problem: string } {
+  const json = toJsonValue(value, { path: where, source });
+  if (!json.ok) return { ok: false, problem: json.message };
+  if (json.bytes > LIMITS.maxJsonBytes) {
+    return {
+      ok: false,
+      problem: `${where} is ${json.bytes} bytes of JSON, over the ${LIMITS.maxJsonBytes}-byte fact limit`,
+    };
+  }
+  return { ok: true, value: json.value };
 }

@@ -225,6 +225,16 @@ export const RULES = {
     description: "a person rejected a held replan: it is discarded and the original trigger escalates",
   },
   "human.abort": { answers: "person", action: "abort", description: "a person aborted the run" },
+  "human.approve-plan": {
+    answers: "person",
+    action: "approve",
+    description: "a person approved the plan at its review; its first step starts",
+  },
+  "human.complete": {
+    answers: "person",
+    action: "complete",
+    description: "a person did a human step; their output became its facts",
+  },
   // The optional LLM classifier, consulted only for `unknown`.
   "llm.classifier": {
     answers: "llm",

@@ -28,4 +28,5 @@ export function mayAskLlm(verdict: { failureClass: string; rule: string }): bool
 }
 
 /** Actions an LLM classifier may choose: the ladder's, never a person's. */
-export const LADDER_ACTIONS: readonly Action[] = ActionSchema.options.filter((a) => a !== "provide");
+const PERSON_ACTIONS: ReadonlySet<Action> = new Set(["provide", "approve", "complete"]);
+export const LADDER_ACTIONS: readonly Action[] = ActionSchema.options.filter((a) => !PERSON_ACTIONS.has(a));

@@ -34,8 +34,10 @@ export function completeHumanStep(a: Answering, output: unknown): Next {
     attempt: run.attempts,
   });
   const done: StepRun = { ...run, status: "succeeded", attempts: run.attempts + 1, output, endedAt: a.at };
+  const reason = `a person completed the step: ${Object.keys(values).join(", ") || "no facts"}`;
   return running({
     facts,
+    decisions: decide(a, "complete", "human.complete", reason),
     progress: { lastProgressAt: a.at },
     steps: { [step.id]: done },
     guards: { ...a.state.guards, successes: a.state.guards.successes + 1 },

@@ -24,19 +24,33 @@ type DebugState = Pick<
   | "outcome"
 >;
 
-const round = (n: number | undefined) => Math.round((n ?? 0) * 1e6) / 1e6;
-
-export function debugView(state: DebugState): string[] {
-  const lines: string[] = [`goal: ${printable(state.goal)}`, `status: ${state.status}`, "", "steps:"];
-  const ids = new Set<string>([...(state.plan?.steps ?? []).map((s) => s.id), ...Object.keys(state.steps)]);
+/** Each step's attempts, earlier plan versions first; a step a replan removed is listed once. */
+function stepLines(state: DebugState): string[] {
+  const lines: string[] = [];
+  const planned: ReadonlySet<string> = new Set((state.plan?.steps ?? []).map((s) => s.id));
+  const ids = new Set<string>([...planned, ...Object.keys(state.steps)]);
   const earlier = runHistory(state).filter((r) => !r.current);
   for (const id of ids) {
     const run = state.steps[id]!;
     if (!run) continue;
     // Earlier versions' attempts come first, each with its version: a replan resets the record, not the history.
-    for (const e of earlier.filter((x) => x.stepId === id)) lines.push(...runLines(`${id} (v${e.version})`, e.run));
-    lines.push(...runLines(id, run));
+    const before = earlier.filter((x) => x.stepId === id);
+    // A step a replan removed keeps a record marked invalidated that repeats its last attempt: one
+    // line says both, under the version it ran in ("succeeded → invalidated").
+    const last = before.at(-1);
+    const repeated = !planned.has(id) && last?.run.attempts === run.attempts && last.run.startedAt === run.startedAt;
+    for (const e of repeated ? before.slice(0, -1) : before) lines.push(...runLines(`${id} (v${e.version})`, e.run));
+    if (repeated) lines.push(...runLines(`${id} (v${last.version})`, last.run, run.status));
+    else lines.push(...runLines(id, run));
   }
+  return lines;
+}
+
+const round = (n: number | undefined) => Math.round((n ?? 0) * 1e6) / 1e6;
+
+export function debugView(state: DebugState): string[] {
+  const lines: string[] = [`goal: ${printable(state.goal)}`, `status: ${state.status}`, "", "steps:"];
+  lines.push(...stepLines(state));
   lines.push("", "decisions:");
   if (state.decisions.length === 0) lines.push("  (none)");
   for (const d of state.decisions) {
@@ -85,7 +99,7 @@ export function debugView(state: DebugState): string[] {
   return lines;
 }
 
-function runLines(label: string, run: StepRun): string[] {
+function runLines(label: string, run: StepRun, became?: StepRun["status"]): string[] {
   const times = run.startedAt ? ` ${run.startedAt} → ${run.endedAt ?? "…"}` : "";
   const plural = run.attempts === 1 ? "" : "s";
   const notes =
@@ -93,7 +107,8 @@ function runLines(label: string, run: StepRun): string[] {
     (run.doneBy ? `, done by a ${run.doneBy}` : "") +
     (run.skipReason ? ` (${run.skipReason})` : "");
   const lines = [
-    `  ${label}: ${run.status}, ${run.attempts} attempt${plural}${notes}, cost ${round(run.cost)}${times}`,
+    `  ${label}: ${run.status}${became && became !== run.status ? ` → ${became}` : ""}, ` +
+      `${run.attempts} attempt${plural}${notes}, cost ${round(run.cost)}${times}`,
   ];
   const e = run.error;
   if (e)

@@ -10,6 +10,8 @@ type OperatorState = Pick<
   "plan" | "steps" | "status" | "decisions" | "replans" | "budget" | "pendingHuman"
 >;
 
+const FINISHED: ReadonlySet<string> = new Set(["completed", "partial", "failed", "aborted"]);
+
 export interface OperatorViewOptions {
   /** Epoch ms used for "elapsed". Default: now. */
   now?: number;
@@ -22,10 +24,13 @@ export interface OperatorViewOptions {
 export function operatorView(state: OperatorState, options: OperatorViewOptions = {}): string[] {
   const now = options.now ?? Date.now();
   const plan = state.plan;
+  // A finished run has no current step, only the one it failed on, if any.
   const current =
     plan?.steps.find((s) => state.steps[s.id]?.status === "running") ??
     plan?.steps.find((s) => state.steps[s.id]?.status === "failed") ??
-    [...(plan?.steps ?? [])].reverse().find((s) => (state.steps[s.id]?.attempts ?? 0) > 0);
+    (FINISHED.has(state.status)
+      ? undefined
+      : [...(plan?.steps ?? [])].reverse().find((s) => (state.steps[s.id]?.attempts ?? 0) > 0));
   const run = current ? state.steps[current.id] : undefined;
   const max = current
     ? current.human

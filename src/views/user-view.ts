@@ -28,11 +28,11 @@ export function userLine(text: string, run: StepRun | undefined, waitingOnPerson
 
 export function userView(state: ViewState): string[] {
   const lines: string[] = [];
-  for (const step of state.plan?.steps ?? []) {
+  // A stopped run keeps its question for the resume, but nobody is asked until then.
+  const asking = state.status === "awaiting_human" || state.status === "awaiting_review";
+  for (const step of runOrder(state.plan?.steps ?? [])) {
     // The graph's output omits internal channels: a running step while the run awaits a person is waiting on one.
-    const waiting =
-      state.pendingHuman?.stepId === step.id ||
-      (state.status === "awaiting_human" && state.steps[step.id]?.status === "running");
+    const waiting = asking && (state.pendingHuman?.stepId === step.id || state.steps[step.id]?.status === "running");
     const line = userLine(step.goal, state.steps[step.id], waiting);
     if (line) lines.push(line);
   }
@@ -50,6 +50,28 @@ export function userView(state: ViewState): string[] {
   else if (state.status === "awaiting_human" || state.status === "awaiting_review")
     lines.push("Waiting for a person to review.");
   return lines;
+}
+
+/**
+ * Steps in the order they can run: plan order, except that a step comes after the steps it
+ * depends on (a replan may add a replacement after the steps that now depend on it).
+ */
+function runOrder<S extends { id: string; dependsOn?: string[] | undefined }>(steps: readonly S[]): S[] {
+  const byId = new Map(steps.map((s) => [s.id, s]));
+  const placed = new Set<string>();
+  const order: S[] = [];
+  const place = (step: S, path: ReadonlySet<string>): void => {
+    if (placed.has(step.id) || path.has(step.id)) return;
+    const inner = new Set(path).add(step.id);
+    for (const dep of step.dependsOn ?? []) {
+      const before = byId.get(dep);
+      if (before) place(before, inner);
+    }
+    placed.add(step.id);
+    order.push(step);
+  };
+  for (const step of steps) place(step, new Set());
+  return order;
 }
 
 /** A rolling-horizon plan whose planned steps have all finished is being extended. */

@@ -9,6 +9,7 @@ import { resumeProblem } from "../plan/resume.js";
 import { DRAIN_EACH_VISIT } from "../runtime/dispatch.js";
 import type { InterruptPayload } from "../plan/schema.js";
 import type { ThreadFinished, ThreadJob } from "./queue.js";
+import { managerWrite } from "../graph/boundary.js";
 import { reopenStopped, requestStop, type StoppableGraph } from "./stop.js";
 import type { ThreadLocks } from "./thread-locks.js";
 
@@ -130,7 +131,7 @@ export async function driveThread(
     const stop = await stops.stopRequest(job.threadId);
     if (stop) {
       const request = { requestedAt: new Date(now()).toISOString(), ...(stop.reason ? { reason: stop.reason } : {}) };
-      await graph.updateState(config, { stop: request }, "executor");
+      await graph.updateState(config, managerWrite({ stop: request }), "executor");
       await stops.clearStopRequest(job.threadId);
     } else if (slice && now() >= slice.until) {
       await slice.continueLater();

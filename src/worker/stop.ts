@@ -6,6 +6,7 @@
  */
 import type { LangGraphRunnableConfig, StateSnapshot } from "@langchain/langgraph";
 import { PlanManagerError } from "../errors.js";
+import { managerWrite } from "../graph/boundary.js";
 import type { RunStatus } from "../plan/schema.js";
 
 /** What the helpers need of a compiled plan manager. */
@@ -59,7 +60,7 @@ export async function requestStop(
   const requestedAt = new Date((options.now ?? Date.now)()).toISOString();
   const stop = { requestedAt, ...(options.reason ? { reason: options.reason } : {}) };
   // Written as the executor: its route sends a stop request to finalize, from any step boundary.
-  const updated = await graph.updateState(config, { stop }, "executor");
+  const updated = await graph.updateState(config, managerWrite({ stop }), "executor");
   await graph.invoke(null, updated);
 }
 
@@ -80,7 +81,7 @@ export async function reopenStopped(
   // A plan waiting for review routes from the planner; everything else from the executor.
   const asNode = previous === "awaiting_review" ? "planner" : "executor";
   // The stopped outcome goes too: a run has none until it ends (a stop is taken only between steps).
-  return graph.updateState(config, { stop: null, status: previous, outcome: undefined }, asNode);
+  return graph.updateState(config, managerWrite({ stop: null, status: previous, outcome: undefined }), asNode);
 }
 
 /** Resumes a stopped thread in this process until it finishes or pauses again. */

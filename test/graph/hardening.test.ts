@@ -6,6 +6,7 @@ import { tool } from "@langchain/core/tools";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { managerWrite } from "../../src/graph/boundary.js";
 import { operationKey } from "../../src/plan/operation.js";
 import {
   AssumptionBrokenError,
@@ -154,18 +155,22 @@ describe("idempotency keys name the operation", () => {
     const history = [];
     for await (const snapshot of h.graph.getStateHistory(h.config)) history.push(snapshot);
     const beforeHold = history.find((s) => s.next.includes("executor"))!;
-    const changed = await h.graph.updateState(beforeHold.config, {
-      facts: {
-        flight: {
-          value: "BA117",
-          label: "trusted",
-          producedBy: "input",
-          planVersion: 0,
-          assumptions: [],
-          derivedFrom: [],
+    // The manager's own write (a user forks with a new thread and input): facts are not writable from outside.
+    const changed = await h.graph.updateState(
+      beforeHold.config,
+      managerWrite({
+        facts: {
+          flight: {
+            value: "BA117",
+            label: "trusted",
+            producedBy: "input",
+            planVersion: 0,
+            assumptions: [],
+            derivedFrom: [],
+          },
         },
-      },
-    });
+      }),
+    );
     const forked: Loose = await h.graph.invoke(null, changed);
     expect(api.calls.map((c) => c.key)).toEqual([
       operationKey("fork", "hold_seat", "hold_seat", { flight: "AA100" }),
@@ -311,12 +316,12 @@ describe("updateState is validated", () => {
   it.each([
     [
       { plan: { version: "x", steps: "nope" } },
-      "state update rejected: plan.version: Invalid input: expected number, received string",
-      "plan.version",
+      'updateState: "plan" cannot be written from outside a run (the manager owns it); the keys you may write are: scopeChanges',
+      "plan",
     ],
     [
       { status: "bogus" },
-      'state update rejected: status: Invalid option: expected one of "planning"|"awaiting_review"|"running"|"awaiting_human"|"completed"|"partial"|"failed"|"aborted"|"stopped"',
+      'updateState: "status" cannot be written from outside a run (the manager owns it); the keys you may write are: scopeChanges',
       "status",
     ],
     [
@@ -326,8 +331,8 @@ describe("updateState is validated", () => {
     ],
     [
       { facts: { amount: 5 } },
-      "state update rejected: facts.amount: Invalid input: expected object, received number",
-      "facts.amount",
+      'updateState: "facts" cannot be written from outside a run (the manager owns it); the keys you may write are: scopeChanges',
+      "facts",
     ],
   ])("rejects %j with a typed error naming the field, and changes nothing", async (update, message, path) => {
     const act = scriptedTool("act", [{ done: true }]);

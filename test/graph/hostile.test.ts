@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { staticPlanner, type PlanDraft } from "../../src/index.js";
 import { compileExpression, evaluateExpression } from "../../src/policy/index.js";
+import { managerWrite } from "../../src/graph/boundary.js";
 import { brief, harness, scriptedTool } from "../helpers/graph.js";
 
 describe("hostile plans", () => {
@@ -101,11 +102,11 @@ describe("hostile plans", () => {
     const h = harness(plan, [t]);
     await h.graph.updateState(
       h.config,
-      {
+      managerWrite({
         facts: {
           value: { value: 1, label: "suspect", producedBy: "x", planVersion: 1, assumptions: [], derivedFrom: [] },
         },
-      },
+      }),
       "finalize",
     );
     const out = await h.run({ goal: "g" });
@@ -128,8 +129,10 @@ describe("hostile plans", () => {
     }
     const ctx = await harness({ steps: [{ id: "a", goal: "g", tool: "t" }] }, [t], {
       context: JSON.parse('{"__proto__": {"polluted": true}, "ok": 1}'),
-    }).run();
-    expect(ctx.outcome.failureReason).toBe("invalid_input");
+    })
+      .run()
+      .catch((e: unknown) => e);
+    expect(ctx).toMatchObject({ code: "invalid_input", path: "context.__proto__" });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(t.calls).toHaveLength(0);
   });

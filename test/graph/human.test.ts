@@ -258,7 +258,10 @@ describe("human review through interrupts", () => {
       "compliance_check",
       "issue_decision",
     ]);
-    expect(brief(out.decisions)).toEqual(["pull_credit: transient → retry [transient.retry]"]);
+    expect(brief(out.decisions)).toEqual([
+      "pull_credit: transient → retry [transient.retry]",
+      "human_review: person → complete [human.complete]",
+    ]);
   });
 });
 

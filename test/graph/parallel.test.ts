@@ -11,6 +11,7 @@ import {
   userView,
   type PlanDraft,
 } from "../../src/index.js";
+import { managerWrite } from "../../src/graph/boundary.js";
 import { fakeClock } from "../helpers/clock.js";
 import { brief, harness, httpError, type Loose } from "../helpers/graph.js";
 
@@ -183,7 +184,7 @@ describe("steps running at the same time", () => {
     );
     expect((await h.run()).status).toBe("awaiting_review");
     // x can never finish: a waits for it, and b (same resource, later in the plan) waits for a.
-    await h.graph.updateState(h.config, { steps: { x: { status: "invalidated", attempts: 1 } } });
+    await h.graph.updateState(h.config, managerWrite({ steps: { x: { status: "invalidated", attempts: 1 } } }));
     const out = await h.run(new Command({ resume: { action: "approve" } }));
     expect(out.status).toBe("failed");
     expect(out.outcome.message).toBe('no step can run: waiting on b ("a" comes first on db)');

@@ -265,7 +265,10 @@ describe("scoped replanning", () => {
       "business_credit",
       "issue_decision",
     ]);
-    expect(brief(out.decisions)).toEqual(["-: scope_changed → replan_global [scope.replan-global]"]);
+    expect(brief(out.decisions)).toEqual([
+      "human_review: person → complete [human.complete]",
+      "-: scope_changed → replan_global [scope.replan-global]",
+    ]);
     expect(requests[0]!.scope).toBe("global");
     expect(requests[0]!.scopeChanges).toEqual(["also check business credit"]);
     expect(requests[0]!.affectedSteps.map((s) => s.id)).toEqual(["issue_decision"]);

@@ -234,6 +234,6 @@ describe("every plan version's attempts", () => {
       debugView(out as never)
         .filter((l) => l.startsWith("  compliance_check"))
         .map((l) => l.split(", cost")[0]),
-    ).toEqual(["  compliance_check (v1): succeeded, 1 attempt", "  compliance_check: invalidated, 1 attempt"]);
+    ).toEqual(["  compliance_check (v1): succeeded → invalidated, 1 attempt"]);
   });
 });

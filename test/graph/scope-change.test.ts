@@ -100,7 +100,10 @@ describe("requestScopeChange on a standalone manager", () => {
     expect([t.lookup.calls.length, t.notify.calls.length, t.refund.calls.length]).toEqual([1, 1, 1]);
     expect(out.steps.approve).toMatchObject({ status: "succeeded", attempts: 1, output: { approved: true } });
     expect(out.plan.steps.map((s: { id: string }) => s.id)).toEqual(["lookup", "approve", "notify", "refund"]);
-    expect(brief(out.decisions)).toEqual(["-: scope_changed → replan_global [scope.replan-global]"]);
+    expect(brief(out.decisions)).toEqual([
+      "approve: person → complete [human.complete]",
+      "-: scope_changed → replan_global [scope.replan-global]",
+    ]);
     expect(out.replans[0]).toMatchObject({
       scope: "global",
       preservedSteps: ["lookup", "approve"],
@@ -195,7 +198,10 @@ describe("requestScopeChange on a manager embedded as a subgraph node", () => {
     expect(out.status).toBe("completed");
     expect(out.reply).toBe("Resolved: refunded O-1");
     expect([t.lookup.calls.length, t.notify.calls.length, t.refund.calls.length]).toEqual([1, 1, 1]);
-    expect(brief(out.decisions)).toEqual(["-: scope_changed → replan_global [scope.replan-global]"]);
+    expect(brief(out.decisions)).toEqual([
+      "approve: person → complete [human.complete]",
+      "-: scope_changed → replan_global [scope.replan-global]",
+    ]);
     expect(out.plan.steps.map((s: { id: string }) => s.id)).toEqual(["lookup", "approve", "notify", "refund"]);
   });
 

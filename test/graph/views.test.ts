@@ -66,6 +66,8 @@ describe("three views of one state", () => {
       "decisions:",
       "  #1 2026-01-01T00:00:00.000Z v1 pull_credit attempt 1: transient → retry [transient.retry] after 500 ms",
       "     pull_credit: HttpError: credit bureau unavailable (503); attempt 2/3 in 500 ms",
+      "  #2 2026-01-01T00:00:00.500Z v1 human_review attempt 0: person → complete [human.complete]",
+      "     a person completed the step: human_override",
       "",
       "replans:",
       "  (none)",
@@ -97,7 +99,7 @@ describe("three views of one state", () => {
       "    facts: trusted [candidates] suspect [suspect_file, patched_file] invalidated []",
     ]);
     expect(lines).toContain(
-      "  test: invalidated, 1 attempt, cost 0 2026-01-01T00:00:00.000Z → 2026-01-01T00:00:00.000Z",
+      "  test (v1): failed → invalidated, 1 attempt, cost 0 2026-01-01T00:00:00.000Z → 2026-01-01T00:00:00.000Z",
     );
     expect(lines).toContain(
       '    error: SuccessSignalUnmet: success signal "output.passed == true" is false for output {"passed":false,"failing":1}',

@@ -52,7 +52,8 @@ describe("an operator's stop", () => {
     expect(userView(stopped as never).at(-1)).toBe("Stopped by an operator; it can be resumed.");
     expect(operatorView(stopped as never, { now: at() })[1]).toBe("status: stopped (attempt 0/1)");
     // A stopped thread does not run on a plain invoke: only resumeStopped reopens it.
-    await graph.invoke(null, config);
+    const refused = await graph.invoke(null, config).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: "thread_stopped" });
     expect((await graph.getState(config)).values.status).toBe("stopped");
 
     await resumeStopped(graph, config);

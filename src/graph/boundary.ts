@@ -1,0 +1,130 @@
+/**
+ * What may enter a thread from outside a run: the keys `updateState` accepts, the input `invoke`
+ * starts a run with, and whether the thread can run again at all. Every check here runs before
+ * anything is written, so a rejected call leaves the thread exactly as it was
+ * (docs/decisions/0017-run-boundary.md).
+ */
+import { isCommand } from "@langchain/langgraph";
+import { PlanManagerError } from "../errors.js";
+import { FactKeySchema } from "../plan/schema.js";
+import { factValue } from "../policy/answer-checks.js";
+
+/** The state keys a caller may write with `updateState`; everything else belongs to the manager. */
+export const WRITABLE_KEYS: readonly string[] = ["scopeChanges"];
+
+const TERMINAL: ReadonlySet<string> = new Set(["completed", "partial", "failed", "aborted"]);
+
+/** Updates the manager's own helpers write (an operator's stop and its reopening). */
+const managerWrites = new WeakSet<object>();
+
+/**
+ * Marks `values` as written by the manager itself, so `updateState` takes keys it refuses from
+ * outside. For the library's own helpers (worker/stop.ts); not exported from the package root.
+ */
+export function managerWrite<T extends object>(values: T): T {
+  managerWrites.add(values);
+  return values;
+}
+
+/**
+ * Throws `invalid_update` for the first key of `values` a caller may not write; returns whether
+ * the update comes from outside (false for the manager's own writes).
+ */
+export function checkOutsideUpdate(values: unknown): boolean {
+  if (values === null || typeof values !== "object") return true;
+  if (managerWrites.has(values)) return false;
+  const key = Object.keys(values).find((k) => !WRITABLE_KEYS.includes(k));
+  if (key === undefined) return true;
+  const owner = key in OWNED ? "the manager owns it" : "it is not a key of the plan manager's state";
+  throw new PlanManagerError(
+    "invalid_update",
+    `updateState: "${key}" cannot be written from outside a run (${owner}); ` +
+      `the keys you may write are: ${WRITABLE_KEYS.join(", ")}`,
+    { path: key },
+  );
+}
+
+/** Keys of the manager's state that are not writable, to tell "owned" from "unknown" in a message. */
+const OWNED: Readonly<Record<string, true>> = Object.fromEntries(
+  [
+    "goal",
+    "context",
+    "status",
+    "plan",
+    "planHistory",
+    "steps",
+    "facts",
+    "decisions",
+    "replans",
+    "sideEffects",
+    "budget",
+    "progress",
+    "outcome",
+    "usage",
+    "deviation",
+    "pendingHuman",
+    "dispatch",
+    "stop",
+    "guards",
+  ].map((k) => [k, true as const]),
+);
+
+/**
+ * Throws `invalid_input` when `input` cannot start a run: a goal that is no text, a context value
+ * that is no fact. Returns the input to run with: context values normalised as a tool's output is
+ * (a `Date` becomes its ISO string), so a resumed run reads what an uninterrupted one did.
+ */
+export function checkInput(input: unknown): unknown {
+  if (input === null || input === undefined || isCommand(input)) return input;
+  if (typeof input !== "object" || Array.isArray(input)) {
+    throw inputError("input", `input must be an object like { goal, context? }, received ${typeof input}`);
+  }
+  const { goal, context } = input as { goal?: unknown; context?: unknown };
+  if (typeof goal !== "string" || goal.trim() === "") {
+    const received = typeof goal === "string" ? "a blank string" : goal === null ? "null" : typeof goal;
+    throw inputError("goal", `goal must be a non-empty string, received ${received}`);
+  }
+  if (context === undefined) return input;
+  if (context === null || typeof context !== "object" || Array.isArray(context)) {
+    throw inputError("context", "context must be an object mapping fact keys to JSON values");
+  }
+  const values: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(context)) {
+    if (!FactKeySchema.safeParse(key).success) {
+      throw inputError(`context.${key}`, `context key ${JSON.stringify(key)} is not a valid fact key`);
+    }
+    const json = factValue(value, `context.${key}`, "input");
+    if (!json.ok) throw inputError(`context.${key}`, json.problem);
+    values[key] = json.value;
+  }
+  return { ...input, context: values };
+}
+
+function inputError(path: string, problem: string): PlanManagerError {
+  return new PlanManagerError("invalid_input", `input: ${problem}`, { path });
+}
+
+/** Throws when a thread with this status cannot take a new run: it has finished, or an operator stopped it. */
+export function checkCanRun(status: unknown, thread: string): void {
+  if (typeof status !== "string") return;
+  if (TERMINAL.has(status)) {
+    throw new PlanManagerError(
+      "thread_finished",
+      `thread "${thread}" has finished (status: ${status}): start a new run on a new thread_id`,
+      { path: "status" },
+    );
+  }
+  if (status === "stopped") {
+    throw new PlanManagerError(
+      "thread_stopped",
+      `thread "${thread}" was stopped by an operator: carry on with resumeStopped(graph, config) ` +
+        "or the CLI's resume command",
+      { path: "status" },
+    );
+  }
+}
+
+/** True when a thread's latest snapshot is paused at a question (an interrupt is pending). */
+export function hasPendingInterrupt(snapshot: { tasks: readonly { interrupts: readonly unknown[] }[] }): boolean {
+  return snapshot.tasks.some((t) => t.interrupts.length > 0);
+}

@@ -1,0 +1,254 @@
+/**
+ * A run's state belongs to the manager: outside writes, finished threads, inputs and answers are
+ * checked at the boundary, and a rejected one writes nothing.
+ */
+import { Command } from "@langchain/langgraph";
+import { describe, expect, it } from "vitest";
+import { isPlanManagerError, PermanentError, type PlanManagerError } from "../../src/errors.js";
+import { pendingQuestion, resumeRun } from "../../src/index.js";
+import { staticPlanner } from "../../src/planners/static-planner.js";
+import type { PlanDraft } from "../../src/plan/schema.js";
+import { brief, harness, scriptedTool, type Loose } from "../helpers/graph.js";
+
+/** lookup (tool) → approve (a person) → refund (tool). */
+const ticketPlan: PlanDraft = {
+  steps: [
+    { id: "lookup", goal: "Look up the order", tool: "lookup_order", inputs: ["ticket"], produces: ["order"] },
+    {
+      id: "approve",
+      goal: "Approve the refund",
+      human: { prompt: "Refund this order?" },
+      dependsOn: ["lookup"],
+      inputs: ["order"],
+      produces: ["approved_by"],
+    },
+    { id: "refund", goal: "Refund", tool: "refund", dependsOn: ["approve"], inputs: ["order"], produces: ["done"] },
+  ],
+};
+
+const notifyFirst = (): PlanDraft => ({
+  steps: [
+    { id: "notify", goal: "Notify", tool: "notify", dependsOn: ["approve"], produces: ["notified"] },
+    { ...ticketPlan.steps[2]!, dependsOn: ["notify"] },
+  ],
+});
+
+function ticket(options: { reviewPlan?: boolean } = {}) {
+  const lookup = scriptedTool("lookup_order", [{ order: "O-1" }]);
+  const notify = scriptedTool("notify", [{ notified: true }]);
+  const refund = scriptedTool("refund", [{ done: true }]);
+  const h = harness(staticPlanner({ plan: ticketPlan, replan: notifyFirst }), [lookup, notify, refund], {
+    context: { ticket: "T-9" },
+    ...options,
+  });
+  return { h, lookup, notify, refund };
+}
+
+const complete = { action: "complete", output: { approved_by: "ana" } } as const;
+
+async function failure(promise: Promise<unknown>): Promise<PlanManagerError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!isPlanManagerError(error)) throw new Error(`expected a PlanManagerError, got ${String(error)}`);
+  return error;
+}
+
+async function checkpointId(h: ReturnType<typeof ticket>["h"]): Promise<unknown> {
+  return (await h.graph.getState(h.config)).config.configurable?.checkpoint_id;
+}
+
+describe("updateState from outside", () => {
+  it.each([["nonsense_key"], ["status"], ["plan"], ["steps"], ["facts"], ["decisions"], ["replans"], ["outcome"]])(
+    "rejects %s with invalid_update naming the key, writes nothing, and keeps the question",
+    async (key) => {
+      const { h } = ticket();
+      await h.run();
+      const before = await checkpointId(h);
+      const error = await failure(h.graph.updateState(h.config, { [key]: 1, scopeChanges: ["also x"] }));
+      expect([error.code, error.path]).toEqual(["invalid_update", key]);
+      const owner = key === "nonsense_key" ? "it is not a key of the plan manager's state" : "the manager owns it";
+      expect(error.message).toBe(
+        `updateState: "${key}" cannot be written from outside a run (${owner}); ` +
+          "the keys you may write are: scopeChanges",
+      );
+      expect(await checkpointId(h)).toBe(before);
+      expect((await pendingQuestion(h.graph, h.config))?.stepId).toBe("approve");
+    },
+  );
+
+  it("a scope change at a human step keeps the question: getState shows it, resumeRun answers it, the change is planned", async () => {
+    const { h, lookup, notify, refund } = ticket();
+    const paused = await h.run();
+    await h.graph.updateState(h.config, { scopeChanges: ["also notify the customer"] });
+    const snapshot = await h.graph.getState(h.config);
+    expect(snapshot.tasks.flatMap((t) => t.interrupts.map((i) => i.value))).toEqual([paused.__interrupt__[0].value]);
+    expect(snapshot.values.scopeChanges).toEqual(["also notify the customer"]);
+    const out = await resumeRun(h.graph, h.config, complete);
+    expect(out.status).toBe("completed");
+    expect(out.plan?.steps.map((s) => s.id)).toEqual(["lookup", "approve", "notify", "refund"]);
+    expect([lookup.calls.length, notify.calls.length, refund.calls.length]).toEqual([1, 1, 1]);
+    expect(out.scopeChanges).toEqual([]);
+  });
+
+  it("a scope change at plan review keeps the review pending", async () => {
+    const { h } = ticket({ reviewPlan: true });
+    await h.run();
+    await h.graph.updateState(h.config, { scopeChanges: ["also notify the customer"] });
+    expect((await pendingQuestion(h.graph, h.config))?.kind).toBe("plan_review");
+    const out = await resumeRun(h.graph, h.config, { action: "approve" });
+    expect(out.status).toBe("awaiting_human");
+    expect(brief(out.decisions).slice(0, 2)).toEqual([
+      "-: person → approve [human.approve-plan]",
+      "-: scope_changed → replan_global [scope.replan-global]",
+    ]);
+  });
+});
+
+describe("a finished thread", () => {
+  it("invoke with a new goal throws thread_finished naming the status; the goal is kept", async () => {
+    const { h, lookup } = ticket();
+    await h.run();
+    await resumeRun(h.graph, h.config, complete);
+    const before = await checkpointId(h);
+    const error = await failure(h.graph.invoke({ goal: "x again" }, h.config));
+    expect([error.code, error.message]).toEqual([
+      "thread_finished",
+      'thread "t1" has finished (status: completed): start a new run on a new thread_id',
+    ]);
+    expect(await failure(h.graph.invoke(null, h.config))).toMatchObject({ code: "thread_finished" });
+    expect(await checkpointId(h)).toBe(before);
+    expect([(await h.state()).goal, lookup.calls.length]).toEqual(["test goal", 1]);
+  });
+
+  it("an aborted thread stays aborted on invoke(null)", async () => {
+    const { h } = ticket();
+    await h.run();
+    await resumeRun(h.graph, h.config, { action: "abort", reason: "no" });
+    const error = await failure(h.graph.invoke(null, h.config));
+    expect(error.message).toBe('thread "t1" has finished (status: aborted): start a new run on a new thread_id');
+    expect((await h.state()).status).toBe("aborted");
+  });
+});
+
+describe("input", () => {
+  it.each([
+    [{}, "goal", "input: goal must be a non-empty string, received undefined"],
+    [{ goal: "  " }, "goal", "input: goal must be a non-empty string, received a blank string"],
+    [
+      { goal: "g", context: { when: 10n } },
+      "context.when",
+      "input: context.when is a BigInt; input context values must be JSON values " +
+        "(plain objects, arrays, strings, numbers, booleans, null)",
+    ],
+    [
+      { goal: "g", context: { f: () => 1 } },
+      "context.f",
+      "input: context.f is a function; input context values must be JSON values " +
+        "(plain objects, arrays, strings, numbers, booleans, null)",
+    ],
+    [
+      { goal: "g", context: { blob: "x".repeat(200_000) } },
+      "context.blob",
+      "input: context.blob is 200002 bytes of JSON, over the 64000-byte fact limit",
+    ],
+  ])("input %# is rejected with invalid_input before any checkpoint", async (input, path, message) => {
+    const { h, lookup } = ticket();
+    const error = await failure(h.graph.invoke(input as never, h.config));
+    expect([error.code, error.path, error.message]).toEqual(["invalid_input", path, message]);
+    expect(await checkpointId(h)).toBeUndefined();
+    expect(lookup.calls.length).toBe(0);
+  });
+});
+
+describe("input context", () => {
+  it("a Date in context reaches a tool as its ISO string, as it would after a resume", async () => {
+    const echo = scriptedTool("echo", [(args: Record<string, unknown>) => ({ seen: typeof args.at })]);
+    const plan: PlanDraft = { steps: [{ id: "s", goal: "Echo", tool: "echo", inputs: ["at"], produces: ["seen"] }] };
+    const h = harness(plan, [echo]);
+    const out = await h.graph.invoke({ goal: "echo", context: { at: new Date(0) } }, h.config);
+    expect(echo.calls).toEqual([{ at: "1970-01-01T00:00:00.000Z" }]);
+    expect(out.facts.seen?.value).toBe("string");
+  });
+});
+
+describe("resumeRun checks the answer against the question", () => {
+  it.each([
+    [
+      { action: "approve" },
+      'action "approve" is not available here; choose one of: complete, skip, change_scope, abort',
+    ],
+    [
+      { action: "complete", output: { wrong_key: 1 } },
+      'output is missing approved_by, which step "approve" must produce',
+    ],
+    [
+      { action: "complete", output: { approved_by: 10n } },
+      "output.approved_by is a BigInt; a person's answer must be JSON values " +
+        "(plain objects, arrays, strings, numbers, booleans, null)",
+    ],
+    [
+      { action: "complete", output: { approved_by: "x".repeat(100_000) } },
+      "output is 100018 bytes of JSON, over the 64000-byte fact limit",
+    ],
+  ])("answer %# → invalid_resume, nothing written", async (value, problem) => {
+    const { h } = ticket();
+    await h.run();
+    const before = await checkpointId(h);
+    const error = await failure(resumeRun(h.graph, h.config, value as never));
+    expect([error.code, error.message]).toEqual([
+      "invalid_resume",
+      `thread "t1", human_step for step "approve": ${problem}`,
+    ]);
+    expect(await checkpointId(h)).toBe(before);
+  });
+
+  it("provide only the keys the escalated step produces", async () => {
+    const flaky = scriptedTool("lookup_order", [new PermanentError("no such order")]);
+    const refund = scriptedTool("refund", [{ done: true }]);
+    const h = harness(staticPlanner({ plan: ticketPlan }), [flaky, refund], { context: { ticket: "T-9" } });
+    const paused = await h.run();
+    expect([paused.status, paused.outcome]).toEqual(["awaiting_human", undefined]);
+    expect((await pendingQuestion(h.graph, h.config))?.kind).toBe("escalation");
+    const error = await failure(resumeRun(h.graph, h.config, { action: "provide", facts: { other: 1 } }));
+    expect(error.message).toBe(
+      'thread "t1", escalation for step "lookup": cannot provide other: step "lookup" produces order; provide only those',
+    );
+  });
+
+  it("pendingQuestion is undefined when nothing is pending; response_schema lists the offered options and keys", async () => {
+    const { h } = ticket();
+    expect(await pendingQuestion(h.graph, h.config)).toBeUndefined();
+    const out = await h.graph.invoke({ goal: "refund", context: { ticket: "T-9" } }, h.config);
+    const question = await pendingQuestion(h.graph, h.config);
+    expect(question).toEqual(out.__interrupt__?.[0]?.value);
+    const state = await h.graph.getState(h.config);
+    const schema = (state.tasks[0]?.interrupts[0] as { response_schema?: Loose } | undefined)?.response_schema;
+    const actions = ((schema?.oneOf ?? []) as Loose[]).map((o) => o.properties.action.const);
+    expect(actions).toEqual(["complete", "skip", "change_scope", "abort"]);
+    const completeSchema = ((schema?.oneOf ?? []) as Loose[])[0]!;
+    expect(completeSchema.properties.output.required).toEqual(["approved_by"]);
+  });
+});
+
+describe("a person's answers are decisions", () => {
+  it("approving the plan review and completing a human step append decisions by a person", async () => {
+    const { h } = ticket({ reviewPlan: true });
+    await h.run();
+    await resumeRun(h.graph, h.config, { action: "approve" });
+    const out = await resumeRun(h.graph, h.config, complete);
+    expect(out.status).toBe("completed");
+    expect(brief(out.decisions ?? [])).toEqual([
+      "-: person → approve [human.approve-plan]",
+      "approve: person → complete [human.complete]",
+    ]);
+  });
+
+  it("a raw Command resume is still checked by the node", async () => {
+    const { h } = ticket();
+    await h.run();
+    const out = await h.run(new Command({ resume: { action: "complete", output: { nope: 1 } } }));
+    expect(out.__interrupt__[0].value.error).toBe('output is missing approved_by, which step "approve" must produce');
+  });
+});
