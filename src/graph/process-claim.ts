@@ -1,0 +1,60 @@
+/**
+ * One run per thread across processes. A run first takes its thread in this process
+ * (graph/thread-lock.ts), then, on LangGraph's SQLite or PostgreSQL saver, claims it in the
+ * database the checkpoints live in: a lease row in the SQLite file, a session advisory lock on
+ * PostgreSQL (freed by the server when the holder's connection drops). A second process gets
+ * `thread_busy` before anything is read or written. Other savers (MemorySaver) live in one
+ * process, where the in-process hold is enough. Taken once per run, not per step; released when
+ * the in-process hold is (every node the run started has returned).
+ * docs/decisions/0016-one-run-per-thread-across-processes.md.
+ */
+import { PlanManagerError } from "../errors.js";
+import { tryAdvisoryLock } from "./advisory-lock.js";
+import { saverStorage } from "./saver-handles.js";
+import { claimSqliteThread } from "./sqlite-thread-claim.js";
+import { acquireThread, type ThreadRef, type ThreadRun } from "./thread-lock.js";
+
+/** The first key of a run's advisory lock: apart from the workers' own locks and the application's. */
+export const RUN_LOCK_SPACE = "langgraph-replan.run";
+
+function busy(threadId: string, holder: string): PlanManagerError {
+  return new PlanManagerError(
+    "thread_busy",
+    `thread "${threadId}" is being run by another process (${holder}); wait for that run to finish ` +
+      "(or use another thread_id): two runs on one thread would both call every tool",
+    { path: "configurable.thread_id" },
+  );
+}
+
+/** Claims the thread in the saver's database; resolves to the claim's release, or throws `thread_busy`. */
+async function claimInDatabase(checkpointer: object, threadId: string, namespace: string): Promise<() => unknown> {
+  const storage = saverStorage(checkpointer);
+  if (storage?.kind === "sqlite") {
+    const claim = claimSqliteThread(storage.db, threadId, namespace);
+    if ("release" in claim) return () => claim.release();
+    throw busy(threadId, `pid ${claim.pid} on ${claim.host}`);
+  }
+  if (storage?.kind === "postgres") {
+    const lock = await tryAdvisoryLock(storage.pool, RUN_LOCK_SPACE, `${threadId}\u0000${namespace}`);
+    if (lock) return () => lock.release().catch(() => undefined);
+    throw busy(threadId, "it holds the thread's lock in PostgreSQL");
+  }
+  return () => undefined;
+}
+
+/**
+ * Holds the thread for a run, in this process and, on a SQLite or PostgreSQL saver, across
+ * processes. A subgraph's run happens inside its parent's, which holds the thread already.
+ */
+export async function holdThread(ref: ThreadRef): Promise<ThreadRun> {
+  const run = acquireThread(ref);
+  if (ref.threadId === undefined || ref.checkpointer === undefined || ref.namespace !== "") return run;
+  try {
+    const release = await claimInDatabase(ref.checkpointer, ref.threadId, ref.namespace);
+    run.whenFree(() => void release());
+  } catch (error) {
+    run.end();
+    throw error;
+  }
+  return run;
+}
