@@ -35,7 +35,8 @@ async function claimInDatabase(checkpointer: object, threadId: string, namespace
     throw busy(threadId, `pid ${claim.pid} on ${claim.host}`);
   }
   if (storage?.kind === "postgres") {
-    const lock = await tryAdvisoryLock(storage.pool, RUN_LOCK_SPACE, `${threadId}\u0000${namespace}`);
+    // Only a top-level run claims (see holdThread), so the thread id alone is the key.
+    const lock = await tryAdvisoryLock(storage.pool, RUN_LOCK_SPACE, threadId);
     if (lock) return () => lock.release().catch(() => undefined);
     throw busy(threadId, "it holds the thread's lock in PostgreSQL");
   }

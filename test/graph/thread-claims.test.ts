@@ -3,45 +3,25 @@
  * same paused thread; one runs it, the other gets `thread_busy`, and the side-effecting tool runs
  * once. A killed holder's claim does not keep the thread.
  */
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { afterEach, describe, expect, it } from "vitest";
-import { CLAIMS_TABLE, claimSqliteThread, SQLITE_LEASE_MS } from "../../src/graph/sqlite-thread-claim.js";
+import {
+  CLAIMS_TABLE,
+  claimSqliteThread,
+  SQLITE_LEASE_MS,
+  type ThreadClaim,
+} from "../../src/graph/sqlite-thread-claim.js";
 import { isPlanManagerError } from "../../src/errors.js";
 import { paymentGraph } from "../helpers/payment-process.js";
+import { answerTwice, calls, start, until } from "../helpers/payment-processes.js";
 
-const script = join(import.meta.dirname, "../helpers/payment-process.ts");
 const dirs: string[] = [];
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-interface Child {
-  pid: number;
-  kill(): void;
-  done: Promise<{ line: string; exit: number | null }>;
-}
-
-function start(db: string, thread: string, mode: string, dir: string): Child {
-  const child = spawn(process.execPath, ["--import", "tsx", script, db, thread, mode, dir], { stdio: "pipe" });
-  let out = "";
-  let err = "";
-  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-  child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-  const done = new Promise<{ line: string; exit: number | null }>((resolve) =>
-    child.on("exit", (exit) => resolve({ line: out.trim() || err.trim(), exit })),
-  );
-  return { pid: child.pid!, kill: () => child.kill("SIGKILL"), done };
-}
-
-/** Waits for a file the child writes (the test's own step, not a time limit on the code under test). */
-async function until(path: string): Promise<void> {
-  for (let i = 0; i < 3000 && !existsSync(path); i++) await new Promise((r) => setTimeout(r, 10));
-  if (!existsSync(path)) throw new Error(`${path} never appeared`);
-}
 
 async function pausedThread(): Promise<{ db: string; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), "claims-"));
@@ -54,22 +34,12 @@ async function pausedThread(): Promise<{ db: string; dir: string }> {
   return { db, dir };
 }
 
-const calls = (dir: string) => readFileSync(join(dir, "calls.log"), "utf8").trim().split("\n");
-
 describe("one run per thread across processes (SQLite)", () => {
   it("two processes answering the same paused thread: one completes, the other gets thread_busy", async () => {
     const { db, dir } = await pausedThread();
-    const first = start(db, "t", "resume", dir);
-    await until(join(dir, "started"));
-    const second = start(db, "t", "answer", dir);
-    // The second process either gives up or reaches the tool itself; then the first may finish.
-    let ended = false;
-    void second.done.then(() => (ended = true));
-    for (let i = 0; i < 3000 && !ended && calls(dir).length < 2; i++) await new Promise((r) => setTimeout(r, 10));
-    writeFileSync(join(dir, "go"), "");
-    const refused = await second.done;
-    expect(refused).toEqual({ line: JSON.stringify({ code: "thread_busy" }), exit: 0 });
-    expect(await first.done).toEqual({ line: JSON.stringify({ status: "completed" }), exit: 0 });
+    const { first, second } = await answerTwice(db, "t", dir);
+    expect(second).toEqual({ line: JSON.stringify({ code: "thread_busy" }), exit: 0 });
+    expect(first).toMatchObject({ line: JSON.stringify({ status: "completed" }), exit: 0 });
     expect(calls(dir)).toEqual([String(first.pid)]);
   }, 60_000);
 
@@ -89,7 +59,7 @@ describe("one run per thread across processes (SQLite)", () => {
 describe("a claim in a SQLite file is a lease", () => {
   const open = () => {
     const saver = SqliteSaver.fromConnString(":memory:");
-    claimSqliteThread(saver.db, "warm", "").release();
+    (claimSqliteThread(saver.db, "warm", "") as ThreadClaim).release();
     return saver.db;
   };
   const holdFrom = (db: SqliteSaver["db"], expiresAt: number) =>
@@ -121,7 +91,7 @@ describe("a claim in a SQLite file is a lease", () => {
       .invoke(null, { configurable: { thread_id: "t" } })
       .catch((error: unknown) => error);
     expect(isPlanManagerError(refused) && refused.code).toBe("thread_busy");
-    if ("release" in held) held.release();
+    (held as ThreadClaim).release();
     saver.db.close();
     other.db.close();
   });

@@ -45,7 +45,12 @@ async function openSaver(where: string): Promise<{ saver: BaseCheckpointSaver; c
   }
   const { SqliteSaver } = await import("@langchain/langgraph-checkpoint-sqlite");
   const saver = SqliteSaver.fromConnString(where);
-  return { saver, close: async () => saver.db.close() };
+  return {
+    saver,
+    close: async () => {
+      saver.db.close();
+    },
+  };
 }
 
 async function main(): Promise<void> {
