@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resumeRun } from "../src/index.js";
 import { paymentGraph } from "../test/helpers/payment-process.js";
 import { answerTwice, calls, start, until } from "../test/helpers/payment-processes.js";
 import { startPostgres, type PgServer } from "./helpers/postgres.js";
@@ -38,6 +39,25 @@ async function pausedThread(thread: string): Promise<string> {
 }
 
 describe("one run per thread across processes (PostgreSQL)", () => {
+  it("one process runs a thread again the moment its last run returned: its own lock is already let go", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "pg-claims-"));
+    dirs.push(dir);
+    writeFileSync(join(dir, "go"), "");
+    const saver = PostgresSaver.fromConnString(pg.url);
+    await saver.setup();
+    const graph = paymentGraph(saver, dir);
+    const statuses: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const config = { configurable: { thread_id: `again-${i}` } };
+      statuses.push((await graph.invoke({ goal: "pay the vendor" }, config)).status);
+      statuses.push(
+        ((await resumeRun(graph, config, { action: "complete", output: {} })) as { status: string }).status,
+      );
+    }
+    await saver.end();
+    expect(statuses).toEqual(Array.from({ length: 10 }, () => ["awaiting_human", "completed"]).flat());
+  }, 120_000);
+
   it("two processes answering the same paused thread: one completes, the other gets thread_busy", async () => {
     const dir = await pausedThread("both");
     const { first, second } = await answerTwice(pg.url, "both", dir);

@@ -26,12 +26,19 @@ function busy(threadId: string, holder: string): PlanManagerError {
   );
 }
 
+/** Releases still on their way to the database, per saver and thread. */
+const releasing = new WeakMap<object, Map<string, Promise<unknown>>>();
+
 /** Claims the thread in the saver's database; resolves to the claim's release, or throws `thread_busy`. */
-async function claimInDatabase(checkpointer: object, threadId: string, namespace: string): Promise<() => unknown> {
+async function claimInDatabase(
+  checkpointer: object,
+  threadId: string,
+  namespace: string,
+): Promise<() => Promise<unknown>> {
   const storage = saverStorage(checkpointer);
   if (storage?.kind === "sqlite") {
     const claim = claimSqliteThread(storage.db, threadId, namespace);
-    if ("release" in claim) return () => claim.release();
+    if ("release" in claim) return async () => claim.release();
     throw busy(threadId, `pid ${claim.pid} on ${claim.host}`);
   }
   if (storage?.kind === "postgres") {
@@ -40,7 +47,7 @@ async function claimInDatabase(checkpointer: object, threadId: string, namespace
     if (lock) return () => lock.release().catch(() => undefined);
     throw busy(threadId, "it holds the thread's lock in PostgreSQL");
   }
-  return () => undefined;
+  return async () => undefined;
 }
 
 /**
@@ -50,9 +57,20 @@ async function claimInDatabase(checkpointer: object, threadId: string, namespace
 export async function holdThread(ref: ThreadRef): Promise<ThreadRun> {
   const run = acquireThread(ref);
   if (ref.threadId === undefined || ref.checkpointer === undefined || ref.namespace !== "") return run;
+  const { checkpointer, threadId } = ref;
+  let pending = releasing.get(checkpointer);
+  if (!pending) releasing.set(checkpointer, (pending = new Map()));
+  const releases = pending;
   try {
-    const release = await claimInDatabase(ref.checkpointer, ref.threadId, ref.namespace);
-    run.whenFree(() => void release());
+    // This process's previous run on the thread may still be letting go of it (an unlock in flight).
+    await releases.get(threadId);
+    const release = await claimInDatabase(checkpointer, threadId, ref.namespace);
+    run.whenFree(() => {
+      const done = release().finally(() => {
+        if (releases.get(threadId) === done) releases.delete(threadId);
+      });
+      releases.set(threadId, done);
+    });
   } catch (error) {
     run.end();
     throw error;
