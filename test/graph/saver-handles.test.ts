@@ -25,7 +25,8 @@ describe("storage handles read off LangGraph's savers", () => {
     expect(storage?.kind).toBe("postgres");
     const pool = storage?.kind === "postgres" ? (storage.pool as unknown as { options: Record<string, unknown> }) : {};
     expect(pool).toMatchObject({ options: { connectionString: url, max: 100, allowExitOnIdle: true } });
-    expect(saverStorage(saver)).toEqual(storage);
+    const again = saverStorage(saver);
+    expect(again?.kind === "postgres" && again.pool).toBe(storage?.kind === "postgres" && storage.pool);
     await saver.end();
   });
 
