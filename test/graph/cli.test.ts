@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createPlanManager, htmlReport, resumeRun, staticPlanner } from "../../src/index.js";
 import { runCli } from "../../src/cli/commands.js";
+import { loadPackage, type MissingPackageError } from "../../src/cli/packages.js";
 import { fakeClock } from "../helpers/clock.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cli-"));
@@ -104,6 +105,19 @@ describe("langgraph-replan over a SQLite file", () => {
     saver.db.close();
     const mermaidScript = readFileSync(createRequire(import.meta.url).resolve("mermaid/dist/mermaid.min.js"), "utf8");
     expect(readFileSync(file, "utf8")).toBe(htmlReport(state.values as never, { mermaidScript }));
+  });
+
+  it("a package a command imports and cannot find is named, with the npm install to run (exit code 2)", async () => {
+    const missing = (load: () => Promise<unknown>) =>
+      loadPackage("a postgresql:// URL", load).catch((error: unknown) => error as MissingPackageError);
+    const plain = await missing(() => import("langgraph-replan-missing-pkg" as string));
+    expect([plain.message, plain.exitCode]).toEqual([
+      'a postgresql:// URL needs the package "langgraph-replan-missing-pkg", which is not installed: ' +
+        "npm install langgraph-replan-missing-pkg",
+      2,
+    ]);
+    const scoped = await missing(() => import("@langgraph-replan/missing/sub.js" as string));
+    expect(scoped.packageName).toBe("@langgraph-replan/missing");
   });
 
   it("report -o into a folder that does not exist: one line, exit 1, nothing written", async () => {
