@@ -108,8 +108,13 @@ describe("langgraph-replan over a SQLite file", () => {
   });
 
   it("a package a command imports and cannot find is named, with the npm install to run (exit code 2)", async () => {
-    const missing = (load: () => Promise<unknown>) =>
-      loadPackage("a postgresql:// URL", load).catch((error: unknown) => error as MissingPackageError);
+    const missing = (load: () => Promise<unknown>): Promise<MissingPackageError> =>
+      loadPackage("a postgresql:// URL", load).then(
+        () => {
+          throw new Error("loaded a package that does not exist");
+        },
+        (error: unknown) => error as MissingPackageError,
+      );
     const plain = await missing(() => import("langgraph-replan-missing-pkg" as string));
     expect([plain.message, plain.exitCode]).toEqual([
       'a postgresql:// URL needs the package "langgraph-replan-missing-pkg", which is not installed: ' +
