@@ -14,6 +14,7 @@ import { markdownTable, printTable, type Table } from "./lib.js";
 import { overhead } from "./overhead.js";
 import { replanMemory } from "./replan-memory.js";
 import { parallel } from "./parallel.js";
+import { threadClaims } from "./thread-claims.js";
 import { workers } from "./workers.js";
 
 const quick = process.argv.includes("--quick");
@@ -31,6 +32,7 @@ const suites: [string, () => Promise<Table>][] = [
   ["capability", () => capability(quick)],
   ["parallel", () => parallel(quick)],
   ["workers", () => workers(quick)],
+  ["claims", () => threadClaims(quick)],
 ];
 for (const [name, run] of suites) {
   if (only && !only.split(",").includes(name)) continue;

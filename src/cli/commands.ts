@@ -2,13 +2,15 @@
  * The operator's command line (DESIGN §7.5): `runCli(argv, io)` returns the exit code, so tests
  * check exact output without a process. `main.ts` wires it to the terminal.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { parseArgs } from "node:util";
 import { isPlanManagerError } from "../errors.js";
 import { debugView } from "../views/debug-view.js";
 import { operatorView } from "../views/operator-view.js";
 import { htmlReport } from "../views/report.js";
 import { userView } from "../views/user-view.js";
+import { MissingPackageError } from "./packages.js";
 import { CliError, openTarget, readerGraph, type Target } from "./target.js";
 import { threadLine } from "./thread-line.js";
 import { pendingQuestion, snapshotOf, type CliIo, type Context } from "./context.js";
@@ -68,12 +70,32 @@ async function show(ctx: Context): Promise<number> {
   return 0;
 }
 
+/**
+ * Mermaid's browser bundle, when the `mermaid` package is installed: `htmlReport` draws the
+ * diagrams with it and, without it, shows their Mermaid source as text.
+ */
+function mermaidScript(): string | undefined {
+  try {
+    return readFileSync(createRequire(import.meta.url).resolve("mermaid/dist/mermaid.min.js"), "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
 async function report(ctx: Context): Promise<number> {
   const file = ctx.options.output;
   if (!file) throw new CliError("report needs -o FILE.html");
-  const html = htmlReport((await snapshotOf(ctx)).values as never);
-  writeFileSync(file, html);
-  ctx.io.out(`wrote ${file} (${Buffer.byteLength(html)} bytes)`);
+  const script = mermaidScript();
+  const html = htmlReport((await snapshotOf(ctx)).values as never, script ? { mermaidScript: script } : {});
+  try {
+    writeFileSync(file, html);
+  } catch (error) {
+    throw new CliError(`cannot write ${file}: ${(error as Error).message}`);
+  }
+  ctx.io.out(
+    `wrote ${file} (${Buffer.byteLength(html)} bytes)` +
+      (script ? "" : "; diagrams are shown as Mermaid source: npm install mermaid to draw them"),
+  );
   return 0;
 }
 
@@ -152,7 +174,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   } catch (error) {
     if (error instanceof CliError || isPlanManagerError(error)) {
       io.err(`langgraph-replan: ${error.message}`);
-      return 1;
+      return error instanceof MissingPackageError ? error.exitCode : 1;
     }
     throw error;
   } finally {

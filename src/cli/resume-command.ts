@@ -6,10 +6,13 @@
  */
 import { resumeProblem } from "../plan/resume.js";
 import type { ResumeValue } from "../plan/schema.js";
-import { openQueue } from "../worker/queue.js";
 import { reopenStopped } from "../worker/stop.js";
 import { pendingQuestion, snapshotOf, type Context } from "./context.js";
+import { loadPackage } from "./packages.js";
 import { CliError } from "./target.js";
+
+/** The workers' queue, loaded only for a postgresql:// URL (a SQLite file must not need pg-boss). */
+const queueModule = () => loadPackage("a postgresql:// URL", () => import("../worker/queue.js"));
 
 async function resumeStopped(ctx: Context): Promise<number> {
   if (ctx.options.value !== undefined)
@@ -24,7 +27,7 @@ async function resumeStopped(ctx: Context): Promise<number> {
     );
     return 0;
   }
-  const queue = await openQueue(ctx.target.postgres);
+  const queue = await (await queueModule()).openQueue(ctx.target.postgres);
   try {
     await queue.enqueueResumeStopped(ctx.thread);
   } finally {
@@ -65,7 +68,7 @@ export async function queueResume(ctx: Context): Promise<number> {
         `resumeRun(graph, { configurable: { thread_id: "${ctx.thread}" } }, value) ` +
         `(workers are answered through a postgresql:// URL)`,
     );
-  const queue = await openQueue(ctx.target.postgres);
+  const queue = await (await queueModule()).openQueue(ctx.target.postgres);
   try {
     await queue.enqueueResume(ctx.thread, value as ResumeValue, question.id);
   } finally {

@@ -6,8 +6,8 @@
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { requestStop, stopProblem } from "../worker/stop.js";
-import { openThreadLocks } from "../worker/thread-locks.js";
 import { pendingQuestion, snapshotOf, type Context } from "./context.js";
+import { loadPackage } from "./packages.js";
 import { CliError } from "./target.js";
 
 async function stopNow(ctx: Context, config: LangGraphRunnableConfig): Promise<void> {
@@ -17,6 +17,8 @@ async function stopNow(ctx: Context, config: LangGraphRunnableConfig): Promise<v
 }
 
 async function stopOnPostgres(ctx: Context, url: string, config: LangGraphRunnableConfig): Promise<boolean> {
+  // Loaded here, not at the top: a SQLite file must not need PostgreSQL's packages.
+  const { openThreadLocks } = await loadPackage("a postgresql:// URL", () => import("../worker/thread-locks.js"));
   const locks = await openThreadLocks(url, 2);
   try {
     await locks.addStopRequest(ctx.thread, ctx.options.reason);

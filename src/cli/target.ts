@@ -7,13 +7,10 @@ import { existsSync } from "node:fs";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { createPlanManager } from "../graph/create-plan-manager.js";
 
-/** A mistake the operator can fix: printed as is, exit code 1. */
-export class CliError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "CliError";
-  }
-}
+import { loadPackage } from "./packages.js";
+import { CliError } from "./target-error.js";
+
+export { CliError } from "./target-error.js";
 
 export interface Target {
   /** The target as shown in messages (a URL without its password). */
@@ -45,8 +42,9 @@ async function openPostgres(url: string): Promise<Target> {
       `not a valid PostgreSQL URL: ${label} (expected postgresql://user[:password]@host[:port]/database)`,
     );
   }
-  const { PostgresSaver } = await import("@langchain/langgraph-checkpoint-postgres");
-  const pg = (await import("pg")).default;
+  const forUrls = "a postgresql:// URL";
+  const { PostgresSaver } = await loadPackage(forUrls, () => import("@langchain/langgraph-checkpoint-postgres"));
+  const pg = (await loadPackage(forUrls, () => import("pg"))).default;
   // A first connection of our own, so that an unreachable server fails here, once, with a plain message.
   const probe = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
   probe.on("error", () => undefined);
@@ -65,8 +63,8 @@ async function openPostgres(url: string): Promise<Target> {
 async function openSqlite(path: string): Promise<Target> {
   if (!existsSync(path))
     throw new CliError(`no such file: ${path} (give a SQLite checkpoint file or a postgresql:// URL)`);
-  const Database = (await import("better-sqlite3")).default;
-  const { SqliteSaver } = await import("@langchain/langgraph-checkpoint-sqlite");
+  const Database = (await loadPackage("a SQLite file", () => import("better-sqlite3"))).default;
+  const { SqliteSaver } = await loadPackage("a SQLite file", () => import("@langchain/langgraph-checkpoint-sqlite"));
   let db: InstanceType<typeof Database>;
   try {
     db = new Database(path, { fileMustExist: true });

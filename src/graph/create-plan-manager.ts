@@ -39,9 +39,10 @@ import {
   routeAfterPlanner,
   routeAfterReplanner,
 } from "./routes.js";
-import { acquireThread, trackNode, withThreadRun } from "./thread-lock.js";
 import { checkCanRun, checkInput, checkOutsideUpdate, hasPendingInterrupt } from "./boundary.js";
+import { holdThread } from "./process-claim.js";
 import type { PlanManagerResult } from "./resume.js";
+import { trackNode, withThreadRun } from "./thread-lock.js";
 
 /**
  * A routing function as an untraced runnable. LangGraph wraps a plain function in a traced
@@ -84,8 +85,8 @@ const PARENT_READ = "__pregel_read";
 
 /**
  * The compiled plan manager: LangGraph's compiled graph, holding its thread for the length of a
- * run so that a second concurrent run on the same thread in this process fails with
- * `thread_busy` instead of calling every tool a second time (graph/thread-lock.ts).
+ * run so that a second concurrent run on the same thread, in this process or another, fails with
+ * `thread_busy` instead of calling every tool a second time (graph/process-claim.ts).
  * `_streamIterator` is the one path `invoke`, `stream` and `streamEvents` all take, including a
  * run as a parent's subgraph node.
  */
@@ -104,7 +105,7 @@ export class CompiledPlanManager<T extends Transformers = []> extends CompiledSt
   override async *_streamIterator(input: unknown, options?: Partial<RunnableConfig>): AsyncGenerator<unknown> {
     const configurable = (options?.configurable ?? {}) as Record<string, unknown>;
     const checked = await this.checkRunStart(input, configurable);
-    const run = acquireThread({
+    const run = await holdThread({
       checkpointer: this.runCheckpointer(configurable),
       threadId: typeof configurable.thread_id === "string" ? configurable.thread_id : undefined,
       namespace: typeof configurable.checkpoint_ns === "string" ? configurable.checkpoint_ns : "",

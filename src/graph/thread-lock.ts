@@ -1,8 +1,8 @@
 /**
  * One run per thread at a time, in this process. Two `invoke`s on the same thread would both
  * start from the same checkpoint and both run every tool, side effects included; the second is
- * refused with `PlanManagerError("thread_busy")` instead. Across processes nothing here helps:
- * each process must own its threads (a job queue with leases; see README "Scaling out").
+ * refused with `PlanManagerError("thread_busy")` instead. Across processes, a run on a SQLite or
+ * PostgreSQL saver also claims its thread in the database (graph/process-claim.ts).
  *
  * A run holds its thread until it has ended AND every node it started has returned. LangGraph
  * ends a run at once when its signal aborts or its stream is closed (`break`), but a node already
@@ -32,9 +32,11 @@ export interface ThreadRun {
   track(work: Promise<unknown>): void;
   /** The run has ended; the thread is freed once tracked work has settled too. */
   end(): void;
+  /** Calls `fn` once the thread is freed (at once if it already is). */
+  whenFree(fn: () => void): void;
 }
 
-const unheld: ThreadRun = { track: () => undefined, end: () => undefined };
+const unheld: ThreadRun = { track: () => undefined, end: () => undefined, whenFree: (fn) => fn() };
 
 /**
  * Takes the thread, or throws `thread_busy`. Without a thread id or a checkpointer there is no
@@ -56,9 +58,14 @@ export function acquireThread(ref: ThreadRef): ThreadRun {
   }
   const map = threads;
   const inFlight = new Set<Promise<unknown>>();
+  const onFree: Array<() => void> = [];
   let ended = false;
+  let freed = false;
   const free = () => {
-    if (ended && inFlight.size === 0 && map.get(key) === run) map.delete(key);
+    if (freed || !ended || inFlight.size > 0) return;
+    freed = true;
+    if (map.get(key) === run) map.delete(key);
+    for (const fn of onFree.splice(0)) fn();
   };
   const run: ThreadRun = {
     track(work) {
@@ -72,6 +79,10 @@ export function acquireThread(ref: ThreadRef): ThreadRun {
     end() {
       ended = true;
       free();
+    },
+    whenFree(fn) {
+      if (freed) fn();
+      else onFree.push(fn);
     },
   };
   map.set(key, run);

@@ -9,6 +9,7 @@
  * locks; the worker reads it at each step boundary (worker/driver.ts).
  */
 import { Pool, type PoolClient } from "pg";
+import { tryAdvisoryLock } from "../graph/advisory-lock.js";
 
 /** Two-key advisory locks: the first key keeps this library's locks apart from the application's. */
 const LOCK_SPACE = "langgraph-replan";
@@ -64,7 +65,7 @@ export async function openThreadLocks(connectionString: string, max = 10): Promi
   );
   return {
     serialized,
-    tryLock: (threadId) => tryLock(pool, threadId),
+    tryLock: (threadId) => tryAdvisoryLock(pool, LOCK_SPACE, threadId),
     async addStopRequest(threadId, reason) {
       await pool.query(
         `INSERT INTO ${STOP_TABLE} (thread_id, reason) VALUES ($1, $2) ` +
@@ -84,34 +85,5 @@ export async function openThreadLocks(connectionString: string, max = 10): Promi
       await pool.query(`DELETE FROM ${STOP_TABLE} WHERE thread_id = $1`, [threadId]);
     },
     close: () => pool.end(),
-  };
-}
-
-/** The thread's lock on a connection of its own, kept out of the pool until released. */
-async function tryLock(pool: Pool, threadId: string): Promise<ThreadLock | undefined> {
-  const client = await pool.connect();
-  try {
-    const { rows } = await client.query<{ ok: boolean }>(
-      "SELECT pg_try_advisory_lock(hashtext($1), hashtext($2)) AS ok",
-      [LOCK_SPACE, threadId],
-    );
-    if (!rows[0]?.ok) {
-      client.release();
-      return undefined;
-    }
-  } catch (error) {
-    client.release(error as Error);
-    throw error;
-  }
-  return {
-    async release() {
-      try {
-        await client.query("SELECT pg_advisory_unlock(hashtext($1), hashtext($2))", [LOCK_SPACE, threadId]);
-        client.release();
-      } catch (error) {
-        // Destroying the connection frees the lock too.
-        client.release(error as Error);
-      }
-    },
   };
 }

@@ -5,14 +5,16 @@
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { tool } from "@langchain/core/tools";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createPlanManager, resumeRun, staticPlanner } from "../../src/index.js";
+import { createPlanManager, htmlReport, resumeRun, staticPlanner } from "../../src/index.js";
 import { runCli } from "../../src/cli/commands.js";
+import { loadPackage, type MissingPackageError } from "../../src/cli/packages.js";
 import { fakeClock } from "../helpers/clock.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cli-"));
@@ -94,11 +96,42 @@ describe("langgraph-replan over a SQLite file", () => {
     });
   });
 
-  it("report -o writes the HTML report", async () => {
+  it("report -o writes htmlReport's page for the thread, diagrams drawn by the installed mermaid", async () => {
     const file = join(dir, "done.html");
     const result = await cli("report", db, "done", "-o", file);
     expect(result).toEqual({ code: 0, err: [], out: [`wrote ${file} (${statSync(file).size} bytes)`] });
-    expect(readFileSync(file, "utf8")).toContain("<strong>Status:</strong> completed");
+    const saver = SqliteSaver.fromConnString(db);
+    const state = await graphOn(saver).getState(cfg("done"));
+    saver.db.close();
+    const mermaidScript = readFileSync(createRequire(import.meta.url).resolve("mermaid/dist/mermaid.min.js"), "utf8");
+    expect(readFileSync(file, "utf8")).toBe(htmlReport(state.values as never, { mermaidScript }));
+  });
+
+  it("a package a command imports and cannot find is named, with the npm install to run (exit code 2)", async () => {
+    const missing = (load: () => Promise<unknown>): Promise<MissingPackageError> =>
+      loadPackage("a postgresql:// URL", load).then(
+        () => {
+          throw new Error("loaded a package that does not exist");
+        },
+        (error: unknown) => error as MissingPackageError,
+      );
+    const plain = await missing(() => import("langgraph-replan-missing-pkg" as string));
+    expect([plain.message, plain.exitCode]).toEqual([
+      'a postgresql:// URL needs the package "langgraph-replan-missing-pkg", which is not installed: ' +
+        "npm install langgraph-replan-missing-pkg",
+      2,
+    ]);
+    const scoped = await missing(() => import("@langgraph-replan/missing/sub.js" as string));
+    expect(scoped.packageName).toBe("@langgraph-replan/missing");
+  });
+
+  it("report -o into a folder that does not exist: one line, exit 1, nothing written", async () => {
+    const file = join(dir, "no-such-dir", "r.html");
+    expect(await cli("report", db, "done", "-o", file)).toEqual({
+      code: 1,
+      out: [],
+      err: [`langgraph-replan: cannot write ${file}: ENOENT: no such file or directory, open '${file}'`],
+    });
   });
 
   it("wait: the exit code says finished, needs a person, ended badly or stopped", async () => {

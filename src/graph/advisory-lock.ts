@@ -1,0 +1,37 @@
+/**
+ * A PostgreSQL session advisory lock on a connection of its own, kept out of the pool until
+ * released. PostgreSQL frees it the moment the holder's connection drops, so a killed process
+ * holds nothing. Used by a run for its thread (graph/process-claim.ts) and by workers for the
+ * threads they drive (worker/thread-locks.ts), each in its own lock space.
+ */
+import type { PgPool } from "./saver-handles.js";
+
+export interface AdvisoryLock {
+  release(): Promise<void>;
+}
+
+/** The lock on `(space, key)`, or undefined when another session holds it. */
+export async function tryAdvisoryLock(pool: PgPool, space: string, key: string): Promise<AdvisoryLock | undefined> {
+  const client = await pool.connect();
+  try {
+    const { rows } = await client.query("SELECT pg_try_advisory_lock(hashtext($1), hashtext($2)) AS ok", [space, key]);
+    if (rows[0]?.ok !== true) {
+      client.release();
+      return undefined;
+    }
+  } catch (error) {
+    client.release(error as Error);
+    throw error;
+  }
+  return {
+    async release() {
+      try {
+        await client.query("SELECT pg_advisory_unlock(hashtext($1), hashtext($2))", [space, key]);
+        client.release();
+      } catch (error) {
+        // Destroying the connection frees the lock too.
+        client.release(error as Error);
+      }
+    },
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * A run's claim on its thread in a SQLite checkpoint file, for other processes to see: one row
+ * per held thread in the saver's own database, written in an immediate transaction (SQLite's
+ * write lock makes the check and the write one step). A claim is a lease, renewed while the run
+ * lasts; a holder that died (on this host: its pid is gone; elsewhere: its lease ran out) no
+ * longer holds the thread. docs/decisions/0018-one-run-per-thread-across-processes.md.
+ */
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import type { SqliteDb } from "./saver-handles.js";
+
+export const CLAIMS_TABLE = "langgraph_replan_thread_claims";
+/** How long a claim outlives its last renewal; renewed every third of it. */
+export const SQLITE_LEASE_MS = 30_000;
+
+export interface ClaimHolder {
+  pid: number;
+  host: string;
+}
+
+export interface ThreadClaim {
+  release(): void;
+}
+
+interface ClaimRow extends ClaimHolder {
+  token: string;
+  expires_at: number;
+}
+
+const ready = new WeakSet<object>();
+
+function ensureTable(db: SqliteDb): void {
+  if (ready.has(db)) return;
+  db.exec(
+    `CREATE TABLE IF NOT EXISTS ${CLAIMS_TABLE} (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL, ` +
+      "token TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL, expires_at INTEGER NOT NULL, " +
+      "PRIMARY KEY (thread_id, checkpoint_ns))",
+  );
+  ready.add(db);
+}
+
+/** Whether a process on this host is still there (EPERM: it is, under another user). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+const stillHeld = (row: ClaimRow, now: number): boolean =>
+  row.expires_at > now && (row.host !== hostname() || alive(row.pid));
+
+/** Claims the thread, or returns who holds it. `now` is the wall clock (a lease is shared across processes). */
+export function claimSqliteThread(
+  db: SqliteDb,
+  threadId: string,
+  namespace: string,
+  now: () => number = Date.now,
+): ThreadClaim | ClaimHolder {
+  ensureTable(db);
+  const token = randomUUID();
+  const where = "thread_id = ? AND checkpoint_ns = ?";
+  const take = db.transaction((): ClaimHolder | undefined => {
+    const row = db
+      .prepare(`SELECT token, pid, host, expires_at FROM ${CLAIMS_TABLE} WHERE ${where}`)
+      .get(threadId, namespace) as ClaimRow | undefined;
+    if (row && stillHeld(row, now())) return { pid: row.pid, host: row.host };
+    db.prepare(
+      `INSERT OR REPLACE INTO ${CLAIMS_TABLE} (thread_id, checkpoint_ns, token, pid, host, expires_at) ` +
+        "VALUES (?, ?, ?, ?, ?, ?)",
+    ).run(threadId, namespace, token, process.pid, hostname(), now() + SQLITE_LEASE_MS);
+    return undefined;
+  });
+  const holder = take.immediate();
+  if (holder) return holder;
+  const renew = setInterval(() => {
+    try {
+      db.prepare(`UPDATE ${CLAIMS_TABLE} SET expires_at = ? WHERE ${where} AND token = ?`).run(
+        now() + SQLITE_LEASE_MS,
+        threadId,
+        namespace,
+        token,
+      );
+    } catch {
+      // A busy or closed database: the claim lapses with its lease, which is what a dead holder's does.
+    }
+  }, SQLITE_LEASE_MS / 3);
+  renew.unref();
+  return {
+    release() {
+      clearInterval(renew);
+      try {
+        db.prepare(`DELETE FROM ${CLAIMS_TABLE} WHERE ${where} AND token = ?`).run(threadId, namespace, token);
+      } catch {
+        // As above: a claim that cannot be deleted expires.
+      }
+    },
+  };
+}
