@@ -8,6 +8,7 @@ import type { Decision } from "../policy/decision.js";
 import type { Deviation } from "../policy/deviation.js";
 import { LADDER_ACTIONS, mayAskLlm, recordAfter } from "../policy/step-records.js";
 import { classify, type ReplanStanding, type Verdict } from "../policy/classify.js";
+import { decide } from "../policy/decide.js";
 import { emit } from "../runtime/events.js";
 import { ESCALATION_OPTIONS, escalationPayload, offered } from "../runtime/interrupts.js";
 import { falsify } from "../runtime/falsify.js";
@@ -46,21 +47,14 @@ export function makeClassifierNode(rt: Runtime) {
     });
     const usage: UsageEntry[] = [];
     const verdict = await askLlmClassifier(rt, ruled, deviation, step, usage);
-    const decision: Decision = {
-      seq: state.decisions.length + 1,
-      ...(deviation.stepId !== undefined ? { stepId: deviation.stepId } : {}),
+    const decision = decide(verdict.rule, {
+      ...verdict,
+      after: state.decisions.length,
+      stepId: deviation.stepId,
       attempt: run?.attempts ?? deviation.attempt,
-      failureClass: verdict.failureClass,
-      action: verdict.action,
-      rule: verdict.rule,
-      evidence: verdict.evidence,
-      reason: verdict.reason,
       planVersion: state.plan.version,
       at: new Date(rt.clock.now()).toISOString(),
-      ...(verdict.delayMs !== undefined ? { delayMs: verdict.delayMs } : {}),
-      ...(verdict.brokenAssumption !== undefined ? { brokenAssumption: verdict.brokenAssumption } : {}),
-      ...(verdict.by !== undefined ? { by: verdict.by } : {}),
-    };
+    });
     emit(config, { type: "decision", decision });
     const update: PlanManagerUpdate = { decisions: decision, usage, ...recordEvidence(state, decision) };
     const id = deviation.stepId;

@@ -9,6 +9,7 @@ import { z } from "zod";
 import { canonical } from "../plan/diff.js";
 import { AssumptionSchema, LIMITS, StepSchema, type ReplanRecord, type Step, type StepRun } from "../plan/schema.js";
 import type { Decision } from "./decision.js";
+import { decide } from "./decide.js";
 
 export type ReplanMemoryMode = "reuse" | "hint" | "off";
 
@@ -206,18 +207,7 @@ export function branchOutcome(
 }
 
 /** The decision that makes a use of memory visible: same trigger, rule `replan.memory`. */
-export function memoryDecision(trigger: Decision, reason: string, seq: number, at: string): Decision {
-  const d: Decision = {
-    seq,
-    attempt: trigger.attempt,
-    failureClass: trigger.failureClass,
-    action: trigger.action,
-    rule: "replan.memory",
-    reason,
-    planVersion: trigger.planVersion,
-    at,
-  };
-  if (trigger.stepId !== undefined) d.stepId = trigger.stepId;
-  if (trigger.brokenAssumption !== undefined) d.brokenAssumption = trigger.brokenAssumption;
-  return d;
+export function memoryDecision(trigger: Decision, reason: string, after: number, at: string): Decision {
+  const { stepId, attempt, failureClass, action, planVersion, brokenAssumption } = trigger;
+  return decide("replan.memory", { after, stepId, attempt, failureClass, action, reason, planVersion, at, brokenAssumption });
 }

@@ -88,7 +88,7 @@ export function outcomeId(configurable: Record<string, unknown> | undefined, ver
 }
 
 function note(r: Replan, reason: string) {
-  const decision = memoryDecision(r.trigger, reason, r.state.decisions.length + r.notes.length + 1, r.at());
+  const decision = memoryDecision(r.trigger, reason, r.state.decisions.length + r.notes.length, r.at());
   r.notes.push(decision);
   return decision;
 }

@@ -14,6 +14,7 @@ import type { CheckFailure } from "../policy/step-checks.js";
 import { activeAssumptionChecks, assumptionDeviation } from "../policy/assumptions.js";
 import { isRateLimit, lowerLimit, raiseLimit, type LimitUpdate } from "../policy/dispatch.js";
 import { emit } from "./events.js";
+import { decide } from "../policy/decide.js";
 
 export class Visit {
   readonly plan: Plan;
@@ -122,17 +123,15 @@ export class Visit {
     if (!update?.change) return;
     this.dispatch.limits = update.limits;
     const { from, to, why } = update.change;
-    const decision: Decision = {
-      seq: this.state.decisions.length + this.decisions.length + 1,
+    const decision = decide("rate.limit", {
+      after: this.state.decisions.length + this.decisions.length,
       stepId: step.id,
       attempt,
       failureClass: failed === null ? "none" : "transient",
-      action: "retry",
-      rule: "rate.limit",
       reason: `${tool} may run ${to} call${to === 1 ? "" : "s"} at a time (was ${from}): ${why}`,
       planVersion: this.plan.version,
       at: this.now(),
-    };
+    });
     this.decisions.push(decision);
     emit(this.config, { type: "decision", decision });
   }
