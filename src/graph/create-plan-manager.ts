@@ -10,7 +10,7 @@
  *   executor ─(all steps done)→ finalize → END
  */
 import { Runnable, type RunnableConfig } from "@langchain/core/runnables";
-import { CompiledStateGraph, END, START, StateGraph, type Command, type StateDefinition } from "@langchain/langgraph";
+import { END, START, StateGraph } from "@langchain/langgraph";
 import { makeClassifierNode } from "../nodes/classifier.js";
 import { makeExecutor } from "../nodes/executor.js";
 import { finalizeNode } from "../nodes/finalize.js";
@@ -29,6 +29,20 @@ import {
   routeAfterPlanner,
   routeAfterReplanner,
 } from "./routes.js";
+import {
+  HookedCompiledGraph,
+  hasInheritedDurability,
+  isNestedRun,
+  lentCheckpointer,
+  type CompileOptions,
+  type GraphRun,
+  type InputSpec,
+  type OutputSpec,
+  type Spec,
+  type State,
+  type Transformers,
+  type Update,
+} from "./langgraph-seam.js";
 import { acquireThread, trackNode, withThreadRun } from "./thread-lock.js";
 
 /**
@@ -52,61 +66,35 @@ function untraced<T extends string>(route: (state: PlanManagerStateType) => T) {
   return new UntracedRoute(route);
 }
 
-type Spec = typeof PlanManagerState.spec;
-type State = typeof PlanManagerState.State;
-type Update = typeof PlanManagerState.Update;
-type InputSpec = typeof PlanManagerInput.spec;
-type OutputSpec = typeof PlanManagerOutput.spec;
-type BaseCompile = StateGraph<Spec, State, Update, string, InputSpec, OutputSpec>["compile"];
-type CompileOptions = NonNullable<Parameters<BaseCompile>[0]>;
-/** Stream transformers a caller may pass to `compile` (LangGraph's own constraint, read off its signature). */
-type Transformers = NonNullable<CompileOptions["transformers"]>;
-
-/** Where LangGraph lends a parent's checkpointer to a subgraph (its `CONFIG_KEY_CHECKPOINTER`, not exported). */
-const LENT_CHECKPOINTER = "__pregel_checkpointer";
-/** Present when this graph runs inside a parent's task (LangGraph's `CONFIG_KEY_READ`). */
-const PARENT_READ = "__pregel_read";
-
 /**
  * The compiled plan manager: LangGraph's compiled graph, holding its thread for the length of a
  * run so that a second concurrent run on the same thread in this process fails with
  * `thread_busy` instead of calling every tool a second time (graph/thread-lock.ts).
- * `_streamIterator` is the one path `invoke`, `stream` and `streamEvents` all take, including a
- * run as a parent's subgraph node.
+ * Every run (`invoke`, `stream`, `streamEvents`, a run as a parent's subgraph node) goes through
+ * `aroundRun` (graph/langgraph-seam.ts).
  */
-export class CompiledPlanManager<T extends Transformers = []> extends CompiledStateGraph<
-  State,
-  Update,
-  string,
-  InputSpec,
-  OutputSpec,
-  StateDefinition,
-  unknown,
-  unknown,
-  unknown,
-  T
-> {
-  override async *_streamIterator(input: unknown, options?: Partial<RunnableConfig>): AsyncGenerator<unknown> {
+export class CompiledPlanManager<T extends Transformers = []> extends HookedCompiledGraph<T> {
+  protected override async *aroundRun(options: Partial<RunnableConfig> | undefined, run: GraphRun) {
     const configurable = (options?.configurable ?? {}) as Record<string, unknown>;
-    const run = acquireThread({
+    const thread = acquireThread({
       checkpointer: this.runCheckpointer(configurable),
       threadId: typeof configurable.thread_id === "string" ? configurable.thread_id : undefined,
       namespace: typeof configurable.checkpoint_ns === "string" ? configurable.checkpoint_ns : "",
     });
     try {
       // Calls still in flight when a run ends keep its thread held, like a node still running.
-      const config = withDispatch(withThreadRun(durable(this.nestedLimit(options)), run), (work) => run.track(work));
-      yield* super._streamIterator(input as Command, config);
+      const config = withDispatch(withThreadRun(durable(this.nestedLimit(options)), thread), (w) => thread.track(w));
+      yield* run(config);
     } finally {
-      run.end();
+      thread.end();
     }
   }
 
   /** The checkpointer a run uses, as LangGraph resolves it: none for `false`, else a lent one, else its own. */
   private runCheckpointer(configurable: Record<string, unknown>): object | undefined {
     if (this.checkpointer === false) return undefined;
-    const lent = configurable[LENT_CHECKPOINTER];
-    if (typeof lent === "object" && lent !== null) return lent;
+    const lent = lentCheckpointer(configurable);
+    if (lent) return lent;
     return typeof this.checkpointer === "object" ? this.checkpointer : undefined;
   }
 
@@ -117,7 +105,7 @@ export class CompiledPlanManager<T extends Transformers = []> extends CompiledSt
    */
   private nestedLimit(options?: Partial<RunnableConfig>): Partial<RunnableConfig> | undefined {
     const configurable = options?.configurable ?? {};
-    const nested = configurable[LENT_CHECKPOINTER] !== undefined || configurable[PARENT_READ] !== undefined;
+    const nested = isNestedRun(configurable);
     const own = this.config?.recursionLimit;
     if (!nested || own === undefined || (options?.recursionLimit ?? 0) >= own) return options;
     return { ...options, recursionLimit: own };
@@ -132,8 +120,8 @@ export class CompiledPlanManager<T extends Transformers = []> extends CompiledSt
  */
 function durable(options?: Partial<RunnableConfig>): Partial<RunnableConfig> {
   const chosen = options as { durability?: unknown; checkpointDuring?: unknown } | undefined;
-  const inherited = options?.configurable?.["__pregel_durability"];
-  if (chosen?.durability != null || chosen?.checkpointDuring != null || inherited != null) return options ?? {};
+  const inherited = hasInheritedDurability(options?.configurable ?? {});
+  if (chosen?.durability != null || chosen?.checkpointDuring != null || inherited) return options ?? {};
   return { ...options, durability: "sync" } as Partial<RunnableConfig>;
 }
 

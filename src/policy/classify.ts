@@ -127,8 +127,7 @@ const RUNGS_BY_CLASS: Record<FailureClass, Rungs> = {
     const reason = `${what}; the steps producing those facts rest on "${blamed}"`;
     return replanOr(input, base, "precondition_failed", "precondition.replan-producers", blamed, reason);
   },
-  scope_changed: (input, base, what) =>
-    replanOr(input, base, "scope_changed", "scope.replan-global", undefined, what),
+  scope_changed: (input, base, what) => replanOr(input, base, "scope_changed", "scope.replan-global", undefined, what),
   budget_exhausted: (input, base, what) => {
     const reason = `${what}; asking the planner for a cheaper route`;
     return replanOr(input, base, "budget_exhausted", "budget.replan-cheaper", undefined, reason);
@@ -168,7 +167,14 @@ function afterPermanentFailure(
   // An output the run cannot store says nothing about the plan's assumptions.
   const [blamed] = input.deviation.kind === "output_rejected" ? [] : activeAssumptions(step, input.replan);
   if (blamed)
-    return replanOr(input, base, failureClass, rungs.replan, blamed, `${reason}; the step rests on assumption "${blamed}"`);
+    return replanOr(
+      input,
+      base,
+      failureClass,
+      rungs.replan,
+      blamed,
+      `${reason}; the step rests on assumption "${blamed}"`,
+    );
   return escalateOrSkip(
     input,
     base,

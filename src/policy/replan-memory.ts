@@ -209,5 +209,15 @@ export function branchOutcome(
 /** The decision that makes a use of memory visible: same trigger, rule `replan.memory`. */
 export function memoryDecision(trigger: Decision, reason: string, after: number, at: string): Decision {
   const { stepId, attempt, failureClass, action, planVersion, brokenAssumption } = trigger;
-  return decide("replan.memory", { after, stepId, attempt, failureClass, action, reason, planVersion, at, brokenAssumption });
+  return decide("replan.memory", {
+    after,
+    stepId,
+    attempt,
+    failureClass,
+    action,
+    reason,
+    planVersion,
+    at,
+    brokenAssumption,
+  });
 }

@@ -165,12 +165,7 @@ export const RULES = {
   // Skip: an optional step that would otherwise escalate.
   "optional.skip": r("skip", "any", "skip", "an optional step failed for good: skip it and its dependents"),
   // Escalate: no rung applies.
-  "deterministic.escalate": r(
-    "escalate",
-    ["deterministic"],
-    "escalate",
-    "no fallback and no assumption to revise",
-  ),
+  "deterministic.escalate": r("escalate", ["deterministic"], "escalate", "no fallback and no assumption to revise"),
   "exhausted.escalate": r(
     "escalate",
     ["deterministic"],
@@ -206,12 +201,7 @@ export const RULES = {
     "replan memory answered (reuse), hinted, or was passed over; the action is the replan's own",
   ),
   "replan.planner-error": r("replanning", "any", "escalate", "the planner threw while replanning"),
-  "replan.invalid-draft": r(
-    "replanning",
-    "any",
-    "escalate",
-    "the planner's replacement steps failed validation",
-  ),
+  "replan.invalid-draft": r("replanning", "any", "escalate", "the planner's replacement steps failed validation"),
   "guard.max-backtrack-depth": r(
     "replanning",
     "any",

@@ -75,7 +75,11 @@ describe("the ladder as one table", () => {
     const gone = await harness(oneStep({ optional: true }), [scriptedTool("fetch", [httpError(404)])]).run();
     expect(brief(gone.decisions)).toEqual(["fetch: deterministic → skip [optional.skip]"]);
     const seen = decisionsSeen().slice(before);
-    expect(seen.map((d) => `${d.seq} ${d.rule}`)).toEqual(["1 transient.retry", "2 exhausted.escalate", "1 optional.skip"]);
+    expect(seen.map((d) => `${d.seq} ${d.rule}`)).toEqual([
+      "1 transient.retry",
+      "2 exhausted.escalate",
+      "1 optional.skip",
+    ]);
     expect(seen.flatMap((d) => disagreement(d) ?? [])).toEqual([]);
   });
 });
