@@ -1,5 +1,6 @@
 /**
- * The public API (DESIGN §4): the factory and its options, the state schemas, planners, tool
+ * The public API (docs/architecture.md "State and channels"): the factory and its options, the state schemas,
+ * planners, tool
  * errors, the resume and scope-change helpers, and the views. The pure core — the classifier,
  * its rule tables, the validator, the schemas, the CEL evaluator — is `langgraph-replan/policy`.
  */

@@ -1,5 +1,5 @@
 /**
- * The plan manager graph (DESIGN §1). Conditional edges are the response ladder:
+ * The plan manager graph (docs/architecture.md "The graph"). Conditional edges are the response ladder:
  *
  *   START → planner ─┬─(reviewPlan)→ human
  *                    └─────────────→ executor ⇄ executor (success fast path)
@@ -113,7 +113,7 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
 }
 
 /**
- * Every finished attempt is durable before anything that depends on it (DESIGN §6): unless the
+ * Every finished attempt is durable before anything that depends on it (docs/architecture.md "Durability"): unless the
  * caller chose a durability (or a parent graph passes its own), checkpoints are written before the
  * next superstep starts. LangGraph's default ("async") writes them while the next one runs, so a
  * process killed then loses a finished attempt and calls its tool again on resume.

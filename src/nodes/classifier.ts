@@ -41,7 +41,8 @@ export function makeClassifierNode(rt: Runtime) {
       ...(run ? { run } : {}),
       policy: rt.policy,
       replan: replanStanding(state, rt),
-      // `rate.limit` records are the dispatcher's bookkeeping, not ladder decisions (DESIGN §7.1).
+      // `rate.limit` records are the dispatcher's bookkeeping, not ladder decisions (docs/architecture.md "Parallel
+      // steps").
       decisionCount: state.decisions.filter((d) => d.rule !== "rate.limit").length,
       producerAssumptions: producerAssumptions(state, deviation),
     });

@@ -1,5 +1,5 @@
 /**
- * The extender node (DESIGN §7.3): when every planned step has finished and the plan says it is
+ * The extender node (docs/architecture.md "Long goals"): when every planned step has finished and the plan says it is
  * not complete, it asks `Planner.extend` for the next steps and appends them as a new plan
  * version. A failed or over-limit extension escalates; nothing already done is lost.
  */

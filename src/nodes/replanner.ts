@@ -48,7 +48,8 @@ export function makeReplannerNode(rt: Runtime) {
     r.guards.fingerprints = [...r.guards.fingerprints, shaped.print];
     r.guards.backtracks = { ...r.guards.backtracks };
     for (const id of rerun) r.guards.backtracks[id] = (r.guards.backtracks[id] ?? 0) + 1;
-    // Last gate before a version: a replan may not widen what the run can do unseen (DESIGN §7.6).
+    // Last gate before a version: a replan may not widen what the run can do unseen (docs/architecture.md "Untrusted
+    // facts").
     return applyReplan(r, { ...proposed, steps }, rerun, budget, capabilityReview(r, steps));
   };
 }

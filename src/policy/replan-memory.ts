@@ -1,5 +1,5 @@
 /**
- * Replan memory (DESIGN §7.4), the pure part: the key a replan is filed under, the entry saved
+ * Replan memory (docs/architecture.md "Replan memory"), the pure part: the key a replan is filed under, the entry saved
  * for it, its score and retirement, the choice between reusing, hinting or asking the planner,
  * and the renaming that makes a saved branch fit another thread's plan. Store access lives in
  * runtime/replan-memory.ts; nothing here reads a clock or a store.

@@ -1,5 +1,5 @@
 /**
- * Evidence against an assumption is recorded whatever the ladder does next (DESIGN §3): the
+ * Evidence against an assumption is recorded whatever the ladder does next (docs/architecture.md "Trust labels"): the
  * assumption is falsified for good and facts are relabelled, whether the answer is a replan
  * or, when a guardrail stops the replan, an escalation.
  */

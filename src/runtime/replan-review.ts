@@ -1,5 +1,5 @@
 /**
- * The capability guard in the replan's phase sequence (DESIGN §7.6): what the run did before
+ * The capability guard in the replan's phase sequence (docs/architecture.md "Untrusted facts"): what the run did before
  * (every earlier plan version, rebuilt from the history) against what the proposal would do,
  * and, when the guard fires, the plan review a person answers. Whatever made the draft —
  * planner, memory, a person's constraint — it goes through here before it becomes a version.
