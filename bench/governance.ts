@@ -14,11 +14,11 @@ import {
   createPlanManager,
   PermanentError,
   TransientError,
-  planMetrics,
   type PlanDraft,
   type ReplanRequest,
   type Step,
 } from "../src/index.js";
+import { planMetrics } from "../src/views/index.js";
 import { fmt, type Table } from "./lib.js";
 
 type Loose = Record<string, any>;

@@ -58,8 +58,8 @@ export function classify(input: ClassifyInput): Verdict {
   const base = { evidence: evidence.id };
   const what = deviation.message;
   if (input.decisionCount >= policy.maxDecisions) {
-    const reason = `${policy.maxDecisions} decisions taken in this run (policy.maxDecisions); a person must look: ${what}`;
-    return verdict("guard.max-decisions", evidence.failureClass, reason, base);
+    const limit = `${policy.maxDecisions} decisions taken in this run (policy.maxDecisions)`;
+    return verdict("guard.max-decisions", evidence.failureClass, `${limit}; a person must look: ${what}`, base);
   }
   if (deviation.kind === "side_effect_changed") {
     const guard = { evidence: "sideeffect.operation-changed" };
@@ -243,8 +243,8 @@ function escalateOrSkip(
   reason: string,
 ): Verdict {
   if (input.step?.optional) {
-    const skipped = `${reason}; the step is optional, so it and its dependents are skipped (escalation rule was ${rule})`;
-    return verdict("optional.skip", failureClass, skipped, base);
+    const note = `the step is optional, so it and its dependents are skipped (escalation rule was ${rule})`;
+    return verdict("optional.skip", failureClass, `${reason}; ${note}`, base);
   }
   return verdict(rule, failureClass, reason, base);
 }

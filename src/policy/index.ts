@@ -5,10 +5,12 @@
  */
 export { classify } from "./classify.js";
 export type { ClassifyInput, ReplanStanding, Verdict } from "./classify.js";
-export { RULES, RULE_IDS, isRuleId } from "./rules.js";
+export { RULES, RULE_IDS, STAGES, isRuleId, rulesOf, actionsOf, disagreement } from "./rules.js";
+export { decide } from "./decide.js";
+export type { DecisionInput } from "./decide.js";
 export { DecisionSchema } from "./decision.js";
 export type { Decision } from "./decision.js";
-export type { RuleId, RuleSpec } from "./rules.js";
+export type { Rule, RuleId, RuleIdOf, RuleSpec, Stage } from "./rules.js";
 export { EVIDENCE_RULES, classifyEvidence } from "./evidence-rules.js";
 export type { EvidenceRule } from "./evidence-rules.js";
 export type { Deviation, DeviationKind } from "./deviation.js";
