@@ -68,7 +68,8 @@ export function makeClassifierNode(rt: Runtime) {
 /** The assumptions of the steps that produce the facts a failed precondition or missing input names. */
 function producerAssumptions(state: PlanManagerStateType, deviation: Deviation): string[] {
   const plan = state.plan!;
-  return [...new Set([...(deviation.missing ?? []), ...(deviation.facts ?? [])])].flatMap((key) => {
+  const read = deviation.kind === "precondition" ? [...(deviation.missing ?? []), ...(deviation.facts ?? [])] : [];
+  return [...new Set(read)].flatMap((key) => {
     const producer = state.facts[key]?.producedBy ?? plan.steps.find((s) => s.produces?.includes(key))?.id;
     return plan.steps.find((s) => s.id === producer)?.assumptions ?? [];
   });

@@ -8,7 +8,7 @@
  */
 import type { Action, FailureClass, Step, StepRun } from "../plan/schema.js";
 import { backoffDelay } from "./backoff.js";
-import type { Deviation } from "./deviation.js";
+import { namedAssumption, type Deviation } from "./deviation.js";
 import { classifyEvidence } from "./evidence-rules.js";
 import type { ResolvedPolicy } from "./options.js";
 import { effectiveRetry } from "./retry.js";
@@ -107,10 +107,10 @@ const RUNGS_BY_CLASS: Record<FailureClass, Rungs> = {
   },
   assumption_broken: (input, base, what) => {
     const { deviation } = input;
-    const assumption = deviation.assumptionId ?? deviation.error?.assumptionId;
+    const assumption = namedAssumption(deviation);
     if (!assumption)
       return escalateOrSkip(input, base, "assumption_broken", "assumption.unnamed", `${what}; no assumption was named`);
-    const several = deviation.assumptionIds ?? [];
+    const several = deviation.kind === "assumption_broken" ? (deviation.assumptionIds ?? []) : [];
     if (several.length > 1) {
       const reason = `assumptions ${several.map((a) => `"${a}"`).join(", ")} are false at once: ${what}`;
       return replanOr(input, base, "assumption_broken", "assumption.several-global", assumption, reason);

@@ -13,7 +13,8 @@ export type { Decision } from "./decision.js";
 export type { Rule, RuleId, RuleIdOf, RuleSpec, Stage } from "./rules.js";
 export { EVIDENCE_RULES, classifyEvidence } from "./evidence-rules.js";
 export type { EvidenceRule } from "./evidence-rules.js";
-export type { Deviation, DeviationKind } from "./deviation.js";
+export { DeviationSchema } from "./deviation.js";
+export type { Deviation, DeviationDraft, DeviationKind, DeviationOf } from "./deviation.js";
 export { backoffDelay } from "./backoff.js";
 export { resolvePolicy, DEFAULT_RETRY, DEFAULT_MEMORY_NAMESPACE } from "./options.js";
 export {

@@ -10,7 +10,7 @@ import { CheckedChannel } from "./checked-channel.js";
 import { appendBatch, CheckedDeltaChannel, mergeBatch, replaceBatch } from "./delta-channel.js";
 
 export type { UsageEntry } from "../contracts/usage.js";
-import type { Deviation } from "../policy/deviation.js";
+import { DeviationSchema as DeviationUnionSchema, type Deviation } from "../policy/deviation.js";
 import {
   BudgetSchema,
   FactKeySchema,
@@ -112,7 +112,7 @@ const UsageEntrySchema = z.looseObject({
   outputTokens: z.number(),
   cost: z.number(),
 });
-const DeviationSchema = z.looseObject({ kind: z.string(), attempt: z.number(), message: z.string() }).nullable();
+const DeviationSchema = DeviationUnionSchema.nullable();
 const PendingHumanSchema = z
   .looseObject({ kind: InterruptKindSchema, options: z.array(z.string()), context: z.record(z.string(), z.unknown()) })
   .nullable();

@@ -111,7 +111,7 @@ export class Visit {
   }
 
   private queued(d: Deviation): boolean {
-    return this.dispatch.queue.some((q) => q.kind === d.kind && q.assumptionId === d.assumptionId);
+    return this.dispatch.queue.some((q) => q.kind === d.kind && checkedAssumption(q) === checkedAssumption(d));
   }
 
   /** AIMD on the tool's concurrency after an attempt ended; every change is a `rate.limit` decision. */
@@ -159,4 +159,9 @@ export class Visit {
 function sameLimits(a: Record<string, number>, b: Record<string, number>): boolean {
   const keys = Object.keys(a);
   return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
+}
+
+/** The assumption an assumption check found false (other kinds name none). */
+function checkedAssumption(d: Deviation): string | undefined {
+  return d.kind === "assumption_broken" ? d.assumptionId : undefined;
 }
