@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DeviationSchema, namedAssumption } from "../../src/policy/deviation.js";
+import { DeviationSchema, namedAssumption, type Deviation } from "../../src/policy/deviation.js";
 
 const issues = (value: unknown) => {
   const parsed = DeviationSchema.safeParse(value);
@@ -25,19 +25,19 @@ describe("Deviation, a union keyed on kind", () => {
   });
 
   it("names the assumption a check found false, or the one an AssumptionBrokenError carries", () => {
-    const check = {
+    const check: Deviation = {
       kind: "assumption_broken",
       attempt: 1,
       message: "m",
       assumptionId: "a",
       assumptionIds: ["a", "b"],
-    } as const;
-    const thrown = {
+    };
+    const thrown: Deviation = {
       kind: "error",
       attempt: 1,
       message: "m",
       error: { name: "AssumptionBrokenError", message: "m", assumptionId: "c" },
-    } as const;
+    };
     expect([namedAssumption(check), namedAssumption(thrown)]).toEqual(["a", "c"]);
   });
 });
