@@ -1,6 +1,6 @@
 /**
- * The capability guard's cost per replan (DESIGN §7.6): it runs once per replan, on the proposal,
- * against every earlier version and the text of every post-plan fact. Worst cases by plan size,
+ * The capability guard's cost per replan (docs/architecture.md "Untrusted facts"): it runs once per replan, on the
+ * proposal, against every earlier version and the text of every post-plan fact. Worst cases by plan size,
  * versions and fact text; the planner call it follows takes seconds.
  */
 import type { Fact, Step } from "../src/plan/schema.js";

@@ -1,12 +1,12 @@
 /**
- * Checkpoint growth (issue 13, decision record 0011): a chain whose every step produces one
+ * Checkpoint growth (docs/decisions/0011-checkpoint-storage-delta-channels.md): a chain whose every step produces one
  * ~100-byte fact, at 10, 50, 200 and 1,000 steps, on SqliteSaver and PostgresSaver, with the
  * state layout of today's code ("after") and of the base commit ("before", the same workload
  * run against `git archive` of that commit's src in a temporary directory, so the library
  * carries no switch that keeps the old channels).
  *
  * A plan holds at most 200 steps (LIMITS.maxSteps), so a longer run gets its next 200 steps as a new
- * plan version written with `updateState` (as a rolling horizon would, DESIGN §7.3): the thread's
+ * plan version written with `updateState` (as a rolling horizon would, docs/architecture.md "Long goals"): the thread's
  * step records and facts grow exactly as in one long plan.
  * The run stops before its last step (recursion limit, every earlier step checkpointed); resume = a
  * fresh graph on a freshly opened database finishing it.
@@ -181,7 +181,8 @@ async function workload(api: Api, source: string, kind: Backend["name"], store: 
     let run: Promise<unknown>;
     if (from === 0) run = graph.invoke({ goal: "a long run" }, { ...thread, ...limit });
     else {
-      // The next 200 steps, as a rolling horizon would add them (a thread plans once; DESIGN §7.3).
+      // The next 200 steps, as a rolling horizon would add them (a thread plans once; docs/architecture.md "Long
+      // goals").
       const plan = { version: from / SEGMENT + 1, steps: segmentPlan(from, count).steps, assumptions: [] };
       // The manager's own kind of write (a plan version), which `updateState` refuses from users.
       await graph.updateState(thread, managerWrite({ plan, status: "running" }) as never, "planner");

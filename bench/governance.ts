@@ -15,11 +15,11 @@ import {
   isPlanManagerError,
   PermanentError,
   TransientError,
-  planMetrics,
   type PlanDraft,
   type ReplanRequest,
   type Step,
 } from "../src/index.js";
+import { planMetrics } from "../src/views/index.js";
 import { fmt, type Table } from "./lib.js";
 
 type Loose = Record<string, any>;

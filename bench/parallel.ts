@@ -1,5 +1,5 @@
 /**
- * Parallel steps (DESIGN §7.1, docs/decisions/0012): seeded DAG plans of 14–28 steps whose tool
+ * Parallel steps (docs/decisions/0012-parallel-dispatch.md): seeded DAG plans of 14–28 steps whose tool
  * latencies are log-uniform in 15–250 ms, each run by
  *   - the manager with maxConcurrency = the plan's size (≥ its width), 4 and 1;
  *   - a barrier contender on bare LangGraph: `Send` fan-out of every ready step per superstep;

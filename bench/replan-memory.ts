@@ -1,6 +1,6 @@
 /**
- * Replan memory (issue 15): 200 threads hit the same broken assumption (the primary source is
- * down; the mirror works). Threads run 8 at a time, each starting as a slot frees; the planner's
+ * Replan memory (docs/decisions/0014-replan-memory.md): 200 threads hit the same broken assumption (the primary source
+ * is down; the mirror works). Threads run 8 at a time, each starting as a slot frees; the planner's
  * replan takes 200 ms, as a fast LLM call would. Memory off vs reuse vs hint (and reuse seeded by a
  * template): planner replan calls, tool attempts, threads recovered, wall time.
  */

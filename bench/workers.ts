@@ -1,5 +1,5 @@
 /**
- * Workers on PostgreSQL (DESIGN §7.5): steps per second with 1, 2 and 4 worker processes (4
+ * Workers on PostgreSQL (docs/architecture.md "What runs where"): steps per second with 1, 2 and 4 worker processes (4
  * threads each) against one process running the same threads with `invoke` (4 at a time), and
  * the time from a worker's death to its threads' next tool call on another worker.
  */

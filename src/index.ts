@@ -1,7 +1,9 @@
 /**
- * The public API (DESIGN §4): the factory and its options, the state schemas, planners, tool
- * errors, the resume and scope-change helpers, and the views. The pure core — the classifier,
- * its rule tables, the validator, the schemas, the CEL evaluator — is `langgraph-replan/policy`.
+ * The public API (docs/architecture.md "State and channels"): the factory and its options, the state
+ * schemas, planners, tool errors, and the resume and scope-change helpers — what the quickstart and an
+ * embedding graph need. The views are `langgraph-replan/views`; the pure core — the classifier, its rule
+ * tables, the validator, the schemas, the CEL evaluator — is `langgraph-replan/policy`; workers are
+ * `langgraph-replan/worker`.
  */
 export { createPlanManager, CompiledPlanManager, PlanManagerGraph } from "./graph/create-plan-manager.js";
 export { pendingQuestion, resumeRun } from "./graph/resume.js";
@@ -58,18 +60,3 @@ export type {
 export type { PlanIssue, PlanIssueCode } from "./plan/validate.js";
 export type { RuleId } from "./policy/rules.js";
 export type { Decision } from "./policy/decision.js";
-
-export { userView } from "./views/user-view.js";
-export { operatorView } from "./views/operator-view.js";
-export type { OperatorViewOptions } from "./views/operator-view.js";
-export { debugView } from "./views/debug-view.js";
-export { decisionLine } from "./views/decision-line.js";
-export { planMermaid, planDiffMermaid } from "./views/mermaid.js";
-export { planMetrics } from "./views/metrics.js";
-export type { PlanMetrics } from "./views/metrics.js";
-export { htmlReport } from "./views/report.js";
-export type { ReportOptions } from "./views/report.js";
-export { planDiff } from "./plan/diff.js";
-export type { PlanDiff } from "./plan/diff.js";
-export { planAtVersion, runsAtVersion } from "./plan/history.js";
-export type { PlanVersionEntry } from "./plan/history.js";

@@ -13,7 +13,8 @@ import { tool } from "@langchain/core/tools";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createPlanManager, htmlReport, staticPlanner } from "../src/index.js";
+import { createPlanManager, staticPlanner } from "../src/index.js";
+import { htmlReport } from "../src/views/index.js";
 
 const root = resolve(import.meta.dirname, "..");
 const project = mkdtempSync(join(tmpdir(), "cli-package-"));

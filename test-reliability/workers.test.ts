@@ -1,5 +1,5 @@
 /**
- * Many workers on one PostgreSQL (DESIGN §7.5): 3 worker processes take 60 enqueued threads
+ * Many workers on one PostgreSQL (docs/architecture.md "What runs where"): 3 worker processes take 60 enqueued threads
  * (retries, replans, human steps, a side effect per thread); one process SIGKILLs itself in the
  * middle of a tool call. Every thread must end exactly as an uninterrupted run of its scenario,
  * no two tool calls of one thread may overlap in time (one worker per thread), and every side

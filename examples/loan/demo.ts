@@ -12,13 +12,12 @@ import ora from "ora";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import {
   createPlanManager,
-  decisionLine,
-  htmlReport,
   requestScopeChange,
   staticPlanner,
   type InterruptPayload,
   type PlanEvent,
 } from "../../src/index.js";
+import { decisionLine, htmlReport } from "../../src/views/index.js";
 import { defaultPlanner } from "../default-planner.js";
 import { createLoanTools, loanPlan, loanReplan } from "./workflow.js";
 import { runMigrationDemo } from "../migration/demo.js";

@@ -1,5 +1,5 @@
 /**
- * A long goal (seed 000): migrating 40 tables of an orders database, planned 5 steps at a time
+ * A long goal (docs/architecture.md "Long goals"): migrating 40 tables of an orders database, planned 5 steps at a time
  * (a rolling horizon). Table 18's legacy export API is down — a broken assumption, repaired by a
  * local replan that restores that table from the nightly snapshot — and table 27 is slow: it runs
  * past twice its estimate, so it is reported as stalled while it runs.

@@ -1,6 +1,6 @@
 /**
- * The operator's command line (DESIGN §7.5): `runCli(argv, io)` returns the exit code, so tests
- * check exact output without a process. `main.ts` wires it to the terminal.
+ * The operator's command line (docs/architecture.md "What runs where"): `runCli(argv, io)` returns the exit code, so
+ * tests check exact output without a process. `main.ts` wires it to the terminal.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";

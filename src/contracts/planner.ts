@@ -1,4 +1,4 @@
-/** The planner interface (DESIGN §4): where plans and replacement steps come from. */
+/** The planner interface (docs/architecture.md "State and channels"): where plans and replacement steps come from. */
 import type { PlanIssue } from "../plan/validate.js";
 import type { Plan, PlanDraft, Step } from "../plan/schema.js";
 import type { UsageEntry } from "./usage.js";

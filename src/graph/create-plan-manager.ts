@@ -1,5 +1,5 @@
 /**
- * The plan manager graph (DESIGN §1). Conditional edges are the response ladder:
+ * The plan manager graph (docs/architecture.md "The graph"). Conditional edges are the response ladder:
  *
  *   START → planner ─┬─(reviewPlan)→ human
  *                    └─────────────→ executor ⇄ executor (success fast path)
@@ -11,15 +11,13 @@
  */
 import { Runnable, type RunnableConfig } from "@langchain/core/runnables";
 import {
-  CompiledStateGraph,
   END,
   START,
   StateGraph,
   isCommand,
-  type Command,
   type BaseCheckpointSaver,
+  type CompiledStateGraph,
   type LangGraphRunnableConfig,
-  type StateDefinition,
 } from "@langchain/langgraph";
 import { makeClassifierNode } from "../nodes/classifier.js";
 import { makeExecutor } from "../nodes/executor.js";
@@ -39,10 +37,28 @@ import {
   routeAfterPlanner,
   routeAfterReplanner,
 } from "./routes.js";
+import {
+  HookedCompiledGraph,
+  hasInheritedDurability,
+  isNestedRun,
+  lentCheckpointer,
+  type CompileOptions,
+  type GraphRun,
+  type InputSpec,
+  type OutputSpec,
+  type Spec,
+  type State,
+  type Transformers,
+  type Update,
+} from "./langgraph-seam.js";
 import { checkCanRun, checkInput, checkOutsideUpdate, hasPendingInterrupt } from "./boundary.js";
 import { holdThread } from "./process-claim.js";
 import type { PlanManagerResult } from "./resume.js";
 import { trackNode, withThreadRun } from "./thread-lock.js";
+
+type BaseCompiled = CompiledStateGraph<State, Update, string, InputSpec, OutputSpec>;
+type BaseInvoke = BaseCompiled["invoke"];
+type BaseBulkUpdate = BaseCompiled["bulkUpdateState"];
 
 /**
  * A routing function as an untraced runnable. LangGraph wraps a plain function in a traced
@@ -65,47 +81,19 @@ function untraced<T extends string>(route: (state: PlanManagerStateType) => T) {
   return new UntracedRoute(route);
 }
 
-type Spec = typeof PlanManagerState.spec;
-type State = typeof PlanManagerState.State;
-type Update = typeof PlanManagerState.Update;
-type InputSpec = typeof PlanManagerInput.spec;
-type OutputSpec = typeof PlanManagerOutput.spec;
-type BaseCompile = StateGraph<Spec, State, Update, string, InputSpec, OutputSpec>["compile"];
-type BaseCompiled = CompiledStateGraph<State, Update, string, InputSpec, OutputSpec>;
-type BaseInvoke = BaseCompiled["invoke"];
-type BaseBulkUpdate = BaseCompiled["bulkUpdateState"];
-type CompileOptions = NonNullable<Parameters<BaseCompile>[0]>;
-/** Stream transformers a caller may pass to `compile` (LangGraph's own constraint, read off its signature). */
-type Transformers = NonNullable<CompileOptions["transformers"]>;
-
-/** Where LangGraph lends a parent's checkpointer to a subgraph (its `CONFIG_KEY_CHECKPOINTER`, not exported). */
-const LENT_CHECKPOINTER = "__pregel_checkpointer";
-/** Present when this graph runs inside a parent's task (LangGraph's `CONFIG_KEY_READ`). */
-const PARENT_READ = "__pregel_read";
-
 /**
  * The compiled plan manager: LangGraph's compiled graph, holding its thread for the length of a
  * run so that a second concurrent run on the same thread, in this process or another, fails with
- * `thread_busy` instead of calling every tool a second time (graph/process-claim.ts).
- * `_streamIterator` is the one path `invoke`, `stream` and `streamEvents` all take, including a
- * run as a parent's subgraph node.
+ * `thread_busy` instead of calling every tool a second time (graph/process-claim.ts), and
+ * refusing what may not enter a run from outside (graph/boundary.ts). Every run (`invoke`,
+ * `stream`, `streamEvents`, a run as a parent's subgraph node) goes through `aroundRun`
+ * (graph/langgraph-seam.ts).
  */
-export class CompiledPlanManager<T extends Transformers = []> extends CompiledStateGraph<
-  State,
-  Update,
-  string,
-  InputSpec,
-  OutputSpec,
-  StateDefinition,
-  unknown,
-  unknown,
-  unknown,
-  T
-> {
-  override async *_streamIterator(input: unknown, options?: Partial<RunnableConfig>): AsyncGenerator<unknown> {
+export class CompiledPlanManager<T extends Transformers = []> extends HookedCompiledGraph<T> {
+  protected override async *aroundRun(input: unknown, options: Partial<RunnableConfig> | undefined, run: GraphRun) {
     const configurable = (options?.configurable ?? {}) as Record<string, unknown>;
     const checked = await this.checkRunStart(input, configurable);
-    const run = await holdThread({
+    const thread = await holdThread({
       checkpointer: this.runCheckpointer(configurable),
       threadId: typeof configurable.thread_id === "string" ? configurable.thread_id : undefined,
       namespace: typeof configurable.checkpoint_ns === "string" ? configurable.checkpoint_ns : "",
@@ -113,15 +101,15 @@ export class CompiledPlanManager<T extends Transformers = []> extends CompiledSt
     // A stream stopped through its signal rejects its reader without closing this generator (LangChain's
     // stream wrapper races the signal), so `finally` would never run: the run ends on the abort itself.
     const signal = options?.signal;
-    const ended = () => run.end();
+    const ended = () => thread.end();
     signal?.addEventListener("abort", ended, { once: true });
     try {
       // Calls still in flight when a run ends keep its thread held, like a node still running.
-      const config = withDispatch(withThreadRun(durable(this.nestedLimit(options)), run), (work) => run.track(work));
-      yield* super._streamIterator(checked as Command, config);
+      const config = withDispatch(withThreadRun(durable(this.nestedLimit(options)), thread), (w) => thread.track(w));
+      yield* run(checked, config);
     } finally {
       signal?.removeEventListener("abort", ended);
-      run.end();
+      thread.end();
     }
   }
 
@@ -159,10 +147,11 @@ export class CompiledPlanManager<T extends Transformers = []> extends CompiledSt
   private async checkRunStart(input: unknown, configurable: Record<string, unknown>): Promise<unknown> {
     const checked = checkInput(input);
     if (input !== null && input !== undefined && isCommand(input)) return checked;
-    const nested = configurable[LENT_CHECKPOINTER] !== undefined || configurable[PARENT_READ] !== undefined;
     const thread = configurable.thread_id;
     const saver = this.runCheckpointer(configurable) as Partial<Pick<BaseCheckpointSaver, "getTuple">> | undefined;
-    if (nested || typeof thread !== "string" || !saver?.getTuple || configurable.checkpoint_ns) return checked;
+    if (isNestedRun(configurable) || typeof thread !== "string" || !saver?.getTuple || configurable.checkpoint_ns) {
+      return checked;
+    }
     // The status channel is stored whole in every checkpoint: reading it costs one checkpoint read,
     // where `getState` would replay every delta channel (56 ms on a 200-step thread, measured).
     const tuple = await saver.getTuple({ configurable: { ...configurable, checkpoint_ns: "" } });
@@ -173,8 +162,8 @@ export class CompiledPlanManager<T extends Transformers = []> extends CompiledSt
   /** The checkpointer a run uses, as LangGraph resolves it: none for `false`, else a lent one, else its own. */
   private runCheckpointer(configurable: Record<string, unknown>): object | undefined {
     if (this.checkpointer === false) return undefined;
-    const lent = configurable[LENT_CHECKPOINTER];
-    if (typeof lent === "object" && lent !== null) return lent;
+    const lent = lentCheckpointer(configurable);
+    if (lent) return lent;
     return typeof this.checkpointer === "object" ? this.checkpointer : undefined;
   }
 
@@ -185,7 +174,7 @@ export class CompiledPlanManager<T extends Transformers = []> extends CompiledSt
    */
   private nestedLimit(options?: Partial<RunnableConfig>): Partial<RunnableConfig> | undefined {
     const configurable = options?.configurable ?? {};
-    const nested = configurable[LENT_CHECKPOINTER] !== undefined || configurable[PARENT_READ] !== undefined;
+    const nested = isNestedRun(configurable);
     const own = this.config?.recursionLimit;
     if (!nested || own === undefined || (options?.recursionLimit ?? 0) >= own) return options;
     return { ...options, recursionLimit: own };
@@ -193,15 +182,15 @@ export class CompiledPlanManager<T extends Transformers = []> extends CompiledSt
 }
 
 /**
- * Every finished attempt is durable before anything that depends on it (DESIGN §6): unless the
+ * Every finished attempt is durable before anything that depends on it (docs/architecture.md "Durability"): unless the
  * caller chose a durability (or a parent graph passes its own), checkpoints are written before the
  * next superstep starts. LangGraph's default ("async") writes them while the next one runs, so a
  * process killed then loses a finished attempt and calls its tool again on resume.
  */
 function durable(options?: Partial<RunnableConfig>): Partial<RunnableConfig> {
   const chosen = options as { durability?: unknown; checkpointDuring?: unknown } | undefined;
-  const inherited = options?.configurable?.["__pregel_durability"];
-  if (chosen?.durability != null || chosen?.checkpointDuring != null || inherited != null) return options ?? {};
+  const inherited = hasInheritedDurability(options?.configurable ?? {});
+  if (chosen?.durability != null || chosen?.checkpointDuring != null || inherited) return options ?? {};
   return { ...options, durability: "sync" } as Partial<RunnableConfig>;
 }
 

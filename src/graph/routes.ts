@@ -1,6 +1,6 @@
 /**
  * The conditional edges of the response ladder. Each is a pure function of state, because
- * `updateState` re-runs the last node's branch (DESIGN §4).
+ * `updateState` re-runs the last node's branch (docs/architecture.md "State and channels").
  */
 import { isFinished } from "../plan/ready.js";
 import { stopRequested } from "../policy/stop.js";

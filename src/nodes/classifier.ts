@@ -8,6 +8,7 @@ import type { Decision } from "../policy/decision.js";
 import type { Deviation } from "../policy/deviation.js";
 import { LADDER_ACTIONS, mayAskLlm, recordAfter } from "../policy/step-records.js";
 import { classify, type ReplanStanding, type Verdict } from "../policy/classify.js";
+import { decide } from "../policy/decide.js";
 import { emit } from "../runtime/events.js";
 import { ESCALATION_OPTIONS, escalationPayload, offered } from "../runtime/interrupts.js";
 import { falsify } from "../runtime/falsify.js";
@@ -40,27 +41,21 @@ export function makeClassifierNode(rt: Runtime) {
       ...(run ? { run } : {}),
       policy: rt.policy,
       replan: replanStanding(state, rt),
-      // `rate.limit` records are the dispatcher's bookkeeping, not ladder decisions (DESIGN §7.1).
+      // `rate.limit` records are the dispatcher's bookkeeping, not ladder decisions (docs/architecture.md "Parallel
+      // steps").
       decisionCount: state.decisions.filter((d) => d.rule !== "rate.limit").length,
       producerAssumptions: producerAssumptions(state, deviation),
     });
     const usage: UsageEntry[] = [];
     const verdict = await askLlmClassifier(rt, ruled, deviation, step, usage);
-    const decision: Decision = {
-      seq: state.decisions.length + 1,
-      ...(deviation.stepId !== undefined ? { stepId: deviation.stepId } : {}),
+    const decision = decide(verdict.rule, {
+      ...verdict,
+      after: state.decisions.length,
+      stepId: deviation.stepId,
       attempt: run?.attempts ?? deviation.attempt,
-      failureClass: verdict.failureClass,
-      action: verdict.action,
-      rule: verdict.rule,
-      evidence: verdict.evidence,
-      reason: verdict.reason,
       planVersion: state.plan.version,
       at: new Date(rt.clock.now()).toISOString(),
-      ...(verdict.delayMs !== undefined ? { delayMs: verdict.delayMs } : {}),
-      ...(verdict.brokenAssumption !== undefined ? { brokenAssumption: verdict.brokenAssumption } : {}),
-      ...(verdict.by !== undefined ? { by: verdict.by } : {}),
-    };
+    });
     emit(config, { type: "decision", decision });
     const update: PlanManagerUpdate = { decisions: decision, usage, ...recordEvidence(state, decision) };
     const id = deviation.stepId;
@@ -73,7 +68,8 @@ export function makeClassifierNode(rt: Runtime) {
 /** The assumptions of the steps that produce the facts a failed precondition or missing input names. */
 function producerAssumptions(state: PlanManagerStateType, deviation: Deviation): string[] {
   const plan = state.plan!;
-  return [...new Set([...(deviation.missing ?? []), ...(deviation.facts ?? [])])].flatMap((key) => {
+  const read = deviation.kind === "precondition" ? [...(deviation.missing ?? []), ...(deviation.facts ?? [])] : [];
+  return [...new Set(read)].flatMap((key) => {
     const producer = state.facts[key]?.producedBy ?? plan.steps.find((s) => s.produces?.includes(key))?.id;
     return plan.steps.find((s) => s.id === producer)?.assumptions ?? [];
   });

@@ -1,5 +1,6 @@
 /**
- * The executor (DESIGN §1, §7.1): starts every ready step `mayStart` allows, returns once one
+ * The executor (docs/architecture.md "The graph", "Parallel steps"): starts every ready step `mayStart` allows,
+ * returns once one
  * attempt has ended (the checkpoint after the visit makes it durable; its siblings keep running
  * and the next visit picks them up). Failures are queued; the classifier takes them one at a
  * time, in the order they happened, once no step runs.

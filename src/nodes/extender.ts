@@ -1,5 +1,5 @@
 /**
- * The extender node (DESIGN §7.3): when every planned step has finished and the plan says it is
+ * The extender node (docs/architecture.md "Long goals"): when every planned step has finished and the plan says it is
  * not complete, it asks `Planner.extend` for the next steps and appends them as a new plan
  * version. A failed or over-limit extension escalates; nothing already done is lost.
  */
@@ -7,7 +7,6 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../runtime/state.js";
 import type { PlanDraft } from "../plan/schema.js";
-import type { Decision } from "../policy/decision.js";
 import { formatIssues } from "../plan/validate.js";
 import { failedReplan, type GuardHit } from "../policy/replan-guards.js";
 import { extensionGuard } from "../policy/horizon.js";
@@ -15,6 +14,7 @@ import { emit } from "../runtime/events.js";
 import { escalationPayload } from "../runtime/interrupts.js";
 import { applyExtension, extendRequest, extensionsOf, validateExtension } from "../runtime/extension.js";
 import { isPlanManagerError } from "../errors.js";
+import { decide } from "../policy/decide.js";
 
 export function makeExtenderNode(rt: Runtime) {
   return async function extender(
@@ -68,16 +68,14 @@ function escalate(
   config: LangGraphRunnableConfig,
   hit: GuardHit,
 ): PlanManagerUpdate {
-  const decision: Decision = {
-    seq: state.decisions.length + 1,
+  const decision = decide(hit.rule, {
+    after: state.decisions.length,
     attempt: 0,
     failureClass: "none",
-    action: "escalate",
-    rule: hit.rule,
     reason: hit.reason,
     planVersion: state.plan!.version,
     at: new Date(rt.clock.now()).toISOString(),
-  };
+  });
   emit(config, { type: "decision", decision });
   const pendingHuman = escalationPayload(state, decision, ["retry", "skip", "abort"]);
   pendingHuman.context = { ...pendingHuman.context, horizon: { extensions: extensionsOf(state) } };

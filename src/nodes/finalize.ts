@@ -33,7 +33,8 @@ export function finalizeNode(state: PlanManagerStateType, config: LangGraphRunna
         `${prior.message ?? prior.failureReason ?? "no reason given"}. ${tally}.`,
     };
   } else {
-    // `completed` means every non-optional step succeeded or was done by a person (DESIGN §4).
+    // `completed` means every non-optional step succeeded or was done by a person (docs/architecture.md "State and
+    // channels").
     status = required.length > 0 ? "partial" : "completed";
     const verb =
       status === "partial"

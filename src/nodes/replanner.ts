@@ -9,7 +9,6 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.js";
 import { isFinished } from "../plan/ready.js";
-import type { Decision } from "../policy/decision.js";
 import { backtrackDepthGuard, type GuardHit } from "../policy/replan-guards.js";
 import { emit } from "../runtime/events.js";
 import { escalationPayload } from "../runtime/interrupts.js";
@@ -17,6 +16,7 @@ import { chargeReplan, prepareReplan, type Replan } from "../runtime/replan-cont
 import { draftReplacement } from "../runtime/replan-draft.js";
 import { applyReplan } from "../runtime/replan-version.js";
 import { capabilityReview } from "../runtime/replan-review.js";
+import { decide } from "../policy/decide.js";
 
 export function makeReplannerNode(rt: Runtime) {
   return async function replanner(
@@ -37,25 +37,24 @@ export function makeReplannerNode(rt: Runtime) {
     r.guards.fingerprints = [...r.guards.fingerprints, shaped.print];
     r.guards.backtracks = { ...r.guards.backtracks };
     for (const id of rerun) r.guards.backtracks[id] = (r.guards.backtracks[id] ?? 0) + 1;
-    // Last gate before a version: a replan may not widen what the run can do unseen (DESIGN §7.6).
+    // Last gate before a version: a replan may not widen what the run can do unseen (docs/architecture.md "Untrusted
+    // facts").
     return applyReplan(r, { ...proposed, steps }, rerun, budget, capabilityReview(r, steps));
   };
 }
 
 /** A guard stopped the replan: the evidence stands (falsified, relabelled), a person decides. */
 function escalate(r: Replan, hit: GuardHit, extra: PlanManagerUpdate = {}): PlanManagerUpdate {
-  const decision: Decision = {
-    seq: r.state.decisions.length + r.notes.length + 1,
-    ...(r.trigger.stepId !== undefined ? { stepId: r.trigger.stepId } : {}),
+  const decision = decide(hit.rule, {
+    after: r.state.decisions.length + r.notes.length,
+    stepId: r.trigger.stepId,
     attempt: r.trigger.attempt,
     failureClass: r.trigger.failureClass,
-    action: "escalate",
-    rule: hit.rule,
     reason: hit.reason,
     planVersion: r.plan.version,
     at: r.at(),
-    ...(r.assumption !== undefined ? { brokenAssumption: r.assumption } : {}),
-  };
+    brokenAssumption: r.assumption,
+  });
   emit(r.config, { type: "decision", decision });
   const pendingHuman = escalationPayload({ ...r.state, decisions: [...r.state.decisions, decision] }, decision);
   const { usage, guards } = r;

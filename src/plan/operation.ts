@@ -1,5 +1,5 @@
 /**
- * Idempotency keys name the operation, not the attempt (DESIGN §4 "Side effects"). A payment
+ * Idempotency keys name the operation, not the attempt (docs/architecture.md "Side effects"). A payment
  * API rejects a key reused with other parameters, and a tool that honours keys returns the old
  * result for a reused one: so the same thread, step and operation (tool and resolved arguments,
  * inputs included) always get the same key — across retries, crashes, resumes and replans that

@@ -1,16 +1,10 @@
 /**
- * Ready-step selection (pure): which step runs next, given the plan, the step records and the
+ * Ready-step selection (pure): which steps can start, given the plan, the step records and the
  * trusted facts. A step is ready when its dependencies succeeded (or were skipped in a way that
  * satisfies them) and its `when` holds; inputs and preconditions are checked when it runs.
  */
 import { evaluate } from "../expr/cel.js";
 import type { Plan, SkipReason, Step, StepRun } from "./schema.js";
-
-export type Selection =
-  | { kind: "run"; step: Step }
-  | { kind: "skip"; step: Step; reason: SkipReason; note: string }
-  | { kind: "done" }
-  | { kind: "blocked"; waiting: string[] };
 
 const SATISFYING_SKIPS: ReadonlySet<SkipReason | undefined> = new Set(["when", "human", "replaced"]);
 
@@ -31,17 +25,6 @@ export type Readiness =
   | { kind: "ready"; steps: Step[] }
   | { kind: "done" }
   | { kind: "blocked"; waiting: string[] };
-
-/** The first step to run, or a skip, or why nothing can run (one step at a time). */
-export function selectNext(
-  plan: Plan,
-  steps: Readonly<Record<string, StepRun>>,
-  trusted: Readonly<Record<string, unknown>>,
-): Selection {
-  const readiness = selectReady(plan, steps, trusted);
-  if (readiness.kind !== "ready") return readiness;
-  return { kind: "run", step: readiness.steps[0]! };
-}
 
 /**
  * Every step ready to start, in the order they should start: steps being retried first (so a retry

@@ -1,6 +1,6 @@
 /**
  * Plans, steps, decisions and records as zod schemas: the single source of truth for their
- * shape (DESIGN §4). Plans come from LLMs, so every field is bounded (see `LIMITS`).
+ * shape (docs/architecture.md "State and channels"). Plans come from LLMs, so every field is bounded (see `LIMITS`).
  */
 import { z } from "zod";
 
@@ -342,7 +342,7 @@ export type Outcome = z.infer<typeof OutcomeSchema>;
 
 export const InterruptKindSchema = z.enum(["plan_review", "escalation", "human_step"]);
 
-/** What a person sees at an interrupt (DESIGN §4). */
+/** What a person sees at an interrupt (docs/architecture.md "State and channels"). */
 export interface InterruptPayload {
   kind: z.infer<typeof InterruptKindSchema>;
   reason: string;
@@ -363,7 +363,10 @@ export const ResumeValueSchema = z.discriminatedUnion("action", [
   z.object({ action: z.literal("provide"), facts: z.record(FactKeySchema, z.unknown()) }),
   z.object({ action: z.literal("change_scope"), request: z.string().min(1).max(LIMITS.maxTextLength) }),
   z.object({ action: z.literal("complete"), output: z.unknown() }),
-  /** Discards a replan the capability guard held (DESIGN §7.6); the original trigger escalates. */
+  /**
+   * Discards a replan the capability guard held (docs/architecture.md "Untrusted facts"); the original trigger
+   * escalates.
+   */
   z.object({ action: z.literal("reject"), reason: z.string().max(LIMITS.maxTextLength).optional() }),
 ]);
 export type ResumeValue = z.infer<typeof ResumeValueSchema>;

@@ -59,7 +59,6 @@ export const LlmPlanDraftSchema = z.strictObject({
     .nullable()
     .describe("false when these steps cover only the next part of the goal and more must be planned later"),
 });
-export type LlmPlanDraft = z.infer<typeof LlmPlanDraftSchema>;
 
 /**
  * An answer in the natural shape made strict-shaped before it is checked: a nullable key left

@@ -1,5 +1,6 @@
 /**
- * The new-capability guard (DESIGN §7.6): facts come from tools that read the outside world, and
+ * The new-capability guard (docs/architecture.md "Untrusted facts"): facts come from tools that read the outside
+ * world, and
  * they reach the planner, so a replan may be steered by text nobody trusted. A replan therefore
  * may not quietly widen what the run can do: a step whose tool no earlier plan version used, if
  * that tool has side effects (or is off the operator's allow-list), waits for a person; so does

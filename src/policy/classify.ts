@@ -8,11 +8,11 @@
  */
 import type { Action, FailureClass, Step, StepRun } from "../plan/schema.js";
 import { backoffDelay } from "./backoff.js";
-import type { Deviation } from "./deviation.js";
+import { namedAssumption, type Deviation } from "./deviation.js";
 import { classifyEvidence } from "./evidence-rules.js";
 import type { ResolvedPolicy } from "./options.js";
 import { effectiveRetry } from "./retry.js";
-import type { RuleId } from "./rules.js";
+import { actionsOf, rulesOf, type RuleId, type RuleIdOf } from "./rules.js";
 
 /** Where the run stands with respect to replanning guardrails. */
 export interface ReplanStanding {
@@ -58,13 +58,8 @@ export function classify(input: ClassifyInput): Verdict {
   const base = { evidence: evidence.id };
   const what = deviation.message;
   if (input.decisionCount >= policy.maxDecisions) {
-    return {
-      ...base,
-      failureClass: evidence.failureClass,
-      action: "escalate",
-      rule: "guard.max-decisions",
-      reason: `${policy.maxDecisions} decisions taken in this run (policy.maxDecisions); a person must look: ${what}`,
-    };
+    const limit = `${policy.maxDecisions} decisions taken in this run (policy.maxDecisions)`;
+    return verdict("guard.max-decisions", evidence.failureClass, `${limit}; a person must look: ${what}`, base);
   }
   if (deviation.kind === "side_effect_changed") {
     const guard = { evidence: "sideeffect.operation-changed" };
@@ -81,7 +76,7 @@ export function classify(input: ClassifyInput): Verdict {
 
 type Rungs = (input: ClassifyInput, base: { evidence: string }, what: string) => Verdict;
 
-/** Each failure class's rungs, read top to bottom (DESIGN §2's table, one entry per row). */
+/** Each failure class's rungs, read top to bottom in the order of the rule table (rules.ts). */
 const RUNGS_BY_CLASS: Record<FailureClass, Rungs> = {
   transient: (input, base, what) => {
     const { deviation, step, run, policy } = input;
@@ -93,21 +88,14 @@ const RUNGS_BY_CLASS: Record<FailureClass, Rungs> = {
     }
     const delayMs = backoffDelay(retry, used, deviation.error?.retryAfterMs);
     const reason = `${what}; attempt ${used + 1}/${retry.maxAttempts} in ${delayMs} ms`;
-    return { ...base, failureClass: "transient", action: "retry", rule: "transient.retry", delayMs, reason };
+    return verdict("transient.retry", "transient", reason, { ...base, delayMs });
   },
   deterministic: (input, base, what) => afterPermanentFailure(input, base, "deterministic", what, "deterministic"),
   success_signal_unmet: (input, base, what) => {
     const { step, run } = input;
     if (step?.retryOnUnmet && (run?.attempts ?? 1) - (run?.retryBase ?? 0) < 2) {
       const reason = `${what}; the step is marked retryOnUnmet`;
-      return {
-        ...base,
-        failureClass: "success_signal_unmet",
-        action: "retry",
-        rule: "unmet.retry-once",
-        delayMs: 0,
-        reason,
-      };
+      return verdict("unmet.retry-once", "success_signal_unmet", reason, { ...base, delayMs: 0 });
     }
     const [blamed] = activeAssumptions(step, input.replan);
     if (!blamed) {
@@ -115,28 +103,20 @@ const RUNGS_BY_CLASS: Record<FailureClass, Rungs> = {
       return escalateOrSkip(input, base, "success_signal_unmet", "unmet.escalate", reason);
     }
     const reason = `${what}: evidence against assumption "${blamed}"`;
-    return replanOr(input, base, "success_signal_unmet", "replan_local", "unmet.replan-local", blamed, reason);
+    return replanOr(input, base, "success_signal_unmet", "unmet.replan-local", blamed, reason);
   },
   assumption_broken: (input, base, what) => {
     const { deviation } = input;
-    const assumption = deviation.assumptionId ?? deviation.error?.assumptionId;
+    const assumption = namedAssumption(deviation);
     if (!assumption)
       return escalateOrSkip(input, base, "assumption_broken", "assumption.unnamed", `${what}; no assumption was named`);
-    const several = deviation.assumptionIds ?? [];
+    const several = deviation.kind === "assumption_broken" ? (deviation.assumptionIds ?? []) : [];
     if (several.length > 1) {
       const reason = `assumptions ${several.map((a) => `"${a}"`).join(", ")} are false at once: ${what}`;
-      return replanOr(
-        input,
-        base,
-        "assumption_broken",
-        "replan_global",
-        "assumption.several-global",
-        assumption,
-        reason,
-      );
+      return replanOr(input, base, "assumption_broken", "assumption.several-global", assumption, reason);
     }
     const reason = `assumption "${assumption}" is false: ${what}`;
-    return replanOr(input, base, "assumption_broken", "replan_local", "assumption.replan-local", assumption, reason);
+    return replanOr(input, base, "assumption_broken", "assumption.replan-local", assumption, reason);
   },
   precondition_failed: (input, base, what) => {
     const blamed = (input.producerAssumptions ?? []).find((a) => !input.replan.falsified.includes(a));
@@ -145,21 +125,12 @@ const RUNGS_BY_CLASS: Record<FailureClass, Rungs> = {
       return escalateOrSkip(input, base, "precondition_failed", "precondition.escalate", reason);
     }
     const reason = `${what}; the steps producing those facts rest on "${blamed}"`;
-    return replanOr(
-      input,
-      base,
-      "precondition_failed",
-      "replan_local",
-      "precondition.replan-producers",
-      blamed,
-      reason,
-    );
+    return replanOr(input, base, "precondition_failed", "precondition.replan-producers", blamed, reason);
   },
-  scope_changed: (input, base, what) =>
-    replanOr(input, base, "scope_changed", "replan_global", "scope.replan-global", undefined, what),
+  scope_changed: (input, base, what) => replanOr(input, base, "scope_changed", "scope.replan-global", undefined, what),
   budget_exhausted: (input, base, what) => {
     const reason = `${what}; asking the planner for a cheaper route`;
-    return replanOr(input, base, "budget_exhausted", "replan_global", "budget.replan-cheaper", undefined, reason);
+    return replanOr(input, base, "budget_exhausted", "budget.replan-cheaper", undefined, reason);
   },
   unknown: (input, base, what) =>
     escalateOrSkip(input, base, "unknown", "unknown.escalate", `${what}; no rule recognised this failure`),
@@ -191,13 +162,7 @@ function afterPermanentFailure(
   const rungs = PERMANENT_RUNGS[how];
   const { step, run } = input;
   if (step?.fallback && !run?.usedFallback) {
-    return {
-      ...base,
-      failureClass,
-      action: "fallback",
-      rule: rungs.fallback,
-      reason: `${reason}; switching to fallback tool "${step.fallback.tool}"`,
-    };
+    return verdict(rungs.fallback, failureClass, `${reason}; switching to fallback tool "${step.fallback.tool}"`, base);
   }
   // An output the run cannot store says nothing about the plan's assumptions.
   const [blamed] = input.deviation.kind === "output_rejected" ? [] : activeAssumptions(step, input.replan);
@@ -206,7 +171,6 @@ function afterPermanentFailure(
       input,
       base,
       failureClass,
-      "replan_local",
       rungs.replan,
       blamed,
       `${reason}; the step rests on assumption "${blamed}"`,
@@ -229,7 +193,6 @@ function replanOr(
   input: ClassifyInput,
   base: { evidence: string },
   failureClass: FailureClass,
-  action: "replan_local" | "replan_global",
   rule: RuleId,
   assumption: string | undefined,
   reason: string,
@@ -237,27 +200,37 @@ function replanOr(
   const named = assumption === undefined ? {} : { brokenAssumption: assumption };
   const guard = replanGuard(input, assumption);
   if (guard) return { ...escalateOrSkip(input, base, failureClass, guard.rule, `${reason}; ${guard.why}`), ...named };
-  return { ...base, failureClass, action, rule, reason, ...named };
+  return verdict(rule, failureClass, reason, { ...base, ...named });
 }
+
+type GuardCheck = (input: ClassifyInput, assumption: string | undefined) => string | undefined;
+
+/** Why each replan guard stops a replan, or undefined; checked in the rule table's order (`rulesOf`). */
+const REPLAN_GUARDS: Record<RuleIdOf<"replan-guard">, GuardCheck> = {
+  "replan.unavailable": ({ replan }) =>
+    replan.available ? undefined : "the planner cannot replan (it has no replan function)",
+  "guard.max-replans": ({ replan, policy }) =>
+    replan.count >= policy.maxReplans
+      ? `${replan.count} replans already (policy.maxReplans = ${policy.maxReplans})`
+      : undefined,
+  "guard.replan-budget": ({ replan, policy }) => {
+    const maxCost = policy.budget.maxReplanCost;
+    return maxCost !== undefined && replan.spent >= maxCost
+      ? `replan budget spent (${replan.spent} of ${maxCost})`
+      : undefined;
+  },
+  "guard.replan-cooldown": ({ replan, policy }, assumption) =>
+    assumption !== undefined && replan.coolingDown.includes(assumption)
+      ? `assumption "${assumption}" was just replanned and no step has succeeded since ` +
+        `(policy.replanCooldownSteps = ${policy.replanCooldownSteps})`
+      : undefined,
+};
 
 /** The first guardrail that stops a replan, checked in the order the rule table lists them. */
 function replanGuard(input: ClassifyInput, assumption: string | undefined): { rule: RuleId; why: string } | undefined {
-  const { replan, policy } = input;
-  if (!replan.available)
-    return { rule: "replan.unavailable", why: "the planner cannot replan (it has no replan function)" };
-  if (replan.count >= policy.maxReplans)
-    return {
-      rule: "guard.max-replans",
-      why: `${replan.count} replans already (policy.maxReplans = ${policy.maxReplans})`,
-    };
-  const maxCost = policy.budget.maxReplanCost;
-  if (maxCost !== undefined && replan.spent >= maxCost)
-    return { rule: "guard.replan-budget", why: `replan budget spent (${replan.spent} of ${maxCost})` };
-  if (assumption !== undefined && replan.coolingDown.includes(assumption)) {
-    const why =
-      `assumption "${assumption}" was just replanned and no step has succeeded since ` +
-      `(policy.replanCooldownSteps = ${policy.replanCooldownSteps})`;
-    return { rule: "guard.replan-cooldown", why };
+  for (const rule of rulesOf("replan-guard")) {
+    const why = REPLAN_GUARDS[rule](input, assumption);
+    if (why !== undefined) return { rule, why };
   }
   return undefined;
 }
@@ -270,13 +243,19 @@ function escalateOrSkip(
   reason: string,
 ): Verdict {
   if (input.step?.optional) {
-    return {
-      ...base,
-      failureClass,
-      action: "skip",
-      rule: "optional.skip",
-      reason: `${reason}; the step is optional, so it and its dependents are skipped (escalation rule was ${rule})`,
-    };
+    const note = `the step is optional, so it and its dependents are skipped (escalation rule was ${rule})`;
+    return verdict("optional.skip", failureClass, `${reason}; ${note}`, base);
   }
-  return { ...base, failureClass, action: "escalate", rule, reason };
+  return verdict(rule, failureClass, reason, base);
+}
+
+/** A verdict under a rule: the action is the one the rule table states for it. */
+function verdict(
+  rule: RuleId,
+  failureClass: FailureClass,
+  reason: string,
+  extra: { evidence: string; delayMs?: number; brokenAssumption?: string },
+): Verdict {
+  const action = actionsOf(rule)[0] ?? "escalate";
+  return { ...extra, failureClass, action, rule, reason };
 }

@@ -1,41 +1,75 @@
 /** A deviation: anything the executor saw that is not "the step succeeded". Plain data. */
 import { ToolInputParsingException } from "@langchain/core/tools";
 import { z } from "zod";
-import type { ErrorInfo } from "../plan/schema.js";
+import { ErrorInfoSchema, type ErrorInfo } from "../plan/schema.js";
 
-export type DeviationKind =
-  | "error"
-  | "timeout"
-  | "signal_unmet"
-  | "precondition"
-  | "assumption_broken"
-  | "budget"
-  | "scope_change"
-  /** The tool returned something the run cannot store (not JSON, too large, too deep). */
-  | "output_rejected"
-  /** A step that committed a side effect would run again with a changed operation. */
-  | "side_effect_changed";
-
-export interface Deviation {
-  kind: DeviationKind;
-  stepId?: string;
+/** What every deviation carries, whatever its kind. */
+const base = {
+  stepId: z.string().optional(),
   /** Attempts made on the step so far (including the one that deviated). */
-  attempt: number;
-  message: string;
-  error?: ErrorInfo;
-  /** The assumption named by the evidence (an `AssumptionBrokenError` or a failed check). */
-  assumptionId?: string;
-  /** Every assumption found false at once (several → a global replan). */
-  assumptionIds?: string[];
-  /** Facts a precondition needed that are missing or not trusted. */
-  missing?: string[];
-  /** The expression that was false. */
-  expression?: string;
-  /** Facts the false expression read (their producers may be re-run to fix it). */
-  facts?: string[];
-  /** For `side_effect_changed`: the key already committed, and the key of the changed operation. */
-  committedKey?: string;
-  proposedKey?: string;
+  attempt: z.number(),
+  message: z.string(),
+  error: ErrorInfoSchema.optional(),
+};
+
+/**
+ * A deviation, a union keyed on `kind`: each kind carries the fields its evidence has. The state
+ * channel checks writes against it (unknown keys pass, as from a checkpoint of an earlier version).
+ */
+export const DeviationSchema = z.discriminatedUnion("kind", [
+  /** The tool threw (`error` says what), or timed out. */
+  z.object({ kind: z.literal("error"), ...base }),
+  z.object({ kind: z.literal("timeout"), ...base }),
+  /** The tool returned, but its success signal is false or a produced field is missing. */
+  z.object({ kind: z.literal("signal_unmet"), ...base, expression: z.string().optional() }),
+  /** An input fact is not trusted, or a precondition is false. */
+  z.object({
+    kind: z.literal("precondition"),
+    ...base,
+    /** Facts the precondition needed that are missing or not trusted. */
+    missing: z.array(z.string()).optional(),
+    /** The expression that was false. */
+    expression: z.string().optional(),
+    /** Facts the false expression read (their producers may be re-run to fix it). */
+    facts: z.array(z.string()).optional(),
+  }),
+  /** An assumption check turned false after a step. */
+  z.object({
+    kind: z.literal("assumption_broken"),
+    ...base,
+    /** The first assumption found false. */
+    assumptionId: z.string(),
+    /** Every assumption found false at once (several → a global replan). */
+    assumptionIds: z.array(z.string()).optional(),
+  }),
+  z.object({ kind: z.literal("budget"), ...base }),
+  z.object({ kind: z.literal("scope_change"), ...base }),
+  /** The tool returned something the run cannot store (not JSON, too large, too deep). */
+  z.object({ kind: z.literal("output_rejected"), ...base }),
+  /** A step that committed a side effect would run again with a changed operation. */
+  z.object({
+    kind: z.literal("side_effect_changed"),
+    ...base,
+    /** The key already committed, and the key of the changed operation. */
+    committedKey: z.string(),
+    proposedKey: z.string(),
+  }),
+]);
+
+export type Deviation = z.infer<typeof DeviationSchema>;
+export type DeviationKind = Deviation["kind"];
+/** A deviation as a check reports it, before the step and attempt are known (each kind keeps its fields). */
+export type DeviationDraft = Deviation extends infer D
+  ? D extends Deviation
+    ? Omit<D, "stepId" | "attempt">
+    : never
+  : never;
+/** One kind of deviation. */
+export type DeviationOf<K extends DeviationKind> = Extract<Deviation, { kind: K }>;
+
+/** The assumption a deviation names: an assumption check's, or the one an `AssumptionBrokenError` carries. */
+export function namedAssumption(d: Deviation): string | undefined {
+  return d.kind === "assumption_broken" ? d.assumptionId : d.error?.assumptionId;
 }
 
 /**

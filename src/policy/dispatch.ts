@@ -1,6 +1,6 @@
 /**
- * Dispatch policy for steps that run at the same time (DESIGN §7.1), as pure functions: whether
- * one more step may start now (`mayStart`, the one place every start condition lives), and the
+ * Dispatch policy for steps that run at the same time (docs/architecture.md "Parallel steps"), as pure functions:
+ * whether one more step may start now (`mayStart`, the one place every start condition lives), and the
  * per-tool concurrency limits that rate limits lower and successes raise again (AIMD).
  * No LangGraph, no clock, no I/O.
  */

@@ -1,6 +1,6 @@
 /**
  * Evidence rules: which failure class a deviation belongs to. Rules are data with ids and are
- * tried in order; the first match names the class (DESIGN §2).
+ * tried in order; the first match names the class (docs/architecture.md "The ladder").
  */
 import type { FailureClass } from "../plan/schema.js";
 import type { Deviation } from "./deviation.js";

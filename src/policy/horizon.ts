@@ -1,5 +1,5 @@
 /**
- * Long goals (DESIGN §7.3): how many times a rolling-horizon plan may be extended, and when a
+ * Long goals (docs/architecture.md "Long goals"): how many times a rolling-horizon plan may be extended, and when a
  * running step counts as stalled. Pure: the clock's reading comes in as an argument.
  */
 import type { Decision } from "./decision.js";

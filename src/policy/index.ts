@@ -5,13 +5,16 @@
  */
 export { classify } from "./classify.js";
 export type { ClassifyInput, ReplanStanding, Verdict } from "./classify.js";
-export { RULES, RULE_IDS, isRuleId } from "./rules.js";
+export { RULES, RULE_IDS, STAGES, isRuleId, rulesOf, actionsOf, disagreement } from "./rules.js";
+export { decide } from "./decide.js";
+export type { DecisionInput } from "./decide.js";
 export { DecisionSchema } from "./decision.js";
 export type { Decision } from "./decision.js";
-export type { RuleId, RuleSpec } from "./rules.js";
+export type { Rule, RuleId, RuleIdOf, RuleSpec, Stage } from "./rules.js";
 export { EVIDENCE_RULES, classifyEvidence } from "./evidence-rules.js";
 export type { EvidenceRule } from "./evidence-rules.js";
-export type { Deviation, DeviationKind } from "./deviation.js";
+export { DeviationSchema } from "./deviation.js";
+export type { Deviation, DeviationDraft, DeviationKind, DeviationOf } from "./deviation.js";
 export { backoffDelay } from "./backoff.js";
 export { resolvePolicy, DEFAULT_RETRY, DEFAULT_MEMORY_NAMESPACE } from "./options.js";
 export {

@@ -41,13 +41,16 @@ export const PolicyOptionsSchema = z
     maxExtensions: z.number().int().min(0).max(1_000).optional(),
     /** A step still running at this many times its `estimateMs` is reported as stalled. Default 2. */
     stallFactor: z.number().min(1).max(1_000).optional(),
-    /** Steps that may run at the same time (DESIGN §7.1). Default 4; 1 runs one step at a time. */
+    /**
+     * Steps that may run at the same time (docs/architecture.md "Parallel steps"). Default 4; 1 runs one step at a
+     * time.
+     */
     maxConcurrency: z.number().int().min(1).max(64).optional(),
     /** Retry policy of steps that do not set their own. */
     defaultRetry: RetryPolicySchema.partial().optional(),
     /**
-     * Tools a replan may introduce without a person's approval (DESIGN §7.6): "read-only" (default:
-     * any tool without declared side effects), "any", or exactly the tools listed.
+     * Tools a replan may introduce without a person's approval (docs/architecture.md "Untrusted facts"):
+     * "read-only" (default: any tool without declared side effects), "any", or exactly the tools listed.
      */
     replanTools: z
       .union([z.literal("read-only"), z.literal("any"), z.array(z.string().min(1)).max(1000)], {

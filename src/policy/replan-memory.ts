@@ -1,5 +1,5 @@
 /**
- * Replan memory (DESIGN §7.4), the pure part: the key a replan is filed under, the entry saved
+ * Replan memory (docs/architecture.md "Replan memory"), the pure part: the key a replan is filed under, the entry saved
  * for it, its score and retirement, the choice between reusing, hinting or asking the planner,
  * and the renaming that makes a saved branch fit another thread's plan. Store access lives in
  * runtime/replan-memory.ts; nothing here reads a clock or a store.
@@ -9,6 +9,7 @@ import { z } from "zod";
 import { canonical } from "../plan/diff.js";
 import { AssumptionSchema, LIMITS, StepSchema, type ReplanRecord, type Step, type StepRun } from "../plan/schema.js";
 import type { Decision } from "./decision.js";
+import { decide } from "./decide.js";
 
 export type ReplanMemoryMode = "reuse" | "hint" | "off";
 
@@ -213,18 +214,17 @@ export function branchOutcome(
 }
 
 /** The decision that makes a use of memory visible: same trigger, rule `replan.memory`. */
-export function memoryDecision(trigger: Decision, reason: string, seq: number, at: string): Decision {
-  const d: Decision = {
-    seq,
-    attempt: trigger.attempt,
-    failureClass: trigger.failureClass,
-    action: trigger.action,
-    rule: "replan.memory",
+export function memoryDecision(trigger: Decision, reason: string, after: number, at: string): Decision {
+  const { stepId, attempt, failureClass, action, planVersion, brokenAssumption } = trigger;
+  return decide("replan.memory", {
+    after,
+    stepId,
+    attempt,
+    failureClass,
+    action,
     reason,
-    planVersion: trigger.planVersion,
+    planVersion,
     at,
-  };
-  if (trigger.stepId !== undefined) d.stepId = trigger.stepId;
-  if (trigger.brokenAssumption !== undefined) d.brokenAssumption = trigger.brokenAssumption;
-  return d;
+    brokenAssumption,
+  });
 }

@@ -1,5 +1,6 @@
 /**
- * Replan scope and trust relabelling (DESIGN §2, §3), as pure functions over the plan, the
+ * Replan scope and trust relabelling (docs/architecture.md "The ladder", "Trust labels"), as pure functions over the
+ * plan, the
  * step records and the facts.
  */
 import { isFinished } from "../plan/ready.js";

@@ -8,11 +8,11 @@ import { compileExpression, evaluate } from "../expr/cel.js";
 import { producedValues } from "../plan/facts.js";
 import { LIMITS, type ErrorInfo, type Fact, type SideEffectRecord, type Step, type StepRun } from "../plan/schema.js";
 import { toJsonValue } from "../plan/json.js";
-import type { Deviation } from "./deviation.js";
+import type { DeviationDraft } from "./deviation.js";
 
 /** A check that failed: what the classifier sees, and what the step record keeps. */
 export interface CheckFailure {
-  deviation: Omit<Deviation, "stepId" | "attempt">;
+  deviation: DeviationDraft;
   error: ErrorInfo;
 }
 
@@ -145,8 +145,11 @@ export function judgeOutput(step: Step, raw: unknown, trusted: Readonly<Record<s
 }
 
 function unmet(step: Step, message: string, expression?: string): CheckFailure {
-  const deviation: CheckFailure["deviation"] = { kind: "signal_unmet", message: `${step.id}: ${message}` };
-  if (expression !== undefined) deviation.expression = expression;
+  const deviation: DeviationDraft = {
+    kind: "signal_unmet",
+    message: `${step.id}: ${message}`,
+    ...(expression !== undefined ? { expression } : {}),
+  };
   return { deviation, error: { name: "SuccessSignalUnmet", message } };
 }
 

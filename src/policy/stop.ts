@@ -1,6 +1,6 @@
 /**
- * An operator's stop (DESIGN §7.5): taken at the next step boundary, so steps already running
- * finish and keep their results; the run ends with status `stopped`, which is resumable (unlike
+ * An operator's stop (docs/architecture.md "What runs where"): taken at the next step boundary, so steps already
+ * running finish and keep their results; the run ends with status `stopped`, which is resumable (unlike
  * `failed` and `aborted`). The request lives in state so that routing stays a pure function of it.
  */
 import { z } from "zod";

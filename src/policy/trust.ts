@@ -1,5 +1,5 @@
 /**
- * Evidence against an assumption is recorded whatever the ladder does next (DESIGN §3): the
+ * Evidence against an assumption is recorded whatever the ladder does next (docs/architecture.md "Trust labels"): the
  * assumption is falsified for good and facts are relabelled, whether the answer is a replan
  * or, when a guardrail stops the replan, an escalation.
  */
@@ -27,12 +27,13 @@ export function falsify(
   plan: Plan,
   facts: Readonly<Record<string, Fact>>,
   alreadyFalsified: readonly string[],
-  deviation: Pick<Deviation, "stepId" | "assumptionIds"> | null,
+  deviation: Deviation | null,
   decision: Pick<Decision, "failureClass" | "brokenAssumption">,
 ): Falsification {
   const assumption = decision.brokenAssumption;
   const named = assumption !== undefined && FALSIFYING.has(decision.failureClass);
-  const broken = named ? (deviation?.assumptionIds ?? [assumption]) : [];
+  const several = deviation?.kind === "assumption_broken" ? deviation.assumptionIds : undefined;
+  const broken = named ? (several ?? [assumption]) : [];
   const falsified = [...alreadyFalsified, ...broken.filter((a) => !alreadyFalsified.includes(a))];
   const blamed = deviation?.stepId ? plan.steps.find((s) => s.id === deviation.stepId) : undefined;
   const provenWrong = blamed?.assumptions?.some((a) => broken.includes(a)) ? blamed.id : undefined;

@@ -9,6 +9,7 @@ import { FailureClassSchema, type FailureClass, type Step, type StepRun } from "
 import type { Decision } from "../policy/decision.js";
 import type { RuleId } from "../policy/rules.js";
 import { emit } from "./events.js";
+import { decide as decideByRule } from "../policy/decide.js";
 
 export const HUMAN_DESTINATIONS = ["executor", "replanner", "finalize", "human"] as const;
 export type Destination = (typeof HUMAN_DESTINATIONS)[number];
@@ -43,18 +44,17 @@ export function decide(
   failureClass?: FailureClass,
   byPerson = true,
 ): Decision {
-  const decision: Decision = {
-    seq: a.state.decisions.length + 1,
-    ...(a.pending.stepId ? { stepId: a.pending.stepId } : {}),
+  const decision = decideByRule(rule, {
+    after: a.state.decisions.length,
+    stepId: a.pending.stepId ? a.pending.stepId : undefined,
     attempt: a.run?.attempts ?? 0,
     failureClass: failureClass ?? (a.pending.kind === "escalation" ? escalatedClass(a.pending) : "none"),
     action,
-    rule,
     reason,
     planVersion: a.state.plan?.version ?? 0,
     at: a.at,
-    ...(byPerson ? { by: "person" as const } : {}),
-  };
+    by: byPerson ? "person" : undefined,
+  });
   emit(a.config, { type: "decision", decision });
   return decision;
 }

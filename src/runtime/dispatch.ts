@@ -1,5 +1,5 @@
 /**
- * Tool calls in flight across executor visits (DESIGN §7.1, docs/decisions/0012). An executor
+ * Tool calls in flight across executor visits (docs/decisions/0012-parallel-dispatch.md). An executor
  * visit starts calls and returns as soon as one has finished, so the checkpoint that ends the
  * visit makes that attempt durable while its siblings keep running; the next visit picks them
  * up here. The registry belongs to one run (`withDispatch`): a new run (a resume after a crash)

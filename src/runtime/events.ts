@@ -5,7 +5,7 @@ import type { Decision } from "../policy/decision.js";
 
 export type PlanEvent =
   | { type: "plan"; version: number; steps: { id: string; goal: string }[] }
-  /** `running`: steps running once this one has started, itself included (DESIGN §7.1). */
+  /** `running`: steps running once this one has started, itself included (docs/architecture.md "Parallel steps"). */
   | { type: "step_started"; stepId: string; goal: string; attempt: number; tool?: string; running: number }
   | { type: "step_finished"; stepId: string; goal: string; status: StepStatus; attempt: number; note?: string }
   | { type: "step_stalled"; stepId: string; goal: string; attempt: number; estimateMs: number; runningMs: number }

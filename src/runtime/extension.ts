@@ -1,5 +1,5 @@
 /**
- * A rolling horizon's extension (DESIGN §7.3): the request for the next steps, the checks their
+ * A rolling horizon's extension (docs/architecture.md "Long goals"): the request for the next steps, the checks their
  * draft goes through, and the new plan version that appends them. Extensions are not repairs:
  * they count against `policy.maxExtensions`, not `maxReplans`, and keep every step and fact.
  */

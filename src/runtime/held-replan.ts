@@ -1,5 +1,5 @@
 /**
- * Answers to a replan the capability guard held (DESIGN §7.6). Approve commits exactly the
+ * Answers to a replan the capability guard held (docs/architecture.md "Untrusted facts"). Approve commits exactly the
  * proposal the person saw. Reject discards it — it never becomes a plan version, so its tools do
  * not count as used — and the run does not carry on with the plan that failed: the original
  * trigger escalates, where the person can retry, skip, provide, replan with a constraint or abort.

@@ -1,4 +1,7 @@
-/** What a person sees at an interrupt: the options each kind offers, and the escalation payload (DESIGN §4). */
+/**
+ * What a person sees at an interrupt: the options each kind offers, and the escalation payload (docs/architecture.md
+ * "State and channels").
+ */
 import type { PendingHuman, PlanManagerStateType } from "./state.js";
 import type { Plan, ResumeAction, Step } from "../plan/schema.js";
 import type { Runtime } from "./options.js";

@@ -48,7 +48,7 @@ export interface PlanManagerOptions {
    */
   recursionLimit?: number;
   /**
-   * Replan memory across threads (DESIGN §7.4) on the store given to `compile({ store })`.
+   * Replan memory across threads (docs/architecture.md "Replan memory") on the store given to `compile({ store })`.
    * Without a store, memory is off. Default: off (or `reuse` when `replanTemplates` are given).
    */
   replanMemory?: ReplanMemoryOptions;

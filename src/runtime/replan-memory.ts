@@ -1,5 +1,5 @@
 /**
- * Replan memory on LangGraph's store (DESIGN §7.4), the phase before asking the planner: look
+ * Replan memory on LangGraph's store (docs/architecture.md "Replan memory"), the phase before asking the planner: look
  * the replan's key up (and the broken assumption's template), then reuse the entry as the draft,
  * hand it to the planner as a hint, or pass it over — each visible as a `replan.memory`
  * decision. A reused draft goes on through the same validation and guards as a planner's.
@@ -88,7 +88,7 @@ export function outcomeId(configurable: Record<string, unknown> | undefined, ver
 }
 
 function note(r: Replan, reason: string) {
-  const decision = memoryDecision(r.trigger, reason, r.state.decisions.length + r.notes.length + 1, r.at());
+  const decision = memoryDecision(r.trigger, reason, r.state.decisions.length + r.notes.length, r.at());
   r.notes.push(decision);
   return decision;
 }

@@ -1,5 +1,5 @@
 /**
- * The capability guard in the replan's phase sequence (DESIGN §7.6): what the run did before
+ * The capability guard in the replan's phase sequence (docs/architecture.md "Untrusted facts"): what the run did before
  * (every earlier plan version, rebuilt from the history) against what the proposal would do,
  * and, when the guard fires, the plan review a person answers. Whatever made the draft —
  * planner, memory, a person's constraint — it goes through here before it becomes a version.
@@ -23,6 +23,7 @@ import { emit } from "./events.js";
 import { offered } from "./interrupts.js";
 import type { Replan } from "./replan-context.js";
 import type { ProposedVersion } from "./replan-version.js";
+import { decide } from "../policy/decide.js";
 
 /** Options at a held replan: `reject` discards it; `replan` discards it and asks again with a constraint. */
 export const HELD_REVIEW_OPTIONS = ["approve", "reject", "replan", "change_scope", "abort"] as const;
@@ -86,15 +87,13 @@ export function holdProposal(
   hit: CapabilityHit,
 ): PlanManagerUpdate {
   const { trigger } = held;
-  const decision: Decision = {
-    seq: state.decisions.length + held.notes.length + 1,
+  const decision = decide(hit.rule, {
     ...trigger,
-    action: "escalate",
-    rule: hit.rule,
+    after: state.decisions.length + held.notes.length,
     reason: hit.reason,
     planVersion: state.plan!.version,
     at: held.at,
-  };
+  });
   emit(config, { type: "decision", decision });
   const { plan: next } = proposal;
   const tools = [...new Set(hit.findings.map((f) => f.tool))].join(", ");

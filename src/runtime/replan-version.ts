@@ -47,7 +47,7 @@ export function applyReplan(
   };
   if (replacement.rationale !== undefined) next.rationale = replacement.rationale;
   // A repair keeps the horizon. A global replan re-plans the rest of the goal: its draft says how far
-  // it reaches, and like any draft it is complete unless it says otherwise (DESIGN §7.3).
+  // it reaches, and like any draft it is complete unless it says otherwise (docs/architecture.md "Long goals").
   const complete = r.scope === "global" ? replacement.complete : previous.complete;
   if (complete === false) next.complete = false;
   if (r.assumption !== undefined) guards.lastReplanAt = { ...guards.lastReplanAt, [r.assumption]: guards.successes };

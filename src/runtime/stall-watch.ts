@@ -1,5 +1,5 @@
 /**
- * Stall detection (DESIGN §7.3, seed 003): a step still running at `policy.stallFactor` × its
+ * Stall detection (docs/architecture.md "Long goals"): a step still running at `policy.stallFactor` × its
  * `estimateMs` is reported while it runs — a `step_stalled` event the moment the deadline
  * passes, not when (or if) the tool returns.
  */

@@ -1,6 +1,6 @@
 /**
- * The plan manager's state (DESIGN §4 "State keys"). Kept small on purpose: every checkpoint
- * serialises every channel (DESIGN §6), so no defaults are stored per step and old plan
+ * The plan manager's state (docs/architecture.md "State and channels"). Kept small on purpose: every checkpoint
+ * serialises every channel (docs/architecture.md "Durability"), so no defaults are stored per step and old plan
  * versions are kept as diffs (`planHistory`), not copies.
  */
 import { Annotation } from "@langchain/langgraph";
@@ -10,7 +10,7 @@ import { CheckedChannel } from "./checked-channel.js";
 import { appendBatch, CheckedDeltaChannel, mergeBatch, replaceBatch } from "./delta-channel.js";
 
 export type { UsageEntry } from "../contracts/usage.js";
-import type { Deviation } from "../policy/deviation.js";
+import { DeviationSchema as DeviationUnionSchema, type Deviation } from "../policy/deviation.js";
 import {
   BudgetSchema,
   FactKeySchema,
@@ -112,7 +112,7 @@ const UsageEntrySchema = z.looseObject({
   outputTokens: z.number(),
   cost: z.number(),
 });
-const DeviationSchema = z.looseObject({ kind: z.string(), attempt: z.number(), message: z.string() }).nullable();
+const DeviationSchema = DeviationUnionSchema.nullable();
 const PendingHumanSchema = z
   .looseObject({ kind: InterruptKindSchema, options: z.array(z.string()), context: z.record(z.string(), z.unknown()) })
   .nullable();
@@ -137,7 +137,9 @@ export const PlanManagerInput = Annotation.Root({
   context: lastValue<Record<string, unknown> | undefined>("context", z.record(z.string(), z.unknown()).optional()),
 });
 
-/** What a run reports (DESIGN §4 "State keys"): all an embedding graph needs to declare to read it. */
+/**
+ * What a run reports (docs/architecture.md "State and channels"): all an embedding graph needs to declare to read it.
+ */
 export const PlanManagerOutput = Annotation.Root({
   goal: PlanManagerInput.spec.goal,
   status: lastValue<RunStatus>("status", RunStatusSchema, () => "planning"),
@@ -153,7 +155,10 @@ export const PlanManagerOutput = Annotation.Root({
   budget: lastValue<Budget>("budget", BudgetSchema, () => ({ spent: 0, replanSpent: 0 })),
   /** Scope changes not yet planned for: the one channel users write while a run is paused (README "Human review"). */
   scopeChanges: new CheckedChannel<string[], string[]>("scopeChanges", ScopeChangesSchema, scopeReducer, () => []),
-  /** When a step last finished (seed 003: the time since the last progress tells a stalled run). */
+  /**
+   * When a step last finished (docs/architecture.md "Long goals": the time since the last progress tells a stalled
+   * run).
+   */
   progress: lastValue<Progress>("progress", ProgressSchema, (): Progress => ({})),
   outcome: lastValue<Outcome | undefined>("outcome", OutcomeSchema.optional()),
   usage: logOf<UsageEntry>("usage", UsageEntrySchema),
@@ -168,8 +173,8 @@ export const PlanManagerState = Annotation.Root({
   /** The interrupt the human node will raise (internal). */
   pendingHuman: lastValue<PendingHuman | null>("pendingHuman", PendingHumanSchema, () => null),
   /**
-   * Steps running at once (internal, DESIGN §7.1): deviations waiting for the classifier in the
-   * order they happened, and per-tool concurrency lowered by rate limits.
+   * Steps running at once (internal, docs/architecture.md "Parallel steps"): deviations waiting for the classifier in
+   * the order they happened, and per-tool concurrency lowered by rate limits.
    */
   dispatch: lastValue<DispatchState>("dispatch", DispatchSchema, (): DispatchState => ({ queue: [], limits: {} })),
   /** An operator's stop request (policy/stop.ts); written from outside a run, cleared by `resumeStopped`. */

@@ -14,6 +14,7 @@ import type { CheckFailure } from "../policy/step-checks.js";
 import { activeAssumptionChecks, assumptionDeviation } from "../policy/assumptions.js";
 import { isRateLimit, lowerLimit, raiseLimit, type LimitUpdate } from "../policy/dispatch.js";
 import { emit } from "./events.js";
+import { decide } from "../policy/decide.js";
 
 export class Visit {
   readonly plan: Plan;
@@ -110,7 +111,7 @@ export class Visit {
   }
 
   private queued(d: Deviation): boolean {
-    return this.dispatch.queue.some((q) => q.kind === d.kind && q.assumptionId === d.assumptionId);
+    return this.dispatch.queue.some((q) => q.kind === d.kind && checkedAssumption(q) === checkedAssumption(d));
   }
 
   /** AIMD on the tool's concurrency after an attempt ended; every change is a `rate.limit` decision. */
@@ -122,17 +123,15 @@ export class Visit {
     if (!update?.change) return;
     this.dispatch.limits = update.limits;
     const { from, to, why } = update.change;
-    const decision: Decision = {
-      seq: this.state.decisions.length + this.decisions.length + 1,
+    const decision = decide("rate.limit", {
+      after: this.state.decisions.length + this.decisions.length,
       stepId: step.id,
       attempt,
       failureClass: failed === null ? "none" : "transient",
-      action: "retry",
-      rule: "rate.limit",
       reason: `${tool} may run ${to} call${to === 1 ? "" : "s"} at a time (was ${from}): ${why}`,
       planVersion: this.plan.version,
       at: this.now(),
-    };
+    });
     this.decisions.push(decision);
     emit(this.config, { type: "decision", decision });
   }
@@ -160,4 +159,9 @@ export class Visit {
 function sameLimits(a: Record<string, number>, b: Record<string, number>): boolean {
   const keys = Object.keys(a);
   return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
+}
+
+/** The assumption an assumption check found false (other kinds name none). */
+function checkedAssumption(d: Deviation): string | undefined {
+  return d.kind === "assumption_broken" ? d.assumptionId : undefined;
 }

@@ -1,6 +1,6 @@
 /**
  * Timeline lanes: each step record with a start and an end goes to the first lane free at its
- * start, so the number of lanes is the most steps that ran at once (DESIGN §7.1). Pure.
+ * start, so the number of lanes is the most steps that ran at once (docs/architecture.md "Parallel steps"). Pure.
  */
 export interface Span {
   id: string;

@@ -69,7 +69,10 @@ export function operatorView(state: OperatorState, options: OperatorViewOptions 
   ];
 }
 
-/** Steps running past `stallFactor` × their estimate now, and attempts that ran past it (seed 000). */
+/**
+ * Steps running past `stallFactor` × their estimate now, and attempts that ran past it (docs/architecture.md "Long
+ * goals").
+ */
 function stallsLine(state: OperatorState, now: number, factor: number): string[] {
   const marks: string[] = [];
   for (const step of state.plan?.steps ?? []) {

@@ -10,6 +10,11 @@ import { planAtVersion, runHistory, runsAtVersion } from "../plan/history.js";
 import { planDiffMermaid, planMermaid } from "./mermaid.js";
 import { printableLines } from "./printable.js";
 import { assignLanes } from "./lanes.js";
+import { MERMAID_RUNNER, REPORT_STYLE, headerRow, row } from "./report-template.js";
+
+const TIMELINE_HEADERS = ["started", "ended", "plan", "step", "status", "attempts", "cost", "last error"];
+const DECISION_HEADERS = ["#", "at", "plan", "step", "attempt", "class", "action", "rule", "reason"];
+const FACT_HEADERS = ["fact", "label", "value", "produced by", "plan", "derived from"];
 
 type ReportState = Pick<
   PlanManagerStateType,
@@ -52,51 +57,52 @@ export function htmlReport(state: ReportState, options: ReportOptions = {}): str
   const lanes = laneChart(
     history.filter((r) => !(r.current && r.run.status === "invalidated" && earlier.has(r.stepId))),
   );
-  const decisions = state.decisions.map(
-    (d) =>
-      `<tr><td>${d.seq}</td><td>${esc(d.at)}</td><td>v${d.planVersion}</td><td>${esc(d.stepId ?? "—")}</td><td>${d.attempt}</td><td>${esc(d.by === "person" ? "person" : d.failureClass)}</td><td>${esc(d.action)}</td><td><code>${esc(d.rule)}</code></td><td class="free">${esc(d.reason)}</td></tr>`,
+  const decisions = state.decisions.map((d) =>
+    row([
+      d.seq,
+      esc(d.at),
+      `v${d.planVersion}`,
+      esc(d.stepId ?? "—"),
+      d.attempt,
+      esc(d.by === "person" ? "person" : d.failureClass),
+      esc(d.action),
+      `<code>${esc(d.rule)}</code>`,
+      { class: "free", html: esc(d.reason) },
+    ]),
   );
-  const facts = Object.entries(state.facts).map(
-    ([k, f]) =>
-      `<tr><td>${esc(k)}</td><td ` +
-      `class="l-${esc(f.label)}">${esc(f.label)}</td><td><code>${esc(JSON.stringify(f.value))}</code></td><td>${esc(f.producedBy)}</td><td>v${f.planVersion}</td><td>${esc(f.derivedFrom.join(", "))}</td></tr>`,
+  const facts = Object.entries(state.facts).map(([k, f]) =>
+    row([
+      esc(k),
+      { class: `l-${esc(f.label)}`, html: esc(f.label) },
+      `<code>${esc(JSON.stringify(f.value))}</code>`,
+      esc(f.producedBy),
+      `v${f.planVersion}`,
+      esc(f.derivedFrom.join(", ")),
+    ]),
   );
   const script = options.mermaidScript
     ? `<script>${options.mermaidScript.replace(/<\/script/gi, "<\\/script")}</script>
-<script>mermaid.initialize({ startOnLoad: false, securityLevel: "strict" });
-mermaid.run({ querySelector: "pre.mermaid" }).then(() => { document.body.dataset.diagrams = String(document.querySelectorAll("pre.mermaid svg").length); }).catch((e) => { document.body.dataset.diagrams = "error: " + e.message; });</script>`
+<script>${MERMAID_RUNNER}</script>`
     : "";
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title>
 <style>
-body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#212529}
-h1{font-size:20px} h2{font-size:16px;margin-top:28px;border-bottom:1px solid #dee2e6}
-table{border-collapse:collapse;width:100%;margin:8px 0} td,th{border:1px solid #dee2e6;padding:4px 6px;text-align:left;vertical-align:top}
-th{background:#f1f3f5} .versions{display:grid;grid-template-columns:repeat(auto-fill,minmax(380px,1fr));gap:16px}
-.version{min-width:0;overflow-x:auto} pre.mermaid svg{max-width:100%;height:auto} td{overflow-wrap:break-word}
-/* Free text and values may hold long unbroken tokens: they break anywhere rather than widen the page. */
-td.free,td code{overflow-wrap:anywhere}
-.version{border:1px solid #dee2e6;border-radius:6px;padding:8px} .why{color:#495057;font-size:12px}
-.s-succeeded,.l-trusted{color:#2b8a3e} .s-failed,.l-invalidated{color:#c92a2a} .l-suspect,.s-skipped{color:#e67700}
-pre.mermaid{background:#fff}
-.lanes{position:relative;border:1px solid #dee2e6;border-radius:6px;padding:4px 0;margin:8px 0}
-.lane{position:relative;height:22px;margin:2px 0} .bar{position:absolute;top:0;height:20px;overflow:hidden;
-white-space:nowrap;font-size:11px;line-height:20px;padding:0 3px;box-sizing:border-box;border-radius:3px;
-background:#d0ebff;border:1px solid #74c0fc} .bar.s-failed{background:#ffe3e3;border-color:#ff8787}
+${REPORT_STYLE}
 </style></head>
 <body>
 <h1>${esc(title)}</h1>
 <p><strong>Status:</strong> ${esc(state.status)} — ${esc(state.outcome?.summary ?? "")}</p>
-<p><strong>Cost:</strong> execution ${esc(state.budget.spent)}, replanning ${esc(state.budget.replanSpent)} · <strong>Side effects:</strong> ${esc(state.sideEffects.map((s) => s.idempotencyKey).join(", ") || "none")}</p>
+<p><strong>Cost:</strong> execution ${esc(state.budget.spent)}, replanning ${esc(state.budget.replanSpent)} · \
+<strong>Side effects:</strong> ${esc(state.sideEffects.map((s) => s.idempotencyKey).join(", ") || "none")}</p>
 <h2>Plan versions</h2>
 <div class="versions">${columns.join("\n")}</div>
 <h2>Timeline</h2>
 ${lanes}
-<table><tr><th>started</th><th>ended</th><th>plan</th><th>step</th><th>status</th><th>attempts</th><th>cost</th><th>last error</th></tr>${timeline.join("")}</table>
+<table>${headerRow(TIMELINE_HEADERS)}${timeline.join("")}</table>
 <h2>Decisions</h2>
-<table><tr><th>#</th><th>at</th><th>plan</th><th>step</th><th>attempt</th><th>class</th><th>action</th><th>rule</th><th>reason</th></tr>${decisions.join("") || '<tr><td colspan="9">none</td></tr>'}</table>
+<table>${headerRow(DECISION_HEADERS)}${decisions.join("") || '<tr><td colspan="9">none</td></tr>'}</table>
 <h2>Facts</h2>
-<table><tr><th>fact</th><th>label</th><th>value</th><th>produced by</th><th>plan</th><th>derived from</th></tr>${facts.join("")}</table>
+<table>${headerRow(FACT_HEADERS)}${facts.join("")}</table>
 ${script}
 </body></html>
 `;
@@ -125,7 +131,8 @@ function laneChart(
       .filter((p) => p.lane === lane)
       .map(
         (p) =>
-          `<div class="bar s-${esc(p.status)}" data-step="${esc(p.stepId)}" title="${esc(p.stepId)}: ${p.end - p.start} ms" ` +
+          `<div class="bar s-${esc(p.status)}" data-step="${esc(p.stepId)}" ` +
+          `title="${esc(p.stepId)}: ${p.end - p.start} ms" ` +
           `style="left:${pct(p.start - t0)}%;width:max(2px,${pct(p.end - p.start)}%)">${esc(p.stepId)}</div>`,
       );
     return `<div class="lane" data-lane="${lane}">${bars.join("")}</div>`;
@@ -183,7 +190,16 @@ function timelineRows(
       .map(({ version, stepId, run: r }) => {
         const error = r.error ? `${r.error.name}: ${r.error.message}` : "";
         const status = r.doneBy ? `${r.status} (done by a ${r.doneBy})` : r.status;
-        return `<tr><td>${esc(r.startedAt)}</td><td>${esc(r.endedAt ?? "")}</td><td>v${version}</td><td>${esc(stepId)}</td><td class="s-${esc(r.status)}">${esc(status)}</td><td>${r.attempts}</td><td>${esc(r.cost ?? 0)}</td><td class="free">${esc(error)}</td></tr>`;
+        return row([
+          esc(r.startedAt),
+          esc(r.endedAt ?? ""),
+          `v${version}`,
+          esc(stepId),
+          { class: `s-${esc(r.status)}`, html: esc(status) },
+          r.attempts,
+          esc(r.cost ?? 0),
+          { class: "free", html: esc(error) },
+        ]);
       })
   );
 }

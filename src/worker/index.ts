@@ -1,4 +1,7 @@
-/** `langgraph-replan/worker`: many processes on one PostgreSQL (DESIGN §7.5, README "Scaling out"). */
+/**
+ * `langgraph-replan/worker`: many processes on one PostgreSQL (docs/architecture.md "What runs where", README "Scaling
+ * out").
+ */
 export { createWorker } from "./create-worker.js";
 export type { Worker, WorkerOptions } from "./create-worker.js";
 export { enqueueRun, enqueueResume, openQueue, DEFAULT_QUEUE } from "./queue.js";

@@ -1,4 +1,7 @@
-/** DESIGN §6: a finished attempt is checkpointed before the next step starts, unless the caller says otherwise. */
+/**
+ * docs/architecture.md "Durability": a finished attempt is checkpointed before the next step starts, unless the caller
+ * says otherwise.
+ */
 import { MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { harness, scriptedTool } from "../helpers/graph.js";

@@ -13,9 +13,9 @@ import {
   createPlanManager,
   isPlanManagerError,
   staticPlanner,
-  userView,
   type PlanDraft,
 } from "../../src/index.js";
+import { userView } from "../../src/views/index.js";
 import { createLoanTools, loanPlan } from "../../examples/loan/workflow.js";
 import { fakeClock } from "../helpers/clock.js";
 import { brief, harness, httpError, scriptedTool, type Loose } from "../helpers/graph.js";
@@ -402,7 +402,7 @@ describe("records after a replan that keeps ids", () => {
       newSteps: [],
       changedSteps: ["search", "hold_seat", "price_check"],
     });
-    const { debugView, htmlReport } = await import("../../src/index.js");
+    const { debugView, htmlReport } = await import("../../src/views/index.js");
     const { runsAtVersion } = await import("../../src/plan/history.js");
     expect(runsAtVersion(done as never, 1)).toMatchObject({
       search: { status: "succeeded", attempts: 1 },

@@ -1,4 +1,6 @@
-/** Rolling horizon (DESIGN §7.3): a plan drafted a few steps at a time and extended as it goes. */
+/**
+ * Rolling horizon (docs/architecture.md "Long goals"): a plan drafted a few steps at a time and extended as it goes.
+ */
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import type { ExtendRequest } from "../../src/contracts/planner.js";

@@ -10,12 +10,12 @@ import {
   AssumptionBrokenError,
   PermanentError,
   createPlanManager,
-  debugView,
   staticPlanner,
   type PlanDraft,
   type PlanManagerOptions,
   type ReplanRequest,
 } from "../../src/index.js";
+import { debugView } from "../../src/views/index.js";
 import { DEFAULT_MEMORY_NAMESPACE } from "../../src/policy/options.js";
 import { entryRevision, outcomeKey, templateEntry, type MemoryEntry } from "../../src/policy/replan-memory.js";
 import { entryScore, scoreEntry } from "../../src/runtime/replan-memory.js";

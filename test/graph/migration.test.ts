@@ -1,4 +1,4 @@
-/** The 40-step data migration of issue 14: a rolling horizon, one local replan, one stalled step. */
+/** The 40-step data migration (examples/migration): a rolling horizon, one local replan, one stalled step. */
 import { MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { createMigrationTools, manualClock, migrationPlanner } from "../../examples/migration/workflow.js";

@@ -3,15 +3,9 @@ import { Command, MemorySaver } from "@langchain/langgraph";
 import * as fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import {
-  createPlanManager,
-  operatorView,
-  staticPlanner,
-  TransientError,
-  userView,
-  type PlanDraft,
-} from "../../src/index.js";
+import { createPlanManager, staticPlanner, TransientError, type PlanDraft } from "../../src/index.js";
 import { managerWrite } from "../../src/graph/boundary.js";
+import { operatorView, userView } from "../../src/views/index.js";
 import { fakeClock } from "../helpers/clock.js";
 import { brief, harness, httpError, type Loose } from "../helpers/graph.js";
 

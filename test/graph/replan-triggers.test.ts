@@ -2,11 +2,11 @@ import { describe, expect, it } from "vitest";
 import {
   createPlanManager,
   isPlanManagerError,
-  planMetrics,
   staticPlanner,
   type PlanDraft,
   type ReplanRequest,
 } from "../../src/index.js";
+import { planMetrics } from "../../src/views/index.js";
 import { codingPlan, codingReplan, createCodingTools } from "../fixtures/coding-agent.js";
 import { brief, harness, scriptedTool } from "../helpers/graph.js";
 

@@ -1,14 +1,7 @@
 import { Command } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import {
-  AssumptionBrokenError,
-  planAtVersion,
-  planDiff,
-  runsAtVersion,
-  staticPlanner,
-  type PlanDraft,
-  type ReplanRequest,
-} from "../../src/index.js";
+import { AssumptionBrokenError, staticPlanner, type PlanDraft, type ReplanRequest } from "../../src/index.js";
+import { planAtVersion, planDiff, runsAtVersion } from "../../src/views/index.js";
 import { codingPlan, codingReplan, createCodingTools } from "../fixtures/coding-agent.js";
 import { createFraudTools, fraudPlan, fraudReplan } from "../fixtures/loan-fraud.js";
 import { createLoanTools, loanPlan } from "../../examples/loan/workflow.js";

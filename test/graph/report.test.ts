@@ -1,16 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Command } from "@langchain/langgraph";
-import {
-  PermanentError,
-  debugView,
-  htmlReport,
-  planDiffMermaid,
-  planDiff,
-  staticPlanner,
-  type Plan,
-  type PlanDraft,
-  type ReplanRequest,
-} from "../../src/index.js";
+import { PermanentError, staticPlanner, type Plan, type PlanDraft, type ReplanRequest } from "../../src/index.js";
+import { debugView, htmlReport, planDiffMermaid, planDiff } from "../../src/views/index.js";
 import { createFraudTools, fraudPlan, fraudReplan } from "../fixtures/loan-fraud.js";
 import { brief, harness, scriptedTool } from "../helpers/graph.js";
 

@@ -1,5 +1,5 @@
 /**
- * Prompts mark data as data (DESIGN §7.6), seen where it matters: in the HTTP requests
+ * Prompts mark data as data (docs/architecture.md "Untrusted facts"), seen where it matters: in the HTTP requests
  * ChatOpenAI sends to an OpenAI-compatible server on 127.0.0.1. Injected text from a fetched
  * page and from a tool's error message arrives only inside <untrusted-data> blocks, escaped so
  * that it cannot close one; and when the model obeys it anyway, the capability guard holds it.

@@ -1,6 +1,6 @@
 /**
- * Red team (DESIGN §7.6): three agents read hostile text — a research agent's fetched page, a
- * support agent's ticket, a coding agent's file — and a scripted planner obeys the injection it
+ * Red team (docs/architecture.md "Untrusted facts"): three agents read hostile text — a research agent's fetched page,
+ * a support agent's ticket, a coding agent's file — and a scripted planner obeys the injection it
  * finds in the facts. In every case the injected side-effecting step does not run without a
  * person: the replan waits in a plan review that names what would change; approve runs it as
  * shown; reject discards it, escalates the original trigger, and the run carries on from there.

@@ -1,5 +1,6 @@
 /**
- * Checkpoint storage grows with the change, not with the state (issue 13, decision record 0011),
+ * Checkpoint storage grows with the change, not with the state
+ * (docs/decisions/0011-checkpoint-storage-delta-channels.md),
  * and nothing a user reads changes: getState, getStateHistory, time travel, updateState while
  * paused and resume after a crash, on SqliteSaver.
  */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { AssumptionBrokenError, debugView, operatorView, staticPlanner, userView } from "../../src/index.js";
+import { AssumptionBrokenError, staticPlanner } from "../../src/index.js";
+import { debugView, operatorView, userView } from "../../src/views/index.js";
 import type { PlanDraft } from "../../src/plan/schema.js";
 import { requestStop } from "../../src/worker/stop.js";
 import { harness, scriptedTool } from "../helpers/graph.js";

@@ -1,6 +1,7 @@
 import { Command } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { PermanentError, debugView, operatorView, planMermaid, staticPlanner, userView } from "../../src/index.js";
+import { PermanentError, staticPlanner } from "../../src/index.js";
+import { debugView, operatorView, planMermaid, userView } from "../../src/views/index.js";
 import { codingPlan, codingReplan, createCodingTools } from "../fixtures/coding-agent.js";
 import { createLoanTools, loanPlan } from "../../examples/loan/workflow.js";
 import { harness, scriptedTool } from "../helpers/graph.js";

@@ -12,8 +12,9 @@ import {
 const policy = resolvePolicy({});
 const standing = { available: true, count: 0, spent: 0, coolingDown: [], falsified: [] };
 const step: Step = { id: "s", goal: "g", tool: "t" };
-const input = (deviation: Partial<Deviation>, extra: Partial<ClassifyInput> = {}): ClassifyInput => ({
-  deviation: { kind: "error", attempt: 1, message: "m", ...deviation },
+/** A deviation with only the fields a case sets (the union's per-kind fields are the case's to give). */
+const input = (deviation: Record<string, unknown>, extra: Partial<ClassifyInput> = {}): ClassifyInput => ({
+  deviation: { kind: "error", attempt: 1, message: "m", ...deviation } as Deviation,
   step,
   run: { status: "failed", attempts: 1 },
   policy,
@@ -50,7 +51,7 @@ describe("evidence rules", () => {
   it("classifies timeouts, unmet signals, preconditions, budget and scope changes", () => {
     expect(
       ["timeout", "signal_unmet", "precondition", "budget", "scope_change", "assumption_broken"].map(
-        (kind) => classifyEvidence({ kind: kind as Deviation["kind"], attempt: 1, message: "" }).id,
+        (kind) => classifyEvidence({ kind, attempt: 1, message: "" } as Deviation).id,
       ),
     ).toEqual([
       "transient.timeout",

@@ -1,4 +1,6 @@
-/** Stalls (DESIGN §7.3): reported while the step runs, from the injected clock; no real waiting. */
+/**
+ * Stalls (docs/architecture.md "Long goals"): reported while the step runs, from the injected clock; no real waiting.
+ */
 import { describe, expect, it } from "vitest";
 import { manualClock } from "../../examples/migration/workflow.js";
 import { stallDeadline } from "../../src/policy/horizon.js";
