@@ -1,11 +1,12 @@
 /**
- * `resume THREAD [--value JSON]`: the answer is checked like `resumeRun` checks it, then queued
+ * `resume THREAD [--value JSON]`: the answer is checked as `resumeRun` checks it, then queued
  * for the workers (PostgreSQL). A stopped thread is resumed without a value. Over a SQLite file the
  * command line cannot run the graph (it has no tools): a stopped thread is reopened for the
  * process that owns it, and an answer must be given there.
  */
-import { resumeProblem } from "../plan/resume.js";
-import type { ResumeValue } from "../plan/schema.js";
+import { factValues } from "../plan/facts.js";
+import type { Fact, Plan, ResumeValue } from "../plan/schema.js";
+import { answerProblem } from "../policy/answer-checks.js";
 import { reopenStopped } from "../worker/stop.js";
 import { pendingQuestion, snapshotOf, type Context } from "./context.js";
 import { loadPackage } from "./packages.js";
@@ -59,7 +60,11 @@ export async function queueResume(ctx: Context): Promise<number> {
     );
   const { kind, stepId, options } = question.value;
   const value = parseValue(ctx.options.value, options);
-  const problem = resumeProblem(value, options);
+  const values = snapshot.values as { plan?: Plan; facts?: Record<string, Fact> };
+  const facts = values.facts ?? {};
+  const step = stepId ? values.plan?.steps.find((s) => s.id === stepId) : undefined;
+  // The same check as resumeRun's: offered action, the keys the step produces, JSON within the limits.
+  const problem = answerProblem(value, { pending: question.value, step, facts, trusted: factValues(facts) });
   const about = `${kind}${stepId ? ` for step "${stepId}"` : ""}`;
   if (problem) throw new CliError(`thread "${ctx.thread}", ${about}: ${problem}`);
   if (!ctx.target.postgres)

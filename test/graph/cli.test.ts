@@ -30,7 +30,13 @@ const echo = tool(async (args: { n: number }) => ({ [`v${args.n}`]: args.n }), {
 const plan = {
   steps: [
     { id: "a", goal: "Fetch the record", tool: "echo", args: { n: 1 }, produces: ["v1"] },
-    { id: "ask", goal: "A person checks it", human: { prompt: "is v1 right?" }, dependsOn: ["a"] },
+    {
+      id: "ask",
+      goal: "A person checks it",
+      human: { prompt: "is v1 right?" },
+      produces: ["checked_by"],
+      dependsOn: ["a"],
+    },
     { id: "b", goal: "File it", tool: "echo", args: { n: 2 }, produces: ["v2"], dependsOn: ["ask"] },
   ],
 };
@@ -56,7 +62,7 @@ beforeAll(async () => {
   const saver = SqliteSaver.fromConnString(db);
   const graph = graphOn(saver);
   await graph.invoke({ goal: "file a record" }, cfg("done"));
-  await resumeRun(graph, cfg("done"), { action: "complete", output: {} });
+  await resumeRun(graph, cfg("done"), { action: "complete", output: { checked_by: "ana" } });
   await graph.invoke({ goal: "file a record" }, cfg("asks"));
   await graph.invoke({ goal: "file a record" }, cfg("dropped"));
   await resumeRun(graph, cfg("dropped"), { action: "abort", reason: "wrong customer" });
@@ -172,6 +178,14 @@ describe("langgraph-replan over a SQLite file", () => {
       code: 1,
       out: [],
       err: [
+        'langgraph-replan: thread "asks", human_step for step "ask": output is missing checked_by, which step "ask" ' +
+          "must produce",
+      ],
+    });
+    expect(await cli("resume", db, "asks", "--value", '{"action":"complete","output":{"checked_by":"ana"}}')).toEqual({
+      code: 1,
+      out: [],
+      err: [
         "langgraph-replan: the answer is valid, but over a SQLite file it must be given by the process that owns " +
           'the graph\'s tools: resumeRun(graph, { configurable: { thread_id: "asks" } }, value) (workers are ' +
           "answered through a postgresql:// URL)",
@@ -216,7 +230,7 @@ describe("langgraph-replan over a SQLite file", () => {
     const saver = SqliteSaver.fromConnString(db);
     const graph = graphOn(saver);
     await graph.invoke(null, cfg("paused"));
-    await resumeRun(graph, cfg("paused"), { action: "complete", output: {} });
+    await resumeRun(graph, cfg("paused"), { action: "complete", output: { checked_by: "ana" } });
     expect((await graph.getState(cfg("paused"))).values.status).toBe("completed");
     saver.db.close();
   });
