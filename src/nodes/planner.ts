@@ -63,6 +63,7 @@ async function draftPlan(
   const canExtend = typeof rt.planner.extend === "function";
   const context = {
     tools: rt.toolNames,
+    agents: rt.agentNames,
     policy: rt.policy,
     toolArguments: rt.toolArguments,
     availableFacts,

@@ -29,6 +29,17 @@ export const RULES = {
     action: "retry",
     description: "an unmet success signal on a step marked retryOnUnmet is retried once",
   },
+  // Agent steps: a model that answered wrong is asked again, told why (docs/decisions/0019-agent-steps.md).
+  "agent.retry-with-feedback": {
+    answers: "any",
+    action: "retry",
+    description: "an agent step's answer failed its check or validation: retry with the answer and why it failed",
+  },
+  "route.escalate-tier": {
+    answers: "any",
+    action: "retry",
+    description: "a tiered agent step failed (not transiently): its next attempt runs one tier up, once per step",
+  },
   // Fallback: the step's alternative tool.
   "deterministic.fallback": {
     answers: "deterministic",

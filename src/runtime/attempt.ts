@@ -12,14 +12,17 @@ import {
   judgeOutput,
   preview,
 } from "../policy/step-checks.js";
+import { validationFailure } from "../policy/agent-routing.js";
+import { agentCall, type AgentWork } from "./agent-attempt.js";
 import type { Dispatcher, Flight } from "./dispatch.js";
 import { emit } from "./events.js";
 import { watchForStall } from "./stall-watch.js";
 import type { Visit } from "./visit.js";
 
-/** The tool a step's next attempt calls: its fallback once the ladder switched to it. */
+/** The tool a step's next attempt calls: its fallback once the ladder switched to it; `agent:NAME` for an agent. */
 export function toolFor(step: Step, run: StepRun | undefined): string | undefined {
-  return run?.usedFallback === true && step.fallback !== undefined ? step.fallback.tool : step.tool;
+  if (run?.usedFallback === true && step.fallback !== undefined) return step.fallback.tool;
+  return step.agent !== undefined ? `agent:${step.agent}` : step.tool;
 }
 
 /**
@@ -60,7 +63,9 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
     ...(cost > 0 ? { cost: (previous.cost ?? 0) + cost } : {}),
   };
   v.spent += cost;
-  const tool = rt.tools.get(toolName);
+  const work: AgentWork | undefined = step.agent !== undefined && !useFallback ? { usage: [] } : undefined;
+  const agentKey = work ? (key ?? operationKey(threadId, step.id, toolName, args)) : undefined;
+  const tool = work ? agentCall(v, step, previous, attempt, agentKey!, work) : rt.tools.get(toolName);
   if (!tool) {
     // Validation makes this unreachable for plans it accepted; kept as a hard stop at the registry boundary.
     const message = `tool "${toolName}" is not in the registry`;
@@ -84,6 +89,7 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
     flight.stopWatching = watchForStall(rt, config, step, attempt, rt.clock.now());
   };
   if (key) flight.key = key;
+  if (work) flight.agent = work;
   flights.launch(flight, { tool, args, timeoutMs, configurable }, config, wait, () => v.now());
 }
 
@@ -100,6 +106,7 @@ export function recordEnd(v: Visit, flight: Flight): void {
     ...(flight.stalled ? { stalled: true } : {}),
   };
   v.progressAt = ended.endedAt;
+  if (flight.agent) v.usage.push(...flight.agent.usage);
   const tool = flight.call.tool;
   if (!result.ok) {
     v.adjustLimit(step, flight.attempt, tool, result.error, flight.toolCallsAtEnd ?? 1);
@@ -114,6 +121,8 @@ export function recordEnd(v: Visit, flight: Flight): void {
   const judged = judgeOutput(step, result.output, v.trusted);
   if (!judged.ok)
     return v.fail(step, judged, judged.output === undefined ? ended : { ...ended, output: judged.output });
+  const invalid = validationFailure(step, flight.agent?.validation, v.trusted);
+  if (invalid) return v.fail(step, invalid, { ...ended, output: judged.output });
   v.adjustLimit(step, flight.attempt, tool, null, flight.toolCallsAtEnd ?? 1);
   v.succeed(step, { ...ended, status: "succeeded", output: judged.output }, judged.values, flight.key);
 }

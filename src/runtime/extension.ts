@@ -25,6 +25,7 @@ export function validateExtension(rt: Runtime, state: PlanManagerStateType, draf
   const usable = Object.entries(state.facts).filter(([, f]) => f.label !== "invalidated");
   return validatePlan(draft, {
     tools: rt.toolNames,
+    agents: rt.agentNames,
     policy: rt.policy,
     falsified: state.guards.falsified,
     externalSteps: plan.steps.map((s) => s.id),
