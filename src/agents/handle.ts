@@ -6,6 +6,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
+import type { AgentInfo } from "../contracts/planner.js";
 import { PlanManagerError } from "../errors.js";
 import type { ModelTier } from "../plan/schema.js";
 
@@ -91,4 +92,17 @@ export function resolveModels(models: unknown): Partial<Record<ModelTier, BaseCh
       path: "models.default",
     });
   return out;
+}
+
+/** What a planner is told about an agent: its name, whether it is a bare model or an agent with tools, and its description. */
+export function agentInfo(handle: AgentHandle): AgentInfo {
+  const source = handle.kind === "chat" ? handle.model : handle.graph;
+  const described = (source as { description?: unknown }).description;
+  const fallback =
+    handle.kind === "chat" ? "a chat model: answers with the step's produces keys" : "an agent with its own tools";
+  return {
+    name: handle.name,
+    kind: handle.kind === "chat" ? "model" : "agent",
+    description: typeof described === "string" && described.length > 0 ? described : fallback,
+  };
 }

@@ -75,6 +75,7 @@ async function draftPlan(
       goal: state.goal,
       facts: { ...state.context },
       tools: rt.toolInfo,
+      ...rt.agentCatalogue,
       constraints: state.guards.constraints,
       validate: (d) => {
         const result = validatePlan(d, context);

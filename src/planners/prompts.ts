@@ -1,11 +1,12 @@
 /** What the LLM planner tells the model. Plain text; the schema goes through structured output. */
 import type { PlanIssue } from "../plan/validate.js";
-import type { ExtendRequest, PlanRequest, ReplanRequest, ToolInfo } from "../contracts/planner.js";
+import type { AgentCatalogue, ExtendRequest, PlanRequest, ReplanRequest, ToolInfo } from "../contracts/planner.js";
 
 export const PLANNER_SYSTEM_PROMPT = `You are the planner of a plan-execution manager. You write plans as data; a separate executor runs them and checks every step.
 
 Rules:
 - Use only tools from the catalogue, by exact name. A step is either a tool step or a human step (tool null, "human" set).
+- When an agent catalogue is given, a step may instead be done by an agent (agent set, tool null): give it a tier (fast for easy steps, strong for hard ones), a complexity from 1 to 5, and a validate tool when one can check its answer.
 - Name your assumptions: every belief the plan depends on that could turn out false gets an assumption with an id, a statement and, when a fact can test it, a CEL "check". Steps list the assumptions they rest on.
 - Give every tool step a successSignal: what "done" means, as CEL.
 - Step ids start with a letter and use letters, digits, "_" or "-". dependsOn lists ids of earlier steps; no cycles.
@@ -55,6 +56,7 @@ export function planPrompt(req: PlanRequest, horizon?: number): string {
     `Goal: ${req.goal}`,
     `Tools:\n${toolCatalogue(req.tools)}`,
     `Trusted facts (already known):\n${dataBlock("facts", req.facts)}`,
+    agentCatalogue(req),
     req.constraints.length ? `Constraints from a reviewer:\n- ${req.constraints.join("\n- ")}` : "",
     horizonPrompt(horizon),
     "Write the plan.",
@@ -81,10 +83,18 @@ export function replanPrompt(req: ReplanRequest): string {
     req.budget.remaining !== undefined ? `Execution budget remaining: ${req.budget.remaining}` : "",
     req.hints?.length ? hintsPrompt(req.hints) : "",
     `Tools:\n${toolCatalogue(req.tools)}`,
+    agentCatalogue(req),
     "Return only the replacement steps (and any new assumptions).",
   ]
     .filter(Boolean)
     .join("\n\n");
+}
+
+/** Agents a step may name instead of a tool, and the model tiers to choose from. Empty without agents. */
+export function agentCatalogue(req: AgentCatalogue): string {
+  if (!req.agents?.length) return "";
+  const tiers = req.tiers?.length ? `\nModel tiers (cheapest first): ${req.tiers.join(", ")}` : "";
+  return `Agents (a step may name one instead of a tool):\n${JSON.stringify(req.agents, null, 1)}${tiers}`;
 }
 
 /** With a horizon, a draft covers at most that many steps and says whether the goal needs more. */
@@ -108,6 +118,7 @@ export function extendPrompt(req: ExtendRequest, horizon: number | undefined): s
     req.constraints.length ? `Constraints from a person:\n- ${req.constraints.join("\n- ")}` : "",
     req.budget.remaining !== undefined ? `Execution budget remaining: ${req.budget.remaining}` : "",
     `Tools:\n${toolCatalogue(req.tools)}`,
+    agentCatalogue(req),
     horizonPrompt(horizon),
     `Step ids already used (do not reuse them): ${req.usedIds.join(", ")}`,
     "Return only the new steps.",

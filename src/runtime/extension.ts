@@ -55,6 +55,7 @@ export function extendRequest(rt: Runtime, state: PlanManagerStateType, usage: U
     constraints: state.guards.constraints,
     budget: maxCost !== undefined ? { remaining: Math.max(0, maxCost - state.budget.spent) } : {},
     tools: rt.toolInfo,
+    ...rt.agentCatalogue,
     validate: (d) => {
       const v = validateExtension(rt, state, d);
       return v.ok ? [] : v.issues;

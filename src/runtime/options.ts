@@ -13,9 +13,16 @@ import {
   type ResolvedReplanMemory,
 } from "../policy/options.js";
 import { unregisteredTools, type ReplanTemplate } from "../policy/replan-memory.js";
-import type { Planner, ToolInfo } from "../contracts/planner.js";
+import type { AgentCatalogue, Planner, ToolInfo } from "../contracts/planner.js";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { resolveAgents, resolveModels, type AgentHandle, type ModelTiers, type StepAgent } from "../agents/handle.js";
+import {
+  agentInfo,
+  resolveAgents,
+  resolveModels,
+  type AgentHandle,
+  type ModelTiers,
+  type StepAgent,
+} from "../agents/handle.js";
 import type { PriceTable } from "../agents/usage-meter.js";
 import type { ModelTier } from "../plan/schema.js";
 import { TIER_ORDER } from "../policy/agent-routing.js";
@@ -93,6 +100,8 @@ export interface Runtime {
   /** The tiers `models` configures. */
   tiers: ModelTier[];
   prices?: PriceTable;
+  /** What planners are told about the agents and tiers (empty without agents). */
+  agentCatalogue: AgentCatalogue;
 }
 
 const realSleep = (ms: number, signal?: AbortSignal) =>
@@ -147,12 +156,15 @@ export function resolveOptions(options: PlanManagerOptions): Runtime {
 function agentOptions(options: PlanManagerOptions) {
   const agents = resolveAgents(options.agents);
   const models = resolveModels(options.models);
+  const tiers = TIER_ORDER.filter((t) => models[t] !== undefined);
+  const info = [...agents.values()].map((a) => agentInfo(a));
   return {
     agents,
     agentNames: new Set(agents.keys()),
     models,
-    tiers: TIER_ORDER.filter((t) => models[t] !== undefined),
+    tiers,
     ...(options.prices ? { prices: options.prices } : {}),
+    agentCatalogue: info.length > 0 ? { agents: info, ...(tiers.length > 0 ? { tiers } : {}) } : {},
   };
 }
 

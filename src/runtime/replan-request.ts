@@ -31,6 +31,7 @@ export async function askPlanner(r: Replan): Promise<{ draft: unknown } | { fail
           : {}),
       },
       tools: rt.toolInfo,
+      ...rt.agentCatalogue,
       ...(r.hints ? { hints: r.hints } : {}),
       validate: (d) => {
         const v = validateReplanDraft(r, d);

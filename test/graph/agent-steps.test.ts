@@ -1,5 +1,6 @@
 import { HumanMessage } from "@langchain/core/messages";
-import { PermanentError } from "../../src/index.js";
+import { llmPlanner, PermanentError } from "../../src/index.js";
+import { llmAnswer, llmStep } from "../helpers/llm-answers.js";
 import { describe, expect, it } from "vitest";
 import { ScriptedChatModel } from "../helpers/fake-model.js";
 import { brief, harness, scriptedTool } from "../helpers/graph.js";
@@ -153,5 +154,44 @@ describe("steps done by models and agents", () => {
       "fix: success_signal_unmet → escalate [unmet.escalate]",
     ]);
     expect(coder.received).toHaveLength(2);
+  });
+
+  it("llmPlanner may give a step to an agent, with a tier and a complexity, from the catalogue it is shown", async () => {
+    const models = tiered();
+    const plannerModel = new ScriptedChatModel([
+      llmAnswer([
+        llmStep("fix", {
+          agent: "coder",
+          tier: "strong",
+          complexity: 4.4,
+          inputs: ["issue"],
+          produces: ["patch"],
+          validate: { tool: "run_tests", argsJson: null, successSignal: null },
+        }),
+      ]),
+    ]);
+    const h = harness(llmPlanner({ model: plannerModel }), [runTests()], {
+      agents: { coder: models.default },
+      models,
+      context: { issue: "off by one" },
+    });
+    const out = await h.run();
+    expect(out.status).toBe("completed");
+    expect(out.plan.steps[0]).toEqual({
+      id: "fix",
+      goal: "goal fix",
+      agent: "coder",
+      tier: "strong",
+      complexity: 4,
+      inputs: ["issue"],
+      produces: ["patch"],
+      validate: { tool: "run_tests" },
+    });
+    expect(models.strong.received).toHaveLength(1);
+    const asked = String(plannerModel.received[0]!.find((m) => m instanceof HumanMessage)!.content);
+    expect(asked).toContain(
+      'Agents (a step may name one instead of a tool):\n[\n {\n  "name": "coder",\n  "kind": "model",\n' +
+        '  "description": "a chat model: answers with the step\'s produces keys"\n }\n]\nModel tiers (cheapest first): fast, default, strong',
+    );
   });
 });
