@@ -10,6 +10,7 @@ import { planAtVersion, runHistory, runsAtVersion } from "../plan/history.js";
 import { planDiffMermaid, planMermaid } from "./mermaid.js";
 import { printableLines } from "./printable.js";
 import { assignLanes } from "./lanes.js";
+import { costsByTier } from "./model-costs.js";
 
 type ReportState = Pick<
   PlanManagerStateType,
@@ -24,7 +25,8 @@ type ReportState = Pick<
   | "budget"
   | "outcome"
   | "sideEffects"
->;
+> &
+  Partial<Pick<PlanManagerStateType, "usage">>;
 
 export interface ReportOptions {
   title?: string;
@@ -88,6 +90,7 @@ background:#d0ebff;border:1px solid #74c0fc} .bar.s-failed{background:#ffe3e3;bo
 <h1>${esc(title)}</h1>
 <p><strong>Status:</strong> ${esc(state.status)} — ${esc(state.outcome?.summary ?? "")}</p>
 <p><strong>Cost:</strong> execution ${esc(state.budget.spent)}, replanning ${esc(state.budget.replanSpent)} · <strong>Side effects:</strong> ${esc(state.sideEffects.map((s) => s.idempotencyKey).join(", ") || "none")}</p>
+${tierTable(state)}
 <h2>Plan versions</h2>
 <div class="versions">${columns.join("\n")}</div>
 <h2>Timeline</h2>
@@ -100,6 +103,18 @@ ${lanes}
 ${script}
 </body></html>
 `;
+}
+
+/** Agent steps' model calls per tier (nothing when no agent step called a model). */
+function tierTable(state: ReportState): string {
+  const rows = costsByTier(state.usage).map(
+    (r) =>
+      `<tr><td>${esc(r.tier)}</td><td>${r.calls}</td><td>${r.failed}</td><td>${r.inputTokens}</td><td>${r.outputTokens}</td><td>${esc(r.cost.toFixed(4))}</td></tr>`,
+  );
+  if (rows.length === 0) return "";
+  const head =
+    "<tr><th>tier</th><th>calls</th><th>failed</th><th>input tokens</th><th>output tokens</th><th>cost</th></tr>";
+  return `<h2>Model calls by tier</h2>\n<table>${head}${rows.join("")}</table>`;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { HumanMessage } from "@langchain/core/messages";
-import { llmPlanner, PermanentError } from "../../src/index.js";
+import { htmlReport, llmPlanner, operatorView, PermanentError, planMetrics } from "../../src/index.js";
 import { llmAnswer, llmStep } from "../helpers/llm-answers.js";
 import { describe, expect, it } from "vitest";
 import { ScriptedChatModel } from "../helpers/fake-model.js";
@@ -141,6 +141,15 @@ describe("steps done by models and agents", () => {
       ["default", "fake-default", 0.006],
       ["default", "fake-default", 0.006],
     ]);
+    expect(planMetrics(out as never).costByTier).toEqual({ fast: 0.0012, default: 0.012 });
+    expect(operatorView(out as never, { now: h.clock.now() }).at(-1)).toBe(
+      "models: fast $0.0012 (1 call) · default $0.0120 (2 calls)",
+    );
+    expect(htmlReport(out as never)).toContain(
+      "<h2>Model calls by tier</h2>\n<table><tr><th>tier</th><th>calls</th><th>failed</th><th>input tokens</th>" +
+        "<th>output tokens</th><th>cost</th></tr><tr><td>fast</td><td>1</td><td>0</td><td>1000</td><td>100</td>" +
+        "<td>0.0012</td></tr><tr><td>default</td><td>2</td><td>0</td><td>2000</td><td>200</td><td>0.0120</td></tr></table>",
+    );
   });
 
   it("after retry.maxAttempts the ladder answers as for any step (no fallback, no assumption: escalate)", async () => {
