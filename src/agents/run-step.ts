@@ -6,6 +6,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
+import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import type { AgentGraph } from "./handle.js";
 
 /** Any JSON scalar: what strict structured output can declare for a value of unknown type. */
@@ -29,11 +30,20 @@ export async function askChatModel(
   config: RunnableConfig,
 ): Promise<unknown> {
   const structured = model.withStructuredOutput(answerSchema(produces), { name: "step_answer", strict: true });
-  return structured.invoke(messages, config);
+  return standalone(() => structured.invoke(messages, config));
+}
+
+/**
+ * Runs `call` outside the executor's ambient run context. Otherwise LangGraph would make an agent
+ * graph a subgraph of the executor task that started it, but a step's call may outlive that task
+ * (calls in flight across executor visits); an agent is its own run (docs/decisions/0019-agent-steps.md).
+ */
+export function standalone<T>(call: () => Promise<T>): Promise<T> {
+  return AsyncLocalStorageProviderSingleton.getInstance().run(undefined, call);
 }
 
 export async function askAgent(graph: AgentGraph, messages: BaseMessage[], config: RunnableConfig): Promise<unknown> {
-  const result = (await graph.invoke({ messages }, config)) as {
+  const result = (await standalone(() => graph.invoke({ messages }, config))) as {
     structuredResponse?: unknown;
     messages?: { content?: unknown }[];
   } | null;

@@ -19,6 +19,8 @@ import type { Visit } from "./visit.js";
 
 /** What an agent attempt leaves for its end record, beside its answer. */
 export interface AgentWork {
+  /** The step's idempotency key: tools the agent calls find it in `config.configurable.idempotencyKey`. */
+  key: string;
   usage: UsageEntry[];
   validation?: ValidationOutcome;
 }
@@ -36,7 +38,7 @@ function modelName(model: unknown): string | undefined {
 }
 
 /** The call that does the step's attempt; its usage and validation land in `work`. */
-export function agentCall(v: Visit, step: Step, previous: StepRun, attempt: number, key: string, work: AgentWork) {
+export function agentCall(v: Visit, step: Step, previous: StepRun, attempt: number, work: AgentWork) {
   const { rt } = v;
   const handle = rt.agents.get(step.agent!)!;
   const tier = currentTier(step, previous);
@@ -69,7 +71,7 @@ export function agentCall(v: Visit, step: Step, previous: StepRun, attempt: numb
         stepId: step.id,
         planVersion: own.planVersion,
         attempt,
-        idempotencyKey: key,
+        idempotencyKey: work.key,
       };
       const agentConfig: RunnableConfig = {
         callbacks: [meter],

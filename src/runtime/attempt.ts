@@ -28,7 +28,8 @@ export function toolFor(step: Step, run: StepRun | undefined): string | undefine
 /**
  * Starts the step's next attempt, or records why it cannot start (a deviation, queued). `again`:
  * the checkpoint shows the attempt running but no call is in flight (the process that started it
- * is gone), so the same attempt is called again, not charged twice, under the same key.
+ * is gone), so the same attempt is called again, not charged twice, under the same key. An agent
+ * step's running record keeps the failure it retries, so a call made again sends the same feedback.
  */
 export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = false): void {
   const { rt, config } = v;
@@ -54,18 +55,21 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
 
   const attempt = again ? previous.attempts : previous.attempts + 1;
   const cost = again ? 0 : (step.cost ?? 0);
-  const { nextDelayMs: delay, error: _error, approvedKey: _approved, ...rest } = previous;
+  const { nextDelayMs: delay, error, approvedKey: _approved, ...rest } = previous;
+  const agent = step.agent !== undefined && !useFallback;
   const running: StepRun = {
     ...rest,
+    ...(agent && error ? { error } : {}),
     status: "running",
     attempts: attempt,
     startedAt: v.now(),
     ...(cost > 0 ? { cost: (previous.cost ?? 0) + cost } : {}),
   };
   v.spent += cost;
-  const work: AgentWork | undefined = step.agent !== undefined && !useFallback ? { usage: [] } : undefined;
-  const agentKey = work ? (key ?? operationKey(threadId, step.id, toolName, args)) : undefined;
-  const tool = work ? agentCall(v, step, previous, attempt, agentKey!, work) : rt.tools.get(toolName);
+  const work: AgentWork | undefined = agent
+    ? { usage: [], key: key ?? operationKey(threadId, step.id, toolName, args) }
+    : undefined;
+  const tool = work ? agentCall(v, step, previous, attempt, work) : rt.tools.get(toolName);
   if (!tool) {
     // Validation makes this unreachable for plans it accepted; kept as a hard stop at the registry boundary.
     const message = `tool "${toolName}" is not in the registry`;
@@ -88,8 +92,7 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
     if (delay && !again) await rt.clock.sleep(delay, config.signal);
     flight.stopWatching = watchForStall(rt, config, step, attempt, rt.clock.now());
   };
-  if (key) flight.key = key;
-  if (work) flight.agent = work;
+  Object.assign(flight, key ? { key } : {}, work ? { agent: work } : {});
   flights.launch(flight, { tool, args, timeoutMs, configurable }, config, wait, () => v.now());
 }
 
@@ -98,7 +101,7 @@ export function recordEnd(v: Visit, flight: Flight): void {
   const step = v.plan.steps.find((s) => s.id === flight.call.stepId);
   const result = flight.result;
   if (!step || !result) return;
-  const previous = v.steps[step.id] ?? { status: "running" as const, attempts: flight.attempt };
+  const { error: _error, ...previous } = v.steps[step.id] ?? { status: "running" as const, attempts: flight.attempt };
   const ended: StepRun = {
     ...previous,
     startedAt: flight.startedAt,
