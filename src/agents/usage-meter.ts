@@ -30,7 +30,8 @@ export class StepUsageMeter extends BaseCallbackHandler {
   private readonly started = new Map<string, number>();
 
   constructor(private readonly ctx: MeterContext) {
-    super();
+    // Awaited: the entries must all be in when the attempt ends (background callbacks could land later).
+    super({ _awaitHandler: true });
   }
 
   override handleChatModelStart(_llm: unknown, _messages: unknown, runId: string): void {

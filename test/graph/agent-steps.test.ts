@@ -1,4 +1,4 @@
-import { HumanMessage } from "@langchain/core/messages";
+import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { htmlReport, llmPlanner, operatorView, PermanentError, planMetrics } from "../../src/index.js";
 import { llmAnswer, llmStep } from "../helpers/llm-answers.js";
 import { describe, expect, it } from "vitest";
@@ -18,6 +18,11 @@ function tiered() {
     default: new ScriptedChatModel([{ patch: "wrong-default" }, { patch: "good" }], { model: "fake-default", usage }),
     strong: new ScriptedChatModel([{ patch: "good" }], { model: "fake-strong", usage }),
   };
+}
+
+/** The text of the human message among `messages`. */
+function prompt0(messages: BaseMessage[]): string {
+  return String(messages.find((m) => m instanceof HumanMessage)!.content);
 }
 
 /** The text of the human message a model received on its n-th call. */
@@ -202,5 +207,34 @@ describe("steps done by models and agents", () => {
       'Agents (a step may name one instead of a tool):\n[\n {\n  "name": "coder",\n  "kind": "model",\n' +
         '  "description": "a chat model: answers with the step\'s produces keys"\n }\n]\nModel tiers (cheapest first): fast, default, strong',
     );
+  });
+
+  it("usage has one entry per model call, failed or not, when agent steps run side by side", async () => {
+    const answer = (messages: BaseMessage[]) =>
+      prompt0(messages).includes("was rejected") ? { patch: "good" } : { patch: "wrong" };
+    const flaky = new ScriptedChatModel([answer], { model: "fake-default" });
+    const broken = new ScriptedChatModel([new Error("model exploded")], { model: "fake-fast" });
+    const steps = ["a", "b", "c", "d"].map((id) => ({ ...fixStep, id, tier: undefined, inputs: [] }));
+    const h = harness({ steps: [...steps, { ...steps[0]!, id: "e", agent: "broken", optional: true }] }, [runTests()], {
+      agents: { coder: flaky, broken },
+      policy: { maxConcurrency: 4 },
+    });
+    const out = await h.run();
+    expect(out.status).toBe("completed");
+    const calls = out.usage.map((u: { stepId: string; attempt: number; errorId?: string }) =>
+      [u.stepId, u.attempt, u.errorId === undefined ? "ok" : "failed"].join(":"),
+    );
+    expect(calls.sort()).toEqual([
+      "a:1:ok",
+      "a:2:ok",
+      "b:1:ok",
+      "b:2:ok",
+      "c:1:ok",
+      "c:2:ok",
+      "d:1:ok",
+      "d:2:ok",
+      "e:1:failed",
+    ]);
+    expect(flaky.received).toHaveLength(8);
   });
 });
