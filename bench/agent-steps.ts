@@ -140,7 +140,7 @@ export async function agentSteps(quick: boolean): Promise<Table> {
   for (const setup of setups) {
     const results: Result[] = [];
     for (let run = 0; run < runs; run++) results.push(await runOnce(setup, run));
-    const steps = runs * DIFFICULTY.length;
+    const total = runs * DIFFICULTY.length;
     const succeeded = results.reduce((s, r) => s + r.succeeded, 0);
     const attempts = results.flatMap((r) => r.attempts);
     const all = results.flatMap((r) => r.all);
@@ -148,7 +148,7 @@ export async function agentSteps(quick: boolean): Promise<Table> {
     if (setup === "all-strong") strongCost = cost;
     rows.push([
       setup,
-      `${fmt((100 * succeeded) / steps, 1)}%`,
+      `${fmt((100 * succeeded) / total, 1)}%`,
       fmt(attempts.reduce((s, a) => s + a, 0) / attempts.length, 2),
       Math.max(...attempts),
       fmt(all.reduce((s, a) => s + a, 0) / all.length, 2),

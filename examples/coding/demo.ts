@@ -9,7 +9,14 @@ import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
 import { z } from "zod";
-import { createPlanManager, PermanentError, staticPlanner, type PlanDraft, type PlanEvent } from "../../src/index.js";
+import {
+  createPlanManager,
+  PermanentError,
+  staticPlanner,
+  type PlanDraft,
+  type PlanEvent,
+  type PlanManagerOutputType,
+} from "../../src/index.js";
 import { ScriptedChatModel } from "../../test/helpers/scripted-chat-model.js";
 
 const PRICES = {
@@ -95,7 +102,7 @@ export async function runCodingDemo(): Promise<void> {
     const line = describe(event);
     if (line) console.log(line);
   }
-  const state = (await graph.getState(config)).values;
+  const state = (await graph.getState(config)).values as PlanManagerOutputType;
   console.log("\nCost per tier:");
   for (const tier of ["fast", "default", "strong"] as const) {
     const calls = state.usage.filter((u) => u.tier === tier);

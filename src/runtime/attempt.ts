@@ -55,11 +55,11 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
 
   const attempt = again ? previous.attempts : previous.attempts + 1;
   const cost = again ? 0 : (step.cost ?? 0);
-  const { nextDelayMs: delay, error, approvedKey: _approved, ...rest } = previous;
+  const { nextDelayMs: delay, error: failure, approvedKey: _approved, ...rest } = previous;
   const agent = step.agent !== undefined && !useFallback;
   const running: StepRun = {
     ...rest,
-    ...(agent && error ? { error } : {}),
+    ...(agent && failure ? { error: failure } : {}),
     status: "running",
     attempts: attempt,
     startedAt: v.now(),
