@@ -7,6 +7,7 @@ import type { Fact, Step } from "../../src/plan/schema.js";
 import { agentRoute, validationFailure } from "../../src/policy/agent-routing.js";
 import { DEFAULT_RETRY, validatePlan } from "../../src/policy/index.js";
 import { resolvePolicy } from "../../src/policy/options.js";
+import { describeApproach, fingerprint } from "../../src/policy/scope.js";
 import { ScriptedChatModel } from "../helpers/fake-model.js";
 
 const fact = (value: unknown, label: Fact["label"] = "trusted"): Fact => ({
@@ -148,5 +149,16 @@ describe("agent steps (pure)", () => {
     expect(isPlanManagerError(caught) && [caught.code, caught.path]).toEqual(["invalid_options", "agents.coder"]);
     expect(() => resolveModels({ fast: model })).toThrow("models.default is required when models is given");
     expect(() => resolveModels({ default: model, turbo: model })).toThrow("models.turbo is not a tier");
+  });
+
+  it("a replan's no-progress fingerprint tells agents apart, and a typo in validate is an unknown field", () => {
+    const other = { ...step, agent: "reviewer" };
+    expect(fingerprint([step], "a")).not.toBe(fingerprint([other], "a"));
+    expect(describeApproach(step)).toBe("agent:coder {}");
+    const ctx = { tools: new Set(["run_tests"]), agents: new Set(["coder"]), policy: { defaultRetry: DEFAULT_RETRY } };
+    const r = validatePlan({ steps: [{ ...step, validate: { tol: "run_tests" } }] }, ctx);
+    expect(r.ok ? [] : r.issues.map((i) => i.message)).toEqual([
+      'step "fix" validate has unknown field "tol" (did you mean "tool"?)',
+    ]);
   });
 });
