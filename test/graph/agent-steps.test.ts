@@ -168,6 +168,13 @@ describe("steps done by models and agents", () => {
       "fix: success_signal_unmet → escalate [unmet.escalate]",
     ]);
     expect(coder.received).toHaveLength(2);
+    expect(out.pendingHuman.context.step).toEqual({
+      id: "fix",
+      goal: "Fix the off-by-one in parse()",
+      agent: "coder",
+      produces: ["patch"],
+    });
+    expect(out.pendingHuman.context.output).toEqual({ patch: "wrong" });
   });
 
   it("llmPlanner may give a step to an agent, with a tier and a complexity, from the catalogue it is shown", async () => {
