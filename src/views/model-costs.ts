@@ -1,5 +1,5 @@
 /** Model calls of agent steps by tier: calls, failed calls, tokens and cost (docs/decisions/0019-agent-steps.md). */
-import type { UsageEntry } from "../contracts/usage.js";
+import type { UsageEntry } from "../runtime/state.js";
 import type { ModelTier } from "../plan/schema.js";
 
 export interface TierCost {
