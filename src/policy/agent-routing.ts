@@ -4,10 +4,11 @@
  * (`agent.retry-with-feedback`), and a step with a tier moves one tier up once
  * (`route.escalate-tier`), all within the step's `retry.maxAttempts`. Pure.
  */
-import type { FailureClass, ModelTier, Step, StepRun } from "../plan/schema.js";
+import type { ErrorInfo, FailureClass, ModelTier, Step, StepRun } from "../plan/schema.js";
 import { evaluate } from "../expr/cel.js";
 import { toJsonValue } from "../plan/json.js";
 import type { Deviation } from "./deviation.js";
+import { classifyEvidence } from "./evidence-rules.js";
 import { preview, type CheckFailure } from "./step-checks.js";
 import type { ResolvedPolicy } from "./options.js";
 import { effectiveRetry } from "./retry.js";
@@ -63,6 +64,15 @@ export function agentRoute(input: AgentRouteInput): AgentRoute | undefined {
     return { rule: "route.escalate-tier", reason, tier: up };
   }
   return { rule: "agent.retry-with-feedback", reason: `${deviation.message}; ${attempt} ${feedback}` };
+}
+
+/**
+ * Whether a failure recorded on a step says something about the model's answer, and so is worth
+ * sending back: not a transient one (a 503, a rate limit, a timeout), which a retry waits out.
+ */
+export function isAnswerFailure(error: ErrorInfo): boolean {
+  const kind = error.name === "StepTimeout" ? "timeout" : "error";
+  return classifyEvidence({ kind, attempt: 0, message: error.message, error }).failureClass !== "transient";
 }
 
 /** How the validation tool ended: what it returned, or the message it threw. */

@@ -12,7 +12,7 @@ import { askAgent, askChatModel } from "../agents/run-step.js";
 import { StepUsageMeter } from "../agents/usage-meter.js";
 import { producedValues } from "../plan/facts.js";
 import type { Step, StepRun } from "../plan/schema.js";
-import { currentTier, type ValidationOutcome } from "../policy/agent-routing.js";
+import { currentTier, isAnswerFailure, type ValidationOutcome } from "../policy/agent-routing.js";
 import { errorInfo } from "../policy/deviation.js";
 import type { Invocable } from "./call-tool.js";
 import type { Visit } from "./visit.js";
@@ -25,10 +25,12 @@ export interface AgentWork {
   validation?: ValidationOutcome;
 }
 
-/** The previous attempt's answer and failure, for the retry's prompt (when `policy.agentFeedback`). */
+/** The previous attempt's answer and why it was wrong, for the retry's prompt (`policy.agentFeedback`; not after a 503). */
 export function feedbackOf(v: Visit, previous: StepRun): Feedback | undefined {
-  if (!v.rt.policy.agentFeedback || previous.error === undefined || previous.usedFallback) return undefined;
-  return { attempt: previous.attempts, output: previous.output ?? null, reason: previous.error.message };
+  const { error } = previous;
+  if (!v.rt.policy.agentFeedback || error === undefined || previous.usedFallback || !isAnswerFailure(error))
+    return undefined;
+  return { attempt: previous.attempts, output: previous.output ?? null, reason: error.message };
 }
 
 function modelName(model: unknown): string | undefined {

@@ -244,4 +244,24 @@ describe("steps done by models and agents", () => {
     ]);
     expect(flaky.received).toHaveLength(8);
   });
+
+  it("a transient model failure is retried on the same tier without feedback (transient.retry)", async () => {
+    const busy = Object.assign(new Error("overloaded"), { status: 503 });
+    const fast = new ScriptedChatModel([busy, { patch: "good" }], { model: "fake-fast" });
+    const models = { fast, default: new ScriptedChatModel([{ patch: "good" }], { model: "fake-default" }) };
+    const h = harness({ steps: [fixStep] }, [runTests()], {
+      agents: { coder: models.default },
+      models,
+      context: { issue: "x" },
+    });
+    const out = await h.run();
+    expect(out.status).toBe("completed");
+    expect(brief(out.decisions)).toEqual(["fix: transient → retry [transient.retry]"]);
+    expect(fast.received).toHaveLength(2);
+    expect(prompt(fast, 1)).not.toContain("was rejected");
+    expect(out.usage.map((u: { tier: string; errorId?: string }) => [u.tier, u.errorId !== undefined])).toEqual([
+      ["fast", true],
+      ["fast", false],
+    ]);
+  });
 });
