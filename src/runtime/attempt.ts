@@ -115,10 +115,12 @@ export function recordEnd(v: Visit, flight: Flight): void {
     v.adjustLimit(step, flight.attempt, tool, result.error, flight.toolCallsAtEnd ?? 1);
     const { error } = result;
     const kind = result.timeout ? "timeout" : "error";
+    // An agent that threw gave no answer: the one kept for feedback was the attempt before.
+    const { output: _earlier, ...answerless } = ended;
     return v.fail(
       step,
       { deviation: { kind, message: `${step.id}: ${error.name}: ${error.message}`, error }, error },
-      ended,
+      flight.agent ? answerless : ended,
     );
   }
   const judged = judgeOutput(step, result.output, v.trusted);

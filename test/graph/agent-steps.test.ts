@@ -264,4 +264,27 @@ describe("steps done by models and agents", () => {
       ["fast", false],
     ]);
   });
+
+  it("the feedback after an attempt that threw quotes no answer, not the attempt before's", async () => {
+    const coder = new ScriptedChatModel(
+      [{ patch: "wrong" }, new PermanentError("context window exceeded"), { patch: "good" }],
+      {
+        model: "fake-default",
+      },
+    );
+    const h = harness({ steps: [{ ...fixStep, tier: undefined }] }, [runTests()], {
+      agents: { coder },
+      context: { issue: "x" },
+    });
+    const out = await h.run();
+    expect(out.status).toBe("completed");
+    expect(brief(out.decisions)).toEqual([
+      "fix: success_signal_unmet → retry [agent.retry-with-feedback]",
+      "fix: deterministic → retry [agent.retry-with-feedback]",
+    ]);
+    expect(prompt(coder, 2)).toContain(
+      'Attempt 2 of this step was rejected. Its answer:\n<untrusted-data name="previous_answer">\nnull\n</untrusted-data>',
+    );
+    expect(prompt(coder, 2)).toContain('<untrusted-data name="failure">\n"context window exceeded"\n</untrusted-data>');
+  });
 });
