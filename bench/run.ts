@@ -5,6 +5,7 @@
 import { writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { resolve } from "node:path";
+import { agentSteps } from "./agent-steps.js";
 import { capability } from "./capability.js";
 import { checkpointGrowth } from "./checkpoint-growth.js";
 import { concurrency } from "./concurrency.js";
@@ -33,6 +34,7 @@ const suites: [string, () => Promise<Table>][] = [
   ["parallel", () => parallel(quick)],
   ["workers", () => workers(quick)],
   ["claims", () => threadClaims(quick)],
+  ["agents", () => agentSteps(quick)],
 ];
 for (const [name, run] of suites) {
   if (only && !only.split(",").includes(name)) continue;

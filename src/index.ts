@@ -9,7 +9,7 @@ export { createPlanManager, CompiledPlanManager, PlanManagerGraph } from "./grap
 export { pendingQuestion, resumeRun } from "./graph/resume.js";
 export type { PlanManagerResult } from "./graph/resume.js";
 export { requestScopeChange } from "./graph/scope-change.js";
-export type { PlanManagerOptions, Clock } from "./runtime/options.js";
+export type { PlanManagerOptions, Clock, StepAgent, AgentGraph, ModelTiers } from "./runtime/options.js";
 export type { PolicyOptions, ReplanMemoryOptions } from "./policy/options.js";
 export type { ReplanTemplate } from "./policy/replan-memory.js";
 export { PlanManagerState, PlanManagerInput, PlanManagerOutput } from "./runtime/state.js";
@@ -24,7 +24,15 @@ export type { LlmPlannerOptions } from "./planners/llm-planner.js";
 export { llmClassifier } from "./planners/llm-classifier.js";
 export type { LlmClassifierOptions } from "./planners/llm-classifier.js";
 export type { PriceTable, ModelCallSettings } from "./planners/model-call.js";
-export type { ExtendRequest, Planner, PlanRequest, ReplanRequest, ReplanHint, ToolInfo } from "./contracts/planner.js";
+export type {
+  AgentInfo,
+  ExtendRequest,
+  Planner,
+  PlanRequest,
+  ReplanRequest,
+  ReplanHint,
+  ToolInfo,
+} from "./contracts/planner.js";
 export type { FallbackClassifier, FallbackAnswer } from "./contracts/classifier.js";
 
 export {
@@ -56,6 +64,7 @@ export type {
   InterruptPayload,
   SideEffectRecord,
   Budget,
+  ModelTier,
 } from "./plan/schema.js";
 export type { PlanIssue, PlanIssueCode } from "./plan/validate.js";
 export type { RuleId } from "./policy/rules.js";

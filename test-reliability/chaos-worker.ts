@@ -55,9 +55,12 @@ const tools = chaosTools(effects, 15).map((t) => {
     }) as typeof t.invoke,
   });
 });
-const graph = createPlanManager({ tools, planner: scenario.planner, clock: { sleep: async () => undefined } }).compile({
-  checkpointer: saver,
-});
+const graph = createPlanManager({
+  tools,
+  planner: scenario.planner,
+  clock: { sleep: async () => undefined },
+  ...(scenario.agents ? { agents: scenario.agents(tools) } : {}),
+}).compile({ checkpointer: saver });
 const config = { configurable: { thread_id: `chaos-${name}` } };
 
 // Drive the thread to a terminal status, whatever state a killed process left it in.
@@ -98,6 +101,8 @@ process.stdout.write(
     decisions: (v.decisions ?? []).map((d: any) => `${d.stepId ?? "-"}:${d.action}:${d.rule}`),
     steps: Object.fromEntries(byKey(Object.entries(v.steps ?? {})).map(([k, s]: [string, any]) => [k, s.status])),
     planVersion: v.plan?.version,
+    // Model calls of agent steps, by step and attempt: a resume must not count one twice.
+    usage: (v.usage ?? []).map((u: any) => `${u.stepId ?? u.purpose}:${u.attempt ?? "-"}`),
     effects: effectRows,
     calls,
   }) + "\n",

@@ -20,6 +20,7 @@ interface Summary {
   decisions: string[];
   steps: Record<string, string>;
   planVersion: number;
+  usage: string[];
   effects: { key: string; what: string; commits: number }[];
   calls: { key: string; n: number }[];
 }
@@ -52,7 +53,7 @@ function seeded(seed: number) {
   return () => (x = (x * 48271) % 2147483647) / 2147483647;
 }
 
-const SCENARIOS = ["loan", "fraud", "coding", "research", "scope", "chain", "parallel"];
+const SCENARIOS = ["loan", "fraud", "coding", "research", "scope", "chain", "parallel", "agent"];
 const counts = {
   kills: 0,
   resumes: 0,
@@ -120,6 +121,7 @@ describe("kill and resume", () => {
         !same(got.decisions, ref.decisions) ||
         !same(got.steps, ref.steps) ||
         !same(got.planVersion, ref.planVersion) ||
+        !same(got.usage, ref.usage) ||
         !same(what(got), what(ref))
       ) {
         failures.push(

@@ -3,7 +3,10 @@
  * so a run killed and resumed in a fresh process must end exactly like an uninterrupted one.
  * The side-effecting tool honours `idempotencyKey` by recording keys in its own SQLite table.
  */
-import { tool } from "@langchain/core/tools";
+import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { fakeModel } from "@langchain/core/testing";
+import { tool, type StructuredToolInterface } from "@langchain/core/tools";
+import { createAgent } from "langchain";
 import Database from "better-sqlite3";
 import { z } from "zod";
 import {
@@ -15,6 +18,7 @@ import {
   type Planner,
   type ReplanRequest,
   type ResumeValue,
+  type StepAgent,
 } from "../src/index.js";
 
 export interface Scenario {
@@ -26,6 +30,8 @@ export interface Scenario {
   answer: (payload: { kind: string; stepId?: string }) => ResumeValue;
   /** A scope change injected at the first interrupt, if any. */
   scopeChange?: string;
+  /** Agents for steps that name one, built on the (instrumented) chaos tools. */
+  agents?: (tools: StructuredToolInterface[]) => Record<string, StepAgent>;
 }
 
 export interface EffectStore {
@@ -102,6 +108,25 @@ export function chaosTools(effects: EffectStore, slowMs: number) {
         metadata: { sideEffects: ["write decision"] },
       },
     ),
+    tool(
+      async (args: Record<string, unknown>, config) => {
+        await sleep(slowMs);
+        const key = config?.configurable?.idempotencyKey as string | undefined;
+        // One step, several effects: each push is keyed by the step's key and what it pushes.
+        commit(args, { key: key && `${key}:${String(args.patch)}` }, `push:${String(args.patch)}`);
+        return `pushed ${String(args.patch)}`;
+      },
+      {
+        name: "push_patch",
+        description: "pushes a patch (side effect)",
+        schema: z.object({ patch: z.string() }),
+        metadata: { sideEffects: ["push"] },
+      },
+    ),
+    make("check_patch", (a) => {
+      if (a.patch !== "v2") throw new PermanentError(`test_parse failed on ${String(a.patch)}`);
+      return { passed: 12 };
+    }),
     make("search", () => ({ candidates: ["a.ts", "b.ts"] })),
     make("diagnose", (a) => ({
       suspect_file: (a.exclude as string[] | undefined)?.includes("a.ts") ? "b.ts" : "a.ts",
@@ -170,7 +195,48 @@ const loanSteps: PlanDraft["steps"] = [
   },
 ];
 
+/**
+ * A coding agent as a function of its messages (so a resumed process answers as the killed one
+ * would): it pushes a patch, then answers with it; told why its last patch failed, it pushes v2.
+ */
+function codingAgent(tools: StructuredToolInterface[]) {
+  const answer = (messages: BaseMessage[]) => {
+    const patch = messages.some((m) => String(m.content).includes("was rejected")) ? "v2" : "v1";
+    if (messages.at(-1) instanceof ToolMessage) return new AIMessage(JSON.stringify({ patch }));
+    return new AIMessage({ content: "", tool_calls: [{ name: "push_patch", args: { patch }, id: `push-${patch}` }] });
+  };
+  const model = fakeModel();
+  for (let i = 0; i < 100; i++) model.respond(answer);
+  return createAgent({ model, tools: tools.filter((t) => t.name === "push_patch") });
+}
+
 export const SCENARIOS: Record<string, () => Scenario> = {
+  /** An agent step whose first patch fails its tests: the retry, told why, lands v2; each push committed once. */
+  agent: () => ({
+    name: "agent",
+    goal: "fix the parser",
+    context: { issue: "parse() drops the last token" },
+    agents: (tools) => ({ coder: codingAgent(tools) }),
+    planner: staticPlanner({
+      plan: {
+        steps: [
+          {
+            id: "fix",
+            goal: "Fix the parser",
+            agent: "coder",
+            inputs: ["issue"],
+            produces: ["patch"],
+            validate: { tool: "check_patch" },
+            sideEffects: ["repo"],
+            idempotent: false,
+            retry: { maxAttempts: 3, backoff: "none" },
+          },
+          { id: "after", goal: "Work after", tool: "work", args: { i: 1 }, dependsOn: ["fix"], produces: ["v1"] },
+        ],
+      },
+    }),
+    answer: () => ({ action: "abort" }),
+  }),
   loan: () => ({
     name: "loan",
     goal: "loan A-1",

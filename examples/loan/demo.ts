@@ -21,12 +21,13 @@ import { decisionLine, htmlReport } from "../../src/views/index.js";
 import { defaultPlanner } from "../default-planner.js";
 import { createLoanTools, loanPlan, loanReplan } from "./workflow.js";
 import { runMigrationDemo } from "../migration/demo.js";
+import { runCodingDemo } from "../coding/demo.js";
 
-export const USAGE = `usage: npm run demo -- [--interactive] [--llm] [--db FILE] [--applicant ID] [--scope "REQUEST"] [--report FILE.html] | --migration`;
+export const USAGE = `usage: npm run demo -- [--interactive] [--llm] [--db FILE] [--applicant ID] [--scope "REQUEST"] [--report FILE.html] | --migration | --coding`;
 
 /** Flags that take a value; the others are switches. A missing value or an unknown flag is a usage error. */
 const VALUED = new Set(["--db", "--applicant", "--scope", "--report"]);
-const SWITCHES = new Set(["--interactive", "--llm", "--migration"]);
+const SWITCHES = new Set(["--interactive", "--llm", "--migration", "--coding"]);
 
 function parseArgs(argv: readonly string[]): Map<string, string | true> {
   const flags = new Map<string, string | true>();
@@ -179,7 +180,8 @@ async function answer(payload: InterruptPayload): Promise<unknown> {
 }
 
 // `--migration`: the long-goal demo instead (40 tables on a rolling horizon; examples/migration).
-(flags.has("--migration") ? runMigrationDemo() : main()).catch((error) => {
+// `--coding`: steps done by models on three tiers, with the validation loop (examples/coding).
+(flags.has("--migration") ? runMigrationDemo() : flags.has("--coding") ? runCodingDemo() : main()).catch((error) => {
   console.error(error);
   process.exit(1);
 });

@@ -4,9 +4,8 @@
  * command line cannot run the graph (it has no tools): a stopped thread is reopened for the
  * process that owns it, and an answer must be given there.
  */
-import { factValues } from "../plan/facts.js";
-import type { Fact, Plan, ResumeValue } from "../plan/schema.js";
-import { answerProblem } from "../policy/answer-checks.js";
+import { answerProblemFor, type PausedValues } from "../graph/resume.js";
+import type { ResumeValue } from "../plan/schema.js";
 import { reopenStopped } from "../worker/stop.js";
 import { pendingQuestion, snapshotOf, type Context } from "./context.js";
 import { loadPackage } from "./packages.js";
@@ -60,11 +59,7 @@ export async function queueResume(ctx: Context): Promise<number> {
     );
   const { kind, stepId, options } = question.value;
   const value = parseValue(ctx.options.value, options);
-  const values = snapshot.values as { plan?: Plan; facts?: Record<string, Fact> };
-  const facts = values.facts ?? {};
-  const step = stepId ? values.plan?.steps.find((s) => s.id === stepId) : undefined;
-  // The same check as resumeRun's: offered action, the keys the step produces, JSON within the limits.
-  const problem = answerProblem(value, { pending: question.value, step, facts, trusted: factValues(facts) });
+  const problem = answerProblemFor(value, question.value, snapshot.values as PausedValues);
   const about = `${kind}${stepId ? ` for step "${stepId}"` : ""}`;
   if (problem) throw new CliError(`thread "${ctx.thread}", ${about}: ${problem}`);
   if (!ctx.target.postgres)

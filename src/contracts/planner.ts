@@ -1,6 +1,6 @@
 /** The planner interface (docs/architecture.md "State and channels"): where plans and replacement steps come from. */
 import type { PlanIssue } from "../plan/validate.js";
-import type { Plan, PlanDraft, Step } from "../plan/schema.js";
+import type { ModelTier, Plan, PlanDraft, Step } from "../plan/schema.js";
 import type { UsageEntry } from "./usage.js";
 
 /** What a planner may know about a tool. */
@@ -12,7 +12,22 @@ export interface ToolInfo {
   sideEffects?: string[];
 }
 
-export interface PlanRequest {
+/** What a planner may know about an agent a step can name instead of a tool (docs/decisions/0021-agent-steps.md). */
+export interface AgentInfo {
+  name: string;
+  /** `model`: a chat model that answers with the step's `produces`; `agent`: an agent graph with its own tools. */
+  kind: "model" | "agent";
+  description: string;
+}
+
+/** Agents and model tiers, for planners that assign steps to them; absent when none are configured. */
+export interface AgentCatalogue {
+  agents?: AgentInfo[];
+  /** The model tiers configured (`models`), cheapest first. */
+  tiers?: ModelTier[];
+}
+
+export interface PlanRequest extends AgentCatalogue {
   goal: string;
   /** Trusted fact values. */
   facts: Record<string, unknown>;
@@ -25,7 +40,7 @@ export interface PlanRequest {
   reportUsage: (entry: Omit<UsageEntry, "at" | "purpose">) => void;
 }
 
-export interface ReplanRequest {
+export interface ReplanRequest extends AgentCatalogue {
   goal: string;
   scope: "local" | "global";
   /** What happened, in words (and the rule that fired). */
@@ -60,7 +75,7 @@ export interface ReplanRequest {
 }
 
 /** A rolling horizon's next steps: asked when every planned step has finished and the plan is not complete. */
-export interface ExtendRequest {
+export interface ExtendRequest extends AgentCatalogue {
   goal: string;
   /** The current plan (its steps stay; the answer's steps are appended). */
   plan: Plan;

@@ -22,7 +22,7 @@ interface ResumableGraph {
   invoke(input: never, config: LangGraphRunnableConfig): Promise<unknown>;
 }
 
-interface PausedValues {
+export interface PausedValues {
   status?: string;
   plan?: Plan;
   facts?: Record<string, Fact>;
@@ -35,6 +35,17 @@ export async function pendingQuestion(
 ): Promise<InterruptPayload | undefined> {
   const snapshot = await graph.getState(config);
   return snapshot.tasks.flatMap((t) => t.interrupts)[0]?.value as InterruptPayload | undefined;
+}
+
+/**
+ * Why `value` cannot answer `pending` on a thread whose state is `values`, or undefined when it can:
+ * an offered action, the keys the step produces, JSON within the fact limits. `resumeRun` and the
+ * command line's `resume` ask the same.
+ */
+export function answerProblemFor(value: unknown, pending: InterruptPayload, values: PausedValues): string | undefined {
+  const facts = values.facts ?? {};
+  const step = pending.stepId ? values.plan?.steps.find((s) => s.id === pending.stepId) : undefined;
+  return answerProblem(value, { pending, step, facts, trusted: factValues(facts) });
 }
 
 export async function resumeRun(
@@ -56,9 +67,7 @@ export async function resumeRun(
       `thread "${thread}" has no pending interrupt (status: ${values.status ?? "not started"}); ${what}`,
     );
   }
-  const facts = values.facts ?? {};
-  const step = pending.stepId ? values.plan?.steps.find((s) => s.id === pending.stepId) : undefined;
-  const problem = answerProblem(value, { pending, step, facts, trusted: factValues(facts) });
+  const problem = answerProblemFor(value, pending, values);
   if (problem)
     throw new PlanManagerError(
       "invalid_resume",

@@ -45,6 +45,7 @@ export function makeClassifierNode(rt: Runtime) {
       // steps").
       decisionCount: state.decisions.filter((d) => d.rule !== "rate.limit").length,
       producerAssumptions: producerAssumptions(state, deviation),
+      tiers: rt.tiers,
     });
     const usage: UsageEntry[] = [];
     const verdict = await askLlmClassifier(rt, ruled, deviation, step, usage);
@@ -60,7 +61,7 @@ export function makeClassifierNode(rt: Runtime) {
     const update: PlanManagerUpdate = { decisions: decision, usage, ...recordEvidence(state, decision) };
     const id = deviation.stepId;
     const record = id && run ? recordAfter(verdict.action, run, verdict.delayMs) : undefined;
-    if (id && record) update.steps = { [id]: record };
+    if (id && record) update.steps = { [id]: verdict.tier ? { ...record, tier: verdict.tier } : record };
     return { ...update, ...afterDecision(rt, state, decision) };
   };
 }

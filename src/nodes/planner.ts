@@ -63,6 +63,7 @@ async function draftPlan(
   const canExtend = typeof rt.planner.extend === "function";
   const context = {
     tools: rt.toolNames,
+    agents: rt.agentNames,
     policy: rt.policy,
     toolArguments: rt.toolArguments,
     availableFacts,
@@ -74,6 +75,7 @@ async function draftPlan(
       goal: state.goal,
       facts: { ...state.context },
       tools: rt.toolInfo,
+      ...rt.agentCatalogue,
       constraints: state.guards.constraints,
       validate: (d) => {
         const result = validatePlan(d, context);

@@ -26,7 +26,11 @@ export type PlanIssueCode =
   /** A draft with `complete: false` from a planner that cannot extend the plan (no `Planner.extend`). */
   | "horizon_without_extend"
   /** A replan draft that leaves a fact of the old version unproduced (work silently dropped). */
-  | "dropped_fact";
+  | "dropped_fact"
+  /** A step names an agent that `createPlanManager({ agents })` does not have. */
+  | "unknown_agent"
+  /** A step names more than one of `tool`, `agent`, `human`. */
+  | "several_executors";
 
 export interface PlanIssue {
   code: PlanIssueCode;
@@ -40,6 +44,8 @@ export type PlanValidation = { ok: true; draft: PlanDraft } | { ok: false; issue
 export interface ValidationContext {
   /** Names of the tools in the registry. */
   tools: ReadonlySet<string>;
+  /** Names of the agents a step may name (`createPlanManager({ agents })`). Default: none. */
+  agents?: ReadonlySet<string>;
   policy: { defaultRetry: RetryPolicy };
   /** Assumptions already falsified: no step may rest on them again. */
   falsified?: readonly string[];

@@ -73,6 +73,31 @@ export const HumanTaskSchema = z.object({
   timeoutMs: z.number().int().positive().optional(),
 });
 
+/*
+ * Steps done by models and agents (docs/decisions/0021-agent-steps.md): the agent a step names,
+ * the model tier it runs on, and the validation tool that checks its answer.
+ */
+export const ModelTierSchema = z.enum(["fast", "default", "strong"]);
+export type ModelTier = z.infer<typeof ModelTierSchema>;
+
+/** A tool run on an agent step's answer (e.g. the tests): it fails by throwing or by an unmet `successSignal`. */
+export const ValidateSchema = z.object({
+  tool: z.string().min(1).max(LIMITS.maxIdLength),
+  args: JsonObjectSchema.optional(),
+  /** CEL over `output` (the validation tool's return) and `facts`. Default: it passes unless it throws. */
+  successSignal: ExpressionSchema.optional(),
+});
+
+const AgentStepFields = {
+  /** The agent (a name in `createPlanManager({ agents })`) that does the step, instead of a tool. */
+  agent: z.string().min(1).max(LIMITS.maxIdLength).optional(),
+  /** The model tier of an agent step answered by a chat model (`models[tier]`). */
+  tier: ModelTierSchema.optional(),
+  /** How hard the step is, 1 (trivial) to 5 (hard), as the planner estimated it. */
+  complexity: z.number().int().min(1).max(5).optional(),
+  validate: ValidateSchema.optional(),
+};
+
 export const StepSchema = z.object({
   id: IdSchema,
   goal: TextSchema.min(1),
@@ -102,6 +127,7 @@ export const StepSchema = z.object({
   cost: z.number().min(0).finite().optional(),
   optional: z.boolean().optional(),
   human: HumanTaskSchema.optional(),
+  ...AgentStepFields,
 });
 export type Step = z.infer<typeof StepSchema>;
 
@@ -182,6 +208,8 @@ export const StepRunSchema = z.object({
    * step had already committed another one (escalation rule `guard.committed-side-effect`).
    */
   approvedKey: z.string().optional(),
+  /** The tier an agent step moved up to after a failure (rule `route.escalate-tier`); its next attempts run there. */
+  tier: ModelTierSchema.optional(),
 });
 export type StepRun = z.infer<typeof StepRunSchema>;
 

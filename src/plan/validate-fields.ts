@@ -12,6 +12,7 @@ import {
   PlanDraftSchema,
   RetryPolicySchema,
   StepSchema,
+  ValidateSchema,
   type PlanDraft,
 } from "./schema.js";
 
@@ -22,6 +23,7 @@ const FIELDS = {
   fallback: Object.keys(FallbackSchema.shape),
   human: Object.keys(HumanTaskSchema.shape),
   retry: Object.keys(RetryPolicySchema.shape),
+  validate: Object.keys(ValidateSchema.shape),
 } as const;
 
 /** Characters of a name quoted back in a message: enough to recognise it, never a flood. */
@@ -63,6 +65,7 @@ export function unknownFields(input: unknown): PlanIssue[] {
       check(s?.fallback, FIELDS.fallback, ["steps", i, "fallback"], `${what} fallback`, stepId);
       check(s?.human, FIELDS.human, ["steps", i, "human"], `${what} human`, stepId);
       check(s?.retry, FIELDS.retry, ["steps", i, "retry"], `${what} retry`, stepId);
+      check(s?.validate, FIELDS.validate, ["steps", i, "validate"], `${what} validate`, stepId);
     });
   }
   if (Array.isArray(draft?.assumptions)) {

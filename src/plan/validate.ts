@@ -8,6 +8,7 @@ import { retryPolicyProblem } from "./retry-policy.js";
 import { MAX_ISSUES, type PlanIssue, type PlanValidation, type ValidationContext } from "./issues.js";
 import { LIMITS, PlanDraftSchema, type PlanDraft, type Step } from "./schema.js";
 import { checkInputs, unknownFields } from "./validate-fields.js";
+import { nearest } from "./nearest.js";
 
 export type { PlanIssue, PlanIssueCode, PlanValidation, ValidationContext } from "./issues.js";
 
@@ -110,7 +111,8 @@ function validateStep(
   add: (issue: PlanIssue) => void,
 ) {
   const c: StepCheck = { step, at: (...rest) => ["steps", i, ...rest], add };
-  checkTools(c, ctx.tools);
+  if (step.agent !== undefined || step.validate !== undefined) checkAgent(c, ctx);
+  else checkTools(c, ctx.tools);
   checkReferences(c, known, assumptions, ctx.falsified ?? []);
   const { at } = c;
   (step.preconditions ?? []).forEach((expr, j) =>
@@ -143,6 +145,37 @@ function checkTools({ step, at, add }: StepCheck, tools: ReadonlySet<string>) {
       `(${listTools(tools)})`;
     add({ code: "unknown_fallback_tool", path: at("fallback", "tool"), stepId, message });
   }
+}
+
+/** An agent step names a registered agent and nothing else to run; its validation and fallback tools are registered. */
+function checkAgent({ step, at, add }: StepCheck, ctx: ValidationContext) {
+  const stepId = step.id;
+  const agents = [...(ctx.agents ?? [])];
+  if (step.agent === undefined) {
+    const message = `step "${stepId}" has a validation tool but no agent: validate checks an agent's answer`;
+    add({ code: "missing_tool", path: at("agent"), stepId, message });
+  } else if (step.tool !== undefined || step.human !== undefined) {
+    const other = step.tool !== undefined ? `tool "${step.tool}"` : "a human task";
+    const message = `step "${stepId}" names agent "${step.agent}" and ${other}: a step has one of tool, agent, human`;
+    add({ code: "several_executors", path: at(step.tool !== undefined ? "tool" : "human"), stepId, message });
+  } else if (!agents.includes(step.agent)) {
+    const near = nearest(step.agent, agents);
+    const hint = near ? `; did you mean "${near}"?` : "";
+    const known = agents.length > 0 ? `agents: ${agents.join(", ")}` : "no agents are given to createPlanManager";
+    const message = `step "${stepId}" names agent "${step.agent}", which is not registered (${known})${hint}`;
+    add({ code: "unknown_agent", path: at("agent"), stepId, message });
+  }
+  for (const [field, tool] of [
+    ["validate", step.validate?.tool],
+    ["fallback", step.fallback?.tool],
+  ] as const) {
+    if (tool === undefined || ctx.tools.has(tool)) continue;
+    const code = field === "fallback" ? "unknown_fallback_tool" : "unknown_tool";
+    const message = `step "${stepId}" ${field} names tool "${tool}", which is not in the registry (${listTools(ctx.tools)})`;
+    add({ code, path: at(field, "tool"), stepId, message });
+  }
+  if (step.validate?.successSignal)
+    checkExpression(step.validate.successSignal, "successSignal", at("validate", "successSignal"), stepId, add);
 }
 
 /** Dependencies name other steps of the plan; assumptions are declared and not already proven false. */

@@ -16,6 +16,22 @@ const LlmFallbackSchema = z.strictObject({ tool: z.string(), argsJson: z.string(
 const LlmHumanSchema = z.strictObject({ prompt: z.string(), timeoutMs: z.number().nullable() });
 const LlmAssumptionSchema = z.strictObject({ id: z.string(), statement: z.string(), check: z.string().nullable() });
 
+/** Agent steps (docs/decisions/0021-agent-steps.md): the agent, the model tier, how hard it is, its validation. */
+const LlmValidateSchema = z.strictObject({
+  tool: z.string(),
+  argsJson: z.string().nullable(),
+  successSignal: z.string().nullable().describe("CEL over the validation tool's output; null: passes unless it throws"),
+});
+const LlmAgentStepFields = {
+  agent: z.string().nullable().describe("an agent name from the agent catalogue (tool null); null for a tool step"),
+  tier: z
+    .enum(["fast", "default", "strong"])
+    .nullable()
+    .describe("model tier for an agent step: fast for easy steps, strong for hard ones; null for tool steps"),
+  complexity: z.number().nullable().describe("how hard the step is, 1 (trivial) to 5 (hard); null if unknown"),
+  validate: LlmValidateSchema.nullable().describe("a tool that checks an agent step's answer (e.g. run the tests)"),
+};
+
 export const LlmStepSchema = z.strictObject({
   id: z.string().describe("unique step id: a letter, then letters, digits, _ or -"),
   goal: z.string().describe("what the step achieves, in plain words shown to the user"),
@@ -48,6 +64,7 @@ export const LlmStepSchema = z.strictObject({
   cost: z.number().nullable(),
   optional: z.boolean().nullable(),
   human: LlmHumanSchema.nullable(),
+  ...LlmAgentStepFields,
 });
 
 export const LlmPlanDraftSchema = z.strictObject({
@@ -94,6 +111,7 @@ const StepAnswerSchema = lenient(
     argsJson: ArgsAnswerSchema,
     fallback: FallbackAnswerSchema.nullable(),
     human: lenient(LlmHumanSchema, LlmHumanSchema).nullable(),
+    validate: lenient(LlmValidateSchema, LlmValidateSchema.extend({ argsJson: ArgsAnswerSchema })).nullable(),
   }),
 );
 
@@ -179,5 +197,21 @@ function toStep(s: LlmPlanAnswer["steps"][number], i: number, issues: Conversion
     const { prompt, timeoutMs } = s.human;
     step.human = { prompt, ...(timeoutMs !== null ? { timeoutMs: Math.round(timeoutMs) } : {}) };
   }
+  agentFields(step, s, i, issues);
   return step;
+}
+
+function agentFields(step: Step, s: LlmPlanAnswer["steps"][number], i: number, issues: ConversionIssue[]): void {
+  if (s.agent !== null) step.agent = s.agent;
+  if (s.tier !== null) step.tier = s.tier;
+  if (s.complexity !== null) step.complexity = Math.min(5, Math.max(1, Math.round(s.complexity)));
+  if (s.validate !== null) {
+    const args = parseArgs(s.validate.argsJson, ["steps", i, "validate", "argsJson"], issues);
+    const signal = s.validate.successSignal;
+    step.validate = {
+      tool: s.validate.tool,
+      ...(args ? { args } : {}),
+      ...(signal !== null ? { successSignal: signal } : {}),
+    };
+  }
 }

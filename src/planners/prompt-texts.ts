@@ -10,6 +10,9 @@ export const PLANNER_SYSTEM_PROMPT = [
   "Rules:",
   "- Use only tools from the catalogue, by exact name. A step is either a tool step or a human step " +
     '(tool null, "human" set).',
+  "- When an agent catalogue is given, a step may instead be done by an agent (agent set, tool null): " +
+    "give it a tier (fast for easy steps, strong for hard ones), a complexity from 1 to 5, and a validate " +
+    "tool when one can check its answer.",
   "- Name your assumptions: every belief the plan depends on that could turn out false gets an " +
     'assumption with an id, a statement and, when a fact can test it, a CEL "check". Steps list the ' +
     "assumptions they rest on.",

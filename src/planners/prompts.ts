@@ -1,6 +1,6 @@
 /** What the LLM planner tells the model. Plain text; the schema goes through structured output. */
 import type { PlanIssue } from "../plan/validate.js";
-import type { ExtendRequest, PlanRequest, ReplanRequest, ToolInfo } from "../contracts/planner.js";
+import type { AgentCatalogue, ExtendRequest, PlanRequest, ReplanRequest, ToolInfo } from "../contracts/planner.js";
 
 export { PLANNER_SYSTEM_PROMPT } from "./prompt-texts.js";
 
@@ -41,6 +41,7 @@ export function planPrompt(req: PlanRequest, horizon?: number): string {
     `Goal: ${req.goal}`,
     `Tools:\n${toolCatalogue(req.tools)}`,
     `Trusted facts (already known):\n${dataBlock("facts", req.facts)}`,
+    agentCatalogue(req),
     req.constraints.length ? `Constraints from a reviewer:\n- ${req.constraints.join("\n- ")}` : "",
     horizonPrompt(horizon),
     "Write the plan.",
@@ -73,10 +74,18 @@ export function replanPrompt(req: ReplanRequest): string {
         )}`
       : "",
     `Tools:\n${toolCatalogue(req.tools)}`,
+    agentCatalogue(req),
     "Return only the replacement steps (and any new assumptions).",
   ]
     .filter(Boolean)
     .join("\n\n");
+}
+
+/** Agents a step may name instead of a tool, and the model tiers to choose from. Empty without agents. */
+export function agentCatalogue(req: AgentCatalogue): string {
+  if (!req.agents?.length) return "";
+  const tiers = req.tiers?.length ? `\nModel tiers (cheapest first): ${req.tiers.join(", ")}` : "";
+  return `Agents (a step may name one instead of a tool):\n${JSON.stringify(req.agents, null, 1)}${tiers}`;
 }
 
 /** With a horizon, a draft covers at most that many steps and says whether the goal needs more. */
@@ -100,6 +109,7 @@ export function extendPrompt(req: ExtendRequest, horizon: number | undefined): s
     req.constraints.length ? `Constraints from a person:\n- ${req.constraints.join("\n- ")}` : "",
     req.budget.remaining !== undefined ? `Execution budget remaining: ${req.budget.remaining}` : "",
     `Tools:\n${toolCatalogue(req.tools)}`,
+    agentCatalogue(req),
     horizonPrompt(horizon),
     `Step ids already used (do not reuse them): ${req.usedIds.join(", ")}`,
     "Return only the new steps.",

@@ -6,7 +6,8 @@
  * Each decision carries the id of the action rule that chose it (`rule`) and of the evidence
  * rule that named the failure class (`evidence`).
  */
-import type { Action, FailureClass, Step, StepRun } from "../plan/schema.js";
+import type { Action, FailureClass, ModelTier, Step, StepRun } from "../plan/schema.js";
+import { agentRoute } from "./agent-routing.js";
 import { backoffDelay } from "./backoff.js";
 import { namedAssumption, type Deviation } from "./deviation.js";
 import { classifyEvidence } from "./evidence-rules.js";
@@ -38,6 +39,8 @@ export interface ClassifyInput {
   decisionCount: number;
   /** For a precondition: the assumptions of the steps that produce the facts it needs. */
   producerAssumptions?: readonly string[];
+  /** The model tiers `createPlanManager({ models })` configures (agent steps move up through them). */
+  tiers?: readonly ModelTier[];
 }
 
 export interface Verdict {
@@ -50,6 +53,8 @@ export interface Verdict {
   brokenAssumption?: string;
   /** Set when the LLM classifier, not a rule, chose the action. */
   by?: "llm";
+  /** The tier an agent step's next attempt runs on (rule `route.escalate-tier`). */
+  tier?: ModelTier;
 }
 
 export function classify(input: ClassifyInput): Verdict {
@@ -70,6 +75,19 @@ export function classify(input: ClassifyInput): Verdict {
       "guard.committed-side-effect",
       `${what}; a person must decide`,
     );
+  }
+  const { step, run } = input;
+  const routed = agentRoute({
+    deviation,
+    step,
+    run,
+    policy,
+    failureClass: evidence.failureClass,
+    tiers: input.tiers ?? [],
+  });
+  if (routed) {
+    const { rule, reason, tier } = routed;
+    return { ...verdict(rule, evidence.failureClass, reason, { ...base, delayMs: 0 }), ...(tier ? { tier } : {}) };
   }
   return RUNGS_BY_CLASS[evidence.failureClass](input, base, what);
 }

@@ -49,6 +49,11 @@ export const PolicyOptionsSchema = z
     /** Retry policy of steps that do not set their own. */
     defaultRetry: RetryPolicySchema.partial().optional(),
     /**
+     * An agent step's retry after a wrong answer carries its previous answer and why it failed
+     * (rule `agent.retry-with-feedback`). Default true; false retries blind (for comparison).
+     */
+    agentFeedback: z.boolean().optional(),
+    /**
      * Tools a replan may introduce without a person's approval (docs/architecture.md "Untrusted facts"):
      * "read-only" (default: any tool without declared side effects), "any", or exactly the tools listed.
      */
@@ -76,6 +81,7 @@ export interface ResolvedPolicy {
   budget: { maxCost?: number; maxReplanCost?: number };
   defaultRetry: RetryPolicy;
   replanTools: ReplanTools;
+  agentFeedback: boolean;
 }
 
 export const DEFAULT_RETRY: RetryPolicy = {
@@ -112,6 +118,7 @@ export function resolvePolicy(options: unknown = {}): ResolvedPolicy {
     budget: { ...o.budget },
     defaultRetry,
     replanTools: o.replanTools ?? "read-only",
+    agentFeedback: o.agentFeedback ?? true,
   };
 }
 

@@ -4,6 +4,7 @@
  * and the renaming that makes a saved branch fit another thread's plan. Store access lives in
  * runtime/replan-memory.ts; nothing here reads a clock or a store.
  */
+import { executorOf } from "../plan/executor.js";
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { canonical } from "../plan/diff.js";
@@ -105,7 +106,7 @@ export type ReplanTemplate = z.infer<typeof ReplanTemplateSchema>;
 export function memoryKey(assumption: string, affected: readonly Step[]): string {
   const index = new Map(affected.map((s, i) => [s.id, i]));
   const shape = affected.map((s) => ({
-    tool: s.human ? "<human>" : (s.tool ?? ""),
+    tool: executorOf(s),
     deps: (s.dependsOn ?? []).map((d) => (index.has(d) ? `#${index.get(d)}` : d)).sort(),
   }));
   return `${assumption}:${sha(canonical(shape), 16)}`;

@@ -79,6 +79,19 @@ export const RULES = {
     "retry",
     "an unmet success signal on a step marked retryOnUnmet is retried once",
   ),
+  // Agent steps: a model that answered wrong is asked again, told why (docs/decisions/0021-agent-steps.md).
+  "agent.retry-with-feedback": r(
+    "retry",
+    ["success_signal_unmet", "deterministic"],
+    "retry",
+    "an agent step's answer failed its check or validation: retry with the answer and why it failed",
+  ),
+  "route.escalate-tier": r(
+    "retry",
+    ["success_signal_unmet", "deterministic"],
+    "retry",
+    "a tiered agent step failed (not transiently): its next attempt runs one tier up, once per step",
+  ),
   // Fallback: the step's alternative tool. Retries exhausted make a transient failure permanent.
   "deterministic.fallback": r(
     "fallback",

@@ -3,6 +3,7 @@
  * plan, the
  * step records and the facts.
  */
+import { executorOf } from "../plan/executor.js";
 import { isFinished } from "../plan/ready.js";
 import { canonical } from "../plan/diff.js";
 import type { Fact, Plan, Step, StepRun } from "../plan/schema.js";
@@ -90,7 +91,7 @@ export function relabel(
 export function fingerprint(steps: readonly Step[], assumption: string | undefined): string {
   const index = new Map(steps.map((s, i) => [s.id, i]));
   const shape = steps.map((s) => ({
-    tool: s.human ? "<human>" : (s.tool ?? ""),
+    tool: executorOf(s),
     args: s.args ?? {},
     inputs: [...(s.inputs ?? [])].sort(),
     deps: (s.dependsOn ?? []).map((d) => (index.has(d) ? `#${index.get(d)}` : d)).sort(),
@@ -101,5 +102,5 @@ export function fingerprint(steps: readonly Step[], assumption: string | undefin
 
 /** How an attempted step is described to a planner as an approach already tried. */
 export function describeApproach(step: Step): string {
-  return `${step.tool ?? "<human>"} ${canonical(step.args ?? {})}`;
+  return `${executorOf(step)} ${canonical(step.args ?? {})}`;
 }

@@ -13,20 +13,30 @@ import {
   judgeOutput,
   preview,
 } from "../policy/step-checks.js";
+import { validationFailure } from "../policy/agent-routing.js";
+import { agentCall, type AgentWork } from "./agent-attempt.js";
 import type { Dispatcher, Flight } from "./dispatch.js";
 import { emit } from "./events.js";
 import { watchForStall } from "./stall-watch.js";
 import type { Visit } from "./visit.js";
 
-/** The tool a step's next attempt calls: its fallback once the ladder switched to it. */
+/** The tool a step's next attempt calls: its fallback once the ladder switched to it; `agent:NAME` for an agent. */
 export function toolFor(step: Step, run: StepRun | undefined): string | undefined {
-  return run?.usedFallback === true && step.fallback !== undefined ? step.fallback.tool : step.tool;
+  if (run?.usedFallback === true && step.fallback !== undefined) return step.fallback.tool;
+  return step.agent !== undefined ? `agent:${step.agent}` : step.tool;
+}
+
+/** The idempotency key of a step with side effects that is not idempotent: it names the operation. */
+function sideEffectKey(step: Step, threadId: string, toolName: string, args: Record<string, unknown>) {
+  const effectful = (step.sideEffects?.length ?? 0) > 0 && step.idempotent === false;
+  return effectful ? operationKey(threadId, step.id, toolName, args) : undefined;
 }
 
 /**
  * Starts the step's next attempt, or records why it cannot start (a deviation, queued). `again`:
  * the checkpoint shows the attempt running but no call is in flight (the process that started it
- * is gone), so the same attempt is called again, not charged twice, under the same key.
+ * is gone), so the same attempt is called again, not charged twice, under the same key. An agent
+ * step's running record keeps the failure it retries, so a call made again sends the same feedback.
  */
 export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = false): void {
   const { rt, config } = v;
@@ -43,26 +53,28 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
   const toolName = toolFor(step, previous)!;
   const args = { ...(useFallback ? step.fallback!.args : step.args), ...pick(v.trusted, step.inputs ?? []) };
   const threadId = String(config.configurable?.thread_id ?? "no-thread");
-  const key =
-    (step.sideEffects?.length ?? 0) > 0 && step.idempotent === false
-      ? operationKey(threadId, step.id, toolName, args)
-      : undefined;
+  const key = sideEffectKey(step, threadId, toolName, args);
   const committed = [...v.state.sideEffects, ...v.effects];
   const conflict = checkCommittedEffect(step, key, previous, committed, `${toolName} ${preview(args)}`);
   if (conflict) return v.fail(step, conflict, notRun);
 
   const attempt = again ? previous.attempts : previous.attempts + 1;
   const cost = again ? 0 : charge;
-  const { nextDelayMs: delay, error: _error, approvedKey: _approved, ...rest } = previous;
+  const { nextDelayMs: delay, error: failure, approvedKey: _approved, ...rest } = previous;
+  const agent = step.agent !== undefined && !useFallback;
   const running: StepRun = {
     ...rest,
+    ...(agent && failure ? { error: failure } : {}),
     status: "running",
     attempts: attempt,
     startedAt: v.now(),
     ...(cost > 0 ? { cost: (previous.cost ?? 0) + cost } : {}),
   };
   v.spent += cost;
-  const tool = rt.tools.get(toolName);
+  const work: AgentWork | undefined = agent
+    ? { usage: [], key: key ?? operationKey(threadId, step.id, toolName, args) }
+    : undefined;
+  const tool = work ? agentCall(v, step, previous, attempt, work) : rt.tools.get(toolName);
   if (!tool) {
     // Validation makes this unreachable for plans it accepted; kept as a hard stop at the registry boundary.
     const message = `tool "${toolName}" is not in the registry`;
@@ -85,7 +97,7 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
     if (delay && !again) await rt.clock.sleep(delay, config.signal);
     flight.stopWatching = watchForStall(rt, config, step, attempt, rt.clock.now());
   };
-  if (key) flight.key = key;
+  Object.assign(flight, key ? { key } : {}, work ? { agent: work } : {});
   flights.launch(flight, { tool, args, timeoutMs, configurable }, config, wait, () => v.now());
 }
 
@@ -94,7 +106,7 @@ export function recordEnd(v: Visit, flight: Flight): void {
   const step = v.plan.steps.find((s) => s.id === flight.call.stepId);
   const result = flight.result;
   if (!step || !result) return;
-  const previous = v.steps[step.id] ?? { status: "running" as const, attempts: flight.attempt };
+  const { error: _error, ...previous } = v.steps[step.id] ?? { status: "running" as const, attempts: flight.attempt };
   const ended: StepRun = {
     ...previous,
     startedAt: flight.startedAt,
@@ -102,20 +114,25 @@ export function recordEnd(v: Visit, flight: Flight): void {
     ...(flight.stalled ? { stalled: true } : {}),
   };
   v.progressAt = ended.endedAt;
+  if (flight.agent) v.usage.push(...flight.agent.usage);
   const tool = flight.call.tool;
   if (!result.ok) {
     v.adjustLimit(step, flight.attempt, tool, result.error, flight.toolCallsAtEnd ?? 1);
     const { error } = result;
     const kind = result.timeout ? "timeout" : "error";
+    // An agent that threw gave no answer: the one kept for feedback was the attempt before.
+    const { output: _earlier, ...answerless } = ended;
     return v.fail(
       step,
       { deviation: { kind, message: `${step.id}: ${error.name}: ${error.message}`, error }, error },
-      ended,
+      flight.agent ? answerless : ended,
     );
   }
   const judged = judgeOutput(step, result.output, v.trusted);
   if (!judged.ok)
     return v.fail(step, judged, judged.output === undefined ? ended : { ...ended, output: judged.output });
+  const invalid = validationFailure(step, flight.agent?.validation, v.trusted);
+  if (invalid) return v.fail(step, invalid, { ...ended, output: judged.output });
   v.adjustLimit(step, flight.attempt, tool, null, flight.toolCallsAtEnd ?? 1);
   v.succeed(step, { ...ended, status: "succeeded", output: judged.output }, judged.values, flight.key);
 }

@@ -3,6 +3,7 @@
  * the call when the step's timeout passes, so a hanging tool cannot stall a run.
  */
 import type { StructuredToolInterface } from "@langchain/core/tools";
+import type { RunnableConfig } from "@langchain/core/runnables";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 
 export class StepTimeout extends Error {
@@ -12,8 +13,13 @@ export class StepTimeout extends Error {
   }
 }
 
+/** What a step attempt calls: a LangChain tool, or an agent step's call (runtime/agent-attempt.ts). */
+export interface Invocable {
+  invoke(args: Record<string, unknown>, config: RunnableConfig): Promise<unknown>;
+}
+
 export interface ToolCall {
-  tool: StructuredToolInterface;
+  tool: StructuredToolInterface | Invocable;
   args: Record<string, unknown>;
   timeoutMs: number;
   /** What the tool finds in `config.configurable`, beside the run's own configurable. */
@@ -27,7 +33,7 @@ export async function callTool(call: ToolCall, config: LangGraphRunnableConfig):
     signal: controller.signal,
     configurable: { ...config.configurable, ...call.configurable },
   };
-  const pending = call.tool.invoke(call.args, toolConfig);
+  const pending = (call.tool as Invocable).invoke(call.args, toolConfig);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {

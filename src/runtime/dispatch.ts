@@ -9,6 +9,7 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { ErrorInfo } from "../plan/schema.js";
 import { errorInfo } from "../policy/deviation.js";
 import type { RunningCall } from "../policy/dispatch.js";
+import type { AgentWork } from "./agent-attempt.js";
 import { callTool, StepTimeout, type ToolCall } from "./call-tool.js";
 
 /** How an attempt ended, as plain data: thrown values are read at once (a class cannot cross a checkpoint). */
@@ -26,6 +27,8 @@ export interface Flight {
   stopWatching?: () => boolean;
   /** The call ran past `policy.stallFactor` × the step's `estimateMs`. */
   stalled?: boolean;
+  /** An agent step's attempt: its model usage and validation (runtime/agent-attempt.ts). */
+  agent?: AgentWork;
 }
 
 /** Where a run keeps its registry (the `__` prefix keeps it out of checkpoint and trace metadata). */

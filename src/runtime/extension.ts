@@ -25,6 +25,7 @@ export function validateExtension(rt: Runtime, state: PlanManagerStateType, draf
   const usable = Object.entries(state.facts).filter(([, f]) => f.label !== "invalidated");
   return validatePlan(draft, {
     tools: rt.toolNames,
+    agents: rt.agentNames,
     policy: rt.policy,
     falsified: state.guards.falsified,
     externalSteps: plan.steps.map((s) => s.id),
@@ -54,6 +55,7 @@ export function extendRequest(rt: Runtime, state: PlanManagerStateType, usage: U
     constraints: state.guards.constraints,
     budget: maxCost !== undefined ? { remaining: Math.max(0, maxCost - state.budget.spent) } : {},
     tools: rt.toolInfo,
+    ...rt.agentCatalogue,
     validate: (d) => {
       const v = validateExtension(rt, state, d);
       return v.ok ? [] : v.issues;

@@ -39,7 +39,9 @@ export function escalationPayload(
       goal: state.goal,
       failureClass: decision.failureClass,
       rule: decision.rule,
-      ...(step ? { step: { id: step.id, goal: step.goal, tool: step.tool, produces: step.produces ?? [] } } : {}),
+      ...(step
+        ? { step: { id: step.id, goal: step.goal, ...executorField(step), produces: step.produces ?? [] } }
+        : {}),
       ...(run ? { attempts: run.attempts, error: run.error, output: run.output } : {}),
       tried,
       ...(state.deviation?.kind === "side_effect_changed"
@@ -77,6 +79,7 @@ export function planReview(rt: Pick<Runtime, "planner">, goal: string, plan: Pla
     id: s.id,
     goal: s.goal,
     tool: s.tool ?? null,
+    ...(s.agent !== undefined ? { agent: s.agent } : {}),
     sideEffects: s.sideEffects ?? [],
   }));
   return {
@@ -86,4 +89,9 @@ export function planReview(rt: Pick<Runtime, "planner">, goal: string, plan: Pla
     options: offered(PLAN_REVIEW_OPTIONS, typeof rt.planner.replan === "function"),
     context: { goal, steps, assumptions: plan.assumptions },
   };
+}
+
+/** A step's tool, or its agent for a step done by one (the person sees who did the step). */
+function executorField(step: Step): { tool?: string | undefined; agent?: string } {
+  return step.agent !== undefined ? { agent: step.agent } : { tool: step.tool };
 }

@@ -13,11 +13,24 @@ import {
   type ResolvedReplanMemory,
 } from "../policy/options.js";
 import { unregisteredTools, type ReplanTemplate } from "../policy/replan-memory.js";
-import type { Planner, ToolInfo } from "../contracts/planner.js";
+import type { AgentCatalogue, Planner, ToolInfo } from "../contracts/planner.js";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import {
+  agentInfo,
+  resolveAgents,
+  resolveModels,
+  type AgentHandle,
+  type ModelTiers,
+  type StepAgent,
+} from "../agents/handle.js";
+import type { PriceTable } from "../agents/usage-meter.js";
+import type { ModelTier } from "../plan/schema.js";
+import { TIER_ORDER } from "../policy/agent-routing.js";
 import { z } from "zod";
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
 
 export type { FallbackClassifier } from "../contracts/classifier.js";
+export type { StepAgent, AgentGraph, ModelTiers } from "../agents/handle.js";
 
 /** Time, injectable so that tests never wait. */
 export interface Clock {
@@ -54,6 +67,16 @@ export interface PlanManagerOptions {
   replanMemory?: ReplanMemoryOptions;
   /** Replacements given up front, per broken assumption (rule-based fallback plans). */
   replanTemplates?: readonly ReplanTemplate[];
+  /**
+   * Agents a step may name (`step.agent`) instead of a tool: a chat model (answers with structured
+   * output holding the step's `produces`) or a compiled agent graph (`createAgent`, a deep agent).
+   * Default: none.
+   */
+  agents?: Readonly<Record<string, StepAgent>>;
+  /** Chat models by tier: a tiered agent step answered by a chat model runs on `models[tier]`. Default: none. */
+  models?: ModelTiers;
+  /** USD per million input/output tokens, by model name, for agent steps' usage entries. Default: none (cost 0). */
+  prices?: PriceTable;
 }
 
 export interface Runtime {
@@ -71,6 +94,14 @@ export interface Runtime {
   memory: ResolvedReplanMemory;
   clock: Clock;
   metadataOf(tool: string): ToolMetadata | undefined;
+  agents: ReadonlyMap<string, AgentHandle>;
+  agentNames: ReadonlySet<string>;
+  models: Partial<Record<ModelTier, BaseChatModel>>;
+  /** The tiers `models` configures. */
+  tiers: ModelTier[];
+  prices?: PriceTable;
+  /** What planners are told about the agents and tiers (empty without agents). */
+  agentCatalogue: AgentCatalogue;
 }
 
 const realSleep = (ms: number, signal?: AbortSignal) =>
@@ -115,10 +146,26 @@ export function resolveOptions(options: PlanManagerOptions): Runtime {
     memory: resolveReplanMemory(options.replanMemory, options.replanTemplates),
     clock: { now: options.clock?.now ?? Date.now, sleep: options.clock?.sleep ?? realSleep },
     metadataOf,
+    ...agentOptions(options),
   };
   if (options.classifier) runtime.classifier = options.classifier;
   checkTemplateTools(runtime);
   return runtime;
+}
+
+function agentOptions(options: PlanManagerOptions) {
+  const agents = resolveAgents(options.agents);
+  const models = resolveModels(options.models);
+  const tiers = TIER_ORDER.filter((t) => models[t] !== undefined);
+  const info = [...agents.values()].map((a) => agentInfo(a));
+  return {
+    agents,
+    agentNames: new Set(agents.keys()),
+    models,
+    tiers,
+    ...(options.prices ? { prices: options.prices } : {}),
+    agentCatalogue: info.length > 0 ? { agents: info, ...(tiers.length > 0 ? { tiers } : {}) } : {},
+  };
 }
 
 /** The options object, its top-level fields and the planner, checked where they enter; each error names the field. */

@@ -94,6 +94,7 @@ export function validateReplanDraft(r: Replan, draft: unknown) {
   const kept = r.plan.steps.filter((s) => !r.affectedIds.includes(s.id));
   return validatePlan(draft, {
     tools: r.rt.toolNames,
+    agents: r.rt.agentNames,
     policy: r.rt.policy,
     falsified: r.guards.falsified,
     externalSteps: kept.map((s) => s.id),

@@ -35,6 +35,7 @@ export async function askPlanner(r: Replan, issues?: PlanIssue[]): Promise<Plann
           : {}),
       },
       tools: rt.toolInfo,
+      ...rt.agentCatalogue,
       ...(r.hints ? { hints: r.hints } : {}),
       ...(issues ? { issues } : {}),
       validate: (d) => {

@@ -4,6 +4,7 @@
  * is refused before its tool runs) is written here once, with one `step_finished` event.
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { UsageEntry } from "../contracts/usage.js";
 import type { Runtime } from "./options.js";
 import type { DispatchState, PlanManagerStateType, PlanManagerUpdate } from "./state.js";
 import { factValues, makeFacts } from "../plan/facts.js";
@@ -24,6 +25,8 @@ export class Visit {
   readonly facts: Record<string, Fact> = {};
   readonly effects: SideEffectRecord[] = [];
   readonly decisions: Decision[] = [];
+  /** Model calls made by agent steps whose attempts ended in this visit. */
+  readonly usage: UsageEntry[] = [];
   readonly dispatch: DispatchState;
   spent: number;
   successes: number;
@@ -144,6 +147,7 @@ export class Visit {
     if (Object.keys(this.facts).length > 0) out.facts = this.facts;
     if (this.effects.length > 0) out.sideEffects = this.effects;
     if (this.decisions.length > 0) out.decisions = this.decisions;
+    if (this.usage.length > 0) out.usage = this.usage;
     if (this.spent !== state.budget.spent) out.budget = { ...state.budget, spent: this.spent };
     if (this.successes !== state.guards.successes) out.guards = { ...state.guards, successes: this.successes };
     const d = this.dispatch;

@@ -3,6 +3,7 @@
  * ratio, first-replan success, trusted-state carry rate, retry-exhaustion rate.
  */
 import type { PlanManagerStateType } from "../runtime/state.js";
+import { costsByTier, type TierCost } from "./model-costs.js";
 
 export interface PlanMetrics {
   replans: number;
@@ -27,9 +28,12 @@ export interface PlanMetrics {
   extensions: number;
   /** Steps whose attempt ran past `policy.stallFactor` × their `estimateMs`. */
   stalls: number;
+  /** Cost of agent steps' model calls per tier; present only when an agent step called a model. */
+  costByTier?: Partial<Record<TierCost["tier"], number>>;
 }
 
-type MetricsState = Pick<PlanManagerStateType, "replans" | "decisions" | "steps" | "status">;
+type MetricsState = Pick<PlanManagerStateType, "replans" | "decisions" | "steps" | "status"> &
+  Partial<Pick<PlanManagerStateType, "usage">>;
 
 export function planMetrics(state: MetricsState): PlanMetrics {
   // An extension plans the next steps; it repairs nothing, so it is not a replan.
@@ -55,7 +59,9 @@ export function planMetrics(state: MetricsState): PlanMetrics {
   const exhausted = new Set(
     state.decisions.filter((d) => d.rule.startsWith("exhausted.") && d.stepId).map((d) => d.stepId),
   );
+  const tiers = costsByTier(state.usage);
   return {
+    ...(tiers.length > 0 ? { costByTier: Object.fromEntries(tiers.map((t) => [t.tier, t.cost])) } : {}),
     replans: replans.length,
     localReplans: local,
     globalReplans: global,

@@ -4,11 +4,13 @@ import type { RetryPolicy } from "../plan/schema.js";
 import { DEFAULT_RETRY } from "../policy/options.js";
 import { decisionLine } from "./decision-line.js";
 import { planMetrics, type PlanMetrics } from "./metrics.js";
+import { costsByTier, tierCostLine } from "./model-costs.js";
 
 type OperatorState = Pick<
   PlanManagerStateType,
   "plan" | "steps" | "status" | "decisions" | "replans" | "budget" | "pendingHuman"
->;
+> &
+  Partial<Pick<PlanManagerStateType, "usage">>;
 
 const FINISHED: ReadonlySet<string> = new Set(["completed", "partial", "failed", "aborted"]);
 
@@ -66,6 +68,7 @@ export function operatorView(state: OperatorState, options: OperatorViewOptions 
       `${pct(m.trustedCarryRate)} · retry exhaustion ` +
       `${pct(m.retryExhaustionRate)}${m.doneByPerson ? ` · done by a person ${m.doneByPerson}` : ""}`,
     ...stallsLine(state, now, options.stallFactor ?? 2),
+    ...modelsLine(state),
   ];
 }
 
@@ -84,6 +87,12 @@ function stallsLine(state: OperatorState, now: number, factor: number): string[]
     else if (run.stalled) marks.push(`${step.id} ran ${(ran / step.estimateMs).toFixed(1)}× its estimate`);
   }
   return marks.length > 0 ? [`stalls: ${marks.join("; ")}`] : [];
+}
+
+/** Agent steps' model calls, cost per tier. */
+function modelsLine(state: OperatorState): string[] {
+  const rows = costsByTier(state.usage);
+  return rows.length > 0 ? [`models: ${tierCostLine(rows)}`] : [];
 }
 
 function replansLine(m: PlanMetrics): string {

@@ -10,6 +10,7 @@ import { planAtVersion, runHistory, runsAtVersion } from "../plan/history.js";
 import { planDiffMermaid, planMermaid } from "./mermaid.js";
 import { printableLines } from "./printable.js";
 import { assignLanes } from "./lanes.js";
+import { costsByTier } from "./model-costs.js";
 import { MERMAID_RUNNER, REPORT_STYLE, headerRow, row } from "./report-template.js";
 
 const TIMELINE_HEADERS = ["started", "ended", "plan", "step", "status", "attempts", "cost", "last error"];
@@ -29,7 +30,8 @@ type ReportState = Pick<
   | "budget"
   | "outcome"
   | "sideEffects"
->;
+> &
+  Partial<Pick<PlanManagerStateType, "usage">>;
 
 export interface ReportOptions {
   title?: string;
@@ -70,16 +72,7 @@ export function htmlReport(state: ReportState, options: ReportOptions = {}): str
       { class: "free", html: esc(d.reason) },
     ]),
   );
-  const facts = Object.entries(state.facts).map(([k, f]) =>
-    row([
-      esc(k),
-      { class: `l-${esc(f.label)}`, html: esc(f.label) },
-      `<code>${esc(JSON.stringify(f.value))}</code>`,
-      esc(f.producedBy),
-      `v${f.planVersion}`,
-      esc(f.derivedFrom.join(", ")),
-    ]),
-  );
+  const facts = factRows(state);
   const script = options.mermaidScript
     ? `<script>${options.mermaidScript.replace(/<\/script/gi, "<\\/script")}</script>
 <script>${MERMAID_RUNNER}</script>`
@@ -94,6 +87,7 @@ ${REPORT_STYLE}
 <p><strong>Status:</strong> ${esc(state.status)} — ${esc(state.outcome?.summary ?? "")}</p>
 <p><strong>Cost:</strong> execution ${esc(state.budget.spent)}, replanning ${esc(state.budget.replanSpent)} · \
 <strong>Side effects:</strong> ${esc(state.sideEffects.map((s) => s.idempotencyKey).join(", ") || "none")}</p>
+${tierTable(state)}
 <h2>Plan versions</h2>
 <div class="versions">${columns.join("\n")}</div>
 <h2>Timeline</h2>
@@ -106,6 +100,31 @@ ${lanes}
 ${script}
 </body></html>
 `;
+}
+
+function factRows(state: ReportState): string[] {
+  return Object.entries(state.facts).map(([k, f]) =>
+    row([
+      esc(k),
+      { class: `l-${esc(f.label)}`, html: esc(f.label) },
+      `<code>${esc(JSON.stringify(f.value))}</code>`,
+      esc(f.producedBy),
+      `v${f.planVersion}`,
+      esc(f.derivedFrom.join(", ")),
+    ]),
+  );
+}
+
+/** Agent steps' model calls per tier (nothing when no agent step called a model). */
+function tierTable(state: ReportState): string {
+  const rows = costsByTier(state.usage).map(
+    (r) =>
+      `<tr><td>${esc(r.tier)}</td><td>${r.calls}</td><td>${r.failed}</td><td>${r.inputTokens}</td><td>${r.outputTokens}</td><td>${esc(r.cost.toFixed(4))}</td></tr>`,
+  );
+  if (rows.length === 0) return "";
+  const head =
+    "<tr><th>tier</th><th>calls</th><th>failed</th><th>input tokens</th><th>output tokens</th><th>cost</th></tr>";
+  return `<h2>Model calls by tier</h2>\n<table>${head}${rows.join("")}</table>`;
 }
 
 /**

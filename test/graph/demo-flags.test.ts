@@ -9,7 +9,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const dir = mkdtempSync(join(tmpdir(), "demo-flags-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const USAGE =
-  'usage: npm run demo -- [--interactive] [--llm] [--db FILE] [--applicant ID] [--scope "REQUEST"] [--report FILE.html] | --migration';
+  'usage: npm run demo -- [--interactive] [--llm] [--db FILE] [--applicant ID] [--scope "REQUEST"] [--report FILE.html] | --migration | --coding';
 
 function demo(...args: string[]) {
   const env = { ...process.env };
@@ -57,6 +57,25 @@ describe("demo flags", () => {
     expect(lines.slice(-2)).toEqual([
       "Plan v10: 40 steps, 8 extensions, 1 replan, 1 stalled step",
       'Final status: completed — Completed "Migrate the orders database": 40 of 40 steps succeeded after 1 replan and 8 extensions (plan v10).',
+    ]);
+  });
+
+  it("--coding: a step fails its tests, moves one tier up, is retried with the test output, and lands; cost per tier", () => {
+    const run = demo("--coding");
+    expect(run.status).toBe(0);
+    expect(run.stdout.split("\n").filter((l) => l !== "")).toEqual([
+      "langgraph-replan demo — a coding agent fixes issue #42 (scripted models: fast, default, strong)",
+      "✓ Reading the issue (attempt 1)",
+      '✗ Fixing parse() (attempt 1): validation tool "run_tests" failed: test_parse_last_token failed: expected 3 tokens, got 2 (patch: for (i = 1; i < tokens.length; i++))',
+      "  → route.escalate-tier: attempt 2/3 runs one tier up (fast → default) with its previous answer and why it failed",
+      '✗ Fixing parse() (attempt 2): validation tool "run_tests" failed: test_parse_last_token failed: expected 3 tokens, got 2 (patch: for (i = 0; i < tokens.length - 1; i++))',
+      "  → agent.retry-with-feedback: attempt 3/3 with its previous answer and why it failed",
+      "✓ Fixing parse() (attempt 3)",
+      "✓ Writing the changelog entry (attempt 1)",
+      "Cost per tier:",
+      "  fast     3 calls  $0.0032",
+      "  default  2 calls  $0.0105",
+      'Final status: completed — Completed "Fix issue #42: parse() drops the last token": 3 of 3 steps succeeded (plan v1).',
     ]);
   });
 });

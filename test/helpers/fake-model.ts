@@ -1,51 +1,10 @@
 /**
- * The one fake chat model of the test suite: LangChain's FakeListChatModel, plus what the
- * planner tests need to see — scripted errors, the messages each call received, and token
- * usage reported the way real chat models report it (`usage_metadata`) — and `instantBackoff`,
- * so that LangChain's retry waits cost no time.
+ * The test suite's fake chat model (`ScriptedChatModel`, in scripted-chat-model.ts so benchmarks
+ * can use it) and `instantBackoff`, so that LangChain's retry waits cost no time.
  */
-import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager";
-import type { BaseMessage } from "@langchain/core/messages";
-import type { ChatResult } from "@langchain/core/outputs";
-import { FakeListChatModel } from "@langchain/core/utils/testing";
 import { vi } from "vitest";
 
-export type ScriptEntry = string | object | Error;
-
-export class ScriptedChatModel extends FakeListChatModel {
-  readonly received: BaseMessage[][] = [];
-  private readonly script: ScriptEntry[];
-  private readonly usage: { input: number; output: number };
-  readonly model: string;
-
-  constructor(script: ScriptEntry[], options: { model?: string; usage?: { input: number; output: number } } = {}) {
-    super({ responses: [""] });
-    this.script = script;
-    this.model = options.model ?? "fake-planner-1";
-    this.usage = options.usage ?? { input: 1000, output: 200 };
-  }
-
-  override async _generate(
-    messages: BaseMessage[],
-    options: this["ParsedCallOptions"],
-    runManager?: CallbackManagerForLLMRun,
-  ): Promise<ChatResult> {
-    this.received.push(messages);
-    const entry = this.script[Math.min(this.received.length - 1, this.script.length - 1)];
-    if (entry instanceof Error) throw entry;
-    this.responses = [typeof entry === "string" ? entry : JSON.stringify(entry)];
-    this.i = 0;
-    const result = await super._generate(messages, options, runManager);
-    const message = result.generations[0]!.message as BaseMessage & { usage_metadata?: unknown };
-    message.usage_metadata = {
-      input_tokens: this.usage.input,
-      output_tokens: this.usage.output,
-      total_tokens: this.usage.input + this.usage.output,
-    };
-    message.response_metadata = { model_name: this.model };
-    return result;
-  }
-}
+export { ScriptedChatModel, type ScriptEntry } from "./scripted-chat-model.js";
 
 /**
  * LangChain's retries (`Runnable.withRetry`) wait in p-retry, with `setTimeout`: exponential from

@@ -166,6 +166,7 @@ describe("policy options", () => {
       budget: {},
       defaultRetry: { maxAttempts: 3, backoff: "exponential", initialDelayMs: 200, maxDelayMs: 10000 },
       replanTools: "read-only",
+      agentFeedback: true,
     });
   });
   it("names the field of an invalid option", () => {

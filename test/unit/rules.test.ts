@@ -16,7 +16,7 @@ describe("the rule table", () => {
   it("lists every rule id a decision can carry, and no evidence id doubles as one", () => {
     const quoted = new Set<string>();
     const families =
-      "transient|deterministic|exhausted|unmet|assumption|precondition|scope|budget|unknown|guard|replan|human|optional|llm|rate";
+      "transient|deterministic|exhausted|unmet|assumption|precondition|scope|budget|unknown|guard|replan|human|optional|llm|rate|agent|route";
     for (const file of sources("src")) {
       if (file.endsWith("evidence-rules.ts")) continue;
       for (const m of readFileSync(file, "utf8").matchAll(new RegExp(`"((?:${families})\\.[a-z0-9-]+)"`, "g")))
@@ -24,7 +24,7 @@ describe("the rule table", () => {
     }
     const unknown = [...quoted].filter((id) => !isRuleId(id) && !EVIDENCE_RULES.some((r) => r.id === id));
     expect(unknown).toEqual([]);
-    expect(Object.keys(RULES)).toHaveLength(47);
+    expect(Object.keys(RULES)).toHaveLength(49);
   });
 
   it("types and validates Decision.rule by the table: a made-up rule id is refused", () => {
