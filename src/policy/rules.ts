@@ -222,6 +222,21 @@ export const RULES = {
     action: "escalate",
     description: "a person rejected a held replan: it is discarded and the original trigger escalates",
   },
+  "human.approve-plan": {
+    answers: "person",
+    action: "replan_global",
+    description: "a person approved (or edited and approved) a whole plan at review; it is adopted as the plan",
+  },
+  "human.reject-plan": {
+    answers: "person",
+    action: "escalate",
+    description: "a person rejected a whole plan at review: it is not adopted and the author is asked for another",
+  },
+  "human.reject-call": {
+    answers: "person",
+    action: "escalate",
+    description: "a person refused an escalated call: it does not run, and the agent is asked to revise its plan",
+  },
   "human.abort": { answers: "person", action: "abort", description: "a person aborted the run" },
   // The optional LLM classifier, consulted only for `unknown`.
   "llm.classifier": {

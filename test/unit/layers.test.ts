@@ -19,6 +19,7 @@ const BELOW: Record<string, readonly string[]> = {
   planners: ["errors", "expr", "plan", "policy", "contracts"],
   views: ["errors", "expr", "plan", "policy", "runtime"],
   graph: ["errors", "expr", "plan", "policy", "contracts", "runtime", "nodes", "views"],
+  agent: ["errors", "expr", "plan", "policy", "contracts", "views"],
   worker: ["errors", "plan", "contracts", "runtime", "graph"],
   cli: ["errors", "plan", "runtime", "graph", "views", "worker"],
 };
