@@ -5,13 +5,12 @@
  * so the model reads the current plan every turn, whatever summarization did to the history.
  */
 import { HumanMessage, RemoveMessage, type BaseMessage } from "@langchain/core/messages";
-import { interrupt } from "@langchain/langgraph";
 import { isFinished } from "../plan/ready.js";
 import type { RunStatus, StepRun } from "../plan/schema.js";
 import type { Decision } from "../policy/decision.js";
 import { decide } from "./decisions.js";
 import { PLAN_VIEW_ID, planView } from "./plan-view.js";
-import { readAnswer, reviewRequest } from "./review.js";
+import { ask, reviewRequest } from "./review.js";
 import { callKey } from "./route.js";
 import type { AgentPlanUpdate, AgentPlanValues, Escalation } from "./state.js";
 
@@ -55,7 +54,7 @@ function answerEscalations(state: ModelState, at: () => string): { update: Agent
   for (const e of Object.values(state.planRun.escalations)) {
     if (!e) continue;
     const run: StepRun = state.steps[e.stepId] ?? { status: "failed", attempts: 0 };
-    const answer = readAnswer(interrupt(question(state, e)));
+    const answer = ask(question(state, e));
     const place = { stepId: e.stepId, attempt: run.attempts, planVersion: state.plan?.version ?? 0, at: at() };
     escalations[e.stepId] = null;
     if (answer.type === "reject") {

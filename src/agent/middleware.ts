@@ -74,9 +74,10 @@ async function governed(
         status: "success",
         update: {},
       };
-    } else if (route.kind === "refuse") result = { content: `Not run: ${route.message}.`, status: "error", update: {} };
-    else if (state.planRun.failedCalls[callKey(route.step.id, call.name, route.args)])
-      result = refuseRepeat(env, route.step, { tool: call.name, args: route.args });
+    } else if (route.kind === "refuse")
+      result = state.planRun.failedCalls[callKey(route.step.id, call.name, route.args)]
+        ? refuseRepeat(env, route.step, { tool: call.name, args: route.args })
+        : { content: `Not run: ${route.message}.`, status: "error", update: {} };
     else result = await runStep(env, route.step, call.name, route.args);
   }
   const message = new ToolMessage({

@@ -4,7 +4,8 @@
  * | "edit" | "reject", … }] }` (`{ action: "approve" }` and `{ action: "reject" }` are accepted
  * too), so an agent inbox that answers HITL's questions answers these.
  */
-import { PlanManagerError } from "../errors.js";
+import { interrupt } from "@langchain/langgraph";
+import { isPlanManagerError, PlanManagerError } from "../errors.js";
 
 export type ReviewKind = "plan_review" | "escalation";
 
@@ -17,6 +18,8 @@ export interface ReviewRequest {
   rule: string;
   planVersion: number;
   stepId?: string;
+  /** Set when the previous answer could not be read: what was wrong with it. */
+  error?: string;
 }
 
 export type Answer =
@@ -41,7 +44,23 @@ const EXPECTED =
   'expected { decisions: [{ type: "approve" }] }, { decisions: [{ type: "edit", editedAction: { name, args } }] }, ' +
   '{ decisions: [{ type: "reject", message? }] } or { action: "approve" }';
 
-/** The person's answer; anything else throws `invalid_resume` (the question stays open). */
+/**
+ * Asks a person and waits (an interrupt). An answer that cannot be read is not an answer: the
+ * same question is asked again, with `error` saying what was wrong, and nothing is lost.
+ */
+export function ask(request: ReviewRequest): Answer {
+  let value: unknown = interrupt(request);
+  for (;;) {
+    try {
+      return readAnswer(value);
+    } catch (error) {
+      if (!isPlanManagerError(error)) throw error;
+      value = interrupt({ ...request, error: error.message });
+    }
+  }
+}
+
+/** The person's answer; anything else throws `invalid_resume`. */
 export function readAnswer(value: unknown): Answer {
   const v = record(value);
   if (v?.action === "approve") return { type: "approve" };

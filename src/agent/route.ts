@@ -15,7 +15,7 @@ export type Route =
   | { kind: "free" }
   | { kind: "step"; step: Step; args: Record<string, unknown> }
   | { kind: "done"; step: Step; output: unknown }
-  | { kind: "refuse"; step: Step; message: string };
+  | { kind: "refuse"; step: Step; message: string; args: Record<string, unknown> };
 
 export function routeCall(
   state: Pick<AgentPlanValues, "plan" | "steps" | "facts" | "planRun">,
@@ -31,16 +31,19 @@ export function routeCall(
   const first = candidates[0];
   if (!first) return { kind: "free" };
   if (named && !uses(named))
-    return { kind: "refuse", step: named, message: `step "${named.id}" uses ${named.tool}, not ${tool}` };
+    return { kind: "refuse", step: named, message: `step "${named.id}" uses ${named.tool}, not ${tool}`, args };
   const readiness = selectReady(plan, state.steps, factValues(state.facts));
   const ready = new Set(readiness.kind === "ready" ? readiness.steps.map((s) => s.id) : []);
   const falsified = state.planRun.falsified;
-  const restsOnFalse = (s: Step) => (s.assumptions ?? []).find((a) => falsified.includes(a));
+  // A person who allowed a step another round at an escalation outranks the false assumption, for that step.
+  const allowed = (s: Step) => state.steps[s.id]?.status === "pending" && state.steps[s.id]?.retryBase !== undefined;
+  const restsOnFalse = (s: Step) => (allowed(s) ? undefined : (s.assumptions ?? []).find((a) => falsified.includes(a)));
   const step = candidates.find((s) => ready.has(s.id) && !restsOnFalse(s));
   if (step) return { kind: "step", step, args };
   const done = candidates.find((s) => state.steps[s.id]?.status === "succeeded");
   if (done) return { kind: "done", step: done, output: state.steps[done.id]!.output };
-  return { kind: "refuse", step: first, message: whyNotReady(first, state, restsOnFalse(first)) };
+  const refused = candidates.find((s) => state.steps[s.id]?.status === "failed") ?? first;
+  return { kind: "refuse", step: refused, message: whyNotReady(refused, state, restsOnFalse(refused)), args };
 }
 
 function whyNotReady(step: Step, state: Pick<AgentPlanValues, "steps">, falseAssumption: string | undefined): string {

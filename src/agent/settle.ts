@@ -62,7 +62,7 @@ export function settle(env: CallEnv, s: Settling): CallResult {
     const labels = falsify(plan, { ...env.state.facts, ...facts }, env.state.planRun.falsified, s.deviation, verdict);
     const affected =
       verdict.action === "replan_local"
-        ? localScope(plan, verdict.brokenAssumption ?? "", [step.id])
+        ? localScope(plan, verdict.brokenAssumption ?? "", s.succeeded ? [] : [step.id])
         : globalScope(plan, { ...env.state.steps, [step.id]: run });
     const trigger: Trigger = {
       stepId: step.id,

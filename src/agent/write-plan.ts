@@ -6,7 +6,6 @@
  * revision waits for a person here, before anything is written, so asking again on resume is safe.
  */
 import { tool } from "@langchain/core/tools";
-import { interrupt } from "@langchain/langgraph";
 import { z } from "zod";
 import type { Plan, PlanDraft } from "../plan/schema.js";
 import { capabilityBaseline, capabilityGuard } from "../policy/capability.js";
@@ -14,7 +13,7 @@ import type { Decision } from "../policy/decision.js";
 import { noProgressGuard, type GuardHit } from "../policy/replan-guards.js";
 import { decide } from "./decisions.js";
 import { committedMessage, enrich, validateDraft } from "./draft.js";
-import { readAnswer, reviewRequest } from "./review.js";
+import { ask, reviewRequest } from "./review.js";
 import { revise, type Revision } from "./revision.js";
 import { standing, type CallEnv, type CallResult } from "./settle.js";
 
@@ -63,7 +62,7 @@ export async function writePlan(env: CallEnv, args: unknown, tools: ReadonlySet<
 async function firstPlan(env: CallEnv, draft: PlanDraft, tools: ReadonlySet<string>): Promise<CallResult> {
   const decisions: Decision[] = [];
   if (env.options.reviewPlan) {
-    const answer = readAnswer(interrupt(review(env, draft, "Review the plan before any step runs", undefined)));
+    const answer = ask(review(env, draft, "Review the plan before any step runs", undefined));
     const place = { attempt: 0, planVersion: 0, at: env.at() };
     if (answer.type === "reject") {
       const reason = `a person rejected the plan${answer.message ? `: ${answer.message}` : ""}`;
@@ -106,7 +105,7 @@ async function revision(env: CallEnv, old: Plan, draft: PlanDraft, tools: Readon
   const decisions: Decision[] = [];
   if (hold) {
     decisions.push(decide({ rule: hold.rule, reason: hold.reason }, place));
-    const answer = readAnswer(interrupt(review(env, draft, `The revision needs a person: ${hold.reason}`, hold)));
+    const answer = ask(review(env, draft, `The revision needs a person: ${hold.reason}`, hold));
     if (answer.type === "reject") {
       const reason = `a person rejected the revision${answer.message ? `: ${answer.message}` : ""}`;
       decisions.push(decide({ rule: "human.reject-replan", reason, by: "person" }, place));
