@@ -74,7 +74,11 @@ export function revise(state: RevisionState, draft: PlanDraft, trigger: Trigger 
       old.steps.filter((s) => affected.includes(s.id)),
       assumption,
     ),
-    proposed: fingerprint(added, assumption),
+    // What replaces the affected steps: the new plan's steps in their place, and any step added or changed.
+    proposed: fingerprint(
+      steps.filter((s) => affected.includes(s.id) || added.includes(s)),
+      assumption,
+    ),
   };
 }
 

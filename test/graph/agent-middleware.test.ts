@@ -327,3 +327,192 @@ describe("planMiddleware: the ladder inside the agent loop", () => {
     expect(out.status).toBe("completed");
   });
 });
+
+describe("planMiddleware: plan review, revisions and side effects", () => {
+  const payPlan = {
+    steps: [
+      { id: "quote", goal: "Get the amount", tool: "quote", produces: ["amount"] },
+      { id: "pay", goal: "Pay the invoice", tool: "pay", dependsOn: ["quote"], inputs: ["amount"] },
+    ],
+  };
+  const payTools = (l: Ledger) => [
+    countedTool(l, "quote", () => ({ amount: 40 })),
+    countedTool(l, "pay", (_n, args) => ({ paid: args.amount })),
+  ];
+
+  it("reviewPlan interrupts on the first plan with the whole plan; an edit replaces it", async () => {
+    const l = ledger();
+    const { agent } = agentWith(
+      [[{ name: "write_plan", args: payPlan }], [{ name: "quote", args: {} }], "quoted"],
+      payTools(l),
+      { reviewPlan: true, sideEffectTools: ["pay"] },
+    );
+    const first = await agent.invoke(start, config("review"));
+    expect(first.plan).toBeUndefined();
+    const question = first.__interrupt__![0]!.value as {
+      kind: string;
+      actionRequests: { name: string; args: unknown }[];
+    };
+    expect(question.kind).toBe("plan_review");
+    expect(question.actionRequests[0]).toMatchObject({ name: "write_plan", args: payPlan });
+    const edited = { steps: [payPlan.steps[0]] };
+    const resume = { decisions: [{ type: "edit", editedAction: { name: "write_plan", args: edited } }] };
+    const out = await agent.invoke(new Command({ resume }), config("review"));
+    expect(out.plan!.steps.map((s) => s.id)).toEqual(["quote"]);
+    expect(out.decisions.map((d) => [d.rule, d.by, d.reason])).toEqual([
+      ["human.approve-plan", "person", "a person edited and approved the plan"],
+    ]);
+    expect(out.status).toBe("completed");
+  });
+
+  it("a rejected first plan is not adopted and the model is asked for another", async () => {
+    const l = ledger();
+    const { agent, model } = agentWith([[{ name: "write_plan", args: payPlan }], "ok"], payTools(l), {
+      reviewPlan: true,
+    });
+    await agent.invoke(start, config("review-reject"));
+    const resume = { decisions: [{ type: "reject", message: "pay by card" }] };
+    const out = await agent.invoke(new Command({ resume }), config("review-reject"));
+    expect(out.plan).toBeUndefined();
+    expect(out.decisions.map((d) => d.rule)).toEqual(["human.reject-plan"]);
+    expect(lastResults(model.calls[1]!.messages)[0]!.content).toBe(
+      "a person rejected the plan: pay by card. Write another with write_plan.",
+    );
+  });
+
+  it("side-effecting tools get the graph's idempotency key; a committed call is never run again", async () => {
+    const l = ledger();
+    const { agent, model } = agentWith(
+      [
+        [{ name: "write_plan", args: payPlan }],
+        [{ name: "quote", args: {} }],
+        [{ name: "pay", args: {} }],
+        // A typical agent that is unsure pays again: the middleware answers with the recorded result.
+        [{ name: "pay", args: {} }],
+        "paid",
+      ],
+      payTools(l),
+      { sideEffectTools: ["pay"] },
+    );
+    const out = await agent.invoke(start, config("pay-1"));
+    expect(l.calls).toEqual({ quote: 1, pay: 1 });
+    expect(l.keys.pay).toEqual([out.sideEffects[0]!.idempotencyKey]);
+    expect(out.sideEffects).toEqual([
+      {
+        stepId: "pay",
+        idempotencyKey: expect.stringMatching(/^pay-1:pay:[0-9a-f]{16}$/),
+        at: "1970-01-01T00:00:00.000Z",
+      },
+    ]);
+    expect(l.keys.quote).toEqual([undefined]);
+    expect(out.plan!.steps[1]).toMatchObject({ sideEffects: ["pay"], idempotent: false });
+    expect(lastResults(model.calls[4]!.messages)[0]!.content).toBe(
+      'Step "pay" already succeeded (not run again); its result: {"paid":40}',
+    );
+  });
+
+  it("a revision keeps a committed side effect as it was, even when the draft changes or drops it", async () => {
+    const l = ledger();
+    const revised = {
+      steps: [
+        { id: "quote", goal: "Get the amount", tool: "quote", produces: ["amount"] },
+        { id: "notify", goal: "Tell the customer", tool: "notify", dependsOn: ["quote"] },
+      ],
+    };
+    const { agent, model } = agentWith(
+      [
+        [{ name: "write_plan", args: payPlan }],
+        [{ name: "quote", args: {} }],
+        [{ name: "pay", args: {} }],
+        [{ name: "write_plan", args: revised }],
+        [{ name: "notify", args: {} }],
+        "done",
+      ],
+      [...payTools(l), countedTool(l, "notify", () => ({ sent: true }))],
+      { sideEffectTools: ["pay"] },
+    );
+    const out = await agent.invoke(start, config("keep"));
+    expect(out.plan!.steps.map((s) => s.id)).toEqual(["pay", "quote", "notify"]);
+    expect(out.steps.pay!.status).toBe("succeeded");
+    expect(lastResults(model.calls[4]!.messages)[0]!.content).toBe(
+      [
+        "Plan version 2 recorded: 3 steps.",
+        "New steps: notify.",
+        "Kept as they were (their side effects are committed and never run twice): pay.",
+        "Ready now: notify (notify).",
+      ].join("\n"),
+    );
+    expect(l.calls).toEqual({ quote: 1, pay: 1, notify: 1 });
+    expect(out.status).toBe("completed");
+  });
+
+  it("a revision that adds a side-effecting tool no earlier version used waits for a person (guard.new-capability)", async () => {
+    const l = ledger();
+    const tools = [...orderWorld(l), countedTool(l, "refund", () => ({ refunded: true }))];
+    const refundPlan = {
+      steps: [
+        { id: "check", goal: "Check stock", tool: "check_stock", produces: ["stock"] },
+        { id: "refund", goal: "Refund the customer", tool: "refund", dependsOn: ["check"] },
+      ],
+    };
+    const { agent } = agentWith(
+      [
+        [{ name: "write_plan", args: orderPlan }],
+        [{ name: "check_stock", args: {} }],
+        [{ name: "write_plan", args: refundPlan }],
+        [{ name: "refund", args: {} }],
+        "refunded",
+      ],
+      tools,
+      { sideEffectTools: ["refund"] },
+    );
+    const held = await agent.invoke(start, config("capability"));
+    expect(held.plan!.version).toBe(1);
+    const question = held.__interrupt__![0]!.value as { kind: string; rule: string };
+    expect([question.kind, question.rule]).toEqual(["plan_review", "guard.new-capability"]);
+    const out = await agent.invoke(new Command({ resume: { decisions: [{ type: "approve" }] } }), config("capability"));
+    expect(out.decisions.map((d) => d.rule)).toEqual([
+      "assumption.replan-local",
+      "guard.new-capability",
+      "human.approve-replan",
+    ]);
+    expect(out.plan!.version).toBe(2);
+    expect(l.calls.refund).toBe(1);
+  });
+
+  it("a revision proposing the same steps again is no progress; past maxReplans none is taken", async () => {
+    const l = ledger();
+    // The same tools and dependencies, with the false assumption merely left out: not progress.
+    const untagged = { steps: orderPlan.steps.map(({ assumptions: _a, ...s }) => s) };
+    const another = {
+      steps: [...backorderPlan.steps, { id: "notify", goal: "Notify", tool: "ship", dependsOn: ["ship"] }],
+    };
+    const { agent, model } = agentWith(
+      [
+        [{ name: "write_plan", args: orderPlan }],
+        [{ name: "check_stock", args: {} }],
+        [{ name: "write_plan", args: untagged }],
+        [{ name: "write_plan", args: backorderPlan }],
+        [{ name: "write_plan", args: another }],
+        "stop",
+      ],
+      orderWorld(l),
+      { policy: { maxReplans: 1 } },
+    );
+    const held = await agent.invoke(start, config("guards"));
+    expect((held.__interrupt__![0]!.value as { rule: string }).rule).toBe("guard.no-progress");
+    const resume = { decisions: [{ type: "reject", message: "find another way" }] };
+    const out = await agent.invoke(new Command({ resume }), config("guards"));
+    expect(out.plan!.version).toBe(2);
+    expect(out.decisions.map((d) => [d.rule, d.by])).toEqual([
+      ["assumption.replan-local", undefined],
+      ["guard.no-progress", undefined],
+      ["human.reject-replan", "person"],
+      ["guard.max-replans", undefined],
+    ]);
+    expect(out.decisions[3]!.reason).toBe("1 revisions already (policy.maxReplans = 1)");
+    expect(lastResults(model.calls[5]!.messages)[0]!.content).toBe(
+      "The plan was not revised: 1 revisions already (policy.maxReplans = 1). Finish with what is done, or stop and report.",
+    );
+  });
+});
