@@ -4,9 +4,8 @@
  * their records to the history, and a step that committed a side effect is kept exactly as it
  * was (it never runs a second time). Assumptions are only appended, as in the graph.
  */
-import { canonical } from "../plan/diff.js";
 import { historyEntry, type PlanVersionEntry } from "../plan/history.js";
-import type { Plan, PlanDraft, ReplanRecord, Step, StepRun } from "../plan/schema.js";
+import type { Plan, PlanDraft, ReplanRecord, Step } from "../plan/schema.js";
 import { sameStep } from "../policy/replan-merge.js";
 import { fingerprint } from "../policy/scope.js";
 import { isFinished } from "../plan/ready.js";
@@ -109,11 +108,3 @@ function record(state: RevisionState, plan: Plan, c: Change): ReplanRecord {
   if (c.trigger?.assumption !== undefined) r.brokenAssumption = c.trigger.assumption;
   return r;
 }
-
-/** Whether two drafts describe the same plan (a person's edit that changed nothing). */
-export function sameDraft(a: unknown, b: unknown): boolean {
-  return canonical(a) === canonical(b);
-}
-
-/** Step records after the revision: cleared ones removed. */
-export type StepsUpdate = Record<string, StepRun | null>;

@@ -5,10 +5,8 @@ import { DEFAULT_RETRY } from "../policy/options.js";
 import { decisionLine } from "./decision-line.js";
 import { planMetrics, type PlanMetrics } from "./metrics.js";
 
-type OperatorState = Pick<
-  PlanManagerStateType,
-  "plan" | "steps" | "status" | "decisions" | "replans" | "budget" | "pendingHuman"
->;
+type OperatorState = Pick<PlanManagerStateType, "plan" | "steps" | "status" | "decisions" | "replans" | "budget"> &
+  Partial<Pick<PlanManagerStateType, "pendingHuman">>;
 
 export interface OperatorViewOptions {
   /** Epoch ms used for "elapsed". Default: now. */

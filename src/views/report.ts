@@ -13,18 +13,9 @@ import { assignLanes } from "./lanes.js";
 
 type ReportState = Pick<
   PlanManagerStateType,
-  | "goal"
-  | "status"
-  | "plan"
-  | "planHistory"
-  | "steps"
-  | "facts"
-  | "decisions"
-  | "replans"
-  | "budget"
-  | "outcome"
-  | "sideEffects"
->;
+  "goal" | "status" | "plan" | "planHistory" | "steps" | "facts" | "decisions" | "replans" | "budget" | "sideEffects"
+> &
+  Partial<Pick<PlanManagerStateType, "outcome">>;
 
 export interface ReportOptions {
   title?: string;

@@ -123,6 +123,21 @@ describe("planMiddleware inside createAgent", () => {
   });
 });
 
+describe("planMiddleware options", () => {
+  it("an invalid option fails at construction, naming the field", () => {
+    const error = (() => {
+      try {
+        planMiddleware({ policy: { maxReplans: -1 } });
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(isPlanManagerError(error) && [error.code, error.path]).toEqual(["invalid_options", "policy.maxReplans"]);
+    expect(() => planMiddleware({ sideEffectTools: "pay" } as never)).toThrow(/^planMiddleware sideEffectTools: /);
+  });
+});
+
 describe("planMiddleware: the ladder inside the agent loop", () => {
   it("switches to a step's fallback tool when its tool fails for good; the model sees one result", async () => {
     const l = ledger();
