@@ -23,7 +23,7 @@ import { fmt, type Table } from "./lib.js";
 
 type Loose = Record<string, any>;
 
-type Cell =
+export type Cell =
   | "explicit-transient"
   | "explicit-permanent"
   | "implicit-transient"
@@ -44,7 +44,7 @@ const CELLS: Cell[] = [
 ];
 
 /** A seeded world: a DAG of n steps, one faulty step, and the ground truth of what works. */
-interface World {
+export interface World {
   n: number;
   deps: number[][];
   faulty: number;
@@ -57,7 +57,7 @@ function rng(seed: number) {
   return () => (x = (x * 1664525 + 1013904223) >>> 0) / 2 ** 32;
 }
 
-function makeWorld(seed: number, cell: Cell): World {
+export function makeWorld(seed: number, cell: Cell): World {
   const r = rng(seed);
   const n = 5 + Math.floor(r() * 26);
   const deps = Array.from({ length: n }, (_, i) =>
@@ -77,7 +77,7 @@ function makeWorld(seed: number, cell: Cell): World {
 }
 
 /** Counters shared by the tools of one run. */
-interface Ledger {
+export interface Ledger {
   attempts: number;
   useful: number;
   commits: Map<string, number>;
@@ -88,7 +88,7 @@ interface Ledger {
 const TRANSIENT_FAILURES = 2;
 
 /** The tools of a world. `t_i` is step i's tool; `alt` is the alternative that works for the faulty step. */
-function worldTools(w: World, ledger: Ledger) {
+export function worldTools(w: World, ledger: Ledger) {
   const call = (name: string) => {
     const n = (ledger.calls.get(name) ?? 0) + 1;
     ledger.calls.set(name, n);
@@ -174,7 +174,7 @@ function step(w: World, i: number): Step {
   };
 }
 
-function worldPlan(w: World): PlanDraft {
+export function worldPlan(w: World): PlanDraft {
   return {
     assumptions: [
       {
@@ -188,7 +188,7 @@ function worldPlan(w: World): PlanDraft {
 }
 
 /** The scripted planner's knowledge, shared by (a) and (c): the faulty route is replaced by `alt` (or a verification for new evidence, an extra step for a scope change). */
-function repair(w: World, s: Step): Step[] {
+export function repair(w: World, s: Step): Step[] {
   if (w.cell === "new-evidence")
     return [
       {
