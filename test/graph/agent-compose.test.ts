@@ -154,3 +154,14 @@ describe("planMiddleware composes with LangChain's middleware", () => {
     expect(html).toContain("paid");
   });
 });
+
+describe("the Studio agent (langgraph.json: plan_agent)", () => {
+  it("plans the loan steps, retries the bureau's 503 inside the call and commits the decision once", async () => {
+    const { agent } = await import("../../examples/studio/agent.js");
+    const out = await agent.invoke({ messages: [{ role: "user", content: "Decide loan A-7291" }] });
+    expect(out.status).toBe("completed");
+    expect(out.decisions.map((d) => [d.stepId, d.rule])).toEqual([["credit", "transient.retry"]]);
+    expect(out.sideEffects.map((e) => e.stepId)).toEqual(["decision"]);
+    expect(out.facts.decision!.value).toBe("approved");
+  });
+});
