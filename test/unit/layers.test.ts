@@ -49,4 +49,14 @@ describe("layers", () => {
     }
     expect(wrong).toEqual([]);
   });
+
+  it("only src/agent imports langchain or deepagents: the root package loads without the optional peers", () => {
+    const reaching: string[] = [];
+    for (const file of sources("src")) {
+      if (layerOf(file) === "agent") continue;
+      for (const m of readFileSync(file, "utf8").matchAll(/from\s+"([^"]+)"/g))
+        if (/^(langchain|deepagents)(\/|$)/.test(m[1]!)) reaching.push(`${file} → ${m[1]}`);
+    }
+    expect(reaching).toEqual([]);
+  });
 });
