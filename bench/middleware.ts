@@ -136,13 +136,13 @@ async function runSetup(w: World, setup: Setup): Promise<Outcome> {
   const ledger: Ledger = { attempts: 0, useful: 0, commits: new Map(), calls: new Map(), planner: 0 };
   const { mind, model } = typicalAgent(w, setup);
   const last = `t${w.n - 1}`;
-  const middleware =
+  const stack =
     setup === "plan"
       ? [planMiddleware({ sideEffectTools: [last], sleep: async () => {} })]
       : setup === "todo+retry"
         ? [todoListMiddleware(), toolRetryMiddleware({ maxRetries: 2, initialDelayMs: 0, jitter: false })]
         : [];
-  const agent = createAgent({ model, tools: worldTools(w, ledger), middleware, checkpointer: new MemorySaver() });
+  const agent = createAgent({ model, tools: worldTools(w, ledger), middleware: stack, checkpointer: new MemorySaver() });
   const out = (await agent.invoke(
     { messages: [{ role: "user", content: "Reach the goal" }] },
     { configurable: { thread_id: "bench" }, recursionLimit: 10_000 },
