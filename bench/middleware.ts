@@ -142,7 +142,12 @@ async function runSetup(w: World, setup: Setup): Promise<Outcome> {
       : setup === "todo+retry"
         ? [todoListMiddleware(), toolRetryMiddleware({ maxRetries: 2, initialDelayMs: 0, jitter: false })]
         : [];
-  const agent = createAgent({ model, tools: worldTools(w, ledger), middleware: stack, checkpointer: new MemorySaver() });
+  const agent = createAgent({
+    model,
+    tools: worldTools(w, ledger),
+    middleware: stack,
+    checkpointer: new MemorySaver(),
+  });
   const out = (await agent.invoke(
     { messages: [{ role: "user", content: "Reach the goal" }] },
     { configurable: { thread_id: "bench" }, recursionLimit: 10_000 },

@@ -531,3 +531,68 @@ describe("planMiddleware: plan review, revisions and side effects", () => {
     );
   });
 });
+
+describe("planMiddleware: side by side, exhausted retries, a restarted process", () => {
+  it("two ready steps called in one turn both run; their decisions are numbered as they land", async () => {
+    const l = ledger();
+    const tools = [
+      countedTool(l, "left", (n) => {
+        if (n === 1) throw new TransientError("busy");
+        return { a: 1 };
+      }),
+      countedTool(l, "right", (n) => {
+        if (n === 1) throw new TransientError("busy");
+        return { b: 2 };
+      }),
+    ];
+    const plan = {
+      steps: [
+        { id: "l", goal: "Left", tool: "left", produces: ["a"] },
+        { id: "r", goal: "Right", tool: "right", produces: ["b"] },
+      ],
+    };
+    const both = [
+      { name: "left", args: {} },
+      { name: "right", args: {} },
+    ];
+    const { agent } = agentWith([[{ name: "write_plan", args: plan }], both, "both done"], tools);
+    const out = await agent.invoke(start, config("side-by-side"));
+    expect(out.decisions.map((d) => d.seq)).toEqual([1, 2]);
+    expect(out.decisions.map((d) => d.stepId).sort()).toEqual(["l", "r"]);
+    expect([out.facts.a!.value, out.facts.b!.value]).toEqual([1, 2]);
+    expect(out.status).toBe("completed");
+  });
+
+  it("retries run out on a step that rests on no assumption: a person is asked (exhausted.escalate)", async () => {
+    const l = ledger();
+    const tools = [
+      countedTool(l, "flaky", () => {
+        throw new TransientError("still busy");
+      }),
+    ];
+    const plan = { steps: [{ id: "f", goal: "Flaky", tool: "flaky", retry: { maxAttempts: 2, backoff: "none" } }] };
+    const { agent } = agentWith([[{ name: "write_plan", args: plan }], [{ name: "flaky", args: {} }], "x"], tools);
+    const out = await agent.invoke(start, config("exhausted"));
+    expect(l.calls).toEqual({ flaky: 2 });
+    expect(out.decisions.map((d) => d.rule)).toEqual(["transient.retry", "exhausted.escalate"]);
+    expect((out.__interrupt__![0]!.value as { rule: string; stepId: string }).rule).toBe("exhausted.escalate");
+  });
+
+  it("a question survives the process: a new agent on the same checkpointer answers it", async () => {
+    const checkpointer = new MemorySaver();
+    const build = (turns: Turn[]) =>
+      createAgent({
+        model: scriptedAgentModel(turns),
+        tools: rateTools(0).tools,
+        middleware: [planMiddleware({ ...noWait, reviewPlan: true })],
+        checkpointer,
+      });
+    const first = await build([[{ name: "write_plan", args: ratePlan }]]).invoke(start, config("restart"));
+    expect((first.__interrupt__![0]!.value as { kind: string }).kind).toBe("plan_review");
+    // A fresh middleware has seen no model call yet: the plan's own tools are trusted for validation.
+    const out = await build(["planned"]).invoke(new Command({ resume: { action: "approve" } }), config("restart"));
+    expect(out.plan!.version).toBe(1);
+    expect(out.plan!.steps.map((s) => s.id)).toEqual(["rate", "total"]);
+    expect(out.decisions.map((d) => [d.rule, d.by])).toEqual([["human.approve-plan", "person"]]);
+  });
+});
