@@ -108,7 +108,7 @@ function escalated(escalation: Escalation, update: AgentPlanUpdate): CallResult 
     `Step "${escalation.stepId}" needs a person: ${escalation.reason} [${escalation.rule}]. ` +
     "The run waits for their answer before your next turn.";
   const planRun = { ...update.planRun, escalations: { [escalation.stepId]: escalation } };
-  return { content, status: "error", update: { ...update, planRun } };
+  return { content, status: "error", update: { ...update, planRun, status: "awaiting_human" } };
 }
 
 function revisionRequest(

@@ -4,6 +4,7 @@ import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { planMiddleware } from "../../src/agent/index.js";
+import { userView } from "../../src/index.js";
 import { AssumptionBrokenError, isPlanManagerError, PermanentError, TransientError } from "../../src/errors.js";
 import { lastResults, received, scriptedAgentModel, type Turn } from "../helpers/agent-model.js";
 import { countedTool, ledger, type Ledger } from "../helpers/agent-tools.js";
@@ -292,6 +293,8 @@ describe("planMiddleware: the ladder inside the agent loop", () => {
       ["deterministic.escalate", "deterministic.http-4xx"],
     ]);
     expect((first.__interrupt__![0]!.value as { kind: string }).kind).toBe("escalation");
+    expect(first.status).toBe("awaiting_human");
+    expect(userView(first)).toEqual(["✗ Send the report", "Waiting for a person to review."]);
     const out = await agent.invoke(new Command({ resume: { action: "approve" } }), config("escalate"));
     expect(l.calls).toEqual({ send_report: 2 });
     expect(out.status).toBe("completed");
