@@ -31,7 +31,9 @@ export type Cell =
   | "wrong-root-cause"
   | "missing-resource"
   | "new-evidence"
-  | "scope-change";
+  | "scope-change"
+  /** The side-effecting last step commits, then its answer is lost (a timeout): used by bench/middleware.ts. */
+  | "lost-ack";
 const CELLS: Cell[] = [
   "explicit-transient",
   "explicit-permanent",
@@ -111,7 +113,11 @@ export function worldTools(w: World, ledger: Ledger) {
         }
         if (i === w.faulty) {
           const fails =
-            w.cell === "explicit-transient" || w.cell === "implicit-transient" ? n <= TRANSIENT_FAILURES : true;
+            w.cell === "explicit-transient" || w.cell === "implicit-transient"
+              ? n <= TRANSIENT_FAILURES
+              : w.cell === "lost-ack"
+                ? n === 1
+                : true;
           if (fails) {
             switch (w.cell) {
               case "explicit-transient":
@@ -127,6 +133,8 @@ export function worldTools(w: World, ledger: Ledger) {
                 return { ok: true, [`out${i}`]: i, evidence_ok: false };
               case "scope-change":
                 return { ok: true, [`out${i}`]: i };
+              case "lost-ack":
+                throw new TransientError("timed out waiting for the answer (the commit went through)");
             }
           }
         }

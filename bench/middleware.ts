@@ -25,6 +25,7 @@ const CELLS: Cell[] = [
   "wrong-root-cause",
   "missing-resource",
   "new-evidence",
+  "lost-ack",
 ];
 const TRIES = 3;
 
@@ -132,6 +133,12 @@ function repaired(w: World, steps: Step[]): Step[] {
   });
 }
 
+/** A governance world; in `lost-ack` the faulty step is the last one, which commits the side effect. */
+function world(seed: number, cell: Cell): World {
+  const w = makeWorld(seed, cell);
+  return cell === "lost-ack" ? { ...w, faulty: w.n - 1 } : w;
+}
+
 async function runSetup(w: World, setup: Setup): Promise<Outcome> {
   const ledger: Ledger = { attempts: 0, useful: 0, commits: new Map(), calls: new Map(), planner: 0 };
   const { mind, model } = typicalAgent(w, setup);
@@ -160,7 +167,8 @@ async function runSetup(w: World, setup: Setup): Promise<Outcome> {
     recovered: recovered && (w.cell !== "new-evidence" || (ledger.calls.get("verify") ?? 0) > 0),
     attempts: ledger.attempts,
     modelCalls: model.callCount,
-    reexecuted: Math.max(0, (ledger.calls.get(last) ?? 0) - 1),
+    // Calls under one idempotency key are one operation (the API answers a repeat with the first result).
+    reexecuted: Math.max(0, ledger.commits.size - 1),
   };
 }
 
@@ -171,7 +179,7 @@ export async function middleware(quick: boolean): Promise<Table> {
     for (const setup of ["none", "todo+retry", "plan"] as const) {
       const outcomes: Outcome[] = [];
       for (let seed = 1; seed <= seeds; seed++)
-        outcomes.push(await runSetup(makeWorld(seed * 7919 + CELLS.indexOf(cell), cell), setup));
+        outcomes.push(await runSetup(world(seed * 7919 + CELLS.indexOf(cell), cell), setup));
       const avg = (f: (o: Outcome) => number) => outcomes.reduce((s, o) => s + f(o), 0) / outcomes.length;
       rows.push([
         cell,
@@ -197,6 +205,7 @@ export async function middleware(quick: boolean): Promise<Table> {
       "A scripted model that behaves like a typical LLM agent (one tool call per turn; a returned value is success; " +
       "an error is repeated up to 3 times, then it gives up; a false assumption is ignored unless a tool message says " +
       "so, then it rewrites the plan with the route that works). Recovery: every step reached with a good result " +
-      "(planMiddleware: the run completed with no open question).",
+      "(planMiddleware: the run completed with no open question). lost-ack: the last step commits its side effect, then " +
+      "times out once. Side effects re-executed: commits beyond one per run (calls under one idempotency key count once).",
   };
 }
