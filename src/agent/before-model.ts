@@ -5,7 +5,8 @@
  * so the model reads the current plan every turn, whatever summarization did to the history.
  */
 import { HumanMessage, RemoveMessage, type BaseMessage } from "@langchain/core/messages";
-import { isFinished } from "../plan/ready.js";
+import { factValues } from "../plan/facts.js";
+import { isFinished, selectReady } from "../plan/ready.js";
 import type { RunStatus, StepRun } from "../plan/schema.js";
 import type { Decision } from "../policy/decision.js";
 import { decide } from "./decisions.js";
@@ -20,6 +21,7 @@ export function beforeModel(state: ModelState, at: () => string): AgentPlanUpdat
   const answered = answerEscalations(state, at);
   const steps = { ...state.steps };
   for (const [id, run] of Object.entries(answered.update.steps ?? {})) if (run) steps[id] = run;
+  const skipped = settleSkips(state, steps);
   const status = statusOf(state.plan === undefined, state.plan?.steps.every((s) => isFinished(steps[s.id])) ?? false);
   const view = planView({ ...state, steps });
   const stale = state.messages
@@ -30,6 +32,7 @@ export function beforeModel(state: ModelState, at: () => string): AgentPlanUpdat
     ? [new HumanMessage({ id: `${PLAN_VIEW_ID}-${state.messages.length}`, content: view + notes })]
     : [];
   const update: AgentPlanUpdate & { messages?: BaseMessage[] } = { ...answered.update };
+  if (Object.keys(skipped).length > 0) update.steps = { ...update.steps, ...skipped };
   if (status !== state.status) update.status = status;
   if (!state.goal) {
     const first = state.messages.find((m) => m.getType() === "human" && !m.id?.startsWith(PLAN_VIEW_ID));
@@ -37,6 +40,22 @@ export function beforeModel(state: ModelState, at: () => string): AgentPlanUpdat
   }
   if (stale.length > 0 || fresh.length > 0) update.messages = [...stale, ...fresh];
   return update;
+}
+
+/**
+ * Steps the plan skips without a call: `when` is false, or a step they depend on was skipped (an
+ * optional step that failed for good). Recorded as the graph records them, so the run can finish.
+ */
+function settleSkips(state: ModelState, steps: Record<string, StepRun>): Record<string, StepRun> {
+  const skipped: Record<string, StepRun> = {};
+  if (!state.plan) return skipped;
+  for (let next = selectReady(state.plan, steps, factValues(state.facts)); next.kind === "skip";) {
+    const run: StepRun = { status: "skipped", attempts: 0, skipReason: next.reason };
+    steps[next.step.id] = run;
+    skipped[next.step.id] = run;
+    next = selectReady(state.plan, steps, factValues(state.facts));
+  }
+  return skipped;
 }
 
 function statusOf(noPlan: boolean, allDone: boolean): RunStatus {

@@ -599,3 +599,33 @@ describe("planMiddleware: side by side, exhausted retries, a restarted process",
     expect(out.decisions.map((d) => [d.rule, d.by])).toEqual([["human.approve-plan", "person"]]);
   });
 });
+
+describe("planMiddleware: skips", () => {
+  it("an optional step that fails for good is skipped with its dependents, and the run still completes", async () => {
+    const l = ledger();
+    const tools = [
+      countedTool(l, "enrich", () => {
+        throw new PermanentError("enrichment service gone");
+      }),
+      countedTool(l, "summarize", () => ({ text: "t" })),
+      countedTool(l, "core", () => ({ ok: true })),
+    ];
+    const plan = {
+      steps: [
+        { id: "enrich", goal: "Enrich", tool: "enrich", optional: true },
+        { id: "summary", goal: "Summarize", tool: "summarize", dependsOn: ["enrich"] },
+        { id: "core", goal: "Core work", tool: "core" },
+      ],
+    };
+    const { agent } = agentWith(
+      [[{ name: "write_plan", args: plan }], [{ name: "enrich", args: {} }], [{ name: "core", args: {} }], "done"],
+      tools,
+    );
+    const out = await agent.invoke(start, config("optional"));
+    expect(out.decisions.map((d) => d.rule)).toEqual(["optional.skip"]);
+    expect(out.steps.enrich).toMatchObject({ status: "skipped", skipReason: "optional_failed" });
+    expect(out.steps.summary).toEqual({ status: "skipped", attempts: 0, skipReason: "dependency_skipped" });
+    expect(l.calls).toEqual({ enrich: 1, core: 1 });
+    expect(out.status).toBe("completed");
+  });
+});
