@@ -24,7 +24,7 @@ import { fmt, type Table } from "./lib.js";
 
 type Loose = Record<string, any>;
 
-type Cell =
+export type Cell =
   | "explicit-transient"
   | "explicit-permanent"
   | "implicit-transient"
@@ -32,7 +32,9 @@ type Cell =
   | "wrong-root-cause"
   | "missing-resource"
   | "new-evidence"
-  | "scope-change";
+  | "scope-change"
+  /** The side-effecting last step commits, then its answer is lost (a timeout): used by bench/middleware.ts. */
+  | "lost-ack";
 const CELLS: Cell[] = [
   "explicit-transient",
   "explicit-permanent",
@@ -45,7 +47,7 @@ const CELLS: Cell[] = [
 ];
 
 /** A seeded world: a DAG of n steps, one faulty step, and the ground truth of what works. */
-interface World {
+export interface World {
   n: number;
   deps: number[][];
   faulty: number;
@@ -58,7 +60,7 @@ function rng(seed: number) {
   return () => (x = (x * 1664525 + 1013904223) >>> 0) / 2 ** 32;
 }
 
-function makeWorld(seed: number, cell: Cell): World {
+export function makeWorld(seed: number, cell: Cell): World {
   const r = rng(seed);
   const n = 5 + Math.floor(r() * 26);
   const deps = Array.from({ length: n }, (_, i) =>
@@ -78,7 +80,7 @@ function makeWorld(seed: number, cell: Cell): World {
 }
 
 /** Counters shared by the tools of one run. */
-interface Ledger {
+export interface Ledger {
   attempts: number;
   useful: number;
   commits: Map<string, number>;
@@ -90,7 +92,7 @@ const TRANSIENT_FAILURES = 2;
 
 /** The tools of a world. `t_i` is step i's tool; `alt` is the alternative that works for the faulty step. */
 /** `faultyCalled`: the scope-change cell's caller stops the run while the faulty step's call is under way. */
-function worldTools(w: World, ledger: Ledger, hooks: { faultyCalled?: () => void } = {}) {
+export function worldTools(w: World, ledger: Ledger, hooks: { faultyCalled?: () => void } = {}) {
   const call = (name: string) => {
     const n = (ledger.calls.get(name) ?? 0) + 1;
     ledger.calls.set(name, n);
@@ -113,7 +115,11 @@ function worldTools(w: World, ledger: Ledger, hooks: { faultyCalled?: () => void
         }
         if (i === w.faulty) {
           const fails =
-            w.cell === "explicit-transient" || w.cell === "implicit-transient" ? n <= TRANSIENT_FAILURES : true;
+            w.cell === "explicit-transient" || w.cell === "implicit-transient"
+              ? n <= TRANSIENT_FAILURES
+              : w.cell === "lost-ack"
+                ? n === 1
+                : true;
           if (fails) {
             switch (w.cell) {
               case "explicit-transient":
@@ -130,6 +136,8 @@ function worldTools(w: World, ledger: Ledger, hooks: { faultyCalled?: () => void
               case "scope-change":
                 hooks.faultyCalled?.();
                 return { ok: true, [`out${i}`]: i };
+              case "lost-ack":
+                throw new TransientError("timed out waiting for the answer (the commit went through)");
             }
           }
         }
@@ -177,7 +185,7 @@ function step(w: World, i: number): Step {
   };
 }
 
-function worldPlan(w: World): PlanDraft {
+export function worldPlan(w: World): PlanDraft {
   return {
     assumptions: [
       {
@@ -191,7 +199,7 @@ function worldPlan(w: World): PlanDraft {
 }
 
 /** The scripted planner's knowledge, shared by (a) and (c): the faulty route is replaced by `alt` (or a verification for new evidence, an extra step for a scope change). */
-function repair(w: World, s: Step): Step[] {
+export function repair(w: World, s: Step): Step[] {
   if (w.cell === "new-evidence")
     return [
       {

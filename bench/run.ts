@@ -11,6 +11,7 @@ import { checkpointGrowth } from "./checkpoint-growth.js";
 import { concurrency } from "./concurrency.js";
 import { decisionLatency } from "./decision-latency.js";
 import { governance } from "./governance.js";
+import { middleware } from "./middleware.js";
 import { markdownTable, printTable, type Table } from "./lib.js";
 import { overhead } from "./overhead.js";
 import { replanMemory } from "./replan-memory.js";
@@ -28,6 +29,7 @@ const suites: [string, () => Promise<Table>][] = [
   ["decision", () => decisionLatency(quick)],
   ["growth", () => checkpointGrowth(quick)],
   ["governance", async () => (await governance(quick)).table],
+  ["middleware", () => middleware(quick)],
   ["concurrency", () => concurrency(quick)],
   ["memory", () => replanMemory(quick)],
   ["capability", () => capability(quick)],

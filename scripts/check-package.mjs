@@ -1,6 +1,10 @@
 // Builds, packs and lints the published package: publint (package.json, exports, files) and
-// Are The Types Wrong (type resolution for ESM consumers; the package is ESM-only).
+// Are The Types Wrong (type resolution for ESM consumers; the package is ESM-only). Then checks
+// that the optional peers stay optional: `langchain` (and deepagents) are reached only from the
+// `langgraph-replan/agent` subpath, so the root, `/policy` and `/worker` load without them.
 import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 
 const run = (cmd, args) => execFileSync(cmd, args, { stdio: "inherit" });
 run("npm", ["run", "build"]);
@@ -18,3 +22,22 @@ for (const name of ["userView", "operatorView", "debugView", "htmlReport", "plan
   if (!views.includes(name)) throw new Error(`langgraph-replan/views does not export ${name}`);
 }
 console.log(`root: ${root.length} runtime names; views: ${views.length}`);
+const pkg = JSON.parse(readFileSync("package.json", "utf8"));
+const optional = ["langchain", "deepagents"];
+for (const [subpath, target] of Object.entries(pkg.exports)) {
+  if (typeof target !== "object" || subpath === "./agent") continue;
+  const seen = new Set();
+  const queue = [resolve(target.import)];
+  while (queue.length > 0) {
+    const file = queue.pop();
+    if (seen.has(file)) continue;
+    seen.add(file);
+    for (const [, spec] of readFileSync(file, "utf8").matchAll(/(?:from|import)\s*\(?\s*"([^"]+)"/g)) {
+      if (spec.startsWith(".")) queue.push(join(dirname(file), spec));
+      else if (optional.some((name) => spec === name || spec.startsWith(`${name}/`)))
+        throw new Error(`${subpath} reaches ${spec} through ${file}: only langgraph-replan/agent may import it`);
+    }
+  }
+}
+if (!existsSync(pkg.exports["./agent"].import)) throw new Error("langgraph-replan/agent is missing from dist");
+console.log("optional peers: langchain and deepagents are reached only from langgraph-replan/agent");

@@ -5,7 +5,7 @@ import type { Runtime } from "../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.js";
 import type { Step } from "../plan/schema.js";
 import type { Decision } from "../policy/decision.js";
-import type { Deviation } from "../policy/deviation.js";
+import { producerAssumptions, type Deviation } from "../policy/deviation.js";
 import { LADDER_ACTIONS, mayAskLlm, recordAfter } from "../policy/step-records.js";
 import { classify, type ReplanStanding, type Verdict } from "../policy/classify.js";
 import { decide } from "../policy/decide.js";
@@ -44,7 +44,7 @@ export function makeClassifierNode(rt: Runtime) {
       // `rate.limit` records are the dispatcher's bookkeeping, not ladder decisions (docs/architecture.md "Parallel
       // steps").
       decisionCount: state.decisions.filter((d) => d.rule !== "rate.limit").length,
-      producerAssumptions: producerAssumptions(state, deviation),
+      producerAssumptions: producerAssumptions(state.plan!, state.facts, deviation),
       tiers: rt.tiers,
     });
     const usage: UsageEntry[] = [];
@@ -64,16 +64,6 @@ export function makeClassifierNode(rt: Runtime) {
     if (id && record) update.steps = { [id]: verdict.tier ? { ...record, tier: verdict.tier } : record };
     return { ...update, ...afterDecision(rt, state, decision) };
   };
-}
-
-/** The assumptions of the steps that produce the facts a failed precondition or missing input names. */
-function producerAssumptions(state: PlanManagerStateType, deviation: Deviation): string[] {
-  const plan = state.plan!;
-  const read = deviation.kind === "precondition" ? [...(deviation.missing ?? []), ...(deviation.facts ?? [])] : [];
-  return [...new Set(read)].flatMap((key) => {
-    const producer = state.facts[key]?.producedBy ?? plan.steps.find((s) => s.produces?.includes(key))?.id;
-    return plan.steps.find((s) => s.id === producer)?.assumptions ?? [];
-  });
 }
 
 /** The optional LLM classifier, for `unknown` only; a failure of it leaves the rule's verdict standing. */

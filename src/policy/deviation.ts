@@ -1,7 +1,7 @@
 /** A deviation: anything the executor saw that is not "the step succeeded". Plain data. */
 import { ToolInputParsingException } from "@langchain/core/tools";
 import { z } from "zod";
-import { ErrorInfoSchema, type ErrorInfo } from "../plan/schema.js";
+import { ErrorInfoSchema, type ErrorInfo, type Fact, type Plan } from "../plan/schema.js";
 
 /** What every deviation carries, whatever its kind. */
 const base = {
@@ -70,6 +70,18 @@ export type DeviationOf<K extends DeviationKind> = Extract<Deviation, { kind: K 
 /** The assumption a deviation names: an assumption check's, or the one an `AssumptionBrokenError` carries. */
 export function namedAssumption(d: Deviation): string | undefined {
   return d.kind === "assumption_broken" ? d.assumptionId : d.error?.assumptionId;
+}
+
+/**
+ * The assumptions of the steps that produce the facts a failed precondition or missing input names
+ * (the producer of a recorded fact, else the step of the plan that would produce it).
+ */
+export function producerAssumptions(plan: Plan, facts: Readonly<Record<string, Fact>>, d: Deviation): string[] {
+  const read = d.kind === "precondition" ? [...(d.missing ?? []), ...(d.facts ?? [])] : [];
+  return [...new Set(read)].flatMap((key) => {
+    const producer = facts[key]?.producedBy ?? plan.steps.find((s) => s.produces?.includes(key))?.id;
+    return plan.steps.find((s) => s.id === producer)?.assumptions ?? [];
+  });
 }
 
 /**

@@ -293,9 +293,22 @@ export const RULES = {
     "person",
     "any",
     "approve",
-    "a person approved the plan at its review; its first step starts",
+    "a person approved (or edited and approved) the plan at its review; its first step starts",
   ),
   "human.complete": r("person", "any", "complete", "a person did a human step; their output became its facts"),
+  // Answers inside createAgent's loop (langgraph-replan/agent).
+  "human.reject-plan": r(
+    "person",
+    "any",
+    "escalate",
+    "a person rejected a whole plan at review: it is not adopted and the author is asked for another",
+  ),
+  "human.reject-call": r(
+    "person",
+    "any",
+    "escalate",
+    "a person refused an escalated call: it does not run, and the agent is asked to revise its plan",
+  ),
 } as const satisfies Record<string, Rule>;
 
 export type RuleId = keyof typeof RULES;

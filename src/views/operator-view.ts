@@ -6,11 +6,8 @@ import { decisionLine } from "./decision-line.js";
 import { planMetrics, type PlanMetrics } from "./metrics.js";
 import { costsByTier, tierCostLine } from "./model-costs.js";
 
-type OperatorState = Pick<
-  PlanManagerStateType,
-  "plan" | "steps" | "status" | "decisions" | "replans" | "budget" | "pendingHuman"
-> &
-  Partial<Pick<PlanManagerStateType, "usage">>;
+type OperatorState = Pick<PlanManagerStateType, "plan" | "steps" | "status" | "decisions" | "replans" | "budget"> &
+  Partial<Pick<PlanManagerStateType, "usage" | "pendingHuman">>;
 
 const FINISHED: ReadonlySet<string> = new Set(["completed", "partial", "failed", "aborted"]);
 

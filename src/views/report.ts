@@ -19,19 +19,9 @@ const FACT_HEADERS = ["fact", "label", "value", "produced by", "plan", "derived 
 
 type ReportState = Pick<
   PlanManagerStateType,
-  | "goal"
-  | "status"
-  | "plan"
-  | "planHistory"
-  | "steps"
-  | "facts"
-  | "decisions"
-  | "replans"
-  | "budget"
-  | "outcome"
-  | "sideEffects"
+  "goal" | "status" | "plan" | "planHistory" | "steps" | "facts" | "decisions" | "replans" | "budget" | "sideEffects"
 > &
-  Partial<Pick<PlanManagerStateType, "usage">>;
+  Partial<Pick<PlanManagerStateType, "usage" | "outcome">>;
 
 export interface ReportOptions {
   title?: string;

@@ -7,8 +7,9 @@ import type { StepRun } from "../plan/schema.js";
 import { isFinished } from "../plan/ready.js";
 import { printable } from "./printable.js";
 
-type ViewState = Pick<PlanManagerStateType, "plan" | "steps" | "status" | "outcome"> &
-  Partial<Pick<PlanManagerStateType, "pendingHuman">>;
+/** What the view reads; `outcome` and `pendingHuman` are optional, so an agent's plan state (planMiddleware) fits. */
+type ViewState = Pick<PlanManagerStateType, "plan" | "steps" | "status"> &
+  Partial<Pick<PlanManagerStateType, "outcome" | "pendingHuman">>;
 
 export function userLine(text: string, run: StepRun | undefined, waitingOnPerson = false): string | undefined {
   const goal = printable(text);

@@ -20,6 +20,7 @@ const BELOW: Record<string, readonly string[]> = {
   planners: ["errors", "expr", "plan", "policy", "contracts"],
   views: ["errors", "expr", "plan", "policy", "runtime"],
   graph: ["errors", "expr", "plan", "policy", "contracts", "runtime", "nodes", "views"],
+  agent: ["errors", "expr", "plan", "policy", "contracts", "views"],
   worker: ["errors", "plan", "contracts", "runtime", "graph"],
   cli: ["errors", "plan", "runtime", "graph", "views", "worker"],
 };
@@ -48,5 +49,15 @@ describe("layers", () => {
       }
     }
     expect(wrong).toEqual([]);
+  });
+
+  it("only src/agent imports langchain or deepagents: the root package loads without the optional peers", () => {
+    const reaching: string[] = [];
+    for (const file of sources("src")) {
+      if (layerOf(file) === "agent") continue;
+      for (const m of readFileSync(file, "utf8").matchAll(/from\s+"([^"]+)"/g))
+        if (/^(langchain|deepagents)(\/|$)/.test(m[1]!)) reaching.push(`${file} → ${m[1]}`);
+    }
+    expect(reaching).toEqual([]);
   });
 });

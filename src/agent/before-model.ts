@@ -1,0 +1,105 @@
+/**
+ * Before every model call: a person answers the escalations the last tool calls left (an
+ * interrupt here has nothing to undo on resume: no tool ran in this node), the run's status
+ * follows the plan, and the plan view replaces the previous one at the end of the conversation,
+ * so the model reads the current plan every turn, whatever summarization did to the history.
+ */
+import { HumanMessage, RemoveMessage, type BaseMessage } from "@langchain/core/messages";
+import { factValues } from "../plan/facts.js";
+import { isFinished, selectReady } from "../plan/ready.js";
+import type { RunStatus, StepRun } from "../plan/schema.js";
+import type { Decision } from "../policy/decision.js";
+import { decide } from "./decisions.js";
+import { PLAN_VIEW_ID, planView } from "./plan-view.js";
+import { ask, reviewRequest } from "./review.js";
+import { callKey } from "./route.js";
+import type { AgentPlanUpdate, AgentPlanValues, Escalation } from "./state.js";
+
+type ModelState = AgentPlanValues & { messages: BaseMessage[] };
+
+export function beforeModel(state: ModelState, at: () => string): AgentPlanUpdate & { messages?: BaseMessage[] } {
+  const answered = answerEscalations(state, at);
+  const steps = { ...state.steps };
+  for (const [id, run] of Object.entries(answered.update.steps ?? {})) if (run) steps[id] = run;
+  const skipped = settleSkips(state, steps);
+  const status = statusOf(state.plan === undefined, state.plan?.steps.every((s) => isFinished(steps[s.id])) ?? false);
+  const view = planView({ ...state, steps });
+  const stale = state.messages
+    .filter((m) => m.id?.startsWith(PLAN_VIEW_ID))
+    .map((m) => new RemoveMessage({ id: m.id! }));
+  const notes = answered.notes.length > 0 ? `\n${answered.notes.join("\n")}` : "";
+  const fresh = view
+    ? [new HumanMessage({ id: `${PLAN_VIEW_ID}-${state.messages.length}`, content: view + notes })]
+    : [];
+  const update: AgentPlanUpdate & { messages?: BaseMessage[] } = { ...answered.update };
+  if (Object.keys(skipped).length > 0) update.steps = { ...update.steps, ...skipped };
+  if (status !== state.status) update.status = status;
+  if (!state.goal) {
+    const first = state.messages.find((m) => m.getType() === "human" && !m.id?.startsWith(PLAN_VIEW_ID));
+    if (first && typeof first.content === "string") update.goal = first.content;
+  }
+  if (stale.length > 0 || fresh.length > 0) update.messages = [...stale, ...fresh];
+  return update;
+}
+
+/**
+ * Steps the plan skips without a call: `when` is false, or a step they depend on was skipped (an
+ * optional step that failed for good). Recorded as the graph records them, so the run can finish.
+ */
+function settleSkips(state: ModelState, steps: Record<string, StepRun>): Record<string, StepRun> {
+  const skipped: Record<string, StepRun> = {};
+  if (!state.plan) return skipped;
+  for (let next = selectReady(state.plan, steps, factValues(state.facts)); next.kind === "skip";) {
+    const run: StepRun = { status: "skipped", attempts: 0, skipReason: next.reason };
+    steps[next.step.id] = run;
+    skipped[next.step.id] = run;
+    next = selectReady(state.plan, steps, factValues(state.facts));
+  }
+  return skipped;
+}
+
+function statusOf(noPlan: boolean, allDone: boolean): RunStatus {
+  if (noPlan) return "planning";
+  return allDone ? "completed" : "running";
+}
+
+/** Each escalation is one question; several are asked one after the other. */
+function answerEscalations(state: ModelState, at: () => string): { update: AgentPlanUpdate; notes: string[] } {
+  const steps: Record<string, StepRun> = {};
+  const decisions: Decision[] = [];
+  const notes: string[] = [];
+  const escalations: Record<string, null> = {};
+  const failedCalls: Record<string, boolean> = {};
+  for (const e of Object.values(state.planRun.escalations)) {
+    if (!e) continue;
+    const run: StepRun = state.steps[e.stepId] ?? { status: "failed", attempts: 0 };
+    const answer = ask(question(state, e));
+    const place = { stepId: e.stepId, attempt: run.attempts, planVersion: state.plan?.version ?? 0, at: at() };
+    escalations[e.stepId] = null;
+    if (answer.type === "reject") {
+      const reason = `a person refused step "${e.stepId}"${answer.message ? `: ${answer.message}` : ""}`;
+      decisions.push(decide({ rule: "human.reject-call", reason, by: "person" }, place));
+      notes.push(`${reason}. Revise the plan with write_plan, or finish and report.`);
+      continue;
+    }
+    const args = answer.type === "edit" ? answer.args : e.args;
+    const tool = answer.type === "edit" ? (answer.name ?? e.tool) : e.tool;
+    steps[e.stepId] = { ...run, status: "pending", retryBase: run.attempts };
+    failedCalls[e.call] = false;
+    failedCalls[callKey(e.stepId, tool, args)] = false;
+    const reason = `a person allowed step "${e.stepId}" another round: call ${tool} with ${JSON.stringify(args)}`;
+    decisions.push(decide({ rule: "human.retry", reason, by: "person" }, place));
+    notes.push(`${reason}.`);
+  }
+  const update: AgentPlanUpdate = notes.length === 0 ? {} : { steps, decisions, planRun: { escalations, failedCalls } };
+  return { update, notes };
+}
+
+function question(state: ModelState, e: Escalation) {
+  const description = `Step "${e.stepId}" needs a person: ${e.reason} [${e.rule}]. Approve another try, edit the call, or reject.`;
+  return reviewRequest(
+    "escalation",
+    { name: e.tool, args: e.args, description },
+    { rule: e.rule, planVersion: state.plan?.version ?? 0, stepId: e.stepId },
+  );
+}

@@ -1,0 +1,75 @@
+/**
+ * A plan draft from the model: validated by the graph's validator against the agent's tools and
+ * the assumptions already proven false, and enriched like the graph enriches one (a step whose
+ * tool has side effects is marked so). Also the message the model reads once a version is recorded.
+ */
+import { factValues } from "../plan/facts.js";
+import { selectReady } from "../plan/ready.js";
+import type { Plan, PlanDraft } from "../plan/schema.js";
+import { formatIssues, validatePlan } from "../plan/validate.js";
+import type { AgentPlanValues } from "./state.js";
+import type { CallEnv, CallResult } from "./settle.js";
+
+export type Checked = { ok: true; draft: PlanDraft } | { ok: false; result: CallResult };
+
+export function validateDraft(env: CallEnv, args: unknown, tools: ReadonlySet<string>): Checked {
+  const { state, options } = env;
+  const drafted = draftTools(args);
+  // Before the first model call of a resumed process the agent's tools are not known yet: trust the draft's.
+  const known = tools.size > 0 ? tools : new Set(drafted);
+  const external = (state.plan?.assumptions ?? []).map((a) => a.id).filter((a) => !state.planRun.falsified.includes(a));
+  const checked = validatePlan(args, {
+    tools: known,
+    policy: { defaultRetry: options.policy.defaultRetry },
+    falsified: state.planRun.falsified,
+    externalAssumptions: external,
+  });
+  if (checked.ok) {
+    const human = checked.draft.steps.find((s) => s.human);
+    if (!human) return checked;
+    const message = `step "${human.id}" is a human step; inside createAgent use humanInTheLoopMiddleware instead`;
+    return { ok: false, result: { content: rejected(message), status: "error", update: {} } };
+  }
+  return { ok: false, result: { content: rejected(formatIssues(checked.issues)), status: "error", update: {} } };
+}
+
+function rejected(issues: string): string {
+  return `The plan was not recorded:\n${issues}\nFix it and call write_plan again.`;
+}
+
+function draftTools(args: unknown): string[] {
+  const steps = (args as { steps?: unknown } | null)?.steps;
+  if (!Array.isArray(steps)) return [];
+  return steps.flatMap((s: unknown) => {
+    const step = s as { tool?: unknown; fallback?: { tool?: unknown } } | null;
+    return [step?.tool, step?.fallback?.tool].filter((t): t is string => typeof t === "string");
+  });
+}
+
+/** Steps calling a side-effecting tool declare it, so the idempotency and review rules see it. */
+export function enrich(draft: PlanDraft, sideEffectTools: ReadonlySet<string>): PlanDraft {
+  const steps = draft.steps.map((s) =>
+    s.tool && sideEffectTools.has(s.tool) && !s.sideEffects?.length
+      ? { ...s, sideEffects: [s.tool], idempotent: s.idempotent ?? false }
+      : s,
+  );
+  return { ...draft, steps };
+}
+
+export function committedMessage(
+  state: Pick<AgentPlanValues, "steps" | "facts"> & { plan: Plan },
+  fresh: readonly string[],
+  keptCommitted: readonly string[],
+): string {
+  const { plan } = state;
+  const readiness = selectReady(plan, state.steps, factValues(state.facts));
+  const ready = readiness.kind === "ready" ? readiness.steps.map((s) => `${s.id} (${s.tool})`) : [];
+  const lines = [`Plan version ${plan.version} recorded: ${plan.steps.length} steps.`];
+  if (fresh.length > 0) lines.push(`New steps: ${fresh.join(", ")}.`);
+  if (keptCommitted.length > 0)
+    lines.push(
+      `Kept as they were (their side effects are committed and never run twice): ${keptCommitted.join(", ")}.`,
+    );
+  lines.push(ready.length > 0 ? `Ready now: ${ready.join(", ")}.` : "No step is ready.");
+  return lines.join("\n");
+}

@@ -1,0 +1,10 @@
+/**
+ * `langgraph-replan/agent`: the plan manager as a middleware for LangChain's `createAgent`
+ * (`langchain` is an optional peer dependency; only this subpath needs it).
+ */
+export { planMiddleware } from "./middleware.js";
+export type { PlanMiddlewareOptions } from "./options.js";
+export { AgentPlanState } from "./state.js";
+export type { AgentPlanValues, Escalation, Trigger } from "./state.js";
+export type { ReviewRequest, Answer } from "./review.js";
+export { WRITE_PLAN } from "./write-plan.js";

@@ -1,0 +1,115 @@
+/**
+ * `planMiddleware(options)`: the governed plan inside LangChain's `createAgent` loop. The model
+ * writes its plan with `write_plan`; every tool call of a plan step goes through the graph's
+ * policy core (see docs/decisions/0022-agent-middleware.md); the plan is shown to the model
+ * before every call.
+ */
+import { ToolMessage } from "@langchain/core/messages";
+import { Command, isGraphBubbleUp } from "@langchain/langgraph";
+import { createMiddleware, ToolInvocationError, type ToolCallRequest } from "langchain";
+import { errorInfo } from "../policy/deviation.js";
+import { beforeModel } from "./before-model.js";
+import { resolveAgentOptions, type PlanMiddlewareOptions, type ResolvedAgentOptions } from "./options.js";
+import { callKey, routeCall } from "./route.js";
+import { refuseRepeat, type CallEnv, type CallResult } from "./settle.js";
+import { AgentPlanState, type AgentPlanValues } from "./state.js";
+import { runStep, type AttemptResult } from "./step-call.js";
+import { WRITE_PLAN, writePlan, writePlanTool } from "./write-plan.js";
+import { outputOf, textOf, withKey } from "./tool-call.js";
+
+type AgentTool = NonNullable<ToolCallRequest["tool"]>;
+
+const SYSTEM_PROMPT =
+  "Plan with write_plan before calling other tools: one step per tool call, with the steps each depends on " +
+  "and the assumptions it rests on. The current plan is shown to you every turn; follow it, and revise it with " +
+  "write_plan when told a step failed or an assumption is false.";
+
+type Handler = (request: ToolCallRequest) => Promise<ToolMessage | Command> | ToolMessage | Command;
+
+export function planMiddleware(options: PlanMiddlewareOptions = {}) {
+  const resolved = resolveAgentOptions(options);
+  /** The agent's tools, learned from the model calls (the tools are the agent's, the same for every thread). */
+  const offered = new Map<string, AgentTool>();
+  const at = () => new Date(resolved.now()).toISOString();
+  return createMiddleware({
+    name: "planMiddleware",
+    stateSchema: AgentPlanState,
+    tools: [writePlanTool],
+    beforeModel: (state) => beforeModel(state as unknown as Parameters<typeof beforeModel>[0], at),
+    wrapModelCall: (request, handler) => {
+      for (const t of request.tools) if (typeof t.name === "string") offered.set(t.name, t);
+      return handler({ ...request, systemMessage: request.systemMessage.concat(`\n\n${SYSTEM_PROMPT}`) });
+    },
+    wrapToolCall: async (request, handler) =>
+      governed(request as unknown as ToolCallRequest, handler as unknown as Handler, resolved, offered, at),
+  });
+}
+
+async function governed(
+  request: ToolCallRequest,
+  handler: Handler,
+  options: ResolvedAgentOptions,
+  offered: Map<string, AgentTool>,
+  at: () => string,
+): Promise<ToolMessage | Command> {
+  const state = request.state as unknown as AgentPlanValues;
+  const call = request.toolCall;
+  const env: CallEnv = {
+    options,
+    state,
+    threadId: String(request.runtime.configurable?.thread_id ?? "agent"),
+    at,
+    invoke: (tool, args, key) => attempt(request, handler, offered, { tool, args, key }),
+  };
+  const tools = new Set([...options.tools, ...offered.keys()]);
+  let result: CallResult;
+  if (call.name === WRITE_PLAN) result = await writePlan(env, call.args, tools);
+  else {
+    const route = routeCall(state, call.name, call.args);
+    if (route.kind === "free") return handler(request);
+    if (route.kind === "done") {
+      const output = JSON.stringify(route.output) ?? "null";
+      result = {
+        content: `Step "${route.step.id}" already succeeded (not run again); its result: ${output}`,
+        status: "success",
+        update: {},
+      };
+    } else if (route.kind === "refuse")
+      result = state.planRun.failedCalls[callKey(route.step.id, call.name, route.args)]
+        ? refuseRepeat(env, route.step, { tool: call.name, args: route.args })
+        : { content: `Not run: ${route.message}.`, status: "error", update: {} };
+    else result = await runStep(env, route.step, call.name, route.args);
+  }
+  const message = new ToolMessage({
+    content: result.content,
+    tool_call_id: call.id ?? "",
+    name: call.name,
+    status: result.status,
+  });
+  return new Command({ update: { ...result.update, messages: [message] } });
+}
+
+/** One attempt of a tool through the rest of the middleware chain. */
+async function attempt(
+  request: ToolCallRequest,
+  handler: Handler,
+  offered: Map<string, AgentTool>,
+  call: { tool: string; args: Record<string, unknown>; key: string | undefined },
+): Promise<AttemptResult> {
+  const own = call.tool === request.toolCall.name ? request.tool : offered.get(call.tool);
+  const tool = call.key && own ? withKey(own, call.key) : own;
+  try {
+    const out = await handler({
+      ...request,
+      toolCall: { ...request.toolCall, name: call.tool, args: call.args },
+      tool,
+    });
+    if (!ToolMessage.isInstance(out)) return { ok: true, content: "", output: undefined };
+    const content = textOf(out.content);
+    if (out.status === "error") return { ok: false, error: { name: "ToolError", message: content } };
+    return { ok: true, content, output: outputOf(content) };
+  } catch (error) {
+    if (isGraphBubbleUp(error)) throw error;
+    return { ok: false, error: errorInfo(ToolInvocationError.isInstance(error) ? error.toolError : error) };
+  }
+}

@@ -1,0 +1,68 @@
+/** `planMiddleware` options: documented with their defaults, validated where they enter. */
+import { z } from "zod";
+import { PlanManagerError } from "../errors.js";
+import { resolvePolicy, type PolicyOptions, type ResolvedPolicy } from "../policy/options.js";
+
+export interface PlanMiddlewareOptions {
+  /** The ladder's guardrails and retry defaults, as for `createPlanManager`. Default: the library's. */
+  policy?: PolicyOptions;
+  /** `true`: a person reviews the first plan, and any revision that adds a side-effecting tool. Default false. */
+  reviewPlan?: boolean;
+  /**
+   * Tools with side effects: their calls get an idempotency key (`config.configurable.idempotencyKey`),
+   * a committed call is recorded in `sideEffects` and never runs again, and a revision that adds one
+   * waits for a person. Default [].
+   */
+  sideEffectTools?: readonly string[];
+  /**
+   * The agent's tools, checked against the plan's steps. Default: the tools the model is offered
+   * (read from each model call).
+   */
+  tools?: readonly string[];
+  /** Waits before a retry. Default: a timer; tests pass one that records the delay and returns at once. */
+  sleep?: (ms: number) => Promise<void>;
+  /** The clock for records' timestamps. Default `Date.now`. */
+  now?: () => number;
+}
+
+export interface ResolvedAgentOptions {
+  policy: ResolvedPolicy;
+  reviewPlan: boolean;
+  sideEffectTools: ReadonlySet<string>;
+  tools: readonly string[];
+  sleep: (ms: number) => Promise<void>;
+  now: () => number;
+}
+
+const OptionsSchema = z
+  .object({
+    policy: z.unknown().optional(),
+    reviewPlan: z.boolean().optional(),
+    sideEffectTools: z.array(z.string().min(1)).max(1000).optional(),
+    tools: z.array(z.string().min(1)).max(1000).optional(),
+    sleep: z.function().optional(),
+    now: z.function().optional(),
+  })
+  .strict();
+
+const timer = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export function resolveAgentOptions(options: PlanMiddlewareOptions = {}): ResolvedAgentOptions {
+  const parsed = OptionsSchema.safeParse(options);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const path = issue.path.map(String).join(".") || "options";
+    throw new PlanManagerError("invalid_options", `planMiddleware ${path}: ${issue.message}`, {
+      path,
+      issues: parsed.error.issues,
+    });
+  }
+  return {
+    policy: resolvePolicy(options.policy),
+    reviewPlan: options.reviewPlan ?? false,
+    sideEffectTools: new Set(options.sideEffectTools ?? []),
+    tools: [...(options.tools ?? [])],
+    sleep: options.sleep ?? timer,
+    now: options.now ?? Date.now,
+  };
+}

@@ -1,0 +1,144 @@
+/**
+ * One tool call of a plan step, through the ladder: each attempt's result is judged with the
+ * graph's step checks and classified by the same `classify`; a transient failure is retried here
+ * after the policy's backoff (the model sees one result), a fallback tool is tried, and what is
+ * left — a replan, an escalation, a skip — is settled in `settle.ts`.
+ */
+import { factValues, makeFacts } from "../plan/facts.js";
+import { operationKey } from "../plan/operation.js";
+import type { ErrorInfo, Step, StepRun } from "../plan/schema.js";
+import { activeAssumptionChecks, assumptionDeviation } from "../policy/assumptions.js";
+import { classify } from "../policy/classify.js";
+import type { Decision } from "../policy/decision.js";
+import { producerAssumptions, type Deviation } from "../policy/deviation.js";
+import { checkInputs, checkPreconditions, judgeOutput } from "../policy/step-checks.js";
+import { decide } from "./decisions.js";
+import { settle, standing, type CallEnv, type CallResult } from "./settle.js";
+
+/** What one attempt of a tool gave back. */
+export type AttemptResult = { ok: true; content: string; output: unknown } | { ok: false; error: ErrorInfo };
+
+interface Deviated {
+  kind: "deviation";
+  deviation: Deviation;
+  error?: ErrorInfo;
+  /** A call that succeeded but proved an assumption false: its record and the facts it produced. */
+  succeeded?: { run: StepRun; values: Record<string, unknown> };
+}
+type Judged = { kind: "success"; result: CallResult } | Deviated;
+
+export async function runStep(
+  env: CallEnv,
+  step: Step,
+  tool: string,
+  modelArgs: Record<string, unknown>,
+): Promise<CallResult> {
+  const { state, options } = env;
+  const trusted = factValues(state.facts);
+  const inputs = Object.fromEntries((step.inputs ?? []).filter((k) => k in trusted).map((k) => [k, trusted[k]]));
+  const args = { ...modelArgs, ...inputs };
+  // The model may call a step's fallback tool itself: the step then runs on its fallback.
+  const onFallback = tool !== step.tool;
+  let run: StepRun = {
+    status: "pending",
+    attempts: 0,
+    ...state.steps[step.id],
+    ...(onFallback ? { usedFallback: true } : {}),
+  };
+  const decisions: Decision[] = [];
+  const pre = checkInputs(step, state.facts, trusted) ?? checkPreconditions(step, trusted);
+  let pending: Deviated | undefined = pre
+    ? { kind: "deviation", deviation: { ...pre.deviation, stepId: step.id, attempt: run.attempts }, error: pre.error }
+    : undefined;
+  let call = { tool, args: onFallback ? { ...args, ...step.fallback?.args } : args };
+  for (;;) {
+    let judged: Judged;
+    if (pending) judged = pending;
+    else {
+      run = { ...run, status: "running", attempts: run.attempts + 1, startedAt: run.startedAt ?? env.at() };
+      const key = sideEffectKey(env, step, call.tool, call.args);
+      judged = judge(env, step, run, await env.invoke(call.tool, call.args, key), key, decisions);
+    }
+    pending = undefined;
+    if (judged.kind === "success") return judged.result;
+    const verdict = classify({
+      deviation: judged.deviation,
+      step,
+      run,
+      policy: options.policy,
+      replan: standing(state),
+      decisionCount: state.decisions.length + decisions.length,
+      producerAssumptions: producerAssumptions(env.state.plan!, env.state.facts ?? {}, judged.deviation),
+    });
+    const place = { stepId: step.id, attempt: run.attempts, planVersion: state.plan!.version, at: env.at() };
+    decisions.push(decide(verdict, place));
+    run = judged.succeeded?.run ?? { ...run, status: "failed", endedAt: env.at(), ...errorOf(judged.error) };
+    if (verdict.action === "retry") {
+      run = { ...run, status: "pending" };
+      await options.sleep(verdict.delayMs ?? 0);
+      continue;
+    }
+    if (verdict.action === "fallback" && step.fallback) {
+      run = { ...run, status: "pending", usedFallback: true };
+      call = { tool: step.fallback.tool, args: { ...args, ...step.fallback.args } };
+      continue;
+    }
+    const { deviation, succeeded } = judged;
+    return settle(env, { step, run, decisions, verdict, call, deviation, ...(succeeded ? { succeeded } : {}) });
+  }
+}
+
+function errorOf(error: ErrorInfo | undefined): { error?: ErrorInfo } {
+  return error ? { error } : {};
+}
+
+/** The result judged by the graph's checks; on success, the facts and the assumption checks they settle. */
+function judge(
+  env: CallEnv,
+  step: Step,
+  run: StepRun,
+  result: AttemptResult,
+  key: string | undefined,
+  decisions: Decision[],
+): Judged {
+  const { state } = env;
+  const attempt = run.attempts;
+  if (!result.ok)
+    return {
+      kind: "deviation",
+      deviation: { kind: "error", stepId: step.id, attempt, message: result.error.message, error: result.error },
+      error: result.error,
+    };
+  const trusted = factValues(state.facts);
+  const judged = judgeOutput(step, result.output, trusted);
+  if (!judged.ok)
+    return { kind: "deviation", deviation: { ...judged.deviation, stepId: step.id, attempt }, error: judged.error };
+  const version = state.plan!.version;
+  const facts = makeFacts(judged.values, {
+    producedBy: step.id,
+    planVersion: version,
+    assumptions: step.assumptions ?? [],
+  });
+  const done: StepRun = { ...run, status: "succeeded", output: judged.output, endedAt: env.at() };
+  delete done.error;
+  const after = { ...state.steps, [step.id]: done };
+  const broken = activeAssumptionChecks(state.plan!, after, state.planRun.falsified, { ...trusted, ...judged.values });
+  const deviation = assumptionDeviation(broken, step.id, attempt);
+  if (deviation) return { kind: "deviation", deviation, succeeded: { run: done, values: judged.values } };
+  const sideEffects = key ? [{ stepId: step.id, idempotencyKey: key, at: env.at() }] : [];
+  return {
+    kind: "success",
+    result: {
+      content: result.content,
+      status: "success",
+      update: { steps: { [step.id]: done }, facts, decisions, sideEffects },
+    },
+  };
+}
+
+/** Tools in `sideEffectTools`, and steps that declare side effects and are not idempotent, get a key. */
+function sideEffectKey(env: CallEnv, step: Step, tool: string, args: Record<string, unknown>): string | undefined {
+  const declared = (step.sideEffects?.length ?? 0) > 0 && step.idempotent === false && tool === step.tool;
+  if (!env.options.sideEffectTools.has(tool) && !declared) return undefined;
+  return operationKey(env.threadId, step.id, tool, args);
+}

@@ -1,0 +1,179 @@
+/**
+ * The `write_plan` tool: the model's plan draft (`{ steps, assumptions? }`), validated by the
+ * graph's plan validator. The first plan becomes version 1 (after a person's review with
+ * `reviewPlan`); a later one is a revision that passes the replan guards — `maxReplans`, the
+ * no-progress fingerprint, the capability guard — before it becomes the next version. A held
+ * revision waits for a person here, before anything is written, so asking again on resume is safe.
+ */
+import { tool } from "@langchain/core/tools";
+import { z } from "zod";
+import type { Plan, PlanDraft } from "../plan/schema.js";
+import { capabilityBaseline, capabilityGuard } from "../policy/capability.js";
+import type { Decision } from "../policy/decision.js";
+import { noProgressGuard, type GuardHit } from "../policy/replan-guards.js";
+import { decide } from "./decisions.js";
+import { committedMessage, enrich, validateDraft } from "./draft.js";
+import { ask, reviewRequest } from "./review.js";
+import { revise, type Revision } from "./revision.js";
+import { standing, type CallEnv, type CallResult } from "./settle.js";
+
+export const WRITE_PLAN = "write_plan";
+
+const StepArgs = z.looseObject({
+  id: z.string().describe('A unique step id, e.g. "fetch_rate"'),
+  goal: z.string().describe("What the step achieves, in a few words"),
+  tool: z.string().describe("The tool the step calls"),
+  dependsOn: z.array(z.string()).optional().describe("Ids of the steps that must succeed first"),
+  assumptions: z.array(z.string()).optional().describe("Ids of the assumptions the step rests on"),
+  produces: z.array(z.string()).optional().describe("Fields of the tool's output to record as facts"),
+  successSignal: z.string().optional().describe('CEL over output and facts, e.g. "output.ok == true"'),
+  fallback: z
+    .object({ tool: z.string(), args: z.record(z.string(), z.unknown()).optional() })
+    .optional()
+    .describe("A tool to try when this step's tool fails for good"),
+});
+
+const AssumptionArgs = z.object({
+  id: z.string(),
+  statement: z.string(),
+  check: z.string().optional().describe("CEL over facts; false means the assumption is broken"),
+});
+
+/** The tool the model calls; `planMiddleware` answers it (the function runs only without the middleware). */
+export const writePlanTool = tool(
+  async () => "write_plan is answered by planMiddleware; add planMiddleware to the agent's middleware",
+  {
+    name: WRITE_PLAN,
+    description:
+      "Write or revise the plan: the whole list of steps, each with the tool it calls, the steps it depends " +
+      "on and the assumptions it rests on. Call it before other tools, and again when told a step failed or an " +
+      "assumption is false. Completed steps are kept and never run twice.",
+    schema: z.object({ steps: z.array(StepArgs).min(1), assumptions: z.array(AssumptionArgs).optional() }),
+  },
+);
+
+export async function writePlan(env: CallEnv, args: unknown, tools: ReadonlySet<string>): Promise<CallResult> {
+  const checked = validateDraft(env, args, tools);
+  if (!checked.ok) return checked.result;
+  const draft = enrich(checked.draft, env.options.sideEffectTools);
+  return env.state.plan ? revision(env, env.state.plan, draft, tools) : firstPlan(env, draft, tools);
+}
+
+async function firstPlan(env: CallEnv, draft: PlanDraft, tools: ReadonlySet<string>): Promise<CallResult> {
+  const decisions: Decision[] = [];
+  if (env.options.reviewPlan) {
+    const answer = ask(review(env, draft, "Review the plan before any step runs", undefined));
+    const place = { attempt: 0, planVersion: 0, at: env.at() };
+    if (answer.type === "reject") {
+      const reason = `a person rejected the plan${answer.message ? `: ${answer.message}` : ""}`;
+      const decision = decide({ rule: "human.reject-plan", reason, by: "person" }, place);
+      return {
+        content: `${reason}. Write another with write_plan.`,
+        status: "error",
+        update: { decisions: [decision] },
+      };
+    }
+    if (answer.type === "edit") {
+      const edited = validateDraft(env, answer.args, tools);
+      if (!edited.ok) return edited.result;
+      draft = enrich(edited.draft, env.options.sideEffectTools);
+    }
+    const reason = answer.type === "edit" ? "a person edited and approved the plan" : "a person approved the plan";
+    decisions.push(decide({ rule: "human.approve-plan", reason, by: "person" }, place));
+  }
+  const plan: Plan = { version: 1, steps: draft.steps, assumptions: draft.assumptions ?? [] };
+  const state = { ...env.state, plan };
+  return {
+    content: committedMessage(state, [], []),
+    status: "success",
+    update: { plan, status: "running", decisions },
+  };
+}
+
+async function revision(env: CallEnv, old: Plan, draft: PlanDraft, tools: ReadonlySet<string>): Promise<CallResult> {
+  const { state, options } = env;
+  const place = { attempt: 0, planVersion: old.version, at: env.at() };
+  const count = standing(state).count;
+  if (count >= options.policy.maxReplans) {
+    const reason = `${count} revisions already (policy.maxReplans = ${options.policy.maxReplans})`;
+    const decision = decide({ rule: "guard.max-replans", reason }, place);
+    const content = `The plan was not revised: ${reason}. Finish with what is done, or stop and report.`;
+    return { content, status: "error", update: { decisions: [decision] } };
+  }
+  let rev = revise({ ...state, plan: old }, draft, state.planRun.trigger, env.at());
+  const hold = guard(env, old, rev);
+  const decisions: Decision[] = [];
+  if (hold) {
+    decisions.push(decide({ rule: hold.rule, reason: hold.reason }, place));
+    const answer = ask(review(env, draft, `The revision needs a person: ${hold.reason}`, hold));
+    if (answer.type === "reject") {
+      const reason = `a person rejected the revision${answer.message ? `: ${answer.message}` : ""}`;
+      decisions.push(decide({ rule: "human.reject-replan", reason, by: "person" }, place));
+      return { content: `${reason}.`, status: "error", update: { decisions } };
+    }
+    if (answer.type === "edit") {
+      const edited = validateDraft(env, answer.args, tools);
+      if (!edited.ok) return { ...edited.result, update: { decisions } };
+      rev = revise(
+        { ...state, plan: old },
+        enrich(edited.draft, options.sideEffectTools),
+        state.planRun.trigger,
+        env.at(),
+      );
+    }
+    // A revision answering a broken assumption replaces its branch; any other rewrites the plan.
+    const action = state.planRun.trigger !== null ? "replan_local" : "replan_global";
+    const reason = `a person approved: ${hold.reason}`;
+    decisions.push(decide({ rule: "human.approve-replan", action, reason, by: "person" }, place));
+  }
+  return commit(env, rev, decisions);
+}
+
+/** The first guard that holds the revision for a person, in the rule table's order. */
+function guard(env: CallEnv, old: Plan, rev: Revision): GuardHit | undefined {
+  const { state, options } = env;
+  const trigger = state.planRun.trigger;
+  const same = trigger !== null && rev.added.length === 0;
+  const seen = state.planRun.fingerprints;
+  const stale = same
+    ? { rule: "guard.no-progress" as const, reason: "the revision changes no step of the failed plan" }
+    : noProgressGuard(rev.proposed, rev.replaced, seen, trigger?.assumption, false);
+  if (stale) return stale;
+  const sideEffectsOf = (t: string) => (options.sideEffectTools.has(t) ? [t] : []);
+  const versions = [old.steps, ...state.planHistory.map((e) => e.replaced)];
+  const capability = capabilityGuard({
+    replacement: rev.added,
+    previous: old.steps,
+    proposed: rev.plan.steps,
+    baseline: capabilityBaseline(versions, [state.goal]),
+    facts: state.facts,
+    replanTools: options.policy.replanTools,
+    sideEffectsOf,
+  });
+  if (capability) return capability;
+  const effectful = rev.added.filter((s) => s.tool !== undefined && options.sideEffectTools.has(s.tool));
+  if (!options.reviewPlan || effectful.length === 0) return undefined;
+  const names = effectful.map((s) => `${s.id} (${s.tool})`).join(", ");
+  return { rule: "guard.new-capability", reason: `the revision adds side-effecting steps ${names} (reviewPlan)` };
+}
+
+function commit(env: CallEnv, rev: Revision, decisions: Decision[]): CallResult {
+  const content = committedMessage({ ...env.state, plan: rev.plan }, rev.record.newSteps, rev.keptCommitted);
+  return {
+    content,
+    status: "success",
+    update: {
+      plan: rev.plan,
+      planHistory: [rev.history],
+      replans: [rev.record],
+      steps: rev.resets,
+      decisions,
+      planRun: { trigger: null, fingerprints: [rev.proposed] },
+    },
+  };
+}
+
+function review(env: CallEnv, draft: PlanDraft, description: string, hold: GuardHit | undefined) {
+  const where = { rule: hold?.rule ?? "reviewPlan", planVersion: env.state.plan?.version ?? 0 };
+  return reviewRequest("plan_review", { name: WRITE_PLAN, args: draft, description }, where);
+}
