@@ -1,0 +1,202 @@
+/**
+ * The one place that reads LangGraph's `SqliteSaver` and `PostgresSaver` tables directly
+ * (docs/decisions/0016-state-loads.md). Delta channels are rebuilt on every load by
+ * `getDeltaChannelHistory`; the base class walks the thread with one `getTuple` per ancestor (all
+ * of its blobs and writes, one query or round trip each), so a load costs the thread's length
+ * times a query. The base class invites savers "with direct storage access" to override it, as
+ * `MemorySaver` does; these two do not (yet: it belongs upstream). Here the same history is read
+ * with one query: the parent chain, the nearest stored seed of each wanted channel, and only the
+ * wanted channels' writes.
+ *
+ * The user's saver is not changed: `withDirectHistory` returns a view that inherits everything from
+ * it and answers `getDeltaChannelHistory` itself (the same view for the same saver, so the thread
+ * lock still sees one checkpointer). A saver that overrides the method or the storage, or that is
+ * neither of the two, is used as it is. What this relies on in the savers (tables, columns, how
+ * values are serialised, the fields read) is pinned by test/graph/saver-history.test.ts, which
+ * fails by name if an upgrade changes it.
+ */
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { BaseCheckpointSaver } from "@langchain/langgraph";
+
+/** One channel's replay, the shape of LangGraph's `DeltaChannelHistory`. */
+export interface ChannelHistory {
+  seed?: unknown;
+  writes: [string, string, unknown][];
+}
+export type History = Record<string, ChannelHistory>;
+/** A stored write or a stored whole value (`seed`); `depth` 1 is the target checkpoint's parent. */
+export interface HistoryRow {
+  kind: "write" | "seed";
+  depth: number;
+  taskId: string;
+  channel: string;
+  value: unknown;
+}
+
+type HistoryOptions = Parameters<BaseCheckpointSaver["getDeltaChannelHistory"]>[0];
+type Serde = BaseCheckpointSaver["serde"];
+type Reader = (saver: BaseCheckpointSaver, options: HistoryOptions) => Promise<History>;
+
+/** What is read off a `SqliteSaver` (better-sqlite3's `Database`, its public `db`). */
+interface SqliteFields {
+  db: { prepare(sql: string): { all(params: Record<string, unknown>): unknown[] } };
+  setup(): void;
+}
+/** What is read off a `PostgresSaver` (private in its typings: pinned by the test). */
+interface PostgresFields {
+  pool: { query(sql: string, values: unknown[]): Promise<{ rows: unknown[] }> };
+  options: { schema: string };
+}
+
+const views = new WeakMap<BaseCheckpointSaver, BaseCheckpointSaver>();
+const originals = new WeakMap<object, BaseCheckpointSaver>();
+const baseWalk = BaseCheckpointSaver.prototype.getDeltaChannelHistory;
+
+/** The saver to run with: a view of `saver` whose history is one query when it is SQLite or PostgreSQL. */
+export function withDirectHistory<S>(saver: S): S {
+  if (!(saver instanceof BaseCheckpointSaver) || originals.has(saver)) return saver;
+  const known = views.get(saver);
+  if (known) return known as S;
+  const reader = readerFor(saver);
+  if (!reader) return saver;
+  const view = Object.create(saver) as BaseCheckpointSaver;
+  Object.defineProperty(view, "getDeltaChannelHistory", {
+    value: (options: HistoryOptions) => reader(view, options),
+  });
+  views.set(saver, view);
+  originals.set(view, saver);
+  return view as S;
+}
+
+/** The saver the caller passed, for a view made by `withDirectHistory` (anything else as it is). */
+export function originalSaver<T>(saver: T): T {
+  return (typeof saver === "object" && saver !== null ? (originals.get(saver) as T | undefined) : undefined) ?? saver;
+}
+
+function readerFor(saver: BaseCheckpointSaver): Reader | undefined {
+  if (saver.getDeltaChannelHistory !== baseWalk) return undefined;
+  const fields = saver as unknown as Partial<SqliteFields & PostgresFields>;
+  if (storesAs(saver, "SqliteSaver") && typeof fields.db?.prepare === "function") return sqliteHistory;
+  if (storesAs(saver, "PostgresSaver") && typeof fields.pool?.query === "function" && fields.options?.schema)
+    return postgresHistory;
+  return undefined;
+}
+
+/** `saver` is an instance of the class named `name` whose storage methods no subclass replaced. */
+function storesAs(saver: BaseCheckpointSaver, name: string): boolean {
+  for (let proto = Object.getPrototypeOf(saver); proto; proto = Object.getPrototypeOf(proto)) {
+    if (proto.constructor?.name !== name) continue;
+    return saver.getTuple === proto.getTuple && saver.put === proto.put && saver.putWrites === proto.putWrites;
+  }
+  return false;
+}
+
+/**
+ * The base walk's result from rows: for each channel, its nearest seed (smallest depth) and its
+ * writes from the target's parent back to the seed's checkpoint included (to the root when there is
+ * none), oldest checkpoint first and, within one, in the order the rows came (the saver's own).
+ */
+export function assembleHistory(channels: string[], rows: HistoryRow[]): History {
+  const seedDepth = new Map<string, number>();
+  const result: History = Object.fromEntries(channels.map((c) => [c, { writes: [] }]));
+  for (const row of rows) {
+    if (row.kind !== "seed" || (seedDepth.get(row.channel) ?? Infinity) <= row.depth) continue;
+    seedDepth.set(row.channel, row.depth);
+    result[row.channel]!.seed = row.value;
+  }
+  const writes = rows.filter((r) => r.kind === "write" && r.depth <= (seedDepth.get(r.channel) ?? Infinity));
+  const ordered = writes.map((w, i) => ({ w, i })).sort((a, b) => b.w.depth - a.w.depth || a.i - b.i);
+  for (const { w } of ordered) result[w.channel]?.writes.push([w.taskId, w.channel, w.value]);
+  return result;
+}
+
+function target(config: RunnableConfig) {
+  const c = config.configurable ?? {};
+  return {
+    t: String(c.thread_id),
+    ns: typeof c.checkpoint_ns === "string" ? c.checkpoint_ns : "",
+    id: typeof c.checkpoint_id === "string" ? c.checkpoint_id : null,
+  };
+}
+
+const SQLITE_HISTORY = `
+WITH RECURSIVE chain(id, depth) AS (
+  SELECT parent_checkpoint_id, 1 FROM checkpoints
+  WHERE thread_id = @t AND checkpoint_ns = @ns AND checkpoint_id = COALESCE(@id,
+    (SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = @t AND checkpoint_ns = @ns))
+  UNION ALL
+  SELECT c.parent_checkpoint_id, chain.depth + 1 FROM checkpoints c
+  JOIN chain ON c.thread_id = @t AND c.checkpoint_ns = @ns AND c.checkpoint_id = chain.id
+), wanted(name) AS (SELECT value FROM json_each(@channels))
+SELECT 'write' AS kind, chain.depth, w.task_id AS taskId, w.idx, w.channel, w.type, CAST(w.value AS TEXT) AS value
+FROM chain JOIN writes w ON w.thread_id = @t AND w.checkpoint_ns = @ns AND w.checkpoint_id = chain.id
+WHERE w.channel IN wanted
+UNION ALL
+SELECT 'seed', chain.depth, '', 0, v.key, c.type, CAST(c.checkpoint AS TEXT) -> '$.channel_values' -> v.key
+FROM chain JOIN checkpoints c ON c.thread_id = @t AND c.checkpoint_ns = @ns AND c.checkpoint_id = chain.id,
+  json_each(CAST(c.checkpoint AS TEXT), '$.channel_values') v
+WHERE v.key IN wanted
+ORDER BY 2 DESC, 3, 4, 1`;
+
+interface StoredRow {
+  kind: "write" | "seed";
+  depth: number;
+  taskId: string;
+  channel: string;
+  type: string | null;
+  value: string | Uint8Array | null;
+}
+
+// SqliteSaver stores a checkpoint as one JSON document (values inline) and each write as text.
+async function sqliteHistory(saver: BaseCheckpointSaver, { config, channels }: HistoryOptions) {
+  if (channels.length === 0) return {};
+  const s = saver as unknown as SqliteFields;
+  s.setup();
+  const sql = SQLITE_HISTORY.replace(/\s+/g, " ");
+  const rows = s.db.prepare(sql).all({ ...target(config), channels: JSON.stringify(channels) }) as StoredRow[];
+  return assembleHistory(channels, await revive(saver.serde, rows, (r) => r.type ?? "json", true));
+}
+
+const postgresSql = (schema: string) => `
+WITH RECURSIVE chain(id, depth) AS (
+  SELECT parent_checkpoint_id, 1 FROM "${schema}".checkpoints
+  WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = COALESCE($3::text,
+    (SELECT MAX(checkpoint_id) FROM "${schema}".checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2))
+  UNION ALL
+  SELECT c.parent_checkpoint_id, chain.depth + 1 FROM "${schema}".checkpoints c
+  JOIN chain ON c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = chain.id
+)
+SELECT 'write' AS kind, chain.depth, w.task_id AS "taskId", w.channel, w.type, w.blob AS value, w.idx
+FROM chain JOIN "${schema}".checkpoint_writes w
+  ON w.thread_id = $1 AND w.checkpoint_ns = $2 AND w.checkpoint_id = chain.id AND w.channel = ANY($4)
+UNION ALL
+SELECT 'seed', chain.depth, '', b.channel, b.type, b.blob, 0
+FROM chain JOIN "${schema}".checkpoints c ON c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = chain.id
+CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') v
+JOIN "${schema}".checkpoint_blobs b
+  ON b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = v.key AND b.version = v.value
+WHERE v.key = ANY($4) AND b.type <> 'empty'
+ORDER BY 2 DESC, 3, 7, 1`;
+
+// PostgresSaver stores a checkpoint's values as one blob per channel version ("empty": none).
+async function postgresHistory(saver: BaseCheckpointSaver, { config, channels }: HistoryOptions) {
+  if (channels.length === 0) return {};
+  const s = saver as unknown as PostgresFields;
+  const { t, ns, id } = target(config);
+  const { rows } = await s.pool.query(postgresSql(s.options.schema), [t, ns, id, channels]);
+  return assembleHistory(channels, await revive(saver.serde, rows as StoredRow[], (r) => r.type ?? "json", false));
+}
+
+/** Values deserialised as the saver's own `getTuple` does; a seed from SQLite is JSON text cut out of its checkpoint. */
+async function revive(serde: Serde, rows: StoredRow[], type: (r: StoredRow) => string, wrapped: boolean) {
+  return Promise.all(
+    rows.map(async (r): Promise<HistoryRow> => {
+      const raw = r.value ?? "";
+      const value =
+        r.kind === "seed" && wrapped
+          ? ((await serde.loadsTyped(type(r), `{"v":${String(raw)}}`)) as { v: unknown }).v
+          : await serde.loadsTyped(type(r), raw);
+      return { kind: r.kind, depth: Number(r.depth), taskId: r.taskId, channel: r.channel, value };
+    }),
+  );
+}
