@@ -16,7 +16,7 @@
  * fails by name if an upgrade changes it.
  */
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { BaseCheckpointSaver } from "@langchain/langgraph";
+import { BaseCheckpointSaver, MemorySaver } from "@langchain/langgraph";
 
 /** One channel's replay, the shape of LangGraph's `DeltaChannelHistory`. */
 export interface ChannelHistory {
@@ -154,28 +154,37 @@ async function sqliteHistory(saver: BaseCheckpointSaver, { config, channels }: H
   s.setup();
   const sql = SQLITE_HISTORY.replace(/\s+/g, " ");
   const rows = s.db.prepare(sql).all({ ...target(config), channels: JSON.stringify(channels) }) as StoredRow[];
-  return assembleHistory(channels, await revive(saver.serde, rows, (r) => r.type ?? "json", true));
+  return assembleHistory(channels, await revive(saver.serde, rows, true));
 }
 
+// Every join is a LATERAL lookup by primary key, kept apart by OFFSET 0: without statistics on a
+// fresh thread's tables the planner otherwise picks nested scans (measured: 8.8 s at 200 steps).
 const postgresSql = (schema: string) => `
 WITH RECURSIVE chain(id, depth) AS (
   SELECT parent_checkpoint_id, 1 FROM "${schema}".checkpoints
   WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = COALESCE($3::text,
     (SELECT MAX(checkpoint_id) FROM "${schema}".checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2))
   UNION ALL
-  SELECT c.parent_checkpoint_id, chain.depth + 1 FROM "${schema}".checkpoints c
-  JOIN chain ON c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = chain.id
+  SELECT c.parent_checkpoint_id, chain.depth + 1 FROM chain CROSS JOIN LATERAL (
+    SELECT parent_checkpoint_id FROM "${schema}".checkpoints
+    WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = chain.id OFFSET 0) c
+), versions AS MATERIALIZED (
+  SELECT chain.depth, v.key, v.value FROM chain CROSS JOIN LATERAL (
+    SELECT checkpoint FROM "${schema}".checkpoints
+    WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = chain.id OFFSET 0) c
+  CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') v
+  WHERE v.key = ANY($4)
 )
 SELECT 'write' AS kind, chain.depth, w.task_id AS "taskId", w.channel, w.type, w.blob AS value, w.idx
-FROM chain JOIN "${schema}".checkpoint_writes w
-  ON w.thread_id = $1 AND w.checkpoint_ns = $2 AND w.checkpoint_id = chain.id AND w.channel = ANY($4)
+FROM chain CROSS JOIN LATERAL (
+  SELECT task_id, idx, channel, type, blob FROM "${schema}".checkpoint_writes
+  WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = chain.id AND channel = ANY($4) OFFSET 0) w
 UNION ALL
-SELECT 'seed', chain.depth, '', b.channel, b.type, b.blob, 0
-FROM chain JOIN "${schema}".checkpoints c ON c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = chain.id
-CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') v
-JOIN "${schema}".checkpoint_blobs b
-  ON b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = v.key AND b.version = v.value
-WHERE v.key = ANY($4) AND b.type <> 'empty'
+SELECT 'seed', versions.depth, '', b.channel, b.type, b.blob, 0
+FROM versions CROSS JOIN LATERAL (
+  SELECT channel, type, blob FROM "${schema}".checkpoint_blobs
+  WHERE thread_id = $1 AND checkpoint_ns = $2 AND channel = versions.key AND version = versions.value
+    AND type <> 'empty' OFFSET 0) b
 ORDER BY 2 DESC, 3, 7, 1`;
 
 // PostgresSaver stores a checkpoint's values as one blob per channel version ("empty": none).
@@ -184,19 +193,38 @@ async function postgresHistory(saver: BaseCheckpointSaver, { config, channels }:
   const s = saver as unknown as PostgresFields;
   const { t, ns, id } = target(config);
   const { rows } = await s.pool.query(postgresSql(s.options.schema), [t, ns, id, channels]);
-  return assembleHistory(channels, await revive(saver.serde, rows as StoredRow[], (r) => r.type ?? "json", false));
+  return assembleHistory(channels, await revive(saver.serde, rows as StoredRow[], false));
 }
 
-/** Values deserialised as the saver's own `getTuple` does; a seed from SQLite is JSON text cut out of its checkpoint. */
-async function revive(serde: Serde, rows: StoredRow[], type: (r: StoredRow) => string, wrapped: boolean) {
-  return Promise.all(
-    rows.map(async (r): Promise<HistoryRow> => {
-      const raw = r.value ?? "";
-      const value =
-        r.kind === "seed" && wrapped
-          ? ((await serde.loadsTyped(type(r), `{"v":${String(raw)}}`)) as { v: unknown }).v
-          : await serde.loadsTyped(type(r), raw);
-      return { kind: r.kind, depth: Number(r.depth), taskId: r.taskId, channel: r.channel, value };
-    }),
-  );
+/** The serializer every saver gets unless the caller passes one (LangGraph's `JsonPlusSerializer`). */
+const defaultSerde = new MemorySaver().serde;
+const decoder = new TextDecoder();
+
+/**
+ * A stored value as the saver's own `getTuple` deserialises it. LangGraph's default serializer
+ * revives `lc` records (snapshots, sets, maps, messages) in an async walk over every node, which
+ * costs ~40 times a plain `JSON.parse` (measured: 21 ms against 0.6 ms for a 200-step thread's 397
+ * writes); text without an `"lc"` key holds no such record, so it parses to the same value directly.
+ */
+async function load(serde: Serde, type: string, raw: string | Uint8Array): Promise<unknown> {
+  const plain =
+    type === "json" && serde.constructor === defaultSerde.constructor && serde.loadsTyped === defaultSerde.loadsTyped;
+  if (!plain) return serde.loadsTyped(type, raw);
+  const text = typeof raw === "string" ? raw : decoder.decode(raw);
+  return text.includes('"lc"') ? serde.loadsTyped(type, text) : JSON.parse(text);
+}
+
+/** Every row's value deserialised; a seed from SQLite is JSON text cut out of its checkpoint. */
+async function revive(serde: Serde, rows: StoredRow[], wrapped: boolean) {
+  const out: HistoryRow[] = [];
+  for (const r of rows) {
+    const type = r.type ?? "json";
+    const raw = r.value ?? "";
+    const value =
+      r.kind === "seed" && wrapped
+        ? ((await load(serde, type, `{"v":${String(raw)}}`)) as { v: unknown }).v
+        : await load(serde, type, raw);
+    out.push({ kind: r.kind, depth: Number(r.depth), taskId: r.taskId, channel: r.channel, value });
+  }
+  return out;
 }

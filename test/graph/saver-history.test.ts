@@ -158,7 +158,7 @@ describe("what the seam relies on in LangGraph's savers", () => {
 
   it("the tables and columns it queries", async () => {
     const sqlite = (await savers.SQLite!()) as SqliteSaver;
-    sqlite.setup();
+    await sqlite.getTuple({ configurable: { thread_id: "none" } }); // creates the tables
     const columns = (table: string) =>
       (sqlite.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name);
     expect(columns("checkpoints")).toEqual([
