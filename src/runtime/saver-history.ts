@@ -119,23 +119,24 @@ function target(config: RunnableConfig) {
   };
 }
 
+// CROSS JOIN keeps the chain the outer loop, so each checkpoint and its writes are primary-key
+// lookups (SQLite's planner otherwise scanned the thread's checkpoints for every link).
 const SQLITE_HISTORY = `
 WITH RECURSIVE chain(id, depth) AS (
   SELECT parent_checkpoint_id, 1 FROM checkpoints
   WHERE thread_id = @t AND checkpoint_ns = @ns AND checkpoint_id = COALESCE(@id,
     (SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = @t AND checkpoint_ns = @ns))
   UNION ALL
-  SELECT c.parent_checkpoint_id, chain.depth + 1 FROM checkpoints c
-  JOIN chain ON c.thread_id = @t AND c.checkpoint_ns = @ns AND c.checkpoint_id = chain.id
+  SELECT c.parent_checkpoint_id, chain.depth + 1 FROM chain CROSS JOIN checkpoints c
+  WHERE c.thread_id = @t AND c.checkpoint_ns = @ns AND c.checkpoint_id = chain.id
 ), wanted(name) AS (SELECT value FROM json_each(@channels))
 SELECT 'write' AS kind, chain.depth, w.task_id AS taskId, w.idx, w.channel, w.type, CAST(w.value AS TEXT) AS value
-FROM chain JOIN writes w ON w.thread_id = @t AND w.checkpoint_ns = @ns AND w.checkpoint_id = chain.id
-WHERE w.channel IN wanted
+FROM chain CROSS JOIN writes w
+WHERE w.thread_id = @t AND w.checkpoint_ns = @ns AND w.checkpoint_id = chain.id AND w.channel IN wanted
 UNION ALL
 SELECT 'seed', chain.depth, '', 0, v.key, c.type, CAST(c.checkpoint AS TEXT) -> '$.channel_values' -> v.key
-FROM chain JOIN checkpoints c ON c.thread_id = @t AND c.checkpoint_ns = @ns AND c.checkpoint_id = chain.id,
-  json_each(CAST(c.checkpoint AS TEXT), '$.channel_values') v
-WHERE v.key IN wanted
+FROM chain CROSS JOIN checkpoints c CROSS JOIN json_each(CAST(c.checkpoint AS TEXT), '$.channel_values') v
+WHERE c.thread_id = @t AND c.checkpoint_ns = @ns AND c.checkpoint_id = chain.id AND v.key IN wanted
 ORDER BY 2 DESC, 3, 4, 1`;
 
 interface StoredRow {
