@@ -35,7 +35,6 @@ export interface HistoryRow {
 
 type HistoryOptions = Parameters<BaseCheckpointSaver["getDeltaChannelHistory"]>[0];
 type Serde = BaseCheckpointSaver["serde"];
-type Reader = (saver: BaseCheckpointSaver, options: HistoryOptions) => Promise<History>;
 
 /** What is read off a `SqliteSaver` (better-sqlite3's `Database`, its public `db`). */
 interface SqliteFields {
@@ -46,23 +45,26 @@ interface SqliteFields {
 interface PostgresFields {
   pool: { query(sql: string, values: unknown[]): Promise<{ rows: unknown[] }> };
   options: { schema: string };
+  _dumpBlobs(t: string, ns: string, values: unknown, versions: unknown): Promise<unknown[][]>;
+  _dumpCheckpoint(checkpoint: unknown): unknown;
+  _dumpMetadata(metadata: unknown): Promise<unknown>;
+  _dumpWrites(t: string, ns: string, id: string, taskId: string, writes: [string, unknown][]): Promise<unknown[][]>;
 }
 
 const views = new WeakMap<BaseCheckpointSaver, BaseCheckpointSaver>();
 const originals = new WeakMap<object, BaseCheckpointSaver>();
 const baseWalk = BaseCheckpointSaver.prototype.getDeltaChannelHistory;
 
-/** The saver to run with: a view of `saver` whose history is one query when it is SQLite or PostgreSQL. */
+/** The saver to run with: a view of `saver` that reads and writes in one query when it is SQLite or PostgreSQL. */
 export function withDirectHistory<S>(saver: S): S {
   if (!(saver instanceof BaseCheckpointSaver) || originals.has(saver)) return saver;
   const known = views.get(saver);
   if (known) return known as S;
-  const reader = readerFor(saver);
-  if (!reader) return saver;
+  const methods = methodsFor(saver);
+  if (!methods) return saver;
   const view = Object.create(saver) as BaseCheckpointSaver;
-  Object.defineProperty(view, "getDeltaChannelHistory", {
-    value: (options: HistoryOptions) => reader(view, options),
-  });
+  for (const [name, method] of Object.entries(methods))
+    Object.defineProperty(view, name, { value: (...args: never[]) => method(view, ...args) });
   views.set(saver, view);
   originals.set(view, saver);
   return view as S;
@@ -73,12 +75,15 @@ export function originalSaver<T>(saver: T): T {
   return (typeof saver === "object" && saver !== null ? (originals.get(saver) as T | undefined) : undefined) ?? saver;
 }
 
-function readerFor(saver: BaseCheckpointSaver): Reader | undefined {
+type Method = (saver: BaseCheckpointSaver, ...args: never[]) => Promise<unknown>;
+
+function methodsFor(saver: BaseCheckpointSaver): Record<string, Method> | undefined {
   if (saver.getDeltaChannelHistory !== baseWalk) return undefined;
   const fields = saver as unknown as Partial<SqliteFields & PostgresFields>;
-  if (storesAs(saver, "SqliteSaver") && typeof fields.db?.prepare === "function") return sqliteHistory;
+  if (storesAs(saver, "SqliteSaver") && typeof fields.db?.prepare === "function")
+    return { getDeltaChannelHistory: sqliteHistory };
   if (storesAs(saver, "PostgresSaver") && typeof fields.pool?.query === "function" && fields.options?.schema)
-    return postgresHistory;
+    return { getDeltaChannelHistory: postgresHistory, put: postgresPut, putWrites: postgresPutWrites };
   return undefined;
 }
 
@@ -228,4 +233,71 @@ async function revive(serde: Serde, rows: StoredRow[], wrapped: boolean) {
     out.push({ kind: r.kind, depth: Number(r.depth), taskId: r.taskId, channel: r.channel, value });
   }
   return out;
+}
+
+/** `VALUES ($1, $2), ($3, $4)` for rows of equal length, and their parameters in order. */
+function values(rows: unknown[][], from = 1) {
+  let n = from;
+  const sql = rows.map((r) => `(${r.map(() => `$${n++}`).join(", ")})`).join(", ");
+  return { sql, params: rows.flat() };
+}
+
+type PutArgs = Parameters<BaseCheckpointSaver["put"]>;
+
+/**
+ * PostgresSaver's `put` in one statement: the same rows, serialised by the saver's own methods, but
+ * its blobs in one multi-row insert beside the checkpoint's instead of a round trip each inside a
+ * transaction (one statement is atomic on its own).
+ */
+async function postgresPut(saver: BaseCheckpointSaver, ...[config, checkpoint, metadata, versions]: PutArgs) {
+  const s = saver as unknown as PostgresFields;
+  const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable ?? {};
+  if (config.configurable === undefined) throw new Error('Missing "configurable" field in "config" param');
+  const [blobs, meta] = await Promise.all([
+    s._dumpBlobs(thread_id, checkpoint_ns, checkpoint.channel_values, versions),
+    s._dumpMetadata(metadata),
+  ]);
+  const schema = `"${s.options.schema}"`;
+  const row = [thread_id, checkpoint_ns, checkpoint.id, checkpoint_id, s._dumpCheckpoint(checkpoint), meta];
+  const cp = values([row]);
+  const b = values(
+    blobs.map((r) => r.map((v) => v ?? null)),
+    row.length + 1,
+  );
+  const insertBlobs = blobs.length
+    ? `WITH blobs AS (INSERT INTO ${schema}.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+       VALUES ${b.sql} ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING) `
+    : "";
+  await s.pool.query(
+    `${insertBlobs}INSERT INTO ${schema}.checkpoints
+       (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) VALUES ${cp.sql}
+     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
+     DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`,
+    [...cp.params, ...(blobs.length ? b.params : [])],
+  );
+  return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
+}
+
+type PutWritesArgs = Parameters<BaseCheckpointSaver["putWrites"]>;
+
+/** PostgresSaver's `putWrites` as one multi-row insert (its own upsert rule: special writes replace). */
+async function postgresPutWrites(saver: BaseCheckpointSaver, ...[config, writes, taskId]: PutWritesArgs) {
+  const s = saver as unknown as PostgresFields;
+  const c = config.configurable ?? {};
+  const rows = await s._dumpWrites(c.thread_id, c.checkpoint_ns, c.checkpoint_id, taskId, writes);
+  if (rows.length === 0) return;
+  const keys = new Set(rows.map((r) => String(r[4])));
+  // One statement cannot upsert a row twice: such a batch goes through the saver's own loop.
+  if (keys.size < rows.length) return originalSaver(saver).putWrites(config, writes, taskId);
+  // The saver's rule: a batch of special writes (errors, interrupts, resumes: negative idx) replaces.
+  const special = rows.every((r) => Number(r[4]) < 0);
+  const v = values(rows);
+  await s.pool.query(
+    `INSERT INTO "${s.options.schema}".checkpoint_writes
+       (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob) VALUES ${v.sql}
+     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO ${
+       special ? "UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob" : "NOTHING"
+     }`,
+    v.params,
+  );
 }
