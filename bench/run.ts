@@ -10,6 +10,7 @@ import { checkpointGrowth } from "./checkpoint-growth.js";
 import { concurrency } from "./concurrency.js";
 import { decisionLatency } from "./decision-latency.js";
 import { governance } from "./governance.js";
+import { loads } from "./loads.js";
 import { markdownTable, printTable, type Table } from "./lib.js";
 import { overhead } from "./overhead.js";
 import { replanMemory } from "./replan-memory.js";
@@ -25,6 +26,7 @@ const suites: [string, () => Promise<Table>][] = [
   ["overhead", () => overhead(quick)],
   ["decision", () => decisionLatency(quick)],
   ["growth", () => checkpointGrowth(quick)],
+  ["loads", () => loads(quick)],
   ["governance", async () => (await governance(quick)).table],
   ["concurrency", () => concurrency(quick)],
   ["memory", () => replanMemory(quick)],
