@@ -29,23 +29,23 @@ import { fmt, median, type Table } from "./lib.js";
 /** The commit before decision 0011: every checkpoint stored every channel whole. */
 export const BEFORE_COMMIT = "a90be59";
 const ROOT = resolve(import.meta.dirname, "..");
-const SEGMENT = 200;
+export const SEGMENT = 200;
 /** ~100 bytes that do not compress (PostgreSQL's TOAST would squeeze a repeated letter to nothing). */
-const fact = (i: number) =>
+export const fact = (i: number) =>
   (createHash("sha256").update(`a${i}`).digest("hex") + createHash("sha256").update(`b${i}`).digest("hex")).slice(
     0,
     100,
   );
 
-type Api = typeof import("../src/index.js");
+export type Api = typeof import("../src/index.js");
 type Graph = ReturnType<ReturnType<Api["createPlanManager"]>["compile"]>;
 type Layout = "before" | "after";
-interface Backend {
+export interface Backend {
   name: "SQLite" | "PostgreSQL";
   /** A fresh, empty database for one run. */
   open(label: string): Promise<Store>;
 }
-interface Store {
+export interface Store {
   /** What cold-get-state.ts opens: the SQLite file or the PostgreSQL URL. */
   target: string;
   saver: () => Promise<{ saver: BaseCheckpointSaver; close: () => Promise<void> }>;
@@ -60,7 +60,7 @@ async function loadBefore(dir: string): Promise<Api> {
   return (await import(pathToFileURL(join(dir, "src", "index.ts")).href)) as Api;
 }
 
-function sqlite(dir: string): Backend {
+export function sqlite(dir: string): Backend {
   return {
     name: "SQLite",
     open: async (label) => {
@@ -86,13 +86,13 @@ function sqlite(dir: string): Backend {
 }
 
 /** One SQL statement through psql (the bench has no typed pg client of its own). */
-function psql(url: string, sql: string): string {
+export function psql(url: string, sql: string): string {
   const root = "/usr/lib/postgresql";
   const bin = join(root, readdirSync(root).sort().pop()!, "bin", "psql");
   return execFileSync(bin, [url, "-tAc", sql], { encoding: "utf8" }).trim();
 }
 
-function postgres(server: PgServer): Backend {
+export function postgres(server: PgServer): Backend {
   return {
     name: "PostgreSQL",
     open: async (label) => {
@@ -122,7 +122,7 @@ function postgres(server: PgServer): Backend {
   };
 }
 
-function segmentPlan(from: number, count: number) {
+export function segmentPlan(from: number, count: number) {
   return {
     steps: Array.from({ length: count }, (_, k) => {
       const i = from + k;
@@ -146,8 +146,13 @@ interface Row {
   historyMs?: number;
 }
 
-async function workload(api: Api, source: string, kind: Backend["name"], store: Store, n: number): Promise<Row> {
-  const thread = { configurable: { thread_id: "growth" } };
+const thread = { configurable: { thread_id: "growth" } };
+
+/**
+ * A manager thread of `n` steps in `store`, stopped before its last step: what a process killed there
+ * leaves behind. Returns a graph factory and the tool's calls (to check what a resume ran).
+ */
+export async function stoppedManagerThread(api: Api, store: Store, n: number) {
   const calls: number[] = [];
   const work = tool(
     async ({ index }: { index: number }) => {
@@ -198,7 +203,11 @@ async function workload(api: Api, source: string, kind: Backend["name"], store: 
     );
   }
   await close();
+  return { graphFor, calls };
+}
 
+async function workload(api: Api, source: string, kind: Backend["name"], store: Store, n: number): Promise<Row> {
+  const { graphFor, calls } = await stoppedManagerThread(api, store, n);
   // Resume after the crash: a new process would open the database and invoke with no input.
   const resumed = await timed(store, graphFor, async (g) => {
     calls.length = 0;

@@ -11,6 +11,7 @@ import { checkpointGrowth } from "./checkpoint-growth.js";
 import { concurrency } from "./concurrency.js";
 import { decisionLatency } from "./decision-latency.js";
 import { governance } from "./governance.js";
+import { loads } from "./loads.js";
 import { middleware } from "./middleware.js";
 import { markdownTable, printTable, type Table } from "./lib.js";
 import { overhead } from "./overhead.js";
@@ -28,6 +29,7 @@ const suites: [string, () => Promise<Table>][] = [
   ["overhead", () => overhead(quick)],
   ["decision", () => decisionLatency(quick)],
   ["growth", () => checkpointGrowth(quick)],
+  ["loads", () => loads(quick)],
   ["governance", async () => (await governance(quick)).table],
   ["middleware", () => middleware(quick)],
   ["concurrency", () => concurrency(quick)],

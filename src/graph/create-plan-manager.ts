@@ -29,6 +29,7 @@ import { makeExtenderNode } from "../nodes/extender.js";
 import { withDispatch } from "../runtime/dispatch.js";
 import { resolveOptions, type PlanManagerOptions } from "../runtime/options.js";
 import { settlingBranches } from "../runtime/replan-memory-branch.js";
+import { originalSaver, withDirectHistory } from "../runtime/saver-history.js";
 import { PlanManagerInput, PlanManagerOutput, PlanManagerState, type PlanManagerStateType } from "../runtime/state.js";
 import {
   routeAfterClassifier,
@@ -164,7 +165,7 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     if (this.checkpointer === false) return undefined;
     const lent = lentCheckpointer(configurable);
     if (lent) return lent;
-    return typeof this.checkpointer === "object" ? this.checkpointer : undefined;
+    return typeof this.checkpointer === "object" ? originalSaver(this.checkpointer) : undefined;
   }
 
   /**
@@ -208,7 +209,8 @@ export class PlanManagerGraph extends StateGraph<Spec, State, Update, string, In
   override compile<const T extends Transformers = []>(
     options?: CompileOptions & { transformers?: T },
   ): CompiledPlanManager<T> {
-    const compiled = super.compile(options);
+    // Delta channels load with one query on SQLite and PostgreSQL (runtime/saver-history.ts).
+    const compiled = super.compile({ ...options, checkpointer: withDirectHistory(options?.checkpointer) });
     const config = { ...compiled.config, recursionLimit: compiled.config?.recursionLimit ?? this.recursionLimit };
     // The same construction LangGraph's own `withConfig` uses: a new instance from the fields.
     type Fields = ConstructorParameters<typeof CompiledPlanManager<T>>[0];
