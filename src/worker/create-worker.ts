@@ -11,6 +11,7 @@ import { PlanManagerError } from "../errors.js";
 import type { PlanManagerGraph } from "../graph/create-plan-manager.js";
 import { driveThread, type DrivableGraph } from "./driver.js";
 import { DEFAULT_QUEUE, ensureQueues, finishedQueue, type ThreadFinished, type ThreadJob } from "./queue.js";
+import { openStopWatch } from "./stop-watch.js";
 import { openThreadLocks } from "./thread-locks.js";
 
 export interface WorkerOptions {
@@ -97,6 +98,7 @@ export function createWorker(options: WorkerOptions): Worker {
     });
     // The queue keeps the lease it was created with (by a worker or by `openQueue`).
     const lease = (await boss.getQueue(queue))?.expireInSeconds ?? leaseSeconds;
+    const stops = await openStopWatch(options.connectionString, locks, { onError });
 
     const handle = async ([job]: PgBoss.Job<ThreadJob>[]) => {
       const data = job!.data;
@@ -112,20 +114,37 @@ export function createWorker(options: WorkerOptions): Worker {
           until: Date.now() + (lease * 1000) / 2,
           continueLater: async () => void (await boss.send(queue, { kind: "run", threadId: data.threadId, input: {} })),
         };
-        const result = await driveThread(graph, data, locks, slice);
-        if (result && "threadId" in result) {
-          await boss.send(finishedQueue(queue), result);
-          await options.onFinished?.(result);
+        const control = await stops.follow(data.threadId);
+        try {
+          const result = await driveThread(graph, data, control, locks, slice);
+          if (result && "threadId" in result) {
+            await boss.send(finishedQueue(queue), result);
+            await options.onFinished?.(result);
+          }
+          return result ?? { nothingToDo: true };
+        } finally {
+          control.release();
         }
-        return result ?? { nothingToDo: true };
       } finally {
         await lock.release();
       }
     };
     const pollingIntervalSeconds = options.pollSeconds ?? 0.5;
-    for (let i = 0; i < concurrency; i++) await boss.work<ThreadJob>(queue, { pollingIntervalSeconds }, handle);
+    for (let i = 0; i < concurrency; i++) {
+      let lane = "";
+      // pg-boss waits out the rest of its polling interval after a job unless told otherwise: a
+      // lane that just finished one asks again at once (it only waits when the queue was empty).
+      lane = await boss.work<ThreadJob>(queue, { pollingIntervalSeconds }, async (jobs) => {
+        try {
+          return await handle(jobs);
+        } finally {
+          boss.notifyWorker(lane);
+        }
+      });
+    }
     close = async (graceful) => {
       await boss.stop({ graceful, wait: true, timeout: graceful ? 300_000 : 1 });
+      await stops.close();
       await locks.close();
       await saver.end();
     };
