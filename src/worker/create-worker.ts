@@ -10,9 +10,17 @@ import PgBoss from "pg-boss";
 import { PlanManagerError } from "../errors.js";
 import type { PlanManagerGraph } from "../graph/create-plan-manager.js";
 import { driveThread, type DrivableGraph } from "./driver.js";
-import { DEFAULT_QUEUE, ensureQueues, finishedQueue, type ThreadFinished, type ThreadJob } from "./queue.js";
+import { openListener } from "./listener.js";
+import {
+  DEFAULT_QUEUE,
+  ensureQueues,
+  finishedQueue,
+  JOB_CHANNEL,
+  type ThreadFinished,
+  type ThreadJob,
+} from "./queue.js";
 import { openStopWatch } from "./stop-watch.js";
-import { openThreadLocks } from "./thread-locks.js";
+import { openThreadLocks, STOP_CHANNEL } from "./thread-locks.js";
 
 export interface WorkerOptions {
   /** The plan manager, uncompiled (`createPlanManager(...)`): the worker compiles it with its PostgresSaver. */
@@ -98,7 +106,8 @@ export function createWorker(options: WorkerOptions): Worker {
     });
     // The queue keeps the lease it was created with (by a worker or by `openQueue`).
     const lease = (await boss.getQueue(queue))?.expireInSeconds ?? leaseSeconds;
-    const stops = await openStopWatch(options.connectionString, locks, { onError });
+    const listener = await openListener(options.connectionString, [JOB_CHANNEL, STOP_CHANNEL], onError);
+    const stops = openStopWatch(listener, locks, { onError });
 
     const handle = async ([job]: PgBoss.Job<ThreadJob>[]) => {
       const data = job!.data;
@@ -130,6 +139,10 @@ export function createWorker(options: WorkerOptions): Worker {
       }
     };
     const pollingIntervalSeconds = options.pollSeconds ?? 0.5;
+    const lanes: string[] = [];
+    listener.on(JOB_CHANNEL, (name) => {
+      if (name === queue) for (const lane of lanes) boss.notifyWorker(lane);
+    });
     for (let i = 0; i < concurrency; i++) {
       let lane = "";
       // pg-boss waits out the rest of its polling interval after a job unless told otherwise: a
@@ -141,10 +154,12 @@ export function createWorker(options: WorkerOptions): Worker {
           boss.notifyWorker(lane);
         }
       });
+      lanes.push(lane);
     }
     close = async (graceful) => {
       await boss.stop({ graceful, wait: true, timeout: graceful ? 300_000 : 1 });
-      await stops.close();
+      stops.close();
+      await listener.close();
       await locks.close();
       await saver.end();
     };

@@ -20,18 +20,24 @@ export interface DrivableGraph extends StoppableGraph {
 /**
  * Runs the thread in one go: the executor takes an operator's stop or the slice's end from
  * `control` at a step boundary (runtime/run-control.ts), so the run is never paused to ask.
- * Returns false when it ended paused (the slice ran out) rather than finished or parked.
+ * Returns the run's output (with `__interrupt__` when it parked at a question), or undefined when
+ * it ended paused (the slice ran out).
  */
-async function run(graph: DrivableGraph, input: unknown, config: LangGraphRunnableConfig): Promise<boolean> {
+async function run(graph: DrivableGraph, input: unknown, config: LangGraphRunnableConfig): Promise<Output | undefined> {
   try {
     // LangGraph's default ("async") writes a checkpoint while the next node already runs: a worker
     // killed then would lose a finished step and call its tool again.
-    await graph.invoke(input, { ...config, durability: "sync" });
-    return true;
+    return ((await graph.invoke(input, { ...config, durability: "sync" })) ?? {}) as Output;
   } catch (error) {
-    if (isRunPaused(error)) return false;
+    if (isRunPaused(error)) return undefined;
     throw error;
   }
+}
+
+interface Output {
+  status?: string;
+  outcome?: unknown;
+  __interrupt__?: unknown[];
 }
 
 /** What the job does first: send an input (`null` carries on), reopen a stopped thread, refuse, or nothing. */
@@ -100,24 +106,28 @@ export async function driveThread(
   if (first.move === "reopen") await reopenStopped(graph, config);
   const input = first.move === "input" ? first.input : null;
   const timer = slice ? setTimeout(() => control.pause(), Math.max(0, slice.until - now())) : undefined;
-  let finished: boolean;
+  let output: Output | undefined;
   try {
-    finished = await run(graph, input, { configurable: { ...config.configurable, [RUN_CONTROL]: control } });
+    output = await run(graph, input, { configurable: { ...config.configurable, [RUN_CONTROL]: control } });
   } finally {
     clearTimeout(timer);
   }
-  if (!finished) {
+  if (!output) {
     await slice?.continueLater();
     return { continued: true };
   }
-  snapshot = await graph.getState(config);
   await control.refresh();
   const stop = control.stop;
-  // A stop the run did not take (it arrived as the run was ending): a parked thread can still
-  // take it; a finished one has nothing left to stop.
-  const parked = pendingInterrupts(snapshot).length > 0;
-  if (stop && parked) await requestStop(graph, config, { ...(stop.reason ? { reason: stop.reason } : {}), now });
-  if (stop) await stops.clearStopRequest(job.threadId);
-  if (stop && parked) snapshot = await graph.getState(config);
-  return report(job.threadId, snapshot);
+  // The run's output says where it stands: no checkpoint is read back (a delta channel read costs
+  // more than a short step).
+  const parked = (output.__interrupt__ ?? []).length > 0;
+  if (stop) {
+    // A stop the run did not take (it arrived as the run was ending): a parked thread can still
+    // take it; a finished one has nothing left to stop.
+    if (parked) await requestStop(graph, config, { ...(stop.reason ? { reason: stop.reason } : {}), now });
+    await stops.clearStopRequest(job.threadId);
+    if (parked) return report(job.threadId, await graph.getState(config));
+  }
+  const { status = "not started", outcome } = output;
+  return { threadId: job.threadId, status, parked, ...(outcome !== undefined ? { outcome } : {}) };
 }

@@ -5,9 +5,9 @@
  * connection dropped. What it hears is kept in memory, where the executor reads it at each visit
  * (runtime/run-control.ts); the row is marked noticed so that an operator (or a test) can tell.
  */
-import { Client } from "pg";
 import type { StopRequest } from "../policy/stop.js";
 import type { RunControl, RunRequest } from "../runtime/run-control.js";
+import type { Listener } from "./listener.js";
 import { STOP_CHANNEL, type ThreadLocks } from "./thread-locks.js";
 
 /** One thread's control while this worker runs it. */
@@ -24,7 +24,7 @@ export interface ThreadControl extends RunControl {
 
 export interface StopWatch {
   follow(threadId: string): Promise<ThreadControl>;
-  close(): Promise<void>;
+  close(): void;
 }
 
 export interface StopWatchOptions {
@@ -39,11 +39,11 @@ interface Followed {
   paused: boolean;
 }
 
-export async function openStopWatch(
-  connectionString: string,
+export function openStopWatch(
+  listener: Pick<Listener, "on">,
   locks: Pick<ThreadLocks, "stopRequests" | "noticeStop">,
   options: StopWatchOptions = {},
-): Promise<StopWatch> {
+): StopWatch {
   const now = options.now ?? Date.now;
   const onError = options.onError ?? (() => undefined);
   const followed = new Map<string, Followed>();
@@ -57,14 +57,9 @@ export async function openStopWatch(
       if (!pending.noticed) await locks.noticeStop(threadId);
     }
   };
-  const listener = new Client({ connectionString });
-  // A dropped connection must not crash the process: the poll carries on without it.
-  listener.on("error", onError);
-  listener.on("notification", (message) => {
-    if (message.payload && followed.has(message.payload)) check([message.payload]).catch(onError);
+  listener.on(STOP_CHANNEL, (threadId) => {
+    if (followed.has(threadId)) check([threadId]).catch(onError);
   });
-  await listener.connect();
-  await listener.query(`LISTEN ${STOP_CHANNEL}`);
   const timer = setInterval(() => void check([...followed.keys()]).catch(onError), options.pollMs ?? 2_000);
   timer.unref();
 
@@ -84,9 +79,6 @@ export async function openStopWatch(
         release: () => void (followed.get(threadId) === thread && followed.delete(threadId)),
       };
     },
-    async close() {
-      clearInterval(timer);
-      await listener.end().catch(onError);
-    },
+    close: () => clearInterval(timer),
   };
 }
