@@ -46,7 +46,10 @@ function start(args: string[], onReady: () => void = () => undefined): Proc {
     for (const line of lines) {
       const [kind, x, y] = line.split(" ");
       if (kind === "call") calls.push({ thread: x!, at: Number(y) });
-      if (kind === "ready") (onReady(), ready());
+      if (kind === "ready") {
+        onReady();
+        ready();
+      }
       if (kind === "cpu") result.cpuMs = Number(x);
       if (kind === "elapsed") Object.assign(result, { elapsed: Number(x), cpuMs: Number(y), pgAtEnd: pgCpu.read() });
     }
@@ -64,7 +67,10 @@ const pgCpu = {
   read(): number {
     const ticks = (pid: string, withChildren: boolean) => {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const v = stat.slice(stat.lastIndexOf(")") + 2).split(" ").map(Number);
+      const v = stat
+        .slice(stat.lastIndexOf(")") + 2)
+        .split(" ")
+        .map(Number);
       // Fields after the name: state(0) ppid(1) … utime(11) stime(12) cutime(13) cstime(14).
       return v[11]! + v[12]! + (withChildren ? v[13]! + v[14]! : 0);
     };

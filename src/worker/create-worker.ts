@@ -10,7 +10,7 @@ import PgBoss from "pg-boss";
 import { PlanManagerError } from "../errors.js";
 import type { PlanManagerGraph } from "../graph/create-plan-manager.js";
 import { driveThread, type DrivableGraph } from "./driver.js";
-import { openListener } from "./listener.js";
+import { openListener, type Listener } from "./listener.js";
 import {
   DEFAULT_QUEUE,
   ensureQueues,
@@ -19,8 +19,8 @@ import {
   type ThreadFinished,
   type ThreadJob,
 } from "./queue.js";
-import { openStopWatch } from "./stop-watch.js";
-import { openThreadLocks, STOP_CHANNEL } from "./thread-locks.js";
+import { openStopWatch, type StopWatch } from "./stop-watch.js";
+import { openThreadLocks, STOP_CHANNEL, type ThreadLocks } from "./thread-locks.js";
 
 export interface WorkerOptions {
   /** The plan manager, uncompiled (`createPlanManager(...)`): the worker compiles it with its PostgresSaver. */
@@ -82,6 +82,73 @@ function check(options: WorkerOptions): Required<Pick<WorkerOptions, "concurrenc
   return { concurrency, leaseSeconds };
 }
 
+/** What one job needs: the compiled graph, the queue, the thread locks and the stop watch. */
+interface Parts {
+  graph: DrivableGraph;
+  boss: PgBoss;
+  queue: string;
+  /** Seconds, as the queue was created with. */
+  lease: number;
+  locks: ThreadLocks;
+  stops: StopWatch;
+  onFinished: WorkerOptions["onFinished"];
+}
+
+/** Runs one job's thread under its lock, reports where it stands, and returns the job's output. */
+async function runJob(parts: Parts, data: ThreadJob): Promise<object> {
+  const { boss, queue, locks } = parts;
+  const lock = await locks.tryLock(data.threadId);
+  if (!lock) {
+    // Another worker runs this thread (a copy of its job came back after the lease): try again shortly.
+    await boss.send(queue, data, { startAfter: 1 });
+    return { deferred: true };
+  }
+  const control = await parts.stops.follow(data.threadId).catch(async (error: unknown) => {
+    await lock.release();
+    throw error;
+  });
+  try {
+    // Half the lease per job: the rest is room for the step in flight when the slice runs out.
+    const slice = {
+      until: Date.now() + (parts.lease * 1000) / 2,
+      continueLater: async () => void (await boss.send(queue, { kind: "run", threadId: data.threadId, input: {} })),
+    };
+    const result = await driveThread(parts.graph, data, control, locks, slice);
+    if (result && "threadId" in result) {
+      await boss.send(finishedQueue(queue), result);
+      await parts.onFinished?.(result);
+    }
+    return result ?? { nothingToDo: true };
+  } finally {
+    control.release();
+    await lock.release();
+  }
+}
+
+/**
+ * Starts `concurrency` pg-boss workers (lanes). pg-boss waits out the rest of its polling interval
+ * after a job unless told otherwise: a lane that just finished one asks again at once, and a job
+ * announced on `JOB_CHANNEL` wakes every lane (they only wait when the queue is empty).
+ */
+async function startLanes(parts: Parts, listener: Listener, concurrency: number, pollingIntervalSeconds: number) {
+  const { boss, queue } = parts;
+  const lanes: string[] = [];
+  listener.on(JOB_CHANNEL, (name) => {
+    if (name === queue) for (const lane of lanes) boss.notifyWorker(lane);
+  });
+  for (let i = 0; i < concurrency; i++) {
+    let lane = "";
+    lane = await boss.work<ThreadJob>(queue, { pollingIntervalSeconds }, async ([job]) => {
+      try {
+        return await runJob(parts, job!.data);
+      } finally {
+        boss.notifyWorker(lane);
+      }
+    });
+    lanes.push(lane);
+  }
+}
+
 export function createWorker(options: WorkerOptions): Worker {
   const { concurrency, leaseSeconds } = check(options);
   const queue = options.queue ?? DEFAULT_QUEUE;
@@ -108,54 +175,8 @@ export function createWorker(options: WorkerOptions): Worker {
     const lease = (await boss.getQueue(queue))?.expireInSeconds ?? leaseSeconds;
     const listener = await openListener(options.connectionString, [JOB_CHANNEL, STOP_CHANNEL], onError);
     const stops = openStopWatch(listener, locks, { onError });
-
-    const handle = async ([job]: PgBoss.Job<ThreadJob>[]) => {
-      const data = job!.data;
-      const lock = await locks.tryLock(data.threadId);
-      if (!lock) {
-        // Another worker runs this thread (a copy of its job came back after the lease): try again shortly.
-        await boss.send(queue, data, { startAfter: 1 });
-        return { deferred: true };
-      }
-      try {
-        // Half the lease per job: the rest is room for the step in flight when the slice runs out.
-        const slice = {
-          until: Date.now() + (lease * 1000) / 2,
-          continueLater: async () => void (await boss.send(queue, { kind: "run", threadId: data.threadId, input: {} })),
-        };
-        const control = await stops.follow(data.threadId);
-        try {
-          const result = await driveThread(graph, data, control, locks, slice);
-          if (result && "threadId" in result) {
-            await boss.send(finishedQueue(queue), result);
-            await options.onFinished?.(result);
-          }
-          return result ?? { nothingToDo: true };
-        } finally {
-          control.release();
-        }
-      } finally {
-        await lock.release();
-      }
-    };
-    const pollingIntervalSeconds = options.pollSeconds ?? 0.5;
-    const lanes: string[] = [];
-    listener.on(JOB_CHANNEL, (name) => {
-      if (name === queue) for (const lane of lanes) boss.notifyWorker(lane);
-    });
-    for (let i = 0; i < concurrency; i++) {
-      let lane = "";
-      // pg-boss waits out the rest of its polling interval after a job unless told otherwise: a
-      // lane that just finished one asks again at once (it only waits when the queue was empty).
-      lane = await boss.work<ThreadJob>(queue, { pollingIntervalSeconds }, async (jobs) => {
-        try {
-          return await handle(jobs);
-        } finally {
-          boss.notifyWorker(lane);
-        }
-      });
-      lanes.push(lane);
-    }
+    const parts = { graph, boss, queue, lease, locks, stops, onFinished: options.onFinished };
+    await startLanes(parts, listener, concurrency, options.pollSeconds ?? 0.5);
     close = async (graceful) => {
       await boss.stop({ graceful, wait: true, timeout: graceful ? 300_000 : 1 });
       stops.close();

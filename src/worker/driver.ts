@@ -14,7 +14,10 @@ import type { ThreadControl } from "./stop-watch.js";
 import type { ThreadLocks } from "./thread-locks.js";
 
 export interface DrivableGraph extends StoppableGraph {
-  invoke(input: unknown, config: LangGraphRunnableConfig & { durability?: "sync" | "async" | "exit" }): Promise<unknown>;
+  invoke(
+    input: unknown,
+    config: LangGraphRunnableConfig & { durability?: "sync" | "async" | "exit" },
+  ): Promise<unknown>;
 }
 
 /**

@@ -52,7 +52,10 @@ export function openStopWatch(
     for (const [threadId, pending] of await locks.stopRequests(threadIds)) {
       const thread = followed.get(threadId);
       if (!thread || thread.stop) continue;
-      thread.stop = { requestedAt: new Date(now()).toISOString(), ...(pending.reason ? { reason: pending.reason } : {}) };
+      thread.stop = {
+        requestedAt: new Date(now()).toISOString(),
+        ...(pending.reason ? { reason: pending.reason } : {}),
+      };
       // Marked after the run can see it: whoever waits for "noticed" knows the next boundary takes it.
       if (!pending.noticed) await locks.noticeStop(threadId);
     }
