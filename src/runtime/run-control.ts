@@ -9,7 +9,8 @@
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { StopRequest } from "../policy/stop.js";
-import type { PlanManagerUpdate } from "./state.js";
+
+export type { StopRequest };import type { PlanManagerUpdate } from "./state.js";
 
 /** What a driver asks for: a stop (the run ends `stopped`), or a pause (the run ends where it stands). */
 export type RunRequest = { kind: "stop"; stop: StopRequest } | { kind: "pause" };

@@ -5,8 +5,7 @@
  * connection dropped. What it hears is kept in memory, where the executor reads it at each visit
  * (runtime/run-control.ts); the row is marked noticed so that an operator (or a test) can tell.
  */
-import type { StopRequest } from "../policy/stop.js";
-import type { RunControl, RunRequest } from "../runtime/run-control.js";
+import type { RunControl, RunRequest, StopRequest } from "../runtime/run-control.js";
 import type { Listener } from "./listener.js";
 import { STOP_CHANNEL, type ThreadLocks } from "./thread-locks.js";
 
