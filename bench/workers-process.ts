@@ -4,7 +4,7 @@
  * call so that the parent can time a dead worker's threads, and `cpu <ms>` (its own CPU time since
  * it was ready) when told to stop; `direct` mode instead runs the threads itself with `invoke` on
  * PostgresSaver (the one-process baseline) and prints the elapsed time and its CPU time.
- *   tsx bench/workers-process.ts worker <postgres://…> <concurrency> <leaseSeconds> <queue> <toolMs>
+ *   tsx bench/workers-process.ts worker <postgres://…> <concurrency> <leaseSeconds> <queue> <toolMs> <maintenanceS>
  *   tsx bench/workers-process.ts direct <postgres://…> <concurrency> <threads> <steps> <toolMs>
  */
 import { tool } from "@langchain/core/tools";
@@ -49,14 +49,14 @@ const cpuMs = (since: NodeJS.CpuUsage) => {
 };
 
 if (process.argv[1]?.endsWith("workers-process.ts")) {
-  const [mode, url = "", width = "4", a = "", b = "", toolMs = "20"] = process.argv.slice(2);
+  const [mode, url = "", width = "4", a = "", b = "", toolMs = "20", maintenance = "10"] = process.argv.slice(2);
   if (mode === "worker") {
     const worker = createWorker({
       graph: manager(Number(toolMs)),
       connectionString: url,
       concurrency: Number(width),
       leaseSeconds: Number(a),
-      maintenanceSeconds: 1,
+      maintenanceSeconds: Number(maintenance),
       queue: b,
       onFinished: (r) => void process.stdout.write(`finished ${r.threadId} ${Date.now()}\n`),
     });

@@ -13,7 +13,10 @@ import { openQueue } from "../src/worker/index.js";
 import { fmt, median, type Table } from "./lib.js";
 
 const script = resolve(import.meta.dirname, "workers-process.ts");
-/** The lease for the death measurement; throughput runs use a longer one, as production would. */
+/**
+ * The lease and pg-boss maintenance interval for the death measurement; throughput runs use a longer
+ * lease and pg-boss's default maintenance (10 s), as production would.
+ */
 const LEASE_S = 5;
 const THROUGHPUT_LEASE_S = 60;
 const STEPS = 10;
@@ -104,7 +107,8 @@ async function drain(queue: Awaited<ReturnType<typeof openQueue>>, threads: Set<
   const finished = new Set<string>();
   while (finished.size < threads.size) {
     const report = await queue.nextFinished();
-    if (!report) await new Promise((r) => setTimeout(r, 20));
+    // Every 50 ms: this poll's PostgreSQL time is counted against the workers.
+    if (!report) await new Promise((r) => setTimeout(r, 50));
     else if (threads.has(report.threadId) && !report.parked) finished.add(report.threadId);
   }
 }
@@ -132,7 +136,7 @@ async function direct(url: string, threads: number, toolMs: number): Promise<Mea
 async function workersRun(url: string, processes: number, threads: number, toolMs: number, tag: string) {
   const queue = await openQueue(url, { leaseSeconds: THROUGHPUT_LEASE_S, queue: `bench-${tag}` });
   const procs = Array.from({ length: processes }, () =>
-    start(["worker", url, "4", String(THROUGHPUT_LEASE_S), `bench-${tag}`, String(toolMs)]),
+    start(["worker", url, "4", String(THROUGHPUT_LEASE_S), `bench-${tag}`, String(toolMs), "10"]),
   );
   await Promise.all(procs.map((p) => p.ready));
   const ids = new Set(Array.from({ length: threads }, (_, i) => `${tag}-${i}`));
@@ -152,7 +156,7 @@ async function workersRun(url: string, processes: number, threads: number, toolM
 /** Kills one of two workers mid-run; returns seconds from the kill to each orphaned thread's next call. */
 async function deathToRunning(url: string, steps: number) {
   const queue = await openQueue(url, { leaseSeconds: LEASE_S, queue: "bench-death" });
-  const args = ["worker", url, "4", String(LEASE_S), "bench-death", "20"];
+  const args = ["worker", url, "4", String(LEASE_S), "bench-death", "20", "1"];
   const [victim, other] = [start(args), start(args)];
   await Promise.all([victim!.ready, other!.ready]);
   const ids = new Set(Array.from({ length: 8 }, (_, i) => `death-${i}`));
