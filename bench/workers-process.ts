@@ -59,6 +59,7 @@ if (process.argv[1]?.endsWith("workers-process.ts")) {
       maintenanceSeconds: Number(maintenance),
       queue: b,
       onFinished: (r) => void process.stdout.write(`finished ${r.threadId} ${Date.now()}\n`),
+      onError: (e) => void process.stderr.write(`error ${String(e)}\n`),
     });
     await worker.start();
     const ready = process.cpuUsage();
