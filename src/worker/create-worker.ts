@@ -3,7 +3,8 @@
  * their checkpoints in `PostgresSaver` on the same database. Start as many worker processes as
  * you like; a thread runs on at most one of them at a time (worker/thread-locks.ts), a thread
  * waiting for a person holds none, and a dead worker's thread is taken up by another once its
- * job's lease expires.
+ * job's lease expires. A run is never paused to ask for stop requests: the process hears them
+ * (worker/stop-watch.ts) and the executor takes them at the next step boundary.
  */
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import PgBoss from "pg-boss";
@@ -39,7 +40,10 @@ export interface WorkerOptions {
   leaseSeconds?: number;
   /** Seconds between pg-boss's checks for expired leases (default 10). */
   maintenanceSeconds?: number;
-  /** Seconds between polls of an empty queue (default 0.5, pg-boss's smallest). */
+  /**
+   * Seconds between polls of an empty queue (default 0.5, pg-boss's smallest). Jobs sent through
+   * `enqueueRun`/`enqueueResume`/`openQueue` are announced, so idle lanes take them at once.
+   */
   pollSeconds?: number;
   /** Called in this process when a thread it ran finishes, parks at a question or stops. */
   onFinished?: (report: ThreadFinished) => void | Promise<void>;
