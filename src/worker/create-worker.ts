@@ -20,6 +20,7 @@ import {
   type ThreadFinished,
   type ThreadJob,
 } from "./queue.js";
+import { openSlots, type Slots } from "./slots.js";
 import { openStopWatch, type StopWatch } from "./stop-watch.js";
 import { openThreadLocks, STOP_CHANNEL, type ThreadLocks } from "./thread-locks.js";
 
@@ -95,6 +96,7 @@ interface Parts {
   lease: number;
   locks: ThreadLocks;
   stops: StopWatch;
+  slots: Slots;
   onFinished: WorkerOptions["onFinished"];
 }
 
@@ -112,12 +114,15 @@ async function runJob(parts: Parts, data: ThreadJob): Promise<object> {
     throw error;
   });
   try {
-    // Half the lease per job: the rest is room for the step in flight when the slice runs out.
-    const slice = {
-      until: Date.now() + (parts.lease * 1000) / 2,
+    const started = Date.now();
+    const turn = {
+      // A job waiting for a slot gives up after a quarter of the lease, so that its run has at least
+      // another quarter before the slice ends (half the lease: the rest is room for the step in flight).
+      slot: () => parts.slots.acquire((parts.lease * 1000) / 4),
+      until: started + (parts.lease * 1000) / 2,
       continueLater: async () => void (await boss.send(queue, { kind: "run", threadId: data.threadId, input: {} })),
     };
-    const result = await driveThread(parts.graph, data, control, locks, slice);
+    const result = await driveThread(parts.graph, data, control, locks, turn);
     if (result && "threadId" in result) {
       await boss.send(finishedQueue(queue), result);
       await parts.onFinished?.(result);
@@ -130,17 +135,18 @@ async function runJob(parts: Parts, data: ThreadJob): Promise<object> {
 }
 
 /**
- * Starts `concurrency` pg-boss workers (lanes). pg-boss waits out the rest of its polling interval
- * after a job unless told otherwise: a lane that just finished one asks again at once, and a job
- * announced on `JOB_CHANNEL` wakes every lane (they only wait when the queue is empty).
+ * Starts pg-boss workers (lanes), one more than the threads run at once (worker/slots.ts). pg-boss
+ * waits out the rest of its polling interval after a job unless told otherwise: a lane that just
+ * finished one asks again at once, and a job announced on `JOB_CHANNEL` wakes every lane (they
+ * only wait when the queue is empty).
  */
-async function startLanes(parts: Parts, listener: Listener, concurrency: number, pollingIntervalSeconds: number) {
+async function startLanes(parts: Parts, listener: Listener, lanesWanted: number, pollingIntervalSeconds: number) {
   const { boss, queue } = parts;
   const lanes: string[] = [];
   listener.on(JOB_CHANNEL, (name) => {
     if (name === queue) for (const lane of lanes) boss.notifyWorker(lane);
   });
-  for (let i = 0; i < concurrency; i++) {
+  for (let i = 0; i < lanesWanted; i++) {
     let lane = "";
     lane = await boss.work<ThreadJob>(queue, { pollingIntervalSeconds }, async ([job]) => {
       try {
@@ -160,7 +166,7 @@ export function createWorker(options: WorkerOptions): Worker {
   let close: (graceful: boolean) => Promise<void> = async () => undefined;
 
   async function start() {
-    const locks = await openThreadLocks(options.connectionString, concurrency + 2);
+    const locks = await openThreadLocks(options.connectionString, concurrency + 3);
     const saver = PostgresSaver.fromConnString(options.connectionString);
     await locks.serialized(() => saver.setup());
     const graph = options.graph.compile({ checkpointer: saver }) as unknown as DrivableGraph;
@@ -179,8 +185,9 @@ export function createWorker(options: WorkerOptions): Worker {
     const lease = (await boss.getQueue(queue))?.expireInSeconds ?? leaseSeconds;
     const listener = await openListener(options.connectionString, [JOB_CHANNEL, STOP_CHANNEL], onError);
     const stops = openStopWatch(listener, locks, { onError });
-    const parts = { graph, boss, queue, lease, locks, stops, onFinished: options.onFinished };
-    await startLanes(parts, listener, concurrency, options.pollSeconds ?? 0.5);
+    const slots = openSlots(concurrency);
+    const parts = { graph, boss, queue, lease, locks, stops, slots, onFinished: options.onFinished };
+    await startLanes(parts, listener, concurrency + 1, options.pollSeconds ?? 0.5);
     close = async (graceful) => {
       await boss.stop({ graceful, wait: true, timeout: graceful ? 300_000 : 1 });
       stops.close();

@@ -43,6 +43,17 @@ interface Output {
   __interrupt__?: unknown[];
 }
 
+/**
+ * One job's turn: a slot among the threads the process runs at once (undefined when none freed up
+ * in time), and the end of its slice — pg-boss fails a job that outlives its lease (its handler
+ * timeout), so a long run is cut into slices shorter than the lease, each a new job.
+ */
+export interface Turn {
+  slot(): Promise<(() => void) | undefined>;
+  until: number;
+  continueLater(): Promise<void>;
+}
+
 /** What the job does first: send an input (`null` carries on), reopen a stopped thread, refuse, or nothing. */
 type First = { move: "input"; input: unknown } | { move: "reopen" } | { move: "refuse"; problem: string } | undefined;
 
@@ -85,9 +96,8 @@ const report = (threadId: string, snapshot: StateSnapshot): ThreadFinished => {
 /**
  * Runs the job's thread. Returns where the thread stands (finished, parked or stopped), undefined
  * for a thread that never started, a report with `error` when a resume value does not answer the pending
- * question (the thread is left as it was), and `{ continued: true }` when the slice ran out: pg-boss
- * fails a job that outlives its lease (its handler timeout), so a long run is cut into slices
- * shorter than the lease, each a new job (`continueLater`).
+ * question (the thread is left as it was), and `{ continued: true }` when the slice ran out or no
+ * slot freed up in time (the thread is back in the queue: `continueLater`).
  */
 export async function driveThread(
   graph: DrivableGraph,
@@ -95,7 +105,7 @@ export async function driveThread(
   /** The thread's stop requests as this worker hears them (worker/stop-watch.ts). */
   control: ThreadControl,
   stops: Pick<ThreadLocks, "clearStopRequest">,
-  slice: { until: number; continueLater: () => Promise<void> } | undefined,
+  turn: Turn,
   now: () => number = Date.now,
 ): Promise<ThreadFinished | { continued: true } | undefined> {
   const config = { configurable: { thread_id: job.threadId } };
@@ -106,17 +116,23 @@ export async function driveThread(
   if (first === undefined)
     return (snapshot.values as { status?: string }).status ? report(job.threadId, snapshot) : undefined;
   if (first.move === "refuse") return { ...report(job.threadId, snapshot), error: first.problem };
-  if (first.move === "reopen") await reopenStopped(graph, config);
-  const input = first.move === "input" ? first.input : null;
-  const timer = slice ? setTimeout(() => control.pause(), Math.max(0, slice.until - now())) : undefined;
+  const release = await turn.slot();
+  if (!release) {
+    await turn.continueLater();
+    return { continued: true };
+  }
+  const timer = setTimeout(() => control.pause(), Math.max(0, turn.until - now()));
   let output: Output | undefined;
   try {
+    if (first.move === "reopen") await reopenStopped(graph, config);
+    const input = first.move === "input" ? first.input : null;
     output = await run(graph, input, { configurable: { ...config.configurable, [RUN_CONTROL]: control } });
   } finally {
     clearTimeout(timer);
+    release();
   }
   if (!output) {
-    await slice?.continueLater();
+    await turn.continueLater();
     return { continued: true };
   }
   await control.refresh();
