@@ -3,14 +3,15 @@
  * read by the executor at each visit from memory — so the run is never paused just to ask
  * (docs/decisions/0010-workers-on-postgres.md). Whatever is asked is taken at the next step
  * boundary with no tool call in flight: the executor starts nothing new, waits for the calls it
- * has started, and then either writes the stop (the route sends it to finalize) or tells the driver
- * it may end the run there (`atBoundary`; the driver aborts the run's signal, and the checkpoint
- * the run stops at holds every call it made).
+ * has started, and at the next visit with none in flight either writes the stop (the route sends
+ * it to finalize) or ends the run there by throwing `RunPaused` (the checkpoint the run stops at
+ * holds every call it made).
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { StopRequest } from "../policy/stop.js";
+import type { PlanManagerUpdate } from "./state.js";
 
-export type { StopRequest };import type { PlanManagerUpdate } from "./state.js";
+export type { StopRequest };
 
 /** What a driver asks for: a stop (the run ends `stopped`), or a pause (the run ends where it stands). */
 export type RunRequest = { kind: "stop"; stop: StopRequest } | { kind: "pause" };
