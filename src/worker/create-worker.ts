@@ -121,6 +121,7 @@ async function runJob(parts: Parts, data: ThreadJob): Promise<object> {
       slot: () => parts.slots.acquire((parts.lease * 1000) / 4),
       until: started + (parts.lease * 1000) / 2,
       continueLater: async () => void (await boss.send(queue, { kind: "run", threadId: data.threadId, input: {} })),
+      requeue: async () => void (await boss.send(queue, data)),
     };
     const result = await driveThread(parts.graph, data, control, locks, turn);
     if (result && "threadId" in result) {

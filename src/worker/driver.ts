@@ -51,7 +51,10 @@ interface Output {
 export interface Turn {
   slot(): Promise<(() => void) | undefined>;
   until: number;
+  /** Queues a job that carries the thread on from its checkpoint. */
   continueLater(): Promise<void>;
+  /** Queues this job again, unchanged. */
+  requeue(): Promise<void>;
 }
 
 /** What the job does first: send an input (`null` carries on), reopen a stopped thread, refuse, or nothing. */
@@ -109,7 +112,7 @@ export async function driveThread(
   now: () => number = Date.now,
 ): Promise<ThreadFinished | { continued: true } | undefined> {
   const config = { configurable: { thread_id: job.threadId } };
-  let snapshot = await graph.getState(config);
+  const snapshot = await graph.getState(config);
   const first = firstMove(job, snapshot);
   // Nothing to do, but the thread may have finished or parked under a worker that died before
   // reporting it: report again (reports are at least once), unless it never started.
@@ -118,7 +121,8 @@ export async function driveThread(
   if (first.move === "refuse") return { ...report(job.threadId, snapshot), error: first.problem };
   const release = await turn.slot();
   if (!release) {
-    await turn.continueLater();
+    // Nothing has run: the same job goes back (a "run" job carries the thread's input).
+    await turn.requeue();
     return { continued: true };
   }
   const timer = setTimeout(() => control.pause(), Math.max(0, turn.until - now()));
