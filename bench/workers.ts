@@ -194,7 +194,7 @@ const medianOf = (ms: Measured[]): Measured => ({
 export async function workers(quick: boolean): Promise<Table> {
   const pairs = quick ? 2 : 5;
   const threads = quick ? 16 : 48;
-  const slowThreads = quick ? 16 : 32;
+  const slowThreads = quick ? 16 : 64;
   const pg = await startPostgres();
   pgCpu.port = Number(new URL(pg.url).port);
   try {
