@@ -13,6 +13,7 @@ import type { Step } from "../plan/schema.js";
 import { projectBudget } from "../policy/budget.js";
 import { mayStart, nextQueued } from "../policy/dispatch.js";
 import { dispatcherOf, type Dispatcher } from "../runtime/dispatch.js";
+import { runControlOf, takeAtBoundary } from "../runtime/run-control.js";
 import { pick, recordEnd, startAttempt, toolFor } from "../runtime/attempt.js";
 import { humanStepPayload } from "../runtime/interrupts.js";
 import { Visit } from "../runtime/visit.js";
@@ -27,6 +28,10 @@ export function makeExecutor(rt: Runtime) {
   ): Promise<PlanManagerUpdate> {
     if (!state.plan) return { deviation: null };
     const flights = dispatcherOf(config);
+    // A driver's stop or pause (runtime/run-control.ts) comes first, once no call is in flight.
+    const control = runControlOf(config);
+    const wanted = control?.wanted();
+    if (wanted && flights.size === 0) return takeAtBoundary(wanted);
     const v = new Visit(rt, state, config);
     if (flights.size === 0 && (v.dispatch.queue.length > 0 || state.scopeChanges.length > 0)) {
       const queued = withQueued(v);
@@ -38,12 +43,14 @@ export function makeExecutor(rt: Runtime) {
     }
     const over = flights.size === 0 && v.dispatch.queue.length === 0 ? planOverBudget(v) : undefined;
     if (over) return { ...v.update(), deviation: over, status: "running" };
-    let next = startReady(v, flights);
+    // Something wanted: start nothing, and wait for every call in flight (the boundary comes next visit).
+    let next: Next = wanted ? { kind: "go" } : startReady(v, flights);
     if (flights.size > 0) {
-      for (const flight of await flights.takeFinished(config.signal, !flights.shared)) recordEnd(v, flight);
+      const drain = wanted !== undefined || !flights.shared;
+      for (const flight of await flights.takeFinished(config.signal, drain)) recordEnd(v, flight);
       // Eager: what those attempts made ready starts now, not one checkpoint later — unless this
       // visit must drain its calls (no call may outlive it: the next visit starts them).
-      if (!config.signal?.aborted && flights.shared) next = startReady(v, flights);
+      if (!config.signal?.aborted && !drain && !control?.wanted()) next = startReady(v, flights);
     }
     if (flights.size > 0 || v.dispatch.queue.length > 0) return withQueued(v, flights);
     if (next.kind === "blocked") {

@@ -118,20 +118,12 @@ export class Dispatcher {
   }
 }
 
-/**
- * Set to `true` in `configurable` to have every executor visit wait for all the calls it started
- * (steps still run side by side within a visit). For drivers that pause a run after each visit —
- * the workers read stop requests and cut runs into lease-sized slices there — and so must not
- * leave calls in flight across the pause (they would be called again on resume).
- */
-export const DRAIN_EACH_VISIT = "langgraph_replan_drain_each_visit";
-
 /** The config a run's nodes see: it carries the run's registry of calls in flight. */
 export function withDispatch<C extends { configurable?: Record<string, unknown> }>(
   config: C | undefined,
   track: (work: Promise<unknown>) => void,
 ): C {
-  const dispatcher = new Dispatcher(config?.configurable?.[DRAIN_EACH_VISIT] !== true, track);
+  const dispatcher = new Dispatcher(true, track);
   return { ...(config as C), configurable: { ...config?.configurable, [DISPATCH_KEY]: dispatcher } };
 }
 

@@ -3,15 +3,26 @@
  * their checkpoints in `PostgresSaver` on the same database. Start as many worker processes as
  * you like; a thread runs on at most one of them at a time (worker/thread-locks.ts), a thread
  * waiting for a person holds none, and a dead worker's thread is taken up by another once its
- * job's lease expires.
+ * job's lease expires. A run is never paused to ask for stop requests: the process hears them
+ * (worker/stop-watch.ts) and the executor takes them at the next step boundary.
  */
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import PgBoss from "pg-boss";
 import { PlanManagerError } from "../errors.js";
 import type { PlanManagerGraph } from "../graph/create-plan-manager.js";
 import { driveThread, type DrivableGraph } from "./driver.js";
-import { DEFAULT_QUEUE, ensureQueues, finishedQueue, type ThreadFinished, type ThreadJob } from "./queue.js";
-import { openThreadLocks } from "./thread-locks.js";
+import { openListener, type Listener } from "./listener.js";
+import {
+  DEFAULT_QUEUE,
+  ensureQueues,
+  finishedQueue,
+  JOB_CHANNEL,
+  type ThreadFinished,
+  type ThreadJob,
+} from "./queue.js";
+import { openSlots, type Slots } from "./slots.js";
+import { openStopWatch, type StopWatch } from "./stop-watch.js";
+import { openThreadLocks, STOP_CHANNEL, type ThreadLocks } from "./thread-locks.js";
 
 export interface WorkerOptions {
   /** The plan manager, uncompiled (`createPlanManager(...)`): the worker compiles it with its PostgresSaver. */
@@ -30,7 +41,10 @@ export interface WorkerOptions {
   leaseSeconds?: number;
   /** Seconds between pg-boss's checks for expired leases (default 10). */
   maintenanceSeconds?: number;
-  /** Seconds between polls of an empty queue (default 0.5, pg-boss's smallest). */
+  /**
+   * Seconds between polls of an empty queue (default 0.5, pg-boss's smallest). Jobs sent through
+   * `enqueueRun`/`enqueueResume`/`openQueue` are announced, so idle lanes take them at once.
+   */
   pollSeconds?: number;
   /** Called in this process when a thread it ran finishes, parks at a question or stops. */
   onFinished?: (report: ThreadFinished) => void | Promise<void>;
@@ -73,6 +87,79 @@ function check(options: WorkerOptions): Required<Pick<WorkerOptions, "concurrenc
   return { concurrency, leaseSeconds };
 }
 
+/** What one job needs: the compiled graph, the queue, the thread locks and the stop watch. */
+interface Parts {
+  graph: DrivableGraph;
+  boss: PgBoss;
+  queue: string;
+  /** Seconds, as the queue was created with. */
+  lease: number;
+  locks: ThreadLocks;
+  stops: StopWatch;
+  slots: Slots;
+  onFinished: WorkerOptions["onFinished"];
+}
+
+/** Runs one job's thread under its lock, reports where it stands, and returns the job's output. */
+async function runJob(parts: Parts, data: ThreadJob): Promise<object> {
+  const { boss, queue, locks } = parts;
+  const lock = await locks.tryLock(data.threadId);
+  if (!lock) {
+    // Another worker runs this thread (a copy of its job came back after the lease): try again shortly.
+    await boss.send(queue, data, { startAfter: 1 });
+    return { deferred: true };
+  }
+  const control = await parts.stops.follow(data.threadId).catch(async (error: unknown) => {
+    await lock.release();
+    throw error;
+  });
+  try {
+    const started = Date.now();
+    const turn = {
+      // A job waiting for a slot gives up after a quarter of the lease, so that its run has at least
+      // another quarter before the slice ends (half the lease: the rest is room for the step in flight).
+      slot: () => parts.slots.acquire((parts.lease * 1000) / 4),
+      until: started + (parts.lease * 1000) / 2,
+      continueLater: async () => void (await boss.send(queue, { kind: "run", threadId: data.threadId, input: {} })),
+      requeue: async () => void (await boss.send(queue, data)),
+    };
+    const result = await driveThread(parts.graph, data, control, locks, turn);
+    if (result && "threadId" in result) {
+      await boss.send(finishedQueue(queue), result);
+      await parts.onFinished?.(result);
+    }
+    return result ?? { nothingToDo: true };
+  } finally {
+    control.release();
+    await lock.release();
+  }
+}
+
+/**
+ * Starts pg-boss workers (lanes), one more than the threads run at once (worker/slots.ts). pg-boss
+ * waits out the rest of its polling interval after a job unless told otherwise: a lane that just
+ * finished one asks again at once, and a job announced on `JOB_CHANNEL` wakes every lane (they
+ * only wait when the queue is empty).
+ */
+async function startLanes(parts: Parts, listener: Listener, lanesWanted: number, pollingIntervalSeconds: number) {
+  const { boss, queue } = parts;
+  const lanes: string[] = [];
+  listener.on(JOB_CHANNEL, (name) => {
+    if (name === queue) for (const lane of lanes) boss.notifyWorker(lane);
+  });
+  for (let i = 0; i < lanesWanted; i++) {
+    let lane = "";
+    lane = await boss.work<ThreadJob>(queue, { pollingIntervalSeconds }, async ([job]) => {
+      try {
+        return await runJob(parts, job!.data);
+      } finally {
+        boss.notifyWorker(lane);
+      }
+    });
+    lanes.push(lane);
+  }
+}
+
 export function createWorker(options: WorkerOptions): Worker {
   const { concurrency, leaseSeconds } = check(options);
   const queue = options.queue ?? DEFAULT_QUEUE;
@@ -80,7 +167,7 @@ export function createWorker(options: WorkerOptions): Worker {
   let close: (graceful: boolean) => Promise<void> = async () => undefined;
 
   async function start() {
-    const locks = await openThreadLocks(options.connectionString, concurrency + 2);
+    const locks = await openThreadLocks(options.connectionString, concurrency + 3);
     const saver = PostgresSaver.fromConnString(options.connectionString);
     await locks.serialized(() => saver.setup());
     const graph = options.graph.compile({ checkpointer: saver }) as unknown as DrivableGraph;
@@ -97,35 +184,15 @@ export function createWorker(options: WorkerOptions): Worker {
     });
     // The queue keeps the lease it was created with (by a worker or by `openQueue`).
     const lease = (await boss.getQueue(queue))?.expireInSeconds ?? leaseSeconds;
-
-    const handle = async ([job]: PgBoss.Job<ThreadJob>[]) => {
-      const data = job!.data;
-      const lock = await locks.tryLock(data.threadId);
-      if (!lock) {
-        // Another worker runs this thread (a copy of its job came back after the lease): try again shortly.
-        await boss.send(queue, data, { startAfter: 1 });
-        return { deferred: true };
-      }
-      try {
-        // Half the lease per job: the rest is room for the step in flight when the slice runs out.
-        const slice = {
-          until: Date.now() + (lease * 1000) / 2,
-          continueLater: async () => void (await boss.send(queue, { kind: "run", threadId: data.threadId, input: {} })),
-        };
-        const result = await driveThread(graph, data, locks, slice);
-        if (result && "threadId" in result) {
-          await boss.send(finishedQueue(queue), result);
-          await options.onFinished?.(result);
-        }
-        return result ?? { nothingToDo: true };
-      } finally {
-        await lock.release();
-      }
-    };
-    const pollingIntervalSeconds = options.pollSeconds ?? 0.5;
-    for (let i = 0; i < concurrency; i++) await boss.work<ThreadJob>(queue, { pollingIntervalSeconds }, handle);
+    const listener = await openListener(options.connectionString, [JOB_CHANNEL, STOP_CHANNEL], onError);
+    const stops = openStopWatch(listener, locks, { onError });
+    const slots = openSlots(concurrency);
+    const parts = { graph, boss, queue, lease, locks, stops, slots, onFinished: options.onFinished };
+    await startLanes(parts, listener, concurrency + 1, options.pollSeconds ?? 0.5);
     close = async (graceful) => {
       await boss.stop({ graceful, wait: true, timeout: graceful ? 300_000 : 1 });
+      stops.close();
+      await listener.close();
       await locks.close();
       await saver.end();
     };

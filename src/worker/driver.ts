@@ -6,46 +6,55 @@
  */
 import { Command, type LangGraphRunnableConfig, type StateSnapshot } from "@langchain/langgraph";
 import { resumeProblem } from "../plan/resume.js";
-import { DRAIN_EACH_VISIT } from "../runtime/dispatch.js";
+import { isRunPaused, RUN_CONTROL } from "../runtime/run-control.js";
 import type { InterruptPayload } from "../plan/schema.js";
 import type { ThreadFinished, ThreadJob } from "./queue.js";
-import { managerWrite } from "../graph/boundary.js";
 import { reopenStopped, requestStop, type StoppableGraph } from "./stop.js";
+import type { ThreadControl } from "./stop-watch.js";
 import type { ThreadLocks } from "./thread-locks.js";
 
 export interface DrivableGraph extends StoppableGraph {
-  stream(
+  invoke(
     input: unknown,
-    config: LangGraphRunnableConfig & {
-      interruptAfter?: string[];
-      streamMode: "updates";
-      durability?: "sync" | "async" | "exit";
-    },
-  ): Promise<AsyncIterable<Record<string, unknown>>>;
+    config: LangGraphRunnableConfig & { durability?: "sync" | "async" | "exit" },
+  ): Promise<unknown>;
 }
 
-/** Where the stream said the run stopped: a step boundary (breakpoint), a question, or the end. */
-type Pause = "boundary" | "question" | "end";
-
 /**
- * Runs until the next pause. The updates stream tells a breakpoint (`__interrupt__: []`) from a
- * question (a non-empty list) and from the end (no `__interrupt__`), so no checkpoint is read back
- * at a step boundary: that read cost more than the step itself on a loaded machine.
+ * Runs the thread in one go: the executor takes an operator's stop or the slice's end from
+ * `control` at a step boundary (runtime/run-control.ts), so the run is never paused to ask.
+ * Returns the run's output (with `__interrupt__` when it parked at a question), or undefined when
+ * it ended paused (the slice ran out).
  */
-async function runToPause(graph: DrivableGraph, input: unknown, config: LangGraphRunnableConfig): Promise<Pause> {
-  let pause: Pause = "end";
-  for await (const chunk of await graph.stream(input, {
-    ...config,
-    interruptAfter: ["executor"],
-    streamMode: "updates",
+async function run(graph: DrivableGraph, input: unknown, config: LangGraphRunnableConfig): Promise<Output | undefined> {
+  try {
     // LangGraph's default ("async") writes a checkpoint while the next node already runs: a worker
     // killed then would lose a finished step and call its tool again.
-    durability: "sync",
-  })) {
-    const raised = chunk.__interrupt__;
-    if (Array.isArray(raised)) pause = raised.length > 0 ? "question" : "boundary";
+    return ((await graph.invoke(input, { ...config, durability: "sync" })) ?? {}) as Output;
+  } catch (error) {
+    if (isRunPaused(error)) return undefined;
+    throw error;
   }
-  return pause;
+}
+
+interface Output {
+  status?: string;
+  outcome?: unknown;
+  __interrupt__?: unknown[];
+}
+
+/**
+ * One job's turn: a slot among the threads the process runs at once (undefined when none freed up
+ * in time), and the end of its slice — pg-boss fails a job that outlives its lease (its handler
+ * timeout), so a long run is cut into slices shorter than the lease, each a new job.
+ */
+export interface Turn {
+  slot(): Promise<(() => void) | undefined>;
+  until: number;
+  /** Queues a job that carries the thread on from its checkpoint. */
+  continueLater(): Promise<void>;
+  /** Queues this job again, unchanged. */
+  requeue(): Promise<void>;
 }
 
 /** What the job does first: send an input (`null` carries on), reopen a stopped thread, refuse, or nothing. */
@@ -90,52 +99,58 @@ const report = (threadId: string, snapshot: StateSnapshot): ThreadFinished => {
 /**
  * Runs the job's thread. Returns where the thread stands (finished, parked or stopped), undefined
  * for a thread that never started, a report with `error` when a resume value does not answer the pending
- * question (the thread is left as it was), and `{ continued: true }` when the slice ran out at a
- * step boundary: pg-boss fails a job that outlives its lease (its handler timeout), so a long run
- * is cut into slices shorter than the lease, each a new job (`continueLater`).
+ * question (the thread is left as it was), and `{ continued: true }` when the slice ran out or no
+ * slot freed up in time (the thread is back in the queue: `continueLater`).
  */
 export async function driveThread(
   graph: DrivableGraph,
   job: ThreadJob,
-  /** Asked at every step boundary: a primary-key read, cheap beside the step's own checkpoint write. */
-  stops: Pick<ThreadLocks, "stopRequest" | "clearStopRequest">,
-  slice: { until: number; continueLater: () => Promise<void> } | undefined,
+  /** The thread's stop requests as this worker hears them (worker/stop-watch.ts). */
+  control: ThreadControl,
+  stops: Pick<ThreadLocks, "clearStopRequest">,
+  turn: Turn,
   now: () => number = Date.now,
 ): Promise<ThreadFinished | { continued: true } | undefined> {
-  // Paused after every executor visit, a run must not leave calls in flight: each visit drains them.
-  const config = { configurable: { thread_id: job.threadId, [DRAIN_EACH_VISIT]: true } };
-  let snapshot = await graph.getState(config);
+  const config = { configurable: { thread_id: job.threadId } };
+  const snapshot = await graph.getState(config);
   const first = firstMove(job, snapshot);
   // Nothing to do, but the thread may have finished or parked under a worker that died before
   // reporting it: report again (reports are at least once), unless it never started.
   if (first === undefined)
     return (snapshot.values as { status?: string }).status ? report(job.threadId, snapshot) : undefined;
   if (first.move === "refuse") return { ...report(job.threadId, snapshot), error: first.problem };
-  if (first.move === "reopen") await reopenStopped(graph, config);
-  let input = first.move === "input" ? first.input : null;
-  // The run pauses after each executor visit, a step boundary, to read the operator's stop requests.
-  for (;;) {
-    const pause = await runToPause(graph, input, config);
-    input = null;
-    if (pause !== "boundary") {
-      snapshot = await graph.getState(config);
-      const parked = pendingInterrupts(snapshot).length > 0;
-      const stop = await stops.stopRequest(job.threadId);
-      // A stop that arrived while the run was ending: a parked thread can still take it; a
-      // finished one has nothing left to stop.
-      if (stop && parked) await requestStop(graph, config, { ...stop, now });
-      if (stop) await stops.clearStopRequest(job.threadId);
-      if (stop && parked) snapshot = await graph.getState(config);
-      return report(job.threadId, snapshot);
-    }
-    const stop = await stops.stopRequest(job.threadId);
-    if (stop) {
-      const request = { requestedAt: new Date(now()).toISOString(), ...(stop.reason ? { reason: stop.reason } : {}) };
-      await graph.updateState(config, managerWrite({ stop: request }), "executor");
-      await stops.clearStopRequest(job.threadId);
-    } else if (slice && now() >= slice.until) {
-      await slice.continueLater();
-      return { continued: true };
-    }
+  const release = await turn.slot();
+  if (!release) {
+    // Nothing has run: the same job goes back (a "run" job carries the thread's input).
+    await turn.requeue();
+    return { continued: true };
   }
+  const timer = setTimeout(() => control.pause(), Math.max(0, turn.until - now()));
+  let output: Output | undefined;
+  try {
+    if (first.move === "reopen") await reopenStopped(graph, config);
+    const input = first.move === "input" ? first.input : null;
+    output = await run(graph, input, { configurable: { ...config.configurable, [RUN_CONTROL]: control } });
+  } finally {
+    clearTimeout(timer);
+    release();
+  }
+  if (!output) {
+    await turn.continueLater();
+    return { continued: true };
+  }
+  await control.refresh();
+  const stop = control.stop;
+  // The run's output says where it stands: no checkpoint is read back (a delta channel read costs
+  // more than a short step).
+  const parked = (output.__interrupt__ ?? []).length > 0;
+  if (stop) {
+    // A stop the run did not take (it arrived as the run was ending): a parked thread can still
+    // take it; a finished one has nothing left to stop.
+    if (parked) await requestStop(graph, config, { ...(stop.reason ? { reason: stop.reason } : {}), now });
+    await stops.clearStopRequest(job.threadId);
+    if (parked) return report(job.threadId, await graph.getState(config));
+  }
+  const { status = "not started", outcome } = output;
+  return { threadId: job.threadId, status, parked, ...(outcome !== undefined ? { outcome } : {}) };
 }

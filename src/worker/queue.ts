@@ -43,6 +43,9 @@ export interface QueueOptions {
 
 export const finishedQueue = (queue: string) => `${queue}.finished`;
 
+/** The `NOTIFY` channel a new job is announced on (the payload is the queue's name). */
+export const JOB_CHANNEL = "langgraph_replan_jobs";
+
 /** Creates the queues (idempotent) on a started pg-boss. */
 export async function ensureQueues(boss: PgBoss, queue: string, leaseSeconds: number): Promise<void> {
   const existing = new Set((await boss.getQueues()).map((q) => q.name));
@@ -84,6 +87,8 @@ export async function openQueue(connectionString: string, options: QueueOptions 
     const id = await boss.send(queue, job);
     if (!id)
       throw new PlanManagerError("invalid_options", `the queue "${queue}" refused the job for "${job.threadId}"`);
+    // Idle workers ask for it now rather than at their next poll (pg-boss 10 only polls).
+    await boss.getDb().executeSql("SELECT pg_notify($1, $2)", [JOB_CHANNEL, queue]);
     return id;
   };
   return {

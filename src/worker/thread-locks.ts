@@ -6,7 +6,8 @@
  * thread is free as soon as its job comes back.
  *
  * Operators' stop requests for threads a worker is running wait in a small table beside the
- * locks; the worker reads it at each step boundary (worker/driver.ts).
+ * locks; each insert notifies the workers (`LISTEN`), which mark the row noticed and stop the
+ * thread at its next step boundary (worker/stop-watch.ts).
  */
 import { Pool, type PoolClient } from "pg";
 import { tryAdvisoryLock } from "../graph/advisory-lock.js";
@@ -15,6 +16,14 @@ import { tryAdvisoryLock } from "../graph/advisory-lock.js";
 const LOCK_SPACE = "langgraph-replan";
 
 export const STOP_TABLE = "langgraph_replan_stop_requests";
+/** The `NOTIFY` channel a stop request is announced on; the payload is the thread id. */
+export const STOP_CHANNEL = "langgraph_replan_stop";
+
+/** A pending stop request: why, and whether the worker running the thread has seen it. */
+export interface PendingStop {
+  reason?: string;
+  noticed: boolean;
+}
 
 export interface ThreadLock {
   release(): Promise<void>;
@@ -26,7 +35,11 @@ export interface ThreadLocks {
   /** Records an operator's stop request for the worker holding the thread. */
   addStopRequest(threadId: string, reason?: string): Promise<void>;
   /** The pending stop request for a thread, if any. */
-  stopRequest(threadId: string): Promise<{ reason?: string } | undefined>;
+  stopRequest(threadId: string): Promise<PendingStop | undefined>;
+  /** The pending stop requests among these threads, by thread id. */
+  stopRequests(threadIds: string[]): Promise<Map<string, PendingStop>>;
+  /** Marks a thread's stop request as seen by the worker running it. */
+  noticeStop(threadId: string): Promise<void>;
   clearStopRequest(threadId: string): Promise<void>;
   /**
    * Runs `fn` while no other process runs one: table creation (`CREATE TABLE IF NOT EXISTS`,
@@ -57,29 +70,39 @@ export async function openThreadLocks(connectionString: string, max = 10): Promi
     }
   };
   // On the lock's own connection: a pool of one would otherwise wait for itself.
-  await serialized((client) =>
-    client.query(
+  await serialized(async (client) => {
+    await client.query(
       `CREATE TABLE IF NOT EXISTS ${STOP_TABLE} ` +
         `(thread_id text PRIMARY KEY, reason text, requested_at timestamptz NOT NULL DEFAULT now())`,
-    ),
-  );
+    );
+    // Tables made before stop requests were announced have no such column.
+    await client.query(`ALTER TABLE ${STOP_TABLE} ADD COLUMN IF NOT EXISTS noticed_at timestamptz`);
+  });
+  const requests = async (threadIds: string[]) => {
+    const { rows } = await pool.query<{ thread_id: string; reason: string | null; noticed: boolean }>(
+      `SELECT thread_id, reason, noticed_at IS NOT NULL AS noticed FROM ${STOP_TABLE} WHERE thread_id = ANY($1)`,
+      [threadIds],
+    );
+    return new Map(
+      rows.map((r) => [r.thread_id, { ...(r.reason ? { reason: r.reason } : {}), noticed: r.noticed }] as const),
+    );
+  };
   return {
     serialized,
     tryLock: (threadId) => tryAdvisoryLock(pool, LOCK_SPACE, threadId),
     async addStopRequest(threadId, reason) {
+      // One statement, so the notification goes out with the row (NOTIFY is sent at commit).
       await pool.query(
-        `INSERT INTO ${STOP_TABLE} (thread_id, reason) VALUES ($1, $2) ` +
-          `ON CONFLICT (thread_id) DO UPDATE SET reason = $2`,
+        `WITH saved AS (INSERT INTO ${STOP_TABLE} (thread_id, reason) VALUES ($1, $2) ` +
+          `ON CONFLICT (thread_id) DO UPDATE SET reason = $2, noticed_at = NULL RETURNING thread_id) ` +
+          `SELECT pg_notify('${STOP_CHANNEL}', thread_id) FROM saved`,
         [threadId, reason ?? null],
       );
     },
-    async stopRequest(threadId) {
-      const { rows } = await pool.query<{ reason: string | null }>(
-        `SELECT reason FROM ${STOP_TABLE} WHERE thread_id = $1`,
-        [threadId],
-      );
-      const row = rows[0];
-      return row ? (row.reason ? { reason: row.reason } : {}) : undefined;
+    stopRequests: requests,
+    stopRequest: async (threadId) => (await requests([threadId])).get(threadId),
+    async noticeStop(threadId) {
+      await pool.query(`UPDATE ${STOP_TABLE} SET noticed_at = now() WHERE thread_id = $1`, [threadId]);
     },
     async clearStopRequest(threadId) {
       await pool.query(`DELETE FROM ${STOP_TABLE} WHERE thread_id = $1`, [threadId]);

@@ -1,7 +1,7 @@
 /**
  * The worker on a real PostgreSQL (started on 127.0.0.1 by the reliability suite's helper): jobs
  * in, threads run, questions parked without holding a worker, finished reports out, and an
- * operator's stop taken at a step boundary of a running thread.
+ * operator's stop heard while the thread runs and taken at its next step boundary.
  */
 import { tool } from "@langchain/core/tools";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
@@ -20,6 +20,16 @@ const reports: ThreadFinished[] = [];
 const waiters: { threadId: string; resolve: (r: ThreadFinished) => void }[] = [];
 const calls: string[] = [];
 let gate: { opened: Promise<void>; open: () => void; reached: () => void; entered: Promise<void> } | undefined;
+
+/** Resolves once the worker running the thread has heard its stop request (the row says so). */
+async function noticed(threadId: string): Promise<void> {
+  const locks = await openThreadLocks(pg.url, 1);
+  try {
+    while (!(await locks.stopRequest(threadId))?.noticed) await new Promise((r) => setTimeout(r, 10));
+  } finally {
+    await locks.close();
+  }
+}
 
 function finishedOnce(threadId: string): Promise<ThreadFinished> {
   return new Promise((resolve) => waiters.push({ threadId, resolve }));
@@ -137,6 +147,8 @@ describe("createWorker on PostgreSQL", () => {
     const locks = await openThreadLocks(pg.url, 1);
     expect(await locks.tryLock("w-stop")).toBeUndefined(); // the worker holds the thread
     await locks.addStopRequest("w-stop", "deploy");
+    // s1 finishes only once the worker has heard the stop: s2 must not start (no pause per visit to ask).
+    await noticed("w-stop");
     gate.open();
     const report = await stopped;
     expect(report.status).toBe("stopped");
@@ -185,6 +197,7 @@ describe("createWorker on PostgreSQL", () => {
       err: [],
       out: ['stop requested: "cli-run" is running on a worker and stops at its next step boundary'],
     });
+    await noticed("cli-run");
     gate.open();
     expect((await stopped).status).toBe("stopped");
     expect(await cli("wait", pg.url, "cli-run", "--timeout", "60")).toEqual({
