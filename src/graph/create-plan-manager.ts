@@ -28,7 +28,7 @@ import { makeReplannerNode } from "../nodes/replanner.js";
 import { makeExtenderNode } from "../nodes/extender.js";
 import { withDispatch } from "../runtime/dispatch.js";
 import { resolveOptions, type PlanManagerOptions } from "../runtime/options.js";
-import { settlingBranches } from "../runtime/replan-memory-branch.js";
+import { settlingBranches } from "../nodes/replanner/memory-branch.js";
 import { PlanManagerInput, PlanManagerOutput, PlanManagerState, type PlanManagerStateType } from "../runtime/state.js";
 import {
   routeAfterClassifier,

@@ -13,7 +13,7 @@ import type { Step } from "../plan/schema.js";
 import { projectBudget } from "../policy/budget.js";
 import { mayStart, nextQueued } from "../policy/dispatch.js";
 import { dispatcherOf, type Dispatcher } from "../runtime/dispatch.js";
-import { pick, recordEnd, startAttempt, toolFor } from "../runtime/attempt.js";
+import { pick, recordEnd, startAttempt, toolFor } from "./executor/attempt.js";
 import { humanStepPayload } from "../runtime/interrupts.js";
 import { Visit } from "../runtime/visit.js";
 

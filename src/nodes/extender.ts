@@ -12,7 +12,7 @@ import { failedReplan, type GuardHit } from "../policy/replan-guards.js";
 import { extensionGuard } from "../policy/horizon.js";
 import { emit } from "../runtime/events.js";
 import { escalationPayload } from "../runtime/interrupts.js";
-import { applyExtension, extendRequest, extensionsOf, validateExtension } from "../runtime/extension.js";
+import { applyExtension, extendRequest, extensionsOf, validateExtension } from "./extender/extension.js";
 import { isPlanManagerError } from "../errors.js";
 import { decide } from "../policy/decide.js";
 

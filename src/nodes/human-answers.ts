@@ -4,13 +4,13 @@
  */
 import { makeFacts } from "../plan/facts.js";
 import type { ResumeValue, StepRun } from "../plan/schema.js";
-import { approval, decide, running, type Answering, type Next } from "../runtime/answers.js";
-import { completeHumanStep } from "../runtime/human-step-answer.js";
-import { approveHeld, rejectHeld } from "../runtime/held-replan.js";
+import { approval, decide, running, type Answering, type Next } from "./human/answers.js";
+import { completeHumanStep } from "./human/step-answer.js";
+import { approveHeld, rejectHeld } from "./human/held-replan.js";
 import type { PlanManagerUpdate } from "../runtime/state.js";
 import { offered } from "../runtime/interrupts.js";
 
-export { HUMAN_DESTINATIONS, type Answering, type Destination, type Next } from "../runtime/answers.js";
+export { HUMAN_DESTINATIONS, type Answering, type Destination, type Next } from "./human/answers.js";
 
 type Handlers = { [A in ResumeValue["action"]]: (a: Answering, reply: Extract<ResumeValue, { action: A }>) => Next };
 

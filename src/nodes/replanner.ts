@@ -12,10 +12,10 @@ import { isFinished } from "../plan/ready.js";
 import { backtrackDepthGuard, type GuardHit } from "../policy/replan-guards.js";
 import { emit } from "../runtime/events.js";
 import { escalationPayload } from "../runtime/interrupts.js";
-import { chargeReplan, prepareReplan, type Replan } from "../runtime/replan-context.js";
-import { draftReplacement } from "../runtime/replan-draft.js";
-import { applyReplan } from "../runtime/replan-version.js";
-import { capabilityReview } from "../runtime/replan-review.js";
+import { chargeReplan, prepareReplan, type Replan } from "./replanner/context.js";
+import { draftReplacement } from "./replanner/draft.js";
+import { applyReplan } from "./replanner/version.js";
+import { capabilityReview } from "./shared/plan-review.js";
 import { decide } from "../policy/decide.js";
 
 export function makeReplannerNode(rt: Runtime) {

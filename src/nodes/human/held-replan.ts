@@ -5,12 +5,12 @@
  * trigger escalates, where the person can retry, skip, provide, replan with a constraint or abort.
  */
 import { z } from "zod";
-import { FailureClassSchema, PlanSchema, ReplanRecordSchema, type ResumeValue } from "../plan/schema.js";
-import type { Decision } from "../policy/decision.js";
+import { FailureClassSchema, PlanSchema, ReplanRecordSchema, type ResumeValue } from "../../plan/schema.js";
+import type { Decision } from "../../policy/decision.js";
 import { decide, type Answering, type Next } from "./answers.js";
-import { emit } from "./events.js";
-import { ESCALATION_OPTIONS, escalationPayload, offered } from "./interrupts.js";
-import { commitVersion, type ProposedVersion } from "./replan-version.js";
+import { emit } from "../../runtime/events.js";
+import { ESCALATION_OPTIONS, escalationPayload, offered } from "../../runtime/interrupts.js";
+import { commitVersion, type ProposedVersion } from "../replanner/version.js";
 
 const ProposalSchema = z.object({
   plan: PlanSchema,

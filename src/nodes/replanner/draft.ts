@@ -5,23 +5,23 @@
  * the guards' counters only for the draft it applies, so a rejected draft from memory leaves no
  * trace before the planner is asked.
  */
-import { enrichDraft } from "../plan/enrich.js";
-import { isFinished } from "../plan/ready.js";
-import type { PlanDraft, Step } from "../plan/schema.js";
-import { formatIssues, type PlanIssue } from "../plan/validate.js";
+import { enrichDraft } from "../../plan/enrich.js";
+import { isFinished } from "../../plan/ready.js";
+import type { PlanDraft, Step } from "../../plan/schema.js";
+import { formatIssues, type PlanIssue } from "../../plan/validate.js";
 import {
   backtracksGuard,
   failedReplan,
   noProgressGuard,
   sendBackDraft,
   type GuardHit,
-} from "../policy/replan-guards.js";
-import { droppedFacts, keptSteps } from "../policy/replan-keep.js";
-import { withRevalidation } from "../policy/replan-merge.js";
-import { fingerprint } from "../policy/scope.js";
-import { labelled, validateReplanDraft, type Replan } from "./replan-context.js";
-import { rejectRecalled, recallReplan } from "./replan-memory.js";
-import { askPlanner, type PlannerAnswer } from "./replan-request.js";
+} from "../../policy/replan-guards.js";
+import { droppedFacts, keptSteps } from "../../policy/replan-keep.js";
+import { withRevalidation } from "../../policy/replan-merge.js";
+import { fingerprint } from "../../policy/scope.js";
+import { labelled, validateReplanDraft, type Replan } from "./context.js";
+import { rejectRecalled, recallReplan } from "./recall.js";
+import { askPlanner, type PlannerAnswer } from "./request.js";
 
 export interface ShapedDraft {
   /** The draft, validated and enriched (its own steps, without re-validation steps). */

@@ -3,11 +3,11 @@
  * the affected steps, trusted and suspect facts, what was tried, and the remaining budget.
  * A planner that throws is a failed replan (it still counts against the replan budget).
  */
-import { factValues } from "../plan/facts.js";
-import type { PlanIssue } from "../plan/validate.js";
-import { failedReplan, type GuardHit } from "../policy/replan-guards.js";
-import { isPlanManagerError } from "../errors.js";
-import { validateReplanDraft, type Replan } from "./replan-context.js";
+import { factValues } from "../../plan/facts.js";
+import type { PlanIssue } from "../../plan/validate.js";
+import { failedReplan, type GuardHit } from "../../policy/replan-guards.js";
+import { isPlanManagerError } from "../../errors.js";
+import { validateReplanDraft, type Replan } from "./context.js";
 
 export type PlannerAnswer = { draft: unknown } | { failed: GuardHit; issues?: PlanIssue[] };
 

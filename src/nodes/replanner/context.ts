@@ -4,14 +4,14 @@
  * draft for this replan goes through, and what the replan costs.
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { Runtime } from "./options.js";
-import type { PlanManagerStateType, ReplanGuards, UsageEntry } from "./state.js";
-import type { Plan, Step } from "../plan/schema.js";
-import type { Decision } from "../policy/decision.js";
-import type { ReplanHint } from "../contracts/planner.js";
-import { validatePlan } from "../plan/validate.js";
-import { describeApproach, globalScope, localScope } from "../policy/scope.js";
-import { falsify, type Falsification } from "./falsify.js";
+import type { Runtime } from "../../runtime/options.js";
+import type { PlanManagerStateType, ReplanGuards, UsageEntry } from "../../runtime/state.js";
+import type { Plan, Step } from "../../plan/schema.js";
+import type { Decision } from "../../policy/decision.js";
+import type { ReplanHint } from "../../contracts/planner.js";
+import { validatePlan } from "../../plan/validate.js";
+import { describeApproach, globalScope, localScope } from "../../policy/scope.js";
+import { falsify, type Falsification } from "../../runtime/falsify.js";
 
 /** What one replan works with, read once from state. */
 export interface Replan {

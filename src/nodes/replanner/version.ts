@@ -5,15 +5,15 @@
  * a person's approval commits it (`commitVersion`), so a rejected proposal never widens what
  * later replans count as already used.
  */
-import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "./state.js";
-import { hasRun, historyEntry } from "../plan/history.js";
-import type { Plan, PlanDraft, ReplanRecord, Step, StepRun } from "../plan/schema.js";
-import type { CapabilityHit } from "../policy/capability.js";
-import { mergeSteps, sameStep } from "../policy/replan-merge.js";
-import { emit } from "./events.js";
-import { PLAN_REVIEW_OPTIONS } from "./interrupts.js";
-import type { Replan } from "./replan-context.js";
-import { holdForReview } from "./replan-review.js";
+import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "../../runtime/state.js";
+import { hasRun, historyEntry } from "../../plan/history.js";
+import type { Plan, PlanDraft, ReplanRecord, Step, StepRun } from "../../plan/schema.js";
+import type { CapabilityHit } from "../../policy/capability.js";
+import { mergeSteps, sameStep } from "../../policy/replan-merge.js";
+import { emit } from "../../runtime/events.js";
+import { PLAN_REVIEW_OPTIONS } from "../../runtime/interrupts.js";
+import type { Replan } from "./context.js";
+import { holdForReview } from "../shared/plan-review.js";
 
 /** A proposed plan version: what `commitVersion` turns into state. */
 export interface ProposedVersion {

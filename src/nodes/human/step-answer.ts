@@ -2,14 +2,14 @@
  * A person's `complete` answer to a human step: the output becomes the step's facts, unless the
  * step's deadline passed, in which case the deadline rule decides (not the person who answered late).
  */
-import type { PendingHuman } from "./state.js";
-import { makeFacts, producedValues } from "../plan/facts.js";
-import type { Step, StepRun } from "../plan/schema.js";
-import { deadlinePassed } from "../policy/replan-guards.js";
-import type { RuleId } from "../policy/rules.js";
+import type { PendingHuman } from "../../runtime/state.js";
+import { makeFacts, producedValues } from "../../plan/facts.js";
+import type { Step, StepRun } from "../../plan/schema.js";
+import { deadlinePassed } from "../../policy/replan-guards.js";
+import type { RuleId } from "../../policy/rules.js";
 import { decide, running, type Answering, type Next } from "./answers.js";
-import { ESCALATION_OPTIONS, offered } from "./interrupts.js";
-import { emit } from "./events.js";
+import { ESCALATION_OPTIONS, offered } from "../../runtime/interrupts.js";
+import { emit } from "../../runtime/events.js";
 
 export function completeHumanStep(a: Answering, output: unknown): Next {
   const { step, run } = a;

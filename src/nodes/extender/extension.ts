@@ -4,16 +4,16 @@
  * they count against `policy.maxExtensions`, not `maxReplans`, and keep every step and fact.
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { Runtime } from "./options.js";
-import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "./state.js";
-import type { ExtendRequest } from "../contracts/planner.js";
-import { enrichDraft } from "../plan/enrich.js";
-import { factValues } from "../plan/facts.js";
-import { historyEntry } from "../plan/history.js";
-import type { Plan, PlanDraft, ReplanRecord } from "../plan/schema.js";
-import { validatePlan, type PlanValidation } from "../plan/validate.js";
-import { PLAN_REVIEW_OPTIONS, offered } from "./interrupts.js";
-import { holdProposal, reviewNewSteps } from "./replan-review.js";
+import type { Runtime } from "../../runtime/options.js";
+import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../../runtime/state.js";
+import type { ExtendRequest } from "../../contracts/planner.js";
+import { enrichDraft } from "../../plan/enrich.js";
+import { factValues } from "../../plan/facts.js";
+import { historyEntry } from "../../plan/history.js";
+import type { Plan, PlanDraft, ReplanRecord } from "../../plan/schema.js";
+import { validatePlan, type PlanValidation } from "../../plan/validate.js";
+import { PLAN_REVIEW_OPTIONS, offered } from "../../runtime/interrupts.js";
+import { holdProposal, reviewNewSteps } from "../shared/plan-review.js";
 
 /** Extensions made so far in this run. */
 export const extensionsOf = (state: Pick<PlanManagerStateType, "replans">): number =>

@@ -3,13 +3,13 @@
  * next, and the decision it writes (a person's decisions carry `by: "person"`).
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { Runtime } from "./options.js";
-import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "./state.js";
-import { FailureClassSchema, type FailureClass, type Step, type StepRun } from "../plan/schema.js";
-import type { Decision } from "../policy/decision.js";
-import type { RuleId } from "../policy/rules.js";
-import { emit } from "./events.js";
-import { decide as decideByRule } from "../policy/decide.js";
+import type { Runtime } from "../../runtime/options.js";
+import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "../../runtime/state.js";
+import { FailureClassSchema, type FailureClass, type Step, type StepRun } from "../../plan/schema.js";
+import type { Decision } from "../../policy/decision.js";
+import type { RuleId } from "../../policy/rules.js";
+import { emit } from "../../runtime/events.js";
+import { decide as decideByRule } from "../../policy/decide.js";
 
 export const HUMAN_DESTINATIONS = ["executor", "replanner", "finalize", "human"] as const;
 export type Destination = (typeof HUMAN_DESTINATIONS)[number];

@@ -5,25 +5,25 @@
  * planner, memory, a person's constraint — it goes through here before it becomes a version.
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { Runtime } from "./options.js";
-import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "./state.js";
-import { planAtVersion } from "../plan/history.js";
-import type { Step } from "../plan/schema.js";
-import type { Decision } from "../policy/decision.js";
+import type { Runtime } from "../../runtime/options.js";
+import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "../../runtime/state.js";
+import { planAtVersion } from "../../plan/history.js";
+import type { Step } from "../../plan/schema.js";
+import type { Decision } from "../../policy/decision.js";
 import {
   capabilityBaseline,
   capabilityGuard,
   type CapabilityBaseline,
   type CapabilityHit,
-} from "../policy/capability.js";
-import { planDiff } from "../plan/diff.js";
-import { leaves } from "../policy/capability-taint.js";
-import { mergeSteps } from "../policy/replan-merge.js";
-import { emit } from "./events.js";
-import { offered } from "./interrupts.js";
-import type { Replan } from "./replan-context.js";
-import type { ProposedVersion } from "./replan-version.js";
-import { decide } from "../policy/decide.js";
+} from "../../policy/capability.js";
+import { planDiff } from "../../plan/diff.js";
+import { leaves } from "../../policy/capability-taint.js";
+import { mergeSteps } from "../../policy/replan-merge.js";
+import { emit } from "../../runtime/events.js";
+import { offered } from "../../runtime/interrupts.js";
+import type { Replan } from "../replanner/context.js";
+import type { ProposedVersion } from "../replanner/version.js";
+import { decide } from "../../policy/decide.js";
 
 /** Options at a held replan: `reject` discards it; `replan` discards it and asks again with a constraint. */
 export const HELD_REVIEW_OPTIONS = ["approve", "reject", "replan", "change_scope", "abort"] as const;
