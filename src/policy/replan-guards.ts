@@ -6,6 +6,26 @@
 import type { ResolvedPolicy } from "./options.js";
 import type { RuleId } from "./rules.js";
 
+/** Guardrail bookkeeping for replans and backtracking. */
+export interface ReplanGuards {
+  /** Replans attempted (failed ones included). */
+  count: number;
+  /** Assumptions proven false; never checked again, never rested on again. */
+  falsified: string[];
+  /** Per assumption: the success counter at its last replan (for `replanCooldownSteps`). */
+  lastReplanAt: Record<string, number>;
+  /** Per step: how often backtracking re-ran it. */
+  backtracks: Record<string, number>;
+  /** No-progress fingerprints of the replans made so far. */
+  fingerprints: string[];
+  /** Steps that succeeded in this run (drives the cooldown). */
+  successes: number;
+  /** Approaches already tried and failed, handed to the planner as `excluded`. */
+  tried: string[];
+  /** Constraints given by people (plan review or escalation "replan" answers). */
+  constraints: string[];
+}
+
 export interface GuardHit {
   rule: RuleId;
   reason: string;

@@ -36,26 +36,9 @@ import {
 import { DecisionSchema, type Decision } from "../policy/decision.js";
 import type { PlanVersionEntry } from "../plan/history.js";
 import { StopRequestSchema, type StopRequest } from "../policy/stop.js";
+import type { ReplanGuards } from "../policy/replan-guards.js";
 
-/** Guardrail bookkeeping for replans and backtracking. */
-export interface ReplanGuards {
-  /** Replans attempted (failed ones included). */
-  count: number;
-  /** Assumptions proven false; never checked again, never rested on again. */
-  falsified: string[];
-  /** Per assumption: the success counter at its last replan (for `replanCooldownSteps`). */
-  lastReplanAt: Record<string, number>;
-  /** Per step: how often backtracking re-ran it. */
-  backtracks: Record<string, number>;
-  /** No-progress fingerprints of the replans made so far. */
-  fingerprints: string[];
-  /** Steps that succeeded in this run (drives the cooldown). */
-  successes: number;
-  /** Approaches already tried and failed, handed to the planner as `excluded`. */
-  tried: string[];
-  /** Constraints given by people (plan review or escalation "replan" answers). */
-  constraints: string[];
-}
+export type { ReplanGuards } from "../policy/replan-guards.js";
 
 /** Dispatch bookkeeping that must survive a crash (see `dispatch` below). */
 export interface DispatchState {

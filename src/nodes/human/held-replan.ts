@@ -10,7 +10,7 @@ import type { Decision } from "../../policy/decision.js";
 import { decide, type Answering, type Next } from "./answers.js";
 import { emit } from "../../runtime/events.js";
 import { ESCALATION_OPTIONS, escalationPayload, offered } from "../../runtime/interrupts.js";
-import { commitVersion, type ProposedVersion } from "../replanner/version.js";
+import { commitVersion, type ProposedVersion } from "../../policy/replan.js";
 
 const ProposalSchema = z.object({
   plan: PlanSchema,
