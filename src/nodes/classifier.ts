@@ -16,7 +16,7 @@ import { falsify } from "../runtime/falsify.js";
 export function replanStanding(state: PlanManagerStateType, rt: Runtime): ReplanStanding {
   const g = state.guards;
   return {
-    available: typeof rt.planner.replan === "function",
+    available: rt.canReplan,
     count: g.count,
     spent: state.budget.replanSpent,
     coolingDown: Object.entries(g.lastReplanAt)
@@ -107,7 +107,7 @@ function recordEvidence(state: PlanManagerStateType, decision: Decision): PlanMa
 /** Escalations wait for a person; an abort ends the run with the reason in `outcome`. */
 function afterDecision(rt: Runtime, state: PlanManagerStateType, decision: Decision): PlanManagerUpdate {
   if (decision.action === "escalate") {
-    const options = offered(ESCALATION_OPTIONS, typeof rt.planner.replan === "function");
+    const options = offered(ESCALATION_OPTIONS, rt.canReplan);
     return { status: "awaiting_human", pendingHuman: escalationPayload(state, decision, options) };
   }
   if (decision.action !== "abort") return {};

@@ -119,10 +119,9 @@ function startReady(v: Visit, flights: Dispatcher): Next {
 function humanStep(v: Visit, step: Step): PlanManagerUpdate {
   const previous = v.steps[step.id] ?? { status: "pending", attempts: 0 };
   v.write(step.id, { ...previous, status: "running", startedAt: previous.startedAt ?? v.now() });
-  const canReplan = typeof v.rt.planner.replan === "function";
   const timeoutMs = step.human!.timeoutMs;
   const deadline = timeoutMs ? v.rt.clock.now() + timeoutMs : undefined;
   const inputs = pick(v.trusted, step.inputs ?? []);
-  const pendingHuman = humanStepPayload(v.state.goal, v.plan.version, step, inputs, canReplan, deadline);
+  const pendingHuman = humanStepPayload(v.state.goal, v.plan.version, step, inputs, v.rt.canReplan, deadline);
   return { ...v.update(), deviation: null, status: "awaiting_human", pendingHuman };
 }

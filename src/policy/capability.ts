@@ -53,6 +53,12 @@ export interface CapabilityHit extends GuardHit {
   findings: CapabilityFinding[];
 }
 
+/** A held proposal that no longer applies (the plan moved on while it waited): the guard still stands. */
+export function staleHold(version: number): Pick<CapabilityHit, "rule" | "reason"> {
+  const reason = `the held replan no longer applies to plan version ${version}; nothing was changed`;
+  return { rule: "guard.new-capability", reason };
+}
+
 /** The earlier versions' tools (main and fallback), inputs per tool and argument values. */
 export function capabilityBaseline(versions: readonly (readonly Step[])[], trustedText: readonly string[]) {
   const tools = new Set<string>();

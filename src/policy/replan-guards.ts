@@ -93,6 +93,15 @@ export function sendBackDraft(
 }
 
 /** A replan that failed still counts against `maxReplans`; it escalates under one of two rules. */
+/** `replan.unavailable`: the planner has no function for what is asked of it (`replan`, or `extend` at a horizon). */
+export function plannerUnavailable(what: "replan" | "extend"): GuardHit {
+  const reason =
+    what === "replan"
+      ? "the planner cannot replan (it has no replan function)"
+      : "the plan is not complete, but the planner has no extend function";
+  return { rule: "replan.unavailable", reason };
+}
+
 export function failedReplan(kind: "invalid_draft" | "planner_error", detail: string): GuardHit {
   return kind === "invalid_draft"
     ? { rule: "replan.invalid-draft", reason: `the replacement steps were rejected:\n${detail}` }

@@ -5,7 +5,7 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../../runtime/options.js";
 import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "../../runtime/state.js";
-import { FailureClassSchema, type FailureClass, type Step, type StepRun } from "../../plan/schema.js";
+import { FailureClassSchema, type Action, type FailureClass, type Step, type StepRun } from "../../plan/schema.js";
 import type { Decision } from "../../policy/decision.js";
 import type { RuleId } from "../../policy/rules.js";
 import { emit } from "../../runtime/events.js";
@@ -35,14 +35,15 @@ export const running = (update: PlanManagerUpdate = {}): Next => ({
   update: { status: "running", ...update },
 });
 
-/** A person's decision; its class is that of the escalation it answers, or "none" (plan review, human step). */
+/**
+ * A person's decision, its action the rule's (rules.ts; `action` only picks among a rule's several). Its class
+ * is that of the escalation it answers, or "none" (plan review, human step).
+ */
 export function decide(
   a: Answering,
-  action: Decision["action"],
   rule: RuleId,
   reason: string,
-  failureClass?: FailureClass,
-  byPerson = true,
+  { action, failureClass, byPerson = true }: { action?: Action; failureClass?: FailureClass; byPerson?: boolean } = {},
 ): Decision {
   const decision = decideByRule(rule, {
     after: a.state.decisions.length,

@@ -11,6 +11,7 @@ import { decide, type Answering, type Next } from "./answers.js";
 import { emit } from "../../runtime/events.js";
 import { ESCALATION_OPTIONS, escalationPayload, offered } from "../../runtime/interrupts.js";
 import { commitVersion, type ProposedVersion } from "../../policy/replan.js";
+import { staleHold } from "../../policy/capability.js";
 
 const ProposalSchema = z.object({
   plan: PlanSchema,
@@ -35,15 +36,14 @@ export function heldProposal(a: Answering): ProposedVersion | undefined {
 export function approveHeld(a: Answering): Next {
   const proposal = heldProposal(a);
   if (!proposal) {
-    const version = a.state.plan?.version ?? 0;
-    const reason = `the held replan no longer applies to plan version ${version}; nothing was changed`;
-    return escalate(a, decide(a, "escalate", "guard.new-capability", reason, failureClassOf(a), false));
+    const stale = staleHold(a.state.plan?.version ?? 0);
+    return escalate(a, decide(a, stale.rule, stale.reason, { failureClass: failureClassOf(a), byPerson: false }));
   }
   const { record } = proposal;
   const action = record.scope === "local" ? "replan_local" : "replan_global";
   const tools = typeof a.pending.context.tools === "string" ? a.pending.context.tools : "";
   const reason = `a person approved plan version ${record.toVersion} (${tools})`;
-  const decision = decide(a, action, "human.approve-replan", reason, failureClassOf(a));
+  const decision = decide(a, "human.approve-replan", reason, { action, failureClass: failureClassOf(a) });
   emit(a.config, { type: "replan", record });
   return { goto: "executor", update: { ...commitVersion(a.state, proposal), status: "running", decisions: decision } };
 }
@@ -54,14 +54,13 @@ export function rejectHeld(a: Answering, reply: Extract<ResumeValue, { action: "
   const why = reply.reason ? `: ${reply.reason}` : "";
   const trigger = proposal ? `; the original problem stands: ${proposal.record.trigger}` : "";
   const reason = `a person rejected ${what}${why}${trigger}`;
-  return escalate(a, decide(a, "escalate", "human.reject-replan", reason, failureClassOf(a)));
+  return escalate(a, decide(a, "human.reject-replan", reason, { failureClass: failureClassOf(a) }));
 }
 
 /** The original trigger escalates, with the options of an escalation. */
 function escalate(a: Answering, decision: Decision): Next {
-  const canReplan = typeof a.rt.planner.replan === "function";
   const state = { ...a.state, decisions: [...a.state.decisions, decision] };
-  const pendingHuman = escalationPayload(state, decision, offered(ESCALATION_OPTIONS, canReplan));
+  const pendingHuman = escalationPayload(state, decision, offered(ESCALATION_OPTIONS, a.rt.canReplan));
   return { goto: "human", update: { status: "awaiting_human", decisions: decision, pendingHuman } };
 }
 

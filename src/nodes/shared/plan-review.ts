@@ -71,7 +71,7 @@ export function holdProposal(
     kind: "plan_review",
     reason: `approve plan version ${next.version}? ${hit.reason}`,
     planVersion: next.version,
-    options: offered([...HELD_REVIEW_OPTIONS], typeof rt.planner.replan === "function"),
+    options: offered([...HELD_REVIEW_OPTIONS], rt.canReplan),
     context: {
       goal: state.goal,
       rule: hit.rule,
@@ -95,7 +95,7 @@ export function versionReview(rt: Runtime, goal: string, next: Plan, record: Rep
     kind: "plan_review",
     reason,
     planVersion: next.version,
-    options: offered([...PLAN_REVIEW_OPTIONS], typeof rt.planner.replan === "function"),
+    options: offered([...PLAN_REVIEW_OPTIONS], rt.canReplan),
     context: { goal, replan: record, steps },
   };
   return pendingHuman;
