@@ -18,7 +18,7 @@ type Handlers = { [A in ResumeValue["action"]]: (a: Answering, reply: Extract<Re
 const HANDLERS: Handlers = {
   // A replan the capability guard held is committed only now, exactly as the person saw it.
   approve: (a) => {
-    if (a.pending.context.proposal !== undefined) return approveHeld(a);
+    if (a.pending.kind === "plan_review" && a.state.heldReplan) return approveHeld(a);
     if (a.pending.kind !== "plan_review") return running();
     return running({ decisions: decide(a, "human.approve-plan", "a person approved the plan") });
   },
@@ -80,7 +80,8 @@ const HANDLERS: Handlers = {
     });
   },
   skip: (a) => {
-    if (a.pending.context.horizon !== undefined && a.state.plan) return acceptWorkDone(a);
+    if (a.pending.kind === "escalation" && a.pending.context.horizon !== undefined && a.state.plan)
+      return acceptWorkDone(a);
     if (!a.pending.stepId || !a.run) return running();
     const run: StepRun = { ...a.run, status: "skipped", skipReason: "human", endedAt: a.at };
     return running({

@@ -4,8 +4,8 @@
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../../runtime/options.js";
-import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "../../runtime/state.js";
-import { FailureClassSchema, type Action, type FailureClass, type Step, type StepRun } from "../../plan/schema.js";
+import type { PendingHuman, PendingOf, PlanManagerStateType, PlanManagerUpdate } from "../../runtime/state.js";
+import { type Action, type FailureClass, type Step, type StepRun } from "../../plan/schema.js";
 import type { Decision } from "../../policy/decision.js";
 import type { RuleId } from "../../policy/rules.js";
 import { emit } from "../../runtime/events.js";
@@ -61,13 +61,12 @@ export function decide(
 }
 
 /** The failure class of the escalation a person answers (written by `escalationPayload`). */
-function escalatedClass(pending: PendingHuman): FailureClass {
-  const parsed = FailureClassSchema.safeParse(pending.context.failureClass);
-  return parsed.success ? parsed.data : "unknown";
+function escalatedClass(pending: PendingOf<"escalation">): FailureClass {
+  return pending.context.failureClass ?? "unknown";
 }
 
 /** A retry of a step whose changed side effect was escalated allows exactly that operation. */
 export function approval(pending: PendingHuman): Pick<StepRun, "approvedKey"> {
-  const effect = pending.context.sideEffect as { proposedKey?: unknown } | undefined;
-  return typeof effect?.proposedKey === "string" ? { approvedKey: effect.proposedKey } : {};
+  const effect = pending.kind === "escalation" ? pending.context.sideEffect : undefined;
+  return effect ? { approvedKey: effect.proposedKey } : {};
 }

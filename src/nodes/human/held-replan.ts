@@ -4,8 +4,7 @@
  * not count as used — and the run does not carry on with the plan that failed: the original
  * trigger escalates, where the person can retry, skip, provide, replan with a constraint or abort.
  */
-import { z } from "zod";
-import { FailureClassSchema, PlanSchema, ReplanRecordSchema, type ResumeValue } from "../../plan/schema.js";
+import type { ResumeValue } from "../../plan/schema.js";
 import type { Decision } from "../../policy/decision.js";
 import { decide, type Answering, type Next } from "./answers.js";
 import { emit } from "../../runtime/events.js";
@@ -13,25 +12,15 @@ import { ESCALATION_OPTIONS, escalationPayload, offered } from "../../runtime/in
 import { commitVersion, type ProposedVersion } from "../../policy/replan.js";
 import { staleHold } from "../../policy/capability.js";
 
-const ProposalSchema = z.object({
-  plan: PlanSchema,
-  record: ReplanRecordSchema,
-  affected: z.array(z.string()),
-  replacement: z.array(z.string()),
-  scopeChanges: z.array(z.string()),
-});
-
-/** The held proposal of a plan review, if it is one (and still applies to the current version). */
+/** The proposal a plan review holds (state's `heldReplan`), if it still applies to the current version. */
 export function heldProposal(a: Answering): ProposedVersion | undefined {
-  if (a.pending.kind !== "plan_review") return undefined;
-  const parsed = ProposalSchema.safeParse(a.pending.context.proposal);
-  if (!parsed.success || parsed.data.record.fromVersion !== a.state.plan?.version) return undefined;
-  return parsed.data as ProposedVersion;
+  const held = a.pending.kind === "plan_review" ? a.state.heldReplan : null;
+  return held && held.record.fromVersion === a.state.plan?.version ? held : undefined;
 }
 
 /**
  * Commits the held proposal. One that no longer applies (the plan moved on while it waited, or it
- * cannot be read) is not applied: the guard still stands, and the run escalates instead.
+ * is gone) is not applied: the guard still stands, and the run escalates instead.
  */
 export function approveHeld(a: Answering): Next {
   const proposal = heldProposal(a);
@@ -41,7 +30,7 @@ export function approveHeld(a: Answering): Next {
   }
   const { record } = proposal;
   const action = record.scope === "local" ? "replan_local" : "replan_global";
-  const tools = typeof a.pending.context.tools === "string" ? a.pending.context.tools : "";
+  const tools = a.pending.kind === "plan_review" ? (a.pending.context.tools ?? "") : "";
   const reason = `a person approved plan version ${record.toVersion} (${tools})`;
   const decision = decide(a, "human.approve-replan", reason, { action, failureClass: failureClassOf(a) });
   emit(a.config, { type: "replan", record });
@@ -66,6 +55,5 @@ function escalate(a: Answering, decision: Decision): Next {
 
 /** The failure class of the trigger the held replan answered (kept in the review's context). */
 function failureClassOf(a: Answering) {
-  const parsed = FailureClassSchema.safeParse(a.pending.context.failureClass);
-  return parsed.success ? parsed.data : "none";
+  return (a.pending.kind === "plan_review" ? a.pending.context.failureClass : undefined) ?? "none";
 }

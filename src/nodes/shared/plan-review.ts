@@ -80,12 +80,11 @@ export function holdProposal(
       capabilities: hit.findings,
       diff: planDiff(state.plan!, next),
       steps: next.steps.map((s) => ({ id: s.id, goal: s.goal, tool: s.tool ?? null })),
-      proposal,
     },
   };
   if (decision.stepId !== undefined) pendingHuman.stepId = decision.stepId;
   // After replan memory's decisions, if it answered this replan.
-  return { decisions: [...held.notes, decision], status: "awaiting_review", pendingHuman };
+  return { decisions: [...held.notes, decision], status: "awaiting_review", pendingHuman, heldReplan: proposal };
 }
 
 /** The plan review of a committed version under `reviewReplans`. */
