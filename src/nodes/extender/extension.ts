@@ -111,9 +111,13 @@ export function applyExtension(
   }
   const update: PlanManagerUpdate = { plan: next, planHistory: historyEntry(previous, next), replans: record };
   if (!rt.reviewReplans) return { ...update, status: "running" };
-  const reason =
-    `approve plan version ${next.version} ` +
-    `(extension ${extensionsOf(state) + 1}: ${added.steps.length} more steps)`;
-  const pendingHuman = versionReview(rt, state.goal, next, record, reason);
+  const extension = `extension ${extensionsOf(state) + 1}: ${added.steps.length} more steps`;
+  const pendingHuman = versionReview(
+    rt,
+    state.goal,
+    next,
+    record,
+    `approve plan version ${next.version} (${extension})`,
+  );
   return { ...update, status: "awaiting_review", pendingHuman };
 }
