@@ -54,6 +54,9 @@ export type {
   RunStatus,
   ResumeValue,
   InterruptPayload,
+  PlanReviewContext,
+  EscalationContext,
+  HumanStepContext,
   SideEffectRecord,
   Budget,
 } from "./plan/schema.js";

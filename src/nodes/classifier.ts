@@ -11,7 +11,7 @@ import { classify, type ReplanStanding, type Verdict } from "../policy/classify.
 import { decide } from "../policy/decide.js";
 import { emit } from "../runtime/events.js";
 import { ESCALATION_OPTIONS, escalationPayload, offered } from "../runtime/interrupts.js";
-import { falsify } from "../runtime/falsify.js";
+import { falsify } from "./shared/falsify.js";
 
 export function replanStanding(state: PlanManagerStateType, rt: Runtime): ReplanStanding {
   const g = state.guards;

@@ -11,7 +11,7 @@ import type { Decision } from "../../policy/decision.js";
 import type { ReplanHint } from "../../contracts/planner.js";
 import { validatePlan } from "../../plan/validate.js";
 import { describeApproach, globalScope, localScope } from "../../policy/scope.js";
-import { falsify, type Falsification } from "../../runtime/falsify.js";
+import { falsify, type Falsification } from "../shared/falsify.js";
 
 /** What one replan works with, read once from state. */
 export interface Replan {
