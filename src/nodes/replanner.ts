@@ -20,13 +20,13 @@ export function makeReplannerNode(rt: Runtime) {
     const r = prepareReplan(rt, state, config);
     if (!r) return {};
     const early = replanPrecheck(snapshotOf(r), rt.policy);
-    if (early) return applyOutcome(r, early);
+    if (early) return applyOutcome(r, [], early);
     // Replan memory first (reuse: its draft; hint: the planner sees it); the draft is checked like any other.
-    const drafted = await draftReplacement(r);
+    const { drafted, recall } = await draftReplacement(r);
     const budget = chargeReplan(state, r.usage);
     // Last gate before a version: a replan may not widen what the run can do unseen (docs/architecture.md
     // "Untrusted facts").
     const held = "hit" in drafted ? undefined : capabilityReview(r, drafted.steps);
-    return applyOutcome(r, replanTransition(snapshotOf(r), drafted, held), budget);
+    return applyOutcome(r, recall.notes, replanTransition(snapshotOf(r, recall), drafted, held), budget);
   };
 }

@@ -51,8 +51,6 @@ export interface ReplanSnapshot {
   guards: ReplanGuards;
   falsification: Falsification;
   memory?: ReplanSource | undefined;
-  /** Steps of the scope the applied draft left out that stay (policy/replan-keep.ts). */
-  kept?: readonly string[] | undefined;
   at: string;
 }
 
@@ -62,6 +60,8 @@ export interface CheckedDraft {
   steps: Step[];
   rerun: string[];
   print: string;
+  /** Steps of the scope the draft left out that stay (policy/replan-keep.ts): not part of its answer. */
+  kept?: readonly string[];
 }
 
 export type ReplanOutcome =
@@ -93,7 +93,7 @@ export function replanTransition(
   for (const id of rerun) backtracks[id] = (backtracks[id] ?? 0) + 1;
   const guards: ReplanGuards = { ...s.guards, fingerprints: [...s.guards.fingerprints, print], backtracks };
   if (s.assumption !== undefined) guards.lastReplanAt = { ...guards.lastReplanAt, [s.assumption]: guards.successes };
-  const proposal = proposeVersion(s, { ...proposed, steps }, rerun);
+  const proposal = proposeVersion(s, { ...proposed, steps }, rerun, drafted.kept);
   if (!held) return { kind: "commit", proposal, guards };
   return { kind: "hold", decision: guardDecision(s, held), proposal, hit: held, guards };
 }
@@ -113,7 +113,12 @@ export function guardDecision(s: ReplanSnapshot, hit: Pick<GuardHit, "rule" | "r
 }
 
 /** The merged plan version N+1 and its replan record. */
-export function proposeVersion(s: ReplanSnapshot, replacement: PlanDraft, rerun: readonly string[]): ProposedVersion {
+export function proposeVersion(
+  s: ReplanSnapshot,
+  replacement: PlanDraft,
+  rerun: readonly string[],
+  kept: readonly string[] = [],
+): ProposedVersion {
   const previous = s.plan;
   const known = new Set(previous.assumptions.map((a) => a.id));
   const next: Plan = {
@@ -128,7 +133,7 @@ export function proposeVersion(s: ReplanSnapshot, replacement: PlanDraft, rerun:
   if (complete === false) next.complete = false;
   return {
     plan: next,
-    record: replanRecord(s, next, replacement.steps, rerun),
+    record: replanRecord(s, next, replacement.steps, rerun, kept),
     affected: [...s.affectedIds],
     replacement: replacement.steps.map((step) => step.id),
     scopeChanges: s.scope === "global" ? [...s.scopeChanges] : [],
@@ -176,6 +181,7 @@ function replanRecord(
   next: Plan,
   replacement: readonly Step[],
   rerun: readonly string[],
+  kept: readonly string[],
 ): ReplanRecord {
   const { plan: previous, affectedIds, trigger, assumption } = s;
   const nextIds = new Set(next.steps.map((step) => step.id));
@@ -198,7 +204,7 @@ function replanRecord(
     at: s.at,
   };
   if (rerun.length > 0) record.revalidatedSteps = [...rerun];
-  Object.assign(record, memoryFields(s, replacement));
+  Object.assign(record, memoryFields(s, replacement, kept));
   const changed = replacement.filter((step) => before.has(step.id) && !sameStep(before.get(step.id), step));
   if (changed.length > 0) record.changedSteps = changed.map((step) => step.id);
   const others = (previous.steps.find((step) => step.id === trigger.stepId)?.assumptions ?? []).filter(
@@ -209,12 +215,12 @@ function replanRecord(
 }
 
 /** Replan memory's part of the record: where the draft came from, and the answer remembered. */
-function memoryFields(s: ReplanSnapshot, replacement: readonly Step[]): Partial<ReplanRecord> {
+function memoryFields(s: ReplanSnapshot, replacement: readonly Step[], kept: readonly string[]): Partial<ReplanRecord> {
   if (!s.memory) return {};
   const fields: Partial<ReplanRecord> = { source: s.memory.source, memoryKey: s.memory.key };
   if (s.memory.revision) fields.memoryRevision = s.memory.revision;
   // The answer remembered is the draft's own steps: those kept for it are kept again where it is reused.
-  fields.memorySteps = replacement.map((step) => step.id).filter((id) => !s.kept?.includes(id));
+  fields.memorySteps = replacement.map((step) => step.id).filter((id) => !kept.includes(id));
   const handedBack = fields.memorySteps.filter((id) => s.affectedIds.includes(id));
   if (handedBack.length > 0)
     fields.memoryKept = Object.fromEntries(handedBack.map((id) => [id, s.affectedIds.indexOf(id)]));

@@ -12,7 +12,9 @@ import type { Step } from "../../plan/schema.js";
 import { emit } from "../../runtime/events.js";
 import { escalationPayload } from "../../runtime/interrupts.js";
 import { holdProposal, reviewNewSteps, versionReview } from "../shared/plan-review.js";
+import type { Decision } from "../../policy/decision.js";
 import type { Replan } from "./context.js";
+import type { Recall } from "./recall.js";
 
 /** Whether the merged steps may become a version without a person, per `policy.replanTools`. */
 export function capabilityReview(r: Replan, replacement: readonly Step[]): CapabilityHit | undefined {
@@ -20,13 +22,13 @@ export function capabilityReview(r: Replan, replacement: readonly Step[]): Capab
 }
 
 /** The snapshot the pure transition reads, taken once the draft is in (memory may have answered). */
-export function snapshotOf(r: Replan): ReplanSnapshot {
+export function snapshotOf(r: Replan, recall: Recall = { notes: [] }): ReplanSnapshot {
   const { state } = r;
   return {
     plan: r.plan,
     steps: state.steps,
     decisions: state.decisions,
-    notes: r.notes,
+    notes: recall.notes,
     scopeChanges: state.scopeChanges,
     trigger: r.trigger,
     scope: r.scope,
@@ -34,8 +36,7 @@ export function snapshotOf(r: Replan): ReplanSnapshot {
     affectedIds: r.affectedIds,
     guards: r.guards,
     falsification: r.falsification,
-    memory: r.memory,
-    kept: r.kept,
+    memory: recall.memory,
     at: r.at(),
   };
 }
@@ -43,6 +44,7 @@ export function snapshotOf(r: Replan): ReplanSnapshot {
 /** The outcome as state writes; `budget` once the planner (or memory) was asked. */
 export function applyOutcome(
   r: Replan,
+  notes: readonly Decision[],
   outcome: ReplanOutcome,
   budget?: PlanManagerUpdate["budget"],
 ): PlanManagerUpdate {
@@ -55,7 +57,7 @@ export function applyOutcome(
     return {
       usage: r.usage,
       ...(budget !== undefined ? { budget } : {}),
-      decisions: [...r.notes, decision],
+      decisions: [...notes, decision],
       guards: outcome.guards,
       facts,
       status: "awaiting_human" as const,
@@ -65,14 +67,14 @@ export function applyOutcome(
   }
   const update: PlanManagerUpdate = { facts, guards: outcome.guards, usage: r.usage, budget, deviation: null };
   // Replan memory's decisions (reused, hinted, passed over) come first, whatever happens next.
-  if (r.notes.length > 0) update.decisions = r.notes;
+  if (notes.length > 0) update.decisions = [...notes];
   const { proposal } = outcome;
   if (outcome.kind === "hold") {
     const held = holdProposal(
       r.rt,
       state,
       r.config,
-      { decision: outcome.decision, notes: r.notes },
+      { decision: outcome.decision, notes: notes },
       proposal,
       outcome.hit,
     );
