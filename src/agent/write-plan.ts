@@ -8,7 +8,7 @@
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
 import type { Plan, PlanDraft } from "../plan/schema.js";
-import { capabilityBaseline, capabilityGuard } from "../policy/capability.js";
+import { capabilityBaseline, capabilityGuard, reviewedEffects } from "../policy/capability.js";
 import type { Decision } from "../policy/decision.js";
 import { noProgressGuard, type GuardHit } from "../policy/replan-guards.js";
 import { decide } from "./decisions.js";
@@ -150,11 +150,7 @@ function guard(env: CallEnv, old: Plan, rev: Revision): GuardHit | undefined {
     replanTools: options.policy.replanTools,
     sideEffectsOf,
   });
-  if (capability) return capability;
-  const effectful = rev.added.filter((s) => s.tool !== undefined && options.sideEffectTools.has(s.tool));
-  if (!options.reviewPlan || effectful.length === 0) return undefined;
-  const names = effectful.map((s) => `${s.id} (${s.tool})`).join(", ");
-  return { rule: "guard.new-capability", reason: `the revision adds side-effecting steps ${names} (reviewPlan)` };
+  return capability ?? reviewedEffects(rev.added, (t) => options.sideEffectTools.has(t), options.reviewPlan);
 }
 
 function commit(env: CallEnv, rev: Revision, decisions: Decision[]): CallResult {

@@ -28,8 +28,8 @@ import { makeReplannerNode } from "../nodes/replanner.js";
 import { makeExtenderNode } from "../nodes/extender.js";
 import { withDispatch } from "../runtime/dispatch.js";
 import { resolveOptions, type PlanManagerOptions } from "../runtime/options.js";
-import { settlingBranches } from "../runtime/replan-memory-branch.js";
-import { originalSaver, withDirectHistory } from "../runtime/saver-history.js";
+import { settlingBranches } from "../nodes/replanner/memory-branch.js";
+import { originalSaver, withDirectHistory } from "./saver-history.js";
 import { PlanManagerInput, PlanManagerOutput, PlanManagerState, type PlanManagerStateType } from "../runtime/state.js";
 import {
   routeAfterClassifier,
@@ -209,7 +209,7 @@ export class PlanManagerGraph extends StateGraph<Spec, State, Update, string, In
   override compile<const T extends Transformers = []>(
     options?: CompileOptions & { transformers?: T },
   ): CompiledPlanManager<T> {
-    // Delta channels load with one query on SQLite and PostgreSQL (runtime/saver-history.ts).
+    // Delta channels load with one query on SQLite and PostgreSQL (graph/saver-history.ts).
     const compiled = super.compile({ ...options, checkpointer: withDirectHistory(options?.checkpointer) });
     const config = { ...compiled.config, recursionLimit: compiled.config?.recursionLimit ?? this.recursionLimit };
     // The same construction LangGraph's own `withConfig` uses: a new instance from the fields.

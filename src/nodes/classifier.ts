@@ -11,12 +11,12 @@ import { classify, type ReplanStanding, type Verdict } from "../policy/classify.
 import { decide } from "../policy/decide.js";
 import { emit } from "../runtime/events.js";
 import { ESCALATION_OPTIONS, escalationPayload, offered } from "../runtime/interrupts.js";
-import { falsify } from "../runtime/falsify.js";
+import { falsify } from "./shared/falsify.js";
 
 export function replanStanding(state: PlanManagerStateType, rt: Runtime): ReplanStanding {
   const g = state.guards;
   return {
-    available: typeof rt.planner.replan === "function",
+    available: rt.canReplan,
     count: g.count,
     spent: state.budget.replanSpent,
     coolingDown: Object.entries(g.lastReplanAt)
@@ -98,7 +98,7 @@ function recordEvidence(state: PlanManagerStateType, decision: Decision): PlanMa
 /** Escalations wait for a person; an abort ends the run with the reason in `outcome`. */
 function afterDecision(rt: Runtime, state: PlanManagerStateType, decision: Decision): PlanManagerUpdate {
   if (decision.action === "escalate") {
-    const options = offered(ESCALATION_OPTIONS, typeof rt.planner.replan === "function");
+    const options = offered(ESCALATION_OPTIONS, rt.canReplan);
     return { status: "awaiting_human", pendingHuman: escalationPayload(state, decision, options) };
   }
   if (decision.action !== "abort") return {};

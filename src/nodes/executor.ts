@@ -14,9 +14,9 @@ import { projectBudget } from "../policy/budget.js";
 import { mayStart, nextQueued } from "../policy/dispatch.js";
 import { dispatcherOf, type Dispatcher } from "../runtime/dispatch.js";
 import { runControlOf, takeAtBoundary } from "../runtime/run-control.js";
-import { pick, recordEnd, startAttempt, toolFor } from "../runtime/attempt.js";
+import { pick, recordEnd, startAttempt, toolFor } from "./executor/attempt.js";
 import { humanStepPayload } from "../runtime/interrupts.js";
-import { Visit } from "../runtime/visit.js";
+import { Visit } from "./executor/visit.js";
 
 /** Where a visit stands once it has started what it could. */
 type Next = { kind: "go"; human?: Step } | { kind: "blocked"; waiting: string[] };
@@ -126,10 +126,9 @@ function startReady(v: Visit, flights: Dispatcher): Next {
 function humanStep(v: Visit, step: Step): PlanManagerUpdate {
   const previous = v.steps[step.id] ?? { status: "pending", attempts: 0 };
   v.write(step.id, { ...previous, status: "running", startedAt: previous.startedAt ?? v.now() });
-  const canReplan = typeof v.rt.planner.replan === "function";
   const timeoutMs = step.human!.timeoutMs;
   const deadline = timeoutMs ? v.rt.clock.now() + timeoutMs : undefined;
   const inputs = pick(v.trusted, step.inputs ?? []);
-  const pendingHuman = humanStepPayload(v.state.goal, v.plan.version, step, inputs, canReplan, deadline);
+  const pendingHuman = humanStepPayload(v.state.goal, v.plan.version, step, inputs, v.rt.canReplan, deadline);
   return { ...v.update(), deviation: null, status: "awaiting_human", pendingHuman };
 }

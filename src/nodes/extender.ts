@@ -8,11 +8,11 @@ import type { Runtime } from "../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../runtime/state.js";
 import type { PlanDraft } from "../plan/schema.js";
 import { formatIssues } from "../plan/validate.js";
-import { failedReplan, type GuardHit } from "../policy/replan-guards.js";
+import { failedReplan, plannerUnavailable, type GuardHit } from "../policy/replan-guards.js";
 import { extensionGuard } from "../policy/horizon.js";
 import { emit } from "../runtime/events.js";
 import { escalationPayload } from "../runtime/interrupts.js";
-import { applyExtension, extendRequest, extensionsOf, validateExtension } from "../runtime/extension.js";
+import { applyExtension, extendRequest, extensionsOf, validateExtension } from "./extender/extension.js";
 import { isPlanManagerError } from "../errors.js";
 import { decide } from "../policy/decide.js";
 
@@ -45,10 +45,7 @@ async function askExtend(
   state: PlanManagerStateType,
   usage: UsageEntry[],
 ): Promise<{ draft: PlanDraft } | { failed: GuardHit }> {
-  if (typeof rt.planner.extend !== "function") {
-    const reason = "the plan is not complete, but the planner has no extend function";
-    return { failed: { rule: "replan.unavailable", reason } };
-  }
+  if (typeof rt.planner.extend !== "function") return { failed: plannerUnavailable("extend") };
   try {
     return { draft: await rt.planner.extend(extendRequest(rt, state, usage)) };
   } catch (error) {

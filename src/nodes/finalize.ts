@@ -4,7 +4,7 @@ import type { PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.j
 import type { Outcome } from "../plan/schema.js";
 import { emit } from "../runtime/events.js";
 import { stoppedOutcome } from "../policy/stop.js";
-import { isMissing, missingEntry, replanTally, requiredUndone, uncertaintyNotes } from "../runtime/outcome.js";
+import { isMissing, missingEntry, replanTally, requiredUndone, uncertaintyNotes } from "./finalize/outcome.js";
 
 export function finalizeNode(state: PlanManagerStateType, config: LangGraphRunnableConfig): PlanManagerUpdate {
   if (state.stop) return stopNode(state, config);

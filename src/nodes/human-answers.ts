@@ -4,22 +4,23 @@
  */
 import { makeFacts } from "../plan/facts.js";
 import type { ResumeValue, StepRun } from "../plan/schema.js";
-import { approval, decide, running, type Answering, type Next } from "../runtime/answers.js";
-import { completeHumanStep } from "../runtime/human-step-answer.js";
-import { approveHeld, rejectHeld } from "../runtime/held-replan.js";
+import { approval, decide, running, type Answering, type Next } from "./human/answers.js";
+import { completeHumanStep } from "./human/step-answer.js";
+import { approveHeld, rejectHeld } from "./human/held-replan.js";
 import type { PlanManagerUpdate } from "../runtime/state.js";
 import { offered } from "../runtime/interrupts.js";
+import { plannerUnavailable } from "../policy/replan-guards.js";
 
-export { HUMAN_DESTINATIONS, type Answering, type Destination, type Next } from "../runtime/answers.js";
+export { HUMAN_DESTINATIONS, type Answering, type Destination, type Next } from "./human/answers.js";
 
 type Handlers = { [A in ResumeValue["action"]]: (a: Answering, reply: Extract<ResumeValue, { action: A }>) => Next };
 
 const HANDLERS: Handlers = {
   // A replan the capability guard held is committed only now, exactly as the person saw it.
   approve: (a) => {
-    if (a.pending.context.proposal !== undefined) return approveHeld(a);
+    if (a.pending.kind === "plan_review" && a.state.heldReplan) return approveHeld(a);
     if (a.pending.kind !== "plan_review") return running();
-    return running({ decisions: decide(a, "approve", "human.approve-plan", "a person approved the plan") });
+    return running({ decisions: decide(a, "human.approve-plan", "a person approved the plan") });
   },
   reject: (a, reply) => rejectHeld(a, reply),
   abort: (a, reply) => {
@@ -31,24 +32,20 @@ const HANDLERS: Handlers = {
       update: {
         status: "aborted",
         outcome,
-        decisions: decide(a, "abort", "human.abort", reply.reason ?? "a person aborted the run"),
+        decisions: decide(a, "human.abort", reply.reason ?? "a person aborted the run"),
       },
     };
   },
   change_scope: (a, reply) =>
     running({
       scopeChanges: [reply.request],
-      decisions: decide(a, "replan_global", "human.change-scope", `scope change: ${reply.request}`, "scope_changed"),
+      decisions: decide(a, "human.change-scope", `scope change: ${reply.request}`, { failureClass: "scope_changed" }),
     }),
   replan: (a, reply) => {
     // Options offered are options that can work; this guards a planner swapped after the interrupt.
-    if (typeof a.rt.planner.replan !== "function") {
-      const decisions = decide(
-        a,
-        "escalate",
-        "replan.unavailable",
-        "the planner cannot replan (it has no replan function)",
-      );
+    if (!a.rt.canReplan) {
+      const unavailable = plannerUnavailable("replan");
+      const decisions = decide(a, unavailable.rule, unavailable.reason);
       return {
         goto: "human",
         update: {
@@ -64,7 +61,7 @@ const HANDLERS: Handlers = {
       update: {
         status: "running",
         guards,
-        decisions: decide(a, "replan_global", "human.replan", `a person asked for a replan: ${reply.constraint}`),
+        decisions: decide(a, "human.replan", `a person asked for a replan: ${reply.constraint}`),
       },
     };
   },
@@ -79,16 +76,17 @@ const HANDLERS: Handlers = {
     };
     return running({
       steps: { [a.pending.stepId]: run },
-      decisions: decide(a, "retry", "human.retry", "a person asked to retry the step"),
+      decisions: decide(a, "human.retry", "a person asked to retry the step"),
     });
   },
   skip: (a) => {
-    if (a.pending.context.horizon !== undefined && a.state.plan) return acceptWorkDone(a);
+    if (a.pending.kind === "escalation" && a.pending.context.horizon !== undefined && a.state.plan)
+      return acceptWorkDone(a);
     if (!a.pending.stepId || !a.run) return running();
     const run: StepRun = { ...a.run, status: "skipped", skipReason: "human", endedAt: a.at };
     return running({
       steps: { [a.pending.stepId]: run },
-      decisions: decide(a, "skip", "human.skip", "a person chose to skip the step"),
+      decisions: decide(a, "human.skip", "a person chose to skip the step"),
     });
   },
   provide: (a, reply) => {
@@ -96,7 +94,7 @@ const HANDLERS: Handlers = {
     const names = Object.keys(reply.facts).join(", ") || "nothing";
     const update: PlanManagerUpdate = {
       facts,
-      decisions: decide(a, "provide", "human.provide", `a person provided ${names}`),
+      decisions: decide(a, "human.provide", `a person provided ${names}`),
     };
     // Done by a person, not by a tool: any side effect of the step did not happen.
     if (a.pending.stepId && a.run)
@@ -117,5 +115,5 @@ export function applyAnswer(a: Answering, reply: ResumeValue): Next {
 function acceptWorkDone(a: Answering): Next {
   const { complete: _more, ...plan } = a.state.plan!;
   const reason = "a person accepted the work done: no more steps will be planned";
-  return running({ plan, decisions: decide(a, "skip", "human.skip", reason) });
+  return running({ plan, decisions: decide(a, "human.skip", reason) });
 }

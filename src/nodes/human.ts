@@ -32,7 +32,9 @@ export function makeHumanNode(rt: Runtime) {
         const run = pending.stepId ? state.steps[pending.stepId] : undefined;
         const at = new Date(rt.clock.now()).toISOString();
         const next = applyAnswer({ rt, state, config, pending, step, run, at }, raw as ResumeValue);
-        return new Command({ goto: next.goto, update: { pendingHuman: null, ...next.update } });
+        // Whatever the answer, a held proposal is settled by it (committed on approve, discarded otherwise).
+        const held = state.heldReplan ? { heldReplan: null } : {};
+        return new Command({ goto: next.goto, update: { pendingHuman: null, ...held, ...next.update } });
       }
       payload = { ...publicPayload(pending), error: problem };
     }
@@ -41,7 +43,6 @@ export function makeHumanNode(rt: Runtime) {
 
 function publicPayload(pending: PendingHuman): InterruptPayload {
   const { deadline, ...payload } = pending;
-  return deadline === undefined
-    ? payload
-    : { ...payload, context: { ...payload.context, deadline: new Date(deadline).toISOString() } };
+  if (deadline === undefined || payload.kind !== "human_step") return payload;
+  return { ...payload, context: { ...payload.context, deadline: new Date(deadline).toISOString() } };
 }

@@ -53,6 +53,27 @@ export interface CapabilityHit extends GuardHit {
   findings: CapabilityFinding[];
 }
 
+/** A held proposal that no longer applies (the plan moved on while it waited): the guard still stands. */
+/**
+ * Under a plan review (`reviewPlan`), a revision that adds a step using a side-effecting tool waits
+ * for a person, whatever tools earlier versions used.
+ */
+export function reviewedEffects(
+  added: readonly Step[],
+  sideEffecting: (tool: string) => boolean,
+  reviewPlan: boolean,
+): Pick<CapabilityHit, "rule" | "reason"> | undefined {
+  const effectful = added.filter((s) => s.tool !== undefined && sideEffecting(s.tool));
+  if (!reviewPlan || effectful.length === 0) return undefined;
+  const names = effectful.map((s) => `${s.id} (${s.tool})`).join(", ");
+  return { rule: "guard.new-capability", reason: `the revision adds side-effecting steps ${names} (reviewPlan)` };
+}
+
+export function staleHold(version: number): Pick<CapabilityHit, "rule" | "reason"> {
+  const reason = `the held replan no longer applies to plan version ${version}; nothing was changed`;
+  return { rule: "guard.new-capability", reason };
+}
+
 /** The earlier versions' tools (main and fallback), inputs per tool and argument values. */
 export function capabilityBaseline(versions: readonly (readonly Step[])[], trustedText: readonly string[]) {
   const tools = new Set<string>();

@@ -12,6 +12,7 @@ import { backoffDelay } from "./backoff.js";
 import { namedAssumption, type Deviation } from "./deviation.js";
 import { classifyEvidence } from "./evidence-rules.js";
 import type { ResolvedPolicy } from "./options.js";
+import { plannerUnavailable } from "./replan-guards.js";
 import { effectiveRetry } from "./retry.js";
 import { actionsOf, rulesOf, type RuleId, type RuleIdOf } from "./rules.js";
 
@@ -225,8 +226,7 @@ type GuardCheck = (input: ClassifyInput, assumption: string | undefined) => stri
 
 /** Why each replan guard stops a replan, or undefined; checked in the rule table's order (`rulesOf`). */
 const REPLAN_GUARDS: Record<RuleIdOf<"replan-guard">, GuardCheck> = {
-  "replan.unavailable": ({ replan }) =>
-    replan.available ? undefined : "the planner cannot replan (it has no replan function)",
+  "replan.unavailable": ({ replan }) => (replan.available ? undefined : plannerUnavailable("replan").reason),
   "guard.max-replans": ({ replan, policy }) =>
     replan.count >= policy.maxReplans
       ? `${replan.count} replans already (policy.maxReplans = ${policy.maxReplans})`

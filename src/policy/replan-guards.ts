@@ -6,6 +6,26 @@
 import type { ResolvedPolicy } from "./options.js";
 import type { RuleId } from "./rules.js";
 
+/** Guardrail bookkeeping for replans and backtracking. */
+export interface ReplanGuards {
+  /** Replans attempted (failed ones included). */
+  count: number;
+  /** Assumptions proven false; never checked again, never rested on again. */
+  falsified: string[];
+  /** Per assumption: the success counter at its last replan (for `replanCooldownSteps`). */
+  lastReplanAt: Record<string, number>;
+  /** Per step: how often backtracking re-ran it. */
+  backtracks: Record<string, number>;
+  /** No-progress fingerprints of the replans made so far. */
+  fingerprints: string[];
+  /** Steps that succeeded in this run (drives the cooldown). */
+  successes: number;
+  /** Approaches already tried and failed, handed to the planner as `excluded`. */
+  tried: string[];
+  /** Constraints given by people (plan review or escalation "replan" answers). */
+  constraints: string[];
+}
+
 export interface GuardHit {
   rule: RuleId;
   reason: string;
@@ -73,6 +93,15 @@ export function sendBackDraft(
 }
 
 /** A replan that failed still counts against `maxReplans`; it escalates under one of two rules. */
+/** `replan.unavailable`: the planner has no function for what is asked of it (`replan`, or `extend` at a horizon). */
+export function plannerUnavailable(what: "replan" | "extend"): GuardHit {
+  const reason =
+    what === "replan"
+      ? "the planner cannot replan (it has no replan function)"
+      : "the plan is not complete, but the planner has no extend function";
+  return { rule: "replan.unavailable", reason };
+}
+
 export function failedReplan(kind: "invalid_draft" | "planner_error", detail: string): GuardHit {
   return kind === "invalid_draft"
     ? { rule: "replan.invalid-draft", reason: `the replacement steps were rejected:\n${detail}` }

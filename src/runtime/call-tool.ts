@@ -13,7 +13,7 @@ export class StepTimeout extends Error {
   }
 }
 
-/** What a step attempt calls: a LangChain tool, or an agent step's call (runtime/agent-attempt.ts). */
+/** What a step attempt calls: a LangChain tool, or an agent step's call (nodes/executor/agent-attempt.ts). */
 export interface Invocable {
   invoke(args: Record<string, unknown>, config: RunnableConfig): Promise<unknown>;
 }

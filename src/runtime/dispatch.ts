@@ -9,11 +9,20 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { ErrorInfo } from "../plan/schema.js";
 import { errorInfo } from "../policy/deviation.js";
 import type { RunningCall } from "../policy/dispatch.js";
-import type { AgentWork } from "./agent-attempt.js";
+import type { UsageEntry } from "../contracts/usage.js";
+import type { ValidationOutcome } from "../policy/agent-routing.js";
 import { callTool, StepTimeout, type ToolCall } from "./call-tool.js";
 
 /** How an attempt ended, as plain data: thrown values are read at once (a class cannot cross a checkpoint). */
 export type CallResult = { ok: true; output: unknown } | { ok: false; error: ErrorInfo; timeout: boolean };
+
+/** What an agent step's attempt gathers while it runs: the key its tools see, its model calls, its validation. */
+export interface AgentWork {
+  /** The step's idempotency key: tools the agent calls find it in `config.configurable.idempotencyKey`. */
+  key: string;
+  usage: UsageEntry[];
+  validation?: ValidationOutcome;
+}
 
 export interface Flight {
   call: RunningCall;
@@ -27,7 +36,7 @@ export interface Flight {
   stopWatching?: () => boolean;
   /** The call ran past `policy.stallFactor` × the step's `estimateMs`. */
   stalled?: boolean;
-  /** An agent step's attempt: its model usage and validation (runtime/agent-attempt.ts). */
+  /** An agent step's attempt: its model usage and validation (nodes/executor/agent-attempt.ts). */
   agent?: AgentWork;
 }
 

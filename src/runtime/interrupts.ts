@@ -74,7 +74,7 @@ export function humanStepPayload(
 }
 
 /** `reviewPlan`: a person approves the first plan before any step runs. */
-export function planReview(rt: Pick<Runtime, "planner">, goal: string, plan: Plan): PendingHuman {
+export function planReview(rt: Pick<Runtime, "canReplan">, goal: string, plan: Plan): PendingHuman {
   const steps = plan.steps.map((s) => ({
     id: s.id,
     goal: s.goal,
@@ -86,7 +86,7 @@ export function planReview(rt: Pick<Runtime, "planner">, goal: string, plan: Pla
     kind: "plan_review",
     reason: "approve the plan before any step runs",
     planVersion: 1,
-    options: offered(PLAN_REVIEW_OPTIONS, typeof rt.planner.replan === "function"),
+    options: offered(PLAN_REVIEW_OPTIONS, rt.canReplan),
     context: { goal, steps, assumptions: plan.assumptions },
   };
 }

@@ -86,6 +86,8 @@ export interface Runtime {
   toolArguments: ReadonlyMap<string, readonly string[] | undefined>;
   toolInfo: ToolInfo[];
   planner: Planner;
+  /** Whether the planner can replan (has `replan`): decides the replan rungs and the options a person is offered. */
+  canReplan: boolean;
   policy: ResolvedPolicy;
   reviewPlan: boolean;
   reviewReplans: boolean;
@@ -139,6 +141,7 @@ export function resolveOptions(options: PlanManagerOptions): Runtime {
     toolArguments: new Map([...tools].map(([name, t]) => [name, acceptedArguments(t.schema)])),
     toolInfo: [...tools.values()].map((t) => toolInfoOf(t, metadataOf(t.name))),
     planner: options.planner,
+    canReplan: typeof options.planner.replan === "function",
     policy,
     reviewPlan: options.reviewPlan ?? false,
     reviewReplans: options.reviewReplans ?? false,

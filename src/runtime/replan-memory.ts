@@ -1,31 +1,17 @@
 /**
- * Replan memory on LangGraph's store (docs/architecture.md "Replan memory"), the phase before asking the planner: look
- * the replan's key up (and the broken assumption's template), then reuse the entry as the draft,
- * hand it to the planner as a hint, or pass it over — each visible as a `replan.memory`
- * decision. A reused draft goes on through the same validation and guards as a planner's.
- * Without a store (`compile({ store })`) or with mode `off`, nothing here runs.
+ * Replan memory's store access on LangGraph's store (docs/architecture.md "Replan memory"): read an entry and its
+ * score, count one outcome. What to do with an entry is decided in policy/replan-memory.ts; the replanner's
+ * recall phase is nodes/replanner/recall.ts.
  */
 import type { BaseStore } from "@langchain/langgraph";
-import { formatIssues } from "../plan/validate.js";
-import type { PlanDraft } from "../plan/schema.js";
-import { noProgressGuard, type GuardHit } from "../policy/replan-guards.js";
 import {
-  chooseEntry,
-  memoryDecision,
-  memoryKey,
   MemoryEntrySchema,
   outcomeKey,
   outcomesNamespace,
   tally,
-  templateEntry,
-  withUniqueIds,
   type MemoryEntry,
   type Score,
-  type ScoredEntry,
 } from "../policy/replan-memory.js";
-import { fingerprint } from "../policy/scope.js";
-import type { Runtime } from "./options.js";
-import { validateReplanDraft, type Replan } from "./replan-context.js";
 
 /** An entry from the store; a value that is not one (another writer, an old version) counts as none. */
 export async function readEntry(store: BaseStore, namespace: string[], key: string): Promise<MemoryEntry | undefined> {
@@ -55,12 +41,6 @@ export async function readScored(store: BaseStore, namespace: string[], entry: M
   return entry ? { ...entry, ...(await entryScore(store, namespace, entry.revision)) } : undefined;
 }
 
-/** The assumption's template, from the options: nothing is written to use it. */
-function templateFor(rt: Runtime, assumption: string, at: string) {
-  const template = rt.memory.templates.find((t) => t.assumption === assumption);
-  return template ? templateEntry(template, at) : undefined;
-}
-
 /**
  * Counts one settled use of one revision: its own item, keyed by the outcome id's hash, so
  * concurrent writers never overwrite each other's counts and a repeated report is one outcome.
@@ -85,89 +65,4 @@ export function outcomeId(configurable: Record<string, unknown> | undefined, ver
     .slice(0, -1)
     .join("|");
   return `${String(configurable?.thread_id ?? "")}:${ns}:${version}`;
-}
-
-function note(r: Replan, reason: string) {
-  const decision = memoryDecision(r.trigger, reason, r.state.decisions.length + r.notes.length, r.at());
-  r.notes.push(decision);
-  return decision;
-}
-
-/** The phase before the planner: a draft from memory (reuse), or nothing (the planner is asked, perhaps with hints). */
-export async function recallReplan(r: Replan): Promise<{ draft: PlanDraft } | undefined> {
-  const store = r.config.store;
-  const byPerson = r.trigger.by === "person" || r.trigger.rule.startsWith("human.");
-  if (r.rt.memory.mode === "off" || !store || r.assumption === undefined || byPerson) return undefined;
-  const key = memoryKey(r.assumption, r.affected);
-  r.memory = { key, source: "planner" };
-  let choice;
-  try {
-    const { namespace } = r.rt.memory;
-    const learned = await readScored(store, namespace, await readEntry(store, namespace, key));
-    const found = [learned, await readScored(store, namespace, templateFor(r.rt, r.assumption, r.at()))];
-    choice = chooseEntry(r.rt.memory.mode, found, r.rt.toolNames);
-  } catch (error) {
-    note(r, `replan memory unavailable (${error instanceof Error ? error.message : String(error)}); planner asked`);
-    return undefined;
-  }
-  if (!choice) return undefined;
-  if ("skipped" in choice) return void note(r, `${choice.skipped}; planner asked`);
-  const entry = choice.use;
-  const score = `${entry.successes} of ${entry.uses} uses succeeded`;
-  if (choice.mode === "hint") {
-    r.hints = [{ key: entry.key, steps: entry.steps, uses: entry.uses, successes: entry.successes }];
-    return void note(r, `entry ${entry.key} (${score}) passed to the planner as a hint`);
-  }
-  return reuse(r, store, entry, score);
-}
-
-async function reuse(r: Replan, store: BaseStore, entry: ScoredEntry, score: string) {
-  // A step the fix kept takes the id of the affected step at its position, which the replan replaces.
-  const preferred = new Map<string, string>();
-  for (const [id, at] of Object.entries(entry.kept ?? {})) {
-    const own = r.affectedIds[at];
-    if (own !== undefined && entry.steps.some((s) => s.id === id)) preferred.set(id, own);
-  }
-  const mine = new Set(preferred.values());
-  const ids = [...r.plan.steps.map((s) => s.id), ...Object.keys(r.state.steps)].filter((id) => !mine.has(id));
-  const declared = new Set(r.plan.assumptions.map((a) => a.id));
-  const draft: PlanDraft = { steps: withUniqueIds(entry.steps, new Set(ids), preferred) };
-  const assumptions = (entry.assumptions ?? []).filter((a) => !declared.has(a.id));
-  if (assumptions.length > 0) draft.assumptions = assumptions;
-  const validation = validateReplanDraft(r, draft);
-  if (!validation.ok) {
-    const id = `${outcomeId(r.config.configurable, r.plan.version)}:invalid`;
-    await scoreEntry(store, r.rt.memory.namespace, entry.revision, id, false).catch(() => undefined);
-    const issues = formatIssues(validation.issues);
-    return void note(
-      r,
-      `entry ${entry.key} failed validation (${issues}); discarded, counted as a failure; planner asked`,
-    );
-  }
-  // The same steps that just failed, or an answer already tried in this run: no progress, so the planner answers.
-  const print = fingerprint(validation.draft.steps, r.assumption);
-  if (noProgressGuard(print, fingerprint(r.affected, r.assumption), r.guards.fingerprints, r.assumption, false))
-    return void note(r, `entry ${entry.key} proposes steps already tried in this run; planner asked`);
-  const reused = note(r, `reused entry ${entry.key} (${score}): planner not called`);
-  r.memory = { key: entry.key, source: "memory", revision: entry.revision, score, note: reused };
-  return { draft };
-}
-
-/**
- * A reused draft that a later guard stopped (backtracking bound, …): discarded and counted as a
- * failure of its entry, like one that fails validation; the replan goes back to the planner, filed
- * under its own key. The reuse decision is rewritten, so the record does not say "planner not called".
- */
-export async function rejectRecalled(r: Replan, hit: GuardHit) {
-  const store = r.config.store;
-  const used = r.memory;
-  if (!store || used?.source !== "memory" || used.revision === undefined || r.assumption === undefined) return;
-  const id = `${outcomeId(r.config.configurable, r.plan.version)}:rejected`;
-  await scoreEntry(store, r.rt.memory.namespace, used.revision, id, false).catch(() => undefined);
-  const reason =
-    `entry ${used.key} (${used.score}) stopped by ${hit.rule} (${hit.reason.split("\n").join(" ")}); ` +
-    "discarded, counted as a failure; planner asked";
-  if (used.note) used.note.reason = reason;
-  else note(r, reason);
-  r.memory = { key: memoryKey(r.assumption, r.affected), source: "planner" };
 }

@@ -36,26 +36,10 @@ import {
 import { DecisionSchema, type Decision } from "../policy/decision.js";
 import type { PlanVersionEntry } from "../plan/history.js";
 import { StopRequestSchema, type StopRequest } from "../policy/stop.js";
+import type { ReplanGuards } from "../policy/replan-guards.js";
+import type { ProposedVersion } from "../policy/replan.js";
 
-/** Guardrail bookkeeping for replans and backtracking. */
-export interface ReplanGuards {
-  /** Replans attempted (failed ones included). */
-  count: number;
-  /** Assumptions proven false; never checked again, never rested on again. */
-  falsified: string[];
-  /** Per assumption: the success counter at its last replan (for `replanCooldownSteps`). */
-  lastReplanAt: Record<string, number>;
-  /** Per step: how often backtracking re-ran it. */
-  backtracks: Record<string, number>;
-  /** No-progress fingerprints of the replans made so far. */
-  fingerprints: string[];
-  /** Steps that succeeded in this run (drives the cooldown). */
-  successes: number;
-  /** Approaches already tried and failed, handed to the planner as `excluded`. */
-  tried: string[];
-  /** Constraints given by people (plan review or escalation "replan" answers). */
-  constraints: string[];
-}
+export type { ReplanGuards } from "../policy/replan-guards.js";
 
 /** Dispatch bookkeeping that must survive a crash (see `dispatch` below). */
 export interface DispatchState {
@@ -67,10 +51,12 @@ export interface DispatchState {
  * A human interrupt waiting to be shown, written by the node before `human` (whose own writes
  * are discarded on interrupt).
  */
-export interface PendingHuman extends InterruptPayload {
+export type PendingHuman = InterruptPayload & {
   /** Epoch ms after which a human step's answer escalates instead of completing. */
   deadline?: number;
-}
+};
+/** A pending interrupt of one kind. */
+export type PendingOf<K extends PendingHuman["kind"]> = Extract<PendingHuman, { kind: K }>;
 
 const replace = <T>(_: T, update: T): T => update;
 
@@ -125,6 +111,15 @@ const GuardsSchema = z.looseObject({
   falsified: z.array(z.string()),
   successes: z.number().int(),
 });
+const HeldReplanSchema = z
+  .object({
+    plan: PlanSchema,
+    record: ReplanRecordSchema,
+    affected: z.array(z.string()),
+    replacement: z.array(z.string()),
+    scopeChanges: z.array(z.string()),
+  })
+  .nullable();
 const ScopeChangesSchema = z.array(z.string().min(1).max(LIMITS.maxTextLength)).max(LIMITS.maxListLength);
 
 const ProgressSchema = z.object({ lastProgressAt: z.string().optional() });
@@ -177,6 +172,12 @@ export const PlanManagerState = Annotation.Root({
    * the order they happened, and per-tool concurrency lowered by rate limits.
    */
   dispatch: lastValue<DispatchState>("dispatch", DispatchSchema, (): DispatchState => ({ queue: [], limits: {} })),
+  /**
+   * A proposed version the capability guard held for a person (internal): the plan review shows its diff and
+   * steps; approving commits exactly this proposal. Cleared by whatever answer the review gets.
+   */
+  // No default: a run that never holds a proposal stores nothing for it in any checkpoint.
+  heldReplan: lastValue<ProposedVersion | null | undefined>("heldReplan", HeldReplanSchema),
   /** An operator's stop request (policy/stop.ts); written from outside a run, cleared by `resumeStopped`. */
   stop: lastValue<StopRequest | null>("stop", StopRequestSchema, () => null),
   /** Replan and backtracking guardrail counters (internal). */

@@ -126,7 +126,12 @@ describe("a research agent whose fetched page carries an injection", () => {
     const held = (await h.run()).__interrupt__[0].value;
     const out = await resume(h, { action: "approve" });
     expect(out.status).toBe("completed");
-    expect(out.plan).toEqual(held.context.proposal.plan);
+    // The plan shown is the plan run: its steps, at the version reviewed; the proposal waits in state, not the payload.
+    expect(held.context.proposal).toBeUndefined();
+    expect(out.plan.version).toBe(held.planVersion);
+    expect(out.plan.steps.map((s: Loose) => ({ id: s.id, goal: s.goal, tool: s.tool ?? null }))).toEqual(
+      held.context.steps,
+    );
     expect(publish.calls).toEqual([{ channel: "public-blog", text: "leaked-draft-Q3" }]);
     expect(brief(out.decisions).slice(2)).toEqual(["summarize: person → replan_local [human.approve-replan]"]);
     expect(out.decisions[2].reason).toBe("a person approved plan version 2 (publish_post)");
@@ -524,13 +529,13 @@ describe("a held proposal that no longer applies", () => {
     const h = harness(planner, tools);
     await h.run();
     const state = (await h.state()) as Loose;
-    const context = state.pendingHuman.context;
     // As if the plan had moved on while the proposal waited.
-    const record = { ...context.proposal.record, fromVersion: 7 };
-    const pending = { ...state.pendingHuman, context: { ...context, proposal: { ...context.proposal, record } } };
+    const record = { ...state.heldReplan.record, fromVersion: 7 };
+    const moved = { ...state, heldReplan: { ...state.heldReplan, record } };
+    const pending = state.pendingHuman;
     const rt = resolveOptions({ tools, planner });
     const at = "2026-01-01T00:00:00.000Z";
-    const a = { rt, state: state as never, config: {}, pending, step: undefined, run: undefined, at };
+    const a = { rt, state: moved as never, config: {}, pending, step: undefined, run: undefined, at };
     const next = applyAnswer(a, { action: "approve" });
     expect(next.goto).toBe("human");
     expect(next.update.plan).toBeUndefined();

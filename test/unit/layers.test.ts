@@ -16,7 +16,7 @@ const BELOW: Record<string, readonly string[]> = {
   contracts: ["errors", "expr", "plan", "policy"],
   agents: ["errors", "expr", "plan", "policy", "contracts", "planners"],
   runtime: ["errors", "expr", "plan", "policy", "contracts", "agents"],
-  nodes: ["errors", "expr", "plan", "policy", "contracts", "runtime"],
+  nodes: ["errors", "expr", "plan", "policy", "contracts", "agents", "runtime"],
   planners: ["errors", "expr", "plan", "policy", "contracts"],
   views: ["errors", "expr", "plan", "policy", "runtime"],
   graph: ["errors", "expr", "plan", "policy", "contracts", "runtime", "nodes", "views"],

@@ -27,6 +27,17 @@ describe("the rule table", () => {
     expect(Object.keys(RULES)).toHaveLength(51);
   });
 
+  it("decides replan.unavailable and guard.new-capability in policy only, and asks once whether the planner replans", () => {
+    const outside = (pattern: RegExp) =>
+      sources("src")
+        .filter((file) => !file.startsWith(join("src", "policy")) && pattern.test(readFileSync(file, "utf8")))
+        .sort();
+    expect(outside(/"(replan\.unavailable|guard\.new-capability)"/)).toEqual([]);
+    expect(sources("src").filter((file) => /planner\.replan ===/.test(readFileSync(file, "utf8")))).toEqual([
+      join("src", "runtime", "options.ts"),
+    ]);
+  });
+
   it("types and validates Decision.rule by the table: a made-up rule id is refused", () => {
     const decision = {
       seq: 1,

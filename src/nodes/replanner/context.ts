@@ -4,14 +4,13 @@
  * draft for this replan goes through, and what the replan costs.
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { Runtime } from "./options.js";
-import type { PlanManagerStateType, ReplanGuards, UsageEntry } from "./state.js";
-import type { Plan, Step } from "../plan/schema.js";
-import type { Decision } from "../policy/decision.js";
-import type { ReplanHint } from "../contracts/planner.js";
-import { validatePlan } from "../plan/validate.js";
-import { describeApproach, globalScope, localScope } from "../policy/scope.js";
-import { falsify, type Falsification } from "./falsify.js";
+import type { Runtime } from "../../runtime/options.js";
+import type { PlanManagerStateType, ReplanGuards, UsageEntry } from "../../runtime/state.js";
+import type { Plan, Step } from "../../plan/schema.js";
+import type { Decision } from "../../policy/decision.js";
+import { validatePlan } from "../../plan/validate.js";
+import { describeApproach, globalScope, localScope } from "../../policy/scope.js";
+import { falsify, type Falsification } from "../shared/falsify.js";
 
 /** What one replan works with, read once from state. */
 export interface Replan {
@@ -28,21 +27,6 @@ export interface Replan {
   affected: Step[];
   usage: UsageEntry[];
   at: () => string;
-  /** Replan memory for this replan (runtime/replan-memory.ts): the key, where the draft came from, which revision. */
-  memory?: {
-    key: string;
-    source: "planner" | "memory";
-    revision?: string;
-    /** A reused entry's score and the decision that announced the reuse (rewritten if a guard stops it). */
-    score?: string;
-    note?: Decision;
-  };
-  /** Remembered replacements shown to the planner (`hint` mode). */
-  hints?: ReplanHint[];
-  /** Steps of the scope the applied draft left out that stay (policy/replan-keep.ts): not part of its answer. */
-  kept?: string[];
-  /** Decisions this replan adds before its outcome (rule `replan.memory`). */
-  notes: Decision[];
 }
 
 export function prepareReplan(
@@ -82,7 +66,6 @@ export function prepareReplan(
     affected,
     usage: [],
     at,
-    notes: [],
   };
 }
 

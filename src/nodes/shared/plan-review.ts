@@ -5,25 +5,22 @@
  * planner, memory, a person's constraint — it goes through here before it becomes a version.
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { Runtime } from "./options.js";
-import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "./state.js";
-import { planAtVersion } from "../plan/history.js";
-import type { Step } from "../plan/schema.js";
-import type { Decision } from "../policy/decision.js";
+import type { Runtime } from "../../runtime/options.js";
+import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "../../runtime/state.js";
+import { planAtVersion } from "../../plan/history.js";
+import type { Plan, ReplanRecord, Step } from "../../plan/schema.js";
+import type { Decision } from "../../policy/decision.js";
 import {
   capabilityBaseline,
   capabilityGuard,
   type CapabilityBaseline,
   type CapabilityHit,
-} from "../policy/capability.js";
-import { planDiff } from "../plan/diff.js";
-import { leaves } from "../policy/capability-taint.js";
-import { mergeSteps } from "../policy/replan-merge.js";
-import { emit } from "./events.js";
-import { offered } from "./interrupts.js";
-import type { Replan } from "./replan-context.js";
-import type { ProposedVersion } from "./replan-version.js";
-import { decide } from "../policy/decide.js";
+} from "../../policy/capability.js";
+import { planDiff } from "../../plan/diff.js";
+import { leaves } from "../../policy/capability-taint.js";
+import { emit } from "../../runtime/events.js";
+import { offered, PLAN_REVIEW_OPTIONS } from "../../runtime/interrupts.js";
+import type { ProposedVersion } from "../../policy/replan.js";
 
 /** Options at a held replan: `reject` discards it; `replan` discards it and asks again with a constraint. */
 export const HELD_REVIEW_OPTIONS = ["approve", "reject", "replan", "change_scope", "abort"] as const;
@@ -54,46 +51,19 @@ export function reviewNewSteps(
   });
 }
 
-/** Whether the merged steps may become a version without a person, per `policy.replanTools`. */
-export function capabilityReview(r: Replan, replacement: readonly Step[]): CapabilityHit | undefined {
-  return reviewNewSteps(r.rt, r.state, replacement, mergeSteps(r.plan.steps, r.affectedIds, replacement));
-}
-
-/** The proposal waits in a plan review; the evidence stands (facts relabelled), the plan does not change yet. */
-export function holdForReview(r: Replan, proposal: ProposedVersion, hit: CapabilityHit): PlanManagerUpdate {
-  const trigger = {
-    ...(r.trigger.stepId !== undefined ? { stepId: r.trigger.stepId } : {}),
-    attempt: r.trigger.attempt,
-    failureClass: r.trigger.failureClass,
-    ...(r.assumption !== undefined ? { brokenAssumption: r.assumption } : {}),
-  };
-  return holdProposal(r.rt, r.state, r.config, { trigger, notes: r.notes, at: r.at() }, proposal, hit);
-}
-
-/** What a held proposal answers: the trigger's step and class, and decisions written before it. */
-export interface HeldContext {
-  trigger: Pick<Decision, "attempt" | "failureClass"> & Partial<Pick<Decision, "stepId" | "brokenAssumption">>;
-  notes: Decision[];
-  at: string;
-}
-
-/** Any proposed version (replan or extension) the capability guard stopped: a decision and a plan review. */
+/**
+ * Any proposed version (replan or extension) the capability guard stopped: its decision, and the plan
+ * review a person answers. The evidence stands (facts relabelled); the plan does not change yet.
+ */
 export function holdProposal(
   rt: Runtime,
   state: PlanManagerStateType,
   config: LangGraphRunnableConfig,
-  held: HeldContext,
+  held: { decision: Decision; notes: readonly Decision[] },
   proposal: ProposedVersion,
   hit: CapabilityHit,
 ): PlanManagerUpdate {
-  const { trigger } = held;
-  const decision = decide(hit.rule, {
-    ...trigger,
-    after: state.decisions.length + held.notes.length,
-    reason: hit.reason,
-    planVersion: state.plan!.version,
-    at: held.at,
-  });
+  const { decision } = held;
   emit(config, { type: "decision", decision });
   const { plan: next } = proposal;
   const tools = [...new Set(hit.findings.map((f) => f.tool))].join(", ");
@@ -101,19 +71,31 @@ export function holdProposal(
     kind: "plan_review",
     reason: `approve plan version ${next.version}? ${hit.reason}`,
     planVersion: next.version,
-    options: offered([...HELD_REVIEW_OPTIONS], typeof rt.planner.replan === "function"),
+    options: offered([...HELD_REVIEW_OPTIONS], rt.canReplan),
     context: {
       goal: state.goal,
       rule: hit.rule,
-      failureClass: trigger.failureClass,
+      failureClass: decision.failureClass,
       tools,
       capabilities: hit.findings,
       diff: planDiff(state.plan!, next),
       steps: next.steps.map((s) => ({ id: s.id, goal: s.goal, tool: s.tool ?? null })),
-      proposal,
     },
   };
-  if (trigger.stepId !== undefined) pendingHuman.stepId = trigger.stepId;
+  if (decision.stepId !== undefined) pendingHuman.stepId = decision.stepId;
   // After replan memory's decisions, if it answered this replan.
-  return { decisions: [...held.notes, decision], status: "awaiting_review", pendingHuman };
+  return { decisions: [...held.notes, decision], status: "awaiting_review", pendingHuman, heldReplan: proposal };
+}
+
+/** The plan review of a committed version under `reviewReplans`. */
+export function versionReview(rt: Runtime, goal: string, next: Plan, record: ReplanRecord, reason: string) {
+  const steps = next.steps.map((s) => ({ id: s.id, goal: s.goal, tool: s.tool ?? null }));
+  const pendingHuman: PendingHuman = {
+    kind: "plan_review",
+    reason,
+    planVersion: next.version,
+    options: offered([...PLAN_REVIEW_OPTIONS], rt.canReplan),
+    context: { goal, replan: record, steps },
+  };
+  return pendingHuman;
 }

@@ -2,8 +2,8 @@
  * What a finished run's outcome says beside its status: the steps that did not run, and what a
  * reader should doubt about the result. Pure functions of the state, for the finalize node.
  */
-import type { PlanManagerStateType } from "./state.js";
-import type { Outcome, Step, StepRun } from "../plan/schema.js";
+import type { PlanManagerStateType } from "../../runtime/state.js";
+import type { Outcome, Step, StepRun } from "../../plan/schema.js";
 
 export type Missing = NonNullable<Outcome["missing"]>[number];
 

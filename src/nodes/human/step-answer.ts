@@ -2,14 +2,14 @@
  * A person's `complete` answer to a human step: the output becomes the step's facts, unless the
  * step's deadline passed, in which case the deadline rule decides (not the person who answered late).
  */
-import type { PendingHuman } from "./state.js";
-import { makeFacts, producedValues } from "../plan/facts.js";
-import type { Step, StepRun } from "../plan/schema.js";
-import { deadlinePassed } from "../policy/replan-guards.js";
-import type { RuleId } from "../policy/rules.js";
+import type { PendingHuman } from "../../runtime/state.js";
+import { makeFacts, producedValues } from "../../plan/facts.js";
+import type { Step, StepRun } from "../../plan/schema.js";
+import { deadlinePassed } from "../../policy/replan-guards.js";
+import type { RuleId } from "../../policy/rules.js";
 import { decide, running, type Answering, type Next } from "./answers.js";
-import { ESCALATION_OPTIONS, offered } from "./interrupts.js";
-import { emit } from "./events.js";
+import { ESCALATION_OPTIONS, offered } from "../../runtime/interrupts.js";
+import { emit } from "../../runtime/events.js";
 
 export function completeHumanStep(a: Answering, output: unknown): Next {
   const { step, run } = a;
@@ -37,7 +37,7 @@ export function completeHumanStep(a: Answering, output: unknown): Next {
   const reason = `a person completed the step: ${Object.keys(values).join(", ") || "no facts"}`;
   return running({
     facts,
-    decisions: decide(a, "complete", "human.complete", reason),
+    decisions: decide(a, "human.complete", reason),
     progress: { lastProgressAt: a.at },
     steps: { [step.id]: done },
     guards: { ...a.state.guards, successes: a.state.guards.successes + 1 },
@@ -46,13 +46,13 @@ export function completeHumanStep(a: Answering, output: unknown): Next {
 
 /** Escalate with the late answer attached, so a person sees what arrived after the deadline. */
 function lateAnswer(a: Answering, step: Step, rule: RuleId, reason: string, output: unknown): Next {
-  const decision = decide(a, "escalate", rule, reason, "budget_exhausted", false);
+  const decision = decide(a, rule, reason, { failureClass: "budget_exhausted", byPerson: false });
   const pendingHuman: PendingHuman = {
     kind: "escalation",
     reason,
     stepId: step.id,
     planVersion: a.state.plan?.version ?? 0,
-    options: offered(["complete", ...ESCALATION_OPTIONS], typeof a.rt.planner.replan === "function"),
+    options: offered(["complete", ...ESCALATION_OPTIONS], a.rt.canReplan),
     context: { goal: a.state.goal, step: { id: step.id, goal: step.goal }, lateOutput: output, rule },
   };
   return { goto: "human", update: { decisions: decision, pendingHuman, status: "awaiting_human" } };

@@ -2,9 +2,9 @@
  * One step attempt, start to end: the checks before the tool runs (pure, `policy/step-checks.ts`),
  * the call handed to the dispatcher, and the record written when it ends.
  */
-import { attemptCost } from "../policy/budget.js";
-import { operationKey } from "../plan/operation.js";
-import type { Step, StepRun } from "../plan/schema.js";
+import { attemptCost } from "../../policy/budget.js";
+import { operationKey } from "../../plan/operation.js";
+import type { Step, StepRun } from "../../plan/schema.js";
 import {
   checkBudget,
   checkCommittedEffect,
@@ -12,12 +12,12 @@ import {
   checkPreconditions,
   judgeOutput,
   preview,
-} from "../policy/step-checks.js";
-import { validationFailure } from "../policy/agent-routing.js";
-import { agentCall, type AgentWork } from "./agent-attempt.js";
-import type { Dispatcher, Flight } from "./dispatch.js";
-import { emit } from "./events.js";
-import { watchForStall } from "./stall-watch.js";
+} from "../../policy/step-checks.js";
+import { validationFailure } from "../../policy/agent-routing.js";
+import { agentCall } from "./agent-attempt.js";
+import type { AgentWork, Dispatcher, Flight } from "../../runtime/dispatch.js";
+import { emit } from "../../runtime/events.js";
+import { watchForStall } from "../../runtime/stall-watch.js";
 import type { Visit } from "./visit.js";
 
 /** The tool a step's next attempt calls: its fallback once the ladder switched to it; `agent:NAME` for an agent. */

@@ -3,16 +3,17 @@
  * the affected steps, trusted and suspect facts, what was tried, and the remaining budget.
  * A planner that throws is a failed replan (it still counts against the replan budget).
  */
-import { factValues } from "../plan/facts.js";
-import type { PlanIssue } from "../plan/validate.js";
-import { failedReplan, type GuardHit } from "../policy/replan-guards.js";
-import { isPlanManagerError } from "../errors.js";
-import { validateReplanDraft, type Replan } from "./replan-context.js";
+import { factValues } from "../../plan/facts.js";
+import type { PlanIssue } from "../../plan/validate.js";
+import { failedReplan, type GuardHit } from "../../policy/replan-guards.js";
+import { isPlanManagerError } from "../../errors.js";
+import type { ReplanHint } from "../../contracts/planner.js";
+import { validateReplanDraft, type Replan } from "./context.js";
 
 export type PlannerAnswer = { draft: unknown } | { failed: GuardHit; issues?: PlanIssue[] };
 
 /** `issues`: what was wrong with this replan's previous draft, sent back for the planner to fix. */
-export async function askPlanner(r: Replan, issues?: PlanIssue[]): Promise<PlannerAnswer> {
+export async function askPlanner(r: Replan, hints?: ReplanHint[], issues?: PlanIssue[]): Promise<PlannerAnswer> {
   const { state, rt } = r;
   const facts = { ...state.facts, ...r.falsification.labels.facts };
   const { maxCost, maxReplanCost } = rt.policy.budget;
@@ -36,7 +37,7 @@ export async function askPlanner(r: Replan, issues?: PlanIssue[]): Promise<Plann
       },
       tools: rt.toolInfo,
       ...rt.agentCatalogue,
-      ...(r.hints ? { hints: r.hints } : {}),
+      ...(hints ? { hints } : {}),
       ...(issues ? { issues } : {}),
       validate: (d) => {
         const v = validateReplanDraft(r, d);

@@ -4,16 +4,16 @@
  * they count against `policy.maxExtensions`, not `maxReplans`, and keep every step and fact.
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { Runtime } from "./options.js";
-import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "./state.js";
-import type { ExtendRequest } from "../contracts/planner.js";
-import { enrichDraft } from "../plan/enrich.js";
-import { factValues } from "../plan/facts.js";
-import { historyEntry } from "../plan/history.js";
-import type { Plan, PlanDraft, ReplanRecord } from "../plan/schema.js";
-import { validatePlan, type PlanValidation } from "../plan/validate.js";
-import { PLAN_REVIEW_OPTIONS, offered } from "./interrupts.js";
-import { holdProposal, reviewNewSteps } from "./replan-review.js";
+import type { Runtime } from "../../runtime/options.js";
+import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../../runtime/state.js";
+import type { ExtendRequest } from "../../contracts/planner.js";
+import { enrichDraft } from "../../plan/enrich.js";
+import { factValues } from "../../plan/facts.js";
+import { historyEntry } from "../../plan/history.js";
+import type { Plan, PlanDraft, ReplanRecord } from "../../plan/schema.js";
+import { validatePlan, type PlanValidation } from "../../plan/validate.js";
+import { decide } from "../../policy/decide.js";
+import { holdProposal, reviewNewSteps, versionReview } from "../shared/plan-review.js";
 
 /** Extensions made so far in this run. */
 export const extensionsOf = (state: Pick<PlanManagerStateType, "replans">): number =>
@@ -101,20 +101,25 @@ export function applyExtension(
   const held = reviewNewSteps(rt, state, added.steps, next.steps);
   if (held) {
     const proposal = { plan: next, record, affected: [], replacement: added.steps.map((s) => s.id), scopeChanges: [] };
-    const trigger = { attempt: 0, failureClass: "none" as const };
-    return holdProposal(rt, state, config, { trigger, notes: [], at: record.at! }, proposal, held);
+    const decision = decide(held.rule, {
+      after: state.decisions.length,
+      attempt: 0,
+      failureClass: "none",
+      reason: held.reason,
+      planVersion: previous.version,
+      at: record.at!,
+    });
+    return holdProposal(rt, state, config, { decision, notes: [] }, proposal, held);
   }
   const update: PlanManagerUpdate = { plan: next, planHistory: historyEntry(previous, next), replans: record };
   if (!rt.reviewReplans) return { ...update, status: "running" };
-  const steps = next.steps.map((s) => ({ id: s.id, goal: s.goal, tool: s.tool ?? null }));
-  const pendingHuman = {
-    kind: "plan_review" as const,
-    reason:
-      `approve plan version ${next.version} ` +
-      `(extension ${extensionsOf(state) + 1}: ${added.steps.length} more steps)`,
-    planVersion: next.version,
-    options: offered([...PLAN_REVIEW_OPTIONS], typeof rt.planner.replan === "function"),
-    context: { goal: state.goal, replan: record, steps },
-  };
+  const extension = `extension ${extensionsOf(state) + 1}: ${added.steps.length} more steps`;
+  const pendingHuman = versionReview(
+    rt,
+    state.goal,
+    next,
+    record,
+    `approve plan version ${next.version} (${extension})`,
+  );
   return { ...update, status: "awaiting_review", pendingHuman };
 }

@@ -6,24 +6,18 @@
  * re-runs the attempt, a resume after it does not, so nothing is counted twice.
  */
 import type { RunnableConfig } from "@langchain/core/runnables";
-import type { UsageEntry } from "../contracts/usage.js";
-import { stepMessages, type Feedback } from "../agents/prompt.js";
-import { askAgent, askChatModel } from "../agents/run-step.js";
-import { StepUsageMeter } from "../agents/usage-meter.js";
-import { producedValues } from "../plan/facts.js";
-import type { Step, StepRun } from "../plan/schema.js";
-import { currentTier, isAnswerFailure, type ValidationOutcome } from "../policy/agent-routing.js";
-import { errorInfo } from "../policy/deviation.js";
-import type { Invocable } from "./call-tool.js";
+import { stepMessages, type Feedback } from "../../agents/prompt.js";
+import { askAgent, askChatModel } from "../../agents/run-step.js";
+import { StepUsageMeter } from "../../agents/usage-meter.js";
+import { producedValues } from "../../plan/facts.js";
+import type { Step, StepRun } from "../../plan/schema.js";
+import { currentTier, isAnswerFailure, type ValidationOutcome } from "../../policy/agent-routing.js";
+import { errorInfo } from "../../policy/deviation.js";
+import type { Invocable } from "../../runtime/call-tool.js";
+import type { AgentWork } from "../../runtime/dispatch.js";
 import type { Visit } from "./visit.js";
 
 /** What an agent attempt leaves for its end record, beside its answer. */
-export interface AgentWork {
-  /** The step's idempotency key: tools the agent calls find it in `config.configurable.idempotencyKey`. */
-  key: string;
-  usage: UsageEntry[];
-  validation?: ValidationOutcome;
-}
 
 /** The previous attempt's answer and why it was wrong, for the retry's prompt (`policy.agentFeedback`; not after a 503). */
 export function feedbackOf(v: Visit, previous: StepRun): Feedback | undefined {

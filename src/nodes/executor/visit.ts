@@ -4,18 +4,18 @@
  * is refused before its tool runs) is written here once, with one `step_finished` event.
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { UsageEntry } from "../contracts/usage.js";
-import type { Runtime } from "./options.js";
-import type { DispatchState, PlanManagerStateType, PlanManagerUpdate } from "./state.js";
-import { factValues, makeFacts } from "../plan/facts.js";
-import type { Fact, Plan, SideEffectRecord, Step, StepRun } from "../plan/schema.js";
-import type { Decision } from "../policy/decision.js";
-import type { Deviation } from "../policy/deviation.js";
-import type { CheckFailure } from "../policy/step-checks.js";
-import { activeAssumptionChecks, assumptionDeviation } from "../policy/assumptions.js";
-import { isRateLimit, lowerLimit, raiseLimit, type LimitUpdate } from "../policy/dispatch.js";
-import { emit } from "./events.js";
-import { decide } from "../policy/decide.js";
+import type { UsageEntry } from "../../contracts/usage.js";
+import type { Runtime } from "../../runtime/options.js";
+import type { DispatchState, PlanManagerStateType, PlanManagerUpdate } from "../../runtime/state.js";
+import { factValues, makeFacts } from "../../plan/facts.js";
+import type { Fact, Plan, SideEffectRecord, Step, StepRun } from "../../plan/schema.js";
+import type { Decision } from "../../policy/decision.js";
+import type { Deviation } from "../../policy/deviation.js";
+import type { CheckFailure } from "../../policy/step-checks.js";
+import { activeAssumptionChecks, assumptionDeviation } from "../../policy/assumptions.js";
+import { isRateLimit, lowerLimit, raiseLimit, type LimitUpdate } from "../../policy/dispatch.js";
+import { emit } from "../../runtime/events.js";
+import { decide } from "../../policy/decide.js";
 
 export class Visit {
   readonly plan: Plan;

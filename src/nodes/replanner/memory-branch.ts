@@ -6,14 +6,14 @@
  * Store errors never fail the run: they are reported as `memory` events.
  */
 import type { BaseStore, LangGraphRunnableConfig } from "@langchain/langgraph";
-import { entryFromBranch } from "../policy/replan-memory-entry.js";
-import { branchOutcome, shouldSave } from "../policy/replan-memory.js";
-import type { Fact, ReplanRecord, SideEffectRecord, StepRun } from "../plan/schema.js";
-import type { Decision } from "../policy/decision.js";
-import { emit } from "./events.js";
-import type { Runtime } from "./options.js";
-import { outcomeId, readEntry, readScored, scoreEntry } from "./replan-memory.js";
-import type { PlanManagerStateType, PlanManagerUpdate } from "./state.js";
+import { entryFromBranch } from "../../policy/replan-memory-entry.js";
+import { branchOutcome, shouldSave } from "../../policy/replan-memory.js";
+import type { Fact, ReplanRecord, SideEffectRecord, StepRun } from "../../plan/schema.js";
+import type { Decision } from "../../policy/decision.js";
+import { emit } from "../../runtime/events.js";
+import type { Runtime } from "../../runtime/options.js";
+import { outcomeId, readEntry, readScored, scoreEntry } from "../../runtime/replan-memory.js";
+import type { PlanManagerStateType, PlanManagerUpdate } from "../../runtime/state.js";
 
 type Node = (state: PlanManagerStateType, config: LangGraphRunnableConfig) => Promise<PlanManagerUpdate>;
 /** What the executor and the classifier write: plain values (they never overwrite a channel). */

@@ -3,13 +3,13 @@
  * next, and the decision it writes (a person's decisions carry `by: "person"`).
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { Runtime } from "./options.js";
-import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "./state.js";
-import { FailureClassSchema, type FailureClass, type Step, type StepRun } from "../plan/schema.js";
-import type { Decision } from "../policy/decision.js";
-import type { RuleId } from "../policy/rules.js";
-import { emit } from "./events.js";
-import { decide as decideByRule } from "../policy/decide.js";
+import type { Runtime } from "../../runtime/options.js";
+import type { PendingHuman, PendingOf, PlanManagerStateType, PlanManagerUpdate } from "../../runtime/state.js";
+import { type Action, type FailureClass, type Step, type StepRun } from "../../plan/schema.js";
+import type { Decision } from "../../policy/decision.js";
+import type { RuleId } from "../../policy/rules.js";
+import { emit } from "../../runtime/events.js";
+import { decide as decideByRule } from "../../policy/decide.js";
 
 export const HUMAN_DESTINATIONS = ["executor", "replanner", "finalize", "human"] as const;
 export type Destination = (typeof HUMAN_DESTINATIONS)[number];
@@ -35,14 +35,15 @@ export const running = (update: PlanManagerUpdate = {}): Next => ({
   update: { status: "running", ...update },
 });
 
-/** A person's decision; its class is that of the escalation it answers, or "none" (plan review, human step). */
+/**
+ * A person's decision, its action the rule's (rules.ts; `action` only picks among a rule's several). Its class
+ * is that of the escalation it answers, or "none" (plan review, human step).
+ */
 export function decide(
   a: Answering,
-  action: Decision["action"],
   rule: RuleId,
   reason: string,
-  failureClass?: FailureClass,
-  byPerson = true,
+  { action, failureClass, byPerson = true }: { action?: Action; failureClass?: FailureClass; byPerson?: boolean } = {},
 ): Decision {
   const decision = decideByRule(rule, {
     after: a.state.decisions.length,
@@ -60,13 +61,12 @@ export function decide(
 }
 
 /** The failure class of the escalation a person answers (written by `escalationPayload`). */
-function escalatedClass(pending: PendingHuman): FailureClass {
-  const parsed = FailureClassSchema.safeParse(pending.context.failureClass);
-  return parsed.success ? parsed.data : "unknown";
+function escalatedClass(pending: PendingOf<"escalation">): FailureClass {
+  return pending.context.failureClass ?? "unknown";
 }
 
 /** A retry of a step whose changed side effect was escalated allows exactly that operation. */
 export function approval(pending: PendingHuman): Pick<StepRun, "approvedKey"> {
-  const effect = pending.context.sideEffect as { proposedKey?: unknown } | undefined;
-  return typeof effect?.proposedKey === "string" ? { approvedKey: effect.proposedKey } : {};
+  const effect = pending.kind === "escalation" ? pending.context.sideEffect : undefined;
+  return effect ? { approvedKey: effect.proposedKey } : {};
 }

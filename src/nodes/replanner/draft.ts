@@ -5,23 +5,23 @@
  * the guards' counters only for the draft it applies, so a rejected draft from memory leaves no
  * trace before the planner is asked.
  */
-import { enrichDraft } from "../plan/enrich.js";
-import { isFinished } from "../plan/ready.js";
-import type { PlanDraft, Step } from "../plan/schema.js";
-import { formatIssues, type PlanIssue } from "../plan/validate.js";
+import { enrichDraft } from "../../plan/enrich.js";
+import { isFinished } from "../../plan/ready.js";
+import type { PlanDraft, Step } from "../../plan/schema.js";
+import { formatIssues, type PlanIssue } from "../../plan/validate.js";
 import {
   backtracksGuard,
   failedReplan,
   noProgressGuard,
   sendBackDraft,
   type GuardHit,
-} from "../policy/replan-guards.js";
-import { droppedFacts, keptSteps } from "../policy/replan-keep.js";
-import { withRevalidation } from "../policy/replan-merge.js";
-import { fingerprint } from "../policy/scope.js";
-import { labelled, validateReplanDraft, type Replan } from "./replan-context.js";
-import { rejectRecalled, recallReplan } from "./replan-memory.js";
-import { askPlanner, type PlannerAnswer } from "./replan-request.js";
+} from "../../policy/replan-guards.js";
+import { droppedFacts, keptSteps } from "../../policy/replan-keep.js";
+import { withRevalidation } from "../../policy/replan-merge.js";
+import { fingerprint } from "../../policy/scope.js";
+import { labelled, validateReplanDraft, type Replan } from "./context.js";
+import { rejectRecalled, recallReplan, type Recall } from "./recall.js";
+import { askPlanner, type PlannerAnswer } from "./request.js";
 
 export interface ShapedDraft {
   /** The draft, validated and enriched (its own steps, without re-validation steps). */
@@ -31,6 +31,8 @@ export interface ShapedDraft {
   /** Completed steps of the scope that run again (backtracking). */
   rerun: string[];
   print: string;
+  /** Steps of the scope the draft left out that stay (policy/replan-keep.ts): not part of its answer. */
+  kept: string[];
 }
 
 /** A draft that did not make it: the guard that stopped it, and the typed issues when it was invalid. */
@@ -43,18 +45,18 @@ export interface StoppedDraft {
  * The replacement for this replan: replan memory's draft first (reuse), else the planner's; an
  * invalid draft goes back to the planner with its issues while `policy.replanDraftRetries` allows.
  */
-export async function draftReplacement(r: Replan): Promise<StoppedDraft | ShapedDraft> {
-  const recalled = await recallReplan(r);
-  let outcome = recalled ? shapeDraft(r, recalled.draft) : undefined;
+export async function draftReplacement(r: Replan): Promise<{ drafted: StoppedDraft | ShapedDraft; recall: Recall }> {
+  let recall = await recallReplan(r);
+  let outcome = recall.draft ? shapeDraft(r, recall.draft) : undefined;
   if (outcome && "hit" in outcome) {
     // A remembered draft that a guard stops is the entry's failure, not this run's: the planner answers.
-    await rejectRecalled(r, outcome.hit);
+    recall = await rejectRecalled(r, recall, outcome.hit);
     outcome = undefined;
   }
-  outcome ??= answered(r, await askPlanner(r));
+  outcome ??= answered(r, await askPlanner(r, recall.hints));
   for (let sent = 0; "hit" in outcome && sendBackDraft(outcome.issues, sent, r.rt.policy); sent++)
-    outcome = answered(r, await askPlanner(r, outcome.issues));
-  return outcome;
+    outcome = answered(r, await askPlanner(r, recall.hints, outcome.issues));
+  return { drafted: outcome, recall };
 }
 
 function answered(r: Replan, answer: PlannerAnswer): StoppedDraft | ShapedDraft {
@@ -63,14 +65,13 @@ function answered(r: Replan, answer: PlannerAnswer): StoppedDraft | ShapedDraft 
 }
 
 /** The draft with the work of the scope it leaves out kept, validated; or its issues. */
-function keepingWork(r: Replan, draft: unknown): { draft: PlanDraft } | StoppedDraft {
+function keepingWork(r: Replan, draft: unknown): { draft: PlanDraft; kept: string[] } | StoppedDraft {
   const invalid = (issues: PlanIssue[]) => ({ hit: failedReplan("invalid_draft", formatIssues(issues)), issues });
-  r.kept = [];
   const first = validateReplanDraft(r, draft);
   if (!first.ok) return invalid(first.issues);
   // A scope change or a person may drop work on purpose; a repair may not.
   const byPerson = r.trigger.by === "person" || r.trigger.rule.startsWith("human.");
-  if (byPerson || r.trigger.failureClass === "scope_changed") return { draft: first.draft };
+  if (byPerson || r.trigger.failureClass === "scope_changed") return { draft: first.draft, kept: [] };
   const scope = {
     affected: r.affected,
     broken: r.falsification.broken,
@@ -80,7 +81,6 @@ function keepingWork(r: Replan, draft: unknown): { draft: PlanDraft } | StoppedD
   const whole =
     kept.length > 0 ? validateReplanDraft(r, { ...first.draft, steps: [...first.draft.steps, ...kept] }) : first;
   if (!whole.ok) return invalid(whole.issues);
-  r.kept = kept.map((s) => s.id);
   const others = r.plan.steps.filter((s) => !r.affectedIds.includes(s.id));
   const trusted = new Set(
     Object.entries(labelled(r))
@@ -88,7 +88,7 @@ function keepingWork(r: Replan, draft: unknown): { draft: PlanDraft } | StoppedD
       .map(([k]) => k),
   );
   const dropped = droppedFacts(scope, [...others, ...whole.draft.steps], trusted, r.plan.version);
-  return dropped.length > 0 ? invalid(dropped) : { draft: whole.draft };
+  return dropped.length > 0 ? invalid(dropped) : { draft: whole.draft, kept: kept.map((s) => s.id) };
 }
 
 export function shapeDraft(r: Replan, draft: unknown): StoppedDraft | ShapedDraft {
@@ -116,5 +116,5 @@ export function shapeDraft(r: Replan, draft: unknown): StoppedDraft | ShapedDraf
   const rerun = steps.filter((s) => isFinished(state.steps[s.id]) && r.affectedIds.includes(s.id)).map((s) => s.id);
   const over = backtracksGuard(rerun, r.guards.backtracks, rt.policy);
   if (over) return { hit: over };
-  return { proposed, steps, rerun, print };
+  return { proposed, steps, rerun, print, kept: validation.kept };
 }

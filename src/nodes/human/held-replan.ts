@@ -4,46 +4,35 @@
  * not count as used — and the run does not carry on with the plan that failed: the original
  * trigger escalates, where the person can retry, skip, provide, replan with a constraint or abort.
  */
-import { z } from "zod";
-import { FailureClassSchema, PlanSchema, ReplanRecordSchema, type ResumeValue } from "../plan/schema.js";
-import type { Decision } from "../policy/decision.js";
+import type { ResumeValue } from "../../plan/schema.js";
+import type { Decision } from "../../policy/decision.js";
 import { decide, type Answering, type Next } from "./answers.js";
-import { emit } from "./events.js";
-import { ESCALATION_OPTIONS, escalationPayload, offered } from "./interrupts.js";
-import { commitVersion, type ProposedVersion } from "./replan-version.js";
+import { emit } from "../../runtime/events.js";
+import { ESCALATION_OPTIONS, escalationPayload, offered } from "../../runtime/interrupts.js";
+import { commitVersion, type ProposedVersion } from "../../policy/replan.js";
+import { staleHold } from "../../policy/capability.js";
 
-const ProposalSchema = z.object({
-  plan: PlanSchema,
-  record: ReplanRecordSchema,
-  affected: z.array(z.string()),
-  replacement: z.array(z.string()),
-  scopeChanges: z.array(z.string()),
-});
-
-/** The held proposal of a plan review, if it is one (and still applies to the current version). */
+/** The proposal a plan review holds (state's `heldReplan`), if it still applies to the current version. */
 export function heldProposal(a: Answering): ProposedVersion | undefined {
-  if (a.pending.kind !== "plan_review") return undefined;
-  const parsed = ProposalSchema.safeParse(a.pending.context.proposal);
-  if (!parsed.success || parsed.data.record.fromVersion !== a.state.plan?.version) return undefined;
-  return parsed.data as ProposedVersion;
+  const held = a.pending.kind === "plan_review" ? a.state.heldReplan : null;
+  return held && held.record.fromVersion === a.state.plan?.version ? held : undefined;
 }
 
 /**
  * Commits the held proposal. One that no longer applies (the plan moved on while it waited, or it
- * cannot be read) is not applied: the guard still stands, and the run escalates instead.
+ * is gone) is not applied: the guard still stands, and the run escalates instead.
  */
 export function approveHeld(a: Answering): Next {
   const proposal = heldProposal(a);
   if (!proposal) {
-    const version = a.state.plan?.version ?? 0;
-    const reason = `the held replan no longer applies to plan version ${version}; nothing was changed`;
-    return escalate(a, decide(a, "escalate", "guard.new-capability", reason, failureClassOf(a), false));
+    const stale = staleHold(a.state.plan?.version ?? 0);
+    return escalate(a, decide(a, stale.rule, stale.reason, { failureClass: failureClassOf(a), byPerson: false }));
   }
   const { record } = proposal;
   const action = record.scope === "local" ? "replan_local" : "replan_global";
-  const tools = typeof a.pending.context.tools === "string" ? a.pending.context.tools : "";
+  const tools = a.pending.kind === "plan_review" ? (a.pending.context.tools ?? "") : "";
   const reason = `a person approved plan version ${record.toVersion} (${tools})`;
-  const decision = decide(a, action, "human.approve-replan", reason, failureClassOf(a));
+  const decision = decide(a, "human.approve-replan", reason, { action, failureClass: failureClassOf(a) });
   emit(a.config, { type: "replan", record });
   return { goto: "executor", update: { ...commitVersion(a.state, proposal), status: "running", decisions: decision } };
 }
@@ -54,19 +43,17 @@ export function rejectHeld(a: Answering, reply: Extract<ResumeValue, { action: "
   const why = reply.reason ? `: ${reply.reason}` : "";
   const trigger = proposal ? `; the original problem stands: ${proposal.record.trigger}` : "";
   const reason = `a person rejected ${what}${why}${trigger}`;
-  return escalate(a, decide(a, "escalate", "human.reject-replan", reason, failureClassOf(a)));
+  return escalate(a, decide(a, "human.reject-replan", reason, { failureClass: failureClassOf(a) }));
 }
 
 /** The original trigger escalates, with the options of an escalation. */
 function escalate(a: Answering, decision: Decision): Next {
-  const canReplan = typeof a.rt.planner.replan === "function";
   const state = { ...a.state, decisions: [...a.state.decisions, decision] };
-  const pendingHuman = escalationPayload(state, decision, offered(ESCALATION_OPTIONS, canReplan));
+  const pendingHuman = escalationPayload(state, decision, offered(ESCALATION_OPTIONS, a.rt.canReplan));
   return { goto: "human", update: { status: "awaiting_human", decisions: decision, pendingHuman } };
 }
 
 /** The failure class of the trigger the held replan answered (kept in the review's context). */
 function failureClassOf(a: Answering) {
-  const parsed = FailureClassSchema.safeParse(a.pending.context.failureClass);
-  return parsed.success ? parsed.data : "none";
+  return (a.pending.kind === "plan_review" ? a.pending.context.failureClass : undefined) ?? "none";
 }
