@@ -62,6 +62,8 @@ export async function overhead(quick: boolean): Promise<Table> {
       "Profiled (per-superstep timings from the updates stream, CPU profiles): tool calls cost the same on both sides (~0.33 ms with LangGraph's callbacks); " +
       "a plain routing function is wrapped by LangGraph in a traced RunnableLambda that opened a callback run every superstep — fixed by passing routes as untraced runnables; " +
       "the executor also writes only changed channels and no longer sorts the plan or merges abort signals per step. " +
-      "What remains is fixed per run — the planner and finalize supersteps (~8 ms and ~1.6 ms against bare's first node at ~5 ms) — and ~1 ms per step of LangGraph work on the larger state, so short plans (10 steps) stay just above 1.5.",
+      "What remains (decision record 0024, CPU profiles): the library's code and zod are 8% of a one-step run and 12% of a 10-step one; " +
+      "the rest is LangGraph's per-superstep work — the planner and finalize are two supersteps bare does not have (~3.1x bare's fixed cost), " +
+      "and each step pays for its conditional edge's fresh state read and the branch's runnable calls (~1.6x a bare step).",
   };
 }

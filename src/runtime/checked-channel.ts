@@ -12,6 +12,8 @@ import { PlanManagerError } from "../errors.js";
 type Operator<V, U> = (current: V, update: U) => V;
 
 export class CheckedChannel<V, U = V> extends BinaryOperatorAggregate<V, U> {
+  private checks: WriteChecks;
+
   constructor(
     readonly key: string,
     readonly schema: z.ZodType,
@@ -19,18 +21,54 @@ export class CheckedChannel<V, U = V> extends BinaryOperatorAggregate<V, U> {
     initialValueFactory?: () => V,
   ) {
     super(operator, initialValueFactory);
+    this.checks = new WriteChecks(key, schema);
   }
 
   override fromCheckpoint(checkpoint?: V): this {
     const restored = super.fromCheckpoint(checkpoint);
     const channel = new CheckedChannel<V, U>(this.key, this.schema, this.operator, this.initialValueFactory);
     channel.value = restored.value;
+    channel.checks = this.checks.copy();
     return channel as this;
   }
 
   override update(values: U[]): boolean {
-    for (const value of values) checkWrite(this.key, this.schema, value);
+    this.checks.check(values);
     return super.update(values);
+  }
+}
+
+/**
+ * The write checks of one channel instance, each write checked once per superstep. Behind a
+ * conditional edge LangGraph applies a node's writes twice: first to copies of the channels it
+ * restores from the live ones (`fromCheckpoint`), so that the route reads the state the writes
+ * make, then to the live channels. A copy records each object it validated on the checks of the
+ * channel it was restored from, and that channel skips exactly that object once, the next time it
+ * is written there. A primitive is always checked (it is cheap, and cannot be recorded). Without
+ * that LangGraph behaviour nothing is recorded and every write is checked, as before
+ * (docs/decisions/0024-fixed-cost-per-run.md has the measurements; test/graph/write-checks.test.ts pins it).
+ */
+export class WriteChecks {
+  private readonly validated = new WeakSet<object>();
+
+  constructor(
+    private readonly key: string,
+    private readonly schema: z.ZodType,
+    private readonly source?: WriteChecks,
+  ) {}
+
+  /** The checks of a channel restored from this one. */
+  copy(): WriteChecks {
+    return new WriteChecks(this.key, this.schema, this);
+  }
+
+  check(values: readonly unknown[]): void {
+    for (const value of values) {
+      const recordable = typeof value === "object" && value !== null;
+      if (recordable && this.validated.delete(value)) continue;
+      checkWrite(this.key, this.schema, value);
+      if (recordable) this.source?.validated.add(value);
+    }
   }
 }
 

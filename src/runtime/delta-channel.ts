@@ -15,7 +15,7 @@
  */
 import { DeltaChannel } from "@langchain/langgraph";
 import type { z } from "zod";
-import { checkWrite } from "./checked-channel.js";
+import { WriteChecks } from "./checked-channel.js";
 
 /** `reducer(state, [w1, w2]) === reducer(reducer(state, [w1]), [w2])`: replay may batch differently. */
 export type BatchReducer<V, U> = (current: V, writes: U[]) => V;
@@ -27,6 +27,8 @@ export type BatchReducer<V, U> = (current: V, writes: U[]) => V;
 export const SNAPSHOT_EVERY = 5000;
 
 export class CheckedDeltaChannel<V, U = V> extends DeltaChannel<V, U> {
+  private checks: WriteChecks;
+
   constructor(
     readonly key: string,
     readonly schema: z.ZodType,
@@ -35,6 +37,7 @@ export class CheckedDeltaChannel<V, U = V> extends DeltaChannel<V, U> {
     snapshotFrequency = SNAPSHOT_EVERY,
   ) {
     super(reducer, { snapshotFrequency, initialValueFactory });
+    this.checks = new WriteChecks(key, schema);
   }
 
   override fromCheckpoint(checkpoint?: unknown): this {
@@ -47,12 +50,13 @@ export class CheckedDeltaChannel<V, U = V> extends DeltaChannel<V, U> {
       this.snapshotFrequency,
     );
     channel.value = restored.value;
+    channel.checks = this.checks.copy();
     return channel as this;
   }
 
   // Checked before the base applies anything, so a rejected batch leaves the value as it was.
   override update(values: Parameters<DeltaChannel<V, U>["update"]>[0]): boolean {
-    for (const value of values) checkWrite(this.key, this.schema, value);
+    this.checks.check(values);
     return super.update(values);
   }
 }
