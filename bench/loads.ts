@@ -126,7 +126,7 @@ function postgresDb(server: PgServer, name: string): Db {
       psql(server.url, `CREATE DATABASE ${name}_${label} TEMPLATE ${name}`);
       return postgresDb(server, `${name}_${label}`);
     },
-    drop: async () => void psql(server.url, `DROP DATABASE ${name}`),
+    drop: async () => void psql(server.url, `DROP DATABASE ${name} WITH (FORCE)`),
   };
 }
 

@@ -96,7 +96,8 @@ function answerEscalations(state: ModelState, at: () => string): { update: Agent
 }
 
 function question(state: ModelState, e: Escalation) {
-  const description = `Step "${e.stepId}" needs a person: ${e.reason} [${e.rule}]. Approve another try, edit the call, or reject.`;
+  const options = "Approve another try, edit the call, or reject.";
+  const description = `Step "${e.stepId}" needs a person: ${e.reason} [${e.rule}]. ${options}`;
   return reviewRequest(
     "escalation",
     { name: e.tool, args: e.args, description },

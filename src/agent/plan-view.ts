@@ -12,7 +12,14 @@ import type { AgentPlanValues } from "./state.js";
 /** Messages that carry the plan view have ids starting with this, so the next view replaces them. */
 export const PLAN_VIEW_ID = "langgraph-replan-plan-view";
 
-const MARK = { succeeded: "✓", failed: "✗", running: "…", skipped: "–", invalidated: "✗", pending: "·" } as const;
+const MARK = {
+  succeeded: "✓",
+  failed: "✗",
+  running: "…",
+  skipped: "–",
+  invalidated: "✗",
+  pending: "·",
+} as const;
 
 export function planView(state: Pick<AgentPlanValues, "plan" | "steps" | "facts" | "planRun">): string | undefined {
   const plan = state.plan;

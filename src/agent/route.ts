@@ -47,8 +47,8 @@ export function routeCall(
 }
 
 function whyNotReady(step: Step, state: Pick<AgentPlanValues, "steps">, falseAssumption: string | undefined): string {
-  if (falseAssumption)
-    return `step "${step.id}" rests on assumption "${falseAssumption}", which is false: revise the plan with write_plan`;
+  const revise = "revise the plan with write_plan";
+  if (falseAssumption) return `step "${step.id}" rests on assumption "${falseAssumption}", which is false: ${revise}`;
   const run = state.steps[step.id];
   if (run?.status === "failed")
     return `step "${step.id}" failed (${run.error?.message ?? "no result"}): revise the plan with write_plan`;

@@ -81,7 +81,8 @@ export function settle(env: CallEnv, s: Settling): CallResult {
   }
   if (verdict.action === "skip") {
     const skipped: StepRun = { ...run, status: "skipped", skipReason: "optional_failed" };
-    const content = `Step "${step.id}" is optional and failed for good, so it and its dependents are skipped: ${verdict.reason}`;
+    const content =
+      `Step "${step.id}" is optional and failed for good, so it and its dependents are skipped: ` + verdict.reason;
     return { content, status: "error", update: { ...base, steps: { [step.id]: skipped }, planRun: { failedCalls } } };
   }
   const escalation = escalationOf(step.id, s.call, verdict.rule, verdict.reason);

@@ -94,7 +94,10 @@ export function resolveModels(models: unknown): Partial<Record<ModelTier, BaseCh
   return out;
 }
 
-/** What a planner is told about an agent: its name, whether it is a bare model or an agent with tools, and its description. */
+/**
+ * What a planner is told about an agent: its name, whether it is a bare model or an agent with tools,
+ * and its description.
+ */
 export function agentInfo(handle: AgentHandle): AgentInfo {
   const source = handle.kind === "chat" ? handle.model : handle.graph;
   const described = (source as { description?: unknown }).description;

@@ -379,7 +379,10 @@ export interface ReviewedStep {
   sideEffects?: string[];
 }
 
-/** What a plan review shows: the first plan, a new version (`reviewReplans`), or a proposal the capability guard held. */
+/**
+ * What a plan review shows: the first plan, a new version (`reviewReplans`), or a proposal the
+ * capability guard held.
+ */
 export interface PlanReviewContext {
   goal: string;
   steps: ReviewedStep[];

@@ -171,7 +171,8 @@ function checkAgent({ step, at, add }: StepCheck, ctx: ValidationContext) {
   ] as const) {
     if (tool === undefined || ctx.tools.has(tool)) continue;
     const code = field === "fallback" ? "unknown_fallback_tool" : "unknown_tool";
-    const message = `step "${stepId}" ${field} names tool "${tool}", which is not in the registry (${listTools(ctx.tools)})`;
+    const known = listTools(ctx.tools);
+    const message = `step "${stepId}" ${field} names tool "${tool}", which is not in the registry (${known})`;
     add({ code, path: at(field, "tool"), stepId, message });
   }
   if (step.validate?.successSignal)

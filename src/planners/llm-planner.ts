@@ -113,7 +113,8 @@ function horizonCheck(horizon: number | undefined) {
     (draft: unknown): { message: string }[] => {
       const steps = (draft as PlanDraft).steps ?? [];
       if (horizon === undefined || steps.length <= horizon) return validate(draft);
-      const message = `the draft has ${steps.length} steps; plan at most ${horizon} (the horizon) and set complete to false`;
+      const over = `the draft has ${steps.length} steps`;
+      const message = `${over}; plan at most ${horizon} (the horizon) and set complete to false`;
       return [{ message }, ...validate(draft)];
     };
 }

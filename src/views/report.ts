@@ -109,7 +109,8 @@ function factRows(state: ReportState): string[] {
 function tierTable(state: ReportState): string {
   const rows = costsByTier(state.usage).map(
     (r) =>
-      `<tr><td>${esc(r.tier)}</td><td>${r.calls}</td><td>${r.failed}</td><td>${r.inputTokens}</td><td>${r.outputTokens}</td><td>${esc(r.cost.toFixed(4))}</td></tr>`,
+      `<tr><td>${esc(r.tier)}</td><td>${r.calls}</td><td>${r.failed}</td><td>${r.inputTokens}</td>` +
+      `<td>${r.outputTokens}</td><td>${esc(r.cost.toFixed(4))}</td></tr>`,
   );
   if (rows.length === 0) return "";
   const head =

@@ -19,7 +19,10 @@ import type { Visit } from "./visit.js";
 
 /** What an agent attempt leaves for its end record, beside its answer. */
 
-/** The previous attempt's answer and why it was wrong, for the retry's prompt (`policy.agentFeedback`; not after a 503). */
+/**
+ * The previous attempt's answer and why it was wrong, for the retry's prompt (`policy.agentFeedback`;
+ * not after a 503).
+ */
 export function feedbackOf(v: Visit, previous: StepRun): Feedback | undefined {
   const { error } = previous;
   if (!v.rt.policy.agentFeedback || error === undefined || previous.usedFallback || !isAnswerFailure(error))
