@@ -8,6 +8,7 @@ import { isCommand } from "@langchain/langgraph";
 import { PlanManagerError } from "../errors.js";
 import { FactKeySchema } from "../plan/schema.js";
 import { factValue } from "../policy/answer-checks.js";
+import { PlanManagerState } from "../runtime/state.js";
 
 /** The state keys a caller may write with `updateState`; everything else belongs to the manager. */
 export const WRITABLE_KEYS: readonly string[] = ["scopeChanges"];
@@ -35,7 +36,7 @@ export function checkOutsideUpdate(values: unknown): boolean {
   if (managerWrites.has(values)) return false;
   const key = Object.keys(values).find((k) => !WRITABLE_KEYS.includes(k));
   if (key === undefined) return true;
-  const owner = key in OWNED ? "the manager owns it" : "it is not a key of the plan manager's state";
+  const owner = OWNED.has(key) ? "the manager owns it" : "it is not a key of the plan manager's state";
   throw new PlanManagerError(
     "invalid_update",
     `updateState: "${key}" cannot be written from outside a run (${owner}); ` +
@@ -45,29 +46,7 @@ export function checkOutsideUpdate(values: unknown): boolean {
 }
 
 /** Keys of the manager's state that are not writable, to tell "owned" from "unknown" in a message. */
-const OWNED: Readonly<Record<string, true>> = Object.fromEntries(
-  [
-    "goal",
-    "context",
-    "status",
-    "plan",
-    "planHistory",
-    "steps",
-    "facts",
-    "decisions",
-    "replans",
-    "sideEffects",
-    "budget",
-    "progress",
-    "outcome",
-    "usage",
-    "deviation",
-    "pendingHuman",
-    "dispatch",
-    "stop",
-    "guards",
-  ].map((k) => [k, true as const]),
-);
+const OWNED: ReadonlySet<string> = new Set(Object.keys(PlanManagerState.spec));
 
 /**
  * Throws `invalid_input` when `input` cannot start a run: a goal that is no text, a context value

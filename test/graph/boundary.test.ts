@@ -60,23 +60,30 @@ async function checkpointId(h: ReturnType<typeof ticket>["h"]): Promise<unknown>
 }
 
 describe("updateState from outside", () => {
-  it.each([["nonsense_key"], ["status"], ["plan"], ["steps"], ["facts"], ["decisions"], ["replans"], ["outcome"]])(
-    "rejects %s with invalid_update naming the key, writes nothing, and keeps the question",
-    async (key) => {
-      const { h } = ticket();
-      await h.run();
-      const before = await checkpointId(h);
-      const error = await failure(h.graph.updateState(h.config, { [key]: 1, scopeChanges: ["also x"] }));
-      expect([error.code, error.path]).toEqual(["invalid_update", key]);
-      const owner = key === "nonsense_key" ? "it is not a key of the plan manager's state" : "the manager owns it";
-      expect(error.message).toBe(
-        `updateState: "${key}" cannot be written from outside a run (${owner}); ` +
-          "the keys you may write are: scopeChanges",
-      );
-      expect(await checkpointId(h)).toBe(before);
-      expect((await pendingQuestion(h.graph, h.config))?.stepId).toBe("approve");
-    },
-  );
+  it.each([
+    ["nonsense_key"],
+    ["heldReplan"],
+    ["status"],
+    ["plan"],
+    ["steps"],
+    ["facts"],
+    ["decisions"],
+    ["replans"],
+    ["outcome"],
+  ])("rejects %s with invalid_update naming the key, writes nothing, and keeps the question", async (key) => {
+    const { h } = ticket();
+    await h.run();
+    const before = await checkpointId(h);
+    const error = await failure(h.graph.updateState(h.config, { [key]: 1, scopeChanges: ["also x"] }));
+    expect([error.code, error.path]).toEqual(["invalid_update", key]);
+    const owner = key === "nonsense_key" ? "it is not a key of the plan manager's state" : "the manager owns it";
+    expect(error.message).toBe(
+      `updateState: "${key}" cannot be written from outside a run (${owner}); ` +
+        "the keys you may write are: scopeChanges",
+    );
+    expect(await checkpointId(h)).toBe(before);
+    expect((await pendingQuestion(h.graph, h.config))?.stepId).toBe("approve");
+  });
 
   it("a scope change at a human step keeps the question: getState shows it, resumeRun answers it, the change is planned", async () => {
     const { h, lookup, notify, refund } = ticket();
