@@ -229,7 +229,7 @@ export function createPlanManager(options: PlanManagerOptions): PlanManagerGraph
     // The nodes that await the outside world (tools, models) keep their thread held until they
     // return, even when their run was aborted; `human` and `finalize` return at once.
     .addNode("planner", trackNode(makePlannerNode(rt)))
-    // Replan memory learns a replacement branch the moment it settles (runtime/replan-memory-branch.ts).
+    // Replan memory learns a replacement branch the moment it settles (nodes/replanner/memory-branch.ts).
     .addNode("executor", trackNode(settlingBranches(rt, makeExecutor(rt))))
     .addNode("classifier", trackNode(settlingBranches(rt, makeClassifierNode(rt))))
     .addNode("replanner", trackNode(makeReplannerNode(rt)))
