@@ -11,23 +11,25 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resumeRun } from "../src/index.js";
 import { paymentGraph } from "../test/helpers/payment-process.js";
 import { answerTwice, calls, start, until } from "../test/helpers/payment-processes.js";
+import pg from "pg";
+import { tryAdvisoryLock } from "../src/graph/advisory-lock.js";
 import { startPostgres, type PgServer } from "./helpers/postgres.js";
 
-let pg: PgServer;
+let server: PgServer;
 const dirs: string[] = [];
 
 beforeAll(async () => {
-  pg = await startPostgres();
+  server = await startPostgres();
 }, 120_000);
 afterAll(() => {
-  pg?.stop();
+  server?.stop();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 async function pausedThread(thread: string): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), "pg-claims-"));
   dirs.push(dir);
-  const saver = PostgresSaver.fromConnString(pg.url);
+  const saver = PostgresSaver.fromConnString(server.url);
   await saver.setup();
   const out = await paymentGraph(saver, dir).invoke(
     { goal: "pay the vendor" },
@@ -43,7 +45,7 @@ describe("one run per thread across processes (PostgreSQL)", () => {
     const dir = mkdtempSync(join(tmpdir(), "pg-claims-"));
     dirs.push(dir);
     writeFileSync(join(dir, "go"), "");
-    const saver = PostgresSaver.fromConnString(pg.url);
+    const saver = PostgresSaver.fromConnString(server.url);
     await saver.setup();
     const graph = paymentGraph(saver, dir);
     const statuses: string[] = [];
@@ -60,7 +62,7 @@ describe("one run per thread across processes (PostgreSQL)", () => {
 
   it("two processes answering the same paused thread: one completes, the other gets thread_busy", async () => {
     const dir = await pausedThread("both");
-    const { first, second } = await answerTwice(pg.url, "both", dir);
+    const { first, second } = await answerTwice(server.url, "both", dir);
     expect(second).toEqual({ line: JSON.stringify({ code: "thread_busy" }), exit: 0 });
     expect(first).toMatchObject({ line: JSON.stringify({ status: "completed" }), exit: 0 });
     expect(calls(dir)).toEqual([String(first.pid)]);
@@ -68,13 +70,35 @@ describe("one run per thread across processes (PostgreSQL)", () => {
 
   it("a killed holder's lock goes with its connection: the next process carries the run on", async () => {
     const dir = await pausedThread("killed");
-    const holder = start(pg.url, "killed", "resume", dir);
+    const holder = start(server.url, "killed", "resume", dir);
     await until(join(dir, "started"));
     holder.kill();
     expect((await holder.done).exit).toBe(null);
     writeFileSync(join(dir, "go"), "");
-    const next = start(pg.url, "killed", "continue", dir);
+    const next = start(server.url, "killed", "continue", dir);
     expect(await next.done).toEqual({ line: JSON.stringify({ status: "completed" }), exit: 0 });
     expect(calls(dir)).toEqual([String(holder.pid), String(next.pid)]);
   }, 120_000);
+
+  it("a held lock whose connection the server drops: no crash, the release resolves, the lock is free again", async () => {
+    const pool = new pg.Pool({ connectionString: server.url });
+    try {
+      const lock = await tryAdvisoryLock(pool, "test", "dropped");
+      expect(lock).toBeDefined();
+      const [held] = (
+        await pool.query(
+          "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objid = hashtext('dropped')::oid AND granted",
+        )
+      ).rows as { pid: number }[];
+      // Unheard, the held connection's "error" event would end this process here.
+      await pool.query("SELECT pg_terminate_backend($1)", [held!.pid]);
+      await new Promise((done) => setTimeout(done, 200));
+      await lock!.release();
+      const again = await tryAdvisoryLock(pool, "test", "dropped");
+      expect(again).toBeDefined();
+      await again!.release();
+    } finally {
+      await pool.end();
+    }
+  }, 60_000);
 });

@@ -23,13 +23,19 @@ export async function tryAdvisoryLock(pool: PgPool, space: string, key: string):
     client.release(error as Error);
     throw error;
   }
+  // A connection the server drops while the lock is held (a restart, a terminated backend) frees the
+  // lock with it; unheard, its "error" event would crash the process.
+  const dropped = () => undefined;
+  client.on("error", dropped);
   return {
     async release() {
       try {
         await client.query("SELECT pg_advisory_unlock(hashtext($1), hashtext($2))", [space, key]);
+        client.removeListener("error", dropped);
         client.release();
       } catch (error) {
         // Destroying the connection frees the lock too.
+        client.removeListener("error", dropped);
         client.release(error as Error);
       }
     },

@@ -23,6 +23,8 @@ export interface SqliteDb {
 export interface PgClient {
   query(sql: string, params?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
   release(error?: Error | boolean): void;
+  on(event: "error", listener: (error: Error) => void): unknown;
+  removeListener(event: "error", listener: (error: Error) => void): unknown;
 }
 
 /** The part of a pg pool a claim uses. */
