@@ -4,15 +4,12 @@
  */
 import { randomUUID } from "node:crypto";
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
-import type { BaseMessage } from "@langchain/core/messages";
-import type { ChatGeneration, LLMResult } from "@langchain/core/outputs";
+import type { LLMResult } from "@langchain/core/outputs";
 import type { UsageEntry } from "../contracts/usage.js";
 import type { ModelTier } from "../plan/schema.js";
-import { costOf, type PriceTable } from "../planners/model-call.js";
+import { costOf, resultUsage, type PriceTable } from "../planners/model-call.js";
 
 export type { PriceTable } from "../planners/model-call.js";
-
-type MessageWithUsage = BaseMessage & { usage_metadata?: { input_tokens: number; output_tokens: number } };
 
 export interface MeterContext {
   stepId: string;
@@ -43,18 +40,8 @@ export class StepUsageMeter extends BaseCallbackHandler {
   }
 
   override handleLLMEnd(output: LLMResult, runId: string): void {
-    let input = 0;
-    let out = 0;
-    let model: string | undefined;
-    for (const generation of output.generations.flat()) {
-      const message = (generation as ChatGeneration).message as MessageWithUsage | undefined;
-      input += message?.usage_metadata?.input_tokens ?? 0;
-      out += message?.usage_metadata?.output_tokens ?? 0;
-      const meta = (message?.response_metadata ?? {}) as { model_name?: unknown; model?: unknown };
-      const name = meta.model_name ?? meta.model;
-      if (typeof name === "string") model = name;
-    }
-    this.add(runId, model, input, out);
+    const usage = resultUsage(output);
+    this.add(runId, usage.model, usage.input, usage.output);
   }
 
   override handleLLMError(_error: unknown, runId: string): void {

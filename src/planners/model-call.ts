@@ -105,6 +105,29 @@ type MessageWithUsage = BaseMessage & { usage_metadata?: { input_tokens: number;
 /** What older chat models report in `llmOutput` instead of `usage_metadata`. */
 type TokenUsage = { promptTokens?: number; completionTokens?: number };
 
+/** Tokens, model name and reply text of one model run's result, as LangChain's callbacks report it. */
+export function resultUsage(output: LLMResult): { input: number; output: number; model?: string; reply?: string } {
+  let input = 0;
+  let out = 0;
+  let model: string | undefined;
+  let reply: string | undefined;
+  for (const generation of output.generations.flat()) {
+    const message = (generation as ChatGeneration).message as MessageWithUsage | undefined;
+    input += message?.usage_metadata?.input_tokens ?? 0;
+    out += message?.usage_metadata?.output_tokens ?? 0;
+    const meta = (message?.response_metadata ?? {}) as { model_name?: unknown; model?: unknown };
+    const name = meta.model_name ?? meta.model;
+    if (typeof name === "string") model = name;
+    if (typeof generation.text === "string") reply = generation.text;
+  }
+  const tokenUsage = output.llmOutput?.tokenUsage as TokenUsage | undefined;
+  if (input === 0 && out === 0 && tokenUsage) {
+    input = tokenUsage.promptTokens ?? 0;
+    out = tokenUsage.completionTokens ?? 0;
+  }
+  return { input, output: out, ...(model ? { model } : {}), ...(reply !== undefined ? { reply } : {}) };
+}
+
 /** Tokens and model name of the current attempt; LangChain starts one chat-model run per attempt. */
 class AttemptMeter extends BaseCallbackHandler {
   name = "langgraph-replan-usage";
@@ -129,24 +152,11 @@ class AttemptMeter extends BaseCallbackHandler {
   }
 
   override handleLLMEnd(output: LLMResult): void {
-    let input = 0;
-    let out = 0;
-    for (const generation of output.generations.flat()) {
-      const message = (generation as ChatGeneration).message as MessageWithUsage | undefined;
-      input += message?.usage_metadata?.input_tokens ?? 0;
-      out += message?.usage_metadata?.output_tokens ?? 0;
-      const meta = (message?.response_metadata ?? {}) as { model_name?: unknown; model?: unknown };
-      const name = meta.model_name ?? meta.model;
-      if (typeof name === "string") this.model = name;
-      if (typeof generation.text === "string") this.reply = generation.text;
-    }
-    const tokenUsage = output.llmOutput?.tokenUsage as TokenUsage | undefined;
-    if (input === 0 && out === 0 && tokenUsage) {
-      input = tokenUsage.promptTokens ?? 0;
-      out = tokenUsage.completionTokens ?? 0;
-    }
-    this.inputTokens += input;
-    this.outputTokens += out;
+    const usage = resultUsage(output);
+    if (usage.model !== undefined) this.model = usage.model;
+    if (usage.reply !== undefined) this.reply = usage.reply;
+    this.inputTokens += usage.input;
+    this.outputTokens += usage.output;
   }
 
   private begin(): void {
