@@ -39,7 +39,12 @@ export type ClassifierAnswer =
   | { failure: { message: string; errorId?: string }; usage: UsageReport[] };
 
 export interface LlmClassifier {
-  classify(input: { deviation: Deviation; step?: Step; allowed: readonly Action[] }): Promise<ClassifierAnswer>;
+  classify(input: {
+    deviation: Deviation;
+    step?: Step;
+    allowed: readonly Action[];
+    signal?: AbortSignal;
+  }): Promise<ClassifierAnswer>;
 }
 
 const SYSTEM = [
@@ -78,7 +83,7 @@ export function llmClassifier(options: LlmClassifierOptions): LlmClassifier {
   const named = options.model as unknown as { model?: unknown };
   const modelName = typeof named.model === "string" ? named.model : undefined;
   return {
-    async classify({ deviation, step, allowed }) {
+    async classify({ deviation, step, allowed, signal }) {
       const Schema = z.strictObject({
         failureClass: FailureClassSchema,
         action: z.enum(allowed as [Action, ...Action[]]),
@@ -94,6 +99,7 @@ export function llmClassifier(options: LlmClassifierOptions): LlmClassifier {
           ...(options.prices ? { prices: options.prices } : {}),
           settings,
           report: (u) => usage.push(u),
+          ...(signal ? { signal } : {}),
         },
       );
       if (!result.ok) return { failure: { message: result.message, errorId: result.errorId }, usage };

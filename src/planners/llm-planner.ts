@@ -65,14 +65,15 @@ export function llmPlanner(options: LlmPlannerOptions): Planner {
     model: BaseChatModel,
     prompt: string,
     validate: (d: unknown) => { message: string }[],
-    report: PlanRequest["reportUsage"],
+    req: Pick<PlanRequest, "reportUsage" | "signal">,
   ) => {
     const name = modelName(model);
     const call: ModelCall = {
       ...(name ? { modelName: name } : {}),
       ...(options.prices ? { prices: options.prices } : {}),
       settings,
-      report,
+      report: req.reportUsage,
+      ...(req.signal ? { signal: req.signal } : {}),
     };
     const messages: BaseMessage[] = [new SystemMessage(system), new HumanMessage(prompt)];
     return draftRounds(
@@ -86,15 +87,15 @@ export function llmPlanner(options: LlmPlannerOptions): Planner {
 
   return {
     plan: (req: PlanRequest) =>
-      draftWithFeedback(options.model, planPrompt(req, horizon), withinHorizon(req.validate), req.reportUsage),
+      draftWithFeedback(options.model, planPrompt(req, horizon), withinHorizon(req.validate), req),
     replan: (req: ReplanRequest) =>
-      draftWithFeedback(options.replanModel ?? options.model, replanPrompt(req), req.validate, req.reportUsage),
+      draftWithFeedback(options.replanModel ?? options.model, replanPrompt(req), req.validate, req),
     extend: (req: ExtendRequest) =>
       draftWithFeedback(
         options.replanModel ?? options.model,
         extendPrompt(req, horizon),
         withinHorizon(req.validate),
-        req.reportUsage,
+        req,
       ),
   };
 }

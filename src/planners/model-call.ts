@@ -173,6 +173,8 @@ export interface ModelCall {
   prices?: PriceTable;
   /** Every attempt, failed or not, is reported here. */
   report: (usage: UsageReport) => void;
+  /** The caller's deadline (`policy.plannerTimeoutMs`) or the run's stop: aborts the model call and its retries. */
+  signal?: AbortSignal;
 }
 
 /** A model call's answer, or why there is none (errors are data: the caller decides to throw). */
@@ -215,7 +217,11 @@ export async function callModel<T>(
     },
   });
   // `maxRetries: 0` is a chat-model call option: the model's own retries stay out of the way.
-  const config = { callbacks: [meter], maxRetries: 0 } as RunnableConfig;
+  const config = {
+    callbacks: [meter],
+    maxRetries: 0,
+    ...(call.signal ? { signal: call.signal } : {}),
+  } as RunnableConfig;
   try {
     const value = await retrying.invoke(messages, config);
     reportAttempt();
