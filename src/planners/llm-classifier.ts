@@ -13,6 +13,7 @@ import { FailureClassSchema, type Action, type FailureClass, type Step } from ".
 import type { Deviation } from "../policy/deviation.js";
 import {
   callModel,
+  resolvePrices,
   resolveCallSettings,
   structuredOutput,
   type ModelCallSettings,
@@ -80,6 +81,7 @@ export function llmClassifier(options: LlmClassifierOptions): LlmClassifier {
     throw new PlanManagerError("invalid_options", message, { path: "model" });
   }
   const settings = resolveCallSettings("llmClassifier", options.calls);
+  const prices = resolvePrices("llmClassifier", options.prices);
   const named = options.model as unknown as { model?: unknown };
   const modelName = typeof named.model === "string" ? named.model : undefined;
   return {
@@ -96,7 +98,7 @@ export function llmClassifier(options: LlmClassifierOptions): LlmClassifier {
         [new SystemMessage(SYSTEM), new HumanMessage(question)],
         {
           ...(modelName ? { modelName } : {}),
-          ...(options.prices ? { prices: options.prices } : {}),
+          ...(prices ? { prices } : {}),
           settings,
           report: (u) => usage.push(u),
           ...(signal ? { signal } : {}),

@@ -10,6 +10,7 @@ import { PlanManagerError } from "../errors.js";
 import type { PlanDraft } from "../plan/schema.js";
 import {
   callModel,
+  resolvePrices,
   resolveCallSettings,
   structuredOutput,
   type ModelCall,
@@ -60,6 +61,7 @@ export function llmPlanner(options: LlmPlannerOptions): Planner {
   const withinHorizon = horizonCheck(horizon);
   const system = options.instructions ? `${PLANNER_SYSTEM_PROMPT}\n\n${options.instructions}` : PLANNER_SYSTEM_PROMPT;
   const settings = resolveCallSettings("llmPlanner", options.calls);
+  const prices = resolvePrices("llmPlanner", options.prices);
 
   const draftWithFeedback = (
     model: BaseChatModel,
@@ -70,7 +72,7 @@ export function llmPlanner(options: LlmPlannerOptions): Planner {
     const name = modelName(model);
     const call: ModelCall = {
       ...(name ? { modelName: name } : {}),
-      ...(options.prices ? { prices: options.prices } : {}),
+      ...(prices ? { prices } : {}),
       settings,
       report: req.reportUsage,
       ...(req.signal ? { signal: req.signal } : {}),
