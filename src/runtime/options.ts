@@ -106,15 +106,26 @@ export interface Runtime {
   agentCatalogue: AgentCatalogue;
 }
 
+/** Node fires a timer of more than 2^31 − 1 ms after 1 ms: longer waits are chained. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 const realSleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
-    if (ms <= 0 || signal?.aborted) return resolve();
+    if (!(ms > 0) || signal?.aborted) return resolve();
+    let left = ms;
+    let timer: ReturnType<typeof setTimeout>;
     const done = () => {
       clearTimeout(timer);
       signal?.removeEventListener("abort", done);
       resolve();
     };
-    const timer = setTimeout(done, ms);
+    const next = () => {
+      if (left <= 0) return done();
+      const piece = Math.min(left, MAX_TIMER_MS);
+      left -= piece;
+      timer = setTimeout(next, piece);
+    };
+    next();
     signal?.addEventListener("abort", done, { once: true });
   });
 
