@@ -17,6 +17,8 @@ export const LIMITS = {
   maxJsonBytes: 64_000,
   /** Nesting depth of one step's `args` or one tool output. */
   maxJsonDepth: 32,
+  /** Characters of a stored error message (longer ones are cut, saying so); an error's `evidence` is cut to `maxJsonBytes`. */
+  maxErrorMessageLength: 4_000,
 } as const;
 
 /** Names that would collide with Object.prototype when used as keys. */

@@ -49,6 +49,7 @@ describe("scoped replanning", () => {
       "reportUsage",
       "scope",
       "scopeChanges",
+      "signal",
       "tools",
       "trigger",
       "validate",
