@@ -8,7 +8,9 @@ import { ToolMessage } from "@langchain/core/messages";
 import { Command, isGraphBubbleUp } from "@langchain/langgraph";
 import { createMiddleware, ToolInvocationError, type ToolCallRequest } from "langchain";
 import { errorInfo } from "../policy/deviation.js";
+import { unplannedEffect } from "../policy/unplanned-effect.js";
 import { beforeModel } from "./before-model.js";
+import { decide } from "./decisions.js";
 import { resolveAgentOptions, type PlanMiddlewareOptions, type ResolvedAgentOptions } from "./options.js";
 import { callKey, routeCall } from "./route.js";
 import { refuseRepeat, type CallEnv, type CallResult } from "./settle.js";
@@ -66,8 +68,13 @@ async function governed(
   if (call.name === WRITE_PLAN) result = await writePlan(env, call.args, tools);
   else {
     const route = routeCall(state, call.name, call.args);
-    if (route.kind === "free") return handler(request);
-    if (route.kind === "done") {
+    if (route.kind === "free") {
+      const refused = unplannedEffect(call.name, call.args, state.plan?.version, options.sideEffectTools);
+      if (!refused) return handler(request);
+      const place = { attempt: 0, planVersion: state.plan?.version ?? 0, at: at() };
+      const decision = decide({ rule: refused.rule, reason: refused.reason }, place);
+      result = { content: refused.message, status: "error", update: { decisions: [decision] } };
+    } else if (route.kind === "done") {
       const output = JSON.stringify(route.output) ?? "null";
       result = {
         content: `Step "${route.step.id}" already succeeded (not run again); its result: ${output}`,

@@ -629,3 +629,88 @@ describe("planMiddleware: skips", () => {
     expect(out.status).toBe("completed");
   });
 });
+
+describe("planMiddleware: side-effecting calls outside the plan", () => {
+  const quotePlan = { steps: [{ id: "quote", goal: "Get the amount", tool: "quote", produces: ["amount"] }] };
+  const payPlan = {
+    steps: [
+      ...quotePlan.steps,
+      { id: "pay", goal: "Pay", tool: "pay", dependsOn: ["quote"], inputs: ["amount"], produces: ["paid"] },
+    ],
+  };
+  const payCall = [{ name: "pay", args: { iban: "XX00 ATTACKER" } }];
+
+  it("a side-effecting call outside every plan step is refused and recorded; planned with write_plan it is reviewed and keyed (guard.unplanned-side-effect)", async () => {
+    const l = ledger();
+    const tools = [
+      countedTool(l, "quote", () => ({ amount: 40 })),
+      countedTool(l, "pay", (_n, args) => ({ paid: args.amount })),
+    ];
+    const { agent, model } = agentWith(
+      [
+        // Before any plan, then outside the plan: neither call runs.
+        payCall,
+        [{ name: "write_plan", args: quotePlan }],
+        [{ name: "quote", args: {} }],
+        payCall,
+        [{ name: "write_plan", args: payPlan }],
+        payCall,
+        "paid",
+      ],
+      tools,
+      { reviewPlan: true, sideEffectTools: ["pay"] },
+    );
+    const approve = new Command({ resume: { decisions: [{ type: "approve" }] } });
+    const first = await agent.invoke(start, config("unplanned"));
+    expect((first.__interrupt__![0]!.value as { kind: string }).kind).toBe("plan_review");
+    const second = await agent.invoke(approve, config("unplanned"));
+    expect(l.calls).toEqual({ quote: 1 });
+    expect(second.sideEffects).toEqual([]);
+    const results = (n: number) => lastResults(model.calls[n]!.messages).map((m) => [m.content, m.status]);
+    expect(results(1)).toEqual([
+      [
+        "Not run: pay has side effects and there is no plan yet. Write the plan with write_plan first; a step " +
+          "for pay runs under its idempotency key.",
+        "error",
+      ],
+    ]);
+    expect(results(4)).toEqual([
+      [
+        "Not run: pay has side effects and no step of the plan calls it. Add a step for it with write_plan; " +
+          "it runs as that step, under its idempotency key.",
+        "error",
+      ],
+    ]);
+    // The revision that plans it waits for a person, as reviewPlan promises.
+    const question = second.__interrupt__![0]!.value as { kind: string; rule: string };
+    expect([question.kind, question.rule]).toEqual(["plan_review", "guard.new-capability"]);
+    const out = await agent.invoke(approve, config("unplanned"));
+    expect(l.calls).toEqual({ quote: 1, pay: 1 });
+    expect(l.keys.pay).toEqual([out.sideEffects[0]!.idempotencyKey]);
+    expect(out.sideEffects.map((e) => e.stepId)).toEqual(["pay"]);
+    expect(out.decisions.map((d) => [d.rule, d.action, d.stepId, d.planVersion])).toEqual([
+      ["guard.unplanned-side-effect", "escalate", undefined, 0],
+      ["human.approve-plan", "approve", undefined, 0],
+      ["guard.unplanned-side-effect", "escalate", undefined, 1],
+      ["guard.new-capability", "escalate", undefined, 1],
+      ["human.approve-replan", "replan_global", undefined, 1],
+    ]);
+    expect(out.decisions[2]!.reason).toBe(
+      'pay has side effects and no step of plan version 1 calls it: {"iban":"XX00 ATTACKER"} was not run',
+    );
+    expect(out.status).toBe("completed");
+  });
+
+  it("a tool not listed in sideEffectTools still runs untouched outside the plan", async () => {
+    const l = ledger();
+    const tools = [countedTool(l, "quote", () => ({ amount: 40 })), countedTool(l, "lookup", () => ({ ok: 1 }))];
+    const { agent } = agentWith(
+      [[{ name: "write_plan", args: quotePlan }], [{ name: "lookup", args: {} }], "ok"],
+      tools,
+      { sideEffectTools: ["pay"] },
+    );
+    const out = await agent.invoke(start, config("free-read"));
+    expect(l.calls).toEqual({ lookup: 1 });
+    expect(out.decisions).toEqual([]);
+  });
+});
