@@ -164,9 +164,15 @@ function commit(env: CallEnv, rev: Revision, decisions: Decision[]): CallResult 
       replans: [rev.record],
       steps: rev.resets,
       decisions,
-      planRun: { trigger: null, fingerprints: [rev.proposed] },
+      planRun: { trigger: null, fingerprints: [rev.proposed], lastReplanAt: cooldownFrom(env.state) },
     },
   };
+}
+
+/** A revision answering a broken assumption starts its cooldown (`policy.replanCooldownSteps`). */
+function cooldownFrom(state: CallEnv["state"]): Record<string, number> {
+  const assumption = state.planRun.trigger?.assumption;
+  return assumption === undefined ? {} : { [assumption]: (state.planRun.successes ?? []).length };
 }
 
 function review(env: CallEnv, draft: PlanDraft, description: string, hold: GuardHit | undefined) {

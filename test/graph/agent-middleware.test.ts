@@ -714,3 +714,106 @@ describe("planMiddleware: side-effecting calls outside the plan", () => {
     expect(out.decisions).toEqual([]);
   });
 });
+
+describe("planMiddleware: budget.maxCost and replanCooldownSteps", () => {
+  it("a step whose cost would exceed budget.maxCost does not run; a cheaper revision does (budget.replan-cheaper)", async () => {
+    const l = ledger();
+    const tools = [
+      countedTool(l, "courier", () => ({ sent: "courier" })),
+      countedTool(l, "post", () => ({ sent: "post" })),
+    ];
+    const dear = { steps: [{ id: "send", goal: "Send the parcel", tool: "courier", cost: 5 }] };
+    const cheap = { steps: [{ id: "send_post", goal: "Send the parcel by post", tool: "post", cost: 0.4 }] };
+    const { agent, model } = agentWith(
+      [
+        [{ name: "write_plan", args: dear }],
+        [{ name: "courier", args: {} }],
+        [{ name: "write_plan", args: cheap }],
+        [{ name: "post", args: {} }],
+        "sent",
+        "nothing more to send",
+      ],
+      tools,
+      { policy: { budget: { maxCost: 1 } } },
+    );
+    const out = await agent.invoke(start, config("budget"));
+    expect(l.calls).toEqual({ post: 1 });
+    expect(out.decisions.map((d) => [d.stepId, d.rule, d.failureClass, d.action])).toEqual([
+      ["send", "budget.replan-cheaper", "budget_exhausted", "replan_global"],
+    ]);
+    expect(out.decisions[0]!.reason).toBe(
+      'step "send" costs 5; 0 of 1 is spent, so it would exceed budget.maxCost; asking the planner for a cheaper route',
+    );
+    expect(lastResults(model.calls[2]!.messages)[0]!.content).toContain(
+      'Step "send" did not go as planned: step "send" costs 5; 0 of 1 is spent',
+    );
+    expect(out.budget).toEqual({ spent: 0.4, replanSpent: 0, maxCost: 1 });
+    expect(out.steps.send_post).toMatchObject({ status: "succeeded", attempts: 1, cost: 0.4 });
+    expect(out.status).toBe("completed");
+    // A new message on the thread keeps what was spent.
+    const next = await agent.invoke({ messages: [{ role: "user", content: "Anything else?" }] }, config("budget"));
+    expect(next.budget).toEqual({ spent: 0.4, replanSpent: 0, maxCost: 1 });
+  });
+
+  it("retries are charged per attempt: the attempt that would pass budget.maxCost does not start", async () => {
+    const l = ledger();
+    const tools = [
+      countedTool(l, "flaky", () => {
+        throw new TransientError("busy");
+      }),
+    ];
+    const plan = { steps: [{ id: "f", goal: "Flaky", tool: "flaky", cost: 0.4 }] };
+    const { agent } = agentWith([[{ name: "write_plan", args: plan }], [{ name: "flaky", args: {} }], "x"], tools, {
+      policy: { budget: { maxCost: 1 } },
+    });
+    const out = await agent.invoke(start, config("budget-retries"));
+    expect(l.calls).toEqual({ flaky: 2 });
+    expect(out.decisions.map((d) => [d.rule, d.attempt])).toEqual([
+      ["transient.retry", 1],
+      ["transient.retry", 2],
+      ["budget.replan-cheaper", 2],
+    ]);
+    expect(out.budget.spent).toBe(0.8);
+    expect(out.steps.f).toMatchObject({ status: "failed", attempts: 2, cost: 0.8 });
+  });
+
+  it("the same assumption is not replanned again before a step has succeeded (guard.replan-cooldown)", async () => {
+    const l = ledger();
+    const tools = [
+      countedTool(l, "read_level", () => ({ level: 1 })),
+      countedTool(l, "act_a", () => ({ done: "a" })),
+      countedTool(l, "act_b", () => ({ done: "b" })),
+      countedTool(l, "act_c", () => ({ done: "c" })),
+    ];
+    const version = (act: string) => ({
+      assumptions: [{ id: "fresh", statement: "the cached level is current" }],
+      steps: [
+        { id: "get", goal: "Read the level", tool: "read_level", produces: ["level"], assumptions: ["fresh"] },
+        { id: `use_${act}`, goal: "Act", tool: act, dependsOn: ["get"], preconditions: ["facts.level > 5"] },
+      ],
+    });
+    const { agent } = agentWith(
+      [
+        [{ name: "write_plan", args: version("act_a") }],
+        [{ name: "read_level", args: {} }],
+        [{ name: "act_a", args: {} }],
+        [{ name: "write_plan", args: version("act_b") }],
+        [{ name: "act_b", args: {} }],
+        [{ name: "write_plan", args: version("act_c") }],
+        [{ name: "act_c", args: {} }],
+        "stuck",
+      ],
+      tools,
+    );
+    const out = await agent.invoke(start, config("cooldown"));
+    expect(out.decisions.map((d) => [d.stepId, d.rule, d.action])).toEqual([
+      ["use_act_a", "precondition.replan-producers", "replan_local"],
+      ["use_act_b", "guard.replan-cooldown", "escalate"],
+    ]);
+    expect(out.decisions[1]!.reason).toContain(
+      'assumption "fresh" was just replanned and no step has succeeded since (policy.replanCooldownSteps = 1)',
+    );
+    expect((out.__interrupt__![0]!.value as { kind: string; rule: string }).rule).toBe("guard.replan-cooldown");
+    expect(l.calls).toEqual({ read_level: 1 });
+  });
+});
