@@ -17,7 +17,7 @@ import { refuseRepeat, type CallEnv, type CallResult } from "./settle.js";
 import { AgentPlanState, type AgentPlanValues } from "./state.js";
 import { runStep, type AttemptResult } from "./step-call.js";
 import { WRITE_PLAN, writePlan, writePlanTool } from "./write-plan.js";
-import { outputOf, textOf, withKey } from "./tool-call.js";
+import { gaveUp, outputOf, probed, textOf, withKey, type CallProbe } from "./tool-call.js";
 
 type AgentTool = NonNullable<ToolCallRequest["tool"]>;
 
@@ -96,7 +96,11 @@ async function governed(
   return new Command({ update: { ...result.update, messages: [message] } });
 }
 
-/** One attempt of a tool through the rest of the middleware chain. */
+/**
+ * One attempt of a tool through the rest of the middleware chain. `calls` is how often the tool
+ * itself ran (a retrying middleware below may call it several times); a failure turned into an
+ * error message below is read as the error the tool threw, so the ladder sees its real class.
+ */
 async function attempt(
   request: ToolCallRequest,
   handler: Handler,
@@ -104,19 +108,28 @@ async function attempt(
   call: { tool: string; args: Record<string, unknown>; key: string | undefined },
 ): Promise<AttemptResult> {
   const own = call.tool === request.toolCall.name ? request.tool : offered.get(call.tool);
-  const tool = call.key && own ? withKey(own, call.key) : own;
+  const probe: CallProbe = { calls: 0 };
+  const tool = own ? probed(call.key ? withKey(own, call.key) : own, probe) : own;
+  const calls = () => Math.max(1, probe.calls);
   try {
     const out = await handler({
       ...request,
       toolCall: { ...request.toolCall, name: call.tool, args: call.args },
       tool,
     });
-    if (!ToolMessage.isInstance(out)) return { ok: true, content: "", output: undefined };
+    if (!ToolMessage.isInstance(out)) return { ok: true, content: "", output: undefined, calls: calls() };
     const content = textOf(out.content);
-    if (out.status === "error") return { ok: false, error: { name: "ToolError", message: content } };
-    return { ok: true, content, output: outputOf(content) };
+    if (out.status !== "error") return { ok: true, content, output: outputOf(content), calls: calls() };
+    if (probe.thrown) return { ok: false, error: thrownInfo(probe.thrown.error), calls: calls() };
+    const given = gaveUp(content);
+    if (given) return { ok: false, error: { name: given.name, message: content }, calls: given.calls };
+    return { ok: false, error: { name: "ToolError", message: content }, calls: calls() };
   } catch (error) {
     if (isGraphBubbleUp(error)) throw error;
-    return { ok: false, error: errorInfo(ToolInvocationError.isInstance(error) ? error.toolError : error) };
+    return { ok: false, error: thrownInfo(error), calls: calls() };
   }
+}
+
+function thrownInfo(error: unknown) {
+  return errorInfo(ToolInvocationError.isInstance(error) ? error.toolError : error);
 }

@@ -16,8 +16,13 @@ import { checkBudget, checkInputs, checkPreconditions, judgeOutput, type CheckFa
 import { decide } from "./decisions.js";
 import { settle, standing, type CallEnv, type CallResult } from "./settle.js";
 
-/** What one attempt of a tool gave back. */
-export type AttemptResult = { ok: true; content: string; output: unknown } | { ok: false; error: ErrorInfo };
+/**
+ * What one attempt of a tool gave back; `calls`: how often the tool ran in it (a retrying middleware
+ * below may call it more than once; each call is an attempt of the step). Default 1.
+ */
+export type AttemptResult = ({ ok: true; content: string; output: unknown } | { ok: false; error: ErrorInfo }) & {
+  calls?: number;
+};
 
 interface Deviated {
   kind: "deviation";
@@ -27,6 +32,9 @@ interface Deviated {
   succeeded?: { run: StepRun; values: Record<string, unknown> };
 }
 type Judged = { kind: "success"; result: CallResult } | Deviated;
+
+/** A bound on the calls one attempt reports (a message may claim any number). */
+const MAX_CALLS = 1000;
 
 /** What this call's attempts charged, against what the run had spent when it began. */
 interface Meter {
@@ -144,7 +152,15 @@ async function oneAttempt(
     run = { ...run, cost: (run.cost ?? 0) + charge };
   }
   const key = sideEffectKey(env, step, call.tool, call.args);
-  return { run, judged: judge(env, step, run, await env.invoke(call.tool, call.args, key), key, decisions) };
+  const result = await env.invoke(call.tool, call.args, key);
+  // Calls a middleware below made on its own are attempts too: counted against retry.maxAttempts and charged.
+  const extra = Math.max(0, Math.min((result.calls ?? 1) - 1, MAX_CALLS));
+  if (extra > 0) {
+    meter.spent += charge * extra;
+    meter.charged += charge * extra;
+    run = { ...run, attempts: run.attempts + extra, ...(charge > 0 ? { cost: (run.cost ?? 0) + charge * extra } : {}) };
+  }
+  return { run, judged: judge(env, step, run, result, key, decisions) };
 }
 
 function deviated(check: CheckFailure, stepId: string, attempt: number): Deviated {
