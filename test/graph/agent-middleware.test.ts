@@ -716,7 +716,7 @@ describe("planMiddleware: side-effecting calls outside the plan", () => {
 });
 
 describe("planMiddleware: budget.maxCost and replanCooldownSteps", () => {
-  it("a step whose cost would exceed budget.maxCost does not run; a cheaper revision does (budget.replan-cheaper)", async () => {
+  it("a plan whose steps cannot fit budget.maxCost is not recorded; the cheaper one runs (budget.replan-cheaper)", async () => {
     const l = ledger();
     const tools = [
       countedTool(l, "courier", () => ({ sent: "courier" })),
@@ -727,7 +727,6 @@ describe("planMiddleware: budget.maxCost and replanCooldownSteps", () => {
     const { agent, model } = agentWith(
       [
         [{ name: "write_plan", args: dear }],
-        [{ name: "courier", args: {} }],
         [{ name: "write_plan", args: cheap }],
         [{ name: "post", args: {} }],
         "sent",
@@ -738,21 +737,57 @@ describe("planMiddleware: budget.maxCost and replanCooldownSteps", () => {
     );
     const out = await agent.invoke(start, config("budget"));
     expect(l.calls).toEqual({ post: 1 });
-    expect(out.decisions.map((d) => [d.stepId, d.rule, d.failureClass, d.action])).toEqual([
-      ["send", "budget.replan-cheaper", "budget_exhausted", "replan_global"],
+    expect(out.decisions.map((d) => [d.stepId, d.rule, d.failureClass, d.action, d.planVersion])).toEqual([
+      [undefined, "budget.replan-cheaper", "budget_exhausted", "replan_global", 0],
     ]);
-    expect(out.decisions[0]!.reason).toBe(
-      'step "send" costs 5; 0 of 1 is spent, so it would exceed budget.maxCost; asking the planner for a cheaper route',
+    expect(lastResults(model.calls[1]!.messages)[0]!.content).toBe(
+      "The plan was not recorded: plan version 1 costs 5 for the steps not yet done (send 5); 0 of 1 is spent, " +
+        "so it would exceed budget.maxCost. Write a cheaper plan with write_plan.",
     );
-    expect(lastResults(model.calls[2]!.messages)[0]!.content).toContain(
-      'Step "send" did not go as planned: step "send" costs 5; 0 of 1 is spent',
-    );
+    expect(out.plan!.steps.map((s) => s.id)).toEqual(["send_post"]);
     expect(out.budget).toEqual({ spent: 0.4, replanSpent: 0, maxCost: 1 });
     expect(out.steps.send_post).toMatchObject({ status: "succeeded", attempts: 1, cost: 0.4 });
     expect(out.status).toBe("completed");
     // A new message on the thread keeps what was spent.
     const next = await agent.invoke({ messages: [{ role: "user", content: "Anything else?" }] }, config("budget"));
     expect(next.budget).toEqual({ spent: 0.4, replanSpent: 0, maxCost: 1 });
+  });
+
+  it("a step whose attempt would pass what is left of budget.maxCost does not run; the agent is asked for a cheaper route", async () => {
+    const l = ledger();
+    const tools = [
+      countedTool(l, "quote", (n) => {
+        if (n === 1) throw new TransientError("busy");
+        return { amount: 40 };
+      }),
+      countedTool(l, "courier", () => ({ sent: "courier" })),
+    ];
+    // Fits when written (0.5 + 0.5), but the quote's retry spends what the courier needed.
+    const plan = {
+      steps: [
+        { id: "quote", goal: "Quote", tool: "quote", cost: 0.5 },
+        { id: "send", goal: "Send", tool: "courier", cost: 0.5, dependsOn: ["quote"] },
+      ],
+    };
+    const { agent, model } = agentWith(
+      [[{ name: "write_plan", args: plan }], [{ name: "quote", args: {} }], [{ name: "courier", args: {} }], "stopped"],
+      tools,
+      { policy: { budget: { maxCost: 1 } } },
+    );
+    const out = await agent.invoke(start, config("budget-step"));
+    expect(l.calls).toEqual({ quote: 2 });
+    expect(out.decisions.map((d) => [d.stepId, d.rule, d.attempt])).toEqual([
+      ["quote", "transient.retry", 1],
+      ["send", "budget.replan-cheaper", 0],
+    ]);
+    expect(out.decisions[1]!.reason).toBe(
+      'step "send" costs 0.5; 1 of 1 is spent, so it would exceed budget.maxCost; asking the planner for a cheaper route',
+    );
+    expect(lastResults(model.calls[3]!.messages)[0]!.content).toContain(
+      'Step "send" did not go as planned: step "send" costs 0.5; 1 of 1 is spent',
+    );
+    expect(out.budget.spent).toBe(1);
+    expect(out.steps.quote).toMatchObject({ status: "succeeded", attempts: 2, cost: 1 });
   });
 
   it("retries are charged per attempt: the attempt that would pass budget.maxCost does not start", async () => {
