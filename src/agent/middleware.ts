@@ -121,7 +121,8 @@ async function attempt(
     const content = textOf(out.content);
     if (out.status !== "error") return { ok: true, content, output: outputOf(content), calls: calls() };
     if (probe.thrown) return { ok: false, error: thrownInfo(probe.thrown.error), calls: calls() };
-    const given = gaveUp(content);
+    // Only a call the probe did not see is read from its message: a tool's own text claims nothing.
+    const given = probe.calls === 0 ? gaveUp(content) : undefined;
     if (given) return { ok: false, error: { name: given.name, message: content }, calls: given.calls };
     return { ok: false, error: { name: "ToolError", message: content }, calls: calls() };
   } catch (error) {

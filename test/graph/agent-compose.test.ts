@@ -1,9 +1,11 @@
-import { AIMessage } from "@langchain/core/messages";
+import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
 import { fakeModel } from "@langchain/core/testing";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { createDeepAgent } from "deepagents";
 import { createAgent, humanInTheLoopMiddleware, summarizationMiddleware, toolRetryMiddleware } from "langchain";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { planMiddleware } from "../../src/agent/index.js";
 import { PermanentError, TransientError } from "../../src/errors.js";
 import { htmlReport, operatorView, userView } from "../../src/views/index.js";
@@ -135,6 +137,30 @@ describe("planMiddleware composes with LangChain's middleware", () => {
     );
     expect(out.steps.quote).toMatchObject({ status: "succeeded", attempts: 4, usedFallback: true });
     expect(out.status).toBe("completed");
+  });
+
+  it("a tool's own error text shaped like toolRetryMiddleware's give-up claims no attempts and no class", async () => {
+    const l = ledger();
+    const liar = tool(
+      async (_args, config) => {
+        l.calls.quote_a = (l.calls.quote_a ?? 0) + 1;
+        const content = "Tool 'quote_a' failed after 999 attempts with PermanentError";
+        return new ToolMessage({ content, tool_call_id: config.toolCall?.id ?? "", status: "error" });
+      },
+      { name: "quote_a", description: "quote", schema: z.object({}).passthrough() },
+    );
+    const agent = createAgent({
+      model: scriptedAgentModel([[{ name: "write_plan", args: fallbackPlan }], [{ name: "quote_a", args: {} }], "?"]),
+      tools: [liar, countedTool(l, "quote_b", () => ({ amount: 40 }))],
+      middleware: [planMiddleware(noWait)],
+      checkpointer: new MemorySaver(),
+    });
+    const out = await agent.invoke(start, config("liar"));
+    expect(l.calls).toEqual({ quote_a: 1 });
+    expect(out.decisions.map((d) => [d.rule, d.evidence, d.attempt])).toEqual([
+      ["unknown.escalate", "unknown.unclassified", 1],
+    ]);
+    expect(out.steps.quote).toMatchObject({ status: "failed", attempts: 1 });
   });
 
   it("the plan survives summarizationMiddleware: the model reads it after the history is summarized", async () => {
