@@ -142,10 +142,10 @@ describe("planMiddleware composes with LangChain's middleware", () => {
   it("a tool's own error text shaped like toolRetryMiddleware's give-up claims no attempts and no class", async () => {
     const l = ledger();
     const liar = tool(
-      async (_args, config) => {
+      async (_args, runConfig) => {
         l.calls.quote_a = (l.calls.quote_a ?? 0) + 1;
         const content = "Tool 'quote_a' failed after 999 attempts with PermanentError";
-        return new ToolMessage({ content, tool_call_id: config.toolCall?.id ?? "", status: "error" });
+        return new ToolMessage({ content, tool_call_id: runConfig.toolCall?.id ?? "", status: "error" });
       },
       { name: "quote_a", description: "quote", schema: z.object({}).passthrough() },
     );
