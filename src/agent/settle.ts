@@ -10,6 +10,7 @@ import type { Step, StepRun } from "../plan/schema.js";
 import type { ReplanStanding, Verdict } from "../policy/classify.js";
 import type { Decision } from "../policy/decision.js";
 import type { Deviation } from "../policy/deviation.js";
+import { coolingDown } from "../policy/replan-guards.js";
 import { globalScope, localScope } from "../policy/scope.js";
 import { falsify } from "../policy/trust.js";
 import { decide } from "./decisions.js";
@@ -45,10 +46,18 @@ export interface Settling {
   succeeded?: { run: StepRun; values: Record<string, unknown> };
 }
 
-/** The model can always revise its plan; the guards count revisions like the graph counts replans. */
-export function standing(state: Pick<AgentPlanValues, "replans" | "planRun">): ReplanStanding {
+/**
+ * The model can always revise its plan; the guards count revisions like the graph counts replans,
+ * and an assumption a revision just answered cools down until steps succeed (`replanCooldownSteps`).
+ */
+export function standing(
+  state: Pick<AgentPlanValues, "replans" | "planRun">,
+  policy?: Pick<ResolvedAgentOptions["policy"], "replanCooldownSteps">,
+): ReplanStanding {
   const count = state.replans.filter((r) => r.scope !== "extend").length;
-  return { available: true, count, spent: 0, coolingDown: [], falsified: state.planRun.falsified };
+  const { lastReplanAt = {}, successes = [] } = state.planRun;
+  const cooling = policy ? coolingDown(lastReplanAt, successes.length, policy) : [];
+  return { available: true, count, spent: 0, coolingDown: cooling, falsified: state.planRun.falsified };
 }
 
 export function settle(env: CallEnv, s: Settling): CallResult {

@@ -13,6 +13,7 @@ import type { Decision } from "../policy/decision.js";
 import { noProgressGuard, type GuardHit } from "../policy/replan-guards.js";
 import { decide } from "./decisions.js";
 import { committedMessage, enrich, validateDraft } from "./draft.js";
+import { overBudget } from "./plan-budget.js";
 import { ask, reviewRequest } from "./review.js";
 import { revise, type Revision } from "./revision.js";
 import { standing, type CallEnv, type CallResult } from "./settle.js";
@@ -60,6 +61,8 @@ export async function writePlan(env: CallEnv, args: unknown, tools: ReadonlySet<
 }
 
 async function firstPlan(env: CallEnv, draft: PlanDraft, tools: ReadonlySet<string>): Promise<CallResult> {
+  const dear = overBudget(env, { version: 1, steps: draft.steps, assumptions: draft.assumptions ?? [] }, {});
+  if (dear) return dear;
   const decisions: Decision[] = [];
   if (env.options.reviewPlan) {
     const answer = ask(review(env, draft, "Review the plan before any step runs", undefined));
@@ -101,6 +104,8 @@ async function revision(env: CallEnv, old: Plan, draft: PlanDraft, tools: Readon
     return { content, status: "error", update: { decisions: [decision] } };
   }
   let rev = revise({ ...state, plan: old }, draft, state.planRun.trigger, env.at());
+  const dear = overBudget(env, rev.plan, { ...state.steps, ...rev.resets });
+  if (dear) return dear;
   const hold = guard(env, old, rev);
   const decisions: Decision[] = [];
   if (hold) {
@@ -164,9 +169,15 @@ function commit(env: CallEnv, rev: Revision, decisions: Decision[]): CallResult 
       replans: [rev.record],
       steps: rev.resets,
       decisions,
-      planRun: { trigger: null, fingerprints: [rev.proposed] },
+      planRun: { trigger: null, fingerprints: [rev.proposed], lastReplanAt: cooldownFrom(env.state) },
     },
   };
+}
+
+/** A revision answering a broken assumption starts its cooldown (`policy.replanCooldownSteps`). */
+function cooldownFrom(state: CallEnv["state"]): Record<string, number> {
+  const assumption = state.planRun.trigger?.assumption;
+  return assumption === undefined ? {} : { [assumption]: (state.planRun.successes ?? []).length };
 }
 
 function review(env: CallEnv, draft: PlanDraft, description: string, hold: GuardHit | undefined) {

@@ -8,6 +8,7 @@ import type { Decision } from "../policy/decision.js";
 import { producerAssumptions, type Deviation } from "../policy/deviation.js";
 import { LADDER_ACTIONS, mayAskLlm, recordAfter } from "../policy/step-records.js";
 import { classify, type ReplanStanding, type Verdict } from "../policy/classify.js";
+import { coolingDown } from "../policy/replan-guards.js";
 import { decide } from "../policy/decide.js";
 import { emit } from "../runtime/events.js";
 import { ESCALATION_OPTIONS, escalationPayload, offered } from "../runtime/interrupts.js";
@@ -22,9 +23,7 @@ export function replanStanding(state: PlanManagerStateType, rt: Runtime): Replan
     available: rt.canReplan,
     count: g.count,
     spent: state.budget.replanSpent,
-    coolingDown: Object.entries(g.lastReplanAt)
-      .filter(([, at]) => g.successes - at < rt.policy.replanCooldownSteps)
-      .map(([a]) => a),
+    coolingDown: coolingDown(g.lastReplanAt, g.successes, rt.policy),
     falsified: g.falsified,
   };
 }

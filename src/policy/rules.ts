@@ -66,6 +66,12 @@ export const RULES = {
     "escalate",
     "a step that committed a side effect would run a changed operation",
   ),
+  "guard.unplanned-side-effect": r(
+    "run-guard",
+    "any",
+    "escalate",
+    "inside createAgent, a side-effecting tool was called outside every plan step: not run; the agent must plan it",
+  ),
   // Retry: the same call may succeed later.
   "transient.retry": r(
     "retry",

@@ -2,7 +2,7 @@
  * One step attempt, start to end: the checks before the tool runs (pure, `policy/step-checks.ts`),
  * the call handed to the dispatcher, and the record written when it ends.
  */
-import { attemptCost } from "../../policy/budget.js";
+import { attemptCost, usageCost } from "../../policy/budget.js";
 import { operationKey } from "../../plan/operation.js";
 import type { Step, StepRun } from "../../plan/schema.js";
 import {
@@ -114,7 +114,12 @@ export function recordEnd(v: Visit, flight: Flight): void {
     ...(flight.stalled ? { stalled: true } : {}),
   };
   v.progressAt = ended.endedAt;
-  if (flight.agent) v.usage.push(...flight.agent.usage);
+  // The model calls of an agent attempt count against budget.maxCost like a step's cost: the next
+  // attempt (of this step or another) is checked against what they spent.
+  if (flight.agent) {
+    v.usage.push(...flight.agent.usage);
+    v.spent += usageCost(flight.agent.usage);
+  }
   const tool = flight.call.tool;
   if (!result.ok) {
     v.adjustLimit(step, flight.attempt, tool, result.error, flight.toolCallsAtEnd ?? 1);
