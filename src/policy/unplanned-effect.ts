@@ -2,7 +2,7 @@
  * Inside createAgent a tool call that belongs to no plan step runs as it would without the plan.
  * For a side-effecting tool that would mean no idempotency key, no `sideEffects` record and no
  * review, so it is refused instead: the agent must add a step for it with `write_plan`, where
- * the revision guards and `reviewPlan` see it (docs/decisions/0026-middleware-unplanned-effects.md).
+ * the revision guards and `reviewPlan` see it (docs/decisions/0027-middleware-governs-every-effect-and-cost.md).
  * Pure.
  */
 import type { GuardHit } from "./replan-guards.js";
