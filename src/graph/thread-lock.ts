@@ -89,6 +89,16 @@ export function acquireThread(ref: ThreadRef): ThreadRun {
   return run;
 }
 
+/**
+ * Resolves once no run of this process holds the thread (at once if none does). A run its caller
+ * stopped still writes the results of the calls it waits for; a write from outside waits for them.
+ */
+export function threadLetGo(ref: ThreadRef): Promise<void> {
+  if (ref.threadId === undefined || ref.checkpointer === undefined) return Promise.resolve();
+  const run = held.get(ref.checkpointer)?.get(`${ref.threadId}\u0000${ref.namespace}`);
+  return run ? new Promise((resolve) => run.whenFree(resolve)) : Promise.resolve();
+}
+
 /** The config a run's nodes see: it carries the run's hold so that they can `trackNode`. */
 export function withThreadRun<C extends { configurable?: Record<string, unknown> }>(
   config: C | undefined,
