@@ -27,11 +27,7 @@ export interface ToolCall {
   configurable: { stepId: string; planVersion: number; attempt: number; idempotencyKey?: string };
 }
 
-export async function callTool(
-  call: ToolCall,
-  config: LangGraphRunnableConfig,
-  stop?: AbortSignal,
-): Promise<unknown> {
+export async function callTool(call: ToolCall, config: LangGraphRunnableConfig, stop?: AbortSignal): Promise<unknown> {
   const controller = new AbortController();
   // A listener rather than `AbortSignal.any`: merging signals per call cost measurable time per step.
   const stopped = () => controller.abort(stop?.reason);
