@@ -119,6 +119,17 @@ function build(t: ReturnType<typeof payments>, checkpointer: BaseCheckpointSaver
   });
 }
 
+/** A lookup that answers at once (and counts its calls in `t.lookups`). */
+function quickLookup(t: ReturnType<typeof payments>) {
+  return tool(
+    async (_args, config) => {
+      t.lookups.push(config.signal!);
+      return { rate: 1 };
+    },
+    { name: "lookup", description: "Look up a rate", schema: z.object({}).passthrough() },
+  );
+}
+
 const lookupPlan: PlanDraft = { steps: [{ id: "rate", goal: "Look up the rate", tool: "lookup", produces: ["rate"] }] };
 
 describe.each(savers)("a run stopped mid-step (%s)", (name, saver) => {
@@ -170,6 +181,55 @@ describe.each(savers)("a run stopped mid-step (%s)", (name, saver) => {
     expect(out.status).toBe("completed");
     expect([...t.calls.values()]).toEqual([1]);
     expect(out.facts.receipt.value).toBe("r-1");
+  });
+
+  it("a stop between two steps, a payment still in flight: the next visit waits for it and records it", async () => {
+    const t = payments();
+    const controller = new AbortController();
+    const checkpointer = saver();
+    const put = checkpointer.put.bind(checkpointer);
+    // The stop lands while LangGraph writes the checkpoint of the visit that recorded "rate" (the
+    // payment still running): between two supersteps, no executor visit in progress.
+    checkpointer.put = async (...args: Parameters<BaseCheckpointSaver["put"]>) => {
+      const written = await put(...args);
+      if (args[1].channel_values.status !== undefined && t.lookups.length === 1 && !controller.signal.aborted) {
+        const steps = (await graph.getState(config)).values.steps as Loose;
+        if (steps.rate?.status === "succeeded") controller.abort();
+      }
+      return written;
+    };
+    const draft: PlanDraft = { steps: [{ ...plan.steps[0]! }, { id: "rate", goal: "Rate", tool: "lookup" }] };
+    const graph = build({ ...t, lookup: quickLookup(t) }, checkpointer, draft);
+    const config = { configurable: { thread_id: `between-${name}` } };
+    const run = graph.invoke({ goal: "pay" }, { ...config, signal: controller.signal }).catch((e: Error) => e.name);
+    expect(await run).toBe("AbortError");
+    expect(t.signals.map((s) => s.aborted)).toEqual([false]);
+    t.release();
+    const out = await resume(graph, config);
+    expect(out.status).toBe("completed");
+    expect([...t.calls.values()]).toEqual([1]);
+    expect(out.facts.receipt.value).toBe("r-1");
+    expect(t.lookups).toHaveLength(1);
+  });
+
+  it("a payment that never answers: the stopped run gives up at its timeout, and resume calls it again under its key", async () => {
+    const t = payments();
+    const draft: PlanDraft = { steps: [{ ...plan.steps[0]!, timeoutMs: 50 }] };
+    const graph = build(t, saver(), draft);
+    const config = { configurable: { thread_id: `hangs-${name}` } };
+    const controller = new AbortController();
+    const run = graph.invoke({ goal: "pay" }, { ...config, signal: controller.signal }).catch((e: Error) => e.name);
+    await t.started;
+    controller.abort();
+    expect(await run).toBe("AbortError");
+    const out = await resume(graph, config);
+    t.release();
+    expect(out.status).toBe("completed");
+    const keys = [...t.calls.keys()];
+    expect(keys).toHaveLength(1);
+    expect(t.calls.get(keys[0]!)).toBe(2);
+    expect(out.steps.pay.attempts).toBe(1);
+    expect(out.decisions).toEqual([]);
   });
 
   it("does not abort a payment in flight: a stop cannot call back an effect under way", async () => {
