@@ -50,8 +50,12 @@ export interface Flight {
   endedAfterStop?: boolean;
 }
 
-/** What the dispatcher gives up on when the run is stopped before the tool is called. */
-class NotCalled extends Error {}
+/** How an attempt ends when the run is stopped before its tool is called (during its backoff). */
+class NotCalled extends Error {
+  constructor() {
+    super("the run was stopped before the tool was called");
+  }
+}
 
 /** Where a run keeps its registry (the `__` prefix keeps it out of checkpoint and trace metadata). */
 const DISPATCH_KEY = "__langgraph_replan_dispatch";

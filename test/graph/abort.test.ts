@@ -232,6 +232,26 @@ describe.each(savers)("a run stopped mid-step (%s)", (name, saver) => {
     expect(out.decisions).toEqual([]);
   });
 
+  it("a write made right after the stop lands after the stopped run's last results, not beside them", async () => {
+    const t = payments();
+    const graph = build(t, saver());
+    const config = { configurable: { thread_id: `write-after-${name}` } };
+    const controller = new AbortController();
+    const run = graph.invoke({ goal: "pay" }, { ...config, signal: controller.signal }).catch((e: Error) => e.name);
+    await t.started;
+    controller.abort();
+    expect(await run).toBe("AbortError");
+    const written = graph.updateState(config, { scopeChanges: ["also file a copy"] });
+    // Room for a write that did not wait to land first (the payment answers after it).
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    t.release();
+    await written;
+    const values = (await graph.getState(config)).values as Loose;
+    expect(values.scopeChanges).toEqual(["also file a copy"]);
+    expect(values.steps.pay.status).toBe("succeeded");
+    expect(values.facts.receipt.value).toBe("r-1");
+  });
+
   it("does not abort a payment in flight: a stop cannot call back an effect under way", async () => {
     const t = payments();
     const graph = build(t, saver());
