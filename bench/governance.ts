@@ -466,7 +466,8 @@ export async function runLibrary(w: World, seed: number, policy: PolicyOptions =
     },
     replan: async (r: ReplanRequest) => replan(r),
   };
-  // The scope-change cell stops the run mid-step: LangGraph aborts the run when its caller stops reading.
+  // The scope-change cell stops the run mid-step: the run goes on to its next step boundary, keeping the
+  // results of the calls in flight (docs/decisions/0026-abort-a-stopped-run-keeps-its-results.md).
   const stop = new AbortController();
   const hooks = w.cell === "scope-change" ? { faultyCalled: () => stop.abort() } : {};
   const graph = createPlanManager({ tools: worldTools(w, ledger, hooks), planner, policy }).compile({
@@ -483,7 +484,8 @@ export async function runLibrary(w: World, seed: number, policy: PolicyOptions =
     // event (as this cell did before) stops the run later than it reads: a stream runs ahead of its reader,
     // so the run had gone on past that step: in 2 of 12 worlds it had completed before the scope change was
     // written (a finished thread is not replanned), and in 1–2 the commit step had run in the visit the stop
-    // discarded (its call repeated, with the same idempotency key). See BENCHMARKS.md.
+    // discarded (its call repeated, with the same idempotency key; a stop no longer discards a visit, decision
+    // record 0026). See BENCHMARKS.md.
     const stream = await graph.stream({ goal: "reach the goal" } as never, {
       ...config,
       streamMode: "custom",
@@ -498,7 +500,8 @@ export async function runLibrary(w: World, seed: number, policy: PolicyOptions =
     once = steps.filter((t) => atStop[`s${t.slice(1)}`]?.status === "succeeded");
     atMostTwice = steps.filter((t) => !once.includes(t));
     await graph.updateState(config, { scopeChanges: ["also do the extra requirement"] });
-    // The stopped run holds its thread until the call it stopped in returns (`thread_busy` until then).
+    // The stopped run holds its thread until the calls it stopped in have returned and their results are
+    // checkpointed (`thread_busy` until then; the `updateState` above waited for it).
     for (let wait = 0; ; wait++) {
       try {
         out = (await graph.invoke(null as never, config)) as Loose;

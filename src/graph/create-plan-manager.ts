@@ -55,7 +55,10 @@ import {
 import { checkCanRun, checkInput, checkOutsideUpdate, hasPendingInterrupt } from "./boundary.js";
 import { holdThread } from "./process-claim.js";
 import type { PlanManagerResult } from "./resume.js";
-import { trackNode, withThreadRun } from "./thread-lock.js";
+import { threadLetGo, trackNode, withThreadRun } from "./thread-lock.js";
+import { startingNode } from "./node-start.js";
+import { untilStopped } from "./stopped-run.js";
+import { withHeldEvents } from "../runtime/events.js";
 
 type BaseCompiled = CompiledStateGraph<State, Update, string, InputSpec, OutputSpec>;
 type BaseInvoke = BaseCompiled["invoke"];
@@ -99,17 +102,22 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
       threadId: typeof configurable.thread_id === "string" ? configurable.thread_id : undefined,
       namespace: typeof configurable.checkpoint_ns === "string" ? configurable.checkpoint_ns : "",
     });
-    // A stream stopped through its signal rejects its reader without closing this generator (LangChain's
-    // stream wrapper races the signal), so `finally` would never run: the run ends on the abort itself.
+    // The caller's signal (aborted, or a stream left with `break`) stops the run at the next step boundary
+    // rather than at once, as LangGraph would, dropping the result of a tool call in flight: the run gets
+    // it through its dispatcher (docs/decisions/0026-abort-a-stopped-run-keeps-its-results.md).
+    // LangGraph reads a signal left out from the caller's ambient config: it gets one that never aborts.
     const signal = options?.signal;
-    const ended = () => thread.end();
-    signal?.addEventListener("abort", ended, { once: true });
+    const own = { ...options, signal: new AbortController().signal };
+    // Calls still in flight when a run ends keep its thread held, like a node still running.
+    const held = withThreadRun(durable(this.nestedLimit(own)), thread);
+    const steps = run(checked, withHeldEvents(withDispatch(held, (w) => thread.track(w), signal)));
     try {
-      // Calls still in flight when a run ends keep its thread held, like a node still running.
-      const config = withDispatch(withThreadRun(durable(this.nestedLimit(options)), thread), (w) => thread.track(w));
-      yield* run(checked, config);
+      // A stopped run is read to its end in the background; the thread is held until then.
+      yield* untilStopped(steps, signal, (rest) => {
+        thread.track(rest);
+        thread.end();
+      });
     } finally {
-      signal?.removeEventListener("abort", ended);
       thread.end();
     }
   }
@@ -129,6 +137,7 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     startConfig: LangGraphRunnableConfig,
     supersteps: Parameters<BaseBulkUpdate>[1],
   ): Promise<RunnableConfig> {
+    await this.letGo(startConfig);
     const updates = supersteps.flatMap((superstep) => superstep.updates);
     // Every update is checked before any is written.
     const outside = updates.map((update) => checkOutsideUpdate(update.values)).every(Boolean);
@@ -158,6 +167,17 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     const tuple = await saver.getTuple({ configurable: { ...configurable, checkpoint_ns: "" } });
     checkCanRun(tuple?.checkpoint.channel_values.status, thread);
     return checked;
+  }
+
+  /** Waits until no run of this process holds the thread (a stopped run writing its last results). */
+  private letGo(config: LangGraphRunnableConfig): Promise<void> {
+    const configurable = (config.configurable ?? {}) as Record<string, unknown>;
+    const { thread_id: threadId, checkpoint_ns: namespace } = configurable;
+    return threadLetGo({
+      checkpointer: this.runCheckpointer(configurable),
+      threadId: typeof threadId === "string" ? threadId : undefined,
+      namespace: typeof namespace === "string" ? namespace : "",
+    });
   }
 
   /** The checkpointer a run uses, as LangGraph resolves it: none for `false`, else a lent one, else its own. */
@@ -228,14 +248,15 @@ export function createPlanManager(options: PlanManagerOptions): PlanManagerGraph
   graph
     // The nodes that await the outside world (tools, models) keep their thread held until they
     // return, even when their run was aborted; `human` and `finalize` return at once.
-    .addNode("planner", trackNode(makePlannerNode(rt)))
+    // Every node starts at a step boundary: events wait for it, and a stopped run ends there (graph/node-start.ts).
+    .addNode("planner", trackNode(startingNode(makePlannerNode(rt))))
     // Replan memory learns a replacement branch the moment it settles (nodes/replanner/memory-branch.ts).
-    .addNode("executor", trackNode(settlingBranches(rt, makeExecutor(rt))))
-    .addNode("classifier", trackNode(settlingBranches(rt, makeClassifierNode(rt))))
-    .addNode("replanner", trackNode(makeReplannerNode(rt)))
-    .addNode("extender", trackNode(makeExtenderNode(rt)))
-    .addNode("human", makeHumanNode(rt), { ends: [...HUMAN_DESTINATIONS] })
-    .addNode("finalize", finalizeNode)
+    .addNode("executor", trackNode(startingNode(settlingBranches(rt, makeExecutor(rt)), { waitsForCalls: true })))
+    .addNode("classifier", trackNode(startingNode(settlingBranches(rt, makeClassifierNode(rt)))))
+    .addNode("replanner", trackNode(startingNode(makeReplannerNode(rt))))
+    .addNode("extender", trackNode(startingNode(makeExtenderNode(rt))))
+    .addNode("human", startingNode(makeHumanNode(rt)), { ends: [...HUMAN_DESTINATIONS] })
+    .addNode("finalize", startingNode(finalizeNode))
     .addEdge(START, "planner")
     .addConditionalEdges("planner", untraced(routeAfterPlanner), ["executor", "human", "finalize"])
     .addConditionalEdges("executor", untraced(routeAfterExecutor), [

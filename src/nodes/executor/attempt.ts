@@ -16,7 +16,6 @@ import {
 import { validationFailure } from "../../policy/agent-routing.js";
 import { agentCall } from "./agent-attempt.js";
 import type { AgentWork, Dispatcher, Flight } from "../../runtime/dispatch.js";
-import { emit } from "../../runtime/events.js";
 import { watchForStall } from "../../runtime/stall-watch.js";
 import type { Visit } from "./visit.js";
 
@@ -83,7 +82,7 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
   }
   v.write(step.id, running);
   const inFlight = flights.size + 1;
-  emit(config, { type: "step_started", stepId: step.id, goal: step.goal, attempt, tool: toolName, running: inFlight });
+  v.send({ type: "step_started", stepId: step.id, goal: step.goal, attempt, tool: toolName, running: inFlight });
   const configurable = {
     stepId: step.id,
     planVersion: v.plan.version,
@@ -94,7 +93,8 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
   const flight: Flight = { call: { stepId: step.id, tool: toolName }, attempt, startedAt: running.startedAt! };
   // The backoff, then the stall watch: it reports the call while it runs past its estimate.
   const wait = async () => {
-    if (delay && !again) await rt.clock.sleep(delay, config.signal);
+    // The caller's stop ends the backoff (the dispatcher then does not call the tool).
+    if (delay && !again) await rt.clock.sleep(delay, flights.stopSignal ?? config.signal);
     flight.stopWatching = watchForStall(rt, config, step, attempt, rt.clock.now());
   };
   Object.assign(flight, key ? { key } : {}, work ? { agent: work } : {});
