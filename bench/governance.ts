@@ -467,7 +467,7 @@ export async function runLibrary(w: World, seed: number, policy: PolicyOptions =
     replan: async (r: ReplanRequest) => replan(r),
   };
   // The scope-change cell stops the run mid-step: the run goes on to its next step boundary, keeping the
-  // results of the calls in flight (docs/decisions/0026-abort-a-stopped-run-keeps-its-results.md).
+  // results of the calls in flight (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
   const stop = new AbortController();
   const hooks = w.cell === "scope-change" ? { faultyCalled: () => stop.abort() } : {};
   const graph = createPlanManager({ tools: worldTools(w, ledger, hooks), planner, policy }).compile({

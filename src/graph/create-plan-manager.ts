@@ -104,7 +104,7 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     });
     // The caller's signal (aborted, or a stream left with `break`) stops the run at the next step boundary
     // rather than at once, as LangGraph would, dropping the result of a tool call in flight: the run gets
-    // it through its dispatcher (docs/decisions/0026-abort-a-stopped-run-keeps-its-results.md).
+    // it through its dispatcher (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
     // LangGraph reads a signal left out from the caller's ambient config: it gets one that never aborts.
     const signal = options?.signal;
     const own = { ...options, signal: new AbortController().signal };

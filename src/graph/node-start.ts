@@ -1,5 +1,5 @@
 /**
- * What every node of a run does before its own work (docs/decisions/0026-abort-a-stopped-run-keeps-its-results.md).
+ * What every node of a run does before its own work (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
  * LangGraph writes a superstep's checkpoint before it starts the next superstep's nodes, so a node's
  * start is the first moment the writes of the node before it are durable: the events that waited for
  * them (`step_finished`) are sent here. And a run its caller has stopped ends here, at a step

@@ -1,7 +1,7 @@
 /**
  * A run its caller stops (its signal aborts, or its stream is left with `break`) goes on to its next
  * step boundary, so that the results of the calls in flight reach a checkpoint
- * (docs/decisions/0026-abort-a-stopped-run-keeps-its-results.md). The caller is not kept waiting for
+ * (docs/decisions/0028-a-stopped-run-keeps-its-results.md). The caller is not kept waiting for
  * that: from the stop on, the run is read to its end here, in the background, and `onStop` gets that
  * reading to hold the thread until it is done.
  */

@@ -70,7 +70,7 @@ export function makeExecutor(rt: Runtime) {
  * Whether an ended attempt is recorded. After the caller stopped the run, a result is kept (the call
  * happened: resume must not make it again) but a failure is not, since it may be the stop itself: the
  * step stays running and resume calls it again under the same key
- * (docs/decisions/0026-abort-a-stopped-run-keeps-its-results.md).
+ * (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
  */
 function kept(flight: Flight): boolean {
   return !flight.endedAfterStop || (flight.called === true && flight.result?.ok === true);

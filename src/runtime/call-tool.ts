@@ -1,7 +1,7 @@
 /**
  * One tool call with a timeout. The tool's signal aborts when the step's timeout passes, so a
  * hanging tool cannot stall a run, and when the caller stops the run (`stop`, the caller's own
- * signal; docs/decisions/0026-abort-a-stopped-run-keeps-its-results.md).
+ * signal; docs/decisions/0028-a-stopped-run-keeps-its-results.md).
  */
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { RunnableConfig } from "@langchain/core/runnables";

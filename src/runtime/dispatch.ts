@@ -9,7 +9,7 @@
  * may be made again see their own signals abort, side-effecting ones run to their end, and the visit
  * waiting on them waits for all of them (each bounded by its step's timeout) so that their results
  * reach the visit's checkpoint before the run ends
- * (docs/decisions/0026-abort-a-stopped-run-keeps-its-results.md).
+ * (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { ErrorInfo } from "../plan/schema.js";

@@ -7,7 +7,7 @@ export type PlanEvent =
   | { type: "plan"; version: number; steps: { id: string; goal: string }[] }
   /** `running`: steps running once this one has started, itself included (docs/architecture.md "Parallel steps"). */
   | { type: "step_started"; stepId: string; goal: string; attempt: number; tool?: string; running: number }
-  /** Sent once the checkpoint that holds the attempt is written (docs/decisions/0026-abort-a-stopped-run-keeps-its-results.md). */
+  /** Sent once the checkpoint that holds the attempt is written (docs/decisions/0028-a-stopped-run-keeps-its-results.md). */
   | { type: "step_finished"; stepId: string; goal: string; status: StepStatus; attempt: number; note?: string }
   | { type: "step_stalled"; stepId: string; goal: string; attempt: number; estimateMs: number; runningMs: number }
   | { type: "decision"; decision: Decision }

@@ -1,7 +1,7 @@
 /**
  * A run stopped by its caller (an aborted signal, a stream left with `break`) keeps every result a
  * tool gives back, and `step_finished` promises the attempt is in a checkpoint
- * (docs/decisions/0026-abort-a-stopped-run-keeps-its-results.md).
+ * (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
  */
 import { tool } from "@langchain/core/tools";
 import { MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";

@@ -2,7 +2,7 @@
  * One executor visit's working copy of the state and the update it builds: step records, facts,
  * committed side effects, budget, queued deviations and tool limits. Every attempt that ends (or
  * is refused before its tool runs) is written here once, with one `step_finished` event, sent once
- * the visit's checkpoint is written (docs/decisions/0026-abort-a-stopped-run-keeps-its-results.md).
+ * the visit's checkpoint is written (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { UsageEntry } from "../../contracts/usage.js";
