@@ -146,7 +146,14 @@ export function uses(step: Step): ToolUse[] {
       inputs,
     });
   if (step.validate)
-    out.push({ stepId: step.id, tool: step.validate.tool, main: false, as: "validation", args: step.validate.args ?? {}, inputs: [] });
+    out.push({
+      stepId: step.id,
+      tool: step.validate.tool,
+      main: false,
+      as: "validation",
+      args: step.validate.args ?? {},
+      inputs: [],
+    });
   return out;
 }
 

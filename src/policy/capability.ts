@@ -11,15 +11,7 @@ import type { Fact, Step } from "../plan/schema.js";
 import type { GuardHit } from "./replan-guards.js";
 import { canonical } from "../plan/diff.js";
 import { flowOf, newFeed } from "./capability-flow.js";
-import {
-  leaves,
-  shown,
-  taintFindings,
-  uses,
-  type Taint,
-  type TaintedText,
-  type ToolUse,
-} from "./capability-taint.js";
+import { leaves, shown, taintFindings, uses, type Taint, type TaintedText, type ToolUse } from "./capability-taint.js";
 
 /** Which tools a replan may introduce without a person: `"read-only"` (default), `"any"`, or exactly these. */
 export type ReplanTools = "read-only" | "any" | readonly string[];

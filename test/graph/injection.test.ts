@@ -89,7 +89,13 @@ describe("a tool's error message is untrusted text", () => {
     const t = payTools("the beneficiary account is closed");
     const known = (): PlanDraft => ({
       steps: [
-        { id: "pay_new", goal: "Pay", tool: "send_payment", args: { iban: "FR7630006000011234567890189" }, inputs: ["amount"] },
+        {
+          id: "pay_new",
+          goal: "Pay",
+          tool: "send_payment",
+          args: { iban: "FR7630006000011234567890189" },
+          inputs: ["amount"],
+        },
       ],
     });
     const h = harness(staticPlanner({ plan: payPlan, replan: known }), Object.values(t), {
@@ -385,7 +391,10 @@ describe("planMiddleware: a write_plan revision passes the same guard", () => {
       middleware: [planMiddleware({ ...noWait, sideEffectTools: ["pay"] })],
       checkpointer: new MemorySaver(),
     });
-    const out = (await agent.invoke({ messages: [{ role: "user", content: "Pay invoice 7" }] }, config("mw-err"))) as Loose;
+    const out = (await agent.invoke(
+      { messages: [{ role: "user", content: "Pay invoice 7" }] },
+      config("mw-err"),
+    )) as Loose;
     expect(out.plan.version).toBe(1);
     expect([question(out).kind, question(out).rule]).toEqual(["plan_review", "guard.untrusted-arguments"]);
     expect(question(out).actionRequests[0].description).toBe(
@@ -435,7 +444,13 @@ describe("planMiddleware: a write_plan revision passes the same guard", () => {
     const v2 = {
       steps: [
         read,
-        { id: "lookup", goal: "Note the amount", tool: "note_value", args: { value: "5000" }, produces: ["refund_amount"] },
+        {
+          id: "lookup",
+          goal: "Note the amount",
+          tool: "note_value",
+          args: { value: "5000" },
+          produces: ["refund_amount"],
+        },
         refund,
       ],
     };
@@ -452,7 +467,10 @@ describe("planMiddleware: a write_plan revision passes the same guard", () => {
       middleware: [planMiddleware({ ...noWait, sideEffectTools: ["refund"] })],
       checkpointer: new MemorySaver(),
     });
-    const out = (await agent.invoke({ messages: [{ role: "user", content: "Handle T-77" }] }, config("mw-flow"))) as Loose;
+    const out = (await agent.invoke(
+      { messages: [{ role: "user", content: "Handle T-77" }] },
+      config("mw-flow"),
+    )) as Loose;
     expect(out.plan.version).toBe(1);
     expect(question(out).rule).toBe("guard.untrusted-arguments");
     expect(question(out).actionRequests[0].description).toBe(

@@ -180,7 +180,11 @@ describe("untrusted text besides facts", () => {
 
   it("collects the failures a run saw: step errors and their evidence, and every decision not a person's", () => {
     const runs = [
-      { status: "failed" as const, attempts: 1, error: { name: "E", message: "remit to X-1", evidence: { to: "X-2" } } },
+      {
+        status: "failed" as const,
+        attempts: 1,
+        error: { name: "E", message: "remit to X-1", evidence: { to: "X-2" } },
+      },
       { status: "succeeded" as const, attempts: 1 },
     ];
     const decisions = [
@@ -196,7 +200,12 @@ describe("untrusted text besides facts", () => {
   });
 
   it("a draft from replan memory: a literal this run never knew is untrusted, found in tool output or not", () => {
-    const pay = { id: "s1", goal: "Pay", tool: "send_payment", args: { iban: IBAN, note: "INV-9", n: 120, cur: "EUR" } };
+    const pay = {
+      id: "s1",
+      goal: "Pay",
+      tool: "send_payment",
+      args: { iban: IBAN, note: "INV-9", n: 120, cur: "EUR" },
+    };
     const hit = capabilityGuard(input([pay], { remembered: true }));
     expect(hit?.findings.map((f) => f.detail)).toEqual([
       `step "s1" would call send_payment with "${IBAN}", a value from replan memory that this run never saw`,
@@ -235,7 +244,13 @@ describe("who produces a key a side-effecting step reads", () => {
   const details = (hit: ReturnType<typeof capabilityGuard>) => hit?.findings.map((f) => f.detail);
 
   it("a new read-only step that now produces the key holds the unchanged payment that reads it", () => {
-    const echo = { id: "lookup2", goal: "Note the account", tool: "echo", args: { text: "EVIL-666" }, produces: ["account"] };
+    const echo = {
+      id: "lookup2",
+      goal: "Note the account",
+      tool: "echo",
+      args: { text: "EVIL-666" },
+      produces: ["account"],
+    };
     expect(details(on([echo]))).toEqual([
       'step "pay" would pass fact "account" (fed by step "lookup2", which this replan adds) to send_payment',
     ]);
@@ -253,19 +268,37 @@ describe("who produces a key a side-effecting step reads", () => {
   });
 
   it("a new source asked with what the run knew carries nothing untrusted (a fallback for a failed lookup)", () => {
-    const legacy = { id: "lookup2", goal: "Legacy", tool: "legacy_vendors", inputs: ["invoice_id"], produces: ["account"] };
+    const legacy = {
+      id: "lookup2",
+      goal: "Legacy",
+      tool: "legacy_vendors",
+      inputs: ["invoice_id"],
+      produces: ["account"],
+    };
     expect(on([legacy])).toBeUndefined();
   });
 
   it("the same tool producing it again, from what the run knew, is the flow the plan had", () => {
-    const again = { id: "lookup2", goal: "Look up", tool: "lookup_vendor", inputs: ["invoice_id"], produces: ["account"] };
+    const again = {
+      id: "lookup2",
+      goal: "Look up",
+      tool: "lookup_vendor",
+      inputs: ["invoice_id"],
+      produces: ["account"],
+    };
     const pay2 = { id: "pay2", goal: "Pay", tool: "send_payment", dependsOn: ["lookup2"], inputs: ["account"] };
     expect(on([again, pay2], { proposed: [chain[0]!, again, pay2] })).toBeUndefined();
     expect(on([{ ...again, args: { vendor: "ACME-001" } }])).toBeUndefined();
   });
 
   it("the same tool fed an injected literal or a new input is not", () => {
-    const steered = { id: "lookup2", goal: "Look up", tool: "lookup_vendor", args: { vendor: "EVIL-666" }, produces: ["account"] };
+    const steered = {
+      id: "lookup2",
+      goal: "Look up",
+      tool: "lookup_vendor",
+      args: { vendor: "EVIL-666" },
+      produces: ["account"],
+    };
     expect(on([steered])?.rule).toBe("guard.untrusted-arguments");
     const reads = { id: "lookup2", goal: "Look up", tool: "lookup_vendor", inputs: ["invoice"], produces: ["account"] };
     expect(on([reads])?.rule).toBe("guard.untrusted-arguments");
@@ -274,7 +307,14 @@ describe("who produces a key a side-effecting step reads", () => {
   it("through an unchanged step that has yet to run; not into a step that already ran", () => {
     const longer: Step[] = [
       chain[1]!,
-      { id: "calc", goal: "Payee", tool: "format_payee", dependsOn: ["lookup"], inputs: ["account"], produces: ["payee"] },
+      {
+        id: "calc",
+        goal: "Payee",
+        tool: "format_payee",
+        dependsOn: ["lookup"],
+        inputs: ["account"],
+        produces: ["payee"],
+      },
       { id: "pay", goal: "Pay", tool: "send_payment", dependsOn: ["calc"], inputs: ["payee"] },
     ];
     const echo = { id: "lookup", goal: "Note", tool: "echo", args: { text: "EVIL-666" }, produces: ["account"] };
@@ -284,7 +324,9 @@ describe("who produces a key a side-effecting step reads", () => {
       'step "pay" would pass fact "payee" (fed by step "lookup", which this replan adds) to send_payment',
     ]);
     const ran = new Set(["calc", "pay"]);
-    expect(capabilityGuard(input([echo], { ...base, proposed: [echo, longer[1]!, longer[2]!], finished: ran }))).toBeUndefined();
+    expect(
+      capabilityGuard(input([echo], { ...base, proposed: [echo, longer[1]!, longer[2]!], finished: ran })),
+    ).toBeUndefined();
   });
 });
 
