@@ -162,12 +162,15 @@ export function shown(executor: string): string {
   return executor.startsWith("agent:") ? `agent "${executor.slice("agent:".length)}"` : executor;
 }
 
-/** Scalar values inside arguments, as text (booleans and null carry no payload worth tracing). */
-export function leaves(value: unknown, depth = 0): string[] {
+/**
+ * Scalar values inside arguments, as text (booleans and null carry no payload worth tracing). An
+ * object met twice (a cycle, a shared branch) is read once, so no value's shape can make this slow.
+ */
+export function leaves(value: unknown, seen: WeakSet<object> = new WeakSet()): string[] {
   if (typeof value === "string") return [value];
   if (typeof value === "number" || typeof value === "bigint") return [String(value)];
-  if (depth > 64) return [];
-  if (Array.isArray(value)) return value.flatMap((v) => leaves(v, depth + 1));
-  if (value && typeof value === "object") return Object.values(value).flatMap((v) => leaves(v, depth + 1));
-  return [];
+  if (!value || typeof value !== "object" || seen.has(value)) return [];
+  seen.add(value);
+  const inner = Array.isArray(value) ? (value as unknown[]) : Object.values(value);
+  return inner.flatMap((v) => leaves(v, seen));
 }

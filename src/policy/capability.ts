@@ -10,7 +10,7 @@
 import type { Fact, Step } from "../plan/schema.js";
 import type { GuardHit } from "./replan-guards.js";
 import { canonical } from "../plan/diff.js";
-import { flowOf, newFeed } from "./capability-flow.js";
+import { flowOf, keptFeeds, newFeed } from "./capability-flow.js";
 import { leaves, shown, taintFindings, uses, type Taint, type TaintedText, type ToolUse } from "./capability-taint.js";
 
 /** Which tools a replan may introduce without a person: `"read-only"` (default), `"any"`, or exactly these. */
@@ -129,20 +129,7 @@ export function capabilityGuard(input: CapabilityInput): CapabilityHit | undefin
         findings.push(...taintFindings(step.id, use, sideEffects, input.baseline, taint, fedBy));
     }
   }
-  // A side-effecting step kept as it was, yet to run, reads what a new step may now produce.
-  for (const step of input.proposed) {
-    if (addedIds.has(step.id) || finished.has(step.id)) continue;
-    for (const use of uses(step)) {
-      const sideEffects = effectsOf(step, use);
-      if (sideEffects.length === 0) continue;
-      for (const key of use.inputs) {
-        const feed = taint.keys.has(key) ? fedBy(key) : undefined;
-        if (feed === undefined) continue;
-        const detail = `step "${step.id}" would pass fact "${key}" (${feed}) to ${shown(use.tool)}`;
-        findings.push({ kind: "untrusted_input", stepId: step.id, tool: use.tool, sideEffects, detail });
-      }
-    }
-  }
+  findings.push(...keptFeeds(flow, input.proposed, effectsOf));
   if (findings.length === 0) return undefined;
   const fresh = findings.some((f) => f.kind === "new_tool");
   return {

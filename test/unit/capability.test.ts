@@ -359,3 +359,13 @@ describe("agent steps", () => {
     ]);
   });
 });
+
+describe("what tracing reads", () => {
+  it("a cycle or a shared branch in an error's evidence is read once; numbers and big integers as text", () => {
+    const shared: Record<string, unknown> = { to: "X-9" };
+    const evidence: Record<string, unknown> = { a: shared, b: shared, n: 12345, big: 2n ** 70n, ok: true };
+    evidence.self = evidence;
+    const runs = [{ error: { message: "m", evidence } }];
+    expect(failureTexts(runs, []).map((t) => t.text)).toEqual(["m", "X-9", "12345", "1180591620717411303424"]);
+  });
+});
