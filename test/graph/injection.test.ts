@@ -480,3 +480,28 @@ describe("planMiddleware: a write_plan revision passes the same guard", () => {
     expect(refunds).toEqual([]);
   });
 });
+
+describe("what a person said is not untrusted", () => {
+  it("a scope change naming an account: the replan paying it runs unseen, although its decision quotes it", async () => {
+    const DEPOSIT = "FR7630006000011234567890189";
+    const plan: PlanDraft = {
+      steps: [
+        { id: "ok", goal: "Approve", human: { prompt: "Pay?" }, produces: ["approved"] },
+        { id: "pay", goal: "Pay", tool: "send_payment", dependsOn: ["ok"], args: { iban: "DE89370400440532013000" } },
+      ],
+    };
+    const replan = (req: ReplanRequest): PlanDraft => ({
+      steps: [
+        { ...plan.steps[1]! },
+        { id: "deposit", goal: req.scopeChanges[0]!, tool: "send_payment", dependsOn: ["ok"], args: { iban: DEPOSIT } },
+      ],
+    });
+    const pay = scriptedTool("send_payment", [{ paid: true }], { sideEffects: ["moves money"] });
+    const h = harness(staticPlanner({ plan, replan }), [pay], { threadId: "scope" });
+    await h.run();
+    await h.graph.updateState(h.config, { scopeChanges: [`also pay the deposit to ${DEPOSIT}`] });
+    const out = await resume(h, { action: "complete", output: { approved: true } });
+    expect(out.status).toBe("completed");
+    expect(pay.calls).toEqual([{ iban: "DE89370400440532013000" }, { iban: DEPOSIT }]);
+  });
+});

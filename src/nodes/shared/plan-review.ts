@@ -32,7 +32,8 @@ export function runBaseline(state: PlanManagerStateType): CapabilityBaseline {
   const versions: Step[][] = [];
   for (let v = 1; v <= (state.plan?.version ?? 0); v++) versions.push(planAtVersion(state, v)?.steps ?? []);
   const inputs = Object.values(state.facts).filter((f) => f.producedBy === "input" || f.producedBy === "human");
-  const people = state.guards?.constraints ?? [];
+  // A person's words: replan constraints, and the scope changes this version plans for.
+  const people = [...(state.guards?.constraints ?? []), ...state.scopeChanges];
   return capabilityBaseline(versions, [state.goal, ...people, ...inputs.flatMap((f) => leaves(f.value))]);
 }
 
