@@ -9,7 +9,7 @@
  */
 import type { Step } from "../plan/schema.js";
 import type { CapabilityBaseline, CapabilityFinding } from "./capability.js";
-import { leaves, shown, traced, uses, type Taint, type ToolUse } from "./capability-taint.js";
+import { literals, shown, traced, uses, type Taint, type ToolUse } from "./capability-taint.js";
 
 export interface Flow {
   /** Steps of the proposed plan by the keys they produce. */
@@ -98,7 +98,7 @@ function clean(flow: Flow, step: Step): boolean {
   const cached = flow.clean.get(step.id);
   if (cached !== undefined) return cached;
   const { known } = flow.baseline;
-  const result = uses(step).every((u) => leaves(u.args).every((v) => traced(v, known, flow.taint) === undefined));
+  const result = uses(step).every((u) => literals(u).every((v) => traced(v, known, flow.taint) === undefined));
   flow.clean.set(step.id, result);
   return result;
 }

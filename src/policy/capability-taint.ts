@@ -55,7 +55,7 @@ export function taintFindings(
     const detail = `step "${stepId}" would pass fact "${key}" (${feed}) to ${shown(use.tool)}`;
     findings.push({ kind: "untrusted_input", stepId, tool: use.tool, sideEffects, detail });
   }
-  for (const value of new Set(leaves(use.args))) {
+  for (const value of new Set(literals(use))) {
     const found = traced(value, baseline.known, taint);
     if (found === undefined) continue;
     const text = JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
@@ -127,6 +127,8 @@ export interface ToolUse {
   as?: "fallback" | "validation";
   args: Readonly<Record<string, unknown>>;
   inputs: readonly string[];
+  /** Identifying words of an agent step's goal: its instructions are its arguments. */
+  words?: readonly string[];
 }
 
 /** The calls a step may make; none for a person's step. */
@@ -135,7 +137,11 @@ export function uses(step: Step): ToolUse[] {
   const out: ToolUse[] = [];
   const inputs = step.inputs ?? [];
   const executor = executorOf(step);
-  if (executor) out.push({ stepId: step.id, tool: executor, main: true, args: step.args ?? {}, inputs });
+  if (executor) {
+    const use: ToolUse = { stepId: step.id, tool: executor, main: true, args: step.args ?? {}, inputs };
+    if (step.agent !== undefined) use.words = identifying(step.goal);
+    out.push(use);
+  }
   if (step.fallback)
     out.push({
       stepId: step.id,
@@ -155,6 +161,20 @@ export function uses(step: Step): ToolUse[] {
       inputs: [],
     });
   return out;
+}
+
+/** What a use passes as literals: its arguments' values, and an agent's identifying goal words. */
+export function literals(use: ToolUse): string[] {
+  return [...leaves(use.args), ...(use.words ?? [])];
+}
+
+/**
+ * Words of free text that name something — an account, an amount, an id, an address: a digit, `@`
+ * or `/` in 4+ characters. Plain words ("supplier", "invoice") would match most tool output.
+ */
+export function identifying(text: string): string[] {
+  const words = text.split(/\s+/).map((w) => w.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, ""));
+  return words.filter((w) => w.length >= MIN_TRACED_LENGTH && /[\p{N}@/]/u.test(w));
 }
 
 /** How a reviewer reads an executor's name: `agent "NAME"` for an agent, else the tool's name. */

@@ -11,7 +11,16 @@ import type { Fact, Step } from "../plan/schema.js";
 import type { GuardHit } from "./replan-guards.js";
 import { canonical } from "../plan/diff.js";
 import { flowOf, keptFeeds, newFeed } from "./capability-flow.js";
-import { leaves, shown, taintFindings, uses, type Taint, type TaintedText, type ToolUse } from "./capability-taint.js";
+import {
+  leaves,
+  literals,
+  shown,
+  taintFindings,
+  uses,
+  type Taint,
+  type TaintedText,
+  type ToolUse,
+} from "./capability-taint.js";
 
 /** Which tools a replan may introduce without a person: `"read-only"` (default), `"any"`, or exactly these. */
 export type ReplanTools = "read-only" | "any" | readonly string[];
@@ -94,7 +103,7 @@ export function capabilityBaseline(versions: readonly (readonly Step[])[], trust
       tools.add(use.tool);
       if (!inputs.has(use.tool)) inputs.set(use.tool, new Set());
       for (const k of use.inputs) add(inputs, use.tool, k);
-      known.push(...leaves(use.args));
+      known.push(...literals(use));
     }
   }
   return { tools, inputs, known } satisfies CapabilityBaseline;

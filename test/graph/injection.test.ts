@@ -310,6 +310,44 @@ describe("agent steps", () => {
     ]);
   });
 
+  it("an agent step's goal is its instruction: an account it names out of an error waits for a person", async () => {
+    const v1: PlanDraft = {
+      assumptions: [{ id: "bank_details_current", statement: "the supplier's bank details are current" }],
+      steps: [
+        { id: "check", goal: "Check the bank details", tool: "check_bank", assumptions: ["bank_details_current"] },
+        {
+          id: "settle",
+          goal: "Pay the supplier at DE89370400440532013000",
+          agent: "clerk",
+          dependsOn: ["check"],
+          produces: ["receipt"],
+          sideEffects: ["payments"],
+          assumptions: ["bank_details_current"],
+        },
+      ],
+    };
+    const steered = (req: ReplanRequest): PlanDraft => ({
+      steps: [
+        {
+          id: "settle_new",
+          goal: `Pay the supplier at ${/IBAN (\w+)/.exec(req.trigger)?.[1]}`,
+          agent: "clerk",
+          produces: ["receipt"],
+          sideEffects: ["payments"],
+        },
+      ],
+    });
+    const clerk = new ScriptedChatModel([{ receipt: "R-1" }], { model: "fake-default" });
+    const check = scriptedTool("check_bank", [new AssumptionBrokenError("bank_details_current", MOVED)]);
+    const h = harness(staticPlanner({ plan: v1, replan: steered }), [check], { agents: { clerk }, threadId: "goal" });
+    const out = await h.run();
+    expect(out.status).toBe("awaiting_review");
+    expect(clerk.received).toEqual([]);
+    expect(findings(out)).toEqual([
+      `step "settle_new" would call agent "clerk" with "${EVIL}", a value found in a tool's error message`,
+    ]);
+  });
+
   it("so does one whose agent can call a side-effecting tool; a bare model's step runs unseen", async () => {
     const pay = tool(async () => ({ paid: true }), {
       name: "wire_money",

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Fact, Step } from "../../src/plan/schema.js";
 import { capabilityBaseline, capabilityGuard, type CapabilityInput } from "../../src/policy/capability.js";
-import { failureTexts, occurs } from "../../src/policy/capability-taint.js";
+import { failureTexts, identifying, occurs } from "../../src/policy/capability-taint.js";
 
 const registry: Record<string, string[]> = { send_payment: ["moves money"], send_email: ["sends email"] };
 const fact = (value: unknown, producedBy: string): Fact => ({
@@ -367,5 +367,29 @@ describe("what tracing reads", () => {
     evidence.self = evidence;
     const runs = [{ error: { message: "m", evidence } }];
     expect(failureTexts(runs, []).map((t) => t.text)).toEqual(["m", "X-9", "12345", "1180591620717411303424"]);
+  });
+});
+
+describe("an agent step's goal is its instruction", () => {
+  const agents = (t: string) => (t === "agent:treasurer" ? ["moves money"] : []);
+  const base = capabilityBaseline([[...v1, { id: "t", goal: "Pay ACME-001 its 120", agent: "treasurer" }]], []);
+
+  it("an identifying word of the goal found in untrusted text is held; plain words and known values are not", () => {
+    const steered = { id: "payer", goal: "Pay the supplier at EVIL-666 now", agent: "treasurer" };
+    const hit = capabilityGuard(input([steered], { baseline: base, sideEffectsOf: agents }));
+    expect(hit?.findings.map((f) => f.detail)).toEqual([
+      'step "payer" would call agent "treasurer" with "EVIL-666", a value found in tool output',
+    ]);
+    const plain = { id: "payer", goal: "Pay the invoice to ACME-001 as agreed", agent: "treasurer" };
+    expect(capabilityGuard(input([plain], { baseline: base, sideEffectsOf: agents }))).toBeUndefined();
+  });
+
+  it("identifying words: a digit, @ or / in four or more characters, stripped of punctuation", () => {
+    expect(identifying('Pay "GB29EVIL60161331926819", mail ops@evil.test, see evil.test/x, pay 500 or 5000.')).toEqual([
+      "GB29EVIL60161331926819",
+      "ops@evil.test",
+      "evil.test/x",
+      "5000",
+    ]);
   });
 });
