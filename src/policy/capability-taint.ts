@@ -66,6 +66,23 @@ export function taintFindings(
 }
 
 /**
+ * A side-effecting call whose arguments are chosen when it runs (a model inside createAgent picks
+ * them, not the plan): the literals it passes that untrusted text holds and that the run knew
+ * nowhere — `known` being the goal and the arguments of the plan versions a person or the guard let
+ * through (`capabilityBaseline(...).known`).
+ */
+export function callFindings(
+  call: { stepId: string; tool: string; args: Readonly<Record<string, unknown>>; sideEffects: string[] },
+  known: readonly string[],
+  texts: readonly TaintedText[],
+): CapabilityFinding[] {
+  const use: ToolUse = { stepId: call.stepId, tool: call.tool, main: true, args: call.args, inputs: [] };
+  const baseline: CapabilityBaseline = { tools: new Set(), inputs: new Map(), known };
+  const taint: Taint = { keys: new Map(), texts, remembered: false };
+  return taintFindings(call.stepId, use, call.sideEffects, baseline, taint, () => undefined);
+}
+
+/**
  * Where a value occurs in untrusted text and nowhere the run knew before (goal, inputs, a person's
  * words, earlier arguments) — as the reviewer reads it — or undefined.
  */
