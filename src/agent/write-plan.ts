@@ -17,6 +17,7 @@ import { overBudget } from "./plan-budget.js";
 import { ask, reviewRequest } from "./review.js";
 import { revise, type Revision } from "./revision.js";
 import { standing, type CallEnv, type CallResult } from "./settle.js";
+import { untrustedText } from "./taint.js";
 
 export const WRITE_PLAN = "write_plan";
 
@@ -146,6 +147,8 @@ function guard(env: CallEnv, old: Plan, rev: Revision): GuardHit | undefined {
   if (stale) return stale;
   const sideEffectsOf = (t: string) => (options.sideEffectTools.has(t) ? [t] : []);
   const versions = [old.steps, ...state.planHistory.map((e) => e.replaced)];
+  const again = new Set(rev.added.map((s) => s.id));
+  const finished = rev.plan.steps.filter((s) => !again.has(s.id) && state.steps[s.id]?.status === "succeeded");
   const capability = capabilityGuard({
     replacement: rev.added,
     previous: old.steps,
@@ -154,6 +157,8 @@ function guard(env: CallEnv, old: Plan, rev: Revision): GuardHit | undefined {
     facts: state.facts,
     replanTools: options.policy.replanTools,
     sideEffectsOf,
+    untrusted: untrustedText(state),
+    finished: new Set(finished.map((s) => s.id)),
   });
   return capability ?? reviewedEffects(rev.added, (t) => options.sideEffectTools.has(t), options.reviewPlan);
 }

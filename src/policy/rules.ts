@@ -248,13 +248,14 @@ export const RULES = {
     "replanning",
     "any",
     "escalate",
-    "a new version adds a side-effecting tool no earlier version used (policy.replanTools): plan review",
+    "a new version adds a side-effecting tool or agent no earlier version used (policy.replanTools): plan review",
   ),
   "guard.untrusted-arguments": r(
     "replanning",
     "any",
     "escalate",
-    "a side-effecting step a new version adds reads data produced after the original plan: plan review",
+    "a side-effecting step of a new version is fed untrusted data (tool output, an error message, replan memory, " +
+      "a step the version adds): plan review",
   ),
   // The rolling horizon: extending a plan that is not complete.
   "guard.max-extensions": r(
