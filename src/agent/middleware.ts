@@ -7,6 +7,7 @@
 import { ToolMessage } from "@langchain/core/messages";
 import { Command, isGraphBubbleUp } from "@langchain/langgraph";
 import { createMiddleware, ToolInvocationError, type ToolCallRequest } from "langchain";
+import type { Step } from "../plan/schema.js";
 import { errorInfo } from "../policy/deviation.js";
 import { unplannedEffect } from "../policy/unplanned-effect.js";
 import { beforeModel } from "./before-model.js";
@@ -16,6 +17,7 @@ import { callKey, routeCall } from "./route.js";
 import { refuseRepeat, type CallEnv, type CallResult } from "./settle.js";
 import { AgentPlanState, type AgentPlanValues } from "./state.js";
 import { runStep, type AttemptResult } from "./step-call.js";
+import { heldCall } from "./taint.js";
 import { WRITE_PLAN, writePlan, writePlanTool } from "./write-plan.js";
 import { gaveUp, outputOf, probed, textOf, withKey, type CallProbe } from "./tool-call.js";
 
@@ -85,7 +87,10 @@ async function governed(
       result = state.planRun.failedCalls[callKey(route.step.id, call.name, route.args)]
         ? refuseRepeat(env, route.step, { tool: call.name, args: route.args })
         : { content: `Not run: ${route.message}.`, status: "error", update: {} };
-    else result = await runStep(env, route.step, call.name, route.args);
+    else
+      result =
+        heldCall(env, route.step, call.name, route.args, effectsOf(options, route.step, call.name)) ??
+        (await runStep(env, route.step, call.name, route.args));
   }
   const message = new ToolMessage({
     content: result.content,
@@ -133,4 +138,10 @@ async function attempt(
 
 function thrownInfo(error: unknown) {
   return errorInfo(ToolInvocationError.isInstance(error) ? error.toolError : error);
+}
+
+/** The side effects of a step's call: the tool's own (`sideEffectTools`), or the step's when it declares them. */
+function effectsOf(options: ResolvedAgentOptions, step: Step, tool: string): string[] {
+  if (options.sideEffectTools.has(tool)) return [tool];
+  return step.idempotent === false && tool === step.tool ? (step.sideEffects ?? []) : [];
 }
