@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { evaluateExpression as evaluate } from "../../src/policy/index.js";
+import { compileExpression, evaluateExpression as evaluate } from "../../src/policy/index.js";
 
 describe("CEL expressions over JSON facts", () => {
   it("mixes JSON numbers with int literals without the author caring", () => {
@@ -23,7 +23,127 @@ describe("CEL expressions over JSON facts", () => {
     });
     expect(evaluate("has(facts.b)", "when", {})).toEqual({ ok: true, value: false });
   });
+  it("finds the facts read under a unary operator", () => {
+    expect(evaluate("!facts.flag", "when", { flag: false })).toEqual({ ok: true, value: true });
+    expect(evaluate("-facts.n < 0", "when", { n: 2 })).toEqual({ ok: true, value: true });
+    expect(evaluate("!facts.flag", "when", {})).toEqual({
+      ok: false,
+      missing: ["flag"],
+      message: "missing fact: flag",
+    });
+  });
   it("sees only the facts it names", () => {
     expect(evaluate('facts["a"] == 1', "check", { a: 1, secret: "x" })).toEqual({ ok: true, value: true });
+  });
+});
+
+describe("CEL over plain JSON that has keys JavaScript treats specially", () => {
+  it("reads a `constructor` key like any other key", () => {
+    const race = { constructor: "Ferrari", driver: "Leclerc" };
+    expect(evaluate('output.constructor == "Ferrari"', "successSignal", {}, race)).toEqual({ ok: true, value: true });
+    expect(evaluate('facts.race.constructor + " / " + facts.race.driver', "check", { race })).toEqual({
+      ok: true,
+      value: "Ferrari / Leclerc",
+    });
+    expect(evaluate('facts.results.all(r, r.constructor != "")', "check", { results: [race, race] })).toEqual({
+      ok: true,
+      value: true,
+    });
+    expect(evaluate("output", "successSignal", {}, race)).toEqual({ ok: true, value: race });
+  });
+  it("reads a `__proto__` key of parsed JSON as data, not as a prototype", () => {
+    const parsed = JSON.parse('{"__proto__": {"polluted": true}, "ok": 1}') as Record<string, unknown>;
+    expect(evaluate('output["__proto__"].polluted && output.ok == 1', "successSignal", {}, parsed)).toEqual({
+      ok: true,
+      value: true,
+    });
+    expect(evaluate("has(output.polluted)", "successSignal", {}, parsed)).toEqual({ ok: true, value: false });
+  });
+});
+
+describe("the cost of an expression is bounded", () => {
+  it("matches with RE2 syntax (inline flags, partial match)", () => {
+    expect(evaluate('facts.s.matches("(?i)^abc$")', "check", { s: "ABC" })).toEqual({ ok: true, value: true });
+    expect(evaluate('facts.s.matches("b")', "check", { s: "abc" })).toEqual({ ok: true, value: true });
+    expect(evaluate("facts.s.matches(facts.p)", "check", { s: "a1", p: "^[a-z][0-9]$" })).toEqual({
+      ok: true,
+      value: true,
+    });
+  });
+  it("refuses at compile time a regex RE2 cannot run in linear time (backreference, lookaround)", () => {
+    expect(compileExpression('facts.s.matches("(a)\\\\1")', "check")).toEqual({
+      ok: false,
+      code: "invalid",
+      message:
+        'matches() pattern "(a)\\\\1" is not RE2 syntax (no backreferences or lookaround): invalid escape sequence: `\\1`',
+    });
+    expect(compileExpression('facts.s.matches("a(?=b)")', "check")).toMatchObject({ ok: false, code: "invalid" });
+  });
+  it("reports a pattern from facts that RE2 refuses as an evaluation error", () => {
+    expect(evaluate("facts.s.matches(facts.p)", "check", { s: "aa", p: "(a)\\1" })).toEqual({
+      ok: false,
+      message:
+        'matches() pattern "(a)\\\\1" is not RE2 syntax (no backreferences or lookaround): invalid escape sequence: `\\1`',
+    });
+  });
+  it("refuses comprehensions nested more than three deep at compile time", () => {
+    const nested = (depth: number) => {
+      let body = `v${depth - 1} > 0`;
+      for (let i = depth - 1; i >= 0; i--) body = `facts.xs.all(v${i}, ${body})`;
+      return body;
+    };
+    expect(compileExpression(nested(3), "check").ok).toBe(true);
+    expect(compileExpression(nested(4), "check")).toEqual({
+      ok: false,
+      code: "too_costly",
+      message: "comprehensions (all, exists, exists_one, map, filter) are nested 4 deep; at most 3 are allowed",
+    });
+  });
+  it("stops an evaluation past its step budget with a clear error, whatever the quantifier swallows", () => {
+    const xs = Array.from({ length: 120 }, (_, i) => i);
+    // 120^3 = 1.7 million iterations: over the budget, refused after at most the budget's worth.
+    expect(evaluate("facts.xs.all(a, facts.xs.all(b, facts.xs.all(c, a + b + c >= 0)))", "check", { xs })).toEqual({
+      ok: false,
+      message:
+        "expression exceeded its evaluation budget of 1000000 steps (comprehensions or matches() over too much data)",
+    });
+    // exists() absorbs the errors of the elements before the last, which yields true by itself.
+    expect(
+      evaluate("facts.xs.exists(a, a == 119 || facts.xs.exists(b, facts.xs.exists(c, a + b + c < 0)))", "check", {
+        xs,
+      }),
+    ).toEqual({
+      ok: false,
+      message:
+        "expression exceeded its evaluation budget of 1000000 steps (comprehensions or matches() over too much data)",
+    });
+    // The same shape over small lists is well inside the budget.
+    expect(
+      evaluate("facts.xs.all(a, facts.xs.all(b, facts.xs.all(c, a + b + c >= 0)))", "check", { xs: xs.slice(0, 20) }),
+    ).toEqual({
+      ok: true,
+      value: true,
+    });
+  });
+  it("charges matches() by text length times the pattern's program size, before it runs", () => {
+    const s = "a".repeat(64_000);
+    // 3,002 instructions over 64,000 characters: about 3 million steps, refused without matching.
+    expect(evaluate('facts.s.matches("(?:a?){1000}a{1000}")', "check", { s })).toEqual({
+      ok: false,
+      message:
+        "expression exceeded its evaluation budget of 1000000 steps (comprehensions or matches() over too much data)",
+    });
+    expect(evaluate('facts.s.matches("^(a+)+$")', "check", { s })).toEqual({ ok: true, value: true });
+    // Distinct patterns from data pay for their compilation too.
+    const ps = Array.from({ length: 200 }, (_, i) => `(?:a?){1000}a{${800 + i}}`);
+    expect(evaluate('facts.ps.exists(p, "b".matches(p))', "check", { ps })).toEqual({
+      ok: false,
+      message:
+        "expression exceeded its evaluation budget of 1000000 steps (comprehensions or matches() over too much data)",
+    });
+  });
+  it("keeps its internal helpers out of plan source", () => {
+    expect(compileExpression("__iterate(facts.xs, 1).all(x, x > 0)", "check")).toMatchObject({ ok: false });
+    expect(compileExpression('facts.s.__matches("a")', "check")).toMatchObject({ ok: false });
   });
 });
