@@ -98,6 +98,34 @@ describe("hostile plans", () => {
     ]);
   });
 
+  it("reads a tool output with a `constructor` key from CEL like any other output", async () => {
+    const results = scriptedTool("results", [{ race: { constructor: "Ferrari", points: 25 } }]);
+    const publish = scriptedTool("publish", [{ ok: true }]);
+    const plan: PlanDraft = {
+      steps: [
+        {
+          id: "fetch",
+          goal: "fetch the race result",
+          tool: "results",
+          produces: ["race"],
+          successSignal: 'output.race.constructor == "Ferrari"',
+        },
+        {
+          id: "post",
+          goal: "publish it",
+          tool: "publish",
+          dependsOn: ["fetch"],
+          inputs: ["race"],
+          preconditions: ['facts.race.constructor == "Ferrari" && facts.race.points > 20'],
+        },
+      ],
+    };
+    const out = await harness(plan, [results, publish]).run();
+    expect(brief(out.decisions)).toEqual([]);
+    expect(out.status).toBe("completed");
+    expect(publish.calls).toEqual([{ race: { constructor: "Ferrari", points: 25 } }]);
+  });
+
   it("hands CEL only the facts an expression names, and tools only their args and named inputs", async () => {
     const seen: Record<string, unknown>[] = [];
     const t = scriptedTool("t", [(a: Record<string, unknown>) => (seen.push(a), { ok: true })]);
