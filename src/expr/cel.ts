@@ -15,7 +15,7 @@
  * rewrite of it is what runs.
  */
 import { Environment, type ASTNode } from "@marcbachmann/cel-js";
-import { checkCost, metered, registerMetering } from "./cost.js";
+import { checkCost, overBudget, registerMetering, startMetering } from "./cost.js";
 
 export type ExpressionKind = "precondition" | "successSignal" | "when" | "check";
 
@@ -192,11 +192,14 @@ export function evaluateExpression(
   for (const key of expression.probes) if (Object.hasOwn(facts, key)) scoped[key] = toCel(facts[key]);
   const context: Record<string, unknown> = { facts: scoped };
   if (expression.kind === "successSignal") context.output = toCel(output ?? null);
+  startMetering();
   try {
-    const result = metered(() => expression.run(context));
-    return result.ok ? { ok: true, value: fromCel(result.value) } : result;
+    const value = expression.run(context);
+    const over = overBudget();
+    return over === undefined ? { ok: true, value: fromCel(value) } : { ok: false, message: over };
   } catch (error) {
-    return { ok: false, message: firstLine(error instanceof Error ? error.message : String(error)) };
+    const message = overBudget() ?? firstLine(error instanceof Error ? error.message : String(error));
+    return { ok: false, message };
   }
 }
 

@@ -9,11 +9,19 @@
  * - Every comprehension and every `matches` is charged to a per-evaluation budget of
  *   {@link EVALUATION_BUDGET} steps, before it runs; past the budget the evaluation fails.
  *
- * cel-js has no hook for either, and its built-in `matches` cannot be replaced. So the source
- * that runs is the author's source with two rewrites, spliced at the parsed nodes' offsets:
- * `r.all(x, p)` becomes `__iterate(r, w).all(x, p)`, where `__iterate` charges the size of `r`
- * times `w` (the nodes of the body) and hands `r` back unchanged; `s.matches(p)` becomes
- * `s.__matches(p)`. Plan source may not name these helpers.
+ * - The values `map()` and `cel.bind()` build are charged by their size as trees: a structure
+ *   that shares a value (`[x, x]`) can double at each step, and comparing two such values with
+ *   `==` walks the whole tree. Only these two can repeat a value (a fact is JSON, a tree; a
+ *   literal repeats a variable at most as often as the source names it), so nothing else is
+ *   walked.
+ *
+ * cel-js has no hook for any of this, and its built-in `matches` cannot be replaced. So the
+ * source that runs is the author's source rewritten, spliced at the parsed nodes' offsets:
+ * `r.all(x, p)` becomes `__iterate(r, w).all(x, p)`, where `__iterate` charges `r`'s length
+ * times `w` (the nodes of the body) and hands `r` back unchanged;
+ * `r.map(x, t)` is also wrapped in `__value(…)`, which charges the tree size of the result, as is
+ * the value of `cel.bind(v, value, e)`; `s.matches(p)` becomes `s.__matches(p)`. Plan source may
+ * not name these helpers.
  */
 import type { ASTNode, Environment } from "@marcbachmann/cel-js";
 import { RE2JS } from "re2js";
@@ -21,10 +29,11 @@ import { RE2JS } from "re2js";
 /** How deep comprehensions (`all`, `exists`, `exists_one`, `map`, `filter`) may nest. */
 export const MAX_COMPREHENSION_NESTING = 3;
 /** Steps one evaluation may spend: about one per AST node evaluated in a comprehension's body. */
-export const EVALUATION_BUDGET = 1_000_000;
+export const EVALUATION_BUDGET = 250_000;
 
 const COMPREHENSIONS = new Set(["all", "exists", "exists_one", "map", "filter"]);
 const ITERATE = "__iterate";
+const VALUE = "__value";
 const MATCHES = "__matches";
 const RESERVED_PREFIX = "__";
 
@@ -37,10 +46,12 @@ interface Node {
   end: number;
 }
 
+/** An insertion or replacement; `close` marks the end of a wrapper, closed inner first. */
 interface Edit {
   at: number;
   remove: number;
   insert: string;
+  close?: true;
 }
 
 function childrenOf(node: Node): Node[] {
@@ -82,11 +93,14 @@ export function checkCost(source: string, ast: ASTNode): CostCheck {
       if (COMPREHENSIONS.has(name) && params.length >= 2 && params[0]?.op === "id") {
         deepest = Math.max(deepest, depth + 1);
         const weight = params.slice(1).reduce((sum, p) => sum + countNodes(p), 0);
-        edits.push({ at: receiver.start, remove: 0, insert: `${ITERATE}(` });
-        edits.push({ at: receiver.end, remove: 0, insert: `, ${weight})` });
+        if (name === "map") wrap(edits, node, `${VALUE}(`, ")");
+        wrap(edits, receiver, `${ITERATE}(`, `, ${weight})`);
         visit(receiver, depth);
         for (const p of params.slice(1)) visit(p, depth + 1);
         return;
+      }
+      if (name === "bind" && receiver.op === "id" && receiver.args === "cel" && params.length === 3) {
+        wrap(edits, params[1]!, `${VALUE}(`, ")");
       }
       if (name === "matches" && params.length === 1) {
         const edit = renameMatches(source, receiver, params[0]!);
@@ -109,6 +123,11 @@ export function checkCost(source: string, ast: ASTNode): CostCheck {
   return { ok: true, runnable: applyEdits(source, edits) };
 }
 
+function wrap(edits: Edit[], node: Node, open: string, close: string): void {
+  edits.push({ at: node.start, remove: 0, insert: open });
+  edits.push({ at: node.end, remove: 0, insert: close, close: true });
+}
+
 /** `s.matches(p)` → `s.__matches(p)`; a literal pattern must be RE2 syntax. */
 function renameMatches(
   source: string,
@@ -126,8 +145,10 @@ function renameMatches(
 }
 
 function applyEdits(source: string, edits: Edit[]): string {
-  // Stable sort: at one offset, an enclosing comprehension's edit (pushed first) stays first.
-  const ordered = edits.map((e, i) => ({ e, i })).sort((a, b) => a.e.at - b.e.at || a.i - b.i);
+  // Wrappers are pushed outer first. At one offset, openings go outer first and closings
+  // inner first (two wrappers never close and open at the same offset).
+  const rank = (e: Edit, i: number) => (e.close ? -i : i);
+  const ordered = edits.map((e, i) => ({ e, i })).sort((a, b) => a.e.at - b.e.at || rank(a.e, a.i) - rank(b.e, b.i));
   let out = "";
   let from = 0;
   for (const { e } of ordered) {
@@ -174,7 +195,7 @@ const meter = { spent: 0, exceeded: false, compiled: new Set<string>() };
  * Steps charged per program instruction: compiling a pattern (once per evaluation, so that the
  * charge does not depend on what an earlier evaluation left in the cache), and matching
  * `MATCH_CHARS_PER_STEP` characters of text. Measured: a 3,000-instruction program takes about
- * 1 s over 64,000 characters, and 1,000,000 steps of comprehension bodies about 0.25 s.
+ * 1 s over 64,000 characters, and 1,000,000 steps of comprehension bodies about 0.3 s.
  */
 const COMPILE_STEPS_PER_INSTRUCTION = 40;
 const MATCH_CHARS_PER_STEP = 64;
@@ -196,11 +217,43 @@ function sizeOf(value: unknown): number {
   return 0;
 }
 
+/**
+ * The number of nodes of `value` as a tree (a shared value counts each time it appears),
+ * counted only up to `cap`: the walk costs no more than what it may charge.
+ */
+function treeSize(value: unknown, cap: number): number {
+  let count = 1;
+  const pending: unknown[] = [value];
+  while (pending.length > 0 && count <= cap) {
+    for (const child of childrenOfValue(pending.pop())) {
+      count += 1;
+      if (typeof child === "object" && child !== null) pending.push(child);
+      if (count > cap) break;
+    }
+  }
+  return count;
+}
+
+function childrenOfValue(value: unknown): Iterable<unknown> {
+  if (Array.isArray(value)) return value as unknown[];
+  if (value instanceof Map || value instanceof Set) return value.values();
+  if (typeof value === "object" && value !== null) return Object.values(value);
+  return [];
+}
+
+function chargeTree(value: unknown): void {
+  charge(treeSize(value, EVALUATION_BUDGET - meter.spent));
+}
+
 /** Registers the metering helpers the rewritten source calls. */
 export function registerMetering(env: Environment): Environment {
   return env
     .registerFunction(`${ITERATE}(A, int): A`, (value: unknown, weight: bigint) => {
       charge(1 + sizeOf(value) * Number(weight));
+      return value;
+    })
+    .registerFunction(`${VALUE}(A): A`, (value: unknown) => {
+      chargeTree(value);
       return value;
     })
     .registerFunction(`string.${MATCHES}(string): bool`, (text: string, pattern: string) => {
@@ -216,18 +269,19 @@ export function registerMetering(env: Environment): Environment {
     });
 }
 
-/** Runs `evaluate` on a fresh budget; a result reached past the budget is not trusted. */
-export function metered<T>(evaluate: () => T): { ok: true; value: T } | { ok: false; message: string } {
+/** Starts a fresh budget for the evaluation about to run. */
+export function startMetering(): void {
   meter.spent = 0;
   meter.exceeded = false;
-  meter.compiled.clear();
-  try {
-    const value = evaluate();
-    return meter.exceeded ? { ok: false, message: budgetMessage() } : { ok: true, value };
-  } catch (error) {
-    if (meter.exceeded) return { ok: false, message: budgetMessage() };
-    throw error;
-  }
+  if (meter.compiled.size > 0) meter.compiled.clear();
+}
+
+/**
+ * Why the evaluation that just ran is not to be trusted, if it went past its budget (even
+ * when it produced a value: a quantifier may have absorbed the budget's error).
+ */
+export function overBudget(): string | undefined {
+  return meter.exceeded ? budgetMessage() : undefined;
 }
 
 function budgetMessage(): string {

@@ -101,11 +101,11 @@ describe("the cost of an expression is bounded", () => {
   });
   it("stops an evaluation past its step budget with a clear error, whatever the quantifier swallows", () => {
     const xs = Array.from({ length: 120 }, (_, i) => i);
-    // 120^3 = 1.7 million iterations: over the budget, refused after at most the budget's worth.
+    // 120^3 = 1.7 million iterations: over the budget, stopped once the budget is spent.
     expect(evaluate("facts.xs.all(a, facts.xs.all(b, facts.xs.all(c, a + b + c >= 0)))", "check", { xs })).toEqual({
       ok: false,
       message:
-        "expression exceeded its evaluation budget of 1000000 steps (comprehensions or matches() over too much data)",
+        "expression exceeded its evaluation budget of 250000 steps (comprehensions or matches() over too much data)",
     });
     // exists() absorbs the errors of the elements before the last, which yields true by itself.
     expect(
@@ -115,7 +115,7 @@ describe("the cost of an expression is bounded", () => {
     ).toEqual({
       ok: false,
       message:
-        "expression exceeded its evaluation budget of 1000000 steps (comprehensions or matches() over too much data)",
+        "expression exceeded its evaluation budget of 250000 steps (comprehensions or matches() over too much data)",
     });
     // The same shape over small lists is well inside the budget.
     expect(
@@ -131,7 +131,7 @@ describe("the cost of an expression is bounded", () => {
     expect(evaluate('facts.s.matches("(?:a?){1000}a{1000}")', "check", { s })).toEqual({
       ok: false,
       message:
-        "expression exceeded its evaluation budget of 1000000 steps (comprehensions or matches() over too much data)",
+        "expression exceeded its evaluation budget of 250000 steps (comprehensions or matches() over too much data)",
     });
     expect(evaluate('facts.s.matches("^(a+)+$")', "check", { s })).toEqual({ ok: true, value: true });
     // Distinct patterns from data pay for their compilation too.
@@ -139,8 +139,27 @@ describe("the cost of an expression is bounded", () => {
     expect(evaluate('facts.ps.exists(p, "b".matches(p))', "check", { ps })).toEqual({
       ok: false,
       message:
-        "expression exceeded its evaluation budget of 1000000 steps (comprehensions or matches() over too much data)",
+        "expression exceeded its evaluation budget of 250000 steps (comprehensions or matches() over too much data)",
     });
+  });
+  it("charges values that map() and cel.bind() build, so a shared structure cannot grow unseen", () => {
+    const budget = {
+      ok: false,
+      message:
+        "expression exceeded its evaluation budget of 250000 steps (comprehensions or matches() over too much data)",
+    };
+    // Each map doubles the tree under one element: 2^22 leaves for == to compare.
+    const doubled = "[1]" + ".map(x, [x, x])".repeat(22);
+    expect(evaluate(`${doubled} == ${doubled}`, "check", {})).toEqual(budget);
+    // Two equal trees of binds over distinct copies of a list: 2^10 × 2,000 comparisons.
+    const tree = (depth: number) => {
+      let body = `v${depth}`;
+      for (let i = depth; i >= 1; i--) body = `cel.bind(v${i}, [v${i - 1}, v${i - 1}], ${body})`;
+      return `cel.bind(v0, facts.xs + [], ${body})`;
+    };
+    const xs = Array.from({ length: 2_000 }, (_, i) => i);
+    expect(evaluate(`${tree(10)} == ${tree(10)}`, "check", { xs })).toEqual(budget);
+    expect(evaluate(`${tree(3)} == ${tree(3)}`, "check", { xs })).toEqual({ ok: true, value: true });
   });
   it("keeps its internal helpers out of plan source", () => {
     expect(compileExpression("__iterate(facts.xs, 1).all(x, x > 0)", "check")).toMatchObject({ ok: false });
