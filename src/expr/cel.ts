@@ -39,8 +39,8 @@ export type EvalResult =
   | { ok: false; missing?: undefined; message: string };
 
 const LIMITS = { maxAstNodes: 400, maxDepth: 40, maxListElements: 200, maxMapEntries: 200, maxCallArguments: 8 };
-/** The metered rewrite adds two nodes and one level per comprehension to what the author wrote. */
-const RUN_LIMITS = { ...LIMITS, maxAstNodes: 2 * LIMITS.maxAstNodes, maxDepth: 2 * LIMITS.maxDepth };
+/** The metered rewrite wraps comprehensions and operands: at most a few nodes and levels for each. */
+const RUN_LIMITS = { ...LIMITS, maxAstNodes: 4 * LIMITS.maxAstNodes, maxDepth: 4 * LIMITS.maxDepth };
 
 const MIXED_OPERATORS = ["+", "-", "*", "/"] as const;
 

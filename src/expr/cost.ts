@@ -20,8 +20,10 @@
  * `r.all(x, p)` becomes `__iterate(r, w).all(x, p)`, where `__iterate` charges `r`'s length
  * times `w` (the nodes of the body) and hands `r` back unchanged;
  * `r.map(x, t)` is also wrapped in `__value(…)`, which charges the tree size of the result, as is
- * the value of `cel.bind(v, value, e)`; `s.matches(p)` becomes `s.__matches(p)`. Plan source may
- * not name these helpers.
+ * the value of `cel.bind(v, value, e)`; in a comprehension's body, the operands of comparisons,
+ * `in`, `+` and the string functions are wrapped in `__weigh(…)`, which charges theirs (a
+ * number or a short string costs nothing more); `s.matches(p)` becomes `s.__matches(p)`. Plan
+ * source may not name these helpers.
  */
 import type { ASTNode, Environment } from "@marcbachmann/cel-js";
 import { RE2JS } from "re2js";
@@ -34,6 +36,23 @@ export const EVALUATION_BUDGET = 250_000;
 const COMPREHENSIONS = new Set(["all", "exists", "exists_one", "map", "filter"]);
 const ITERATE = "__iterate";
 const VALUE = "__value";
+const WEIGH = "__weigh";
+/** Operators whose work grows with their operands (strings, lists, maps are compared or copied). */
+const SIZED_OPERATORS = new Set(["==", "!=", "<", "<=", ">", ">=", "in", "+"]);
+/** Functions whose work grows with their receiver and arguments. */
+const SIZED_FUNCTIONS = new Set([
+  "contains",
+  "startsWith",
+  "endsWith",
+  "indexOf",
+  "lastIndexOf",
+  "lowerAscii",
+  "upperAscii",
+  "trim",
+  "substring",
+  "split",
+  "join",
+]);
 const MATCHES = "__matches";
 const RESERVED_PREFIX = "__";
 
@@ -102,6 +121,7 @@ export function checkCost(source: string, ast: ASTNode): CostCheck {
       if (name === "bind" && receiver.op === "id" && receiver.args === "cel" && params.length === 3) {
         wrap(edits, params[1]!, `${VALUE}(`, ")");
       }
+      if (depth > 0 && SIZED_FUNCTIONS.has(name)) for (const operand of [receiver, ...params]) weigh(edits, operand);
       if (name === "matches" && params.length === 1) {
         const edit = renameMatches(source, receiver, params[0]!);
         if (!edit.ok) {
@@ -110,6 +130,13 @@ export function checkCost(source: string, ast: ASTNode): CostCheck {
         }
         edits.push(edit.edit);
       }
+    }
+    if (depth > 0 && SIZED_OPERATORS.has(node.op) && Array.isArray(node.args)) {
+      const [left, right] = node.args as [Node, Node];
+      // Against a literal, a comparison or `+` is cheap: a string is compared (by length
+      // first) or joined without copying, a list or map fails the comparison by its type.
+      const cheap = node.op === "in" ? isConstant(right) : left.op === "value" || right.op === "value";
+      if (!cheap) for (const operand of [left, right]) weigh(edits, operand);
     }
     for (const child of childrenOf(node)) visit(child, depth);
   };
@@ -121,6 +148,21 @@ export function checkCost(source: string, ast: ASTNode): CostCheck {
     return { ok: false, code: "too_costly", message };
   }
   return { ok: true, runnable: applyEdits(source, edits) };
+}
+
+/**
+ * In a comprehension's body, where it runs once per element, an operand of sized work is
+ * charged by its size (a literal is as small as the source that spells it).
+ */
+function weigh(edits: Edit[], operand: Node): void {
+  if (!isConstant(operand)) wrap(edits, operand, `${WEIGH}(`, ")");
+}
+
+/** A literal, or a list or map literal of literals. */
+function isConstant(node: Node): boolean {
+  if (node.op === "value") return true;
+  if (node.op !== "list" && node.op !== "map") return false;
+  return childrenOf(node).every(isConstant);
 }
 
 function wrap(edits: Edit[], node: Node, open: string, close: string): void {
@@ -218,20 +260,25 @@ function sizeOf(value: unknown): number {
 }
 
 /**
- * The number of nodes of `value` as a tree (a shared value counts each time it appears),
- * counted only up to `cap`: the walk costs no more than what it may charge.
+ * The number of nodes of `value` as a tree (a shared value counts each time it appears), a
+ * string counting one more per `MATCH_CHARS_PER_STEP` characters; counted only up to `cap`,
+ * so that the walk costs no more than what it may charge.
  */
 function treeSize(value: unknown, cap: number): number {
-  let count = 1;
+  let count = nodeSize(value);
   const pending: unknown[] = [value];
   while (pending.length > 0 && count <= cap) {
     for (const child of childrenOfValue(pending.pop())) {
-      count += 1;
+      count += nodeSize(child);
       if (typeof child === "object" && child !== null) pending.push(child);
       if (count > cap) break;
     }
   }
   return count;
+}
+
+function nodeSize(value: unknown): number {
+  return typeof value === "string" ? 1 + Math.floor(value.length / MATCH_CHARS_PER_STEP) : 1;
 }
 
 function childrenOfValue(value: unknown): Iterable<unknown> {
@@ -254,6 +301,11 @@ export function registerMetering(env: Environment): Environment {
     })
     .registerFunction(`${VALUE}(A): A`, (value: unknown) => {
       chargeTree(value);
+      return value;
+    })
+    .registerFunction(`${WEIGH}(A): A`, (value: unknown) => {
+      if (typeof value === "object" && value !== null) chargeTree(value);
+      else if (typeof value === "string" && value.length >= MATCH_CHARS_PER_STEP) charge(nodeSize(value));
       return value;
     })
     .registerFunction(`string.${MATCHES}(string): bool`, (text: string, pattern: string) => {

@@ -160,6 +160,30 @@ describe("the cost of an expression is bounded", () => {
     const xs = Array.from({ length: 2_000 }, (_, i) => i);
     expect(evaluate(`${tree(10)} == ${tree(10)}`, "check", { xs })).toEqual(budget);
     expect(evaluate(`${tree(3)} == ${tree(3)}`, "check", { xs })).toEqual({ ok: true, value: true });
+    // 8,000 references to one 60,000-character string, joined: 480 million characters.
+    const s = "x".repeat(60_000);
+    expect(
+      evaluate('facts.xs.map(x, facts.s).join().contains("y")', "check", { xs: [...xs, ...xs, ...xs, ...xs], s }),
+    ).toEqual(budget);
+  });
+  it("charges the data an operator or a string function touches in each iteration", () => {
+    const budget = {
+      ok: false,
+      message:
+        "expression exceeded its evaluation budget of 250000 steps (comprehensions or matches() over too much data)",
+    };
+    const xs = Array.from({ length: 500 }, (_, i) => i);
+    // 40 × 60,000 characters built and searched in each of 500 iterations: 1.2 billion.
+    const cat = Array.from({ length: 40 }, () => "facts.s").join(" + ");
+    const s = "x".repeat(60_000);
+    expect(evaluate(`facts.xs.all(x, (${cat}).contains("y") == false)`, "check", { xs, s })).toEqual(budget);
+    // `in` scans the list in each iteration: 500 × 20,000 comparisons.
+    const ys = Array.from({ length: 20_000 }, (_, i) => -i);
+    expect(evaluate("facts.xs.all(x, !(x in facts.ys))", "check", { xs: xs.slice(1), ys })).toEqual(budget);
+    expect(evaluate("facts.xs.all(x, !(x in facts.ys))", "check", { xs: xs.slice(1, 11), ys })).toEqual({
+      ok: true,
+      value: true,
+    });
   });
   it("keeps its internal helpers out of plan source", () => {
     expect(compileExpression("__iterate(facts.xs, 1).all(x, x > 0)", "check")).toMatchObject({ ok: false });
