@@ -207,7 +207,7 @@ interface Pattern {
 }
 
 const patterns = new Map<string, Pattern | string>();
-const PATTERN_CACHE_LIMIT = 500;
+const PATTERN_CACHE_LIMIT = 100;
 
 function compilePattern(pattern: string): Pattern | string {
   const hit = patterns.get(pattern);
