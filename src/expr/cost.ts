@@ -90,6 +90,7 @@ function countNodes(node: Node): number {
  * to run: the same expression with the metering rewrites.
  */
 export function checkCost(source: string, ast: ASTNode): CostCheck {
+  scanned = { source, literals: stringLiterals(ast as unknown as Node, new Map()) };
   const edits: Edit[] = [];
   let deepest = 0;
   let problem: CostCheck | undefined;
@@ -166,8 +167,58 @@ function isConstant(node: Node): boolean {
 }
 
 function wrap(edits: Edit[], node: Node, open: string, close: string): void {
-  edits.push({ at: node.start, remove: 0, insert: open });
-  edits.push({ at: node.end, remove: 0, insert: close, close: true });
+  const [start, end] = outerRange(node);
+  edits.push({ at: start, remove: 0, insert: open });
+  edits.push({ at: end, remove: 0, insert: close, close: true });
+}
+
+/** The source being rewritten, and where its string literals lie (their parentheses are text). */
+let scanned: { source: string; literals: Map<number, number> } = { source: "", literals: new Map() };
+
+/**
+ * A node's range as cel-js reports it leaves out the parentheses around its first and last
+ * operands (`(a) + b` starts at `a`), so it may not be an expression by itself. Widened over
+ * the unmatched parentheses just outside it, it is.
+ */
+function outerRange(node: Node): [number, number] {
+  const { source } = scanned;
+  let balance = 0;
+  let lowest = 0;
+  for (let i = node.start; i < node.end; i++) {
+    i = skipText(i);
+    if (i >= node.end) break;
+    if (source[i] === "(") balance += 1;
+    else if (source[i] === ")") lowest = Math.min(lowest, (balance -= 1));
+  }
+  let start = node.start;
+  for (let missing = -lowest; missing > 0 && start > 0;) {
+    start -= 1;
+    if (source[start] === "(") missing -= 1;
+  }
+  let end = node.end;
+  for (let missing = balance - lowest; missing > 0 && end < source.length; end++) {
+    if (source[end] === ")") missing -= 1;
+  }
+  return [start, end];
+}
+
+/** Past a string literal or a comment starting at `i`, or `i` itself. */
+function skipText(i: number): number {
+  const literalEnd = scanned.literals.get(i);
+  if (literalEnd !== undefined) return literalEnd;
+  if (scanned.source.startsWith("//", i)) {
+    const eol = scanned.source.indexOf("\n", i);
+    return eol === -1 ? scanned.source.length : eol;
+  }
+  return i;
+}
+
+function stringLiterals(node: Node, into: Map<number, number>): Map<number, number> {
+  if (node.op === "value" && (typeof node.args === "string" || node.args instanceof Uint8Array)) {
+    into.set(node.start, node.end);
+  }
+  for (const child of childrenOf(node)) stringLiterals(child, into);
+  return into;
 }
 
 /** `s.matches(p)` → `s.__matches(p)`; a literal pattern must be RE2 syntax. */

@@ -1,4 +1,7 @@
+import { Environment } from "@marcbachmann/cel-js";
+import * as fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { fromCel } from "../../src/expr/cel.js";
 import { compileExpression, evaluateExpression as evaluate } from "../../src/policy/index.js";
 
 describe("CEL expressions over JSON facts", () => {
@@ -188,5 +191,91 @@ describe("the cost of an expression is bounded", () => {
   it("keeps its internal helpers out of plan source", () => {
     expect(compileExpression("__iterate(facts.xs, 1).all(x, x > 0)", "check")).toMatchObject({ ok: false });
     expect(compileExpression('facts.s.__matches("a")', "check")).toMatchObject({ ok: false });
+  });
+});
+
+describe("the metered rewrite", () => {
+  // The reference: the same expression on a plain cel-js environment, without the rewrite.
+  const reference = new Environment({ unlistedVariablesAreDyn: false, homogeneousAggregateLiterals: false })
+    .registerVariable("facts", "map")
+    .registerOperator("int + double", (a: bigint, b: number) => Number(a) + b)
+    .registerOperator("double + int", (a: number, b: bigint) => a + Number(b));
+  const facts = {
+    xs: [1, 2, 3],
+    s: "abc",
+    items: [
+      { n: "a1", q: 2 },
+      { n: "b2", q: 0 },
+    ],
+  };
+  // Mostly well-typed expressions: strings, lists of numbers, numbers and booleans, with
+  // comprehensions over `v` (and `u` inside), `cel.bind`, string functions and `matches`.
+  const { bool: expr } = fc.letrec<{ str: string; list: string; num: string; bool: string; vbool: string }>((tie) => ({
+    str: fc.oneof(
+      { depthSize: "small" },
+      fc.constantFrom("facts.s", '"ab"'),
+      fc.tuple(tie("str"), tie("str")).map(([a, b]) => `(${a} + ${b})`),
+      fc.tuple(tie("str"), tie("str")).map(([a, b]) => `cel.bind(w, ${a}, w + ${b})`),
+    ),
+    list: fc.oneof(
+      { depthSize: "small" },
+      fc.constantFrom("facts.xs", "[1, 2]", "facts.items.map(i, i.q)"),
+      fc.tuple(tie("list"), tie("vbool")).map(([l, b]) => `${l}.filter(v, ${b})`),
+      fc.tuple(tie("list"), tie("num")).map(([l, n]) => `${l}.map(v, v + ${n})`),
+      fc.tuple(tie("list"), tie("list")).map(([a, b]) => `(${a} + ${b})`),
+      fc.tuple(tie("list"), tie("list")).map(([a, b]) => `cel.bind(w, ${a}, w + ${b})`),
+    ),
+    num: fc.oneof(
+      { depthSize: "small" },
+      fc.constantFrom("1", "2.5"),
+      tie("list").map((l) => `size(${l})`),
+      tie("str").map((t) => `size(${t})`),
+      fc.tuple(tie("num"), tie("num")).map(([a, b]) => `(${a} + ${b})`),
+    ),
+    vbool: fc.oneof(
+      { depthSize: "small" },
+      tie("num").map((n) => `(v < ${n})`),
+      tie("list").map((l) => `(v in ${l})`),
+      tie("list").map((l) => `${l}.exists(u, u == v)`),
+      tie("bool"),
+    ),
+    bool: fc.oneof(
+      { depthSize: "small" },
+      fc.constantFrom("true", "false"),
+      fc.tuple(tie("num"), fc.constantFrom("<", "==", "!="), tie("num")).map(([a, op, b]) => `(${a} ${op} ${b})`),
+      fc.tuple(tie("str"), fc.constantFrom("==", "<"), tie("str")).map(([a, op, b]) => `(${a} ${op} ${b})`),
+      fc.tuple(tie("list"), tie("list")).map(([a, b]) => `(${a} == ${b})`),
+      fc.tuple(tie("num"), tie("list")).map(([n, l]) => `(${n} in ${l})`),
+      fc
+        .tuple(tie("str"), fc.constantFrom("contains", "startsWith", "endsWith"), tie("str"))
+        .map(([a, f, b]) => `${a}.${f}(${b})`),
+      fc.tuple(tie("str"), fc.constantFrom('"a|b"', '"^a+$"', "facts.s")).map(([a, p]) => `${a}.matches(${p})`),
+      fc
+        .tuple(tie("list"), fc.constantFrom("all", "exists", "exists_one"), tie("vbool"))
+        .map(([l, m, b]) => `${l}.${m}(v, ${b})`),
+      fc.tuple(tie("bool"), fc.constantFrom("&&", "||"), tie("bool")).map(([a, op, b]) => `(${a} ${op} ${b})`),
+      tie("bool").map((b) => `!${b}`),
+    ),
+  }));
+
+  it("gives what the expression as written gives, for every expression that compiles", () => {
+    fc.assert(
+      fc.property(expr, (source) => {
+        const compiled = compileExpression(source, "check");
+        if (!compiled.ok && compiled.code === "too_costly") return;
+        const checked = reference.check(source);
+        expect(compiled.ok ? "compiles" : compiled.message).toBe(checked.valid ? "compiles" : compiled.message);
+        if (!compiled.ok) return;
+        let expected: unknown;
+        try {
+          expected = { ok: true, value: fromCel(reference.evaluate(source, { facts })) };
+        } catch {
+          expected = { ok: false };
+        }
+        const actual = evaluate(source, "check", facts);
+        expect(actual.ok ? actual : { ok: false }).toEqual(expected);
+      }),
+      { numRuns: 400, seed: 28 },
+    );
   });
 });
