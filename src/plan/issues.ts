@@ -13,6 +13,8 @@ export type PlanIssueCode =
   | "unknown_fallback_tool"
   | "human_step_with_tool"
   | "invalid_expression"
+  /** A CEL expression that could cost more than an evaluation may (comprehensions nested too deep). */
+  | "expression_too_costly"
   | "invalid_retry"
   | "unknown_assumption"
   | "falsified_assumption"

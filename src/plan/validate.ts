@@ -229,11 +229,12 @@ function checkExpression(
   const compiled = compileExpression(source, kind);
   if (!compiled.ok) {
     const where = stepId ? `step "${stepId}" ${path.slice(2).join(".")}` : path.join(".");
+    const costly = compiled.code === "too_costly";
     add({
-      code: "invalid_expression",
+      code: costly ? "expression_too_costly" : "invalid_expression",
       path,
       ...(stepId === undefined ? {} : { stepId }),
-      message: `${where}: CEL expression ${JSON.stringify(source.slice(0, 80))} does not compile: ${compiled.message}`,
+      message: `${where}: CEL expression ${JSON.stringify(source.slice(0, 80))} ${costly ? "is too costly" : "does not compile"}: ${compiled.message}`,
     });
   }
 }
