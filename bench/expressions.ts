@@ -1,7 +1,7 @@
 /**
  * Expression cost: what one CEL evaluation costs on the step path (compiled and cached, as the
  * nodes use it), and how long the worst expressions a plan may hold block the process before
- * the evaluation budget stops them (docs/decisions/0026-cel-expression-cost.md).
+ * the evaluation budget stops them (docs/decisions/0029-cel-expression-cost.md).
  */
 import { evaluateExpression } from "../src/policy/index.js";
 import { fmt, median, type Table } from "./lib.js";

@@ -1,7 +1,7 @@
 /**
  * Bounds what one CEL expression may cost. Expressions come from plans, plans from models, and
  * an evaluation runs synchronously in the step loop: a backtracking regex or comprehensions
- * nested over large lists would block the whole process (docs/decisions/0026-cel-expression-cost.md).
+ * nested over large lists would block the whole process (docs/decisions/0029-cel-expression-cost.md).
  *
  * - `matches` runs on RE2 (linear in its input) instead of the backtracking `RegExp`; a literal
  *   pattern RE2 refuses (backreferences, lookaround) is refused when the plan is validated.
