@@ -106,9 +106,9 @@ describe("idempotency keys name the operation", () => {
   it("escalates instead of running a changed operation under the committed step's old key", async () => {
     const t = travel(false);
     const paused = await t.run();
-    const oldKey = operationKey("trip-1", "hold_seat", "hold_seat", { flight: "AA100" });
-    const newKey = operationKey("trip-1", "hold_seat", "hold_seat", { flight: "BA117" });
-    expect(oldKey).toBe("trip-1:hold_seat:34148f341ae8ac84");
+    const oldKey = operationKey("trip-1", "hold_seat", { flight: "AA100" });
+    const newKey = operationKey("trip-1", "hold_seat", { flight: "BA117" });
+    expect(oldKey).toBe("trip-1:34148f341ae8ac84");
     expect(newKey).not.toBe(oldKey);
     expect(brief(paused.decisions)).toEqual([
       "price_check: assumption_broken → replan_local [assumption.replan-local]",
@@ -132,17 +132,18 @@ describe("idempotency keys name the operation", () => {
     expect(done.sideEffects.map((e: { idempotencyKey: string }) => e.idempotencyKey)).toEqual([oldKey, newKey]);
   });
 
-  it("reuses the key, and lists it once, when a backtrack leaves the operation unchanged", async () => {
+  it("reuses the committed hold, and lists its key once, when a backtrack leaves the operation unchanged", async () => {
     const t = travel(true);
     const out = await t.run();
-    const key = operationKey("trip-1", "hold_seat", "hold_seat", { flight: "AA100" });
+    const key = operationKey("trip-1", "hold_seat", { flight: "AA100" });
     expect(out.status).toBe("completed");
-    expect(t.api.calls).toEqual([
-      { flight: "AA100", key },
-      { flight: "AA100", key },
-    ]);
+    expect(t.api.calls).toEqual([{ flight: "AA100", key }]);
     expect(out.sideEffects.map((e: { idempotencyKey: string }) => e.idempotencyKey)).toEqual([key]);
-    expect(brief(out.decisions)).toEqual(["price_check: assumption_broken → replan_local [assumption.replan-local]"]);
+    expect(brief(out.decisions)).toEqual([
+      "price_check: assumption_broken → replan_local [assumption.replan-local]",
+      "hold_seat: none → reuse [effect.reused]",
+    ]);
+    expect(out.facts.hold_id.value).toBe("H-AA100");
   });
 
   it("gives a fork from an earlier checkpoint with a changed input a new key", async () => {
@@ -173,8 +174,8 @@ describe("idempotency keys name the operation", () => {
     );
     const forked: Loose = await h.graph.invoke(null, changed);
     expect(api.calls.map((c) => c.key)).toEqual([
-      operationKey("fork", "hold_seat", "hold_seat", { flight: "AA100" }),
-      operationKey("fork", "hold_seat", "hold_seat", { flight: "BA117" }),
+      operationKey("fork", "hold_seat", { flight: "AA100" }),
+      operationKey("fork", "hold_seat", { flight: "BA117" }),
     ]);
     expect(forked.facts.hold_id.value).toBe("H-BA117");
   });
