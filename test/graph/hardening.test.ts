@@ -146,7 +146,7 @@ describe("idempotency keys name the operation", () => {
     expect(out.facts.hold_id.value).toBe("H-AA100");
   });
 
-  it("gives a fork from an earlier checkpoint with a changed input a new key", async () => {
+  it("gives a fork from an earlier checkpoint with a changed input a new key, which a person must allow", async () => {
     const api = seatApi();
     const plan: PlanDraft = {
       steps: [{ id: "hold_seat", goal: "Hold", tool: "hold_seat", inputs: ["flight"], produces: ["hold_id"] }],
@@ -172,12 +172,17 @@ describe("idempotency keys name the operation", () => {
         },
       }),
     );
-    const forked: Loose = await h.graph.invoke(null, changed);
-    expect(api.calls.map((c) => c.key)).toEqual([
+    // The fork carries the hold committed since: the same step holding another flight is a second hold.
+    const keys = [
       operationKey("fork", "hold_seat", { flight: "AA100" }),
       operationKey("fork", "hold_seat", { flight: "BA117" }),
-    ]);
-    expect(forked.facts.hold_id.value).toBe("H-BA117");
+    ];
+    const forked: Loose = await h.graph.invoke(null, changed);
+    expect(forked.__interrupt__[0].value.context.sideEffect).toEqual({ committedKey: keys[0], proposedKey: keys[1] });
+    expect(api.calls.map((c) => c.key)).toEqual([keys[0]]);
+    const allowed: Loose = await h.graph.invoke(new Command({ resume: { action: "retry" } }), h.config);
+    expect(api.calls.map((c) => c.key)).toEqual(keys);
+    expect(allowed.facts.hold_id.value).toBe("H-BA117");
   });
 });
 
