@@ -14,7 +14,6 @@ import {
   END,
   START,
   StateGraph,
-  isCommand,
   type BaseCheckpointSaver,
   type CompiledStateGraph,
   type LangGraphRunnableConfig,
