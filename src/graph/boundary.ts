@@ -110,19 +110,23 @@ export function isFinished(status: unknown): boolean {
 }
 
 /**
- * Throws when `input` cannot run on a thread whose latest status is `status`: a new goal, a
- * `Command`, or any run from an earlier checkpoint (`fork`) of a finished thread, which would run
- * its steps again; any run of a stopped one. `invoke(null)` on a finished thread passes: it returns
- * the final state and writes nothing, so a process that crashed after the last checkpoint can
- * always ask (docs/decisions/0017-run-boundary.md).
+ * Throws when `input` cannot run on a thread whose latest status is `status`. On a finished
+ * thread: a new goal, or a `Command` on its latest checkpoint (it has no question to answer).
+ * `invoke(null)` there passes: it returns the final state and writes nothing, so a process that
+ * crashed after the last checkpoint can always ask; so does a run from an earlier checkpoint
+ * (`fork`, time travel), which carries the effects committed since and so reuses them instead of
+ * running them again (graph/committed-effects.ts). On a stopped thread, any run but a `Command`
+ * (docs/decisions/0017-run-boundary.md).
  */
 export function checkCanRun(status: unknown, thread: string, input: unknown = null, fork = false): void {
   if (typeof status !== "string") return;
+  const command = input !== null && input !== undefined && isCommand(input);
+  const goal = input !== null && input !== undefined && !command;
   if (TERMINAL.has(status)) {
-    if ((input === null || input === undefined) && !fork) return;
-    throw finished(thread, status, fork);
+    if (goal || (command && !fork)) throw finished(thread, status);
+    return;
   }
-  if (isCommand(input) && !fork) return;
+  if (command && !fork) return;
   if (status === "stopped") {
     throw new PlanManagerError(
       "thread_stopped",
@@ -138,12 +142,11 @@ export function hasPendingInterrupt(snapshot: { tasks: readonly { interrupts: re
   return snapshot.tasks.some((t) => t.interrupts.length > 0);
 }
 
-/** `thread_finished`, naming the status (and, for an earlier checkpoint, why that cannot run either). */
-export function finished(thread: string, status: string, fork = false): PlanManagerError {
-  const why = fork ? ": a run from an earlier checkpoint would run its steps again;" : ":";
+/** `thread_finished`, naming the status. */
+export function finished(thread: string, status: string): PlanManagerError {
   return new PlanManagerError(
     "thread_finished",
-    `thread "${thread}" has finished (status: ${status})${why} start a new run on a new thread_id`,
+    `thread "${thread}" has finished (status: ${status}): start a new run on a new thread_id`,
     { path: "status" },
   );
 }

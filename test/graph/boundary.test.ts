@@ -258,20 +258,15 @@ describe("a Command from outside", () => {
 });
 
 describe("a committed effect never runs again on any branch of the thread", () => {
-  it("a run from a checkpoint before the charge of a finished thread is thread_finished; nothing is charged", async () => {
+  it("time travel on a finished thread from before the charge reuses the charge: one call, one key", async () => {
     const { h, calls } = shop();
     await h.run();
-    await resumeRun(h.graph, h.config, approved);
-    const before = await checkpointId(h);
-    const earlier = await beforeCharge(h);
-    const error = await failure(h.graph.invoke(null, earlier));
-    expect([error.code, error.message]).toEqual([
-      "thread_finished",
-      'thread "order-1" has finished (status: completed): a run from an earlier checkpoint would run its steps ' +
-        "again; start a new run on a new thread_id",
-    ]);
-    expect((await failure(h.graph.invoke(new Command({ goto: "executor" }), earlier))).code).toBe("thread_finished");
-    expect([await checkpointId(h), calls.length]).toEqual([before, 1]);
+    const done = await resumeRun(h.graph, h.config, approved);
+    const key = done.sideEffects?.[0]?.idempotencyKey;
+    const again = await h.graph.invoke(null, await beforeCharge(h));
+    expect([again.status, calls]).toEqual(["awaiting_human", [{ amount: 100, key }]]);
+    expect(brief(again.decisions ?? [])).toEqual(["pay: none → reuse [effect.reused]"]);
+    expect(again.sideEffects?.map((e) => e.idempotencyKey)).toEqual([key]);
   });
 
   it("updateState on an earlier checkpoint of a finished thread is thread_finished; the thread stays completed", async () => {
