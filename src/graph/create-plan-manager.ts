@@ -178,10 +178,13 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     if (typeof thread !== "string" || !saver?.getTuple) return undefined;
     // The status channel is stored whole in every checkpoint: reading it costs one checkpoint read,
     // where `getState` would replay every delta channel (56 ms on a 200-step thread, measured).
-    const latest = await saver.getTuple({ configurable: { thread_id: thread, checkpoint_ns: "" } });
+    const latest = await saver.getTuple({ configurable: threadRoot(thread) });
     const asked = configurable.checkpoint_id;
-    const fork = typeof asked === "string" && latest && latest.checkpoint.id !== asked ? asked : undefined;
-    return { thread, status: latest?.checkpoint.channel_values.status, ...(fork ? { fork } : {}) };
+    const other = typeof asked === "string" && latest !== undefined && latest.checkpoint.id !== asked;
+    // A checkpoint id the thread does not have is LangGraph's to answer, as before.
+    const fork = other && (await saver.getTuple({ configurable: { ...threadRoot(thread), checkpoint_id: asked } }));
+    const status = latest?.checkpoint.channel_values.status;
+    return { thread, status, ...(fork ? { fork: asked as string } : {}) };
   }
 
   /** An update on an earlier checkpoint takes the effects committed since with it (graph/committed-effects.ts). */
@@ -218,6 +221,8 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     return { ...options, recursionLimit: own };
   }
 }
+
+const threadRoot = (thread: string) => ({ thread_id: thread, checkpoint_ns: "" });
 
 /**
  * Every finished attempt is durable before anything that depends on it (docs/architecture.md "Durability"): unless the
