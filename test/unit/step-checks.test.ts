@@ -85,7 +85,10 @@ describe("step checks (pure)", () => {
     // A record from before outputs were kept: its step's output, while that step has committed nothing since.
     const old = { stepId: "s", idempotencyKey: "t:s:same", at: "x" };
     const steps: Record<string, StepRun> = { s: { status: "succeeded", attempts: 1, output: { out: 2 } } };
-    expect(checkCommittedEffect(step, same, undefined, [old], steps, "t {}")).toEqual({ reuse: old, output: { out: 2 } });
+    expect(checkCommittedEffect(step, same, undefined, [old], steps, "t {}")).toEqual({
+      reuse: old,
+      output: { out: 2 },
+    });
     const later = { stepId: "s", idempotencyKey: "t:other", at: "y" };
     expect(checkCommittedEffect(step, same, undefined, [old, later], steps, "t {}")).toBeUndefined();
   });
