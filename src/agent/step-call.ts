@@ -219,5 +219,5 @@ function judge(
 function sideEffectKey(env: CallEnv, step: Step, tool: string, args: Record<string, unknown>): string | undefined {
   const declared = (step.sideEffects?.length ?? 0) > 0 && step.idempotent === false && tool === step.tool;
   if (!env.options.sideEffectTools.has(tool) && !declared) return undefined;
-  return operationKey(env.threadId, step.id, tool, args);
+  return operationKey(env.threadId, tool, args, step.operation);
 }

@@ -14,7 +14,6 @@ import {
   END,
   START,
   StateGraph,
-  isCommand,
   type BaseCheckpointSaver,
   type CompiledStateGraph,
   type LangGraphRunnableConfig,
@@ -52,7 +51,16 @@ import {
   type Transformers,
   type Update,
 } from "./langgraph-seam.js";
-import { checkCanRun, checkInput, checkOutsideUpdate, hasPendingInterrupt } from "./boundary.js";
+import {
+  checkCanRun,
+  checkCommandUpdate,
+  checkInput,
+  checkOutsideUpdate,
+  finished,
+  hasPendingInterrupt,
+  isFinished,
+} from "./boundary.js";
+import { carryEffects, missingEffects, withEffects } from "./committed-effects.js";
 import { holdThread } from "./process-claim.js";
 import type { PlanManagerResult } from "./resume.js";
 import { threadLetGo, trackNode, withThreadRun } from "./thread-lock.js";
@@ -142,8 +150,10 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     // Every update is checked before any is written.
     const outside = updates.map((update) => checkOutsideUpdate(update.values)).every(Boolean);
     const topLevel = !startConfig.configurable?.checkpoint_ns && this.checkpointer !== undefined;
+    const branch = topLevel ? await this.branchOf(startConfig.configurable ?? {}) : undefined;
+    if (outside && branch && isFinished(branch.status)) throw finished(branch.thread, String(branch.status));
     const paused = outside && topLevel && hasPendingInterrupt(await this.getState(startConfig));
-    const updated = await super.bulkUpdateState(startConfig, supersteps);
+    const updated = await super.bulkUpdateState(startConfig, await this.carried(supersteps, branch));
     if (!paused) return updated;
     await this.invoke(null, updated);
     const thread = { configurable: { thread_id: updated.configurable?.thread_id } };
@@ -156,17 +166,47 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
    */
   private async checkRunStart(input: unknown, configurable: Record<string, unknown>): Promise<unknown> {
     const checked = checkInput(input);
-    if (input !== null && input !== undefined && isCommand(input)) return checked;
+    checkCommandUpdate(input);
+    if (isNestedRun(configurable) || configurable.checkpoint_ns) return checked;
+    const branch = await this.branchOf(configurable);
+    if (!branch) return checked;
+    checkCanRun(branch.status, branch.thread, input, branch.fork !== undefined);
+    if (branch.fork === undefined) return checked;
+    return carryEffects(checked, await missingEffects(this, branch.thread, branch.fork), branch.thread);
+  }
+
+  /**
+   * Where a run or update starts: the thread's latest status, and the earlier checkpoint it starts
+   * from instead of the latest (`fork`), if so. Undefined without a thread or a saver to read.
+   */
+  private async branchOf(
+    configurable: Record<string, unknown>,
+  ): Promise<{ thread: string; status: unknown; fork?: string } | undefined> {
     const thread = configurable.thread_id;
     const saver = this.runCheckpointer(configurable) as Partial<Pick<BaseCheckpointSaver, "getTuple">> | undefined;
-    if (isNestedRun(configurable) || typeof thread !== "string" || !saver?.getTuple || configurable.checkpoint_ns) {
-      return checked;
-    }
+    if (typeof thread !== "string" || !saver?.getTuple) return undefined;
     // The status channel is stored whole in every checkpoint: reading it costs one checkpoint read,
     // where `getState` would replay every delta channel (56 ms on a 200-step thread, measured).
-    const tuple = await saver.getTuple({ configurable: { ...configurable, checkpoint_ns: "" } });
-    checkCanRun(tuple?.checkpoint.channel_values.status, thread);
-    return checked;
+    const latest = await saver.getTuple({ configurable: threadRoot(thread) });
+    const asked = configurable.checkpoint_id;
+    const other = typeof asked === "string" && latest !== undefined && latest.checkpoint.id !== asked;
+    // A checkpoint id the thread does not have is LangGraph's to answer, as before.
+    const fork = other && (await saver.getTuple({ configurable: { ...threadRoot(thread), checkpoint_id: asked } }));
+    const status = latest?.checkpoint.channel_values.status;
+    return { thread, status, ...(fork ? { fork: asked as string } : {}) };
+  }
+
+  /** An update on an earlier checkpoint takes the effects committed since with it (graph/committed-effects.ts). */
+  private async carried(
+    supersteps: Parameters<BaseBulkUpdate>[1],
+    branch: { thread: string; fork?: string } | undefined,
+  ): Promise<Parameters<BaseBulkUpdate>[1]> {
+    if (branch?.fork === undefined || supersteps.length === 0) return supersteps;
+    const missing = await missingEffects(this, branch.thread, branch.fork);
+    const [first, ...rest] = supersteps;
+    const [update, ...others] = first!.updates;
+    if (missing.length === 0 || !update) return supersteps;
+    return [{ ...first, updates: [{ ...update, values: withEffects(update.values, missing) }, ...others] }, ...rest];
   }
 
   /** Waits until no run of this process holds the thread (a stopped run writing its last results). */
@@ -201,6 +241,8 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     return { ...options, recursionLimit: own };
   }
 }
+
+const threadRoot = (thread: string) => ({ thread_id: thread, checkpoint_ns: "" });
 
 /**
  * Every finished attempt is durable before anything that depends on it (docs/architecture.md "Durability"): unless the

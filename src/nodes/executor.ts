@@ -112,6 +112,7 @@ function startReady(v: Visit, flights: Dispatcher): Next {
     if (readiness.kind === "done") return { kind: "go" };
     let human: Step | undefined;
     const refused: string[] = [];
+    const successes = v.successes;
     for (const step of readiness.steps) {
       const hold = v.holdReason(human);
       const verdict = mayStart(step, toolFor(step, v.steps[step.id]), {
@@ -130,6 +131,8 @@ function startReady(v: Visit, flights: Dispatcher): Next {
       if (step.human) human = step;
       else startAttempt(v, flights, step);
     }
+    // A step whose committed operation was reused ended without a call: what it made ready may start.
+    if (v.successes > successes) continue;
     // Ready steps, none started, nothing running or queued: a resource held by a step that cannot run.
     if (flights.size === 0 && !human && v.dispatch.queue.length === 0) return { kind: "blocked", waiting: refused };
     return { kind: "go", ...(human && flights.size === 0 ? { human } : {}) };

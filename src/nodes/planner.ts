@@ -70,6 +70,7 @@ async function draftPlan(
     agents: rt.agentNames,
     policy: rt.policy,
     toolArguments: rt.toolArguments,
+    sideEffectTools: rt.sideEffectTools,
     availableFacts,
     canExtend,
   };

@@ -271,6 +271,13 @@ export const RULES = {
     "retry",
     "a rate limit (429, retryAfterMs) halves the tool's concurrency (transient); each success adds one back (none)",
   ),
+  // Not a rung: a record that a step's operation had committed already (docs/decisions/0006-idempotency-keys-name-the-operation.md).
+  "effect.reused": r(
+    "dispatch",
+    ["none"],
+    "reuse",
+    "a step's operation equals a committed side effect: its committed output is reused and the tool is not called",
+  ),
   // Answers a person gives at an interrupt (decisions with by: "person"); the class is the one answered.
   "human.deadline-passed": r(
     "person",

@@ -96,6 +96,8 @@ export interface Runtime {
   memory: ResolvedReplanMemory;
   clock: Clock;
   metadataOf(tool: string): ToolMetadata | undefined;
+  /** Tools whose metadata declares side effects. */
+  sideEffectTools: ReadonlySet<string>;
   agents: ReadonlyMap<string, AgentHandle>;
   agentNames: ReadonlySet<string>;
   models: Partial<Record<ModelTier, BaseChatModel>>;
@@ -185,6 +187,7 @@ export function resolveOptions(options: PlanManagerOptions): Runtime {
     memory: resolveReplanMemory(options.replanMemory, options.replanTemplates),
     clock: resolveClock(options.clock),
     metadataOf,
+    sideEffectTools: new Set([...tools.keys()].filter((name) => (metadataOf(name)?.sideEffects?.length ?? 0) > 0)),
     ...agentOptions(options),
   };
   if (options.classifier) runtime.classifier = options.classifier;

@@ -418,7 +418,7 @@ describe("planMiddleware: plan review, revisions and side effects", () => {
     expect(out.sideEffects).toEqual([
       {
         stepId: "pay",
-        idempotencyKey: expect.stringMatching(/^pay-1:pay:[0-9a-f]{16}$/),
+        idempotencyKey: expect.stringMatching(/^pay-1:[0-9a-f]{16}$/),
         at: "1970-01-01T00:00:00.000Z",
       },
     ]);

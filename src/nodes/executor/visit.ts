@@ -107,10 +107,15 @@ export class Visit {
       status: "succeeded",
       attempt: run.attempts,
     });
-    // Each committed key is listed once: re-running an unchanged operation commits nothing new.
+    // Each committed key is listed once, with the output a later step of the same operation reuses.
     const committed = [...this.state.sideEffects, ...this.effects];
     if (key && !committed.some((e) => e.idempotencyKey === key))
-      this.effects.push({ stepId: step.id, idempotencyKey: key, at: run.endedAt! });
+      this.effects.push({
+        stepId: step.id,
+        idempotencyKey: key,
+        at: run.endedAt!,
+        ...(run.output !== undefined ? { output: run.output } : {}),
+      });
     // New evidence: re-check the assumptions that steps not yet run still rest on.
     const broken = activeAssumptionChecks(this.plan, this.steps, this.state.guards.falsified, this.trusted);
     const deviation = assumptionDeviation(broken, step.id, run.attempts);
