@@ -137,6 +137,9 @@ async function oneAttempt(
   meter: Meter,
   decisions: Decision[],
 ): Promise<{ run: StepRun; judged: Judged }> {
+  const key = sideEffectKey(env, step, call.tool, call.args);
+  const reused = key === undefined ? undefined : reuse(env, step, before, key, decisions);
+  if (reused) return reused;
   const charge = attemptCost(step, call.tool !== step.tool);
   const over = checkBudget(step, meter.spent, env.options.policy.budget.maxCost, charge);
   if (over) return { run: before, judged: deviated(over, step.id, before.attempts) };
@@ -151,7 +154,6 @@ async function oneAttempt(
     meter.charged += charge;
     run = { ...run, cost: (run.cost ?? 0) + charge };
   }
-  const key = sideEffectKey(env, step, call.tool, call.args);
   const result = await env.invoke(call.tool, call.args, key);
   // Calls a middleware below made on its own are attempts too: counted against retry.maxAttempts and charged.
   const extra = Math.max(0, Math.min((result.calls ?? 1) - 1, MAX_CALLS));
@@ -161,6 +163,31 @@ async function oneAttempt(
     run = { ...run, attempts: run.attempts + extra, ...(charge > 0 ? { cost: (run.cost ?? 0) + charge * extra } : {}) };
   }
   return { run, judged: judge(env, step, run, result, key, decisions) };
+}
+
+/**
+ * The same operation (the same key) committed before, under any step: its recorded output is this
+ * call's result, judged like one, and the tool is not called again (`effect.reused`). A record from
+ * before outputs were kept goes out under its key, for a tool that honours keys to answer.
+ */
+function reuse(
+  env: CallEnv,
+  step: Step,
+  before: StepRun,
+  key: string,
+  decisions: Decision[],
+): { run: StepRun; judged: Judged } | undefined {
+  const committed = env.state.sideEffects.find((e) => e.idempotencyKey === key);
+  if (committed?.output === undefined) return undefined;
+  const run: StepRun = { ...before, status: "running", attempts: before.attempts + 1, startedAt: env.at() };
+  const by = committed.stepId === step.id ? "this step" : `step "${committed.stepId}"`;
+  const reason =
+    `the same operation was committed by ${by} under key ${key}; its output is reused and the tool ` +
+    "is not called again";
+  const place = { stepId: step.id, attempt: run.attempts, planVersion: env.state.plan!.version, at: env.at() };
+  decisions.push(decide({ rule: "effect.reused", reason }, place));
+  const content = JSON.stringify(committed.output) ?? "null";
+  return { run, judged: judge(env, step, run, { ok: true, content, output: committed.output }, undefined, decisions) };
 }
 
 function deviated(check: CheckFailure, stepId: string, attempt: number): Deviated {
@@ -204,7 +231,7 @@ function judge(
   const broken = activeAssumptionChecks(state.plan!, after, state.planRun.falsified, { ...trusted, ...judged.values });
   const deviation = assumptionDeviation(broken, step.id, attempt);
   if (deviation) return { kind: "deviation", deviation, succeeded: { run: done, values: judged.values } };
-  const sideEffects = key ? [{ stepId: step.id, idempotencyKey: key, at: env.at() }] : [];
+  const sideEffects = key ? [{ stepId: step.id, idempotencyKey: key, at: env.at(), output: judged.output }] : [];
   return {
     kind: "success",
     result: {

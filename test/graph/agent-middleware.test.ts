@@ -420,6 +420,7 @@ describe("planMiddleware: plan review, revisions and side effects", () => {
         stepId: "pay",
         idempotencyKey: expect.stringMatching(/^pay-1:[0-9a-f]{16}$/),
         at: "1970-01-01T00:00:00.000Z",
+        output: { paid: 40 },
       },
     ]);
     expect(l.keys.quote).toEqual([undefined]);
@@ -850,5 +851,36 @@ describe("planMiddleware: budget.maxCost and replanCooldownSteps", () => {
     );
     expect((out.__interrupt__![0]!.value as { kind: string; rule: string }).rule).toBe("guard.replan-cooldown");
     expect(l.calls).toEqual({ read_level: 1 });
+  });
+});
+
+describe("planMiddleware: keys name the operation", () => {
+  it("a second step making the committed call again reuses its result: one charge, one key (effect.reused)", async () => {
+    const l = ledger();
+    const tools = [countedTool(l, "pay", (_n, args) => ({ paid: args.amount }))];
+    const plan = {
+      steps: [
+        { id: "deposit", goal: "Pay the deposit", tool: "pay", produces: ["paid"] },
+        { id: "settle", goal: "Settle the balance", tool: "pay", dependsOn: ["deposit"] },
+      ],
+    };
+    const { agent, model } = agentWith(
+      [
+        [{ name: "write_plan", args: plan }],
+        [{ name: "pay", args: { amount: 40, step: "deposit" } }],
+        [{ name: "pay", args: { amount: 40, step: "settle" } }],
+        "done",
+      ],
+      tools,
+      { sideEffectTools: ["pay"] },
+    );
+    const out = await agent.invoke(start, config("reuse"));
+    expect(l.calls).toEqual({ pay: 1 });
+    expect(out.sideEffects.map((e) => e.stepId)).toEqual(["deposit"]);
+    expect(out.steps.settle).toMatchObject({ status: "succeeded", output: { paid: 40 } });
+    expect(out.decisions.map((d) => [d.stepId, d.rule, d.action])).toEqual([["settle", "effect.reused", "reuse"]]);
+    const results = lastResults(model.calls[3]!.messages).map((m) => m.content);
+    expect(results).toEqual(['{"paid":40}']);
+    expect(out.status).toBe("completed");
   });
 });
