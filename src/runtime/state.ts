@@ -7,7 +7,15 @@ import { Annotation } from "@langchain/langgraph";
 import { z } from "zod";
 import type { UsageEntry } from "../contracts/usage.js";
 import { CheckedChannel } from "./checked-channel.js";
-import { appendBatch, CheckedDeltaChannel, mergeBatch, replaceBatch } from "./delta-channel.js";
+import {
+  appendBatch,
+  CheckedDeltaChannel,
+  mergeBatch,
+  mergeInPlace,
+  replaceBatch,
+  type BatchReducer,
+} from "./delta-channel.js";
+import { mergeFactsInPlace } from "../plan/facts.js";
 
 export type { UsageEntry } from "../contracts/usage.js";
 import { DeviationSchema as DeviationUnionSchema, type Deviation } from "../policy/deviation.js";
@@ -82,8 +90,12 @@ function lastValue<V>(key: string, schema: z.ZodType, initial?: () => V) {
  */
 const logOf = <T>(key: string, item: z.ZodType) =>
   new CheckedDeltaChannel<T[], T[] | T>(key, oneOrMany(item), appendBatch<T>, () => []);
-const mapOf = <T>(key: string, schema: z.ZodType) =>
-  new CheckedDeltaChannel<Record<string, T>>(key, schema, mergeBatch<T>, () => ({}));
+// Maps may be merged in place in runs whose steps nobody watches (docs/decisions/0026-scale-per-step-cost.md).
+const mapOf = <T>(key: string, schema: z.ZodType, inPlace: BatchReducer<Record<string, T>, Record<string, T>>) =>
+  new CheckedDeltaChannel<Record<string, T>>(key, schema, mergeBatch<T>, () => ({}), undefined, {
+    reducer: inPlace,
+    own: (value) => ({ ...value }),
+  });
 
 // Shapes of what may be written, checked on every write (a few microseconds per step). Internal
 // channels are checked loosely: they are written by the nodes and are not part of the contract.
@@ -142,8 +154,8 @@ export const PlanManagerOutput = Annotation.Root({
   /** Compact history: one reverse diff per replan (`planAtVersion` rebuilds any version). */
   planHistory: logOf<PlanVersionEntry>("planHistory", PlanHistoryEntrySchema),
   /** Step records by id; a step without a record has not run yet (pending). */
-  steps: mapOf<StepRun>("steps", recordOf(z.string(), StepRunSchema)),
-  facts: mapOf<Fact>("facts", recordOf(FactKeySchema, FactSchema)),
+  steps: mapOf<StepRun>("steps", recordOf(z.string(), StepRunSchema), mergeInPlace<StepRun>),
+  facts: mapOf<Fact>("facts", recordOf(FactKeySchema, FactSchema), mergeFactsInPlace),
   decisions: logOf<Decision>("decisions", DecisionSchema),
   replans: logOf<ReplanRecord>("replans", ReplanRecordSchema),
   sideEffects: logOf<SideEffectRecord>("sideEffects", SideEffectRecordSchema),

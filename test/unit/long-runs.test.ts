@@ -19,11 +19,11 @@ describe("stepsOfEveryVersion", () => {
     const key = (s: Step) => JSON.stringify(s);
     expect(new Set(stepsOfEveryVersion(state).map(key))).toEqual(new Set(rebuilt.map(key)));
     expect(stepsOfEveryVersion(state).map((s) => `${s.id}:${JSON.stringify(s.args)}`)).toEqual([
-      'a:{}',
+      "a:{}",
       'b:{"to":"y"}',
-      'd:{}',
+      "d:{}",
       'b:{"to":"x"}',
-      'c:{}',
+      "c:{}",
     ]);
     expect(stepsOfEveryVersion({ planHistory: [] })).toEqual([]);
   });
