@@ -6,7 +6,7 @@
  */
 export function overlay<T>(base: Readonly<Record<string, T>>, changes: Record<string, T>): Record<string, T> {
   const owner = (key: string | symbol) => (Object.hasOwn(changes, key) ? changes : base);
-  return new Proxy<Record<string, T>>(
+  const view = new Proxy<Record<string, T>>(
     {},
     {
       get: (_, key) => Reflect.get(owner(key), key),
@@ -22,4 +22,15 @@ export function overlay<T>(base: Readonly<Record<string, T>>, changes: Record<st
       deleteProperty: () => false,
     },
   );
+  parts.set(view, { base, changes });
+  return view;
+}
+
+const parts = new WeakMap<object, { base: Readonly<Record<string, unknown>>; changes: Record<string, unknown> }>();
+
+/** The base and the changes of a view `overlay` made, or undefined for any other record. */
+export function overlayParts<T>(
+  record: Readonly<Record<string, T>>,
+): { base: Readonly<Record<string, T>>; changes: Readonly<Record<string, T>> } | undefined {
+  return parts.get(record) as { base: Record<string, T>; changes: Record<string, T> } | undefined;
 }

@@ -7,15 +7,9 @@ import { Annotation } from "@langchain/langgraph";
 import { z } from "zod";
 import type { UsageEntry } from "../contracts/usage.js";
 import { CheckedChannel } from "./checked-channel.js";
-import {
-  appendBatch,
-  CheckedDeltaChannel,
-  mergeBatch,
-  mergeInPlace,
-  replaceBatch,
-  type BatchReducer,
-} from "./delta-channel.js";
+import { appendBatch, CheckedDeltaChannel, mergeBatch, replaceBatch, type BatchReducer } from "./delta-channel.js";
 import { mergeFactsInPlace } from "../plan/facts.js";
+import { mergeStepsInPlace } from "../plan/ready.js";
 
 export type { UsageEntry } from "../contracts/usage.js";
 import { DeviationSchema as DeviationUnionSchema, type Deviation } from "../policy/deviation.js";
@@ -154,7 +148,7 @@ export const PlanManagerOutput = Annotation.Root({
   /** Compact history: one reverse diff per replan (`planAtVersion` rebuilds any version). */
   planHistory: logOf<PlanVersionEntry>("planHistory", PlanHistoryEntrySchema),
   /** Step records by id; a step without a record has not run yet (pending). */
-  steps: mapOf<StepRun>("steps", recordOf(z.string(), StepRunSchema), mergeInPlace<StepRun>),
+  steps: mapOf<StepRun>("steps", recordOf(z.string(), StepRunSchema), mergeStepsInPlace),
   facts: mapOf<Fact>("facts", recordOf(FactKeySchema, FactSchema), mergeFactsInPlace),
   decisions: logOf<Decision>("decisions", DecisionSchema),
   replans: logOf<ReplanRecord>("replans", ReplanRecordSchema),
