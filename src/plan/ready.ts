@@ -33,16 +33,16 @@ export function stepPosition(plan: Plan, id: string): number | undefined {
   return index.get(id);
 }
 
-/** Per step-records object, per plan: how many leading steps are known to have finished. */
-const finishedPrefix = new WeakMap<object, WeakMap<Plan, number>>();
+/** Per step-records object: for the plan last asked about, how many leading steps have finished. */
+const finishedPrefix = new WeakMap<object, { plan: Plan; first: number }>();
 
 /**
  * The position of `plan`'s first step that has not finished (`plan.steps.length` when all have).
  * Every step before it has finished, so whatever looks for work to do starts there: on a long run
  * a step's work stays the same however many steps ran before
  * (docs/decisions/0026-scale-per-step-cost.md). Remembered per records object: one that never
- * changes keeps its answer, one merged in place forgets it when a record stops being finished
- * (`mergeStepsInPlace`), and a visit's view of the records starts from its base's answer.
+ * changes keeps its answer, one merged in place moves it back when a record before it stops being
+ * finished (`mergeStepsInPlace`), and a visit's view of the records starts from its base's answer.
  */
 export function firstUnfinished(plan: Plan, steps: Readonly<Record<string, StepRun>>): number {
   const parts = overlayParts(steps);
@@ -52,17 +52,16 @@ export function firstUnfinished(plan: Plan, steps: Readonly<Record<string, StepR
       const at = isFinished(run) ? undefined : stepPosition(plan, id);
       if (at !== undefined && at < first) first = at;
     }
-    while (first < plan.steps.length && isFinished(steps[plan.steps[first]!.id])) first += 1;
-    return first;
+    return advance(plan, steps, first);
   }
-  let known = finishedPrefix.get(steps);
-  if (!known) {
-    known = new WeakMap();
-    finishedPrefix.set(steps, known);
-  }
-  let first = known.get(plan) ?? 0;
+  const known = finishedPrefix.get(steps);
+  const first = advance(plan, steps, known?.plan === plan ? known.first : 0);
+  finishedPrefix.set(steps, { plan, first });
+  return first;
+}
+
+function advance(plan: Plan, steps: Readonly<Record<string, StepRun>>, first: number): number {
   while (first < plan.steps.length && isFinished(steps[plan.steps[first]!.id])) first += 1;
-  known.set(plan, first);
   return first;
 }
 
@@ -74,13 +73,18 @@ export function unfinishedSteps(plan: Plan, steps: Readonly<Record<string, StepR
 
 /**
  * The step-records channel's in-place merge (runtime/delta-channel.ts `mergeInPlace`): a record
- * that is not finished may undo a finished prefix `firstUnfinished` remembered for this object.
+ * that is not finished moves back the finished prefix `firstUnfinished` remembered for this object.
  */
 export function mergeStepsInPlace(current: Record<string, StepRun>, writes: (Record<string, StepRun> | undefined)[]) {
+  const known = finishedPrefix.get(current);
   for (const write of writes) {
     if (write === undefined) continue;
     Object.assign(current, write);
-    if (Object.values(write).some((run) => !isFinished(run))) finishedPrefix.delete(current);
+    if (!known) continue;
+    for (const [id, run] of Object.entries(write)) {
+      const at = isFinished(run) ? undefined : stepPosition(known.plan, id);
+      if (at !== undefined && at < known.first) known.first = at;
+    }
   }
   return current;
 }

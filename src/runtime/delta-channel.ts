@@ -48,6 +48,11 @@ export class CheckedDeltaChannel<V, U = V> extends DeltaChannel<V, U> {
     readonly inPlace?: InPlace<V, U>,
     /** This instance applies writes in place (`inPlace.reducer`). */
     readonly mutating = false,
+    /**
+     * The part of a write that still needs checking, given the value it replaces (already checked
+     * when it was written): a plan extended by ten steps checks those ten, not the thousands before.
+     */
+    readonly unchecked: (current: V | undefined, write: unknown) => unknown = (_, write) => write,
   ) {
     super(mutating && inPlace ? inPlace.reducer : reducer, { snapshotFrequency, initialValueFactory });
     this.copying = reducer;
@@ -66,7 +71,16 @@ export class CheckedDeltaChannel<V, U = V> extends DeltaChannel<V, U> {
   mutatingTwin(): CheckedDeltaChannel<V, U> {
     if (!this.inPlace || this.mutating) return this;
     const { key, schema, copying, initialValueFactory, snapshotFrequency, inPlace } = this;
-    return new CheckedDeltaChannel<V, U>(key, schema, copying, initialValueFactory, snapshotFrequency, inPlace, true);
+    return new CheckedDeltaChannel<V, U>(
+      key,
+      schema,
+      copying,
+      initialValueFactory,
+      snapshotFrequency,
+      inPlace,
+      true,
+      this.unchecked,
+    );
   }
 
   override fromCheckpoint(checkpoint?: unknown): this {
@@ -79,6 +93,7 @@ export class CheckedDeltaChannel<V, U = V> extends DeltaChannel<V, U> {
       this.snapshotFrequency,
       this.inPlace,
       this.mutating,
+      this.unchecked,
     );
     channel.value = restored.value;
     channel.checks = this.checks.copy();
@@ -87,7 +102,14 @@ export class CheckedDeltaChannel<V, U = V> extends DeltaChannel<V, U> {
 
   // Checked before the base applies anything, so a rejected batch leaves the value as it was.
   override update(values: Parameters<DeltaChannel<V, U>["update"]>[0]): boolean {
-    this.checks.check(values);
+    const unchecked = values.map((v) => this.unchecked(this.value, v));
+    try {
+      this.checks.check(unchecked);
+    } catch (error) {
+      // The whole write again, so the error names the field as the caller wrote it.
+      if (unchecked.some((u, i) => u !== values[i])) this.checks.check(values);
+      throw error;
+    }
     const changed = super.update(values);
     // An Overwrite made the writer's object the value: in-place writes must not change it.
     if (this.mutating && changed && values.some((v) => isOverwrite(v))) this.value = this.inPlace!.own(this.value as V);

@@ -131,6 +131,19 @@ const ScopeChangesSchema = z.array(z.string().min(1).max(LIMITS.maxTextLength)).
 const ProgressSchema = z.object({ lastProgressAt: z.string().optional() });
 export type Progress = z.infer<typeof ProgressSchema>;
 
+/**
+ * A new plan version hands back the steps it keeps as the same objects (an extension keeps all of
+ * them): those were checked when the plan that holds them was written, so only the rest is
+ * checked (docs/decisions/0026-scale-per-step-cost.md).
+ */
+function uncheckedPlan(current: Plan | undefined, write: unknown): unknown {
+  const steps = (write as Partial<Plan> | null)?.steps;
+  if (!current || !Array.isArray(steps)) return write;
+  let kept = 0;
+  while (kept < current.steps.length && kept < steps.length && steps[kept] === current.steps[kept]) kept += 1;
+  return kept === 0 ? write : { ...(write as Plan), steps: steps.slice(kept) };
+}
+
 /** What a caller writes to start a run: the goal and the input facts. */
 export const PlanManagerInput = Annotation.Root({
   goal: lastValue<string>("goal", z.string()),
@@ -144,7 +157,16 @@ export const PlanManagerInput = Annotation.Root({
 export const PlanManagerOutput = Annotation.Root({
   goal: PlanManagerInput.spec.goal,
   status: lastValue<RunStatus>("status", RunStatusSchema, () => "planning"),
-  plan: new CheckedDeltaChannel<Plan | undefined>("plan", PlanSchema.optional(), replaceBatch, () => undefined),
+  plan: new CheckedDeltaChannel<Plan | undefined>(
+    "plan",
+    PlanSchema.optional(),
+    replaceBatch,
+    () => undefined,
+    undefined,
+    undefined,
+    false,
+    uncheckedPlan,
+  ),
   /** Compact history: one reverse diff per replan (`planAtVersion` rebuilds any version). */
   planHistory: logOf<PlanVersionEntry>("planHistory", PlanHistoryEntrySchema),
   /** Step records by id; a step without a record has not run yet (pending). */
