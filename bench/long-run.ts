@@ -78,10 +78,10 @@ export async function longRun(
   for (let i = 0; i + BLOCK < calls.length; i += BLOCK) blocks.push(calls[i + BLOCK]! - calls[i]!);
   // Gap g is between calls g and g + 1 (steps g + 1 and g + 2); it crosses batches when step g + 2 opens one.
   const gaps = (from: number, across: boolean) => {
-    const out: number[] = [];
+    const found: number[] = [];
     for (let g = from; g < from + BLOCK - 1 && g + 1 < total; g++)
-      if (((g + 1) % AHEAD === 0) === across) out.push(calls[g + 1]! - calls[g]!);
-    return median(out);
+      if (((g + 1) % AHEAD === 0) === across) found.push(calls[g + 1]! - calls[g]!);
+    return median(found);
   };
   const last = total - BLOCK;
   const stepMs: [number, number] = [gaps(0, false), gaps(last, false)];
