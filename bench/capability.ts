@@ -31,6 +31,11 @@ function facts(count: number, bytes: number): Record<string, Fact> {
 function measure(steps: number, versions: number, factCount: number, bytes: number, rounds: number): number {
   const earlier = Array.from({ length: versions }, (_, v) => plan(steps, v + 1));
   const known = facts(factCount, bytes);
+  // One failure report per step, as a long run's decisions quote tools' errors (traced like facts).
+  const untrusted = Array.from({ length: steps }, (_, i) => ({
+    text: `s${i}: TransientError: upstream ${i} answered 503; retry after ${i} ms`.padEnd(200, "."),
+    source: "a tool's error message" as const,
+  }));
   // The replan replaces the second half with new side-effecting steps (new ids, new literals): all checks run.
   const replacement = plan(steps, versions + 1)
     .slice(steps / 2)
@@ -46,6 +51,7 @@ function measure(steps: number, versions: number, factCount: number, bytes: numb
       facts: known,
       replanTools: "read-only",
       sideEffectsOf: (tool) => (tool === "pay" ? ["moves money"] : []),
+      untrusted,
     });
     samples.push(performance.now() - t0);
   }
@@ -69,6 +75,8 @@ export async function capability(quick: boolean): Promise<Table> {
       `${count} × ${bytes.toLocaleString("en")}`,
       fmt(measure(steps, versions, count, bytes, rounds), 2),
     ]),
-    note: "Half the plan replaced by new side-effecting steps, every literal traced against all fact text (worst case).",
+    note:
+      "Half the plan replaced by new side-effecting steps, every literal traced against all fact text and one " +
+      "200-byte error text per step, every input chain walked back to the start (worst case).",
   };
 }

@@ -115,7 +115,7 @@ export function postgres(server: PgServer): Backend {
             ),
           ),
         drop: async () => {
-          psql(server.url, `DROP DATABASE ${db} WITH (FORCE)`);
+          psql(server.url, `DROP DATABASE ${db}`);
         },
       };
     },

@@ -72,13 +72,6 @@ function bareGraph(records: StepRecords[], saver: BaseCheckpointSaver) {
     .withConfig({ recursionLimit: records.length + 10 });
 }
 
-async function untilUnused(url: string, database: string): Promise<void> {
-  const count = `SELECT count(*) FROM pg_stat_activity WHERE datname = '${database}' AND pid <> pg_backend_pid()`;
-  for (let waited = 0; waited < 20_000 && psql(url, count).trim() !== "0"; waited += 250) {
-    await new Promise((done) => setTimeout(done, 250));
-  }
-}
-
 interface Db {
   /** A saver on a fresh connection to this copy, and how to close it. */
   open(): Promise<{ saver: BaseCheckpointSaver; close: () => Promise<void> }>;
@@ -130,13 +123,12 @@ function postgresDb(server: PgServer, name: string): Db {
         ),
       ),
     copy: async (label) => {
-      // The thread claims' lock pool may still hold an idle connection to the source (it closes
-      // idle ones after 10 s); a template must have no other session.
-      await untilUnused(server.url, name);
+      // A template must have no other session: every saver on it has ended, and with it the
+      // thread claims' lock connections.
       psql(server.url, `CREATE DATABASE ${name}_${label} TEMPLATE ${name}`);
       return postgresDb(server, `${name}_${label}`);
     },
-    drop: async () => void psql(server.url, `DROP DATABASE ${name} WITH (FORCE)`),
+    drop: async () => void psql(server.url, `DROP DATABASE ${name}`),
   };
 }
 

@@ -10,6 +10,7 @@ import { capability } from "./capability.js";
 import { checkpointGrowth } from "./checkpoint-growth.js";
 import { concurrency } from "./concurrency.js";
 import { decisionLatency } from "./decision-latency.js";
+import { expressions } from "./expressions.js";
 import { governance } from "./governance.js";
 import { loads } from "./loads.js";
 import { longRuns } from "./long-run.js";
@@ -29,6 +30,7 @@ const tables: Table[] = [];
 const suites: [string, () => Promise<Table>][] = [
   ["overhead", () => overhead(quick)],
   ["decision", () => decisionLatency(quick)],
+  ["expressions", () => expressions(quick)],
   ["growth", () => checkpointGrowth(quick)],
   ["loads", () => loads(quick)],
   ["governance", async () => (await governance(quick)).table],

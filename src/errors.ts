@@ -59,14 +59,29 @@ export function isPlanManagerError(value: unknown): value is PlanManagerError {
   return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
 }
 
+/** The longest wait a server's Retry-After can ask for (one day); a longer one is waited this long. */
+export const MAX_RETRY_AFTER_MS = 86_400_000;
+
+/**
+ * A server's Retry-After as a wait the run can honour, or undefined when it names none: NaN (a
+ * Retry-After given as an HTTP date and parsed as a number), ±Infinity, a negative number and
+ * non-numbers are ignored — the retry policy's backoff applies — and a wait past a day is a day.
+ */
+export function usableRetryAfter(value: unknown): number | undefined {
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) return undefined;
+  return Math.min(value, MAX_RETRY_AFTER_MS);
+}
+
 /** A failure worth retrying: the same call may succeed later (rate limit, 5xx, network blip). */
 export class TransientError extends Error {
+  /** Set only when `options.retryAfterMs` is a finite number ≥ 0 (at most a day): see `usableRetryAfter`. */
   readonly retryAfterMs?: number;
   readonly retryable = true;
   constructor(message: string, options: { retryAfterMs?: number; cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "TransientError";
-    if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
+    const retryAfterMs = usableRetryAfter(options.retryAfterMs);
+    if (retryAfterMs !== undefined) this.retryAfterMs = retryAfterMs;
   }
 }
 

@@ -7,15 +7,19 @@
 import { ToolMessage } from "@langchain/core/messages";
 import { Command, isGraphBubbleUp } from "@langchain/langgraph";
 import { createMiddleware, ToolInvocationError, type ToolCallRequest } from "langchain";
+import type { Step } from "../plan/schema.js";
 import { errorInfo } from "../policy/deviation.js";
+import { unplannedEffect } from "../policy/unplanned-effect.js";
 import { beforeModel } from "./before-model.js";
+import { decide } from "./decisions.js";
 import { resolveAgentOptions, type PlanMiddlewareOptions, type ResolvedAgentOptions } from "./options.js";
 import { callKey, routeCall } from "./route.js";
 import { refuseRepeat, type CallEnv, type CallResult } from "./settle.js";
 import { AgentPlanState, type AgentPlanValues } from "./state.js";
 import { runStep, type AttemptResult } from "./step-call.js";
+import { heldCall } from "./taint.js";
 import { WRITE_PLAN, writePlan, writePlanTool } from "./write-plan.js";
-import { outputOf, textOf, withKey } from "./tool-call.js";
+import { gaveUp, outputOf, probed, textOf, withKey, type CallProbe } from "./tool-call.js";
 
 type AgentTool = NonNullable<ToolCallRequest["tool"]>;
 
@@ -66,8 +70,13 @@ async function governed(
   if (call.name === WRITE_PLAN) result = await writePlan(env, call.args, tools);
   else {
     const route = routeCall(state, call.name, call.args);
-    if (route.kind === "free") return handler(request);
-    if (route.kind === "done") {
+    if (route.kind === "free") {
+      const refused = unplannedEffect(call.name, call.args, state.plan?.version, options.sideEffectTools);
+      if (!refused) return handler(request);
+      const place = { attempt: 0, planVersion: state.plan?.version ?? 0, at: at() };
+      const decision = decide({ rule: refused.rule, reason: refused.reason }, place);
+      result = { content: refused.message, status: "error", update: { decisions: [decision] } };
+    } else if (route.kind === "done") {
       const output = JSON.stringify(route.output) ?? "null";
       result = {
         content: `Step "${route.step.id}" already succeeded (not run again); its result: ${output}`,
@@ -78,7 +87,10 @@ async function governed(
       result = state.planRun.failedCalls[callKey(route.step.id, call.name, route.args)]
         ? refuseRepeat(env, route.step, { tool: call.name, args: route.args })
         : { content: `Not run: ${route.message}.`, status: "error", update: {} };
-    else result = await runStep(env, route.step, call.name, route.args);
+    else
+      result =
+        heldCall(env, route.step, call.name, route.args, effectsOf(options, route.step, call.name)) ??
+        (await runStep(env, route.step, call.name, route.args));
   }
   const message = new ToolMessage({
     content: result.content,
@@ -89,7 +101,11 @@ async function governed(
   return new Command({ update: { ...result.update, messages: [message] } });
 }
 
-/** One attempt of a tool through the rest of the middleware chain. */
+/**
+ * One attempt of a tool through the rest of the middleware chain. `calls` is how often the tool
+ * itself ran (a retrying middleware below may call it several times); a failure turned into an
+ * error message below is read as the error the tool threw, so the ladder sees its real class.
+ */
 async function attempt(
   request: ToolCallRequest,
   handler: Handler,
@@ -97,19 +113,35 @@ async function attempt(
   call: { tool: string; args: Record<string, unknown>; key: string | undefined },
 ): Promise<AttemptResult> {
   const own = call.tool === request.toolCall.name ? request.tool : offered.get(call.tool);
-  const tool = call.key && own ? withKey(own, call.key) : own;
+  const probe: CallProbe = { calls: 0 };
+  const tool = own ? probed(call.key ? withKey(own, call.key) : own, probe) : own;
+  const calls = () => Math.max(1, probe.calls);
   try {
     const out = await handler({
       ...request,
       toolCall: { ...request.toolCall, name: call.tool, args: call.args },
       tool,
     });
-    if (!ToolMessage.isInstance(out)) return { ok: true, content: "", output: undefined };
+    if (!ToolMessage.isInstance(out)) return { ok: true, content: "", output: undefined, calls: calls() };
     const content = textOf(out.content);
-    if (out.status === "error") return { ok: false, error: { name: "ToolError", message: content } };
-    return { ok: true, content, output: outputOf(content) };
+    if (out.status !== "error") return { ok: true, content, output: outputOf(content), calls: calls() };
+    if (probe.thrown) return { ok: false, error: thrownInfo(probe.thrown.error), calls: calls() };
+    // Only a call the probe did not see is read from its message: a tool's own text claims nothing.
+    const given = probe.calls === 0 ? gaveUp(content) : undefined;
+    if (given) return { ok: false, error: { name: given.name, message: content }, calls: given.calls };
+    return { ok: false, error: { name: "ToolError", message: content }, calls: calls() };
   } catch (error) {
     if (isGraphBubbleUp(error)) throw error;
-    return { ok: false, error: errorInfo(ToolInvocationError.isInstance(error) ? error.toolError : error) };
+    return { ok: false, error: thrownInfo(error), calls: calls() };
   }
+}
+
+function thrownInfo(error: unknown) {
+  return errorInfo(ToolInvocationError.isInstance(error) ? error.toolError : error);
+}
+
+/** The side effects of a step's call: the tool's own (`sideEffectTools`), or the step's when it declares them. */
+function effectsOf(options: ResolvedAgentOptions, step: Step, tool: string): string[] {
+  if (options.sideEffectTools.has(tool)) return [tool];
+  return step.idempotent === false && tool === step.tool ? (step.sideEffects ?? []) : [];
 }

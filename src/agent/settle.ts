@@ -6,10 +6,11 @@
  * relabelled by the same `falsify` as the graph's.
  */
 import { makeFacts } from "../plan/facts.js";
-import type { Step, StepRun } from "../plan/schema.js";
+import type { FailureClass, Step, StepRun } from "../plan/schema.js";
 import type { ReplanStanding, Verdict } from "../policy/classify.js";
 import type { Decision } from "../policy/decision.js";
 import type { Deviation } from "../policy/deviation.js";
+import { coolingDown, type GuardHit } from "../policy/replan-guards.js";
 import { globalScope, localScope } from "../policy/scope.js";
 import { falsify } from "../policy/trust.js";
 import { decide } from "./decisions.js";
@@ -45,10 +46,18 @@ export interface Settling {
   succeeded?: { run: StepRun; values: Record<string, unknown> };
 }
 
-/** The model can always revise its plan; the guards count revisions like the graph counts replans. */
-export function standing(state: Pick<AgentPlanValues, "replans" | "planRun">): ReplanStanding {
+/**
+ * The model can always revise its plan; the guards count revisions like the graph counts replans,
+ * and an assumption a revision just answered cools down until steps succeed (`replanCooldownSteps`).
+ */
+export function standing(
+  state: Pick<AgentPlanValues, "replans" | "planRun">,
+  policy?: Pick<ResolvedAgentOptions["policy"], "replanCooldownSteps">,
+): ReplanStanding {
   const count = state.replans.filter((r) => r.scope !== "extend").length;
-  return { available: true, count, spent: 0, coolingDown: [], falsified: state.planRun.falsified };
+  const { lastReplanAt = {}, successes = [] } = state.planRun;
+  const cooling = policy ? coolingDown(lastReplanAt, successes.length, policy) : [];
+  return { available: true, count, spent: 0, coolingDown: cooling, falsified: state.planRun.falsified };
 }
 
 export function settle(env: CallEnv, s: Settling): CallResult {
@@ -95,9 +104,21 @@ export function refuseRepeat(env: CallEnv, step: Step, call: Settling["call"]): 
   const reason =
     `the identical call ${call.tool} ${JSON.stringify(call.args)} already failed for step "${step.id}" ` +
     `(${run?.error?.message ?? "failed"}); it was not run again`;
+  return holdCall(env, step, call, { rule: "guard.no-progress", reason }, "deterministic");
+}
+
+/** A call a guard stopped before it ran: recorded, and a person is asked before the next model call. */
+export function holdCall(
+  env: CallEnv,
+  step: Step,
+  call: Settling["call"],
+  hit: GuardHit,
+  failureClass: FailureClass = "none",
+): CallResult {
+  const run = env.state.steps[step.id];
   const place = { stepId: step.id, attempt: run?.attempts ?? 0, planVersion: env.state.plan!.version, at: env.at() };
-  const decision = decide({ rule: "guard.no-progress", reason, failureClass: "deterministic" }, place);
-  return escalated(escalationOf(step.id, call, "guard.no-progress", reason), { decisions: [decision] });
+  const decision = decide({ rule: hit.rule, reason: hit.reason, failureClass }, place);
+  return escalated(escalationOf(step.id, call, hit.rule, hit.reason), { decisions: [decision] });
 }
 
 function escalationOf(stepId: string, call: Settling["call"], rule: string, reason: string): Escalation {

@@ -15,6 +15,7 @@ import {
   RunStatusSchema,
   SideEffectRecordSchema,
   StepRunSchema,
+  type Budget,
   type Fact,
   type Plan,
   type ReplanRecord,
@@ -58,11 +59,26 @@ export const PlanRunSchema = z.object({
   trigger: TriggerSchema.nullable(),
   /** Escalations waiting for a person, by step id (null: answered). */
   escalations: z.record(z.string(), EscalationSchema.nullable()),
+  /**
+   * One id per step success (`VERSION:STEP:ATTEMPT`): the success count the cooldown reads. A set,
+   * not a counter, so the successes of side-by-side calls all land and a hook's write-back adds none.
+   */
+  successes: z.array(z.string()).default(() => []),
+  /** Per assumption: the success count when a revision last answered it (for `replanCooldownSteps`). */
+  lastReplanAt: z.record(z.string(), z.number()).default(() => ({})),
 });
 export type PlanRun = z.infer<typeof PlanRunSchema>;
 export type PlanRunUpdate = Partial<PlanRun>;
 
-export const EMPTY_RUN: PlanRun = { falsified: [], fingerprints: [], failedCalls: {}, trigger: null, escalations: {} };
+export const EMPTY_RUN: PlanRun = {
+  falsified: [],
+  fingerprints: [],
+  failedCalls: {},
+  trigger: null,
+  escalations: {},
+  successes: [],
+  lastReplanAt: {},
+};
 
 const union = (a: readonly string[], b: readonly string[]) => [...a, ...b.filter((x) => !a.includes(x))];
 
@@ -75,6 +91,8 @@ function mergeRun(current: PlanRun, next: PlanRunUpdate): PlanRun {
     failedCalls: { ...current.failedCalls, ...next.failedCalls },
     trigger: next.trigger === undefined ? current.trigger : next.trigger,
     escalations,
+    successes: union(current.successes ?? [], next.successes ?? []),
+    lastReplanAt: { ...current.lastReplanAt, ...next.lastReplanAt },
   };
 }
 
@@ -104,6 +122,21 @@ const appendDecisions = (a: Decision[], b: Decision[]): Decision[] => {
   const fresh = b.filter((d) => d.seq === 0 || d.seq > a.length);
   return [...a, ...fresh.map((d, i) => ({ ...d, seq: a.length + i + 1 }))];
 };
+
+/**
+ * What a step call charges to `budget.spent` (its attempts' costs). Side-by-side calls each send a
+ * charge and all of them add up; a whole budget (a hook's write-back of the state) replaces it.
+ */
+export const BudgetChargeSchema = z.object({ charge: z.number().finite().min(0), maxCost: z.number().optional() });
+export type BudgetCharge = z.infer<typeof BudgetChargeSchema>;
+
+function chargeBudget(current: Budget | undefined, next: Budget | BudgetCharge): Budget {
+  if (!("charge" in next)) return next;
+  const base = current ?? { spent: 0, replanSpent: 0 };
+  if (next.charge === 0 && next.maxCost === undefined) return base;
+  const limit = next.maxCost === undefined ? {} : { maxCost: next.maxCost };
+  return { ...base, spent: base.spent + next.charge, ...limit };
+}
 
 const HistorySchema = z.array(z.custom<PlanVersionEntry>((v) => typeof v === "object" && v !== null));
 
@@ -142,7 +175,14 @@ export const AgentPlanState = new StateSchema({
       reducer: appendNew<SideEffectRecord>((e) => `${e.stepId}|${e.idempotencyKey}`),
     },
   ),
-  budget: BudgetSchema.default(() => ({ spent: 0, replanSpent: 0 })),
+  budget: new ReducedValue(
+    BudgetSchema.default(() => ({ spent: 0, replanSpent: 0 })),
+    {
+      // Every invoke writes each key's input default: a zero charge, so a new message keeps what was spent.
+      inputSchema: z.union([BudgetChargeSchema, BudgetSchema]).default(() => ({ charge: 0 })),
+      reducer: chargeBudget,
+    },
+  ),
   planRun: new ReducedValue(
     PlanRunSchema.default(() => EMPTY_RUN),
     {
@@ -163,11 +203,13 @@ export interface AgentPlanValues {
   decisions: Decision[];
   replans: ReplanRecord[];
   sideEffects: SideEffectRecord[];
+  budget: Budget;
   planRun: PlanRun;
 }
 
-/** An update the middleware writes (any subset of keys; `planRun` partially). */
-export type AgentPlanUpdate = Partial<Omit<AgentPlanValues, "planRun" | "steps">> & {
+/** An update the middleware writes (any subset of keys; `planRun` partially, `budget` as a charge). */
+export type AgentPlanUpdate = Partial<Omit<AgentPlanValues, "planRun" | "steps" | "budget">> & {
   planRun?: PlanRunUpdate;
   steps?: Record<string, StepRun | null>;
+  budget?: BudgetCharge;
 };

@@ -11,12 +11,18 @@ import { activeAssumptionChecks, assumptionDeviation } from "../policy/assumptio
 import { classify } from "../policy/classify.js";
 import type { Decision } from "../policy/decision.js";
 import { producerAssumptions, type Deviation } from "../policy/deviation.js";
-import { checkInputs, checkPreconditions, judgeOutput } from "../policy/step-checks.js";
+import { attemptCost } from "../policy/budget.js";
+import { checkBudget, checkInputs, checkPreconditions, judgeOutput, type CheckFailure } from "../policy/step-checks.js";
 import { decide } from "./decisions.js";
 import { settle, standing, type CallEnv, type CallResult } from "./settle.js";
 
-/** What one attempt of a tool gave back. */
-export type AttemptResult = { ok: true; content: string; output: unknown } | { ok: false; error: ErrorInfo };
+/**
+ * What one attempt of a tool gave back; `calls`: how often the tool ran in it (a retrying middleware
+ * below may call it more than once; each call is an attempt of the step). Default 1.
+ */
+export type AttemptResult = ({ ok: true; content: string; output: unknown } | { ok: false; error: ErrorInfo }) & {
+  calls?: number;
+};
 
 interface Deviated {
   kind: "deviation";
@@ -27,11 +33,48 @@ interface Deviated {
 }
 type Judged = { kind: "success"; result: CallResult } | Deviated;
 
+/** A bound on the calls one attempt reports (a message may claim any number). */
+const MAX_CALLS = 1000;
+
+/** What this call's attempts charged, against what the run had spent when it began. */
+interface Meter {
+  spent: number;
+  charged: number;
+}
+
 export async function runStep(
   env: CallEnv,
   step: Step,
   tool: string,
   modelArgs: Record<string, unknown>,
+): Promise<CallResult> {
+  const meter: Meter = { spent: env.state.budget?.spent ?? 0, charged: 0 };
+  const result = await ladder(env, step, tool, modelArgs, meter);
+  return recorded(env, step, result, meter);
+}
+
+/**
+ * The call's charge for `budget.spent`, and a step success for the cooldown (one id per success,
+ * so side-by-side calls all count).
+ */
+function recorded(env: CallEnv, step: Step, result: CallResult, meter: Meter): CallResult {
+  const update = { ...result.update };
+  const maxCost = env.options.policy.budget.maxCost;
+  if (meter.charged > 0) update.budget = { charge: meter.charged, ...(maxCost === undefined ? {} : { maxCost }) };
+  const run = update.steps?.[step.id];
+  if (run?.status === "succeeded") {
+    const success = `${env.state.plan!.version}:${step.id}:${run.attempts}`;
+    update.planRun = { ...update.planRun, successes: [success] };
+  }
+  return { ...result, update };
+}
+
+async function ladder(
+  env: CallEnv,
+  step: Step,
+  tool: string,
+  modelArgs: Record<string, unknown>,
+  meter: Meter,
 ): Promise<CallResult> {
   const { state, options } = env;
   const trusted = factValues(state.facts);
@@ -47,18 +90,12 @@ export async function runStep(
   };
   const decisions: Decision[] = [];
   const pre = checkInputs(step, state.facts, trusted) ?? checkPreconditions(step, trusted);
-  let pending: Deviated | undefined = pre
-    ? { kind: "deviation", deviation: { ...pre.deviation, stepId: step.id, attempt: run.attempts }, error: pre.error }
-    : undefined;
+  let pending: Deviated | undefined = pre ? deviated(pre, step.id, run.attempts) : undefined;
   let call = { tool, args: onFallback ? { ...args, ...step.fallback?.args } : args };
   for (;;) {
-    let judged: Judged;
-    if (pending) judged = pending;
-    else {
-      run = { ...run, status: "running", attempts: run.attempts + 1, startedAt: run.startedAt ?? env.at() };
-      const key = sideEffectKey(env, step, call.tool, call.args);
-      judged = judge(env, step, run, await env.invoke(call.tool, call.args, key), key, decisions);
-    }
+    const attempted = pending ? { run, judged: pending } : await oneAttempt(env, step, run, call, meter, decisions);
+    const judged = attempted.judged;
+    run = attempted.run;
     pending = undefined;
     if (judged.kind === "success") return judged.result;
     const verdict = classify({
@@ -66,7 +103,7 @@ export async function runStep(
       step,
       run,
       policy: options.policy,
-      replan: standing(state),
+      replan: standing(state, options.policy),
       decisionCount: state.decisions.length + decisions.length,
       producerAssumptions: producerAssumptions(env.state.plan!, env.state.facts ?? {}, judged.deviation),
     });
@@ -86,6 +123,75 @@ export async function runStep(
     const { deviation, succeeded } = judged;
     return settle(env, { step, run, decisions, verdict, call, deviation, ...(succeeded ? { succeeded } : {}) });
   }
+}
+
+/**
+ * One attempt of the call: held when it would take the run past `budget.maxCost`, else started,
+ * charged per started attempt (as the graph charges) and judged.
+ */
+async function oneAttempt(
+  env: CallEnv,
+  step: Step,
+  before: StepRun,
+  call: { tool: string; args: Record<string, unknown> },
+  meter: Meter,
+  decisions: Decision[],
+): Promise<{ run: StepRun; judged: Judged }> {
+  const key = sideEffectKey(env, step, call.tool, call.args);
+  const reused = key === undefined ? undefined : reuse(env, step, before, key, decisions);
+  if (reused) return reused;
+  const charge = attemptCost(step, call.tool !== step.tool);
+  const over = checkBudget(step, meter.spent, env.options.policy.budget.maxCost, charge);
+  if (over) return { run: before, judged: deviated(over, step.id, before.attempts) };
+  let run: StepRun = {
+    ...before,
+    status: "running",
+    attempts: before.attempts + 1,
+    startedAt: before.startedAt ?? env.at(),
+  };
+  if (charge > 0) {
+    meter.spent += charge;
+    meter.charged += charge;
+    run = { ...run, cost: (run.cost ?? 0) + charge };
+  }
+  const result = await env.invoke(call.tool, call.args, key);
+  // Calls a middleware below made on its own are attempts too: counted against retry.maxAttempts and charged.
+  const extra = Math.max(0, Math.min((result.calls ?? 1) - 1, MAX_CALLS));
+  if (extra > 0) {
+    meter.spent += charge * extra;
+    meter.charged += charge * extra;
+    run = { ...run, attempts: run.attempts + extra, ...(charge > 0 ? { cost: (run.cost ?? 0) + charge * extra } : {}) };
+  }
+  return { run, judged: judge(env, step, run, result, key, decisions) };
+}
+
+/**
+ * The same operation (the same key) committed before, under any step: its recorded output is this
+ * call's result, judged like one, and the tool is not called again (`effect.reused`). A record from
+ * before outputs were kept goes out under its key, for a tool that honours keys to answer.
+ */
+function reuse(
+  env: CallEnv,
+  step: Step,
+  before: StepRun,
+  key: string,
+  decisions: Decision[],
+): { run: StepRun; judged: Judged } | undefined {
+  const committed = env.state.sideEffects.find((e) => e.idempotencyKey === key);
+  if (committed?.output === undefined) return undefined;
+  const run: StepRun = { ...before, status: "running", attempts: before.attempts + 1, startedAt: env.at() };
+  const by = committed.stepId === step.id ? "this step" : `step "${committed.stepId}"`;
+  const reason =
+    `the same operation was committed by ${by} under key ${key}; its output is reused and the tool ` +
+    "is not called again";
+  const place = { stepId: step.id, attempt: run.attempts, planVersion: env.state.plan!.version, at: env.at() };
+  decisions.push(decide({ rule: "effect.reused", reason }, place));
+  const content = JSON.stringify(committed.output) ?? "null";
+  return { run, judged: judge(env, step, run, { ok: true, content, output: committed.output }, undefined, decisions) };
+}
+
+function deviated(check: CheckFailure, stepId: string, attempt: number): Deviated {
+  return { kind: "deviation", deviation: { ...check.deviation, stepId, attempt }, error: check.error };
 }
 
 function errorOf(error: ErrorInfo | undefined): { error?: ErrorInfo } {
@@ -125,7 +231,7 @@ function judge(
   const broken = activeAssumptionChecks(state.plan!, after, state.planRun.falsified, { ...trusted, ...judged.values });
   const deviation = assumptionDeviation(broken, step.id, attempt);
   if (deviation) return { kind: "deviation", deviation, succeeded: { run: done, values: judged.values } };
-  const sideEffects = key ? [{ stepId: step.id, idempotencyKey: key, at: env.at() }] : [];
+  const sideEffects = key ? [{ stepId: step.id, idempotencyKey: key, at: env.at(), output: judged.output }] : [];
   return {
     kind: "success",
     result: {
@@ -140,5 +246,5 @@ function judge(
 function sideEffectKey(env: CallEnv, step: Step, tool: string, args: Record<string, unknown>): string | undefined {
   const declared = (step.sideEffects?.length ?? 0) > 0 && step.idempotent === false && tool === step.tool;
   if (!env.options.sideEffectTools.has(tool) && !declared) return undefined;
-  return operationKey(env.threadId, step.id, tool, args);
+  return operationKey(env.threadId, tool, args, step.operation);
 }

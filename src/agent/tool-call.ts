@@ -35,3 +35,43 @@ export function withKey<T extends object>(tool: T, key: string): T {
     invoke.call(tool, input, { ...config, configurable: { ...config?.configurable, idempotencyKey: key } });
   return keyed;
 }
+
+/** What the tool's own calls did during one attempt: how many ran, and what the last one threw. */
+export interface CallProbe {
+  calls: number;
+  thrown?: { error: unknown };
+}
+
+/**
+ * The same tool, counting its calls and keeping what the last one threw. A middleware between
+ * this one and the tool (toolRetryMiddleware) may call it several times and turn its error into
+ * a message; the probe keeps the real error class and the number of calls for the ladder.
+ */
+export function probed<T extends object>(tool: T, probe: CallProbe): T {
+  const invoke = (tool as Invokable).invoke;
+  if (typeof invoke !== "function") return tool;
+  const watched = Object.create(tool) as T & Required<Pick<Invokable, "invoke">>;
+  watched.invoke = async (input: unknown, config?: RunnableConfig) => {
+    probe.calls += 1;
+    try {
+      const out = await invoke.call(tool, input, config);
+      delete probe.thrown;
+      return out;
+    } catch (error) {
+      probe.thrown = { error };
+      throw error;
+    }
+  };
+  return watched;
+}
+
+/** toolRetryMiddleware's message when it gives up (langchain 1.5, `onFailure: "continue"`). */
+const GAVE_UP = /^Tool '[^']*' failed after (\d+) attempts? with ([A-Za-z_$][\w$]*)$/;
+
+/** The calls and error class a toolRetryMiddleware give-up message names, when it is one. */
+export function gaveUp(content: string): { calls: number; name: string } | undefined {
+  const m = GAVE_UP.exec(content);
+  if (!m) return undefined;
+  const calls = Number(m[1]);
+  return Number.isSafeInteger(calls) && calls > 0 ? { calls, name: m[2]! } : undefined;
+}

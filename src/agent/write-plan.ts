@@ -13,9 +13,11 @@ import type { Decision } from "../policy/decision.js";
 import { noProgressGuard, type GuardHit } from "../policy/replan-guards.js";
 import { decide } from "./decisions.js";
 import { committedMessage, enrich, validateDraft } from "./draft.js";
+import { overBudget } from "./plan-budget.js";
 import { ask, reviewRequest } from "./review.js";
 import { revise, type Revision } from "./revision.js";
 import { standing, type CallEnv, type CallResult } from "./settle.js";
+import { untrustedText } from "./taint.js";
 
 export const WRITE_PLAN = "write_plan";
 
@@ -60,6 +62,8 @@ export async function writePlan(env: CallEnv, args: unknown, tools: ReadonlySet<
 }
 
 async function firstPlan(env: CallEnv, draft: PlanDraft, tools: ReadonlySet<string>): Promise<CallResult> {
+  const dear = overBudget(env, { version: 1, steps: draft.steps, assumptions: draft.assumptions ?? [] }, {});
+  if (dear) return dear;
   const decisions: Decision[] = [];
   if (env.options.reviewPlan) {
     const answer = ask(review(env, draft, "Review the plan before any step runs", undefined));
@@ -101,6 +105,8 @@ async function revision(env: CallEnv, old: Plan, draft: PlanDraft, tools: Readon
     return { content, status: "error", update: { decisions: [decision] } };
   }
   let rev = revise({ ...state, plan: old }, draft, state.planRun.trigger, env.at());
+  const dear = overBudget(env, rev.plan, { ...state.steps, ...rev.resets });
+  if (dear) return dear;
   const hold = guard(env, old, rev);
   const decisions: Decision[] = [];
   if (hold) {
@@ -141,6 +147,8 @@ function guard(env: CallEnv, old: Plan, rev: Revision): GuardHit | undefined {
   if (stale) return stale;
   const sideEffectsOf = (t: string) => (options.sideEffectTools.has(t) ? [t] : []);
   const versions = [old.steps, ...state.planHistory.map((e) => e.replaced)];
+  const again = new Set(rev.added.map((s) => s.id));
+  const finished = rev.plan.steps.filter((s) => !again.has(s.id) && state.steps[s.id]?.status === "succeeded");
   const capability = capabilityGuard({
     replacement: rev.added,
     previous: old.steps,
@@ -149,6 +157,8 @@ function guard(env: CallEnv, old: Plan, rev: Revision): GuardHit | undefined {
     facts: state.facts,
     replanTools: options.policy.replanTools,
     sideEffectsOf,
+    untrusted: untrustedText(state),
+    finished: new Set(finished.map((s) => s.id)),
   });
   return capability ?? reviewedEffects(rev.added, (t) => options.sideEffectTools.has(t), options.reviewPlan);
 }
@@ -164,9 +174,15 @@ function commit(env: CallEnv, rev: Revision, decisions: Decision[]): CallResult 
       replans: [rev.record],
       steps: rev.resets,
       decisions,
-      planRun: { trigger: null, fingerprints: [rev.proposed] },
+      planRun: { trigger: null, fingerprints: [rev.proposed], lastReplanAt: cooldownFrom(env.state) },
     },
   };
+}
+
+/** A revision answering a broken assumption starts its cooldown (`policy.replanCooldownSteps`). */
+function cooldownFrom(state: CallEnv["state"]): Record<string, number> {
+  const assumption = state.planRun.trigger?.assumption;
+  return assumption === undefined ? {} : { [assumption]: (state.planRun.successes ?? []).length };
 }
 
 function review(env: CallEnv, draft: PlanDraft, description: string, hold: GuardHit | undefined) {

@@ -109,3 +109,26 @@ export function agentInfo(handle: AgentHandle): AgentInfo {
     description: typeof described === "string" && described.length > 0 ? described : fallback,
   };
 }
+
+/**
+ * Side effects of the tools an agent may call, where they can be listed: a chat model calls none;
+ * an agent made by `createAgent` lists its tools in its public `options.tools`, each with its
+ * `metadata.sideEffects` or the registry's for a tool of the same name. Another graph's tools
+ * cannot be listed: like a tool that declares none, it counts as read-only unless the step says.
+ */
+export function agentSideEffects(
+  handle: AgentHandle,
+  registry: (tool: string) => { sideEffects?: string[] } | undefined,
+): string[] {
+  if (handle.kind === "chat") return [];
+  const listed = (handle.graph as { options?: { tools?: unknown } }).options?.tools;
+  if (!Array.isArray(listed)) return [];
+  const effects = new Set<string>();
+  for (const t of listed as unknown[]) {
+    const named = t as { name?: unknown; metadata?: { sideEffects?: unknown } } | null;
+    const own = named?.metadata?.sideEffects;
+    if (Array.isArray(own)) for (const e of own) if (typeof e === "string") effects.add(e);
+    if (typeof named?.name === "string") for (const e of registry(named.name)?.sideEffects ?? []) effects.add(e);
+  }
+  return [...effects];
+}

@@ -10,6 +10,7 @@ import type { ModelTier } from "../plan/schema.js";
 import { costOf, resultUsage, type PriceTable } from "../planners/model-call.js";
 
 export type { PriceTable } from "../planners/model-call.js";
+export { resolvePrices } from "../planners/model-call.js";
 
 export interface MeterContext {
   stepId: string;

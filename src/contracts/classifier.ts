@@ -16,11 +16,15 @@ export type FallbackAnswer =
 /** One model call as a classifier reports it. */
 export type FallbackUsage = Omit<UsageEntry, "purpose" | "at">;
 
-/** Consulted only for failures the rules call `unknown` (see `llmClassifier`). */
+/**
+ * Consulted only for failures the rules call `unknown` (see `llmClassifier`). A call that throws,
+ * or runs past `policy.plannerTimeoutMs` (then `signal` aborts), leaves the rule's verdict standing.
+ */
 export interface FallbackClassifier {
   classify(input: {
     deviation: Deviation;
     step?: Step;
     allowed: readonly Verdict["action"][];
+    signal?: AbortSignal;
   }): Promise<FallbackAnswer | undefined>;
 }

@@ -38,6 +38,8 @@ export interface PlanRequest extends AgentCatalogue {
   validate: (draft: unknown) => PlanIssue[];
   /** Model usage is reported here so it lands in state and budgets. */
   reportUsage: (entry: Omit<UsageEntry, "at" | "purpose">) => void;
+  /** Aborted when `policy.plannerTimeoutMs` passes or the run stops: pass it on to model calls. */
+  signal?: AbortSignal;
 }
 
 export interface ReplanRequest extends AgentCatalogue {
@@ -72,6 +74,8 @@ export interface ReplanRequest extends AgentCatalogue {
   issues?: PlanIssue[];
   validate: (draft: unknown) => PlanIssue[];
   reportUsage: (entry: Omit<UsageEntry, "at" | "purpose">) => void;
+  /** Aborted when `policy.plannerTimeoutMs` passes or the run stops: pass it on to model calls. */
+  signal?: AbortSignal;
 }
 
 /** A rolling horizon's next steps: asked when every planned step has finished and the plan is not complete. */
@@ -93,6 +97,8 @@ export interface ExtendRequest extends AgentCatalogue {
   tools: ToolInfo[];
   validate: (draft: unknown) => PlanIssue[];
   reportUsage: (entry: Omit<UsageEntry, "at" | "purpose">) => void;
+  /** Aborted when `policy.plannerTimeoutMs` passes or the run stops: pass it on to model calls. */
+  signal?: AbortSignal;
 }
 
 /** A replacement remembered from another thread (its arguments from facts are `inputs` references). */

@@ -10,8 +10,12 @@
  * An expression may read `facts` only as `facts.key` or `facts["key"]` (and `output`, in
  * success signals). That makes the facts it needs statically known: a missing one is reported
  * by name, and the evaluator sees nothing else.
+ *
+ * Its cost is bounded (expr/cost.ts): what the author wrote is type-checked, and a metered
+ * rewrite of it is what runs.
  */
 import { Environment, type ASTNode } from "@marcbachmann/cel-js";
+import { checkCost, overBudget, registerMetering, startMetering } from "./cost.js";
 
 export type ExpressionKind = "precondition" | "successSignal" | "when" | "check";
 
@@ -25,7 +29,9 @@ export interface CompiledExpression {
   readonly run: (context: Record<string, unknown>) => unknown;
 }
 
-export type CompileResult = { ok: true; expression: CompiledExpression } | { ok: false; message: string };
+/** `too_costly`: the expression is valid CEL but could cost more than an evaluation may. */
+export type CompileResult =
+  { ok: true; expression: CompiledExpression } | { ok: false; code: "invalid" | "too_costly"; message: string };
 
 export type EvalResult =
   | { ok: true; value: unknown }
@@ -33,6 +39,8 @@ export type EvalResult =
   | { ok: false; missing?: undefined; message: string };
 
 const LIMITS = { maxAstNodes: 400, maxDepth: 40, maxListElements: 200, maxMapEntries: 200, maxCallArguments: 8 };
+/** The metered rewrite wraps comprehensions and operands: at most a few nodes and levels for each. */
+const RUN_LIMITS = { ...LIMITS, maxAstNodes: 4 * LIMITS.maxAstNodes, maxDepth: 4 * LIMITS.maxDepth };
 
 const MIXED_OPERATORS = ["+", "-", "*", "/"] as const;
 
@@ -49,11 +57,11 @@ function applyArithmetic(op: (typeof MIXED_OPERATORS)[number], a: number, b: num
   }
 }
 
-function makeEnvironment(withOutput: boolean): Environment {
+function makeEnvironment(withOutput: boolean, limits: typeof LIMITS): Environment {
   const env = new Environment({
     unlistedVariablesAreDyn: false,
     homogeneousAggregateLiterals: false,
-    limits: LIMITS,
+    limits,
   }).registerVariable("facts", "map");
   if (withOutput) env.registerVariable("output", "dyn");
   for (const op of MIXED_OPERATORS) {
@@ -63,8 +71,10 @@ function makeEnvironment(withOutput: boolean): Environment {
   return env;
 }
 
-const factsEnv = makeEnvironment(false);
-const signalEnv = makeEnvironment(true);
+const factsEnv = makeEnvironment(false, LIMITS);
+const signalEnv = makeEnvironment(true, LIMITS);
+const factsRunEnv = registerMetering(makeEnvironment(false, RUN_LIMITS));
+const signalRunEnv = registerMetering(makeEnvironment(true, RUN_LIMITS));
 
 const cache = new Map<string, CompileResult>();
 const CACHE_LIMIT = 2_000;
@@ -107,7 +117,8 @@ function collectFacts(node: ASTNode, keys: Set<string>, probed: Set<string>): st
       return 'read `facts` only with a literal key: facts["key"]';
     }
   }
-  const children: unknown[] = Array.isArray(args) ? args.flat(2) : [];
+  // A unary operator's operand is a single node, not a list.
+  const children: unknown[] = Array.isArray(args) ? args.flat(2) : [args];
   for (const child of children) {
     if (child && typeof child === "object" && "op" in (child as object)) {
       const problem = collectFacts(child as ASTNode, keys, probed);
@@ -129,23 +140,34 @@ export function compileExpression(source: string, kind: ExpressionKind): Compile
 }
 
 function compileUncached(source: string, kind: ExpressionKind): CompileResult {
-  const env = kind === "successSignal" ? signalEnv : factsEnv;
+  const signal = kind === "successSignal";
+  const env = signal ? signalEnv : factsEnv;
   try {
     const checked = env.check(source);
-    if (!checked.valid) return { ok: false, message: firstLine(checked.error?.message ?? "does not type-check") };
+    if (!checked.valid) return invalid(firstLine(checked.error?.message ?? "does not type-check"));
     const parsed = env.parse(source);
     const keys = new Set<string>();
     const probed = new Set<string>();
     const problem = collectFacts(parsed.ast, keys, probed);
-    if (problem) return { ok: false, message: problem };
+    if (problem) return invalid(problem);
     for (const key of keys) probed.delete(key);
+    const cost = checkCost(source, parsed.ast);
+    if (!cost.ok) return cost;
+    const runnable = (signal ? signalRunEnv : factsRunEnv).parse(cost.runnable);
+    // Checked once here, so that each evaluation does not type-check again.
+    const rechecked = runnable.check();
+    if (!rechecked.valid) return invalid(firstLine(rechecked.error?.message ?? "does not type-check"));
     return {
       ok: true,
-      expression: { source, kind, facts: [...keys], probes: [...probed], run: (context) => parsed(context) },
+      expression: { source, kind, facts: [...keys], probes: [...probed], run: (context) => runnable(context) },
     };
   } catch (error) {
-    return { ok: false, message: firstLine(error instanceof Error ? error.message : String(error)) };
+    return invalid(firstLine(error instanceof Error ? error.message : String(error)));
   }
+}
+
+function invalid(message: string): CompileResult {
+  return { ok: false, code: "invalid", message };
 }
 
 function firstLine(message: string): string {
@@ -170,10 +192,14 @@ export function evaluateExpression(
   for (const key of expression.probes) if (Object.hasOwn(facts, key)) scoped[key] = toCel(facts[key]);
   const context: Record<string, unknown> = { facts: scoped };
   if (expression.kind === "successSignal") context.output = toCel(output ?? null);
+  startMetering();
   try {
-    return { ok: true, value: fromCel(expression.run(context)) };
+    const value = expression.run(context);
+    const over = overBudget();
+    return over === undefined ? { ok: true, value: fromCel(value) } : { ok: false, message: over };
   } catch (error) {
-    return { ok: false, message: firstLine(error instanceof Error ? error.message : String(error)) };
+    const message = overBudget() ?? firstLine(error instanceof Error ? error.message : String(error));
+    return { ok: false, message };
   }
 }
 
@@ -189,27 +215,34 @@ export function evaluate(
   return evaluateExpression(compiled.expression, facts, output);
 }
 
-/** JSON values into CEL: `undefined` becomes null; everything else is already JSON-shaped. */
+/**
+ * JSON values into CEL: `undefined` becomes null, and objects become Maps. cel-js tells a map
+ * from other objects by its `constructor`, so a plain object with a `constructor` key (a
+ * sports result, say) would be refused as an unsupported type; a Map has no such key, and
+ * keeps a `__proto__` key as data.
+ */
 function toCel(value: unknown): unknown {
   if (value === undefined) return null;
   if (Array.isArray(value)) return value.map(toCel);
-  if (value && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = toCel(v);
+  if (isPlainObject(value)) {
+    const out = new Map<string, unknown>();
+    for (const key of Object.keys(value)) out.set(key, toCel(value[key]));
     return out;
   }
   return value;
 }
 
-/** CEL values back to JSON: ints (bigint) become plain numbers. */
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** CEL values back to JSON: ints (bigint) become plain numbers, Maps plain objects. */
 export function fromCel(value: unknown): unknown {
   if (typeof value === "bigint") return Number(value);
   if (Array.isArray(value)) return value.map(fromCel);
   if (value instanceof Map) return Object.fromEntries([...value.entries()].map(([k, v]) => [String(k), fromCel(v)]));
-  if (value && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = fromCel(v);
-    return out;
-  }
+  if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fromCel(v)]));
   return value;
 }

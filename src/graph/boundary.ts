@@ -34,12 +34,33 @@ export function managerWrite<T extends object>(values: T): T {
 export function checkOutsideUpdate(values: unknown): boolean {
   if (values === null || typeof values !== "object") return true;
   if (managerWrites.has(values)) return false;
-  const key = Object.keys(values).find((k) => !WRITABLE_KEYS.includes(k));
-  if (key === undefined) return true;
+  refuseOwnedKeys(Object.keys(values), "updateState");
+  return true;
+}
+
+/**
+ * A `Command` is a way in as much as `updateState` is: its `update` (an object, or `[key, value]`
+ * pairs) may write only what `updateState` may, or a caller could write a trusted fact or reopen
+ * a finished step by sending it as a run's input.
+ */
+export function checkCommandUpdate(input: unknown): void {
+  if (input === null || input === undefined || !isCommand(input) || input.update == null) return;
+  const update: unknown = input.update;
+  const keys = Array.isArray(update)
+    ? update.map((pair: unknown) => String(Array.isArray(pair) ? pair[0] : pair))
+    : typeof update === "object" && update !== null
+      ? Object.keys(update)
+      : [String(update)];
+  refuseOwnedKeys(keys, "Command.update");
+}
+
+function refuseOwnedKeys(keys: readonly string[], where: string): void {
+  const key = keys.find((k) => !WRITABLE_KEYS.includes(k));
+  if (key === undefined) return;
   const owner = OWNED.has(key) ? "the manager owns it" : "it is not a key of the plan manager's state";
   throw new PlanManagerError(
     "invalid_update",
-    `updateState: "${key}" cannot be written from outside a run (${owner}); ` +
+    `${where}: "${key}" cannot be written from outside a run (${owner}); ` +
       `the keys you may write are: ${WRITABLE_KEYS.join(", ")}`,
     { path: key },
   );
@@ -83,16 +104,29 @@ function inputError(path: string, problem: string): PlanManagerError {
   return new PlanManagerError("invalid_input", `input: ${problem}`, { path });
 }
 
-/** Throws when a thread with this status cannot take a new run: it has finished, or an operator stopped it. */
-export function checkCanRun(status: unknown, thread: string): void {
+/** Whether a thread with this status has ended for good. */
+export function isFinished(status: unknown): boolean {
+  return typeof status === "string" && TERMINAL.has(status);
+}
+
+/**
+ * Throws when `input` cannot run on a thread whose latest status is `status`. On a finished
+ * thread: a new goal, or a `Command` on its latest checkpoint (it has no question to answer).
+ * `invoke(null)` there passes: it returns the final state and writes nothing, so a process that
+ * crashed after the last checkpoint can always ask; so does a run from an earlier checkpoint
+ * (`fork`, time travel), which carries the effects committed since and so reuses them instead of
+ * running them again (graph/committed-effects.ts). On a stopped thread, any run but a `Command`
+ * (docs/decisions/0017-run-boundary.md).
+ */
+export function checkCanRun(status: unknown, thread: string, input: unknown = null, fork = false): void {
   if (typeof status !== "string") return;
+  const command = input !== null && input !== undefined && isCommand(input);
+  const goal = input !== null && input !== undefined && !command;
   if (TERMINAL.has(status)) {
-    throw new PlanManagerError(
-      "thread_finished",
-      `thread "${thread}" has finished (status: ${status}): start a new run on a new thread_id`,
-      { path: "status" },
-    );
+    if (goal || (command && !fork)) throw finished(thread, status);
+    return;
   }
+  if (command && !fork) return;
   if (status === "stopped") {
     throw new PlanManagerError(
       "thread_stopped",
@@ -106,4 +140,13 @@ export function checkCanRun(status: unknown, thread: string): void {
 /** True when a thread's latest snapshot is paused at a question (an interrupt is pending). */
 export function hasPendingInterrupt(snapshot: { tasks: readonly { interrupts: readonly unknown[] }[] }): boolean {
   return snapshot.tasks.some((t) => t.interrupts.length > 0);
+}
+
+/** `thread_finished`, naming the status. */
+export function finished(thread: string, status: string): PlanManagerError {
+  return new PlanManagerError(
+    "thread_finished",
+    `thread "${thread}" has finished (status: ${status}): start a new run on a new thread_id`,
+    { path: "status" },
+  );
 }

@@ -14,7 +14,6 @@ import {
   END,
   START,
   StateGraph,
-  isCommand,
   type BaseCheckpointSaver,
   type CompiledStateGraph,
   type LangGraphRunnableConfig,
@@ -53,10 +52,22 @@ import {
   type Transformers,
   type Update,
 } from "./langgraph-seam.js";
-import { checkCanRun, checkInput, checkOutsideUpdate, hasPendingInterrupt } from "./boundary.js";
+import {
+  checkCanRun,
+  checkCommandUpdate,
+  checkInput,
+  checkOutsideUpdate,
+  finished,
+  hasPendingInterrupt,
+  isFinished,
+} from "./boundary.js";
+import { carryEffects, missingEffects, withEffects } from "./committed-effects.js";
 import { holdThread } from "./process-claim.js";
 import type { PlanManagerResult } from "./resume.js";
-import { trackNode, withThreadRun } from "./thread-lock.js";
+import { threadLetGo, trackNode, withThreadRun } from "./thread-lock.js";
+import { startingNode } from "./node-start.js";
+import { untilStopped } from "./stopped-run.js";
+import { withHeldEvents } from "../runtime/events.js";
 
 type BaseCompiled = CompiledStateGraph<State, Update, string, InputSpec, OutputSpec>;
 type BaseInvoke = BaseCompiled["invoke"];
@@ -100,17 +111,22 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
       threadId: typeof configurable.thread_id === "string" ? configurable.thread_id : undefined,
       namespace: typeof configurable.checkpoint_ns === "string" ? configurable.checkpoint_ns : "",
     });
-    // A stream stopped through its signal rejects its reader without closing this generator (LangChain's
-    // stream wrapper races the signal), so `finally` would never run: the run ends on the abort itself.
+    // The caller's signal (aborted, or a stream left with `break`) stops the run at the next step boundary
+    // rather than at once, as LangGraph would, dropping the result of a tool call in flight: the run gets
+    // it through its dispatcher (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
+    // LangGraph reads a signal left out from the caller's ambient config: it gets one that never aborts.
     const signal = options?.signal;
-    const ended = () => thread.end();
-    signal?.addEventListener("abort", ended, { once: true });
+    const own = { ...options, signal: new AbortController().signal };
+    // Calls still in flight when a run ends keep its thread held, like a node still running.
+    const held = withThreadRun(durable(this.nestedLimit(own)), thread);
+    const steps = run(checked, withHeldEvents(withDispatch(held, (w) => thread.track(w), signal)));
     try {
-      // Calls still in flight when a run ends keep its thread held, like a node still running.
-      const config = withDispatch(withThreadRun(durable(this.nestedLimit(options)), thread), (w) => thread.track(w));
-      yield* run(checked, config);
+      // A stopped run is read to its end in the background; the thread is held until then.
+      yield* untilStopped(steps, signal, (rest) => {
+        thread.track(rest);
+        thread.end();
+      });
     } finally {
-      signal?.removeEventListener("abort", ended);
       thread.end();
     }
   }
@@ -152,12 +168,15 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     startConfig: LangGraphRunnableConfig,
     supersteps: Parameters<BaseBulkUpdate>[1],
   ): Promise<RunnableConfig> {
+    await this.letGo(startConfig);
     const updates = supersteps.flatMap((superstep) => superstep.updates);
     // Every update is checked before any is written.
     const outside = updates.map((update) => checkOutsideUpdate(update.values)).every(Boolean);
     const topLevel = !startConfig.configurable?.checkpoint_ns && this.checkpointer !== undefined;
+    const branch = topLevel ? await this.branchOf(startConfig.configurable ?? {}) : undefined;
+    if (outside && branch && isFinished(branch.status)) throw finished(branch.thread, String(branch.status));
     const paused = outside && topLevel && hasPendingInterrupt(await this.getState(startConfig));
-    const updated = await super.bulkUpdateState(startConfig, supersteps);
+    const updated = await super.bulkUpdateState(startConfig, await this.carried(supersteps, branch));
     if (!paused) return updated;
     await this.invoke(null, updated);
     const thread = { configurable: { thread_id: updated.configurable?.thread_id } };
@@ -170,17 +189,58 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
    */
   private async checkRunStart(input: unknown, configurable: Record<string, unknown>): Promise<unknown> {
     const checked = checkInput(input);
-    if (input !== null && input !== undefined && isCommand(input)) return checked;
+    checkCommandUpdate(input);
+    if (isNestedRun(configurable) || configurable.checkpoint_ns) return checked;
+    const branch = await this.branchOf(configurable);
+    if (!branch) return checked;
+    checkCanRun(branch.status, branch.thread, input, branch.fork !== undefined);
+    if (branch.fork === undefined) return checked;
+    return carryEffects(checked, await missingEffects(this, branch.thread, branch.fork), branch.thread);
+  }
+
+  /**
+   * Where a run or update starts: the thread's latest status, and the earlier checkpoint it starts
+   * from instead of the latest (`fork`), if so. Undefined without a thread or a saver to read.
+   */
+  private async branchOf(
+    configurable: Record<string, unknown>,
+  ): Promise<{ thread: string; status: unknown; fork?: string } | undefined> {
     const thread = configurable.thread_id;
     const saver = this.runCheckpointer(configurable) as Partial<Pick<BaseCheckpointSaver, "getTuple">> | undefined;
-    if (isNestedRun(configurable) || typeof thread !== "string" || !saver?.getTuple || configurable.checkpoint_ns) {
-      return checked;
-    }
+    if (typeof thread !== "string" || !saver?.getTuple) return undefined;
     // The status channel is stored whole in every checkpoint: reading it costs one checkpoint read,
     // where `getState` would replay every delta channel (56 ms on a 200-step thread, measured).
-    const tuple = await saver.getTuple({ configurable: { ...configurable, checkpoint_ns: "" } });
-    checkCanRun(tuple?.checkpoint.channel_values.status, thread);
-    return checked;
+    const latest = await saver.getTuple({ configurable: threadRoot(thread) });
+    const asked = configurable.checkpoint_id;
+    const other = typeof asked === "string" && latest !== undefined && latest.checkpoint.id !== asked;
+    // A checkpoint id the thread does not have is LangGraph's to answer, as before.
+    const fork = other && (await saver.getTuple({ configurable: { ...threadRoot(thread), checkpoint_id: asked } }));
+    const status = latest?.checkpoint.channel_values.status;
+    return { thread, status, ...(fork ? { fork: asked as string } : {}) };
+  }
+
+  /** An update on an earlier checkpoint takes the effects committed since with it (graph/committed-effects.ts). */
+  private async carried(
+    supersteps: Parameters<BaseBulkUpdate>[1],
+    branch: { thread: string; fork?: string } | undefined,
+  ): Promise<Parameters<BaseBulkUpdate>[1]> {
+    if (branch?.fork === undefined || supersteps.length === 0) return supersteps;
+    const missing = await missingEffects(this, branch.thread, branch.fork);
+    const [first, ...rest] = supersteps;
+    const [update, ...others] = first!.updates;
+    if (missing.length === 0 || !update) return supersteps;
+    return [{ ...first, updates: [{ ...update, values: withEffects(update.values, missing) }, ...others] }, ...rest];
+  }
+
+  /** Waits until no run of this process holds the thread (a stopped run writing its last results). */
+  private letGo(config: LangGraphRunnableConfig): Promise<void> {
+    const configurable = (config.configurable ?? {}) as Record<string, unknown>;
+    const { thread_id: threadId, checkpoint_ns: namespace } = configurable;
+    return threadLetGo({
+      checkpointer: this.runCheckpointer(configurable),
+      threadId: typeof threadId === "string" ? threadId : undefined,
+      namespace: typeof namespace === "string" ? namespace : "",
+    });
   }
 
   /** The checkpointer a run uses, as LangGraph resolves it: none for `false`, else a lent one, else its own. */
@@ -204,6 +264,8 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     return { ...options, recursionLimit: own };
   }
 }
+
+const threadRoot = (thread: string) => ({ thread_id: thread, checkpoint_ns: "" });
 
 /**
  * `invoke` keeps only the last values chunk: no state the run passes through is seen outside it
@@ -262,14 +324,15 @@ export function createPlanManager(options: PlanManagerOptions): PlanManagerGraph
   graph
     // The nodes that await the outside world (tools, models) keep their thread held until they
     // return, even when their run was aborted; `human` and `finalize` return at once.
-    .addNode("planner", trackNode(makePlannerNode(rt)))
+    // Every node starts at a step boundary: events wait for it, and a stopped run ends there (graph/node-start.ts).
+    .addNode("planner", trackNode(startingNode(makePlannerNode(rt))))
     // Replan memory learns a replacement branch the moment it settles (nodes/replanner/memory-branch.ts).
-    .addNode("executor", trackNode(settlingBranches(rt, makeExecutor(rt))))
-    .addNode("classifier", trackNode(settlingBranches(rt, makeClassifierNode(rt))))
-    .addNode("replanner", trackNode(makeReplannerNode(rt)))
-    .addNode("extender", trackNode(makeExtenderNode(rt)))
-    .addNode("human", makeHumanNode(rt), { ends: [...HUMAN_DESTINATIONS] })
-    .addNode("finalize", finalizeNode)
+    .addNode("executor", trackNode(startingNode(settlingBranches(rt, makeExecutor(rt)), { waitsForCalls: true })))
+    .addNode("classifier", trackNode(startingNode(settlingBranches(rt, makeClassifierNode(rt)))))
+    .addNode("replanner", trackNode(startingNode(makeReplannerNode(rt))))
+    .addNode("extender", trackNode(startingNode(makeExtenderNode(rt))))
+    .addNode("human", startingNode(makeHumanNode(rt)), { ends: [...HUMAN_DESTINATIONS] })
+    .addNode("finalize", startingNode(finalizeNode))
     .addEdge(START, "planner")
     .addConditionalEdges("planner", untraced(routeAfterPlanner), ["executor", "human", "finalize"])
     .addConditionalEdges("executor", untraced(routeAfterExecutor), [

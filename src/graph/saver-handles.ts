@@ -31,6 +31,7 @@ export interface PgClient {
 export interface PgPool {
   connect(): Promise<PgClient>;
   on(event: "error", listener: () => void): unknown;
+  end(): Promise<void>;
 }
 
 export type SaverStorage = { kind: "sqlite"; db: SqliteDb } | { kind: "postgres"; pool: PgPool } | undefined;
@@ -46,9 +47,11 @@ const lockPools = new WeakMap<object, PgPool>();
  * A second pool with the saver pool's own settings (its class and its public `options`), for the
  * connections that hold locks: each running thread keeps one for its whole run, and taking them
  * from the saver's pool would leave the saver none once as many threads run as it has connections.
- * Idle lock connections do not keep the process alive.
+ * Idle lock connections do not keep the process alive, and end when the saver's pool does
+ * (endsWith). A pool already ending gets no lock pool: its own `connect` refuses, as pg says.
  */
 function lockPoolFor(pool: Record<string, unknown>): PgPool {
+  if (pool.ending === true || pool.ended === true) return pool as unknown as PgPool;
   let lockPool = lockPools.get(pool);
   if (!lockPool) {
     const Pool = pool.constructor as new (options: Record<string, unknown>) => PgPool;
@@ -57,8 +60,35 @@ function lockPoolFor(pool: Record<string, unknown>): PgPool {
     // A dropped idle connection must not crash the process; the next query reconnects.
     lockPool.on("error", () => undefined);
     lockPools.set(pool, lockPool);
+    endsWith(pool, lockPool);
   }
   return lockPool;
+}
+
+/**
+ * Makes the saver pool's `end` (what `PostgresSaver.end()` calls, or the application on a pool it
+ * owns) end the lock pool too, and finish only once both have: after it, no connection of ours is
+ * left, so the database can be dropped or copied at once. pg's pools announce no end, hence the
+ * wrapper (an own property of that one pool, not enumerable). A lock held by a run still going
+ * stays until the run returns (docs/decisions/0018-one-run-per-thread-across-processes.md), so
+ * `end` waits for such runs; their next checkpoint write fails on the ended pool.
+ */
+function endsWith(pool: Record<string, unknown>, lockPool: PgPool): void {
+  const end = pool.end;
+  if (typeof end !== "function") return;
+  let locksEnded: Promise<void> | undefined;
+  const endLocks = () => (locksEnded ??= lockPool.end().catch(() => undefined));
+  const wrapped = function (this: unknown, callback?: unknown): unknown {
+    if (typeof callback === "function") {
+      return end.call(this, (error?: Error) => void endLocks().then(() => callback(error)));
+    }
+    return Promise.all([end.call(this) as Promise<void>, endLocks()]).then(() => undefined);
+  };
+  try {
+    Object.defineProperty(pool, "end", { value: wrapped, writable: true, configurable: true, enumerable: false });
+  } catch {
+    // A frozen pool keeps its own `end`; its lock connections still close after 10 s idle.
+  }
 }
 
 /** Where a saver keeps its rows, when it is one of LangGraph's SQLite or PostgreSQL savers. */

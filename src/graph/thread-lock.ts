@@ -4,10 +4,10 @@
  * refused with `PlanManagerError("thread_busy")` instead. Across processes, a run on a SQLite or
  * PostgreSQL saver also claims its thread in the database (graph/process-claim.ts).
  *
- * A run holds its thread until it has ended AND every node it started has returned. LangGraph
- * ends a run at once when its signal aborts or its stream is closed (`break`), but a node already
- * running (a tool call in flight) carries on until it returns; releasing the thread then would let
- * a new run start the same tool call again beside it.
+ * A run holds its thread until it has ended AND every node and tool call it started has returned.
+ * A run its caller stops (its signal, or a stream closed with `break`) goes on in the background to
+ * its next step boundary (graph/stopped-run.ts); releasing the thread before then would let a new
+ * run start the same tool call again beside it.
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { PlanManagerError } from "../errors.js";
@@ -87,6 +87,16 @@ export function acquireThread(ref: ThreadRef): ThreadRun {
   };
   map.set(key, run);
   return run;
+}
+
+/**
+ * Resolves once no run of this process holds the thread (at once if none does). A run its caller
+ * stopped still writes the results of the calls it waits for; a write from outside waits for them.
+ */
+export function threadLetGo(ref: ThreadRef): Promise<void> {
+  if (ref.threadId === undefined || ref.checkpointer === undefined) return Promise.resolve();
+  const run = held.get(ref.checkpointer)?.get(`${ref.threadId}\u0000${ref.namespace}`);
+  return run ? new Promise((resolve) => run.whenFree(resolve)) : Promise.resolve();
 }
 
 /** The config a run's nodes see: it carries the run's hold so that they can `trackNode`. */

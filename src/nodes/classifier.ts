@@ -8,10 +8,14 @@ import type { Decision } from "../policy/decision.js";
 import { producerAssumptions, type Deviation } from "../policy/deviation.js";
 import { LADDER_ACTIONS, mayAskLlm, recordAfter } from "../policy/step-records.js";
 import { classify, type ReplanStanding, type Verdict } from "../policy/classify.js";
+import { coolingDown } from "../policy/replan-guards.js";
 import { decide } from "../policy/decide.js";
 import { emit } from "../runtime/events.js";
 import { ESCALATION_OPTIONS, escalationPayload, offered } from "../runtime/interrupts.js";
 import { falsify } from "./shared/falsify.js";
+import { withDeadline } from "../runtime/deadline.js";
+import { capText } from "../plan/json-safe.js";
+import type { FallbackAnswer } from "../contracts/classifier.js";
 
 export function replanStanding(state: PlanManagerStateType, rt: Runtime): ReplanStanding {
   const g = state.guards;
@@ -19,9 +23,7 @@ export function replanStanding(state: PlanManagerStateType, rt: Runtime): Replan
     available: rt.canReplan,
     count: g.count,
     spent: state.budget.replanSpent,
-    coolingDown: Object.entries(g.lastReplanAt)
-      .filter(([, at]) => g.successes - at < rt.policy.replanCooldownSteps)
-      .map(([a]) => a),
+    coolingDown: coolingDown(g.lastReplanAt, g.successes, rt.policy),
     falsified: g.falsified,
   };
 }
@@ -48,7 +50,7 @@ export function makeClassifierNode(rt: Runtime) {
       tiers: rt.tiers,
     });
     const usage: UsageEntry[] = [];
-    const verdict = await askLlmClassifier(rt, ruled, deviation, step, usage);
+    const verdict = await askLlmClassifier(rt, ruled, { deviation, step, usage, runSignal: config.signal });
     const decision = decide(verdict.rule, {
       ...verdict,
       after: state.decisions.length,
@@ -66,16 +68,29 @@ export function makeClassifierNode(rt: Runtime) {
   };
 }
 
-/** The optional LLM classifier, for `unknown` only; a failure of it leaves the rule's verdict standing. */
-async function askLlmClassifier(
-  rt: Runtime,
-  verdict: Verdict,
-  deviation: Deviation,
-  step: Step | undefined,
-  usage: UsageEntry[],
-): Promise<Verdict> {
-  if (!rt.classifier || !mayAskLlm(verdict)) return verdict;
-  const answer = await rt.classifier.classify({ deviation, ...(step ? { step } : {}), allowed: LADDER_ACTIONS });
+interface LlmQuestion {
+  deviation: Deviation;
+  step: Step | undefined;
+  usage: UsageEntry[];
+  runSignal: AbortSignal | undefined;
+}
+
+/**
+ * The optional LLM classifier, for `unknown` only; a failure of it — an answer saying so, a throw,
+ * no answer within `policy.plannerTimeoutMs` — leaves the rule's verdict standing.
+ */
+async function askLlmClassifier(rt: Runtime, verdict: Verdict, q: LlmQuestion): Promise<Verdict> {
+  const { deviation, step, usage } = q;
+  const classifier = rt.classifier;
+  if (!classifier || !mayAskLlm(verdict)) return verdict;
+  const ask = (signal: AbortSignal) =>
+    classifier.classify({ deviation, ...(step ? { step } : {}), allowed: LADDER_ACTIONS, signal });
+  let answer: FallbackAnswer | undefined;
+  try {
+    answer = await withDeadline(rt.policy.plannerTimeoutMs, "classifier.classify", ask, q.runSignal);
+  } catch (error) {
+    answer = { failure: { message: capText(error instanceof Error ? error.message : String(error)) } };
+  }
   const at = new Date(rt.clock.now()).toISOString();
   for (const u of answer?.usage ?? []) usage.push({ ...u, purpose: "classify", at });
   // The rule's verdict stands; its reason says why the LLM classifier could not help.

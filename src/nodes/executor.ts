@@ -12,7 +12,7 @@ import { selectReady, unfinishedSteps } from "../plan/ready.js";
 import type { Step } from "../plan/schema.js";
 import { projectBudget } from "../policy/budget.js";
 import { mayStart, nextQueued } from "../policy/dispatch.js";
-import { dispatcherOf, type Dispatcher } from "../runtime/dispatch.js";
+import { dispatcherOf, type Dispatcher, type Flight } from "../runtime/dispatch.js";
 import { runControlOf, takeAtBoundary } from "../runtime/run-control.js";
 import { pick, recordEnd, startAttempt, toolFor } from "./executor/attempt.js";
 import { humanStepPayload } from "../runtime/interrupts.js";
@@ -43,14 +43,18 @@ export function makeExecutor(rt: Runtime) {
     }
     const over = flights.size === 0 && v.dispatch.queue.length === 0 ? planOverBudget(v) : undefined;
     if (over) return { ...v.update(), deviation: over, status: "running" };
-    // Something wanted: start nothing, and wait for every call in flight (the boundary comes next visit).
-    let next: Next = wanted ? { kind: "go" } : startReady(v, flights);
+    // Something wanted, or the run stopped by its caller: start nothing, and wait for every call in
+    // flight (the boundary comes next visit).
+    let next: Next = wanted || flights.stopped ? { kind: "go" } : startReady(v, flights);
     if (flights.size > 0) {
       const drain = wanted !== undefined || !flights.shared;
-      for (const flight of await flights.takeFinished(config.signal, drain)) recordEnd(v, flight);
+      const ended = await flights.takeFinished(drain);
+      // What this visit records from here on is sent once its checkpoint is written.
+      v.settling = true;
+      for (const flight of ended) if (kept(flight)) recordEnd(v, flight);
       // Eager: what those attempts made ready starts now, not one checkpoint later — unless this
       // visit must drain its calls (no call may outlive it: the next visit starts them).
-      if (!config.signal?.aborted && !drain && !control?.wanted()) next = startReady(v, flights);
+      if (!flights.stopped && !drain && !control?.wanted()) next = startReady(v, flights);
     }
     if (flights.size > 0 || v.dispatch.queue.length > 0) return withQueued(v, flights);
     if (next.kind === "blocked") {
@@ -60,6 +64,16 @@ export function makeExecutor(rt: Runtime) {
     }
     return next.human ? humanStep(v, next.human) : { ...v.update(), ...(state.deviation ? { deviation: null } : {}) };
   };
+}
+
+/**
+ * Whether an ended attempt is recorded. After the caller stopped the run, a result is kept (the call
+ * happened: resume must not make it again) but a failure is not, since it may be the stop itself: the
+ * step stays running and resume calls it again under the same key
+ * (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
+ */
+function kept(flight: Flight): boolean {
+  return !flight.endedAfterStop || (flight.called === true && flight.result?.ok === true);
 }
 
 /** A version whose remaining steps cannot fit the budget deviates before any of them starts. */
@@ -98,6 +112,7 @@ function startReady(v: Visit, flights: Dispatcher): Next {
     if (readiness.kind === "done") return { kind: "go" };
     let human: Step | undefined;
     const refused: string[] = [];
+    const successes = v.successes;
     for (const step of readiness.steps) {
       const hold = v.holdReason(human);
       const verdict = mayStart(step, toolFor(step, v.steps[step.id]), {
@@ -116,6 +131,8 @@ function startReady(v: Visit, flights: Dispatcher): Next {
       if (step.human) human = step;
       else startAttempt(v, flights, step);
     }
+    // A step whose committed operation was reused ended without a call: what it made ready may start.
+    if (v.successes > successes) continue;
     // Ready steps, none started, nothing running or queued: a resource held by a step that cannot run.
     if (flights.size === 0 && !human && v.dispatch.queue.length === 0) return { kind: "blocked", waiting: refused };
     return { kind: "go", ...(human && flights.size === 0 ? { human } : {}) };

@@ -14,6 +14,8 @@ import { emit } from "../runtime/events.js";
 import { escalationPayload } from "../runtime/interrupts.js";
 import { applyExtension, extendRequest, extensionsOf, validateExtension } from "./extender/extension.js";
 import { isPlanManagerError } from "../errors.js";
+import { withDeadline } from "../runtime/deadline.js";
+import { capText } from "../plan/json-safe.js";
 import { decide } from "../policy/decide.js";
 
 export function makeExtenderNode(rt: Runtime) {
@@ -26,7 +28,7 @@ export function makeExtenderNode(rt: Runtime) {
     const over = extensionGuard(extensionsOf(state), state.decisions, rt.policy);
     if (over) return escalate(rt, state, config, over);
     const usage: UsageEntry[] = [];
-    const answer = await askExtend(rt, state, usage);
+    const answer = await askExtend(rt, state, usage, config.signal);
     const budget = { ...state.budget, spent: state.budget.spent + usage.reduce((sum, u) => sum + u.cost, 0) };
     if ("failed" in answer) return { ...escalate(rt, state, config, answer.failed), usage, budget };
     const validation = validateExtension(rt, state, answer.draft);
@@ -44,12 +46,15 @@ async function askExtend(
   rt: Runtime,
   state: PlanManagerStateType,
   usage: UsageEntry[],
+  runSignal: AbortSignal | undefined,
 ): Promise<{ draft: PlanDraft } | { failed: GuardHit }> {
-  if (typeof rt.planner.extend !== "function") return { failed: plannerUnavailable("extend") };
+  const extend = rt.planner.extend?.bind(rt.planner);
+  if (typeof extend !== "function") return { failed: plannerUnavailable("extend") };
+  const ask = (signal: AbortSignal) => extend({ ...extendRequest(rt, state, usage), signal });
   try {
-    return { draft: await rt.planner.extend(extendRequest(rt, state, usage)) };
+    return { draft: await withDeadline(rt.policy.plannerTimeoutMs, "planner.extend", ask, runSignal) };
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = capText(error instanceof Error ? error.message : String(error));
     const kind = isPlanManagerError(error) && error.code === "invalid_plan" ? "invalid_draft" : "planner_error";
     return { failed: { ...failedReplan(kind, message), reason: `the planner failed to extend the plan: ${message}` } };
   }

@@ -9,6 +9,8 @@ import { formatIssues, validatePlan, type PlanIssue } from "../plan/validate.js"
 import { isPlanManagerError } from "../errors.js";
 import { emit } from "../runtime/events.js";
 import { planReview } from "../runtime/interrupts.js";
+import { withDeadline } from "../runtime/deadline.js";
+import { capText } from "../plan/json-safe.js";
 
 /** Why no plan came out: the run fails with this in `outcome`, and no tool runs. */
 interface NoPlan {
@@ -32,7 +34,8 @@ export function makePlannerNode(rt: Runtime) {
       return failed({ message, failureReason: "invalid_input", issues: [] }, {}, budget, usage);
     }
     const inputFacts = makeFacts({ ...state.context }, { producedBy: "input", planVersion: 0 });
-    const answer = await draftPlan(rt, state, [...Object.keys(state.facts), ...Object.keys(inputFacts)], usage);
+    const facts = [...Object.keys(state.facts), ...Object.keys(inputFacts)];
+    const answer = await draftPlan(rt, state, facts, usage, config.signal);
     if ("message" in answer) return failed(answer, inputFacts, budget, usage);
     const enriched = enrichDraft(answer, rt.metadataOf);
     const plan: Plan = { version: 1, steps: enriched.steps, assumptions: enriched.assumptions ?? [] };
@@ -59,6 +62,7 @@ async function draftPlan(
   state: PlanManagerStateType,
   availableFacts: string[],
   usage: UsageEntry[],
+  runSignal: AbortSignal | undefined,
 ): Promise<PlanDraft | NoPlan> {
   const canExtend = typeof rt.planner.extend === "function";
   const context = {
@@ -66,25 +70,29 @@ async function draftPlan(
     agents: rt.agentNames,
     policy: rt.policy,
     toolArguments: rt.toolArguments,
+    sideEffectTools: rt.sideEffectTools,
     availableFacts,
     canExtend,
   };
   let draft: PlanDraft;
   try {
-    draft = await rt.planner.plan({
-      goal: state.goal,
-      facts: { ...state.context },
-      tools: rt.toolInfo,
-      ...rt.agentCatalogue,
-      constraints: state.guards.constraints,
-      validate: (d) => {
-        const result = validatePlan(d, context);
-        return result.ok ? [] : result.issues;
-      },
-      reportUsage: (u) => usage.push({ ...u, purpose: "plan", at: new Date(rt.clock.now()).toISOString() }),
-    });
+    const ask = (signal: AbortSignal) =>
+      rt.planner.plan({
+        goal: state.goal,
+        facts: { ...state.context },
+        tools: rt.toolInfo,
+        ...rt.agentCatalogue,
+        constraints: state.guards.constraints,
+        validate: (d) => {
+          const result = validatePlan(d, context);
+          return result.ok ? [] : result.issues;
+        },
+        reportUsage: (u) => usage.push({ ...u, purpose: "plan", at: new Date(rt.clock.now()).toISOString() }),
+        signal,
+      });
+    draft = await withDeadline(rt.policy.plannerTimeoutMs, "planner.plan", ask, runSignal);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = capText(error instanceof Error ? error.message : String(error));
     if (isPlanManagerError(error) && error.code === "invalid_plan")
       return { message, failureReason: "invalid_plan", issues: (error.issues ?? []) as PlanIssue[] };
     return { message: `the planner failed: ${message}`, failureReason: "planner_error", issues: [] };

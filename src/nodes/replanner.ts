@@ -26,7 +26,7 @@ export function makeReplannerNode(rt: Runtime) {
     const budget = chargeReplan(state, r.usage);
     // Last gate before a version: a replan may not widen what the run can do unseen (docs/architecture.md
     // "Untrusted facts").
-    const held = "hit" in drafted ? undefined : capabilityReview(r, drafted.steps);
+    const held = "hit" in drafted ? undefined : capabilityReview(r, drafted.steps, recall);
     return applyOutcome(r, recall.notes, replanTransition(snapshotOf(r, recall), drafted, held), budget);
   };
 }

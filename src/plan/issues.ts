@@ -13,6 +13,8 @@ export type PlanIssueCode =
   | "unknown_fallback_tool"
   | "human_step_with_tool"
   | "invalid_expression"
+  /** A CEL expression that could cost more than an evaluation may (comprehensions nested too deep). */
+  | "expression_too_costly"
   | "invalid_retry"
   | "unknown_assumption"
   | "falsified_assumption"
@@ -30,7 +32,9 @@ export type PlanIssueCode =
   /** A step names an agent that `createPlanManager({ agents })` does not have. */
   | "unknown_agent"
   /** A step names more than one of `tool`, `agent`, `human`. */
-  | "several_executors";
+  | "several_executors"
+  /** Two side-effecting steps make the same call without `operation` labels telling them apart. */
+  | "duplicate_operation";
 
 export interface PlanIssue {
   code: PlanIssueCode;
@@ -67,6 +71,8 @@ export interface ValidationContext {
   retiredSteps?: readonly string[];
   /** Whether the planner can extend a plan (`Planner.extend`); a draft with `complete: false` needs it. */
   canExtend?: boolean;
+  /** Tools whose metadata declares side effects; with them, calls no label tells apart are found. Default: none. */
+  sideEffectTools?: ReadonlySet<string>;
 }
 
 /** Issues reported per draft at most: a hostile draft cannot flood a message or a prompt. */

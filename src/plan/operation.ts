@@ -1,20 +1,45 @@
 /**
- * Idempotency keys name the operation, not the attempt (docs/architecture.md "Side effects"). A payment
- * API rejects a key reused with other parameters, and a tool that honours keys returns the old
- * result for a reused one: so the same thread, step and operation (tool and resolved arguments,
- * inputs included) always get the same key — across retries, crashes, resumes and replans that
- * leave the operation unchanged — and a changed operation never gets an old key.
+ * Idempotency keys name the operation, not the step (docs/decisions/0006-idempotency-keys-name-the-operation.md).
+ * A payment API rejects a key reused with other parameters, and a tool that honours keys returns the
+ * old result for a reused one: so the same thread and operation (tool and resolved arguments, inputs
+ * included, plus the step's optional `operation` label) always get the same key — across retries,
+ * crashes, resumes, replans that hand the operation back under another step id — and a changed
+ * operation never gets an old key.
  */
 import { createHash } from "node:crypto";
 import { canonical } from "./diff.js";
+import type { Step } from "./schema.js";
 
-/** `thread:step:<16 hex digits of sha-256 over the canonical tool and arguments>`. */
+/** `thread:<16 hex digits of sha-256 over the canonical tool, arguments and label>`. */
 export function operationKey(
   threadId: string,
-  stepId: string,
   tool: string,
   args: Readonly<Record<string, unknown>>,
+  operation?: string,
 ): string {
-  const digest = createHash("sha256").update(canonical({ tool, args })).digest("hex").slice(0, 16);
-  return `${threadId}:${stepId}:${digest}`;
+  // Without a label the hashed value is the one keys had before labels existed.
+  const named = operation === undefined ? { tool, args } : { tool, args, operation };
+  return `${threadId}:${digest(named)}`;
+}
+
+/**
+ * The key 0.x gave the same operation (`thread:step:<digest>`): a thread committed under it
+ * before keys stopped naming the step still finds its effect committed.
+ */
+export function stepKey(threadId: string, stepId: string, tool: string, args: Readonly<Record<string, unknown>>) {
+  return `${threadId}:${stepId}:${digest({ tool, args })}`;
+}
+
+/**
+ * What a step would call, as far as the plan alone says: its tool, literal arguments, the fact
+ * keys it reads and its label. Two side-effecting steps of one version with the same signature
+ * make the same call (docs/decisions/0006-idempotency-keys-name-the-operation.md).
+ */
+export function staticSignature(step: Step): string {
+  const inputs = [...new Set(step.inputs ?? [])].sort();
+  return canonical({ tool: step.tool, args: step.args ?? {}, inputs, operation: step.operation });
+}
+
+function digest(value: unknown): string {
+  return createHash("sha256").update(canonical(value)).digest("hex").slice(0, 16);
 }

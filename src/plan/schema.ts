@@ -17,6 +17,8 @@ export const LIMITS = {
   maxJsonBytes: 64_000,
   /** Nesting depth of one step's `args` or one tool output. */
   maxJsonDepth: 32,
+  /** Characters of a stored error message (longer ones are cut, saying so); an error's `evidence` is cut to `maxJsonBytes`. */
+  maxErrorMessageLength: 4_000,
 } as const;
 
 /** Names that would collide with Object.prototype when used as keys. */
@@ -122,6 +124,11 @@ export const StepSchema = z.object({
   fallback: FallbackSchema.optional(),
   sideEffects: list(TextSchema).optional(),
   idempotent: z.boolean().optional(),
+  /**
+   * Names the operation when the same call (tool and arguments) is really meant more than once: it
+   * enters the idempotency key, so two steps with different labels are two operations. Default: none.
+   */
+  operation: z.string().min(1).max(LIMITS.maxIdLength).optional(),
   timeoutMs: z.number().int().positive().max(86_400_000).optional(),
   /** How long the step should take: still running at `policy.stallFactor` × this, it is reported as stalled. */
   estimateMs: z.number().int().positive().max(86_400_000).optional(),
@@ -255,6 +262,8 @@ export const ActionSchema = z.enum([
   "approve",
   /** A person did a human step (`complete`). Never chosen by the rules. */
   "complete",
+  /** A step's operation had committed already: its output was reused, the tool not called (`effect.reused`). */
+  "reuse",
 ]);
 export type Action = z.infer<typeof ActionSchema>;
 
@@ -326,6 +335,8 @@ export const SideEffectRecordSchema = z.object({
   stepId: z.string(),
   idempotencyKey: z.string(),
   at: z.string(),
+  /** The tool's output when it committed: a later step with the same operation reuses it instead of calling again. */
+  output: z.unknown().optional(),
 });
 export type SideEffectRecord = z.infer<typeof SideEffectRecordSchema>;
 

@@ -4,6 +4,7 @@
  */
 import { MAX_ISSUES, type PlanIssue, type ValidationContext } from "./issues.js";
 import { nearest } from "./nearest.js";
+import { staticSignature } from "./operation.js";
 import {
   AssumptionSchema,
   FallbackSchema,
@@ -114,5 +115,29 @@ export function checkInputs(draft: PlanDraft, ctx: ValidationContext, add: (issu
         if (!add({ code: "unknown_input", path, stepId: step.id, message: `${message} (${hint})` })) return;
       }
     }
+  }
+}
+
+/**
+ * Two side-effecting steps of one draft that make the same call (tool, literal arguments, input
+ * keys, label): their idempotency keys would be equal, so the second would reuse the first's effect
+ * instead of running. A planner that listed a payment twice is told so; an author who means the call
+ * twice labels each step (`operation`) (docs/decisions/0006-idempotency-keys-name-the-operation.md).
+ */
+export function checkOperations(draft: PlanDraft, ctx: ValidationContext, add: (issue: PlanIssue) => boolean) {
+  const seen = new Map<string, string>();
+  for (const [i, step] of draft.steps.entries()) {
+    if (step.tool === undefined || step.human || step.idempotent === true) continue;
+    if ((step.sideEffects?.length ?? 0) === 0 && !ctx.sideEffectTools?.has(step.tool)) continue;
+    const signature = staticSignature(step);
+    const first = seen.get(signature);
+    if (first === undefined) {
+      seen.set(signature, step.id);
+      continue;
+    }
+    const message =
+      `steps "${first}" and "${step.id}" make the same side-effecting call (${step.tool} with the same arguments and ` +
+      "inputs): the second would reuse the first's effect; give each an `operation` label if the call is meant twice";
+    if (!add({ code: "duplicate_operation", path: ["steps", i], stepId: step.id, message })) return;
   }
 }

@@ -7,7 +7,7 @@ import { compileExpression, type ExpressionKind } from "../expr/cel.js";
 import { retryPolicyProblem } from "./retry-policy.js";
 import { MAX_ISSUES, type PlanIssue, type PlanValidation, type ValidationContext } from "./issues.js";
 import { LIMITS, PlanDraftSchema, type PlanDraft, type Step } from "./schema.js";
-import { checkInputs, unknownFields } from "./validate-fields.js";
+import { checkInputs, checkOperations, unknownFields } from "./validate-fields.js";
 import { nearest } from "./nearest.js";
 
 export type { PlanIssue, PlanIssueCode, PlanValidation, ValidationContext } from "./issues.js";
@@ -61,6 +61,7 @@ export function validatePlan(input: unknown, ctx: ValidationContext): PlanValida
 
   draft.steps.forEach((step, i) => validateStep(step, i, known, assumptionIds, ctx, add));
   checkInputs(draft, ctx, add);
+  checkOperations(draft, ctx, add);
   for (const stepId of findCycle(draft.steps)) {
     const index = draft.steps.findIndex((s) => s.id === stepId);
     add({
@@ -229,11 +230,12 @@ function checkExpression(
   const compiled = compileExpression(source, kind);
   if (!compiled.ok) {
     const where = stepId ? `step "${stepId}" ${path.slice(2).join(".")}` : path.join(".");
+    const costly = compiled.code === "too_costly";
     add({
-      code: "invalid_expression",
+      code: costly ? "expression_too_costly" : "invalid_expression",
       path,
       ...(stepId === undefined ? {} : { stepId }),
-      message: `${where}: CEL expression ${JSON.stringify(source.slice(0, 80))} does not compile: ${compiled.message}`,
+      message: `${where}: CEL expression ${JSON.stringify(source.slice(0, 80))} ${costly ? "is too costly" : "does not compile"}: ${compiled.message}`,
     });
   }
 }

@@ -13,6 +13,7 @@ import { FailureClassSchema, type Action, type FailureClass, type Step } from ".
 import type { Deviation } from "../policy/deviation.js";
 import {
   callModel,
+  resolvePrices,
   resolveCallSettings,
   structuredOutput,
   type ModelCallSettings,
@@ -39,7 +40,12 @@ export type ClassifierAnswer =
   | { failure: { message: string; errorId?: string }; usage: UsageReport[] };
 
 export interface LlmClassifier {
-  classify(input: { deviation: Deviation; step?: Step; allowed: readonly Action[] }): Promise<ClassifierAnswer>;
+  classify(input: {
+    deviation: Deviation;
+    step?: Step;
+    allowed: readonly Action[];
+    signal?: AbortSignal;
+  }): Promise<ClassifierAnswer>;
 }
 
 const SYSTEM = [
@@ -75,10 +81,11 @@ export function llmClassifier(options: LlmClassifierOptions): LlmClassifier {
     throw new PlanManagerError("invalid_options", message, { path: "model" });
   }
   const settings = resolveCallSettings("llmClassifier", options.calls);
+  const prices = resolvePrices("llmClassifier", options.prices);
   const named = options.model as unknown as { model?: unknown };
   const modelName = typeof named.model === "string" ? named.model : undefined;
   return {
-    async classify({ deviation, step, allowed }) {
+    async classify({ deviation, step, allowed, signal }) {
       const Schema = z.strictObject({
         failureClass: FailureClassSchema,
         action: z.enum(allowed as [Action, ...Action[]]),
@@ -91,9 +98,10 @@ export function llmClassifier(options: LlmClassifierOptions): LlmClassifier {
         [new SystemMessage(SYSTEM), new HumanMessage(question)],
         {
           ...(modelName ? { modelName } : {}),
-          ...(options.prices ? { prices: options.prices } : {}),
+          ...(prices ? { prices } : {}),
           settings,
           report: (u) => usage.push(u),
+          ...(signal ? { signal } : {}),
         },
       );
       if (!result.ok) return { failure: { message: result.message, errorId: result.errorId }, usage };

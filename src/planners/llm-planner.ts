@@ -10,6 +10,7 @@ import { PlanManagerError } from "../errors.js";
 import type { PlanDraft } from "../plan/schema.js";
 import {
   callModel,
+  resolvePrices,
   resolveCallSettings,
   structuredOutput,
   type ModelCall,
@@ -60,19 +61,21 @@ export function llmPlanner(options: LlmPlannerOptions): Planner {
   const withinHorizon = horizonCheck(horizon);
   const system = options.instructions ? `${PLANNER_SYSTEM_PROMPT}\n\n${options.instructions}` : PLANNER_SYSTEM_PROMPT;
   const settings = resolveCallSettings("llmPlanner", options.calls);
+  const prices = resolvePrices("llmPlanner", options.prices);
 
   const draftWithFeedback = (
     model: BaseChatModel,
     prompt: string,
     validate: (d: unknown) => { message: string }[],
-    report: PlanRequest["reportUsage"],
+    req: Pick<PlanRequest, "reportUsage" | "signal">,
   ) => {
     const name = modelName(model);
     const call: ModelCall = {
       ...(name ? { modelName: name } : {}),
-      ...(options.prices ? { prices: options.prices } : {}),
+      ...(prices ? { prices } : {}),
       settings,
-      report,
+      report: req.reportUsage,
+      ...(req.signal ? { signal: req.signal } : {}),
     };
     const messages: BaseMessage[] = [new SystemMessage(system), new HumanMessage(prompt)];
     return draftRounds(
@@ -86,15 +89,15 @@ export function llmPlanner(options: LlmPlannerOptions): Planner {
 
   return {
     plan: (req: PlanRequest) =>
-      draftWithFeedback(options.model, planPrompt(req, horizon), withinHorizon(req.validate), req.reportUsage),
+      draftWithFeedback(options.model, planPrompt(req, horizon), withinHorizon(req.validate), req),
     replan: (req: ReplanRequest) =>
-      draftWithFeedback(options.replanModel ?? options.model, replanPrompt(req), req.validate, req.reportUsage),
+      draftWithFeedback(options.replanModel ?? options.model, replanPrompt(req), req.validate, req),
     extend: (req: ExtendRequest) =>
       draftWithFeedback(
         options.replanModel ?? options.model,
         extendPrompt(req, horizon),
         withinHorizon(req.validate),
-        req.reportUsage,
+        req,
       ),
   };
 }

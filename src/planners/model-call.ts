@@ -20,6 +20,23 @@ import { classifyEvidence } from "../policy/evidence-rules.js";
 /** USD per million tokens, by model name. */
 export type PriceTable = Record<string, { input: number; output: number }>;
 
+const PriceSchema = z.number().finite().min(0);
+const PriceTableSchema = z.record(z.string(), z.strictObject({ input: PriceSchema, output: PriceSchema }));
+
+/**
+ * `prices` checked where it enters (`createPlanManager`, `llmPlanner`, `llmClassifier`): every
+ * price a finite number ≥ 0, so that no cost, and no budget summed from costs, can become NaN.
+ */
+export function resolvePrices(owner: string, prices: unknown): PriceTable | undefined {
+  if (prices === undefined) return undefined;
+  const parsed = PriceTableSchema.safeParse(prices);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const path = ["prices", ...issue.path.map(String)].join(".");
+  const why = `${issue.message} (prices are USD per million tokens: { [model]: { input, output } }, finite and >= 0)`;
+  throw new PlanManagerError("invalid_options", `${owner}: ${path}: ${why}`, { path });
+}
+
 /** The `calls` option of `llmPlanner` and `llmClassifier`. */
 export interface ModelCallSettings {
   /**
@@ -84,7 +101,8 @@ export function modelFailure(error: unknown): ModelFailure {
 }
 
 export function costOf(prices: PriceTable | undefined, model: string | undefined, input: number, output: number) {
-  const price = model ? prices?.[model] : undefined;
+  // Only the table's own entries: a model reporting the name "constructor" has no price, not Object's.
+  const price = model && prices && Object.hasOwn(prices, model) ? prices[model] : undefined;
   return price ? (input * price.input + output * price.output) / 1_000_000 : 0;
 }
 
@@ -173,6 +191,8 @@ export interface ModelCall {
   prices?: PriceTable;
   /** Every attempt, failed or not, is reported here. */
   report: (usage: UsageReport) => void;
+  /** The caller's deadline (`policy.plannerTimeoutMs`) or the run's stop: aborts the model call and its retries. */
+  signal?: AbortSignal;
 }
 
 /** A model call's answer, or why there is none (errors are data: the caller decides to throw). */
@@ -215,7 +235,11 @@ export async function callModel<T>(
     },
   });
   // `maxRetries: 0` is a chat-model call option: the model's own retries stay out of the way.
-  const config = { callbacks: [meter], maxRetries: 0 } as RunnableConfig;
+  const config = {
+    callbacks: [meter],
+    maxRetries: 0,
+    ...(call.signal ? { signal: call.signal } : {}),
+  } as RunnableConfig;
   try {
     const value = await retrying.invoke(messages, config);
     reportAttempt();

@@ -12,6 +12,15 @@ export function attemptCost(step: Step, usedFallback: boolean): number {
   return usedFallback && step.fallback !== undefined ? (step.fallback.cost ?? step.cost ?? 0) : (step.cost ?? 0);
 }
 
+/**
+ * What model calls cost, for `budget.spent`: an agent step's calls are charged when its attempt
+ * ends (their cost is known only then). A cost that is not a finite non-negative number (a price
+ * table without the model) charges nothing rather than poisoning the sum.
+ */
+export function usageCost(entries: readonly { cost: number }[]): number {
+  return entries.reduce((sum, e) => (Number.isFinite(e.cost) && e.cost > 0 ? sum + e.cost : sum), 0);
+}
+
 const done = (run: StepRun | undefined) => run?.status === "succeeded" || run?.status === "skipped";
 const started = (run: StepRun | undefined) => run !== undefined && (run.attempts > 0 || run.status !== "pending");
 

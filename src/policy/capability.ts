@@ -1,16 +1,26 @@
 /**
- * The new-capability guard (docs/architecture.md "Untrusted facts"): facts come from tools that read the outside
- * world, and
- * they reach the planner, so a replan may be steered by text nobody trusted. A replan therefore
- * may not quietly widen what the run can do: a step whose tool no earlier plan version used, if
- * that tool has side effects (or is off the operator's allow-list), waits for a person; so does
- * a side-effecting step whose arguments carry data produced after the original plan was made
- * (capability-taint.ts). Pure: the caller hands in the earlier versions and the registry's view.
+ * The new-capability guard (docs/architecture.md "Untrusted facts"): facts, tools' error messages
+ * and replan memory reach the planner, so a replan may be steered by text nobody trusted. A replan
+ * therefore may not quietly widen what the run can do: a step whose tool or agent no earlier plan
+ * version used, if it has side effects (or is off the operator's allow-list), waits for a person;
+ * so does a side-effecting step whose arguments carry data produced after the original plan was
+ * made (capability-taint.ts), or whose inputs a step the replan adds now feeds (capability-flow.ts).
+ * Pure: the caller hands in the earlier versions and the registry's view.
  */
 import type { Fact, Step } from "../plan/schema.js";
 import type { GuardHit } from "./replan-guards.js";
 import { canonical } from "../plan/diff.js";
-import { leaves, taintFindings, type Taint, type ToolUse } from "./capability-taint.js";
+import { flowOf, keptFeeds, newFeed } from "./capability-flow.js";
+import {
+  leaves,
+  literals,
+  shown,
+  taintFindings,
+  uses,
+  type Taint,
+  type TaintedText,
+  type ToolUse,
+} from "./capability-taint.js";
 
 /** Which tools a replan may introduce without a person: `"read-only"` (default), `"any"`, or exactly these. */
 export type ReplanTools = "read-only" | "any" | readonly string[];
@@ -28,6 +38,7 @@ export interface CapabilityFinding {
 
 /** What earlier plan versions of the run already did: their tools, and per tool the inputs it read. */
 export interface CapabilityBaseline {
+  /** Tools and agents (`agent:NAME`) earlier versions used. */
   tools: ReadonlySet<string>;
   inputs: ReadonlyMap<string, ReadonlySet<string>>;
   /** Argument values of earlier versions and trusted text (goal, input facts): not evidence of taint. */
@@ -44,8 +55,14 @@ export interface CapabilityInput {
   baseline: CapabilityBaseline;
   facts: Readonly<Record<string, Fact>>;
   replanTools: ReplanTools;
-  /** Side effects the registry declares for a tool (tool metadata); [] when none. */
+  /** Side effects the registry declares for a tool, or an agent's tools for `agent:NAME`; [] when none. */
   sideEffectsOf: (tool: string) => readonly string[];
+  /** Untrusted text the planner read besides facts: tools' error messages, replan memory's hints. Default none. */
+  untrusted?: readonly TaintedText[];
+  /** The replacement is a learned replan memory entry, another thread's answer. Default false. */
+  remembered?: boolean;
+  /** Steps of the proposed plan that already ran and will not run again. Default none. */
+  finished?: ReadonlySet<string>;
 }
 
 export interface CapabilityHit extends GuardHit {
@@ -79,13 +96,14 @@ export function capabilityBaseline(versions: readonly (readonly Step[])[], trust
   const tools = new Set<string>();
   const inputs = new Map<string, Set<string>>();
   const known: string[] = [...trustedText];
+  const add = (map: Map<string, Set<string>>, key: string, value: string) =>
+    map.set(key, (map.get(key) ?? new Set<string>()).add(value));
   for (const step of versions.flat()) {
     for (const use of uses(step)) {
       tools.add(use.tool);
-      const keys = inputs.get(use.tool) ?? new Set<string>();
-      for (const k of use.inputs) keys.add(k);
-      inputs.set(use.tool, keys);
-      known.push(...leaves(use.args));
+      if (!inputs.has(use.tool)) inputs.set(use.tool, new Set());
+      for (const k of use.inputs) add(inputs, use.tool, k);
+      known.push(...literals(use));
     }
   }
   return { tools, inputs, known } satisfies CapabilityBaseline;
@@ -96,13 +114,18 @@ export function capabilityGuard(input: CapabilityInput): CapabilityHit | undefin
   const before = new Map(input.previous.map((s) => [s.id, s]));
   // Only what the replan adds or changes: a step handed back as it was is not new.
   const added = input.replacement.filter((s) => !before.has(s.id) || canonical(before.get(s.id)) !== canonical(s));
+  const addedIds = new Set(added.map((s) => s.id));
+  const finished = input.finished ?? new Set<string>();
   const findings: CapabilityFinding[] = [];
   const taint: Taint = taintOf(input);
+  const flow = flowOf(input.proposed, addedIds, finished, input.baseline, taint);
+  const fedBy = (key: string) => newFeed(flow, key);
+  const effectsOf = (step: Step, use: ToolUse) => [
+    ...new Set([...input.sideEffectsOf(use.tool), ...(use.main ? (step.sideEffects ?? []) : [])]),
+  ];
   for (const step of added) {
     for (const use of uses(step)) {
-      const sideEffects = [
-        ...new Set([...input.sideEffectsOf(use.tool), ...(use.main ? (step.sideEffects ?? []) : [])]),
-      ];
+      const sideEffects = effectsOf(step, use);
       if (!input.baseline.tools.has(use.tool) && needsReview(use.tool, sideEffects, input.replanTools))
         findings.push({
           kind: "new_tool",
@@ -111,9 +134,11 @@ export function capabilityGuard(input: CapabilityInput): CapabilityHit | undefin
           sideEffects,
           detail: newTool(use, sideEffects),
         });
-      if (sideEffects.length > 0) findings.push(...taintFindings(step.id, use, sideEffects, input.baseline, taint));
+      if (sideEffects.length > 0)
+        findings.push(...taintFindings(step.id, use, sideEffects, input.baseline, taint, fedBy));
     }
   }
+  findings.push(...keptFeeds(flow, input.proposed, effectsOf));
   if (findings.length === 0) return undefined;
   const fresh = findings.some((f) => f.kind === "new_tool");
   return {
@@ -132,36 +157,31 @@ function needsReview(tool: string, sideEffects: readonly string[], replanTools: 
 function newTool(use: ToolUse, sideEffects: readonly string[]): string {
   const effects =
     sideEffects.length > 0 ? ` (side effects: ${sideEffects.join(", ")})` : " (not on policy.replanTools)";
-  const as = use.main ? "" : " as a fallback";
+  const as = use.as ? ` as a ${use.as}` : "";
+  if (use.main && use.tool.startsWith("agent:"))
+    return `step "${use.stepId}" would run ${shown(use.tool)}${effects}, an agent no earlier plan version used`;
   return `step "${use.stepId}" would call ${use.tool}${as}${effects}, a tool no earlier plan version used`;
 }
 
-function uses(step: Step): ToolUse[] {
-  const out: ToolUse[] = [];
-  const inputs = step.inputs ?? [];
-  if (step.tool) out.push({ stepId: step.id, tool: step.tool, main: true, args: step.args ?? {}, inputs });
-  if (step.fallback)
-    out.push({ stepId: step.id, tool: step.fallback.tool, main: false, args: step.fallback.args ?? {}, inputs });
-  return out;
-}
-
 /**
- * Data produced after the original plan was made: facts a tool produced (not the caller's input,
- * not a person's answer), and facts steps of the proposed plan will produce when they run.
+ * Data produced after the original plan was made: facts a tool or agent produced (not the caller's
+ * input, not a person's answer), facts steps of the proposed plan will produce when they run, and
+ * the untrusted text the planner read besides facts.
  */
 function taintOf(input: CapabilityInput): Taint {
   const people = new Set(input.proposed.filter((s) => s.human).map((s) => s.id));
   const trusted = (f: Fact) => f.producedBy === "input" || f.producedBy === "human" || people.has(f.producedBy);
   const keys = new Map<string, string>();
-  const texts: string[] = [];
+  const texts: TaintedText[] = [];
   for (const [key, fact] of Object.entries(input.facts)) {
     if (trusted(fact)) continue;
     keys.set(key, `produced by step "${fact.producedBy}"`);
     // The values themselves, not their JSON: a quote or newline in a page must match as written.
-    texts.push(...leaves(fact.value));
+    for (const text of leaves(fact.value)) texts.push({ text, source: "tool output" });
   }
+  texts.push(...(input.untrusted ?? []));
   for (const step of input.proposed)
-    if (step.tool)
+    if (!step.human)
       for (const k of step.produces ?? []) if (!keys.has(k)) keys.set(k, `to be produced by step "${step.id}"`);
-  return { keys, texts };
+  return { keys, texts, remembered: input.remembered === true };
 }

@@ -2,6 +2,8 @@
 import { ToolInputParsingException } from "@langchain/core/tools";
 import { z } from "zod";
 import { ErrorInfoSchema, type ErrorInfo, type Fact, type Plan } from "../plan/schema.js";
+import { capText, toJsonSafe } from "../plan/json-safe.js";
+import { usableRetryAfter } from "../errors.js";
 
 /** What every deviation carries, whatever its kind. */
 const base = {
@@ -88,10 +90,13 @@ export function producerAssumptions(plan: Plan, facts: Readonly<Record<string, F
  * Reads what a thrown value says about itself. Tools throw anything: `Error`s, DOMExceptions, plain
  * objects from HTTP clients, strings. Recognition is structural (fields, not class identity), so a
  * second copy of a package or a thrown plain object is read the same way; reading never throws.
+ * The record is what the checkpoint stores, so it is JSON within the limits whatever was thrown:
+ * texts cut at `LIMITS.maxErrorMessageLength`, `evidence` made JSON (`toJsonSafe`), a
+ * `retryAfterMs` that names no usable wait left out (docs/decisions/0026-robust-error-records.md).
  */
 export function errorInfo(error: unknown): ErrorInfo {
   if (error === null || (typeof error !== "object" && typeof error !== "function")) {
-    return { name: "Error", message: primitiveMessage(error) };
+    return { name: "Error", message: capText(primitiveMessage(error)) };
   }
   if (typeof error === "function") {
     return { name: "Error", message: `a thrown function${error.name ? ` ${error.name}` : ""}` };
@@ -107,17 +112,22 @@ export function errorInfo(error: unknown): ErrorInfo {
 function readError(error: object): ErrorInfo {
   const e = error as Record<string, unknown>;
   const message = typeof e.message === "string" ? e.message : objectPreview(error);
-  const info: ErrorInfo = { name: argumentErrorName(error, message) ?? nonEmpty(e.name) ?? "Error", message };
+  const name = argumentErrorName(error, message) ?? nonEmpty(e.name) ?? "Error";
+  const info: ErrorInfo = { name: capText(name, MAX_NAME), message: capText(message) };
   const status = httpStatus(e);
   if (status !== undefined) info.status = status;
   // DOMException carries a numeric legacy `code` (23 for TimeoutError): only string codes name a cause.
   const code = typeof e.code === "string" ? e.code : causeCode(e.cause);
-  if (code !== undefined) info.code = code;
-  if (typeof e.retryAfterMs === "number") info.retryAfterMs = e.retryAfterMs;
-  if (typeof e.assumptionId === "string") info.assumptionId = e.assumptionId;
-  if (e.evidence !== undefined) info.evidence = e.evidence;
+  if (code !== undefined) info.code = capText(code, MAX_NAME);
+  const retryAfterMs = usableRetryAfter(e.retryAfterMs);
+  if (retryAfterMs !== undefined) info.retryAfterMs = retryAfterMs;
+  if (typeof e.assumptionId === "string") info.assumptionId = capText(e.assumptionId, MAX_NAME);
+  if (e.evidence !== undefined) info.evidence = toJsonSafe(e.evidence);
   return info;
 }
+
+/** Names, codes and assumption ids are short; a longer one is cut. */
+const MAX_NAME = 200;
 
 /** The message @langchain/core gives a ToolInputParsingException (tools/index.js, `StructuredTool.call`). */
 const TOOL_INPUT_MESSAGE = "Received tool input did not match expected schema";

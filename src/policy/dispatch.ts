@@ -39,7 +39,7 @@ export function mayStart(step: Step, tool: string | undefined, ctx: StartContext
   const blocker = resourceBlocker(step, ctx);
   if (blocker) return { start: false, reason: "resource", detail: blocker };
   if (tool !== undefined) {
-    const limit = ctx.toolLimits[tool];
+    const limit = limitOf(ctx.toolLimits, tool);
     const calls = ctx.running.filter((r) => r.tool === tool).length;
     if (limit !== undefined && calls >= limit)
       return { start: false, reason: "tool_limit", detail: `${tool} is limited to ${limit} at a time` };
@@ -91,6 +91,11 @@ function dependsOn(step: Step, target: string, byId: ReadonlyMap<string, Step>):
   return false;
 }
 
+/** A tool's own limit: a tool named like an Object.prototype member must not read the prototype's. */
+function limitOf(limits: Readonly<Record<string, number>>, tool: string): number | undefined {
+  return Object.hasOwn(limits, tool) ? limits[tool] : undefined;
+}
+
 /** A change of one tool's concurrency limit, recorded as a decision with rule `rate.limit`. */
 export interface LimitChange {
   tool: string;
@@ -121,7 +126,7 @@ export function lowerLimit(
   callsRunning: number,
   maxConcurrency: number,
 ): LimitUpdate {
-  const from = limits[tool] ?? maxConcurrency;
+  const from = limitOf(limits, tool) ?? maxConcurrency;
   if (callsRunning < 2) return { limits: { ...limits } };
   const to = Math.max(1, Math.floor(Math.min(from, callsRunning) / 2));
   if (to >= from) return { limits: { ...limits } };
@@ -135,7 +140,7 @@ export function raiseLimit(
   tool: string,
   maxConcurrency: number,
 ): LimitUpdate {
-  const from = limits[tool];
+  const from = limitOf(limits, tool);
   if (from === undefined || from >= maxConcurrency) return { limits: { ...limits } };
   const to = from + 1;
   const rest = Object.fromEntries(Object.entries(limits).filter(([t]) => t !== tool));

@@ -37,6 +37,13 @@ export const PolicyOptionsSchema = z
       .optional(),
     /** Timeout of steps that do not set `timeoutMs`, so a hanging tool cannot stall a run. Default 300,000 (5 min). */
     defaultTimeoutMs: z.number().int().positive().max(86_400_000).optional(),
+    /**
+     * How long one planner call (`plan`, `replan`, `extend`) or LLM-classifier call may take. Past
+     * it the call's `signal` is aborted and it counts as a planner failure: the first plan fails
+     * the run, a replan or extension escalates (`replan.planner-error`), and the rule's verdict
+     * stands for the classifier. Default 120,000 (2 min); at most a day.
+     */
+    plannerTimeoutMs: z.number().int().positive().max(86_400_000).optional(),
     /** Extensions of a rolling-horizon plan (`Planner.extend`) per run before escalating. Default 20. */
     maxExtensions: z.number().int().min(0).max(1_000).optional(),
     /** A step still running at this many times its `estimateMs` is reported as stalled. Default 2. */
@@ -78,6 +85,7 @@ export interface ResolvedPolicy {
   stallFactor: number;
   maxConcurrency: number;
   defaultTimeoutMs: number;
+  plannerTimeoutMs: number;
   budget: { maxCost?: number; maxReplanCost?: number };
   defaultRetry: RetryPolicy;
   replanTools: ReplanTools;
@@ -115,6 +123,7 @@ export function resolvePolicy(options: unknown = {}): ResolvedPolicy {
     stallFactor: o.stallFactor ?? 2,
     maxConcurrency: o.maxConcurrency ?? 4,
     defaultTimeoutMs: o.defaultTimeoutMs ?? 300_000,
+    plannerTimeoutMs: o.plannerTimeoutMs ?? 120_000,
     budget: { ...o.budget },
     defaultRetry,
     replanTools: o.replanTools ?? "read-only",

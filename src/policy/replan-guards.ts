@@ -31,6 +31,20 @@ export interface GuardHit {
   reason: string;
 }
 
+/**
+ * The assumptions still cooling down (`guard.replan-cooldown`): replanned last when the run had
+ * `lastReplanAt[a]` step successes, and fewer than `policy.replanCooldownSteps` successes since.
+ */
+export function coolingDown(
+  lastReplanAt: Readonly<Record<string, number>>,
+  successes: number,
+  policy: Pick<ResolvedPolicy, "replanCooldownSteps">,
+): string[] {
+  return Object.entries(lastReplanAt)
+    .filter(([, at]) => successes - at < policy.replanCooldownSteps)
+    .map(([a]) => a);
+}
+
 /** A local replan may re-validate at most `maxBacktrackDepth` completed steps. */
 export function backtrackDepthGuard(
   completedInScope: readonly string[],

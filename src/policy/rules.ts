@@ -66,6 +66,12 @@ export const RULES = {
     "escalate",
     "a step that committed a side effect would run a changed operation",
   ),
+  "guard.unplanned-side-effect": r(
+    "run-guard",
+    "any",
+    "escalate",
+    "inside createAgent, a side-effecting tool was called outside every plan step: not run; the agent must plan it",
+  ),
   // Retry: the same call may succeed later.
   "transient.retry": r(
     "retry",
@@ -242,13 +248,14 @@ export const RULES = {
     "replanning",
     "any",
     "escalate",
-    "a new version adds a side-effecting tool no earlier version used (policy.replanTools): plan review",
+    "a new version adds a side-effecting tool or agent no earlier version used (policy.replanTools): plan review",
   ),
   "guard.untrusted-arguments": r(
     "replanning",
     "any",
     "escalate",
-    "a side-effecting step a new version adds reads data produced after the original plan: plan review",
+    "a side-effecting step of a new version is fed untrusted data (tool output, an error message, replan memory, " +
+      "a step the version adds): plan review",
   ),
   // The rolling horizon: extending a plan that is not complete.
   "guard.max-extensions": r(
@@ -263,6 +270,13 @@ export const RULES = {
     ["transient", "none"],
     "retry",
     "a rate limit (429, retryAfterMs) halves the tool's concurrency (transient); each success adds one back (none)",
+  ),
+  // Not a rung: a record that a step's operation had committed already (docs/decisions/0006-idempotency-keys-name-the-operation.md).
+  "effect.reused": r(
+    "dispatch",
+    ["none"],
+    "reuse",
+    "a step's operation equals a committed side effect: its committed output is reused and the tool is not called",
   ),
   // Answers a person gives at an interrupt (decisions with by: "person"); the class is the one answered.
   "human.deadline-passed": r(

@@ -71,28 +71,63 @@ export function checkBudget(
   return { deviation: { kind: "budget", message }, error: { name: "BudgetExhausted", message } };
 }
 
+/** The idempotency key of a step's next call, and the key 0.x gave the same operation. */
+export interface EffectKey {
+  key: string;
+  legacy: string;
+}
+
+/** A committed operation the step's next call equals: its output is reused, the tool is not called. */
+export interface ReusedEffect {
+  reuse: SideEffectRecord;
+  output: unknown;
+}
+
 /**
- * A step that already committed one operation must not quietly commit a different one
- * (backtracking, or a replan that changed its arguments): a person decides, and a person's
- * `retry` approves exactly the new key (`run.approvedKey`).
+ * What the committed side effects say about a step's next call (docs/decisions/0006-idempotency-keys-name-the-operation.md):
+ * - the same operation committed before, under any step id → reuse its output (a committed effect
+ *   never runs twice);
+ * - the step committed a *different* operation → a person decides, and their `retry` approves
+ *   exactly the new key (`run.approvedKey`);
+ * - otherwise nothing stands in the way.
  */
 export function checkCommittedEffect(
   step: Step,
-  key: string | undefined,
+  key: EffectKey | undefined,
   run: StepRun | undefined,
   committed: readonly SideEffectRecord[],
+  steps: Readonly<Record<string, StepRun>>,
   operation: string,
-): CheckFailure | undefined {
+): ReusedEffect | CheckFailure | undefined {
   if (key === undefined) return undefined;
+  const same = committed.find((e) => e.idempotencyKey === key.key || e.idempotencyKey === key.legacy);
+  if (same) {
+    const output = committedOutput(same, committed, steps);
+    // A record from before outputs were kept, whose step has run again since: the call goes out
+    // under the committed key, and a tool that honours keys answers with what it did.
+    return output === undefined ? undefined : { reuse: same, output };
+  }
   const last = committed.findLast((e) => e.stepId === step.id);
-  if (!last || last.idempotencyKey === key || run?.approvedKey === key) return undefined;
+  if (!last || run?.approvedKey === key.key) return undefined;
   const message =
     `step "${step.id}" already committed its side effect under key ${last.idempotencyKey}; running it again with a ` +
-    `changed operation (${operation}) would commit a second one under ${key}`;
+    `changed operation (${operation}) would commit a second one under ${key.key}`;
   return {
-    deviation: { kind: "side_effect_changed", message, committedKey: last.idempotencyKey, proposedKey: key },
+    deviation: { kind: "side_effect_changed", message, committedKey: last.idempotencyKey, proposedKey: key.key },
     error: { name: "CommittedSideEffect", message },
   };
+}
+
+/** The output an effect committed with: kept on its record, or (older records) its step's if nothing replaced it. */
+function committedOutput(
+  record: SideEffectRecord,
+  committed: readonly SideEffectRecord[],
+  steps: Readonly<Record<string, StepRun>>,
+): unknown {
+  if (record.output !== undefined) return record.output;
+  const run = steps[record.stepId];
+  const latest = committed.findLast((e) => e.stepId === record.stepId) === record;
+  return latest && (run?.status === "succeeded" || run?.status === "invalidated") ? run.output : undefined;
 }
 
 /**

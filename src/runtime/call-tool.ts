@@ -1,6 +1,7 @@
 /**
- * One tool call with a timeout. The run's own signal (config.signal) is LangGraph's; ours aborts
- * the call when the step's timeout passes, so a hanging tool cannot stall a run.
+ * One tool call with a timeout. The tool's signal aborts when the step's timeout passes, so a
+ * hanging tool cannot stall a run, and when the caller stops the run (`stop`, the caller's own
+ * signal; docs/decisions/0028-a-stopped-run-keeps-its-results.md).
  */
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { RunnableConfig } from "@langchain/core/runnables";
@@ -26,8 +27,12 @@ export interface ToolCall {
   configurable: { stepId: string; planVersion: number; attempt: number; idempotencyKey?: string };
 }
 
-export async function callTool(call: ToolCall, config: LangGraphRunnableConfig): Promise<unknown> {
+export async function callTool(call: ToolCall, config: LangGraphRunnableConfig, stop?: AbortSignal): Promise<unknown> {
   const controller = new AbortController();
+  // A listener rather than `AbortSignal.any`: merging signals per call cost measurable time per step.
+  const stopped = () => controller.abort(stop?.reason);
+  if (stop?.aborted) stopped();
+  else stop?.addEventListener("abort", stopped, { once: true });
   const toolConfig = {
     callbacks: config.callbacks,
     signal: controller.signal,
@@ -45,6 +50,7 @@ export async function callTool(call: ToolCall, config: LangGraphRunnableConfig):
     return await Promise.race([pending, timeout]);
   } finally {
     clearTimeout(timer);
+    stop?.removeEventListener("abort", stopped);
     pending.catch(() => undefined);
   }
 }

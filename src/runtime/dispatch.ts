@@ -4,6 +4,12 @@
  * visit makes that attempt durable while its siblings keep running; the next visit picks them
  * up here. The registry belongs to one run (`withDispatch`): a new run (a resume after a crash)
  * starts empty and calls again every step its checkpoint still shows as running.
+ *
+ * The registry also holds the caller's signal. When it aborts (the caller stopped the run), calls that
+ * may be made again see their own signals abort, side-effecting ones run to their end, and the visit
+ * waiting on them waits for all of them (each bounded by its step's timeout) so that their results
+ * reach the visit's checkpoint before the run ends
+ * (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { ErrorInfo } from "../plan/schema.js";
@@ -38,6 +44,17 @@ export interface Flight {
   stalled?: boolean;
   /** An agent step's attempt: its model usage and validation (nodes/executor/agent-attempt.ts). */
   agent?: AgentWork;
+  /** The tool was called (false when the run was stopped during the attempt's backoff). */
+  called?: boolean;
+  /** The attempt ended after the caller stopped the run (its failure may be the stop itself). */
+  endedAfterStop?: boolean;
+}
+
+/** How an attempt ends when the run is stopped before its tool is called (during its backoff). */
+class NotCalled extends Error {
+  constructor() {
+    super("the run was stopped before the tool was called");
+  }
 }
 
 /** Where a run keeps its registry (the `__` prefix keeps it out of checkpoint and trace metadata). */
@@ -55,7 +72,14 @@ export class Dispatcher {
   constructor(
     readonly shared: boolean,
     private readonly track: (work: Promise<unknown>) => void = () => undefined,
+    /** The caller's signal: it aborts when the caller stops the run (its signal, or a stream left with `break`). */
+    readonly stopSignal?: AbortSignal,
   ) {}
+
+  /** The caller has stopped the run: nothing new starts, and the calls in flight are waited for. */
+  get stopped(): boolean {
+    return this.stopSignal?.aborted === true;
+  }
 
   running(): RunningCall[] {
     return [...this.flights.values()].map((f) => f.call);
@@ -80,9 +104,13 @@ export class Dispatcher {
     this.flights.set(flight.call.stepId, flight);
     const work = wait()
       .then(() => {
+        if (this.stopped) throw new NotCalled();
         // The attempt starts when its backoff ends.
         flight.startedAt = now();
-        return callTool(call, config);
+        flight.called = true;
+        // A stop reaches the calls that may be made again; a side effect under way cannot be called
+        // back, and LangChain's tools drop what a call returns once its signal aborts: it runs to its end.
+        return callTool(call, config, call.configurable.idempotencyKey === undefined ? this.stopSignal : undefined);
       })
       .then(
         (output): CallResult => ({ ok: true, output }),
@@ -90,6 +118,7 @@ export class Dispatcher {
       )
       .then((result) => {
         flight.result = result;
+        flight.endedAfterStop = this.stopped;
         flight.stalled = flight.stopWatching?.() ?? false;
         flight.toolCallsAtEnd = [...this.flights.values()].filter(
           (f) => f.call.tool === flight.call.tool && (f.result === undefined || f === flight),
@@ -101,26 +130,16 @@ export class Dispatcher {
   }
 
   /**
-   * Waits until at least one attempt has ended (or the run's signal aborts), then hands over every
-   * ended attempt in the order they ended and forgets them.
+   * Waits until at least one attempt has ended — every one, with `all` or once the run is stopped —
+   * then hands over every ended attempt in the order they ended and forgets them.
    */
-  async takeFinished(signal: AbortSignal | undefined, all = false): Promise<Flight[]> {
+  async takeFinished(all = false): Promise<Flight[]> {
     const waiting = () =>
-      this.flights.size > 0 && (this.finished.length === 0 || (all && this.finished.length < this.flights.size));
-    if (waiting() && !signal?.aborted) {
-      const aborted = () => this.wake?.();
-      signal?.addEventListener("abort", aborted, { once: true });
-      try {
-        for (;;) {
-          if (!waiting() || signal?.aborted) break;
-          await new Promise<void>((resolve) => (this.wake = resolve));
-        }
-      } finally {
-        this.wake = undefined;
-        signal?.removeEventListener("abort", aborted);
-      }
-    }
-    if (signal?.aborted) return [];
+      this.flights.size > 0 &&
+      (this.finished.length === 0 || ((all || this.stopped) && this.finished.length < this.flights.size));
+    // A stop only makes the wait longer (every call, not the first), so it needs no wake-up of its own.
+    while (waiting()) await new Promise<void>((resolve) => (this.wake = resolve));
+    this.wake = undefined;
     const done = this.finished.splice(0);
     for (const f of done) this.flights.delete(f.call.stepId);
     return done;
@@ -131,8 +150,9 @@ export class Dispatcher {
 export function withDispatch<C extends { configurable?: Record<string, unknown> }>(
   config: C | undefined,
   track: (work: Promise<unknown>) => void,
+  stopSignal?: AbortSignal,
 ): C {
-  const dispatcher = new Dispatcher(true, track);
+  const dispatcher = new Dispatcher(true, track, stopSignal);
   return { ...(config as C), configurable: { ...config?.configurable, [DISPATCH_KEY]: dispatcher } };
 }
 

@@ -23,8 +23,8 @@ import {
   type ModelTiers,
   type StepAgent,
 } from "../agents/handle.js";
-import type { PriceTable } from "../agents/usage-meter.js";
-import type { ModelTier } from "../plan/schema.js";
+import { resolvePrices, type PriceTable } from "../agents/usage-meter.js";
+import { RESERVED_KEYS, type ModelTier } from "../plan/schema.js";
 import { TIER_ORDER } from "../policy/agent-routing.js";
 import { z } from "zod";
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
@@ -96,6 +96,8 @@ export interface Runtime {
   memory: ResolvedReplanMemory;
   clock: Clock;
   metadataOf(tool: string): ToolMetadata | undefined;
+  /** Tools whose metadata declares side effects. */
+  sideEffectTools: ReadonlySet<string>;
   agents: ReadonlyMap<string, AgentHandle>;
   agentNames: ReadonlySet<string>;
   models: Partial<Record<ModelTier, BaseChatModel>>;
@@ -106,17 +108,53 @@ export interface Runtime {
   agentCatalogue: AgentCatalogue;
 }
 
+/** Node fires a timer of more than 2^31 − 1 ms after 1 ms: longer waits are chained. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 const realSleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
-    if (ms <= 0 || signal?.aborted) return resolve();
+    if (!(ms > 0) || signal?.aborted) return resolve();
+    let left = ms;
+    let timer: ReturnType<typeof setTimeout>;
     const done = () => {
       clearTimeout(timer);
       signal?.removeEventListener("abort", done);
       resolve();
     };
-    const timer = setTimeout(done, ms);
+    const next = () => {
+      if (left <= 0) return done();
+      const piece = Math.min(left, MAX_TIMER_MS);
+      left -= piece;
+      timer = setTimeout(next, piece);
+    };
+    next();
     signal?.addEventListener("abort", done, { once: true });
   });
+
+/**
+ * The clock, checked where it enters: `now` must return epoch milliseconds as a finite number.
+ * It is read once here (a clock that returns a string fails at construction) and checked on every
+ * read after, because a NaN or a string reaching a record would break the thread's next write.
+ */
+function resolveClock(clock: Partial<Clock> | undefined): Clock {
+  for (const field of ["now", "sleep"] as const) {
+    if (clock?.[field] !== undefined && typeof clock[field] !== "function")
+      throw new PlanManagerError("invalid_options", `clock.${field} must be a function`, { path: `clock.${field}` });
+  }
+  const sleep = clock?.sleep ?? realSleep;
+  const userNow = clock?.now;
+  if (!userNow) return { now: Date.now, sleep };
+  const now = () => {
+    const t: unknown = userNow();
+    if (typeof t === "number" && Number.isFinite(t)) return t;
+    const shown =
+      typeof t === "string" ? JSON.stringify(t) : typeof t === "object" && t !== null ? "an object" : String(t);
+    const message = `clock.now must return epoch milliseconds as a finite number; it returned ${shown}`;
+    throw new PlanManagerError("invalid_options", message, { path: "clock.now" });
+  };
+  now();
+  return { now, sleep };
+}
 
 const OptionsShape = z.object({
   tools: z.array(z.unknown()),
@@ -147,8 +185,9 @@ export function resolveOptions(options: PlanManagerOptions): Runtime {
     reviewReplans: options.reviewReplans ?? false,
     recursionLimit: options.recursionLimit ?? 10_000,
     memory: resolveReplanMemory(options.replanMemory, options.replanTemplates),
-    clock: { now: options.clock?.now ?? Date.now, sleep: options.clock?.sleep ?? realSleep },
+    clock: resolveClock(options.clock),
     metadataOf,
+    sideEffectTools: new Set([...tools.keys()].filter((name) => (metadataOf(name)?.sideEffects?.length ?? 0) > 0)),
     ...agentOptions(options),
   };
   if (options.classifier) runtime.classifier = options.classifier;
@@ -160,13 +199,14 @@ function agentOptions(options: PlanManagerOptions) {
   const agents = resolveAgents(options.agents);
   const models = resolveModels(options.models);
   const tiers = TIER_ORDER.filter((t) => models[t] !== undefined);
+  const prices = resolvePrices("createPlanManager", options.prices);
   const info = [...agents.values()].map((a) => agentInfo(a));
   return {
     agents,
     agentNames: new Set(agents.keys()),
     models,
     tiers,
-    ...(options.prices ? { prices: options.prices } : {}),
+    ...(prices ? { prices } : {}),
     agentCatalogue: info.length > 0 ? { agents: info, ...(tiers.length > 0 ? { tiers } : {}) } : {},
   };
 }
@@ -205,6 +245,12 @@ function toolRegistry(list: PlanManagerOptions["tools"]): Map<string, Structured
         { path: `tools[${i}]` },
       );
     }
+    if (RESERVED_KEYS.has(t.name))
+      throw new PlanManagerError(
+        "invalid_options",
+        `tools[${i}]: the tool name "${t.name}" is reserved (it names a member of Object.prototype); rename the tool`,
+        { path: `tools[${i}].name` },
+      );
     if (tools.has(t.name))
       throw new PlanManagerError("invalid_options", `tools[${i}]: two tools are named "${t.name}"`, {
         path: `tools[${i}].name`,

@@ -9,6 +9,22 @@ import type { Step } from "../plan/schema.js";
 import { stallDeadline } from "../policy/horizon.js";
 import { emit } from "./events.js";
 
+/**
+ * The longest delay a timer keeps: Node fires a `setTimeout` of more than 2^31 − 1 ms after 1 ms,
+ * and `stallFactor` × `estimateMs` may reach 1,000 days.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Sleeps `ms` on `clock` in pieces no timer cuts short. The pieces are counted up front, not
+ * re-read from the clock, so a clock whose sleep does not move its time cannot make this spin.
+ */
+export async function sleepLong(clock: Pick<Runtime["clock"], "sleep">, ms: number, signal: AbortSignal) {
+  let left = ms;
+  for (; left > MAX_TIMER_MS && !signal.aborted; left -= MAX_TIMER_MS) await clock.sleep(MAX_TIMER_MS, signal);
+  if (!signal.aborted) await clock.sleep(left, signal);
+}
+
 /** Stops watching; says whether the step stalled. */
 export type StopWatching = () => boolean;
 
@@ -23,7 +39,7 @@ export function watchForStall(
   if (deadline === undefined) return () => false;
   const done = new AbortController();
   let stalled = false;
-  void rt.clock.sleep(Math.max(0, deadline - rt.clock.now()), done.signal).then(() => {
+  void sleepLong(rt.clock, Math.max(0, deadline - rt.clock.now()), done.signal).then(() => {
     if (done.signal.aborted) return;
     stalled = true;
     const runningMs = rt.clock.now() - startedAt;

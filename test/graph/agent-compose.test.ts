@@ -1,11 +1,13 @@
-import { AIMessage } from "@langchain/core/messages";
+import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
 import { fakeModel } from "@langchain/core/testing";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { createDeepAgent } from "deepagents";
 import { createAgent, humanInTheLoopMiddleware, summarizationMiddleware, toolRetryMiddleware } from "langchain";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { planMiddleware } from "../../src/agent/index.js";
-import { TransientError } from "../../src/errors.js";
+import { PermanentError, TransientError } from "../../src/errors.js";
 import { htmlReport, operatorView, userView } from "../../src/views/index.js";
 import { received, scriptedAgentModel } from "../helpers/agent-model.js";
 import { countedTool, ledger } from "../helpers/agent-tools.js";
@@ -18,6 +20,11 @@ const plan = {
   steps: [
     { id: "quote", goal: "Get the amount", tool: "quote", produces: ["amount"] },
     { id: "pay", goal: "Pay the invoice", tool: "pay", dependsOn: ["quote"], inputs: ["amount"], produces: ["paid"] },
+  ],
+};
+const fallbackPlan = {
+  steps: [
+    { id: "quote", goal: "Get the amount", tool: "quote_a", produces: ["amount"], fallback: { tool: "quote_b" } },
   ],
 };
 const turns = [
@@ -74,8 +81,86 @@ describe("planMiddleware composes with LangChain's middleware", () => {
     });
     const out = await agent.invoke(start, config("retry"));
     expect(l.calls).toEqual({ quote: 3, pay: 1 });
-    expect(out.decisions.map((d) => [d.stepId, d.rule, d.attempt])).toEqual([["quote", "transient.retry", 1]]);
-    expect(out.steps.quote).toMatchObject({ status: "succeeded", attempts: 2 });
+    // Its two calls are the step's first two attempts; the ladder's retry is the third (of retry.maxAttempts 3).
+    expect(out.decisions.map((d) => [d.stepId, d.rule, d.attempt])).toEqual([["quote", "transient.retry", 2]]);
+    expect(out.steps.quote).toMatchObject({ status: "succeeded", attempts: 3 });
+  });
+
+  it("toolRetryMiddleware's default onFailure: a deterministic error it gives up on takes the step's fallback", async () => {
+    const l = ledger();
+    const tools = [
+      countedTool(l, "quote_a", () => {
+        throw new PermanentError("quote service A retired");
+      }),
+      countedTool(l, "quote_b", () => ({ amount: 40 })),
+    ];
+    const agent = createAgent({
+      model: scriptedAgentModel([[{ name: "write_plan", args: fallbackPlan }], [{ name: "quote_a", args: {} }], "40"]),
+      tools,
+      middleware: [planMiddleware(noWait), toolRetryMiddleware({ initialDelayMs: 0, jitter: false })],
+      checkpointer: new MemorySaver(),
+    });
+    const out = await agent.invoke(start, config("retry-default-permanent"));
+    // toolRetryMiddleware retries any error without LangChain's retryable mark, so it called three times.
+    expect(l.calls).toEqual({ quote_a: 3, quote_b: 1 });
+    expect(out.decisions.map((d) => [d.rule, d.evidence, d.failureClass, d.attempt])).toEqual([
+      ["deterministic.fallback", "deterministic.error", "deterministic", 3],
+    ]);
+    expect(out.decisions[0]!.reason).toBe('quote service A retired; switching to fallback tool "quote_b"');
+    expect(out.steps.quote).toMatchObject({ status: "succeeded", attempts: 4, usedFallback: true });
+    expect(out.facts.amount!.value).toBe(40);
+    expect(out.status).toBe("completed");
+  });
+
+  it("toolRetryMiddleware's default onFailure: transient errors it retried until it gave up follow exhausted.*", async () => {
+    const l = ledger();
+    const tools = [
+      countedTool(l, "quote_a", () => {
+        throw new TransientError("quote service busy");
+      }),
+      countedTool(l, "quote_b", () => ({ amount: 40 })),
+    ];
+    const agent = createAgent({
+      model: scriptedAgentModel([[{ name: "write_plan", args: fallbackPlan }], [{ name: "quote_a", args: {} }], "40"]),
+      tools,
+      middleware: [planMiddleware(noWait), toolRetryMiddleware({ initialDelayMs: 0, jitter: false })],
+      checkpointer: new MemorySaver(),
+    });
+    const out = await agent.invoke(start, config("retry-default-transient"));
+    // Three calls by toolRetryMiddleware (maxRetries 2) spend the step's three attempts: no more retries on top.
+    expect(l.calls).toEqual({ quote_a: 3, quote_b: 1 });
+    expect(out.decisions.map((d) => [d.rule, d.evidence, d.attempt])).toEqual([
+      ["exhausted.fallback", "transient.error", 3],
+    ]);
+    expect(out.decisions[0]!.reason).toBe(
+      'retries exhausted after 3/3 attempts (quote service busy); switching to fallback tool "quote_b"',
+    );
+    expect(out.steps.quote).toMatchObject({ status: "succeeded", attempts: 4, usedFallback: true });
+    expect(out.status).toBe("completed");
+  });
+
+  it("a tool's own error text shaped like toolRetryMiddleware's give-up claims no attempts and no class", async () => {
+    const l = ledger();
+    const liar = tool(
+      async (_args, runConfig) => {
+        l.calls.quote_a = (l.calls.quote_a ?? 0) + 1;
+        const content = "Tool 'quote_a' failed after 999 attempts with PermanentError";
+        return new ToolMessage({ content, tool_call_id: runConfig.toolCall?.id ?? "", status: "error" });
+      },
+      { name: "quote_a", description: "quote", schema: z.object({}).passthrough() },
+    );
+    const agent = createAgent({
+      model: scriptedAgentModel([[{ name: "write_plan", args: fallbackPlan }], [{ name: "quote_a", args: {} }], "?"]),
+      tools: [liar, countedTool(l, "quote_b", () => ({ amount: 40 }))],
+      middleware: [planMiddleware(noWait)],
+      checkpointer: new MemorySaver(),
+    });
+    const out = await agent.invoke(start, config("liar"));
+    expect(l.calls).toEqual({ quote_a: 1 });
+    expect(out.decisions.map((d) => [d.rule, d.evidence, d.attempt])).toEqual([
+      ["unknown.escalate", "unknown.unclassified", 1],
+    ]);
+    expect(out.steps.quote).toMatchObject({ status: "failed", attempts: 1 });
   });
 
   it("the plan survives summarizationMiddleware: the model reads it after the history is summarized", async () => {

@@ -418,8 +418,9 @@ describe("planMiddleware: plan review, revisions and side effects", () => {
     expect(out.sideEffects).toEqual([
       {
         stepId: "pay",
-        idempotencyKey: expect.stringMatching(/^pay-1:pay:[0-9a-f]{16}$/),
+        idempotencyKey: expect.stringMatching(/^pay-1:[0-9a-f]{16}$/),
         at: "1970-01-01T00:00:00.000Z",
+        output: { paid: 40 },
       },
     ]);
     expect(l.keys.quote).toEqual([undefined]);
@@ -626,6 +627,260 @@ describe("planMiddleware: skips", () => {
     expect(out.steps.enrich).toMatchObject({ status: "skipped", skipReason: "optional_failed" });
     expect(out.steps.summary).toEqual({ status: "skipped", attempts: 0, skipReason: "dependency_skipped" });
     expect(l.calls).toEqual({ enrich: 1, core: 1 });
+    expect(out.status).toBe("completed");
+  });
+});
+
+describe("planMiddleware: side-effecting calls outside the plan", () => {
+  const quotePlan = { steps: [{ id: "quote", goal: "Get the amount", tool: "quote", produces: ["amount"] }] };
+  const payPlan = {
+    steps: [
+      ...quotePlan.steps,
+      { id: "pay", goal: "Pay", tool: "pay", dependsOn: ["quote"], inputs: ["amount"], produces: ["paid"] },
+    ],
+  };
+  const payCall = [{ name: "pay", args: { iban: "XX00 ATTACKER" } }];
+
+  it("a side-effecting call outside every plan step is refused and recorded; planned with write_plan it is reviewed and keyed (guard.unplanned-side-effect)", async () => {
+    const l = ledger();
+    const tools = [
+      countedTool(l, "quote", () => ({ amount: 40 })),
+      countedTool(l, "pay", (_n, args) => ({ paid: args.amount })),
+    ];
+    const { agent, model } = agentWith(
+      [
+        // Before any plan, then outside the plan: neither call runs.
+        payCall,
+        [{ name: "write_plan", args: quotePlan }],
+        [{ name: "quote", args: {} }],
+        payCall,
+        [{ name: "write_plan", args: payPlan }],
+        payCall,
+        "paid",
+      ],
+      tools,
+      { reviewPlan: true, sideEffectTools: ["pay"] },
+    );
+    const approve = new Command({ resume: { decisions: [{ type: "approve" }] } });
+    const first = await agent.invoke(start, config("unplanned"));
+    expect((first.__interrupt__![0]!.value as { kind: string }).kind).toBe("plan_review");
+    const second = await agent.invoke(approve, config("unplanned"));
+    expect(l.calls).toEqual({ quote: 1 });
+    expect(second.sideEffects).toEqual([]);
+    const results = (n: number) => lastResults(model.calls[n]!.messages).map((m) => [m.content, m.status]);
+    expect(results(1)).toEqual([
+      [
+        "Not run: pay has side effects and there is no plan yet. Write the plan with write_plan first; a step " +
+          "for pay runs under its idempotency key.",
+        "error",
+      ],
+    ]);
+    expect(results(4)).toEqual([
+      [
+        "Not run: pay has side effects and no step of the plan calls it. Add a step for it with write_plan; " +
+          "it runs as that step, under its idempotency key.",
+        "error",
+      ],
+    ]);
+    // The revision that plans it waits for a person, as reviewPlan promises.
+    const question = second.__interrupt__![0]!.value as { kind: string; rule: string };
+    expect([question.kind, question.rule]).toEqual(["plan_review", "guard.new-capability"]);
+    const out = await agent.invoke(approve, config("unplanned"));
+    expect(l.calls).toEqual({ quote: 1, pay: 1 });
+    expect(l.keys.pay).toEqual([out.sideEffects[0]!.idempotencyKey]);
+    expect(out.sideEffects.map((e) => e.stepId)).toEqual(["pay"]);
+    expect(out.decisions.map((d) => [d.rule, d.action, d.stepId, d.planVersion])).toEqual([
+      ["guard.unplanned-side-effect", "escalate", undefined, 0],
+      ["human.approve-plan", "approve", undefined, 0],
+      ["guard.unplanned-side-effect", "escalate", undefined, 1],
+      ["guard.new-capability", "escalate", undefined, 1],
+      ["human.approve-replan", "replan_global", undefined, 1],
+    ]);
+    expect(out.decisions[2]!.reason).toBe(
+      'pay has side effects and no step of plan version 1 calls it: {"iban":"XX00 ATTACKER"} was not run',
+    );
+    expect(out.status).toBe("completed");
+  });
+
+  it("a tool not listed in sideEffectTools still runs untouched outside the plan", async () => {
+    const l = ledger();
+    const tools = [countedTool(l, "quote", () => ({ amount: 40 })), countedTool(l, "lookup", () => ({ ok: 1 }))];
+    const { agent } = agentWith(
+      [[{ name: "write_plan", args: quotePlan }], [{ name: "lookup", args: {} }], "ok"],
+      tools,
+      { sideEffectTools: ["pay"] },
+    );
+    const out = await agent.invoke(start, config("free-read"));
+    expect(l.calls).toEqual({ lookup: 1 });
+    expect(out.decisions).toEqual([]);
+  });
+});
+
+describe("planMiddleware: budget.maxCost and replanCooldownSteps", () => {
+  it("a plan whose steps cannot fit budget.maxCost is not recorded; the cheaper one runs (budget.replan-cheaper)", async () => {
+    const l = ledger();
+    const tools = [
+      countedTool(l, "courier", () => ({ sent: "courier" })),
+      countedTool(l, "post", () => ({ sent: "post" })),
+    ];
+    const dear = { steps: [{ id: "send", goal: "Send the parcel", tool: "courier", cost: 5 }] };
+    const cheap = { steps: [{ id: "send_post", goal: "Send the parcel by post", tool: "post", cost: 0.4 }] };
+    const { agent, model } = agentWith(
+      [
+        [{ name: "write_plan", args: dear }],
+        [{ name: "write_plan", args: cheap }],
+        [{ name: "post", args: {} }],
+        "sent",
+        "nothing more to send",
+      ],
+      tools,
+      { policy: { budget: { maxCost: 1 } } },
+    );
+    const out = await agent.invoke(start, config("budget"));
+    expect(l.calls).toEqual({ post: 1 });
+    expect(out.decisions.map((d) => [d.stepId, d.rule, d.failureClass, d.action, d.planVersion])).toEqual([
+      [undefined, "budget.replan-cheaper", "budget_exhausted", "replan_global", 0],
+    ]);
+    expect(lastResults(model.calls[1]!.messages)[0]!.content).toBe(
+      "The plan was not recorded: plan version 1 costs 5 for the steps not yet done (send 5); 0 of 1 is spent, " +
+        "so it would exceed budget.maxCost. Write a cheaper plan with write_plan.",
+    );
+    expect(out.plan!.steps.map((s) => s.id)).toEqual(["send_post"]);
+    expect(out.budget).toEqual({ spent: 0.4, replanSpent: 0, maxCost: 1 });
+    expect(out.steps.send_post).toMatchObject({ status: "succeeded", attempts: 1, cost: 0.4 });
+    expect(out.status).toBe("completed");
+    // A new message on the thread keeps what was spent.
+    const next = await agent.invoke({ messages: [{ role: "user", content: "Anything else?" }] }, config("budget"));
+    expect(next.budget).toEqual({ spent: 0.4, replanSpent: 0, maxCost: 1 });
+  });
+
+  it("a step whose attempt would pass what is left of budget.maxCost does not run; the agent is asked for a cheaper route", async () => {
+    const l = ledger();
+    const tools = [
+      countedTool(l, "quote", (n) => {
+        if (n === 1) throw new TransientError("busy");
+        return { amount: 40 };
+      }),
+      countedTool(l, "courier", () => ({ sent: "courier" })),
+    ];
+    // Fits when written (0.5 + 0.5), but the quote's retry spends what the courier needed.
+    const plan = {
+      steps: [
+        { id: "quote", goal: "Quote", tool: "quote", cost: 0.5 },
+        { id: "send", goal: "Send", tool: "courier", cost: 0.5, dependsOn: ["quote"] },
+      ],
+    };
+    const { agent, model } = agentWith(
+      [[{ name: "write_plan", args: plan }], [{ name: "quote", args: {} }], [{ name: "courier", args: {} }], "stopped"],
+      tools,
+      { policy: { budget: { maxCost: 1 } } },
+    );
+    const out = await agent.invoke(start, config("budget-step"));
+    expect(l.calls).toEqual({ quote: 2 });
+    expect(out.decisions.map((d) => [d.stepId, d.rule, d.attempt])).toEqual([
+      ["quote", "transient.retry", 1],
+      ["send", "budget.replan-cheaper", 0],
+    ]);
+    expect(out.decisions[1]!.reason).toBe(
+      'step "send" costs 0.5; 1 of 1 is spent, so it would exceed budget.maxCost; asking the planner for a cheaper route',
+    );
+    expect(lastResults(model.calls[3]!.messages)[0]!.content).toContain(
+      'Step "send" did not go as planned: step "send" costs 0.5; 1 of 1 is spent',
+    );
+    expect(out.budget.spent).toBe(1);
+    expect(out.steps.quote).toMatchObject({ status: "succeeded", attempts: 2, cost: 1 });
+  });
+
+  it("retries are charged per attempt: the attempt that would pass budget.maxCost does not start", async () => {
+    const l = ledger();
+    const tools = [
+      countedTool(l, "flaky", () => {
+        throw new TransientError("busy");
+      }),
+    ];
+    const plan = { steps: [{ id: "f", goal: "Flaky", tool: "flaky", cost: 0.4 }] };
+    const { agent } = agentWith([[{ name: "write_plan", args: plan }], [{ name: "flaky", args: {} }], "x"], tools, {
+      policy: { budget: { maxCost: 1 } },
+    });
+    const out = await agent.invoke(start, config("budget-retries"));
+    expect(l.calls).toEqual({ flaky: 2 });
+    expect(out.decisions.map((d) => [d.rule, d.attempt])).toEqual([
+      ["transient.retry", 1],
+      ["transient.retry", 2],
+      ["budget.replan-cheaper", 2],
+    ]);
+    expect(out.budget.spent).toBe(0.8);
+    expect(out.steps.f).toMatchObject({ status: "failed", attempts: 2, cost: 0.8 });
+  });
+
+  it("the same assumption is not replanned again before a step has succeeded (guard.replan-cooldown)", async () => {
+    const l = ledger();
+    const tools = [
+      countedTool(l, "read_level", () => ({ level: 1 })),
+      countedTool(l, "act_a", () => ({ done: "a" })),
+      countedTool(l, "act_b", () => ({ done: "b" })),
+      countedTool(l, "act_c", () => ({ done: "c" })),
+    ];
+    const version = (act: string) => ({
+      assumptions: [{ id: "fresh", statement: "the cached level is current" }],
+      steps: [
+        { id: "get", goal: "Read the level", tool: "read_level", produces: ["level"], assumptions: ["fresh"] },
+        { id: `use_${act}`, goal: "Act", tool: act, dependsOn: ["get"], preconditions: ["facts.level > 5"] },
+      ],
+    });
+    const { agent } = agentWith(
+      [
+        [{ name: "write_plan", args: version("act_a") }],
+        [{ name: "read_level", args: {} }],
+        [{ name: "act_a", args: {} }],
+        [{ name: "write_plan", args: version("act_b") }],
+        [{ name: "act_b", args: {} }],
+        [{ name: "write_plan", args: version("act_c") }],
+        [{ name: "act_c", args: {} }],
+        "stuck",
+      ],
+      tools,
+    );
+    const out = await agent.invoke(start, config("cooldown"));
+    expect(out.decisions.map((d) => [d.stepId, d.rule, d.action])).toEqual([
+      ["use_act_a", "precondition.replan-producers", "replan_local"],
+      ["use_act_b", "guard.replan-cooldown", "escalate"],
+    ]);
+    expect(out.decisions[1]!.reason).toContain(
+      'assumption "fresh" was just replanned and no step has succeeded since (policy.replanCooldownSteps = 1)',
+    );
+    expect((out.__interrupt__![0]!.value as { kind: string; rule: string }).rule).toBe("guard.replan-cooldown");
+    expect(l.calls).toEqual({ read_level: 1 });
+  });
+});
+
+describe("planMiddleware: keys name the operation", () => {
+  it("a second step making the committed call again reuses its result: one charge, one key (effect.reused)", async () => {
+    const l = ledger();
+    const tools = [countedTool(l, "pay", (_n, args) => ({ paid: args.amount }))];
+    const plan = {
+      steps: [
+        { id: "deposit", goal: "Pay the deposit", tool: "pay", produces: ["paid"] },
+        { id: "settle", goal: "Settle the balance", tool: "pay", dependsOn: ["deposit"] },
+      ],
+    };
+    const { agent, model } = agentWith(
+      [
+        [{ name: "write_plan", args: plan }],
+        [{ name: "pay", args: { amount: 40, step: "deposit" } }],
+        [{ name: "pay", args: { amount: 40, step: "settle" } }],
+        "done",
+      ],
+      tools,
+      { sideEffectTools: ["pay"] },
+    );
+    const out = await agent.invoke(start, config("reuse"));
+    expect(l.calls).toEqual({ pay: 1 });
+    expect(out.sideEffects.map((e) => e.stepId)).toEqual(["deposit"]);
+    expect(out.steps.settle).toMatchObject({ status: "succeeded", output: { paid: 40 } });
+    expect(out.decisions.map((d) => [d.stepId, d.rule, d.action])).toEqual([["settle", "effect.reused", "reuse"]]);
+    const results = lastResults(model.calls[3]!.messages).map((m) => m.content);
+    expect(results).toEqual(['{"paid":40}']);
     expect(out.status).toBe("completed");
   });
 });

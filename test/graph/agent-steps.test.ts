@@ -289,3 +289,55 @@ describe("steps done by models and agents", () => {
     expect(prompt(coder, 2)).toContain('<untrusted-data name="failure">\n"context window exceeded"\n</untrusted-data>');
   });
 });
+
+describe("agent steps' model cost and the budget", () => {
+  it("model usage of agent steps is charged to budget.spent; past budget.maxCost the next attempt does not start", async () => {
+    // Each call costs (1000 × 5 + 200 × 10) / 1M = 0.007; the step's own `cost` is 0.
+    const coder = new ScriptedChatModel([{ patch: "wrong" }, { patch: "wrong" }, { patch: "good" }], {
+      model: "fake-default",
+    });
+    const tests = runTests();
+    const h = harness({ steps: [{ ...fixStep, tier: undefined }] }, [tests], {
+      agents: { coder },
+      prices,
+      policy: { budget: { maxCost: 0.01 } },
+      context: { issue: "off by one" },
+    });
+    const out = await h.run();
+    expect(coder.received).toHaveLength(2);
+    expect(out.budget.spent).toBe(0.014);
+    expect(out.usage.map((u: { cost: number }) => u.cost)).toEqual([0.007, 0.007]);
+    expect(brief(out.decisions)).toEqual([
+      "fix: success_signal_unmet → retry [agent.retry-with-feedback]",
+      "fix: success_signal_unmet → retry [agent.retry-with-feedback]",
+      "fix: budget_exhausted → escalate [replan.unavailable]",
+    ]);
+    expect(out.decisions[2].reason).toBe(
+      'step "fix" costs 0; 0.014 of 0.01 is spent, so it would exceed budget.maxCost; asking the planner for a ' +
+        "cheaper route; the planner cannot replan (it has no replan function)",
+    );
+    expect(out.status).toBe("awaiting_human");
+  });
+
+  it("a run whose agent steps spent past budget.maxCost starts no further step", async () => {
+    const reader = new ScriptedChatModel([{ summary: "s" }], { model: "fake-default" });
+    const ship = scriptedTool("ship", [{ shipped: true }]);
+    const plan = {
+      steps: [
+        { id: "read", goal: "Read the issue", agent: "reader", inputs: ["issue"], produces: ["summary"] },
+        { id: "ship", goal: "Ship", tool: "ship", dependsOn: ["read"] },
+      ],
+    };
+    const h = harness(plan, [ship], {
+      agents: { reader },
+      prices,
+      policy: { budget: { maxCost: 0.005 } },
+      context: { issue: "x" },
+    });
+    const out = await h.run();
+    expect(out.budget.spent).toBe(0.007);
+    expect(out.steps.read.status).toBe("succeeded");
+    expect(ship.calls).toEqual([]);
+    expect(brief(out.decisions)).toEqual(["ship: budget_exhausted → escalate [replan.unavailable]"]);
+  });
+});

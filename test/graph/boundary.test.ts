@@ -124,18 +124,183 @@ describe("a finished thread", () => {
       "thread_finished",
       'thread "t1" has finished (status: completed): start a new run on a new thread_id',
     ]);
-    expect(await failure(h.graph.invoke(null, h.config))).toMatchObject({ code: "thread_finished" });
     expect(await checkpointId(h)).toBe(before);
     expect([(await h.state()).goal, lookup.calls.length]).toEqual(["test goal", 1]);
   });
 
-  it("an aborted thread stays aborted on invoke(null)", async () => {
+  it("invoke(null) returns the final state, runs nothing and writes no checkpoint", async () => {
+    const { h, lookup, refund } = ticket();
+    await h.run();
+    const done = await resumeRun(h.graph, h.config, complete);
+    const before = await checkpointId(h);
+    const count = await historyLength(h);
+    const out = await h.graph.invoke(null, h.config);
+    expect(out).toEqual(done);
+    expect([out.status, out.facts.done?.value]).toEqual(["completed", true]);
+    expect([await checkpointId(h), await historyLength(h)]).toEqual([before, count]);
+    expect([lookup.calls.length, refund.calls.length]).toEqual([1, 1]);
+  });
+
+  it("an aborted thread stays aborted on invoke(null), which returns it as it ended", async () => {
     const { h } = ticket();
     await h.run();
     await resumeRun(h.graph, h.config, { action: "abort", reason: "no" });
-    const error = await failure(h.graph.invoke(null, h.config));
-    expect(error.message).toBe('thread "t1" has finished (status: aborted): start a new run on a new thread_id');
-    expect((await h.state()).status).toBe("aborted");
+    const before = await checkpointId(h);
+    const out = await h.graph.invoke(null, h.config);
+    expect([out.status, out.outcome?.failureReason]).toEqual(["aborted", (await h.state()).outcome.failureReason]);
+    expect(await checkpointId(h)).toBe(before);
+    expect((await failure(h.graph.invoke({ goal: "again" }, h.config))).message).toBe(
+      'thread "t1" has finished (status: aborted): start a new run on a new thread_id',
+    );
+  });
+});
+
+async function historyLength(h: { graph: ReturnType<typeof ticket>["h"]["graph"]; config: object }) {
+  let n = 0;
+  for await (const _ of h.graph.getStateHistory(h.config)) n += 1;
+  return n;
+}
+
+/** A card charge, then a person's approval, then shipping. */
+function shop() {
+  const calls: { amount: number; key: string }[] = [];
+  const charge = scriptedTool(
+    "charge",
+    [
+      (args: Record<string, unknown>, config: unknown) => {
+        const key = (config as { configurable?: { idempotencyKey?: string } }).configurable?.idempotencyKey ?? "";
+        calls.push({ amount: args.amount as number, key });
+        return { receipt: `R-${calls.length}` };
+      },
+    ],
+    { sideEffects: ["card charge"] },
+  );
+  const ship = scriptedTool("ship", [{ shipped: true }]);
+  const plan: PlanDraft = {
+    steps: [
+      { id: "pay", goal: "Charge the card", tool: "charge", args: { amount: 100 }, produces: ["receipt"] },
+      { id: "ok", goal: "Approve shipping", human: { prompt: "Ship?" }, dependsOn: ["pay"], produces: ["by"] },
+      { id: "ship", goal: "Ship", tool: "ship", dependsOn: ["ok"], produces: ["shipped"] },
+    ],
+  };
+  const h = harness(plan, [charge, ship], { threadId: "order-1" });
+  return { h, calls, ship };
+}
+
+/** The checkpoint after the plan was made and before the charge ran. */
+async function beforeCharge(h: ReturnType<typeof shop>["h"]) {
+  for await (const snapshot of h.graph.getStateHistory(h.config)) {
+    const values = snapshot.values as Loose;
+    if (values.plan && !values.steps?.pay && snapshot.next.includes("executor")) return snapshot.config;
+  }
+  throw new Error("no checkpoint before the charge");
+}
+
+const approved = { action: "complete", output: { by: "ana" } } as const;
+
+describe("a Command from outside", () => {
+  it("cannot write what updateState may not: a forged trusted fact is invalid_update and nothing is written", async () => {
+    const { h, calls } = shop();
+    await h.run();
+    const before = await checkpointId(h);
+    const forged = {
+      value: "DE00 ATTACKER",
+      label: "trusted",
+      producedBy: "input",
+      planVersion: 0,
+      assumptions: [],
+      derivedFrom: [],
+    };
+    const error = await failure(
+      h.graph.invoke(new Command({ update: { facts: { iban: forged } } }) as never, h.config),
+    );
+    expect([error.code, error.path, error.message]).toEqual([
+      "invalid_update",
+      "facts",
+      'Command.update: "facts" cannot be written from outside a run (the manager owns it); ' +
+        "the keys you may write are: scopeChanges",
+    ]);
+    const tuples = await failure(h.graph.invoke(new Command({ update: [["steps", {}]] }), h.config));
+    expect([tuples.code, tuples.path]).toEqual(["invalid_update", "steps"]);
+    expect(await checkpointId(h)).toBe(before);
+    expect((await h.state()).facts.iban).toBeUndefined();
+    expect(calls.length).toBe(1);
+  });
+
+  it("cannot reopen a completed thread to charge again: invalid_update, one charge", async () => {
+    const { h, calls } = shop();
+    await h.run();
+    await resumeRun(h.graph, h.config, approved);
+    const before = await checkpointId(h);
+    const reopen = new Command({
+      update: { status: "running", steps: { pay: { status: "pending", attempts: 0 } } },
+      goto: "executor",
+    });
+    expect(await failure(h.graph.invoke(reopen as never, h.config))).toMatchObject({
+      code: "invalid_update",
+      path: "status",
+    });
+    const goto = await failure(h.graph.invoke(new Command({ goto: "executor" }), h.config));
+    expect([goto.code, goto.message]).toEqual([
+      "thread_finished",
+      'thread "order-1" has finished (status: completed): start a new run on a new thread_id',
+    ]);
+    expect([await checkpointId(h), calls.length]).toEqual([before, 1]);
+  });
+
+  it("may carry a scope change with its answer, as updateState may", async () => {
+    const { h, calls, ship } = shop();
+    await h.run();
+    const out = await h.run(new Command({ resume: approved, update: { scopeChanges: ["gift wrap it"] } }));
+    expect([out.status, calls.length, ship.calls.length]).toEqual(["awaiting_human", 1, 0]);
+    expect(brief(out.decisions).at(-1)).toBe("-: scope_changed → escalate [replan.unavailable]");
+  });
+});
+
+describe("a committed effect never runs again on any branch of the thread", () => {
+  it("time travel on a finished thread from before the charge reuses the charge: one call, one key", async () => {
+    const { h, calls } = shop();
+    await h.run();
+    const done = await resumeRun(h.graph, h.config, approved);
+    const key = done.sideEffects?.[0]?.idempotencyKey;
+    const again = await h.graph.invoke(null, await beforeCharge(h));
+    expect([again.status, calls]).toEqual(["awaiting_human", [{ amount: 100, key }]]);
+    expect(brief(again.decisions ?? [])).toEqual(["pay: none → reuse [effect.reused]"]);
+    expect(again.sideEffects?.map((e) => e.idempotencyKey)).toEqual([key]);
+  });
+
+  it("updateState on an earlier checkpoint of a finished thread is thread_finished; the thread stays completed", async () => {
+    const { h, calls } = shop();
+    await h.run();
+    await resumeRun(h.graph, h.config, approved);
+    const before = await checkpointId(h);
+    const error = await failure(h.graph.updateState(await beforeCharge(h), { scopeChanges: ["again"] }));
+    expect([error.code, error.path]).toEqual(["thread_finished", "status"]);
+    expect([await checkpointId(h), (await h.state()).status, calls.length]).toEqual([before, "completed", 1]);
+  });
+
+  it("a fork of a live thread from before the charge reuses the committed charge instead of charging again", async () => {
+    const { h, calls } = shop();
+    const paused = await h.run();
+    const key = paused.sideEffects[0].idempotencyKey;
+    const out = await h.graph.invoke(null, await beforeCharge(h));
+    expect([out.status, calls]).toEqual(["awaiting_human", [{ amount: 100, key }]]);
+    expect(brief(out.decisions ?? [])).toEqual(["pay: none → reuse [effect.reused]"]);
+    expect(out.sideEffects?.map((e) => e.idempotencyKey)).toEqual([key]);
+    expect(out.facts?.receipt?.value).toBe("R-1");
+  });
+
+  it("so does a fork made with updateState, and the committed charge goes with it", async () => {
+    const { h, calls } = shop();
+    const paused = await h.run();
+    const key = paused.sideEffects[0].idempotencyKey;
+    const forked = await h.graph.updateState(await beforeCharge(h), {});
+    expect(((await h.graph.getState(forked)).values as Loose).sideEffects.map((e: Loose) => e.idempotencyKey)).toEqual([
+      key,
+    ]);
+    const out = await h.graph.invoke(null, forked);
+    expect([out.status, calls.length]).toEqual(["awaiting_human", 1]);
+    expect(brief(out.decisions ?? [])).toEqual(["pay: none → reuse [effect.reused]"]);
   });
 });
 

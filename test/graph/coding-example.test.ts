@@ -13,7 +13,7 @@ describe("examples/coding/create-agent.ts", () => {
     expect(out.facts.branch!.value).toBe("fix/parse-off-by-one");
     expect(out.sideEffects).toHaveLength(1);
     const key = out.sideEffects[0]!.idempotencyKey;
-    expect(key).toMatch(/^coding-1:fix:[0-9a-f]{16}$/);
+    expect(key).toMatch(/^coding-1:[0-9a-f]{16}$/);
     expect([...remote.pushed]).toEqual([[key, "fix/parse-off-by-one"]]);
     // The agent got the step's prompt: its goal and the trusted input, in a data block.
     const first = model.calls[0]!.messages.map((m) => String(m.content)).join("\n");

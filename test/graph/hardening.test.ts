@@ -106,9 +106,9 @@ describe("idempotency keys name the operation", () => {
   it("escalates instead of running a changed operation under the committed step's old key", async () => {
     const t = travel(false);
     const paused = await t.run();
-    const oldKey = operationKey("trip-1", "hold_seat", "hold_seat", { flight: "AA100" });
-    const newKey = operationKey("trip-1", "hold_seat", "hold_seat", { flight: "BA117" });
-    expect(oldKey).toBe("trip-1:hold_seat:34148f341ae8ac84");
+    const oldKey = operationKey("trip-1", "hold_seat", { flight: "AA100" });
+    const newKey = operationKey("trip-1", "hold_seat", { flight: "BA117" });
+    expect(oldKey).toBe("trip-1:34148f341ae8ac84");
     expect(newKey).not.toBe(oldKey);
     expect(brief(paused.decisions)).toEqual([
       "price_check: assumption_broken → replan_local [assumption.replan-local]",
@@ -132,20 +132,21 @@ describe("idempotency keys name the operation", () => {
     expect(done.sideEffects.map((e: { idempotencyKey: string }) => e.idempotencyKey)).toEqual([oldKey, newKey]);
   });
 
-  it("reuses the key, and lists it once, when a backtrack leaves the operation unchanged", async () => {
+  it("reuses the committed hold, and lists its key once, when a backtrack leaves the operation unchanged", async () => {
     const t = travel(true);
     const out = await t.run();
-    const key = operationKey("trip-1", "hold_seat", "hold_seat", { flight: "AA100" });
+    const key = operationKey("trip-1", "hold_seat", { flight: "AA100" });
     expect(out.status).toBe("completed");
-    expect(t.api.calls).toEqual([
-      { flight: "AA100", key },
-      { flight: "AA100", key },
-    ]);
+    expect(t.api.calls).toEqual([{ flight: "AA100", key }]);
     expect(out.sideEffects.map((e: { idempotencyKey: string }) => e.idempotencyKey)).toEqual([key]);
-    expect(brief(out.decisions)).toEqual(["price_check: assumption_broken → replan_local [assumption.replan-local]"]);
+    expect(brief(out.decisions)).toEqual([
+      "price_check: assumption_broken → replan_local [assumption.replan-local]",
+      "hold_seat: none → reuse [effect.reused]",
+    ]);
+    expect(out.facts.hold_id.value).toBe("H-AA100");
   });
 
-  it("gives a fork from an earlier checkpoint with a changed input a new key", async () => {
+  it("gives a fork from an earlier checkpoint with a changed input a new key, which a person must allow", async () => {
     const api = seatApi();
     const plan: PlanDraft = {
       steps: [{ id: "hold_seat", goal: "Hold", tool: "hold_seat", inputs: ["flight"], produces: ["hold_id"] }],
@@ -171,12 +172,17 @@ describe("idempotency keys name the operation", () => {
         },
       }),
     );
+    // The fork carries the hold committed since: the same step holding another flight is a second hold.
+    const keys = [
+      operationKey("fork", "hold_seat", { flight: "AA100" }),
+      operationKey("fork", "hold_seat", { flight: "BA117" }),
+    ];
     const forked: Loose = await h.graph.invoke(null, changed);
-    expect(api.calls.map((c) => c.key)).toEqual([
-      operationKey("fork", "hold_seat", "hold_seat", { flight: "AA100" }),
-      operationKey("fork", "hold_seat", "hold_seat", { flight: "BA117" }),
-    ]);
-    expect(forked.facts.hold_id.value).toBe("H-BA117");
+    expect(forked.__interrupt__[0].value.context.sideEffect).toEqual({ committedKey: keys[0], proposedKey: keys[1] });
+    expect(api.calls.map((c) => c.key)).toEqual([keys[0]]);
+    const allowed: Loose = await h.graph.invoke(new Command({ resume: { action: "retry" } }), h.config);
+    expect(api.calls.map((c) => c.key)).toEqual(keys);
+    expect(allowed.facts.hold_id.value).toBe("H-BA117");
   });
 });
 

@@ -1,9 +1,11 @@
 /**
  * Plans come from LLMs: each way a hostile plan could reach past its boundary has a test.
  */
+import { spawnSync } from "node:child_process";
+import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { staticPlanner, type PlanDraft } from "../../src/index.js";
-import { compileExpression, evaluateExpression } from "../../src/policy/index.js";
+import { DEFAULT_RETRY, compileExpression, evaluateExpression, validatePlan } from "../../src/policy/index.js";
 import { managerWrite } from "../../src/graph/boundary.js";
 import { brief, harness, scriptedTool } from "../helpers/graph.js";
 
@@ -72,6 +74,56 @@ describe("hostile plans", () => {
     // Rejected at validation, before any evaluation.
     expect(compileExpression(source, "precondition").ok).toBe(false);
     expect(evaluateExpression(source, "precondition", { x: { constructor: "not a function" } }).ok).toBe(false);
+  });
+
+  it("cannot block the process with a catastrophically backtracking regex", () => {
+    // A backtracking engine needs minutes for this; the child is killed if it takes 20 s.
+    const source = `"${"a".repeat(40)}!".matches("^(a+)+$")`;
+    const run = spawnSync(
+      process.execPath,
+      ["--import", "tsx", "test/helpers/cel-in-child.ts", JSON.stringify([source, "check", {}, null])],
+      { cwd: resolve(import.meta.dirname, "..", ".."), encoding: "utf8", timeout: 20_000 },
+    );
+    expect(run.signal).toBe(null);
+    expect(JSON.parse(run.stdout)).toEqual({ ok: true, value: false });
+  });
+
+  it("cannot pass validation with comprehensions nested six deep", () => {
+    let check = "v5 > 0";
+    for (let i = 5; i >= 0; i--) check = `facts.xs.all(v${i}, ${check})`;
+    const draft = { steps: [{ id: "a", goal: "a", tool: "t", when: check }] };
+    const result = validatePlan(draft, { tools: new Set(["t"]), policy: { defaultRetry: DEFAULT_RETRY } });
+    expect(result.ok ? [] : result.issues.map((i) => `${i.code} ${i.path.join(".")}`)).toEqual([
+      "expression_too_costly steps.0.when",
+    ]);
+  });
+
+  it("reads a tool output with a `constructor` key from CEL like any other output", async () => {
+    const results = scriptedTool("results", [{ race: { constructor: "Ferrari", points: 25 } }]);
+    const publish = scriptedTool("publish", [{ ok: true }]);
+    const plan: PlanDraft = {
+      steps: [
+        {
+          id: "fetch",
+          goal: "fetch the race result",
+          tool: "results",
+          produces: ["race"],
+          successSignal: 'output.race.constructor == "Ferrari"',
+        },
+        {
+          id: "post",
+          goal: "publish it",
+          tool: "publish",
+          dependsOn: ["fetch"],
+          inputs: ["race"],
+          preconditions: ['facts.race.constructor == "Ferrari" && facts.race.points > 20'],
+        },
+      ],
+    };
+    const out = await harness(plan, [results, publish]).run();
+    expect(brief(out.decisions)).toEqual([]);
+    expect(out.status).toBe("completed");
+    expect(publish.calls).toEqual([{ race: { constructor: "Ferrari", points: 25 } }]);
   });
 
   it("hands CEL only the facts an expression names, and tools only their args and named inputs", async () => {

@@ -68,8 +68,9 @@ describe("human review through interrupts", () => {
     expect(done.sideEffects).toEqual([
       {
         stepId: "issue_decision",
-        idempotencyKey: "loan-A-7291:issue_decision:cc7fd65e1cd171d8",
+        idempotencyKey: "loan-A-7291:cc7fd65e1cd171d8",
         at: "2026-01-01T00:00:00.000Z",
+        output: { decision: "approved" },
       },
     ]);
     expect([...ledger.values()]).toEqual([{ applicant_id: "A-7291", decision: "approved" }]);

@@ -203,19 +203,18 @@ describe("steps running at the same time", () => {
     const graph1 = createPlanManager({ tools: first.made, planner: staticPlanner({ plan: draft }) }).compile({
       checkpointer,
     });
-    const abort = new AbortController();
-    const run1 = graph1.invoke({ goal: "g" } as never, { ...config, signal: abort.signal }).catch((e: Error) => e);
+    void graph1.invoke({ goal: "g" } as never, config);
     // "a" is durable once the checkpoint shows it succeeded, while "b" and "c" are still running.
     while ((await graph1.getState(config)).values.steps?.a?.status !== "succeeded") await tick(1);
     expect(first.order()).toEqual(["start a", "start b", "start c", "end a"]);
-    abort.abort(); // the process dies: b and c never report back
-    expect(await run1).toBeInstanceOf(Error);
-    hang.open();
-    await tick();
+    // The process dies: b and c never report back. A new process reads the same checkpoints.
+    const afterCrash = new MemorySaver();
+    afterCrash.storage = checkpointer.storage;
+    afterCrash.writes = checkpointer.writes;
 
     const second = tools({ a: () => ({ x: 2 }), b: () => ({}), c: () => ({}) });
     const graph2 = createPlanManager({ tools: second.made, planner: staticPlanner({ plan: draft }) }).compile({
-      checkpointer,
+      checkpointer: afterCrash,
     });
     const out = (await graph2.invoke(null as never, config)) as Loose;
     expect(out.status).toBe("completed");

@@ -49,6 +49,7 @@ describe("scoped replanning", () => {
       "reportUsage",
       "scope",
       "scopeChanges",
+      "signal",
       "tools",
       "trigger",
       "validate",
@@ -218,8 +219,9 @@ describe("scoped replanning", () => {
     expect(out.sideEffects).toEqual([
       {
         stepId: "issue_decision",
-        idempotencyKey: "loan-A-7291:issue_decision:034ba0a0211bbbcd",
+        idempotencyKey: "loan-A-7291:034ba0a0211bbbcd",
         at: "2026-01-01T00:00:00.000Z",
+        output: { decision: "denied" },
       },
     ]);
     expect(calls.filter((c) => c === "verify_identity" || c === "pull_credit")).toHaveLength(2);
@@ -411,7 +413,7 @@ describe("scoped replanning", () => {
     expect(out.decisions[1].reason).toContain('step "again" rests on assumption "a", which was already proven false');
   });
 
-  it("backtracking re-runs an unchanged completed step under its key, listed once, bounded by maxBacktracksPerStep", async () => {
+  it("backtracking reuses an unchanged completed step's committed effect, listed once, bounded by maxBacktracksPerStep", async () => {
     const ledger: string[] = [];
     const notify = scriptedTool(
       "notify",
@@ -464,16 +466,16 @@ describe("scoped replanning", () => {
     }).run();
     expect(brief(out.decisions)).toEqual([
       "check: success_signal_unmet → replan_local [unmet.replan-local]",
+      "notify: none → reuse [effect.reused]",
       "check: success_signal_unmet → replan_local [unmet.replan-local]",
+      "notify: none → reuse [effect.reused]",
       "check: success_signal_unmet → replan_local [unmet.replan-local]",
       "check: success_signal_unmet → escalate [guard.max-backtracks]",
     ]);
-    expect(notify.calls).toHaveLength(3);
-    // The operation did not change, so neither did its key; the key is listed once.
-    expect(ledger).toEqual(["bt:notify:779124b153b3dfce"]);
-    expect(out.sideEffects.map((s: { idempotencyKey: string }) => s.idempotencyKey)).toEqual([
-      "bt:notify:779124b153b3dfce",
-    ]);
+    // The operation did not change, so neither did its key: it committed once and is not called again.
+    expect(notify.calls).toHaveLength(1);
+    expect(ledger).toEqual(["bt:779124b153b3dfce"]);
+    expect(out.sideEffects.map((s: { idempotencyKey: string }) => s.idempotencyKey)).toEqual(["bt:779124b153b3dfce"]);
     expect(out.guards.backtracks).toEqual({ notify: 2 });
   });
 

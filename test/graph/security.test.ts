@@ -318,7 +318,7 @@ describe("a coding agent whose file carries an injection", () => {
     return { h, calls, push };
   };
 
-  it("the legitimate re-diagnosis would run unseen; the push it carries waits for a person", async () => {
+  it("the push waits for a person; so does the re-fix, fed by a diagnosis whose arguments quote tool output", async () => {
     const { h, push, calls } = setup();
     const out = await h.run();
     expect(push.calls).toEqual([]);
@@ -327,11 +327,17 @@ describe("a coding agent whose file carries an injection", () => {
       "test: success_signal_unmet → replan_local [unmet.replan-local]",
       "test: success_signal_unmet → escalate [guard.new-capability]",
     ]);
-    // The re-run of apply_fix (a side effect the plan had, fed as before) is not what the person is asked about.
-    expect(out.__interrupt__[0].value.context.capabilities.map((f: Loose) => [f.stepId, f.tool, f.kind])).toEqual([
+    // apply_fix read suspect_file in version 1, but the new diagnosis that produces it now is told to
+    // exclude "auth.ts", a value out of tool output: the guard cannot tell a harmless exclusion from a steer.
+    const findings = out.__interrupt__[0].value.context.capabilities;
+    expect(findings.map((f: Loose) => [f.stepId, f.tool, f.kind])).toEqual([
+      ["fix_v2", "apply_fix", "untrusted_input"],
       ["injected", "git_push", "new_tool"],
       ["injected", "git_push", "untrusted_argument"],
     ]);
+    expect(findings[0].detail).toBe(
+      'step "fix_v2" would pass fact "suspect_file" (fed by step "diagnose_v2", which this replan adds) to apply_fix',
+    );
   });
 
   it("approve runs the fix and the push; reject then replan runs the fix alone", async () => {
@@ -344,7 +350,11 @@ describe("a coding agent whose file carries an injection", () => {
     const rejected = setup();
     await rejected.h.run();
     await resume(rejected.h, { action: "reject" });
-    const out = await resume(rejected.h, { action: "replan", constraint: "no pushes" });
+    const again = await resume(rejected.h, { action: "replan", constraint: "no pushes" });
+    expect(again.__interrupt__[0].value.context.capabilities.map((f: Loose) => [f.stepId, f.kind])).toEqual([
+      ["fix_v2", "untrusted_input"],
+    ]);
+    const out = await resume(rejected.h, { action: "approve" });
     expect(out.status).toBe("completed");
     expect(rejected.push.calls).toEqual([]);
     expect(rejected.calls.filter((c) => c.tool === "apply_fix").map((c) => c.args)).toEqual([
@@ -388,6 +398,8 @@ describe("what counts as already used", () => {
     expect(brief(second.decisions).slice(2)).toEqual([
       "work: person → replan_local [human.approve-replan]",
       "work1: success_signal_unmet → replan_local [unmet.replan-local]",
+      // The same email to the same address is the same operation: sent once, its result reused.
+      "mail2: none → reuse [effect.reused]",
     ]);
     expect(second.status).toBe("completed");
     expect(second.plan.version).toBe(3);
@@ -463,7 +475,7 @@ describe("a plan cannot hide a tool's side effects", () => {
     const steps = [{ id: "pay", goal: "Pay", tool: "charge", sideEffects: [] }];
     const out = await harness({ steps }, [charge], { threadId: "hide" }).run();
     expect(out.plan.steps[0]).toMatchObject({ sideEffects: ["charges the card"], idempotent: false });
-    expect(keys).toEqual([expect.stringMatching(/^hide:pay:[0-9a-f]{16}$/)]);
+    expect(keys).toEqual([expect.stringMatching(/^hide:[0-9a-f]{16}$/)]);
   });
 });
 

@@ -82,7 +82,7 @@ describe("three views of one state", () => {
       '  decision = "approved" [trusted] by issue_decision (v1) from applicant_id, human_override',
       "",
       "cost: execution 0.14, replanning 0",
-      "side effects: issue_decision@loan-A-7291:issue_decision:cc7fd65e1cd171d8",
+      "side effects: issue_decision@loan-A-7291:cc7fd65e1cd171d8",
       'outcome: Completed "test goal": 5 of 5 steps succeeded (plan v1).',
     ]);
   });

@@ -163,6 +163,7 @@ describe("policy options", () => {
       stallFactor: 2,
       maxConcurrency: 4,
       defaultTimeoutMs: 300000,
+      plannerTimeoutMs: 120000,
       budget: {},
       defaultRetry: { maxAttempts: 3, backoff: "exponential", initialDelayMs: 200, maxDelayMs: 10000 },
       replanTools: "read-only",

@@ -16,7 +16,7 @@ describe("the rule table", () => {
   it("lists every rule id a decision can carry, and no evidence id doubles as one", () => {
     const quoted = new Set<string>();
     const families =
-      "transient|deterministic|exhausted|unmet|assumption|precondition|scope|budget|unknown|guard|replan|human|optional|llm|rate|agent|route";
+      "transient|deterministic|exhausted|unmet|assumption|precondition|scope|budget|unknown|guard|replan|human|optional|llm|rate|agent|route|effect";
     for (const file of sources("src")) {
       if (file.endsWith("evidence-rules.ts")) continue;
       for (const m of readFileSync(file, "utf8").matchAll(new RegExp(`"((?:${families})\\.[a-z0-9-]+)"`, "g")))
@@ -24,7 +24,7 @@ describe("the rule table", () => {
     }
     const unknown = [...quoted].filter((id) => !isRuleId(id) && !EVIDENCE_RULES.some((r) => r.id === id));
     expect(unknown).toEqual([]);
-    expect(Object.keys(RULES)).toHaveLength(51);
+    expect(Object.keys(RULES)).toHaveLength(53);
   });
 
   it("decides replan.unavailable and guard.new-capability in policy only, and asks once whether the planner replans", () => {

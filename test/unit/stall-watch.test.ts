@@ -1,10 +1,11 @@
 /**
  * Stalls (docs/architecture.md "Long goals"): reported while the step runs, from the injected clock; no real waiting.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { manualClock } from "../../examples/migration/workflow.js";
 import { stallDeadline } from "../../src/policy/horizon.js";
 import { watchForStall } from "../../src/runtime/stall-watch.js";
+import { resolveOptions } from "../../src/runtime/options.js";
 import { operatorView } from "../../src/views/operator-view.js";
 
 const step = { id: "copy", goal: "Copying", estimateMs: 1000 };
@@ -58,5 +59,63 @@ describe("stall watch", () => {
     expect(operatorView(state, { now: at - 1_000 }).at(-1)).toBe(
       "metrics: decisions 0 · tool attempts 1 · first-replan success n/a · trusted carry n/a · retry exhaustion n/a",
     );
+  });
+});
+
+describe("stall watch past the longest timer", () => {
+  const longStep = { id: "load", goal: "Loading", estimateMs: 86_400_000 };
+
+  it("does not report a step whose deadline is past 2^31 ms at once (Node fires such timers after 1 ms)", async () => {
+    vi.useFakeTimers({ now: 0 });
+    onTestFinished(() => void vi.useRealTimers());
+    const rt = resolveOptions({ tools: [], planner: { plan: async () => ({ steps: [] }) } });
+    const events: unknown[] = [];
+    const config = { writer: (e: unknown) => events.push(e) };
+    const policy = { stallFactor: 1000 } as never;
+    const stop = watchForStall({ clock: rt.clock, policy }, config as never, longStep, 1, Date.now());
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(events).toEqual([]);
+    await vi.advanceTimersByTimeAsync(86_400_000_000 - 60_001);
+    expect(events).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(events).toEqual([
+      {
+        type: "step_stalled",
+        stepId: "load",
+        goal: "Loading",
+        attempt: 1,
+        estimateMs: 86_400_000,
+        runningMs: 86_400_000_000,
+      },
+    ]);
+    expect(stop()).toBe(true);
+  });
+
+  it("waits in timer-sized pieces on any clock", async () => {
+    const clock = manualClock(0);
+    const asked: number[] = [];
+    const sleep = (ms: number, signal?: AbortSignal) => (asked.push(ms), clock.sleep(ms, signal));
+    const events: unknown[] = [];
+    const config = { writer: (e: unknown) => events.push(e) };
+    const policy = { stallFactor: 100 } as never;
+    watchForStall({ clock: { now: clock.now, sleep }, policy }, config as never, longStep, 1, 0);
+    const MAX = 2 ** 31 - 1;
+    for (let i = 0; i < 4; i++) await clock.advance(MAX);
+    expect(events).toEqual([]);
+    expect(asked).toEqual([MAX, MAX, MAX, MAX, 8_640_000_000 - 4 * MAX]);
+    await clock.advance(8_640_000_000 - 4 * MAX);
+    expect(events).toHaveLength(1);
+  });
+
+  it("the default clock's sleep chains timers past 2^31 ms", async () => {
+    vi.useFakeTimers({ now: 0 });
+    onTestFinished(() => void vi.useRealTimers());
+    const rt = resolveOptions({ tools: [], planner: { plan: async () => ({ steps: [] }) } });
+    let woke = false;
+    void rt.clock.sleep(3_000_000_000).then(() => (woke = true));
+    await vi.advanceTimersByTimeAsync(2_999_999_999);
+    expect(woke).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(woke).toBe(true);
   });
 });

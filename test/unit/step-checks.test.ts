@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Fact, Step } from "../../src/plan/schema.js";
+import type { Fact, Step, StepRun } from "../../src/plan/schema.js";
 import {
   checkBudget,
   checkCommittedEffect,
@@ -64,23 +64,33 @@ describe("step checks (pure)", () => {
   });
 
   it("stops a changed operation on a step that committed one, unless a person approved that key", () => {
-    const committed = [{ stepId: "s", idempotencyKey: "t:s:old", at: "x" }];
-    expect(checkCommittedEffect(step, "t:s:new", undefined, committed, "t {}")?.deviation).toMatchObject({
-      kind: "side_effect_changed",
-      committedKey: "t:s:old",
-      proposedKey: "t:s:new",
+    const committed = [{ stepId: "s", idempotencyKey: "t:old", at: "x", output: { out: 1 } }];
+    const changed = { key: "t:new", legacy: "t:s:new" };
+    const check = (key: typeof changed | undefined, run?: StepRun) =>
+      checkCommittedEffect(step, key, run, committed, {}, "t {}");
+    expect(check(changed)).toMatchObject({
+      deviation: { kind: "side_effect_changed", committedKey: "t:old", proposedKey: "t:new" },
     });
-    expect(checkCommittedEffect(step, "t:s:old", undefined, committed, "t {}")).toBeUndefined();
-    expect(
-      checkCommittedEffect(
-        step,
-        "t:s:new",
-        { status: "pending", attempts: 1, approvedKey: "t:s:new" },
-        committed,
-        "t {}",
-      ),
-    ).toBeUndefined();
-    expect(checkCommittedEffect(step, undefined, undefined, committed, "t {}")).toBeUndefined();
+    expect(check(changed, { status: "pending", attempts: 1, approvedKey: "t:new" })).toBeUndefined();
+    expect(check(undefined)).toBeUndefined();
+  });
+
+  it("reuses the output of the same operation committed under any step id, or under the key 0.x gave it", () => {
+    const record = { stepId: "other", idempotencyKey: "t:same", at: "x", output: { out: 1 } };
+    const same = { key: "t:same", legacy: "t:s:same" };
+    expect(checkCommittedEffect(step, same, undefined, [record], {}, "t {}")).toEqual({
+      reuse: record,
+      output: { out: 1 },
+    });
+    // A record from before outputs were kept: its step's output, while that step has committed nothing since.
+    const old = { stepId: "s", idempotencyKey: "t:s:same", at: "x" };
+    const steps: Record<string, StepRun> = { s: { status: "succeeded", attempts: 1, output: { out: 2 } } };
+    expect(checkCommittedEffect(step, same, undefined, [old], steps, "t {}")).toEqual({
+      reuse: old,
+      output: { out: 2 },
+    });
+    const later = { stepId: "s", idempotencyKey: "t:other", at: "y" };
+    expect(checkCommittedEffect(step, same, undefined, [old, later], steps, "t {}")).toBeUndefined();
   });
 
   it("judges an output: storable, signal met, produced fields present", () => {

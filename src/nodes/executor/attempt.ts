@@ -2,8 +2,8 @@
  * One step attempt, start to end: the checks before the tool runs (pure, `policy/step-checks.ts`),
  * the call handed to the dispatcher, and the record written when it ends.
  */
-import { attemptCost } from "../../policy/budget.js";
-import { operationKey } from "../../plan/operation.js";
+import { attemptCost, usageCost } from "../../policy/budget.js";
+import { operationKey, stepKey } from "../../plan/operation.js";
 import type { Step, StepRun } from "../../plan/schema.js";
 import { stepPosition } from "../../plan/ready.js";
 import {
@@ -13,11 +13,12 @@ import {
   checkPreconditions,
   judgeOutput,
   preview,
+  type ReusedEffect,
 } from "../../policy/step-checks.js";
+import { decide } from "../../policy/decide.js";
 import { validationFailure } from "../../policy/agent-routing.js";
 import { agentCall } from "./agent-attempt.js";
 import type { AgentWork, Dispatcher, Flight } from "../../runtime/dispatch.js";
-import { emit } from "../../runtime/events.js";
 import { watchForStall } from "../../runtime/stall-watch.js";
 import type { Visit } from "./visit.js";
 
@@ -30,7 +31,11 @@ export function toolFor(step: Step, run: StepRun | undefined): string | undefine
 /** The idempotency key of a step with side effects that is not idempotent: it names the operation. */
 function sideEffectKey(step: Step, threadId: string, toolName: string, args: Record<string, unknown>) {
   const effectful = (step.sideEffects?.length ?? 0) > 0 && step.idempotent === false;
-  return effectful ? operationKey(threadId, step.id, toolName, args) : undefined;
+  if (!effectful) return undefined;
+  return {
+    key: operationKey(threadId, toolName, args, step.operation),
+    legacy: stepKey(threadId, step.id, toolName, args),
+  };
 }
 
 /**
@@ -54,10 +59,13 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
   const toolName = toolFor(step, previous)!;
   const args = { ...(useFallback ? step.fallback!.args : step.args), ...pick(v.trusted, step.inputs ?? []) };
   const threadId = String(config.configurable?.thread_id ?? "no-thread");
-  const key = sideEffectKey(step, threadId, toolName, args);
+  const keys = sideEffectKey(step, threadId, toolName, args);
   const committed = [...v.state.sideEffects, ...v.effects];
-  const conflict = checkCommittedEffect(step, key, previous, committed, `${toolName} ${preview(args)}`);
-  if (conflict) return v.fail(step, conflict, notRun);
+  const known = checkCommittedEffect(step, keys, previous, committed, v.steps, `${toolName} ${preview(args)}`);
+  if (known && "reuse" in known) return reuseEffect(v, step, previous, known, toolName);
+  if (known) return v.fail(step, known, notRun);
+  // An operation committed before outputs were kept is called again under its committed key.
+  const key = keys && (committed.find((e) => e.idempotencyKey === keys.legacy) ? keys.legacy : keys.key);
 
   const attempt = again ? previous.attempts : previous.attempts + 1;
   const cost = again ? 0 : charge;
@@ -73,7 +81,7 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
   };
   v.spent += cost;
   const work: AgentWork | undefined = agent
-    ? { usage: [], key: key ?? operationKey(threadId, step.id, toolName, args) }
+    ? { usage: [], key: key ?? operationKey(threadId, toolName, args, step.operation) }
     : undefined;
   const tool = work ? agentCall(v, step, previous, attempt, work) : rt.tools.get(toolName);
   if (!tool) {
@@ -84,7 +92,7 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
   }
   v.write(step.id, running);
   const inFlight = flights.size + 1;
-  emit(config, { type: "step_started", stepId: step.id, goal: step.goal, attempt, tool: toolName, running: inFlight });
+  v.send({ type: "step_started", stepId: step.id, goal: step.goal, attempt, tool: toolName, running: inFlight });
   const configurable = {
     stepId: step.id,
     planVersion: v.plan.version,
@@ -95,11 +103,42 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
   const flight: Flight = { call: { stepId: step.id, tool: toolName }, attempt, startedAt: running.startedAt! };
   // The backoff, then the stall watch: it reports the call while it runs past its estimate.
   const wait = async () => {
-    if (delay && !again) await rt.clock.sleep(delay, config.signal);
+    // The caller's stop ends the backoff (the dispatcher then does not call the tool).
+    if (delay && !again) await rt.clock.sleep(delay, flights.stopSignal ?? config.signal);
     flight.stopWatching = watchForStall(rt, config, step, attempt, rt.clock.now());
   };
   Object.assign(flight, key ? { key } : {}, work ? { agent: work } : {});
   flights.launch(flight, { tool, args, timeoutMs, configurable }, config, wait, () => v.now());
+}
+
+/**
+ * A step whose operation committed already, under this or another step id (a replan that handed
+ * the same call back, a fork from before the commit): the tool is not called; the committed output
+ * is judged as this step's and recorded, with an `effect.reused` decision saying so, and no new
+ * entry in `sideEffects` (docs/decisions/0006-idempotency-keys-name-the-operation.md).
+ */
+function reuseEffect(v: Visit, step: Step, previous: StepRun, known: ReusedEffect, tool: string): void {
+  const { reuse: record, output } = known;
+  const at = v.now();
+  const { nextDelayMs: _delay, error: _error, approvedKey: _approved, ...rest } = previous;
+  const attempt = previous.attempts + 1;
+  const ended: StepRun = { ...rest, status: "running", attempts: attempt, startedAt: at, endedAt: at };
+  const judged = judgeOutput(step, output, v.trusted);
+  if (!judged.ok)
+    return v.fail(step, judged, judged.output === undefined ? ended : { ...ended, output: judged.output });
+  const by = record.stepId === step.id ? "this step" : `step "${record.stepId}"`;
+  const decision = decide("effect.reused", {
+    after: v.state.decisions.length + v.decisions.length,
+    stepId: step.id,
+    attempt,
+    failureClass: "none",
+    reason: `${tool}: the same operation was committed by ${by} under key ${record.idempotencyKey}; its output is reused and the tool is not called again`,
+    planVersion: v.plan.version,
+    at,
+  });
+  v.decisions.push(decision);
+  v.send({ type: "decision", decision });
+  v.succeed(step, { ...ended, status: "succeeded", output: judged.output }, judged.values, record.idempotencyKey);
 }
 
 /** Writes an attempt that ended: AIMD on its tool, then success (facts, effects) or a queued deviation. */
@@ -116,7 +155,12 @@ export function recordEnd(v: Visit, flight: Flight): void {
     ...(flight.stalled ? { stalled: true } : {}),
   };
   v.progressAt = ended.endedAt;
-  if (flight.agent) v.usage.push(...flight.agent.usage);
+  // The model calls of an agent attempt count against budget.maxCost like a step's cost: the next
+  // attempt (of this step or another) is checked against what they spent.
+  if (flight.agent) {
+    v.usage.push(...flight.agent.usage);
+    v.spent += usageCost(flight.agent.usage);
+  }
   const tool = flight.call.tool;
   if (!result.ok) {
     v.adjustLimit(step, flight.attempt, tool, result.error, flight.toolCallsAtEnd ?? 1);

@@ -1,7 +1,8 @@
 /**
  * One executor visit's working copy of the state and the update it builds: step records, facts,
  * committed side effects, budget, queued deviations and tool limits. Every attempt that ends (or
- * is refused before its tool runs) is written here once, with one `step_finished` event.
+ * is refused before its tool runs) is written here once, with one `step_finished` event, sent once
+ * the visit's checkpoint is written (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { UsageEntry } from "../../contracts/usage.js";
@@ -15,7 +16,7 @@ import type { Deviation } from "../../policy/deviation.js";
 import type { CheckFailure } from "../../policy/step-checks.js";
 import { activeAssumptionChecks, assumptionDeviation } from "../../policy/assumptions.js";
 import { isRateLimit, lowerLimit, raiseLimit, type LimitUpdate } from "../../policy/dispatch.js";
-import { emit } from "../../runtime/events.js";
+import { emit, emitOnceDurable, type PlanEvent } from "../../runtime/events.js";
 import { decide } from "../../policy/decide.js";
 
 export class Visit {
@@ -33,6 +34,11 @@ export class Visit {
   successes: number;
   /** When the last attempt this visit recorded ended (`state.progress.lastProgressAt`). */
   progressAt: string | undefined;
+  /**
+   * The visit is recording attempts that ended: its events from then on wait for its checkpoint with
+   * them, so that a step started eagerly is not reported before the step it depends on has finished.
+   */
+  settling = false;
 
   constructor(
     readonly rt: Runtime,
@@ -52,6 +58,12 @@ export class Visit {
     return new Date(this.rt.clock.now()).toISOString();
   }
 
+  /** Sends an event of this visit: `step_finished`, and every event once settling, waits for the visit's checkpoint. */
+  send(event: PlanEvent): void {
+    if (this.settling || event.type === "step_finished") emitOnceDurable(this.config, event);
+    else emit(this.config, event);
+  }
+
   write(stepId: string, run: StepRun): void {
     this.steps[stepId] = this.changed[stepId] = run;
   }
@@ -60,7 +72,7 @@ export class Visit {
     const run: StepRun = { ...(this.steps[step.id] ?? { attempts: 0 }), status: "skipped", skipReason: reason };
     this.write(step.id, run);
     const event = { stepId: step.id, goal: step.goal, attempt: run.attempts, note };
-    emit(this.config, { type: "step_finished", status: "skipped", ...event });
+    this.send({ type: "step_finished", status: "skipped", ...event });
   }
 
   /** A failed or refused attempt: its record, its event, and its deviation queued in the order it happened. */
@@ -68,7 +80,7 @@ export class Visit {
     const record: StepRun = { ...run, status: "failed", error: failure.error };
     this.write(step.id, record);
     const note = failure.error.message;
-    emit(this.config, {
+    this.send({
       type: "step_finished",
       stepId: step.id,
       goal: step.goal,
@@ -90,17 +102,22 @@ export class Visit {
     Object.assign(this.facts, makeFacts(values, provenance));
     Object.assign(this.trusted, values);
     this.successes += 1;
-    emit(this.config, {
+    this.send({
       type: "step_finished",
       stepId: step.id,
       goal: step.goal,
       status: "succeeded",
       attempt: run.attempts,
     });
-    // Each committed key is listed once: re-running an unchanged operation commits nothing new.
+    // Each committed key is listed once, with the output a later step of the same operation reuses.
     const committed = [...this.state.sideEffects, ...this.effects];
     if (key && !committed.some((e) => e.idempotencyKey === key))
-      this.effects.push({ stepId: step.id, idempotencyKey: key, at: run.endedAt! });
+      this.effects.push({
+        stepId: step.id,
+        idempotencyKey: key,
+        at: run.endedAt!,
+        ...(run.output !== undefined ? { output: run.output } : {}),
+      });
     // New evidence: re-check the assumptions that steps not yet run still rest on.
     const broken = activeAssumptionChecks(this.plan, this.steps, this.state.guards.falsified, this.trusted);
     const deviation = assumptionDeviation(broken, step.id, run.attempts);
@@ -138,7 +155,7 @@ export class Visit {
       at: this.now(),
     });
     this.decisions.push(decision);
-    emit(this.config, { type: "decision", decision });
+    this.send({ type: "decision", decision });
   }
 
   /** The update: only the channels that changed (every written channel costs work at each superstep). */

@@ -32,6 +32,7 @@ export function validateExtension(rt: Runtime, state: PlanManagerStateType, draf
     retiredSteps: retiredSteps(state),
     externalAssumptions: plan.assumptions.map((a) => a.id),
     toolArguments: rt.toolArguments,
+    sideEffectTools: rt.sideEffectTools,
     availableFacts: [...usable.map(([k]) => k), ...plan.steps.flatMap((s) => s.produces ?? [])],
     canExtend: true,
   });

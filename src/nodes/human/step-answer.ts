@@ -9,7 +9,7 @@ import { deadlinePassed } from "../../policy/replan-guards.js";
 import type { RuleId } from "../../policy/rules.js";
 import { decide, running, type Answering, type Next } from "./answers.js";
 import { ESCALATION_OPTIONS, offered } from "../../runtime/interrupts.js";
-import { emit } from "../../runtime/events.js";
+import { emitOnceDurable } from "../../runtime/events.js";
 
 export function completeHumanStep(a: Answering, output: unknown): Next {
   const { step, run } = a;
@@ -26,7 +26,7 @@ export function completeHumanStep(a: Answering, output: unknown): Next {
     assumptions: step.assumptions ?? [],
     derivedFrom: step.inputs ?? [],
   });
-  emit(a.config, {
+  emitOnceDurable(a.config, {
     type: "step_finished",
     stepId: step.id,
     goal: step.goal,

@@ -9,6 +9,7 @@ import { mergeSteps } from "../../policy/replan-merge.js";
 import type { CapabilityHit } from "../../policy/capability.js";
 import { commitVersion, type ReplanOutcome, type ReplanSnapshot } from "../../policy/replan.js";
 import type { Step } from "../../plan/schema.js";
+import { leaves } from "../../policy/capability-taint.js";
 import { emit } from "../../runtime/events.js";
 import { escalationPayload } from "../../runtime/interrupts.js";
 import { holdProposal, reviewNewSteps, versionReview } from "../shared/plan-review.js";
@@ -16,9 +17,18 @@ import type { Decision } from "../../policy/decision.js";
 import type { Replan } from "./context.js";
 import type { Recall } from "./recall.js";
 
-/** Whether the merged steps may become a version without a person, per `policy.replanTools`. */
-export function capabilityReview(r: Replan, replacement: readonly Step[]): CapabilityHit | undefined {
-  return reviewNewSteps(r.rt, r.state, replacement, mergeSteps(r.plan.steps, r.affectedIds, replacement));
+/**
+ * Whether the merged steps may become a version without a person, per `policy.replanTools`. Another
+ * thread's answer from replan memory, reused or shown as a hint, is untrusted text here: it may
+ * carry what that thread read.
+ */
+export function capabilityReview(r: Replan, replacement: readonly Step[], recall?: Recall): CapabilityHit | undefined {
+  const learned = recall?.learned === true;
+  const remembered = learned && recall?.memory?.source === "memory";
+  const hinted = learned ? (recall?.hints ?? []).flatMap((h) => leaves(h.steps)) : [];
+  const untrusted = hinted.map((text) => ({ text, source: "replan memory" as const }));
+  const proposed = mergeSteps(r.plan.steps, r.affectedIds, replacement);
+  return reviewNewSteps(r.rt, r.state, replacement, proposed, { remembered, untrusted });
 }
 
 /** The snapshot the pure transition reads, taken once the draft is in (memory may have answered). */

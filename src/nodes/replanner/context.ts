@@ -83,6 +83,7 @@ export function validateReplanDraft(r: Replan, draft: unknown) {
     externalSteps: kept.map((s) => s.id),
     externalAssumptions: r.plan.assumptions.map((a) => a.id),
     toolArguments: r.rt.toolArguments,
+    sideEffectTools: r.rt.sideEffectTools,
     canExtend: typeof r.rt.planner.extend === "function",
     // Invalidated facts never reach a step; suspect ones may be re-validated by re-running their producer.
     availableFacts: [

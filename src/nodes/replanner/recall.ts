@@ -34,6 +34,8 @@ function templateFor(rt: Runtime, assumption: string, at: string) {
 export interface Recall {
   /** The key, where the draft came from, which revision; a reused entry's score and the decision that said so. */
   memory?: { key: string; source: "planner" | "memory"; revision?: string; score?: string; note?: Decision };
+  /** A learned entry (another thread's answer) was reused or shown: its values are untrusted here. */
+  learned?: boolean;
   hints?: ReplanHint[];
   /** Decisions this replan adds before its outcome (rule `replan.memory`). */
   notes: Decision[];
@@ -69,7 +71,8 @@ export async function recallReplan(r: Replan): Promise<Recall> {
   const score = `${entry.successes} of ${entry.uses} uses succeeded`;
   if (choice.mode === "hint") {
     const hints = [{ key: entry.key, steps: entry.steps, uses: entry.uses, successes: entry.successes }];
-    return noted(r, { ...recall, hints }, `entry ${entry.key} (${score}) passed to the planner as a hint`);
+    const shown = { ...recall, hints, learned: entry.origin === "learned" };
+    return noted(r, shown, `entry ${entry.key} (${score}) passed to the planner as a hint`);
   }
   return reuse(r, recall, store, entry, score);
 }
@@ -107,6 +110,7 @@ async function reuse(r: Replan, recall: Recall, store: BaseStore, entry: ScoredE
   return {
     ...withNote,
     draft,
+    learned: entry.origin === "learned",
     memory: { key: entry.key, source: "memory" as const, revision: entry.revision, score, note },
   };
 }

@@ -9,6 +9,8 @@ import { failedReplan, type GuardHit } from "../../policy/replan-guards.js";
 import { isPlanManagerError } from "../../errors.js";
 import type { ReplanHint } from "../../contracts/planner.js";
 import { validateReplanDraft, type Replan } from "./context.js";
+import { withDeadline } from "../../runtime/deadline.js";
+import { capText } from "../../plan/json-safe.js";
 
 export type PlannerAnswer = { draft: unknown } | { failed: GuardHit; issues?: PlanIssue[] };
 
@@ -17,8 +19,8 @@ export async function askPlanner(r: Replan, hints?: ReplanHint[], issues?: PlanI
   const { state, rt } = r;
   const facts = { ...state.facts, ...r.falsification.labels.facts };
   const { maxCost, maxReplanCost } = rt.policy.budget;
-  try {
-    const draft = await rt.planner.replan!({
+  const ask = (signal: AbortSignal) =>
+    rt.planner.replan!({
       goal: state.goal,
       scope: r.scope,
       trigger: `${r.trigger.reason} [${r.trigger.rule}]`,
@@ -44,10 +46,12 @@ export async function askPlanner(r: Replan, hints?: ReplanHint[], issues?: PlanI
         return v.ok ? [] : v.issues;
       },
       reportUsage: (u) => r.usage.push({ ...u, purpose: "replan", at: r.at() }),
+      signal,
     });
-    return { draft };
+  try {
+    return { draft: await withDeadline(rt.policy.plannerTimeoutMs, "planner.replan", ask, r.config.signal) };
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = capText(error instanceof Error ? error.message : String(error));
     // A draft the planner could not make valid is an invalid draft; anything else, a planner error.
     const invalid = isPlanManagerError(error) && error.code === "invalid_plan";
     const failed = { ...failedReplan(invalid ? "invalid_draft" : "planner_error", message) };

@@ -17,7 +17,9 @@ import {
   type CapabilityHit,
 } from "../../policy/capability.js";
 import { planDiff } from "../../plan/diff.js";
-import { leaves } from "../../policy/capability-taint.js";
+import { isFinished } from "../../plan/ready.js";
+import { failureTexts, leaves, type TaintedText } from "../../policy/capability-taint.js";
+import { agentSideEffects } from "../../agents/handle.js";
 import { emit } from "../../runtime/events.js";
 import { offered, PLAN_REVIEW_OPTIONS } from "../../runtime/interrupts.js";
 import type { ProposedVersion } from "../../policy/replan.js";
@@ -25,12 +27,22 @@ import type { ProposedVersion } from "../../policy/replan.js";
 /** Options at a held replan: `reject` discards it; `replan` discards it and asks again with a constraint. */
 export const HELD_REVIEW_OPTIONS = ["approve", "reject", "replan", "change_scope", "abort"] as const;
 
-/** What earlier plan versions of the run did, and the text the run trusted from the start (goal, inputs). */
+/** What earlier plan versions of the run did, and the text the run trusted (goal, inputs, a person's words). */
 export function runBaseline(state: PlanManagerStateType): CapabilityBaseline {
   // Only which steps some version had matters, not which version: each definition once.
   const versions = [stepsOfEveryVersion(state)];
   const inputs = Object.values(state.facts).filter((f) => f.producedBy === "input" || f.producedBy === "human");
-  return capabilityBaseline(versions, [state.goal, ...inputs.flatMap((f) => leaves(f.value))]);
+  // A person's words: replan constraints, and the scope changes this version plans for.
+  const people = [...(state.guards?.constraints ?? []), ...state.scopeChanges];
+  return capabilityBaseline(versions, [state.goal, ...people, ...inputs.flatMap((f) => leaves(f.value))]);
+}
+
+/** Where a draft came from, when not from the planner alone: replan memory's answer or hints. */
+export interface DraftOrigin {
+  /** The draft is a learned replan memory entry (another thread's answer). */
+  remembered?: boolean;
+  /** Untrusted text the planner was shown besides the run's own (replan memory's hints). */
+  untrusted?: readonly TaintedText[];
 }
 
 /** Whether new steps may become a version without a person, per `policy.replanTools`. */
@@ -39,7 +51,12 @@ export function reviewNewSteps(
   state: PlanManagerStateType,
   replacement: readonly Step[],
   proposed: readonly Step[],
+  origin: DraftOrigin = {},
 ): CapabilityHit | undefined {
+  const again = new Set(replacement.map((s) => s.id));
+  const finished = proposed.filter((s) => !again.has(s.id) && isFinished(state.steps[s.id])).map((s) => s.id);
+  // Tools' error messages reach the planner too (its trigger quotes them): they are untrusted like facts.
+  const runs = [...Object.values(state.steps), ...state.planHistory.flatMap((e) => Object.values(e.runs ?? {}))];
   return capabilityGuard({
     replacement,
     previous: state.plan?.steps ?? [],
@@ -47,8 +64,18 @@ export function reviewNewSteps(
     baseline: runBaseline(state),
     facts: state.facts,
     replanTools: rt.policy.replanTools,
-    sideEffectsOf: (tool) => rt.metadataOf(tool)?.sideEffects ?? [],
+    sideEffectsOf: (name) => executorEffects(rt, name),
+    untrusted: [...failureTexts(runs, state.decisions), ...(origin.untrusted ?? [])],
+    remembered: origin.remembered === true,
+    finished: new Set(finished),
   });
+}
+
+/** A tool's side effects from its metadata; an agent's (`agent:NAME`) from the tools it lists. */
+function executorEffects(rt: Runtime, name: string): readonly string[] {
+  const agent = !rt.tools.has(name) && name.startsWith("agent:") ? rt.agents.get(name.slice(6)) : undefined;
+  if (agent) return agentSideEffects(agent, rt.metadataOf);
+  return rt.metadataOf(name)?.sideEffects ?? [];
 }
 
 /**

@@ -1,0 +1,64 @@
+/**
+ * What the model read that no one vouched for, for the capability guard on a `write_plan`
+ * revision (docs/decisions/0013-untrusted-facts-do-not-steer-the-plan.md): every tool result in the
+ * conversation — outputs and error messages, of plan steps and of free calls alike — and the
+ * failures the plan state records, which outlive a summarized history.
+ */
+import { HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { factValues } from "../plan/facts.js";
+import type { Step } from "../plan/schema.js";
+import { capabilityBaseline } from "../policy/capability.js";
+import { failureTexts, type TaintedText } from "../policy/capability-taint.js";
+import { untrustedCall } from "../policy/untrusted-call.js";
+import { callKey } from "./route.js";
+import { holdCall, type CallEnv, type CallResult } from "./settle.js";
+import type { AgentPlanValues } from "./state.js";
+import { textOf } from "./tool-call.js";
+
+const QUOTES_THE_MODEL: ReadonlySet<string> = new Set(["guard.unplanned-side-effect", "guard.untrusted-arguments"]);
+
+export function untrustedText(state: AgentPlanValues): TaintedText[] {
+  const messages = (state as { messages?: unknown }).messages;
+  const results = Array.isArray(messages) ? messages.filter((m) => ToolMessage.isInstance(m)) : [];
+  const texts: TaintedText[] = results.map((m) => ({
+    text: textOf(m.content),
+    source: m.status === "error" ? "a tool's error message" : "tool output",
+  }));
+  const runs = [...Object.values(state.steps), ...state.planHistory.flatMap((e) => Object.values(e.runs ?? {}))];
+  const reports = [
+    ...(state.planRun.trigger ? [{ reason: state.planRun.trigger.reason }] : []),
+    ...Object.values(state.planRun.escalations).flatMap((e) => (e ? [{ reason: e.reason }] : [])),
+    // These guards' reasons quote the model's own call, not anything a tool said.
+    ...state.decisions.filter((d) => !QUOTES_THE_MODEL.has(d.rule)),
+  ];
+  return [...texts, ...failureTexts(runs, reports)];
+}
+
+/** What the run vouches for: the user's words (the goal and every human message) and the plan versions' arguments. */
+export function vouchedText(state: AgentPlanValues): string[] {
+  const messages = (state as { messages?: unknown }).messages;
+  const said = Array.isArray(messages)
+    ? messages.filter((m) => HumanMessage.isInstance(m)).map((m) => textOf(m.content))
+    : [];
+  const versions = [...(state.plan ? [state.plan.steps] : []), ...state.planHistory.map((e) => e.replaced)];
+  return capabilityBaseline(versions, [state.goal, ...said]).known;
+}
+
+/**
+ * A side-effecting call of a plan step whose model-chosen arguments carry untrusted text waits for
+ * a person (`guard.untrusted-arguments`) instead of running; a call a person already allowed at
+ * that escalation (its `failedCalls` entry cleared to `false`) runs.
+ */
+export function heldCall(
+  env: CallEnv,
+  step: Step,
+  tool: string,
+  args: Record<string, unknown>,
+  sideEffects: string[],
+): CallResult | undefined {
+  if (sideEffects.length === 0) return undefined;
+  if (env.state.planRun.failedCalls[callKey(step.id, tool, args)] === false) return undefined;
+  const call = { stepId: step.id, tool, args, sideEffects };
+  const hit = untrustedCall(call, vouchedText(env.state), factValues(env.state.facts), untrustedText(env.state));
+  return hit ? holdCall(env, step, { tool, args }, hit) : undefined;
+}
