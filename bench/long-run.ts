@@ -1,5 +1,5 @@
 /**
- * Long runs (docs/decisions/0026-scale-per-step-cost.md): a rolling-horizon goal of 1,000 and
+ * Long runs (docs/decisions/0030-long-runs-per-step-cost.md): a rolling-horizon goal of 1,000 and
  * 5,000 steps (README "Long goals: a rolling horizon"), planned ten steps ahead, every step
  * producing one fact. Per-step work must not grow with the steps already run: the time of the
  * last 500 steps is compared with the first 500 of the same run.
@@ -131,7 +131,7 @@ export async function longRuns(quick: boolean): Promise<Table> {
     note:
       `A goal of N chained steps, each producing one fact, planned ${AHEAD} steps at a time by Planner.extend. ` +
       `A block is timed by the tool's own clock from its first call to the next block's first call. ` +
-      "Flat per-step work keeps last / first near 1 (docs/decisions/0026-scale-per-step-cost.md). " +
+      "Flat per-step work keeps last / first near 1 (docs/decisions/0030-long-runs-per-step-cost.md). " +
       "The last two columns split a block: the median gap between two calls of one batch is a step's work; " +
       "the median gap across batches, less a step's, is an extension's, which reads and writes the whole plan " +
       "(the request lists every step done and every trusted fact; the new version is written whole).",

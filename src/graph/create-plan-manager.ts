@@ -143,7 +143,7 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
 
   /**
    * A run whose caller sees only its result may merge the step records and facts in place: a step
-   * then costs what it wrote, not a copy of every record (docs/decisions/0026-scale-per-step-cost.md).
+   * then costs what it wrote, not a copy of every record (docs/decisions/0030-long-runs-per-step-cost.md).
    * The same graph, built from the same fields as `compile` builds it, with those channels swapped.
    */
   private mutatingTwin(): CompiledPlanManager<T> {

@@ -65,7 +65,7 @@ export function planAtVersion(
  * Every step definition any plan version had, each once: a definition of version v is either
  * still in version v + 1 or among the `replaced` of the entry that leads to it, so the current
  * plan and every entry's `replaced` hold them all. Linear in the plan and its history, where
- * rebuilding each version is linear per version (docs/decisions/0026-scale-per-step-cost.md).
+ * rebuilding each version is linear per version (docs/decisions/0030-long-runs-per-step-cost.md).
  */
 export function stepsOfEveryVersion(state: {
   plan?: Plan | undefined;

@@ -1,6 +1,6 @@
 /**
  * A record read as `base` with `changes` on top, without copying `base`: a step's working copy of
- * thousands of step records or facts costs what the step changes (docs/decisions/0026-scale-per-step-cost.md).
+ * thousands of step records or facts costs what the step changes (docs/decisions/0030-long-runs-per-step-cost.md).
  * Reads by key (`view[key]`, `key in view`, `Object.hasOwn`) cost the same as on a plain object;
  * enumerating the view costs its size, as it would on a copy. Writes land in `changes`.
  */

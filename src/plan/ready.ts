@@ -40,7 +40,7 @@ const finishedPrefix = new WeakMap<object, { plan: Plan; first: number }>();
  * The position of `plan`'s first step that has not finished (`plan.steps.length` when all have).
  * Every step before it has finished, so whatever looks for work to do starts there: on a long run
  * a step's work stays the same however many steps ran before
- * (docs/decisions/0026-scale-per-step-cost.md). Remembered per records object: one that never
+ * (docs/decisions/0030-long-runs-per-step-cost.md). Remembered per records object: one that never
  * changes keeps its answer, one merged in place moves it back when a record before it stops being
  * finished (`mergeStepsInPlace`), and a visit's view of the records starts from its base's answer.
  */

@@ -28,7 +28,7 @@ export const SNAPSHOT_EVERY = 5000;
 
 /**
  * How a channel may apply writes to its value in place, for runs whose values nobody outside the
- * run sees step by step (docs/decisions/0026-scale-per-step-cost.md): `reducer` changes `current`
+ * run sees step by step (docs/decisions/0030-long-runs-per-step-cost.md): `reducer` changes `current`
  * itself; `own` copies a value the channel did not build (an `Overwrite` hands it the writer's object).
  */
 export interface InPlace<V, U> {

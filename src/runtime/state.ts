@@ -84,7 +84,7 @@ function lastValue<V>(key: string, schema: z.ZodType, initial?: () => V) {
  */
 const logOf = <T>(key: string, item: z.ZodType) =>
   new CheckedDeltaChannel<T[], T[] | T>(key, oneOrMany(item), appendBatch<T>, () => []);
-// Maps may be merged in place in runs whose steps nobody watches (docs/decisions/0026-scale-per-step-cost.md).
+// Maps may be merged in place in runs whose steps nobody watches (docs/decisions/0030-long-runs-per-step-cost.md).
 const mapOf = <T>(key: string, schema: z.ZodType, inPlace: BatchReducer<Record<string, T>, Record<string, T>>) =>
   new CheckedDeltaChannel<Record<string, T>>(key, schema, mergeBatch<T>, () => ({}), undefined, {
     reducer: inPlace,
@@ -134,7 +134,7 @@ export type Progress = z.infer<typeof ProgressSchema>;
 /**
  * A new plan version hands back the steps it keeps as the same objects (an extension keeps all of
  * them): those were checked when the plan that holds them was written, so only the rest is
- * checked (docs/decisions/0026-scale-per-step-cost.md).
+ * checked (docs/decisions/0030-long-runs-per-step-cost.md).
  */
 function uncheckedPlan(current: Plan | undefined, write: unknown): unknown {
   const steps = (write as Partial<Plan> | null)?.steps;

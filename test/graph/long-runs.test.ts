@@ -1,5 +1,5 @@
 /**
- * Long runs (docs/decisions/0026-scale-per-step-cost.md): `invoke` merges step records and facts in
+ * Long runs (docs/decisions/0030-long-runs-per-step-cost.md): `invoke` merges step records and facts in
  * place; a stream still hands out every chunk's state as it was when it was sent.
  */
 import { MemorySaver } from "@langchain/langgraph";

@@ -1,5 +1,5 @@
 /**
- * Long runs (docs/decisions/0026-scale-per-step-cost.md): what keeps a step's work independent of
+ * Long runs (docs/decisions/0030-long-runs-per-step-cost.md): what keeps a step's work independent of
  * the steps already run, pinned by behaviour — the same answers as the whole-state computations.
  */
 import { describe, expect, it } from "vitest";
