@@ -13,6 +13,7 @@ import { decisionLatency } from "./decision-latency.js";
 import { expressions } from "./expressions.js";
 import { governance } from "./governance.js";
 import { loads } from "./loads.js";
+import { longRuns } from "./long-run.js";
 import { middleware } from "./middleware.js";
 import { markdownTable, printTable, type Table } from "./lib.js";
 import { overhead } from "./overhead.js";
@@ -41,6 +42,7 @@ const suites: [string, () => Promise<Table>][] = [
   ["workers", () => workers(quick)],
   ["claims", () => threadClaims(quick)],
   ["agents", () => agentSteps(quick)],
+  ["long", () => longRuns(quick)],
 ];
 for (const [name, run] of suites) {
   if (only && !only.split(",").includes(name)) continue;

@@ -29,6 +29,7 @@ import { withDispatch } from "../runtime/dispatch.js";
 import { resolveOptions, type PlanManagerOptions } from "../runtime/options.js";
 import { settlingBranches } from "../nodes/replanner/memory-branch.js";
 import { originalSaver, withDirectHistory } from "./saver-history.js";
+import { CheckedDeltaChannel } from "../runtime/delta-channel.js";
 import { PlanManagerInput, PlanManagerOutput, PlanManagerState, type PlanManagerStateType } from "../runtime/state.js";
 import {
   routeAfterClassifier,
@@ -132,7 +133,29 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
 
   /** The run's result as the manager reports it: its output keys, and the question when it paused. */
   override invoke(input: Parameters<BaseInvoke>[0], options?: Parameters<BaseInvoke>[1]): Promise<PlanManagerResult> {
-    return super.invoke(input, options) as Promise<PlanManagerResult>;
+    if (this.#mutating || !onlyTheResult(options)) return super.invoke(input, options) as Promise<PlanManagerResult>;
+    return this.mutatingTwin().invoke(input, options);
+  }
+
+  /** This graph with its growing maps merged in place (`CheckedDeltaChannel.mutatingTwin`). */
+  #twin: CompiledPlanManager<T> | undefined;
+  #mutating = false;
+
+  /**
+   * A run whose caller sees only its result may merge the step records and facts in place: a step
+   * then costs what it wrote, not a copy of every record (docs/decisions/0030-long-runs-per-step-cost.md).
+   * The same graph, built from the same fields as `compile` builds it, with those channels swapped.
+   */
+  private mutatingTwin(): CompiledPlanManager<T> {
+    if (this.#twin) return this.#twin;
+    const channels = Object.fromEntries(
+      Object.entries(this.channels).map(([key, c]) => [key, c instanceof CheckedDeltaChannel ? c.mutatingTwin() : c]),
+    );
+    type Fields = ConstructorParameters<typeof CompiledPlanManager<T>>[0];
+    const twin = new CompiledPlanManager<T>({ ...this, channels } as unknown as Fields);
+    twin.#mutating = true;
+    this.#twin = twin;
+    return twin;
   }
 
   /**
@@ -243,6 +266,17 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
 }
 
 const threadRoot = (thread: string) => ({ thread_id: thread, checkpoint_ns: "" });
+
+/**
+ * `invoke` keeps only the last values chunk: no state the run passes through is seen outside it
+ * while it runs. Streams (any other mode) and runs nested in a parent's node (whose stream the
+ * parent may read) keep every chunk's state as it was when it was sent.
+ */
+function onlyTheResult(options?: Partial<RunnableConfig>): boolean {
+  const mode = (options as { streamMode?: unknown } | undefined)?.streamMode;
+  if (mode !== undefined && mode !== "values") return false;
+  return !isNestedRun((options?.configurable ?? {}) as Record<string, unknown>);
+}
 
 /**
  * Every finished attempt is durable before anything that depends on it (docs/architecture.md "Durability"): unless the

@@ -2,7 +2,7 @@
  * The conditional edges of the response ladder. Each is a pure function of state, because
  * `updateState` re-runs the last node's branch (docs/architecture.md "State and channels").
  */
-import { isFinished } from "../plan/ready.js";
+import { firstUnfinished } from "../plan/ready.js";
 import { stopRequested } from "../policy/stop.js";
 import type { PlanManagerStateType } from "../runtime/state.js";
 
@@ -22,7 +22,8 @@ export function routeAfterExecutor(
   const plan = state.plan;
   if (!plan) return "finalize";
   // Every planned step finished: the end, or — for a rolling horizon — time to plan the next steps.
-  if (plan.steps.every((s) => isFinished(state.steps[s.id]))) return plan.complete === false ? "extender" : "finalize";
+  if (firstUnfinished(plan, state.steps) === plan.steps.length)
+    return plan.complete === false ? "extender" : "finalize";
   return "executor";
 }
 

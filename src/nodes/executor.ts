@@ -8,7 +8,7 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.js";
-import { selectReady } from "../plan/ready.js";
+import { selectReady, unfinishedSteps } from "../plan/ready.js";
 import type { Step } from "../plan/schema.js";
 import { projectBudget } from "../policy/budget.js";
 import { mayStart, nextQueued } from "../policy/dispatch.js";
@@ -98,7 +98,7 @@ function withQueued(v: Visit, flights?: Dispatcher): PlanManagerUpdate {
  * and waits until no step is running.
  */
 function startReady(v: Visit, flights: Dispatcher): Next {
-  for (const step of v.plan.steps) {
+  for (const step of unfinishedSteps(v.plan, v.steps)) {
     if (v.steps[step.id]?.status === "running" && !step.human && !flights.has(step.id))
       startAttempt(v, flights, step, true);
   }

@@ -10,6 +10,39 @@ export function factValues(
   return out;
 }
 
+/** `factValues(facts)` of each facts object asked about, kept right by `mergeFactsInPlace`. */
+const trustedOf = new WeakMap<object, Record<string, unknown>>();
+
+/**
+ * The trusted values of `facts`, computed once per facts object: a run that merges its facts in
+ * place keeps one object, whose trusted values `mergeFactsInPlace` updates key by key. Read-only:
+ * the same object answers every later call.
+ */
+export function trustedValues(facts: Readonly<Record<string, Fact>>): Readonly<Record<string, unknown>> {
+  let trusted = trustedOf.get(facts);
+  if (!trusted) {
+    trusted = factValues(facts);
+    trustedOf.set(facts, trusted);
+  }
+  return trusted;
+}
+
+/** The facts channel's in-place merge (runtime/delta-channel.ts `mergeInPlace`), keeping `trustedValues` right. */
+export function mergeFactsInPlace(current: Record<string, Fact>, writes: (Record<string, Fact> | undefined)[]) {
+  const trusted = trustedOf.get(current);
+  for (const write of writes) {
+    if (write === undefined) continue;
+    Object.assign(current, write);
+    if (!trusted) continue;
+    for (const key of Object.keys(write)) {
+      const fact = current[key];
+      if (fact?.label === "trusted") trusted[key] = fact.value;
+      else delete trusted[key];
+    }
+  }
+  return current;
+}
+
 /** The facts a step's output yields: `produces` picks fields; a non-object output with one key is stored under it. */
 export function producedValues(step: Step, output: unknown): { values: Record<string, unknown>; missing: string[] } {
   const keys = step.produces ?? [];

@@ -29,7 +29,8 @@ export function historyEntry(previous: Plan, next: Plan): PlanVersionEntry {
     version: next.version,
     replaced: previous.steps.filter((s) => {
       const now = after.get(s.id);
-      return now === undefined || canonical(now) !== canonical(s);
+      // An extension hands every earlier step back as the same object: nothing to compare.
+      return now === undefined || (now !== s && canonical(now) !== canonical(s));
     }),
     order: previous.steps.map((s) => s.id),
     assumptionCount: previous.assumptions.length,
@@ -58,6 +59,20 @@ export function planAtVersion(
     };
   }
   return plan.version === version ? plan : undefined;
+}
+
+/**
+ * Every step definition any plan version had, each once: a definition of version v is either
+ * still in version v + 1 or among the `replaced` of the entry that leads to it, so the current
+ * plan and every entry's `replaced` hold them all. Linear in the plan and its history, where
+ * rebuilding each version is linear per version (docs/decisions/0030-long-runs-per-step-cost.md).
+ */
+export function stepsOfEveryVersion(state: {
+  plan?: Plan | undefined;
+  planHistory: readonly PlanVersionEntry[];
+}): Step[] {
+  if (!state.plan) return [];
+  return [...state.plan.steps, ...state.planHistory.flatMap((entry) => entry.replaced)];
 }
 
 /** Whether a record holds anything of a run: a step whose record is absent or untouched has not started. */

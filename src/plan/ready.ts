@@ -4,6 +4,7 @@
  * satisfies them) and its `when` holds; inputs and preconditions are checked when it runs.
  */
 import { evaluate } from "../expr/cel.js";
+import { overlayParts } from "./overlay.js";
 import type { Plan, SkipReason, Step, StepRun } from "./schema.js";
 
 const SATISFYING_SKIPS: ReadonlySet<SkipReason | undefined> = new Set(["when", "human", "replaced"]);
@@ -17,6 +18,75 @@ function depState(run: StepRun | undefined): "ok" | "skipped" | "wait" {
 
 export function isFinished(run: StepRun | undefined): boolean {
   return run?.status === "succeeded" || run?.status === "skipped";
+}
+
+/** Each plan's step positions by id, built once per plan version. */
+const positions = new WeakMap<Plan, Map<string, number>>();
+
+/** Where step `id` stands in `plan`, or undefined when the plan has no such step. */
+export function stepPosition(plan: Plan, id: string): number | undefined {
+  let index = positions.get(plan);
+  if (!index) {
+    index = new Map(plan.steps.map((s, i) => [s.id, i]));
+    positions.set(plan, index);
+  }
+  return index.get(id);
+}
+
+/** Per step-records object: for the plan last asked about, how many leading steps have finished. */
+const finishedPrefix = new WeakMap<object, { plan: Plan; first: number }>();
+
+/**
+ * The position of `plan`'s first step that has not finished (`plan.steps.length` when all have).
+ * Every step before it has finished, so whatever looks for work to do starts there: on a long run
+ * a step's work stays the same however many steps ran before
+ * (docs/decisions/0030-long-runs-per-step-cost.md). Remembered per records object: one that never
+ * changes keeps its answer, one merged in place moves it back when a record before it stops being
+ * finished (`mergeStepsInPlace`), and a visit's view of the records starts from its base's answer.
+ */
+export function firstUnfinished(plan: Plan, steps: Readonly<Record<string, StepRun>>): number {
+  const parts = overlayParts(steps);
+  if (parts) {
+    let first = firstUnfinished(plan, parts.base);
+    for (const [id, run] of Object.entries(parts.changes)) {
+      const at = isFinished(run) ? undefined : stepPosition(plan, id);
+      if (at !== undefined && at < first) first = at;
+    }
+    return advance(plan, steps, first);
+  }
+  const known = finishedPrefix.get(steps);
+  const first = advance(plan, steps, known?.plan === plan ? known.first : 0);
+  finishedPrefix.set(steps, { plan, first });
+  return first;
+}
+
+function advance(plan: Plan, steps: Readonly<Record<string, StepRun>>, first: number): number {
+  while (first < plan.steps.length && isFinished(steps[plan.steps[first]!.id])) first += 1;
+  return first;
+}
+
+/** The plan's steps from the first that has not finished on (see `firstUnfinished`). */
+export function unfinishedSteps(plan: Plan, steps: Readonly<Record<string, StepRun>>): readonly Step[] {
+  const first = firstUnfinished(plan, steps);
+  return first === 0 ? plan.steps : plan.steps.slice(first);
+}
+
+/**
+ * The step-records channel's in-place merge (runtime/delta-channel.ts `mergeInPlace`): a record
+ * that is not finished moves back the finished prefix `firstUnfinished` remembered for this object.
+ */
+export function mergeStepsInPlace(current: Record<string, StepRun>, writes: (Record<string, StepRun> | undefined)[]) {
+  const known = finishedPrefix.get(current);
+  for (const write of writes) {
+    if (write === undefined) continue;
+    Object.assign(current, write);
+    if (!known) continue;
+    for (const [id, run] of Object.entries(write)) {
+      const at = isFinished(run) ? undefined : stepPosition(known.plan, id);
+      if (at !== undefined && at < known.first) known.first = at;
+    }
+  }
+  return current;
 }
 
 /** What can happen next: a step to skip (taken before anything else), or every step ready to start. */
@@ -36,8 +106,10 @@ export function selectReady(
   steps: Readonly<Record<string, StepRun>>,
   trusted: Readonly<Record<string, unknown>>,
 ): Readiness {
-  const retried = plan.steps.filter((s) => steps[s.id]?.status === "pending" && (steps[s.id]?.attempts ?? 0) > 0);
-  const ordered = retried.length === 0 ? plan.steps : [...retried, ...plan.steps.filter((s) => !retried.includes(s))];
+  // Finished steps have nothing to start, skip or wait for: only the rest is looked at.
+  const open = unfinishedSteps(plan, steps);
+  const retried = open.filter((s) => steps[s.id]?.status === "pending" && (steps[s.id]?.attempts ?? 0) > 0);
+  const ordered = retried.length === 0 ? open : [...retried, ...open.filter((s) => !retried.includes(s))];
   const ready: Step[] = [];
   for (const step of ordered) {
     const run = steps[step.id];
@@ -57,7 +129,7 @@ export function selectReady(
     ready.push(step);
   }
   if (ready.length > 0) return { kind: "ready", steps: ready };
-  const waiting = plan.steps.filter((s) => !isFinished(steps[s.id])).map((s) => s.id);
+  const waiting = open.filter((s) => !isFinished(steps[s.id])).map((s) => s.id);
   if (waiting.length === 0) return { kind: "done" };
   if (waiting.some((id) => steps[id]?.status === "running")) return { kind: "ready", steps: [] };
   return { kind: "blocked", waiting };

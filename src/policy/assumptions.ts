@@ -1,5 +1,5 @@
 import { evaluate } from "../expr/cel.js";
-import { isFinished } from "../plan/ready.js";
+import { isFinished, unfinishedSteps } from "../plan/ready.js";
 import type { Assumption, Plan, StepRun } from "../plan/schema.js";
 import type { Deviation } from "./deviation.js";
 
@@ -15,7 +15,8 @@ export function activeAssumptionChecks(
   trusted: Readonly<Record<string, unknown>>,
 ): Assumption[] {
   const active = new Set<string>();
-  for (const step of plan.steps) if (!isFinished(steps[step.id])) for (const a of step.assumptions ?? []) active.add(a);
+  for (const step of unfinishedSteps(plan, steps))
+    if (!isFinished(steps[step.id])) for (const a of step.assumptions ?? []) active.add(a);
   return plan.assumptions.filter((assumption) => {
     if (!assumption.check || !active.has(assumption.id) || falsified.includes(assumption.id)) return false;
     const result = evaluate(assumption.check, "check", trusted);

@@ -7,7 +7,9 @@ import { Annotation } from "@langchain/langgraph";
 import { z } from "zod";
 import type { UsageEntry } from "../contracts/usage.js";
 import { CheckedChannel } from "./checked-channel.js";
-import { appendBatch, CheckedDeltaChannel, mergeBatch, replaceBatch } from "./delta-channel.js";
+import { appendBatch, CheckedDeltaChannel, mergeBatch, replaceBatch, type BatchReducer } from "./delta-channel.js";
+import { mergeFactsInPlace } from "../plan/facts.js";
+import { mergeStepsInPlace } from "../plan/ready.js";
 
 export type { UsageEntry } from "../contracts/usage.js";
 import { DeviationSchema as DeviationUnionSchema, type Deviation } from "../policy/deviation.js";
@@ -82,8 +84,12 @@ function lastValue<V>(key: string, schema: z.ZodType, initial?: () => V) {
  */
 const logOf = <T>(key: string, item: z.ZodType) =>
   new CheckedDeltaChannel<T[], T[] | T>(key, oneOrMany(item), appendBatch<T>, () => []);
-const mapOf = <T>(key: string, schema: z.ZodType) =>
-  new CheckedDeltaChannel<Record<string, T>>(key, schema, mergeBatch<T>, () => ({}));
+// Maps may be merged in place in runs whose steps nobody watches (docs/decisions/0030-long-runs-per-step-cost.md).
+const mapOf = <T>(key: string, schema: z.ZodType, inPlace: BatchReducer<Record<string, T>, Record<string, T>>) =>
+  new CheckedDeltaChannel<Record<string, T>>(key, schema, mergeBatch<T>, () => ({}), undefined, {
+    reducer: inPlace,
+    own: (value) => ({ ...value }),
+  });
 
 // Shapes of what may be written, checked on every write (a few microseconds per step). Internal
 // channels are checked loosely: they are written by the nodes and are not part of the contract.
@@ -125,6 +131,19 @@ const ScopeChangesSchema = z.array(z.string().min(1).max(LIMITS.maxTextLength)).
 const ProgressSchema = z.object({ lastProgressAt: z.string().optional() });
 export type Progress = z.infer<typeof ProgressSchema>;
 
+/**
+ * A new plan version hands back the steps it keeps as the same objects (an extension keeps all of
+ * them): those were checked when the plan that holds them was written, so only the rest is
+ * checked (docs/decisions/0030-long-runs-per-step-cost.md).
+ */
+function uncheckedPlan(current: Plan | undefined, write: unknown): unknown {
+  const steps = (write as Partial<Plan> | null)?.steps;
+  if (!current || !Array.isArray(steps)) return write;
+  let kept = 0;
+  while (kept < current.steps.length && kept < steps.length && steps[kept] === current.steps[kept]) kept += 1;
+  return kept === 0 ? write : { ...(write as Plan), steps: steps.slice(kept) };
+}
+
 /** What a caller writes to start a run: the goal and the input facts. */
 export const PlanManagerInput = Annotation.Root({
   goal: lastValue<string>("goal", z.string()),
@@ -138,12 +157,21 @@ export const PlanManagerInput = Annotation.Root({
 export const PlanManagerOutput = Annotation.Root({
   goal: PlanManagerInput.spec.goal,
   status: lastValue<RunStatus>("status", RunStatusSchema, () => "planning"),
-  plan: new CheckedDeltaChannel<Plan | undefined>("plan", PlanSchema.optional(), replaceBatch, () => undefined),
+  plan: new CheckedDeltaChannel<Plan | undefined>(
+    "plan",
+    PlanSchema.optional(),
+    replaceBatch,
+    () => undefined,
+    undefined,
+    undefined,
+    false,
+    uncheckedPlan,
+  ),
   /** Compact history: one reverse diff per replan (`planAtVersion` rebuilds any version). */
   planHistory: logOf<PlanVersionEntry>("planHistory", PlanHistoryEntrySchema),
   /** Step records by id; a step without a record has not run yet (pending). */
-  steps: mapOf<StepRun>("steps", recordOf(z.string(), StepRunSchema)),
-  facts: mapOf<Fact>("facts", recordOf(FactKeySchema, FactSchema)),
+  steps: mapOf<StepRun>("steps", recordOf(z.string(), StepRunSchema), mergeStepsInPlace),
+  facts: mapOf<Fact>("facts", recordOf(FactKeySchema, FactSchema), mergeFactsInPlace),
   decisions: logOf<Decision>("decisions", DecisionSchema),
   replans: logOf<ReplanRecord>("replans", ReplanRecordSchema),
   sideEffects: logOf<SideEffectRecord>("sideEffects", SideEffectRecordSchema),

@@ -5,6 +5,7 @@
 import { attemptCost, usageCost } from "../../policy/budget.js";
 import { operationKey, stepKey } from "../../plan/operation.js";
 import type { Step, StepRun } from "../../plan/schema.js";
+import { stepPosition } from "../../plan/ready.js";
 import {
   checkBudget,
   checkCommittedEffect,
@@ -142,7 +143,8 @@ function reuseEffect(v: Visit, step: Step, previous: StepRun, known: ReusedEffec
 
 /** Writes an attempt that ended: AIMD on its tool, then success (facts, effects) or a queued deviation. */
 export function recordEnd(v: Visit, flight: Flight): void {
-  const step = v.plan.steps.find((s) => s.id === flight.call.stepId);
+  const at = stepPosition(v.plan, flight.call.stepId);
+  const step = at === undefined ? undefined : v.plan.steps[at];
   const result = flight.result;
   if (!step || !result) return;
   const { error: _error, ...previous } = v.steps[step.id] ?? { status: "running" as const, attempts: flight.attempt };

@@ -8,7 +8,8 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { UsageEntry } from "../../contracts/usage.js";
 import type { Runtime } from "../../runtime/options.js";
 import type { DispatchState, PlanManagerStateType, PlanManagerUpdate } from "../../runtime/state.js";
-import { factValues, makeFacts } from "../../plan/facts.js";
+import { makeFacts, trustedValues } from "../../plan/facts.js";
+import { overlay } from "../../plan/overlay.js";
 import type { Fact, Plan, SideEffectRecord, Step, StepRun } from "../../plan/schema.js";
 import type { Decision } from "../../policy/decision.js";
 import type { Deviation } from "../../policy/deviation.js";
@@ -45,8 +46,9 @@ export class Visit {
     readonly config: LangGraphRunnableConfig,
   ) {
     this.plan = state.plan!;
-    this.steps = { ...state.steps };
-    this.trusted = factValues(state.facts);
+    // Views, not copies: a visit costs what it changes, however many steps ran before.
+    this.steps = overlay(state.steps, {});
+    this.trusted = overlay(trustedValues(state.facts), {});
     this.dispatch = { queue: [...state.dispatch.queue], limits: { ...state.dispatch.limits } };
     this.spent = state.budget.spent;
     this.successes = state.guards.successes;

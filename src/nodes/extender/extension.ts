@@ -29,13 +29,19 @@ export function validateExtension(rt: Runtime, state: PlanManagerStateType, draf
     policy: rt.policy,
     falsified: state.guards.falsified,
     externalSteps: plan.steps.map((s) => s.id),
-    retiredSteps: Object.keys(state.steps).filter((id) => !plan.steps.some((s) => s.id === id)),
+    retiredSteps: retiredSteps(state),
     externalAssumptions: plan.assumptions.map((a) => a.id),
     toolArguments: rt.toolArguments,
     sideEffectTools: rt.sideEffectTools,
     availableFacts: [...usable.map(([k]) => k), ...plan.steps.flatMap((s) => s.produces ?? [])],
     canExtend: true,
   });
+}
+
+/** Ids with a record that the current plan no longer has (a set: the plan may hold thousands of steps). */
+function retiredSteps(state: PlanManagerStateType): string[] {
+  const planned = new Set(state.plan!.steps.map((s) => s.id));
+  return Object.keys(state.steps).filter((id) => !planned.has(id));
 }
 
 export function extendRequest(rt: Runtime, state: PlanManagerStateType, usage: UsageEntry[]): ExtendRequest {

@@ -7,7 +7,7 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../../runtime/options.js";
 import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "../../runtime/state.js";
-import { planAtVersion } from "../../plan/history.js";
+import { stepsOfEveryVersion } from "../../plan/history.js";
 import type { Plan, ReplanRecord, Step } from "../../plan/schema.js";
 import type { Decision } from "../../policy/decision.js";
 import {
@@ -29,8 +29,8 @@ export const HELD_REVIEW_OPTIONS = ["approve", "reject", "replan", "change_scope
 
 /** What earlier plan versions of the run did, and the text the run trusted (goal, inputs, a person's words). */
 export function runBaseline(state: PlanManagerStateType): CapabilityBaseline {
-  const versions: Step[][] = [];
-  for (let v = 1; v <= (state.plan?.version ?? 0); v++) versions.push(planAtVersion(state, v)?.steps ?? []);
+  // Only which steps some version had matters, not which version: each definition once.
+  const versions = [stepsOfEveryVersion(state)];
   const inputs = Object.values(state.facts).filter((f) => f.producedBy === "input" || f.producedBy === "human");
   // A person's words: replan constraints, and the scope changes this version plans for.
   const people = [...(state.guards?.constraints ?? []), ...state.scopeChanges];
