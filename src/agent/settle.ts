@@ -6,7 +6,7 @@
  * relabelled by the same `falsify` as the graph's.
  */
 import { makeFacts } from "../plan/facts.js";
-import type { FailureClass, Step, StepRun } from "../plan/schema.js";
+import type { FailureClass, SideEffectRecord, Step, StepRun } from "../plan/schema.js";
 import type { ReplanStanding, Verdict } from "../policy/classify.js";
 import type { Decision } from "../policy/decision.js";
 import type { Deviation } from "../policy/deviation.js";
@@ -43,7 +43,14 @@ export interface Settling {
   verdict: Verdict;
   deviation: Deviation;
   call: { tool: string; args: Record<string, unknown> };
-  succeeded?: { run: StepRun; values: Record<string, unknown> };
+  succeeded?: Succeeded;
+}
+
+/** A call that succeeded but proved an assumption false: its record, the facts and the effect it produced. */
+export interface Succeeded {
+  run: StepRun;
+  values: Record<string, unknown>;
+  sideEffects: SideEffectRecord[];
 }
 
 /**
@@ -66,7 +73,12 @@ export function settle(env: CallEnv, s: Settling): CallResult {
   const provenance = { producedBy: step.id, planVersion: plan.version, assumptions: step.assumptions ?? [] };
   const facts = s.succeeded ? makeFacts(s.succeeded.values, provenance) : {};
   const failedCalls = s.succeeded ? {} : { [callKey(step.id, s.call.tool, s.call.args)]: true };
-  const base = { steps: { [step.id]: run }, decisions: s.decisions, facts };
+  const base = {
+    steps: { [step.id]: run },
+    decisions: s.decisions,
+    facts,
+    sideEffects: s.succeeded?.sideEffects ?? [],
+  };
   if (verdict.action === "replan_local" || verdict.action === "replan_global") {
     const labels = falsify(plan, { ...env.state.facts, ...facts }, env.state.planRun.falsified, s.deviation, verdict);
     const affected =

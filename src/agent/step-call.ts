@@ -14,7 +14,7 @@ import { producerAssumptions, type Deviation } from "../policy/deviation.js";
 import { attemptCost } from "../policy/budget.js";
 import { checkBudget, checkInputs, checkPreconditions, judgeOutput, type CheckFailure } from "../policy/step-checks.js";
 import { decide } from "./decisions.js";
-import { settle, standing, type CallEnv, type CallResult } from "./settle.js";
+import { settle, standing, type CallEnv, type CallResult, type Succeeded } from "./settle.js";
 
 /**
  * What one attempt of a tool gave back; `calls`: how often the tool ran in it (a retrying middleware
@@ -28,8 +28,8 @@ interface Deviated {
   kind: "deviation";
   deviation: Deviation;
   error?: ErrorInfo;
-  /** A call that succeeded but proved an assumption false: its record and the facts it produced. */
-  succeeded?: { run: StepRun; values: Record<string, unknown> };
+  /** A call that succeeded but proved an assumption false: its record, the facts and the effect it produced. */
+  succeeded?: Succeeded;
 }
 type Judged = { kind: "success"; result: CallResult } | Deviated;
 
@@ -230,8 +230,9 @@ function judge(
   const after = { ...state.steps, [step.id]: done };
   const broken = activeAssumptionChecks(state.plan!, after, state.planRun.falsified, { ...trusted, ...judged.values });
   const deviation = assumptionDeviation(broken, step.id, attempt);
-  if (deviation) return { kind: "deviation", deviation, succeeded: { run: done, values: judged.values } };
+  // A committed effect is recorded whatever the assumption checks say next: it happened.
   const sideEffects = key ? [{ stepId: step.id, idempotencyKey: key, at: env.at(), output: judged.output }] : [];
+  if (deviation) return { kind: "deviation", deviation, succeeded: { run: done, values: judged.values, sideEffects } };
   return {
     kind: "success",
     result: {

@@ -855,6 +855,40 @@ describe("planMiddleware: budget.maxCost and replanCooldownSteps", () => {
 });
 
 describe("planMiddleware: keys name the operation", () => {
+  it("a payment that succeeds but proves an assumption false is recorded: the revision's same payment reuses it", async () => {
+    const l = ledger();
+    const tools = [
+      countedTool(l, "pay", () => ({ paid: true, fee: 50 })),
+      countedTool(l, "notify", () => ({ ok: true })),
+    ];
+    const v1 = {
+      assumptions: [{ id: "cheap", statement: "fees are low", check: "facts.fee < 10" }],
+      steps: [
+        { id: "pay", goal: "Pay the supplier", tool: "pay", produces: ["fee"] },
+        { id: "notify", goal: "Notify", tool: "notify", dependsOn: ["pay"], assumptions: ["cheap"] },
+      ],
+    };
+    const v2 = { steps: [{ id: "pay2", goal: "Pay the supplier", tool: "pay" }] };
+    const { agent } = agentWith(
+      [
+        [{ name: "write_plan", args: v1 }],
+        [{ name: "pay", args: { amount: 120 } }],
+        [{ name: "write_plan", args: v2 }],
+        [{ name: "pay", args: { amount: 120 } }],
+        "done",
+      ],
+      tools,
+      { sideEffectTools: ["pay"] },
+    );
+    const out = await agent.invoke(start, config("reuse-broken"));
+    expect(l.calls).toEqual({ pay: 1 });
+    expect(out.sideEffects.map((e) => e.stepId)).toEqual(["pay"]);
+    expect(out.decisions.map((d) => [d.stepId, d.rule])).toEqual([
+      ["pay", "assumption.replan-local"],
+      ["pay2", "effect.reused"],
+    ]);
+  });
+
   it("a second step making the committed call again reuses its result: one charge, one key (effect.reused)", async () => {
     const l = ledger();
     const tools = [countedTool(l, "pay", (_n, args) => ({ paid: args.amount }))];
