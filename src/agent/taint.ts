@@ -10,6 +10,7 @@ import type { Step } from "../plan/schema.js";
 import { capabilityBaseline } from "../policy/capability.js";
 import { failureTexts, type TaintedText } from "../policy/capability-taint.js";
 import { untrustedCall } from "../policy/untrusted-call.js";
+import { PLAN_VIEW_ID } from "./plan-view.js";
 import { callKey } from "./route.js";
 import { holdCall, type CallEnv, type CallResult } from "./settle.js";
 import type { AgentPlanValues } from "./state.js";
@@ -34,11 +35,16 @@ export function untrustedText(state: AgentPlanValues): TaintedText[] {
   return [...texts, ...failureTexts(runs, reports)];
 }
 
-/** What the run vouches for: the user's words (the goal and every human message) and the plan versions' arguments. */
+/**
+ * What the run vouches for: the user's words (the goal and every human message but the plan view the
+ * middleware writes, which quotes facts) and the plan versions' arguments.
+ */
 export function vouchedText(state: AgentPlanValues): string[] {
   const messages = (state as { messages?: unknown }).messages;
   const said = Array.isArray(messages)
-    ? messages.filter((m) => HumanMessage.isInstance(m)).map((m) => textOf(m.content))
+    ? messages
+        .filter((m) => HumanMessage.isInstance(m) && !m.id?.startsWith(PLAN_VIEW_ID))
+        .map((m) => textOf(m.content))
     : [];
   const versions = [...(state.plan ? [state.plan.steps] : []), ...state.planHistory.map((e) => e.replaced)];
   return capabilityBaseline(versions, [state.goal, ...said]).known;

@@ -18,9 +18,9 @@ export interface UntrustedCall {
 }
 
 /**
- * `known`: text the run vouches for — the user's words, the plan versions' arguments — to which the
- * values of trusted facts are added: a fact a plan step produced is the plan's own data flow, as an
- * `inputs` key of a plan is in the graph.
+ * `known`: text the run vouches for — the user's words, the plan versions' arguments — matched
+ * wherever it occurs; `trustedFacts`: values plan steps produced, each vouching for itself as a
+ * whole value only (the plan's own data flow, as an `inputs` key of a plan is in the graph).
  */
 export function untrustedCall(
   call: UntrustedCall,
@@ -28,8 +28,9 @@ export function untrustedCall(
   trustedFacts: Readonly<Record<string, unknown>>,
   texts: readonly TaintedText[],
 ): GuardHit | undefined {
-  const vouched = [...known, ...leaves(Object.values(trustedFacts))];
-  const findings = callFindings(call, vouched, texts);
+  // A fact vouches for its whole value only: a token lifted out of a free-text fact is not planned data.
+  const facts = new Set(leaves(Object.values(trustedFacts)));
+  const findings = callFindings({ ...call, args: withoutValues(call.args, facts) }, known, texts);
   if (findings.length === 0) return undefined;
   const why = findings.map((f) => f.detail).join("; ");
   return {
@@ -38,4 +39,18 @@ export function untrustedCall(
       `the call ${call.tool} ${preview(call.args)} for step "${call.stepId}" carries ${why}: ` +
       "a person must approve it",
   };
+}
+
+/** The arguments without the leaf values that equal a vouched value (whole-value match). */
+function withoutValues(
+  value: Readonly<Record<string, unknown>>,
+  vouched: ReadonlySet<string>,
+): Record<string, unknown> {
+  const strip = (v: unknown): unknown => {
+    if (typeof v === "string" || typeof v === "number") return vouched.has(String(v)) ? null : v;
+    if (Array.isArray(v)) return v.map(strip);
+    if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, strip(x)]));
+    return v;
+  };
+  return strip(value) as Record<string, unknown>;
 }
