@@ -75,6 +75,21 @@ export function stepsOfEveryVersion(state: {
   return [...state.plan.steps, ...state.planHistory.flatMap((entry) => entry.replaced)];
 }
 
+/**
+ * The steps of plan version 1 — the plan the caller vouched for, or the planner's first answer to
+ * the goal — in one pass: a step's version-1 definition is in the `replaced` of the first entry
+ * that changed or removed it, or else still in the current plan.
+ */
+export function originalSteps(state: { plan?: Plan | undefined; planHistory: readonly PlanVersionEntry[] }): Step[] {
+  if (!state.plan) return [];
+  const first = state.planHistory[0];
+  if (!first) return [...state.plan.steps];
+  const defs = new Map<string, Step>();
+  for (const entry of state.planHistory) for (const s of entry.replaced) if (!defs.has(s.id)) defs.set(s.id, s);
+  const current = new Map(state.plan.steps.map((s) => [s.id, s]));
+  return first.order.map((id) => defs.get(id) ?? current.get(id)).filter((s): s is Step => s !== undefined);
+}
+
 /** Whether a record holds anything of a run: a step whose record is absent or untouched has not started. */
 export function hasRun(run: StepRun | undefined): run is StepRun {
   return run !== undefined && (run.attempts > 0 || run.status !== "pending");

@@ -7,6 +7,7 @@
  * earlier version's arguments) and from flows its tool already had carries nothing untrusted: a
  * fallback source for a failed lookup passes. Pure; docs/decisions/0013-untrusted-facts-do-not-steer-the-plan.md.
  */
+import { canonical } from "../plan/diff.js";
 import type { Step } from "../plan/schema.js";
 import type { CapabilityBaseline, CapabilityFinding } from "./capability.js";
 import { literals, shown, traced, uses, type Taint, type ToolUse } from "./capability-taint.js";
@@ -16,6 +17,8 @@ export interface Flow {
   producers: ReadonlyMap<string, readonly Step[]>;
   /** Steps the version adds or changes. */
   added: ReadonlySet<string>;
+  /** Plan version 1's steps by id, when known: any other producer is new, whichever replan added it. */
+  original?: ReadonlyMap<string, Step>;
   /** Steps that already ran and will not run again: what they read is spent. */
   finished: ReadonlySet<string>;
   baseline: CapabilityBaseline;
@@ -31,11 +34,22 @@ export function flowOf(
   finished: ReadonlySet<string>,
   baseline: CapabilityBaseline,
   taint: Taint,
+  original?: readonly Step[],
 ): Flow {
   const producers = new Map<string, Step[]>();
   for (const step of proposed)
     if (!step.human) for (const key of step.produces ?? []) producers.set(key, [...(producers.get(key) ?? []), step]);
-  return { producers, added, finished, baseline, taint, memo: new Map(), clean: new Map() };
+  const flow: Flow = { producers, added, finished, baseline, taint, memo: new Map(), clean: new Map() };
+  if (original) flow.original = new Map(original.map((s) => [s.id, s]));
+  return flow;
+}
+
+/** Whether a producer is not what the original plan had: added by this replan or an earlier one. */
+function isNew(flow: Flow, step: Step): boolean {
+  if (flow.added.has(step.id)) return true;
+  if (!flow.original) return false;
+  const first = flow.original.get(step.id);
+  return first === undefined || (first !== step && canonical(first) !== canonical(step));
 }
 
 /**
@@ -54,13 +68,17 @@ export function newFeed(flow: Flow, key: string): string | undefined {
 
 function feedOf(flow: Flow, key: string): string | undefined {
   for (const producer of flow.producers.get(key) ?? []) {
-    if (flow.finished.has(producer.id)) continue;
-    const fresh = flow.added.has(producer.id);
-    if (fresh && !clean(flow, producer)) return fedBy(producer.id);
+    const fresh = isNew(flow, producer);
+    // A finished step's inputs are spent, but what it produced from its own arguments is the fact now.
+    if (flow.finished.has(producer.id)) {
+      if (fresh && !clean(flow, producer)) return fedBy(flow, producer.id);
+      continue;
+    }
+    if (fresh && !clean(flow, producer)) return fedBy(flow, producer.id);
     for (const input of producer.inputs ?? []) {
       if (!flow.taint.keys.has(input)) continue;
       const read = uses(producer).every((u) => flow.baseline.inputs.get(u.tool)?.has(input));
-      if (fresh && !read) return fedBy(producer.id);
+      if (fresh && !read) return fedBy(flow, producer.id);
       const deeper = newFeed(flow, input);
       if (deeper !== undefined) return deeper;
     }
@@ -91,7 +109,8 @@ export function keptFeeds(
   return findings;
 }
 
-const fedBy = (id: string) => `fed by step "${id}", which this replan adds`;
+const fedBy = (flow: Flow, id: string) =>
+  flow.added.has(id) ? `fed by step "${id}", which this replan adds` : `fed by step "${id}", which a replan added`;
 
 /** No untrusted literal in the arguments of any call the step may make. */
 function clean(flow: Flow, step: Step): boolean {

@@ -63,6 +63,11 @@ export interface CapabilityInput {
   remembered?: boolean;
   /** Steps of the proposed plan that already ran and will not run again. Default none. */
   finished?: ReadonlySet<string>;
+  /**
+   * Plan version 1's steps: a producer not among them (as defined there) is new, whichever replan
+   * added it. Default: only the steps this replan adds are new.
+   */
+  original?: readonly Step[];
 }
 
 export interface CapabilityHit extends GuardHit {
@@ -92,7 +97,11 @@ export function staleHold(version: number): Pick<CapabilityHit, "rule" | "reason
 }
 
 /** The earlier versions' tools (main and fallback), inputs per tool and argument values. */
-export function capabilityBaseline(versions: readonly (readonly Step[])[], trustedText: readonly string[]) {
+export function capabilityBaseline(
+  versions: readonly (readonly Step[])[],
+  trustedText: readonly string[],
+  vouched?: readonly Step[],
+) {
   const tools = new Set<string>();
   const inputs = new Map<string, Set<string>>();
   const known: string[] = [...trustedText];
@@ -103,9 +112,12 @@ export function capabilityBaseline(versions: readonly (readonly Step[])[], trust
       tools.add(use.tool);
       if (!inputs.has(use.tool)) inputs.set(use.tool, new Set());
       for (const k of use.inputs) add(inputs, use.tool, k);
-      known.push(...literals(use));
+      if (!vouched) known.push(...literals(use));
     }
   }
+  // Arguments vouch only where someone vouched for them: a version a replan made unreviewed may
+  // already carry a copied value (a read-only step first, the payment to it in the next replan).
+  for (const step of vouched ?? []) for (const use of uses(step)) known.push(...literals(use));
   return { tools, inputs, known } satisfies CapabilityBaseline;
 }
 
@@ -118,7 +130,7 @@ export function capabilityGuard(input: CapabilityInput): CapabilityHit | undefin
   const finished = input.finished ?? new Set<string>();
   const findings: CapabilityFinding[] = [];
   const taint: Taint = taintOf(input);
-  const flow = flowOf(input.proposed, addedIds, finished, input.baseline, taint);
+  const flow = flowOf(input.proposed, addedIds, finished, input.baseline, taint, input.original);
   const fedBy = (key: string) => newFeed(flow, key);
   const effectsOf = (step: Step, use: ToolUse) => [
     ...new Set([...input.sideEffectsOf(use.tool), ...(use.main ? (step.sideEffects ?? []) : [])]),

@@ -7,7 +7,7 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../../runtime/options.js";
 import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "../../runtime/state.js";
-import { stepsOfEveryVersion } from "../../plan/history.js";
+import { originalSteps, stepsOfEveryVersion } from "../../plan/history.js";
 import type { Plan, ReplanRecord, Step } from "../../plan/schema.js";
 import type { Decision } from "../../policy/decision.js";
 import {
@@ -34,7 +34,9 @@ export function runBaseline(state: PlanManagerStateType): CapabilityBaseline {
   const inputs = Object.values(state.facts).filter((f) => f.producedBy === "input" || f.producedBy === "human");
   // A person's words: replan constraints, and the scope changes this version plans for.
   const people = [...(state.guards?.constraints ?? []), ...state.scopeChanges];
-  return capabilityBaseline(versions, [state.goal, ...people, ...inputs.flatMap((f) => leaves(f.value))]);
+  // Arguments vouch only from the first plan: a later version nobody reviewed may carry a copied value.
+  const trusted = [state.goal, ...people, ...inputs.flatMap((f) => leaves(f.value))];
+  return capabilityBaseline(versions, trusted, originalSteps(state));
 }
 
 /** Where a draft came from, when not from the planner alone: replan memory's answer or hints. */
@@ -68,6 +70,7 @@ export function reviewNewSteps(
     untrusted: [...failureTexts(runs, state.decisions), ...(origin.untrusted ?? [])],
     remembered: origin.remembered === true,
     finished: new Set(finished),
+    original: originalSteps(state),
   });
 }
 
