@@ -17,7 +17,8 @@ import { overBudget } from "./plan-budget.js";
 import { ask, reviewRequest } from "./review.js";
 import { revise, type Revision } from "./revision.js";
 import { standing, type CallEnv, type CallResult } from "./settle.js";
-import { untrustedText } from "./taint.js";
+import { callFindings } from "../policy/capability-taint.js";
+import { untrustedText, vouchedText } from "./taint.js";
 
 export const WRITE_PLAN = "write_plan";
 
@@ -65,16 +66,20 @@ async function firstPlan(env: CallEnv, draft: PlanDraft, tools: ReadonlySet<stri
   const dear = overBudget(env, { version: 1, steps: draft.steps, assumptions: draft.assumptions ?? [] }, {});
   if (dear) return dear;
   const decisions: Decision[] = [];
-  if (env.options.reviewPlan) {
-    const answer = ask(review(env, draft, "Review the plan before any step runs", undefined));
+  // The model may have read tool output before its first plan: a side effect fed from it waits too.
+  const hold = untrustedFirstPlan(env, draft);
+  if (env.options.reviewPlan || hold) {
     const place = { attempt: 0, planVersion: 0, at: env.at() };
+    if (hold) decisions.push(decide({ rule: hold.rule, reason: hold.reason }, place));
+    const title = hold ? `The plan needs a person: ${hold.reason}` : "Review the plan before any step runs";
+    const answer = ask(review(env, draft, title, hold));
     if (answer.type === "reject") {
       const reason = `a person rejected the plan${answer.message ? `: ${answer.message}` : ""}`;
-      const decision = decide({ rule: "human.reject-plan", reason, by: "person" }, place);
+      decisions.push(decide({ rule: "human.reject-plan", reason, by: "person" }, place));
       return {
         content: `${reason}. Write another with write_plan.`,
         status: "error",
-        update: { decisions: [decision] },
+        update: { decisions },
       };
     }
     if (answer.type === "edit") {
@@ -183,6 +188,20 @@ function commit(env: CallEnv, rev: Revision, decisions: Decision[]): CallResult 
 function cooldownFrom(state: CallEnv["state"]): Record<string, number> {
   const assumption = state.planRun.trigger?.assumption;
   return assumption === undefined ? {} : { [assumption]: (state.planRun.successes ?? []).length };
+}
+
+/** A first plan's side-effecting step whose arguments carry untrusted text the model read already. */
+function untrustedFirstPlan(env: CallEnv, draft: PlanDraft): GuardHit | undefined {
+  const texts = untrustedText(env.state);
+  if (texts.length === 0) return undefined;
+  const known = vouchedText(env.state);
+  const findings = draft.steps.flatMap((step) => {
+    const sideEffects = step.idempotent === false ? (step.sideEffects ?? []) : [];
+    if (sideEffects.length === 0 || step.tool === undefined) return [];
+    return callFindings({ stepId: step.id, tool: step.tool, args: step.args ?? {}, sideEffects }, known, texts);
+  });
+  if (findings.length === 0) return undefined;
+  return { rule: "guard.untrusted-arguments", reason: findings.map((f) => f.detail).join("; ") };
 }
 
 function review(env: CallEnv, draft: PlanDraft, description: string, hold: GuardHit | undefined) {
