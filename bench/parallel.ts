@@ -65,7 +65,8 @@ export function seededDag(seed: number): Dag {
       tool: "work",
       args: { ms },
       ...(deps.size > 0 ? { dependsOn: [...deps] } : {}),
-      ...(resource ? { sideEffects: resource } : {}),
+      // Each is its own effect, even when two draw the same latency: label the operation.
+      ...(resource ? { sideEffects: resource, operation: id } : {}),
     } as Step);
   }
   return { seed, steps, latency };
