@@ -19,10 +19,12 @@ import { htmlReport } from "../src/views/index.js";
 const root = resolve(import.meta.dirname, "..");
 const project = mkdtempSync(join(tmpdir(), "cli-package-"));
 const db = join(project, "checkpoints.sqlite");
-/** What a SQLite user installs: the package's dependencies and its SQLite peers. */
+/** What a SQLite user installs: the package's dependencies (read from package.json, so a new one cannot be missed) and its SQLite peers. */
 const INSTALLED = [
-  "zod",
-  "@marcbachmann/cel-js",
+  ...Object.keys(
+    (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { dependencies: Record<string, string> })
+      .dependencies,
+  ),
   "@langchain/core",
   "@langchain/langgraph",
   "@langchain/langgraph-checkpoint-sqlite",
