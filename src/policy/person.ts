@@ -3,6 +3,7 @@
  * graph's interrupts and in createAgent's loop alike. Nodes and the middleware apply the answer;
  * the rule it is recorded under is chosen here (docs/architecture.md, "The ladder"). Pure.
  */
+import { PlanManagerError } from "../errors.js";
 import type { RuleIdOf } from "./rules.js";
 
 const ANSWER_RULES = {
@@ -31,5 +32,7 @@ export type PersonAnswer = keyof typeof ANSWER_RULES;
 
 /** The rule a person's answer is recorded under. */
 export function answerRule<A extends PersonAnswer>(answer: A): (typeof ANSWER_RULES)[A] {
+  if (!Object.hasOwn(ANSWER_RULES, answer))
+    throw new PlanManagerError("invalid_resume", `"${String(answer)}" is not an answer a person can give`);
   return ANSWER_RULES[answer];
 }

@@ -10,7 +10,8 @@ import { noProgressGuard, type GuardHit } from "./replan-guards.js";
 
 /** `policy.maxReplans` bounds the revisions of a plan as it bounds the graph's replans. */
 export function revisionCountGuard(count: number, policy: Pick<ResolvedPolicy, "maxReplans">): GuardHit | undefined {
-  if (count < policy.maxReplans) return undefined;
+  // Written as the graph writes it (`count >= maxReplans` fires), so a count that is not a number never does.
+  if (!(count >= policy.maxReplans)) return undefined;
   return { rule: "guard.max-replans", reason: `${count} revisions already (policy.maxReplans = ${policy.maxReplans})` };
 }
 
