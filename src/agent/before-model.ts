@@ -9,6 +9,7 @@ import { factValues } from "../plan/facts.js";
 import { isFinished, selectReady } from "../plan/ready.js";
 import type { RunStatus, StepRun } from "../plan/schema.js";
 import type { Decision } from "../policy/decision.js";
+import { answerRule } from "../policy/person.js";
 import { decide } from "./decisions.js";
 import { PLAN_VIEW_ID, planView } from "./plan-view.js";
 import { ask, reviewRequest } from "./review.js";
@@ -78,7 +79,7 @@ function answerEscalations(state: ModelState, at: () => string): { update: Agent
     escalations[e.stepId] = null;
     if (answer.type === "reject") {
       const reason = `a person refused step "${e.stepId}"${answer.message ? `: ${answer.message}` : ""}`;
-      decisions.push(decide({ rule: "human.reject-call", reason, by: "person" }, place));
+      decisions.push(decide({ rule: answerRule("reject-call"), reason, by: "person" }, place));
       notes.push(`${reason}. Revise the plan with write_plan, or finish and report.`);
       continue;
     }
@@ -88,7 +89,7 @@ function answerEscalations(state: ModelState, at: () => string): { update: Agent
     failedCalls[e.call] = false;
     failedCalls[callKey(e.stepId, tool, args)] = false;
     const reason = `a person allowed step "${e.stepId}" another round: call ${tool} with ${JSON.stringify(args)}`;
-    decisions.push(decide({ rule: "human.retry", reason, by: "person" }, place));
+    decisions.push(decide({ rule: answerRule("retry"), reason, by: "person" }, place));
     notes.push(`${reason}.`);
   }
   const update: AgentPlanUpdate = notes.length === 0 ? {} : { steps, decisions, planRun: { escalations, failedCalls } };

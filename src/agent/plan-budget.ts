@@ -5,6 +5,7 @@
  */
 import type { Plan, StepRun } from "../plan/schema.js";
 import { projectBudget } from "../policy/budget.js";
+import { cheaperPlanVerdict } from "../policy/plan-writes.js";
 import { decide } from "./decisions.js";
 import type { CallEnv, CallResult } from "./settle.js";
 
@@ -17,12 +18,8 @@ export function overBudget(
   for (const [id, run] of Object.entries(runs)) if (run) live[id] = run;
   const deviation = projectBudget(plan, live, env.state.budget?.spent ?? 0, env.options.policy.budget.maxCost);
   if (!deviation) return undefined;
-  const reason = `${deviation.message}; asking for a cheaper plan`;
   const place = { attempt: 0, planVersion: env.state.plan?.version ?? 0, at: env.at() };
-  const decision = decide(
-    { rule: "budget.replan-cheaper", reason, failureClass: "budget_exhausted", evidence: "budget.max-cost" },
-    place,
-  );
+  const decision = decide(cheaperPlanVerdict(deviation), place);
   const content = `The plan was not recorded: ${deviation.message}. Write a cheaper plan with write_plan.`;
   return { content, status: "error", update: { decisions: [decision] } };
 }

@@ -10,13 +10,12 @@ import type { Step } from "../plan/schema.js";
 import { capabilityBaseline } from "../policy/capability.js";
 import { failureTexts, type TaintedText } from "../policy/capability-taint.js";
 import { untrustedCall } from "../policy/untrusted-call.js";
+import { quotesTheModel } from "../policy/plan-writes.js";
 import { PLAN_VIEW_ID } from "./plan-view.js";
 import { callKey } from "./route.js";
 import { holdCall, type CallEnv, type CallResult } from "./settle.js";
 import type { AgentPlanValues } from "./state.js";
 import { textOf } from "./tool-call.js";
-
-const QUOTES_THE_MODEL: ReadonlySet<string> = new Set(["guard.unplanned-side-effect", "guard.untrusted-arguments"]);
 
 export function untrustedText(state: AgentPlanValues): TaintedText[] {
   const messages = (state as { messages?: unknown }).messages;
@@ -29,8 +28,7 @@ export function untrustedText(state: AgentPlanValues): TaintedText[] {
   const reports = [
     ...(state.planRun.trigger ? [{ reason: state.planRun.trigger.reason }] : []),
     ...Object.values(state.planRun.escalations).flatMap((e) => (e ? [{ reason: e.reason }] : [])),
-    // These guards' reasons quote the model's own call, not anything a tool said.
-    ...state.decisions.filter((d) => !QUOTES_THE_MODEL.has(d.rule)),
+    ...state.decisions.filter((d) => !quotesTheModel(d)),
   ];
   return [...texts, ...failureTexts(runs, reports)];
 }

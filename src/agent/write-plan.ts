@@ -10,7 +10,9 @@ import { z } from "zod";
 import type { Plan, PlanDraft } from "../plan/schema.js";
 import { capabilityBaseline, capabilityGuard, reviewedEffects } from "../policy/capability.js";
 import type { Decision } from "../policy/decision.js";
-import { noProgressGuard, type GuardHit } from "../policy/replan-guards.js";
+import type { GuardHit } from "../policy/replan-guards.js";
+import { answerRule } from "../policy/person.js";
+import { revisionCountGuard, revisionProgressGuard, untrustedFirstPlanGuard } from "../policy/plan-writes.js";
 import { decide } from "./decisions.js";
 import { committedMessage, enrich, validateDraft } from "./draft.js";
 import { overBudget } from "./plan-budget.js";
@@ -75,7 +77,7 @@ async function firstPlan(env: CallEnv, draft: PlanDraft, tools: ReadonlySet<stri
     const answer = ask(review(env, draft, title, hold));
     if (answer.type === "reject") {
       const reason = `a person rejected the plan${answer.message ? `: ${answer.message}` : ""}`;
-      decisions.push(decide({ rule: "human.reject-plan", reason, by: "person" }, place));
+      decisions.push(decide({ rule: answerRule("reject-plan"), reason, by: "person" }, place));
       return {
         content: `${reason}. Write another with write_plan.`,
         status: "error",
@@ -88,7 +90,7 @@ async function firstPlan(env: CallEnv, draft: PlanDraft, tools: ReadonlySet<stri
       draft = enrich(edited.draft, env.options.sideEffectTools);
     }
     const reason = answer.type === "edit" ? "a person edited and approved the plan" : "a person approved the plan";
-    decisions.push(decide({ rule: "human.approve-plan", reason, by: "person" }, place));
+    decisions.push(decide({ rule: answerRule("approve-plan"), reason, by: "person" }, place));
   }
   const plan: Plan = { version: 1, steps: draft.steps, assumptions: draft.assumptions ?? [] };
   const state = { ...env.state, plan };
@@ -102,11 +104,10 @@ async function firstPlan(env: CallEnv, draft: PlanDraft, tools: ReadonlySet<stri
 async function revision(env: CallEnv, old: Plan, draft: PlanDraft, tools: ReadonlySet<string>): Promise<CallResult> {
   const { state, options } = env;
   const place = { attempt: 0, planVersion: old.version, at: env.at() };
-  const count = standing(state).count;
-  if (count >= options.policy.maxReplans) {
-    const reason = `${count} revisions already (policy.maxReplans = ${options.policy.maxReplans})`;
-    const decision = decide({ rule: "guard.max-replans", reason }, place);
-    const content = `The plan was not revised: ${reason}. Finish with what is done, or stop and report.`;
+  const spent = revisionCountGuard(standing(state).count, options.policy);
+  if (spent) {
+    const decision = decide(spent, place);
+    const content = `The plan was not revised: ${spent.reason}. Finish with what is done, or stop and report.`;
     return { content, status: "error", update: { decisions: [decision] } };
   }
   let rev = revise({ ...state, plan: old }, draft, state.planRun.trigger, env.at());
@@ -119,7 +120,7 @@ async function revision(env: CallEnv, old: Plan, draft: PlanDraft, tools: Readon
     const answer = ask(review(env, draft, `The revision needs a person: ${hold.reason}`, hold));
     if (answer.type === "reject") {
       const reason = `a person rejected the revision${answer.message ? `: ${answer.message}` : ""}`;
-      decisions.push(decide({ rule: "human.reject-replan", reason, by: "person" }, place));
+      decisions.push(decide({ rule: answerRule("reject-replan"), reason, by: "person" }, place));
       return { content: `${reason}.`, status: "error", update: { decisions } };
     }
     if (answer.type === "edit") {
@@ -135,7 +136,7 @@ async function revision(env: CallEnv, old: Plan, draft: PlanDraft, tools: Readon
     // A revision answering a broken assumption replaces its branch; any other rewrites the plan.
     const action = state.planRun.trigger !== null ? "replan_local" : "replan_global";
     const reason = `a person approved: ${hold.reason}`;
-    decisions.push(decide({ rule: "human.approve-replan", action, reason, by: "person" }, place));
+    decisions.push(decide({ rule: answerRule("approve-replan"), action, reason, by: "person" }, place));
   }
   return commit(env, rev, decisions);
 }
@@ -144,11 +145,14 @@ async function revision(env: CallEnv, old: Plan, draft: PlanDraft, tools: Readon
 function guard(env: CallEnv, old: Plan, rev: Revision): GuardHit | undefined {
   const { state, options } = env;
   const trigger = state.planRun.trigger;
-  const same = trigger !== null && rev.added.length === 0;
-  const seen = state.planRun.fingerprints;
-  const stale = same
-    ? { rule: "guard.no-progress" as const, reason: "the revision changes no step of the failed plan" }
-    : noProgressGuard(rev.proposed, rev.replaced, seen, trigger?.assumption, false);
+  const stale = revisionProgressGuard({
+    triggered: trigger !== null,
+    added: rev.added.length,
+    proposed: rev.proposed,
+    replaced: rev.replaced,
+    seen: state.planRun.fingerprints,
+    assumption: trigger?.assumption,
+  });
   if (stale) return stale;
   const sideEffectsOf = (t: string) => (options.sideEffectTools.has(t) ? [t] : []);
   const versions = [old.steps, ...state.planHistory.map((e) => e.replaced)];
@@ -200,8 +204,7 @@ function untrustedFirstPlan(env: CallEnv, draft: PlanDraft): GuardHit | undefine
     if (sideEffects.length === 0 || step.tool === undefined) return [];
     return callFindings({ stepId: step.id, tool: step.tool, args: step.args ?? {}, sideEffects }, known, texts);
   });
-  if (findings.length === 0) return undefined;
-  return { rule: "guard.untrusted-arguments", reason: findings.map((f) => f.detail).join("; ") };
+  return untrustedFirstPlanGuard(findings);
 }
 
 function review(env: CallEnv, draft: PlanDraft, description: string, hold: GuardHit | undefined) {

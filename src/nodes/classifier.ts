@@ -7,7 +7,8 @@ import type { Step } from "../plan/schema.js";
 import type { Decision } from "../policy/decision.js";
 import { producerAssumptions, type Deviation } from "../policy/deviation.js";
 import { LADDER_ACTIONS, mayAskLlm, recordAfter } from "../policy/step-records.js";
-import { classify, type ReplanStanding, type Verdict } from "../policy/classify.js";
+import { classifierVerdict, classify, type ReplanStanding, type Verdict } from "../policy/classify.js";
+import { isConcurrencyRecord } from "../policy/dispatch.js";
 import { coolingDown } from "../policy/replan-guards.js";
 import { decide } from "../policy/decide.js";
 import { emit } from "../runtime/events.js";
@@ -43,9 +44,8 @@ export function makeClassifierNode(rt: Runtime) {
       ...(run ? { run } : {}),
       policy: rt.policy,
       replan: replanStanding(state, rt),
-      // `rate.limit` records are the dispatcher's bookkeeping, not ladder decisions (docs/architecture.md "Parallel
-      // steps").
-      decisionCount: state.decisions.filter((d) => d.rule !== "rate.limit").length,
+      // The dispatcher's bookkeeping is not a ladder decision (docs/architecture.md "Parallel steps").
+      decisionCount: state.decisions.filter((d) => !isConcurrencyRecord(d)).length,
       producerAssumptions: producerAssumptions(state.plan!, state.facts, deviation),
       tiers: rt.tiers,
     });
@@ -93,12 +93,7 @@ async function askLlmClassifier(rt: Runtime, verdict: Verdict, q: LlmQuestion): 
   }
   const at = new Date(rt.clock.now()).toISOString();
   for (const u of answer?.usage ?? []) usage.push({ ...u, purpose: "classify", at });
-  // The rule's verdict stands; its reason says why the LLM classifier could not help.
-  if (answer && "failure" in answer)
-    return { ...verdict, reason: `${verdict.reason}; the LLM classifier failed: ${answer.failure.message}` };
-  if (answer && LADDER_ACTIONS.includes(answer.verdict.action))
-    return { ...verdict, ...answer.verdict, rule: "llm.classifier", evidence: verdict.evidence, by: "llm" };
-  return verdict;
+  return classifierVerdict(verdict, answer);
 }
 
 /** The evidence stands even when a guardrail stops the replan: record it now (the replanner does it otherwise). */

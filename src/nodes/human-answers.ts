@@ -10,6 +10,7 @@ import { approveHeld, rejectHeld } from "./human/held-replan.js";
 import type { PlanManagerUpdate } from "../runtime/state.js";
 import { offered } from "../runtime/interrupts.js";
 import { plannerUnavailable } from "../policy/replan-guards.js";
+import { answerRule } from "../policy/person.js";
 
 export { HUMAN_DESTINATIONS, type Answering, type Destination, type Next } from "./human/answers.js";
 
@@ -20,7 +21,7 @@ const HANDLERS: Handlers = {
   approve: (a) => {
     if (a.pending.kind === "plan_review" && a.state.heldReplan) return approveHeld(a);
     if (a.pending.kind !== "plan_review") return running();
-    return running({ decisions: decide(a, "human.approve-plan", "a person approved the plan") });
+    return running({ decisions: decide(a, answerRule("approve-plan"), "a person approved the plan") });
   },
   reject: (a, reply) => rejectHeld(a, reply),
   abort: (a, reply) => {
@@ -32,14 +33,16 @@ const HANDLERS: Handlers = {
       update: {
         status: "aborted",
         outcome,
-        decisions: decide(a, "human.abort", reply.reason ?? "a person aborted the run"),
+        decisions: decide(a, answerRule("abort"), reply.reason ?? "a person aborted the run"),
       },
     };
   },
   change_scope: (a, reply) =>
     running({
       scopeChanges: [reply.request],
-      decisions: decide(a, "human.change-scope", `scope change: ${reply.request}`, { failureClass: "scope_changed" }),
+      decisions: decide(a, answerRule("change-scope"), `scope change: ${reply.request}`, {
+        failureClass: "scope_changed",
+      }),
     }),
   replan: (a, reply) => {
     // Options offered are options that can work; this guards a planner swapped after the interrupt.
@@ -61,7 +64,7 @@ const HANDLERS: Handlers = {
       update: {
         status: "running",
         guards,
-        decisions: decide(a, "human.replan", `a person asked for a replan: ${reply.constraint}`),
+        decisions: decide(a, answerRule("replan"), `a person asked for a replan: ${reply.constraint}`),
       },
     };
   },
@@ -76,7 +79,7 @@ const HANDLERS: Handlers = {
     };
     return running({
       steps: { [a.pending.stepId]: run },
-      decisions: decide(a, "human.retry", "a person asked to retry the step"),
+      decisions: decide(a, answerRule("retry"), "a person asked to retry the step"),
     });
   },
   skip: (a) => {
@@ -86,7 +89,7 @@ const HANDLERS: Handlers = {
     const run: StepRun = { ...a.run, status: "skipped", skipReason: "human", endedAt: a.at };
     return running({
       steps: { [a.pending.stepId]: run },
-      decisions: decide(a, "human.skip", "a person chose to skip the step"),
+      decisions: decide(a, answerRule("skip"), "a person chose to skip the step"),
     });
   },
   provide: (a, reply) => {
@@ -94,7 +97,7 @@ const HANDLERS: Handlers = {
     const names = Object.keys(reply.facts).join(", ") || "nothing";
     const update: PlanManagerUpdate = {
       facts,
-      decisions: decide(a, "human.provide", `a person provided ${names}`),
+      decisions: decide(a, answerRule("provide"), `a person provided ${names}`),
     };
     // Done by a person, not by a tool: any side effect of the step did not happen.
     if (a.pending.stepId && a.run)
@@ -115,5 +118,5 @@ export function applyAnswer(a: Answering, reply: ResumeValue): Next {
 function acceptWorkDone(a: Answering): Next {
   const { complete: _more, ...plan } = a.state.plan!;
   const reason = "a person accepted the work done: no more steps will be planned";
-  return running({ plan, decisions: decide(a, "human.skip", reason) });
+  return running({ plan, decisions: decide(a, answerRule("skip"), reason) });
 }

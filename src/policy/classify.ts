@@ -15,6 +15,7 @@ import type { ResolvedPolicy } from "./options.js";
 import { plannerUnavailable } from "./replan-guards.js";
 import { effectiveRetry } from "./retry.js";
 import { actionsOf, rulesOf, type RuleId, type RuleIdOf } from "./rules.js";
+import { LADDER_ACTIONS } from "./step-records.js";
 
 /** Where the run stands with respect to replanning guardrails. */
 export interface ReplanStanding {
@@ -276,4 +277,22 @@ function verdict(
 ): Verdict {
   const action = actionsOf(rule)[0] ?? "escalate";
   return { ...extra, failureClass, action, rule, reason };
+}
+
+/** What the optional LLM classifier answered: its verdict, or why it could not give one. */
+export type ClassifierAnswer =
+  | { verdict: Partial<Verdict> & Pick<Verdict, "action" | "failureClass" | "reason"> }
+  | { failure: { message: string } };
+
+/**
+ * The rule's verdict after the LLM classifier answered: a ladder action it chose is decided under
+ * `llm.classifier`, keeping the evidence the rules found; any other answer, or a failure, leaves
+ * the rule's verdict standing (a failure says why in its reason).
+ */
+export function classifierVerdict(ruled: Verdict, answer: ClassifierAnswer | undefined): Verdict {
+  if (answer && "failure" in answer)
+    return { ...ruled, reason: `${ruled.reason}; the LLM classifier failed: ${answer.failure.message}` };
+  if (answer && LADDER_ACTIONS.includes(answer.verdict.action))
+    return { ...ruled, ...answer.verdict, rule: "llm.classifier", evidence: ruled.evidence, by: "llm" };
+  return ruled;
 }

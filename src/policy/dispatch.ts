@@ -177,3 +177,18 @@ function isStale(d: Deviation, plan: Plan, steps: Readonly<Record<string, StepRu
   const run = steps[d.stepId];
   return !plan.steps.some((s) => s.id === d.stepId) || run?.status !== "failed" || run.attempts !== d.attempt;
 }
+
+/** `rate.limit` records a tool's concurrency changing: bookkeeping, neither a ladder decision nor a failure of the run. */
+export function isConcurrencyRecord(decision: { rule: string }): boolean {
+  return decision.rule === "rate.limit";
+}
+
+/** The record of a tool's concurrency changing (rule `rate.limit`): transient when a rate limit lowered it. */
+export function limitVerdict(change: LimitChange, rateLimited: boolean) {
+  const { tool, from, to, why } = change;
+  return {
+    rule: "rate.limit",
+    failureClass: rateLimited ? "transient" : "none",
+    reason: `${tool} may run ${to} call${to === 1 ? "" : "s"} at a time (was ${from}): ${why}`,
+  } as const;
+}

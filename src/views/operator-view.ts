@@ -2,6 +2,7 @@
 import type { PlanManagerStateType } from "../runtime/state.js";
 import type { RetryPolicy } from "../plan/schema.js";
 import { DEFAULT_RETRY } from "../policy/options.js";
+import { isConcurrencyRecord } from "../policy/dispatch.js";
 import { decisionLine } from "./decision-line.js";
 import { planMetrics, type PlanMetrics } from "./metrics.js";
 import { costsByTier, tierCostLine } from "./model-costs.js";
@@ -40,8 +41,7 @@ export function operatorView(state: OperatorState, options: OperatorViewOptions 
     .map((s) => (s.startedAt ? Date.parse(s.startedAt) : Number.NaN))
     .filter((t) => !Number.isNaN(t));
   const elapsed = started.length > 0 ? (now - Math.min(...started)) / 1000 : 0;
-  // `rate.limit` entries record a tool's concurrency changing, not a failure of the run.
-  const lastFailure = state.decisions.findLast((d) => d.rule !== "rate.limit");
+  const lastFailure = state.decisions.findLast((d) => !isConcurrencyRecord(d));
   const others = (plan?.steps ?? []).filter((s) => s !== current && state.steps[s.id]?.status === "running");
   const together =
     others.length > 0 && run?.status === "running"

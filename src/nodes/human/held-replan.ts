@@ -11,6 +11,7 @@ import { emit } from "../../runtime/events.js";
 import { ESCALATION_OPTIONS, escalationPayload, offered } from "../../runtime/interrupts.js";
 import { commitVersion, type ProposedVersion } from "../../policy/replan.js";
 import { staleHold } from "../../policy/capability.js";
+import { answerRule } from "../../policy/person.js";
 
 /** The proposal a plan review holds (state's `heldReplan`), if it still applies to the current version. */
 export function heldProposal(a: Answering): ProposedVersion | undefined {
@@ -32,7 +33,7 @@ export function approveHeld(a: Answering): Next {
   const action = record.scope === "local" ? "replan_local" : "replan_global";
   const tools = a.pending.kind === "plan_review" ? (a.pending.context.tools ?? "") : "";
   const reason = `a person approved plan version ${record.toVersion} (${tools})`;
-  const decision = decide(a, "human.approve-replan", reason, { action, failureClass: failureClassOf(a) });
+  const decision = decide(a, answerRule("approve-replan"), reason, { action, failureClass: failureClassOf(a) });
   emit(a.config, { type: "replan", record });
   return { goto: "executor", update: { ...commitVersion(a.state, proposal), status: "running", decisions: decision } };
 }
@@ -43,7 +44,7 @@ export function rejectHeld(a: Answering, reply: Extract<ResumeValue, { action: "
   const why = reply.reason ? `: ${reply.reason}` : "";
   const trigger = proposal ? `; the original problem stands: ${proposal.record.trigger}` : "";
   const reason = `a person rejected ${what}${why}${trigger}`;
-  return escalate(a, decide(a, "human.reject-replan", reason, { failureClass: failureClassOf(a) }));
+  return escalate(a, decide(a, answerRule("reject-replan"), reason, { failureClass: failureClassOf(a) }));
 }
 
 /** The original trigger escalates, with the options of an escalation. */

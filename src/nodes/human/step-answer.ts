@@ -7,6 +7,7 @@ import { makeFacts, producedValues } from "../../plan/facts.js";
 import type { Step, StepRun } from "../../plan/schema.js";
 import { deadlinePassed } from "../../policy/replan-guards.js";
 import type { RuleId } from "../../policy/rules.js";
+import { answerRule } from "../../policy/person.js";
 import { decide, running, type Answering, type Next } from "./answers.js";
 import { ESCALATION_OPTIONS, offered } from "../../runtime/interrupts.js";
 import { emitOnceDurable } from "../../runtime/events.js";
@@ -37,7 +38,7 @@ export function completeHumanStep(a: Answering, output: unknown): Next {
   const reason = `a person completed the step: ${Object.keys(values).join(", ") || "no facts"}`;
   return running({
     facts,
-    decisions: decide(a, "human.complete", reason),
+    decisions: decide(a, answerRule("complete"), reason),
     progress: { lastProgressAt: a.at },
     steps: { [step.id]: done },
     guards: { ...a.state.guards, successes: a.state.guards.successes + 1 },
