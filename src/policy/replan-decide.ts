@@ -129,7 +129,12 @@ function answered(rules: DraftRules, f: ReplanFrame, answer: PlannerAnswer): Sto
  * Whether the merged steps may become a version without a person. Another thread's answer from
  * replan memory, reused or shown as a hint, is untrusted text here: it may carry what that thread read.
  */
-function capabilityReview(f: ReplanFrame, replacement: readonly Step[], recall: Recall, review: CapabilityReview) {
+function capabilityReview(
+  f: Pick<ReplanFrame, "plan" | "affectedIds">,
+  replacement: readonly Step[],
+  recall: Recall,
+  review: CapabilityReview,
+) {
   const learned = recall.learned === true;
   const remembered = learned && recall.memory?.source === "memory";
   const hinted = learned ? (recall.hints ?? []).flatMap((h) => leaves(h.steps)) : [];

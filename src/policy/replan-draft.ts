@@ -91,7 +91,11 @@ export const labelledFacts = (f: Pick<DraftFrame, "facts" | "falsification">): R
 });
 
 /** The validator with this replan's context: kept steps and their facts count as available. */
-export function validateReplanDraft(rules: DraftRules, f: DraftFrame, draft: unknown) {
+export function validateReplanDraft(
+  rules: DraftRules,
+  f: Pick<DraftFrame, "plan" | "affectedIds" | "guards" | "facts" | "falsification">,
+  draft: unknown,
+) {
   const kept = f.plan.steps.filter((s) => !f.affectedIds.includes(s.id));
   return validatePlan(draft, {
     tools: rules.tools,

@@ -61,13 +61,16 @@ export interface Recall {
  * The key replan memory is consulted under, or none: memory off or without a store, a trigger
  * with no broken assumption, or one a person caused (their answer is theirs, not a pattern).
  */
-export function recallKey(f: ReplanFrame, mode: ReplanMemoryMode): string | undefined {
+export function recallKey(
+  f: Pick<ReplanFrame, "assumption" | "trigger" | "plan" | "affectedIds">,
+  mode: ReplanMemoryMode,
+): string | undefined {
   if (mode === "off" || f.assumption === undefined || byPerson(f.trigger)) return undefined;
   return memoryKey(f.assumption, affectedSteps(f));
 }
 
 /** `recall` with one more `replan.memory` decision. */
-function noted(f: ReplanFrame, recall: Recall, reason: string): Recall {
+function noted(f: Pick<ReplanFrame, "trigger" | "decisions" | "at">, recall: Recall, reason: string): Recall {
   const at = f.decisions.length + recall.notes.length;
   return { ...recall, notes: [...recall.notes, memoryDecision(f.trigger, reason, at, f.at)] };
 }
@@ -152,7 +155,12 @@ const failure = (key: string, revision: string, outcome: string): MemoryWrite =>
  * failure of its entry, like one that fails validation; the replan goes back to the planner, filed
  * under its own key. The reuse decision is rewritten, so the record does not say "planner not called".
  */
-export function rejectRecalled(f: ReplanFrame, recall: Recall, hit: GuardHit, outcomeId: string): Recall {
+export function rejectRecalled(
+  f: Pick<ReplanFrame, "assumption" | "trigger" | "plan" | "affectedIds" | "decisions" | "at">,
+  recall: Recall,
+  hit: GuardHit,
+  outcomeId: string,
+): Recall {
   const used = recall.memory;
   if (used?.source !== "memory" || used.revision === undefined || f.assumption === undefined) return recall;
   const writes = [...recall.writes, failure(used.key, used.revision, `${outcomeId}:rejected`)];

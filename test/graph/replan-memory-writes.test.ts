@@ -12,6 +12,8 @@ import {
 import { describe, expect, it } from "vitest";
 import { AssumptionBrokenError, createPlanManager, staticPlanner, type PlanDraft } from "../../src/index.js";
 import { outcomeKey, templateEntry } from "../../src/policy/replan-memory.js";
+import { writeMemory } from "../../src/nodes/replanner/recall.js";
+import { entryScore } from "../../src/runtime/replan-memory.js";
 import { fakeClock } from "../helpers/clock.js";
 import { scriptedTool, type Loose } from "../helpers/graph.js";
 
@@ -125,5 +127,37 @@ describe("the replanner's writes to replan memory", () => {
       // The planner's branch, saved once it completed (nodes/replanner/memory-branch.ts).
       `put ${state.replans[0].memoryKey}`,
     ]);
+  });
+
+  it("a write that throws something unprintable is still reported, and the writes after it are made", async () => {
+    let calls = 0;
+    class FlakyStore extends InMemoryStore {
+      override async batch<Op extends readonly Operation[]>(ops: Op): Promise<OperationResults<Op>> {
+        if (ops.some((op) => "value" in op) && calls++ === 0)
+          throw {
+            toString() {
+              throw new Error("hostile");
+            },
+          };
+        return super.batch(ops);
+      }
+    }
+    const store = new FlakyStore();
+    const events: Loose[] = [];
+    const writes = [
+      { key: "k1", revision: "0000000000000001", outcome: "T::1:invalid", success: false as const },
+      { key: "k2", revision: "0000000000000002", outcome: "T::1:rejected", success: false as const },
+    ];
+    await writeMemory(store, ["ns"], writes, { writer: (e: unknown) => events.push(e as Loose) });
+    expect(events).toEqual([
+      {
+        type: "memory",
+        op: "error",
+        key: "k1",
+        reason: "the failure of revision 0000000000000001 was not counted: unprintable error",
+      },
+    ]);
+    expect(await entryScore(store, ["ns"], "0000000000000001")).toEqual({ uses: 0, successes: 0 });
+    expect(await entryScore(store, ["ns"], "0000000000000002")).toEqual({ uses: 1, successes: 0 });
   });
 });

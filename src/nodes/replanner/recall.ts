@@ -8,11 +8,19 @@
 import type { BaseStore, LangGraphRunnableConfig } from "@langchain/langgraph";
 import { templateEntry } from "../../policy/replan-memory.js";
 import type { MemoryRead, MemoryWrite } from "../../policy/replan-recall.js";
+import { capText } from "../../plan/json-safe.js";
 import { emit } from "../../runtime/events.js";
 import type { Runtime } from "../../runtime/options.js";
 import { readEntry, readScored, scoreEntry } from "../../runtime/replan-memory.js";
 
-const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
+/** An error as text for a decision or an event: capped, and never a second throw (a hostile `toString`). */
+function message(error: unknown): string {
+  try {
+    return capText(error instanceof Error ? String(error.message) : String(error));
+  } catch {
+    return "unprintable error";
+  }
+}
 
 /** The entry under `key` and the template for `assumption` (from the options: nothing is written to use it). */
 export async function readMemory(
