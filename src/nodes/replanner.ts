@@ -1,7 +1,7 @@
 /**
- * The replanner node, in three phases (docs/architecture.md "The replan"). Gather: replan memory
- * and the planner, awaited as the pure decision (policy/replan-decide.ts) asks for them — memory
- * first, then the planner, again while an invalid draft may be sent back. Decide: that function,
+ * The replanner node, in three phases (docs/architecture.md "The graph", replanner). Gather:
+ * replan memory and the planner, awaited as the pure decision (policy/replan-decide.ts) asks for
+ * them — memory first, then the planner, again while an invalid draft may be sent back. Decide: that function,
  * once it has all it asked for, gives the outcome (escalate, hold for a person, or plan version
  * N+1) and the store writes it implies. Apply: the state writes, then the store writes; a store
  * write that fails is a `memory` event, never the run's failure.

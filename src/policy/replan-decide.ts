@@ -1,6 +1,6 @@
 /**
- * One replan, decided (docs/architecture.md "The replan"): from the replan's frame and what was
- * gathered for it — replan memory's read, the planner's answers so far — to what must still be
+ * One replan, decided (docs/architecture.md "The graph", replanner): from the replan's frame and
+ * what was gathered for it — replan memory's read, the planner's answers so far — to what must still be
  * gathered, or the outcome with the writes to make. The replanner node gathers what this asks for
  * and asks again; once it says `apply`, the node writes state, then the store. Pure: the same
  * inputs give the same step, with no store, planner or clock in reach.

@@ -3,7 +3,7 @@
  * (the planner or replan memory): validation, enrichment, the work the draft may not drop, the
  * no-progress guard, re-validation of suspect facts, and the backtracking bound. Pure: the
  * replan's frame and the run's rules in, the shaped draft or the guard that stopped it out
- * (docs/architecture.md "The replan").
+ * (docs/architecture.md "The graph", replanner).
  */
 import { enrichDraft, type ToolMetadata } from "../plan/enrich.js";
 import { isFinished } from "../plan/ready.js";

@@ -24,7 +24,7 @@ import { fingerprint } from "./scope.js";
 /** What the store held for this replan's key and its assumption's template, or why it could not be read. */
 export type MemoryRead = { found: readonly (ScoredEntry | undefined)[] } | { error: string };
 
-/** One failed use of an entry's revision, counted once the replan is decided (runtime/replan-memory.ts `scoreEntry`). */
+/** One failed use of an entry's revision, counted once the replan is decided (runtime/replan-memory.ts). */
 export interface MemoryWrite {
   /** The entry's key: what a failed write is reported under. */
   key: string;

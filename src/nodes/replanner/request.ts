@@ -16,7 +16,7 @@ import type { Budget } from "../../plan/schema.js";
 import { withDeadline } from "../../runtime/deadline.js";
 import { capText } from "../../plan/json-safe.js";
 
-/** One request for this replan: what the decision asks for (`hints`, the previous draft's `issues`) and the run's hooks. */
+/** One request for this replan: what the decision asks for (`hints`, the last draft's `issues`) and the hooks. */
 export interface PlannerAsk {
   goal: string;
   budget: Budget;
