@@ -160,4 +160,30 @@ describe("the replanner's writes to replan memory", () => {
     expect(await entryScore(store, ["ns"], "0000000000000001")).toEqual({ uses: 0, successes: 0 });
     expect(await entryScore(store, ["ns"], "0000000000000002")).toEqual({ uses: 1, successes: 0 });
   });
+
+  it("a settled branch whose save throws something unprintable still completes the run, with a memory event", async () => {
+    const log: string[] = [];
+    class HostileStore extends LoggingStore {
+      override async batch<Op extends readonly Operation[]>(ops: Op): Promise<OperationResults<Op>> {
+        if (ops.some((op) => "value" in op))
+          throw {
+            toString() {
+              throw new Error("hostile");
+            },
+          };
+        return super.batch(ops);
+      }
+    }
+    const { events, state } = await run(new HostileStore(log), log)();
+    expect(state.status).toBe("completed");
+    expect(events.filter((e) => e.type === "memory")).toEqual([
+      {
+        type: "memory",
+        op: "error",
+        key: "primary_up:template",
+        reason: `the failure of revision ${revision} was not counted: unprintable error`,
+      },
+      { type: "memory", op: "error", key: state.replans[0].memoryKey, reason: "unprintable error" },
+    ]);
+  });
 });

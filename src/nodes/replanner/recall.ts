@@ -14,7 +14,7 @@ import type { Runtime } from "../../runtime/options.js";
 import { readEntry, readScored, scoreEntry } from "../../runtime/replan-memory.js";
 
 /** An error as text for a decision or an event: capped, and never a second throw (a hostile `toString`). */
-function message(error: unknown): string {
+export function message(error: unknown): string {
   try {
     return capText(error instanceof Error ? String(error.message) : String(error));
   } catch {
