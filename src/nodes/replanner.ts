@@ -1,32 +1,75 @@
 /**
- * The replanner node: awaits replan memory and the planner for a replacement of the scope, then
- * applies what the pure transition (policy/replan.ts) makes of it — an escalation with the
- * guard's rule id, a proposal held for a person, or plan version N+1. The phases that await live
- * in nodes/replanner/*.ts; the guards are pure, in policy/replan-guards.ts.
+ * The replanner node, in three phases (docs/architecture.md "The graph", replanner). Gather:
+ * replan memory and the planner, awaited as the pure decision (policy/replan-decide.ts) asks for
+ * them — memory first, then the planner, again while an invalid draft may be sent back. Decide: that function,
+ * once it has all it asked for, gives the outcome (escalate, hold for a person, or plan version
+ * N+1) and the store writes it implies. Apply: the state writes, then the store writes; a store
+ * write that fails is a `memory` event, never the run's failure.
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../runtime/options.js";
-import type { PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.js";
-import { replanPrecheck, replanTransition } from "../policy/replan.js";
-import { chargeReplan, prepareReplan } from "./replanner/context.js";
-import { draftReplacement } from "./replanner/draft.js";
-import { applyOutcome, capabilityReview, snapshotOf } from "./replanner/apply.js";
+import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../runtime/state.js";
+import { decideReplan, type PlannerAnswer, type ReplanStep } from "../policy/replan-decide.js";
+import { validateReplanDraft } from "../policy/replan-draft.js";
+import type { MemoryRead } from "../policy/replan-recall.js";
+import { outcomeId } from "../runtime/replan-memory.js";
+import { chargeReplan, draftRules, frameOf } from "./replanner/context.js";
+import { readMemory, writeMemory } from "./replanner/recall.js";
+import { askPlanner } from "./replanner/request.js";
+import { applyOutcome } from "./replanner/apply.js";
+import { reviewNewSteps } from "./shared/plan-review.js";
 
 export function makeReplannerNode(rt: Runtime) {
+  const rules = draftRules(rt);
+  const now = () => new Date(rt.clock.now()).toISOString();
   return async function replanner(
     state: PlanManagerStateType,
     config: LangGraphRunnableConfig,
   ): Promise<PlanManagerUpdate> {
-    const r = prepareReplan(rt, state, config);
-    if (!r) return {};
-    const early = replanPrecheck(snapshotOf(r), rt.policy);
-    if (early) return applyOutcome(r, [], early);
-    // Replan memory first (reuse: its draft; hint: the planner sees it); the draft is checked like any other.
-    const { drafted, recall } = await draftReplacement(r);
-    const budget = chargeReplan(state, r.usage);
-    // Last gate before a version: a replan may not widen what the run can do unseen (docs/architecture.md
-    // "Untrusted facts").
-    const held = "hit" in drafted ? undefined : capabilityReview(r, drafted.steps, recall);
-    return applyOutcome(r, recall.notes, replanTransition(snapshotOf(r, recall), drafted, held), budget);
+    const frame = frameOf(state, now());
+    if (!frame) return {};
+    const store = config.store;
+    const usage: UsageEntry[] = [];
+    const answers: PlannerAnswer[] = [];
+    let read: MemoryRead | undefined;
+    const decide = (): ReplanStep =>
+      decideReplan({
+        frame: { ...frame, at: now() },
+        rules,
+        memory: store ? rt.memory.mode : "off",
+        read,
+        answers,
+        outcomeId: outcomeId(config.configurable, frame.plan.version),
+        review: (replacement, proposed, origin) => reviewNewSteps(rt, state, replacement, proposed, origin),
+      });
+    // Gather: each step asks for one more thing, and the planner's answers are bounded by policy.replanDraftRetries.
+    let step = decide();
+    while (step.next !== "apply") {
+      if (step.next === "read_memory") read = await readMemory(rt.memory, store!, step.key, frame.assumption, now());
+      else {
+        const validate = (draft: unknown) => {
+          const v = validateReplanDraft(rules, frame, draft);
+          return v.ok ? [] : v.issues;
+        };
+        const reportUsage = (u: Omit<UsageEntry, "at" | "purpose">) =>
+          usage.push({ ...u, purpose: "replan", at: now() });
+        const ask = {
+          goal: state.goal,
+          budget: state.budget,
+          frame,
+          hints: step.hints,
+          issues: step.issues,
+          validate,
+          reportUsage,
+        };
+        answers.push(await askPlanner(rt, ask, config.signal));
+      }
+      step = decide();
+    }
+    // Apply: state writes first; the store's after the decision, whatever becomes of them.
+    const budget = step.charged ? chargeReplan(state, usage) : undefined;
+    const update = applyOutcome(rt, state, config, step, { usage, budget, facts: frame.falsification.labels.facts });
+    if (store && step.writes.length > 0) await writeMemory(store, rt.memory.namespace, step.writes, config);
+    return update;
   };
 }

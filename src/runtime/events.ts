@@ -13,7 +13,10 @@ export type PlanEvent =
   | { type: "decision"; decision: Decision }
   | { type: "replan"; record: ReplanRecord }
   | { type: "finished"; status: string; summary: string }
-  /** Replan memory bookkeeping outside a replan: a branch saved, scored, not saved (why), or a store error. */
+  /**
+   * Replan memory bookkeeping: a branch saved, scored, not saved (why), or a store write that failed
+   * (a settled branch's, or a replan's failure count for an entry it discarded; `key` names the entry).
+   */
   | { type: "memory"; op: "saved" | "scored" | "not_saved" | "error"; key: string; reason?: string };
 
 export function emit(config: LangGraphRunnableConfig | undefined, event: PlanEvent): void {

@@ -1,7 +1,7 @@
 /**
  * Replan memory's store access on LangGraph's store (docs/architecture.md "Replan memory"): read an entry and its
- * score, count one outcome. What to do with an entry is decided in policy/replan-memory.ts; the replanner's
- * recall phase is nodes/replanner/recall.ts.
+ * score, count one outcome. What to do with an entry is decided in policy/replan-memory.ts and
+ * policy/replan-recall.ts; the replanner reads and writes through nodes/replanner/recall.ts.
  */
 import type { BaseStore } from "@langchain/langgraph";
 import {

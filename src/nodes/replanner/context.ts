@@ -1,39 +1,16 @@
 /**
- * One replan's working set, read once from state: the trigger (the last decision), the scope,
- * the falsification and relabelling it implies, and the affected steps. Also the checks every
- * draft for this replan goes through, and what the replan costs.
+ * One replan's frame, read once from state: the trigger (the last decision), the scope, the
+ * falsification and relabelling it implies, and the affected steps. Also what the run lets a draft
+ * use, and what the replan costs. The decision itself is pure, in policy/replan-decide.ts.
  */
-import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../../runtime/options.js";
 import type { PlanManagerStateType, ReplanGuards, UsageEntry } from "../../runtime/state.js";
-import type { Plan, Step } from "../../plan/schema.js";
-import type { Decision } from "../../policy/decision.js";
-import { validatePlan } from "../../plan/validate.js";
+import type { DraftRules, ReplanFrame } from "../../policy/replan-draft.js";
 import { describeApproach, globalScope, localScope } from "../../policy/scope.js";
-import { falsify, type Falsification } from "../shared/falsify.js";
+import { falsify } from "../shared/falsify.js";
 
-/** What one replan works with, read once from state. */
-export interface Replan {
-  rt: Runtime;
-  state: PlanManagerStateType;
-  config: LangGraphRunnableConfig;
-  plan: Plan;
-  trigger: Decision;
-  scope: "local" | "global";
-  assumption: string | undefined;
-  guards: ReplanGuards;
-  falsification: Falsification;
-  affectedIds: string[];
-  affected: Step[];
-  usage: UsageEntry[];
-  at: () => string;
-}
-
-export function prepareReplan(
-  rt: Runtime,
-  state: PlanManagerStateType,
-  config: LangGraphRunnableConfig,
-): Replan | undefined {
+/** The frame of the replan the last decision asks for; none without a plan or a trigger. */
+export function frameOf(state: PlanManagerStateType, at: string): ReplanFrame | undefined {
   const current = state.plan;
   const trigger = state.decisions[state.decisions.length - 1];
   if (!current || !trigger) return undefined;
@@ -50,53 +27,37 @@ export function prepareReplan(
   // Approaches already tried are handed to the planner as `excluded`.
   const attempted = affected.filter((s) => (state.steps[s.id]?.attempts ?? 0) > 0).map(describeApproach);
   guards.tried = [...new Set([...guards.tried, ...attempted])];
-  const at = () => new Date(rt.clock.now()).toISOString();
-  const assumption = trigger.brokenAssumption;
   return {
-    rt,
-    state,
-    config,
     plan: current,
+    steps: state.steps,
+    facts: state.facts,
+    decisions: state.decisions,
+    scopeChanges: state.scopeChanges,
     trigger,
     scope,
-    assumption,
+    assumption: trigger.brokenAssumption,
     guards,
     falsification,
     affectedIds,
-    affected,
-    usage: [],
     at,
   };
 }
 
-/** Facts with the labels this replan gives them. */
-export const labelled = (r: Replan) => ({ ...r.state.facts, ...r.falsification.labels.facts });
-
-/** The validator with this replan's context: kept steps and their facts count as available. */
-export function validateReplanDraft(r: Replan, draft: unknown) {
-  const kept = r.plan.steps.filter((s) => !r.affectedIds.includes(s.id));
-  return validatePlan(draft, {
-    tools: r.rt.toolNames,
-    agents: r.rt.agentNames,
-    policy: r.rt.policy,
-    falsified: r.guards.falsified,
-    externalSteps: kept.map((s) => s.id),
-    externalAssumptions: r.plan.assumptions.map((a) => a.id),
-    toolArguments: r.rt.toolArguments,
-    sideEffectTools: r.rt.sideEffectTools,
-    canExtend: typeof r.rt.planner.extend === "function",
-    // Invalidated facts never reach a step; suspect ones may be re-validated by re-running their producer.
-    availableFacts: [
-      ...Object.entries(labelled(r))
-        .filter(([, f]) => f.label !== "invalidated")
-        .map(([k]) => k),
-      ...kept.flatMap((s) => s.produces ?? []),
-    ],
-  });
+/** What the run's options let a replan draft use. */
+export function draftRules(rt: Runtime): DraftRules {
+  return {
+    tools: rt.toolNames,
+    agents: rt.agentNames,
+    policy: rt.policy,
+    toolArguments: rt.toolArguments,
+    sideEffectTools: rt.sideEffectTools,
+    canExtend: typeof rt.planner.extend === "function",
+    metadataOf: (tool) => rt.metadataOf(tool),
+  };
 }
 
 /** What the planner's calls cost is charged to the replan budget, separate from execution. */
-export function chargeReplan(state: PlanManagerStateType, usage: UsageEntry[]) {
+export function chargeReplan(state: PlanManagerStateType, usage: readonly UsageEntry[]) {
   const cost = usage.reduce((sum, u) => sum + u.cost, 0);
   return { ...state.budget, replanSpent: state.budget.replanSpent + cost };
 }

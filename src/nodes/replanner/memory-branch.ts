@@ -11,6 +11,7 @@ import { branchOutcome, shouldSave } from "../../policy/replan-memory.js";
 import type { Fact, ReplanRecord, SideEffectRecord, StepRun } from "../../plan/schema.js";
 import type { Decision } from "../../policy/decision.js";
 import { emit } from "../../runtime/events.js";
+import { message } from "./recall.js";
 import type { Runtime } from "../../runtime/options.js";
 import { outcomeId, readEntry, readScored, scoreEntry } from "../../runtime/replan-memory.js";
 import type { PlanManagerStateType, PlanManagerUpdate } from "../../runtime/state.js";
@@ -62,7 +63,7 @@ async function settle(
         type: "memory",
         op: "error",
         key,
-        reason: error instanceof Error ? error.message : String(error),
+        reason: message(error),
       });
     }
   }

@@ -5,51 +5,65 @@
  */
 import { factValues } from "../../plan/facts.js";
 import type { PlanIssue } from "../../plan/validate.js";
-import { failedReplan, type GuardHit } from "../../policy/replan-guards.js";
+import { failedReplan } from "../../policy/replan-guards.js";
+import type { PlannerAnswer } from "../../policy/replan-decide.js";
+import { affectedSteps, labelledFacts, type ReplanFrame } from "../../policy/replan-draft.js";
+import type { MemoryHint } from "../../policy/replan-recall.js";
 import { isPlanManagerError } from "../../errors.js";
-import type { ReplanHint } from "../../contracts/planner.js";
-import { validateReplanDraft, type Replan } from "./context.js";
+import type { ReplanRequest } from "../../contracts/planner.js";
+import type { Runtime } from "../../runtime/options.js";
+import type { Budget } from "../../plan/schema.js";
 import { withDeadline } from "../../runtime/deadline.js";
 import { capText } from "../../plan/json-safe.js";
 
-export type PlannerAnswer = { draft: unknown } | { failed: GuardHit; issues?: PlanIssue[] };
+/** One request for this replan: what the decision asks for (`hints`, the last draft's `issues`) and the hooks. */
+export interface PlannerAsk {
+  goal: string;
+  budget: Budget;
+  frame: ReplanFrame;
+  hints?: MemoryHint[] | undefined;
+  /** What was wrong with this replan's previous draft, sent back for the planner to fix. */
+  issues?: PlanIssue[] | undefined;
+  validate: ReplanRequest["validate"];
+  reportUsage: ReplanRequest["reportUsage"];
+}
 
-/** `issues`: what was wrong with this replan's previous draft, sent back for the planner to fix. */
-export async function askPlanner(r: Replan, hints?: ReplanHint[], issues?: PlanIssue[]): Promise<PlannerAnswer> {
-  const { state, rt } = r;
-  const facts = { ...state.facts, ...r.falsification.labels.facts };
+export async function askPlanner(
+  rt: Pick<Runtime, "planner" | "policy" | "toolInfo" | "agentCatalogue">,
+  ask: PlannerAsk,
+  runSignal: AbortSignal | undefined,
+): Promise<PlannerAnswer> {
+  const { frame: f, hints, issues } = ask;
+  const facts = labelledFacts(f);
   const { maxCost, maxReplanCost } = rt.policy.budget;
-  const ask = (signal: AbortSignal) =>
+  const request = (signal: AbortSignal) =>
     rt.planner.replan!({
-      goal: state.goal,
-      scope: r.scope,
-      trigger: `${r.trigger.reason} [${r.trigger.rule}]`,
-      ...(r.assumption !== undefined ? { brokenAssumption: r.assumption } : {}),
-      plan: r.plan,
-      affectedSteps: r.affected,
+      goal: ask.goal,
+      scope: f.scope,
+      trigger: `${f.trigger.reason} [${f.trigger.rule}]`,
+      ...(f.assumption !== undefined ? { brokenAssumption: f.assumption } : {}),
+      plan: f.plan,
+      affectedSteps: affectedSteps(f),
       facts: { trusted: factValues(facts), suspect: factValues(facts, "suspect") },
-      excluded: r.guards.tried,
-      scopeChanges: state.scopeChanges,
-      constraints: r.guards.constraints,
+      excluded: f.guards.tried,
+      scopeChanges: [...f.scopeChanges],
+      constraints: f.guards.constraints,
       budget: {
-        ...(maxCost !== undefined ? { remaining: Math.max(0, maxCost - state.budget.spent) } : {}),
+        ...(maxCost !== undefined ? { remaining: Math.max(0, maxCost - ask.budget.spent) } : {}),
         ...(maxReplanCost !== undefined
-          ? { replanRemaining: Math.max(0, maxReplanCost - state.budget.replanSpent) }
+          ? { replanRemaining: Math.max(0, maxReplanCost - ask.budget.replanSpent) }
           : {}),
       },
       tools: rt.toolInfo,
       ...rt.agentCatalogue,
       ...(hints ? { hints } : {}),
       ...(issues ? { issues } : {}),
-      validate: (d) => {
-        const v = validateReplanDraft(r, d);
-        return v.ok ? [] : v.issues;
-      },
-      reportUsage: (u) => r.usage.push({ ...u, purpose: "replan", at: r.at() }),
+      validate: ask.validate,
+      reportUsage: ask.reportUsage,
       signal,
     });
   try {
-    return { draft: await withDeadline(rt.policy.plannerTimeoutMs, "planner.replan", ask, r.config.signal) };
+    return { draft: await withDeadline(rt.policy.plannerTimeoutMs, "planner.replan", request, runSignal) };
   } catch (error) {
     const message = capText(error instanceof Error ? error.message : String(error));
     // A draft the planner could not make valid is an invalid draft; anything else, a planner error.
