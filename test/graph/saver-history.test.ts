@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { staticPlanner, type PlanDraft } from "../../src/index.js";
 import { appendBatch, CheckedDeltaChannel } from "../../src/runtime/delta-channel.js";
-import { originalSaver, withDirectHistory } from "../../src/graph/saver-history.js";
+import { originalSaver, withDirectMethods as withDirectHistory } from "../../src/storage/index.js";
 import { codingPlan, codingReplan, createCodingTools } from "../fixtures/coding-agent.js";
 import { harness, scriptedTool, type Loose } from "../helpers/graph.js";
 import { startPostgres, type PgServer } from "../../test-reliability/helpers/postgres.js";

@@ -13,7 +13,7 @@ import {
   claimSqliteThread,
   SQLITE_LEASE_MS,
   type ThreadClaim,
-} from "../../src/graph/sqlite-thread-claim.js";
+} from "../../src/storage/sqlite-claim.js";
 import { isPlanManagerError } from "../../src/errors.js";
 import { paymentGraph } from "../helpers/payment-process.js";
 import { answerTwice, calls, start, until } from "../helpers/payment-processes.js";
