@@ -35,10 +35,13 @@ async function listThreads(saver: BaseCheckpointSaver, options: ListThreadsOptio
     const threadId = String(c.thread_id);
     const checkpointId = tuple.checkpoint.id;
     const known = latest.get(threadId);
-    if (!known || known.checkpointId < checkpointId) latest.set(threadId, { threadId, checkpointId, metadata: tuple.metadata });
+    if (!known || known.checkpointId < checkpointId)
+      latest.set(threadId, { threadId, checkpointId, metadata: tuple.metadata });
   }
   const newestFirst = [...latest.values()]
     .filter((t) => before === undefined || t.checkpointId < before)
-    .sort((a, b) => (a.checkpointId < b.checkpointId ? 1 : a.checkpointId > b.checkpointId ? -1 : a.threadId < b.threadId ? -1 : 1));
+    .sort((a, b) =>
+      a.checkpointId < b.checkpointId ? 1 : a.checkpointId > b.checkpointId ? -1 : a.threadId < b.threadId ? -1 : 1,
+    );
   return limit === undefined ? newestFirst : newestFirst.slice(0, limit);
 }

@@ -111,13 +111,13 @@ export function postgresSaverHandle(saver: BaseCheckpointSaver): PostgresSaverHa
   if (!hasMethods(pool, "connect", "query", "on") || !isObject(pool)) return undefined;
   const options = isObject(fields.options) ? fields.options : {};
   const schema = typeof options.schema === "string" ? options.schema : "public";
-  const sql = isObject(fields.SQL_STATEMENTS) ? fields.SQL_STATEMENTS.UPSERT_CHECKPOINTS_SQL : undefined;
+  const upsert = isObject(fields.SQL_STATEMENTS) ? fields.SQL_STATEMENTS.UPSERT_CHECKPOINTS_SQL : undefined;
   // The saver's own SQL names the tables a direct query reads: a saver writing elsewhere is not read.
   const ownTables =
     ownStorage(saver, "_dumpBlobs") &&
     hasMethods(saver, "_dumpBlobs", "_dumpCheckpoint", "_dumpMetadata", "_dumpWrites", "_loadMetadata") &&
-    typeof sql === "string" &&
-    sql.includes(`"${schema}".checkpoints `);
+    typeof upsert === "string" &&
+    upsert.includes(`"${schema}".checkpoints `);
   const s = saver as unknown as {
     _dumpBlobs: PostgresSaverHandle["dumpBlobs"];
     _dumpCheckpoint: PostgresSaverHandle["dumpCheckpoint"];

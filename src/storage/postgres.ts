@@ -134,7 +134,11 @@ async function put(h: PostgresSaverHandle, ...[config, checkpoint, metadata, ver
 type PutWritesArgs = Parameters<BaseCheckpointSaver["putWrites"]>;
 
 /** PostgresSaver's `putWrites` as one multi-row insert (its own upsert rule: special writes replace). */
-async function putWrites(saver: BaseCheckpointSaver, h: PostgresSaverHandle, ...[config, writes, taskId]: PutWritesArgs) {
+async function putWrites(
+  saver: BaseCheckpointSaver,
+  h: PostgresSaverHandle,
+  ...[config, writes, taskId]: PutWritesArgs
+) {
   const c = config.configurable ?? {};
   const rows = await h.dumpWrites(c.thread_id, c.checkpoint_ns, c.checkpoint_id, taskId, writes);
   if (rows.length === 0) return;

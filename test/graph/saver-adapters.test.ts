@@ -4,13 +4,14 @@
  * lists threads with their latest checkpoint's metadata, deletes a thread's checkpoints and writes,
  * and claims threads — across processes where the database can, in this process otherwise.
  */
+import { hostname } from "node:os";
 import { MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isPlanManagerError } from "../../src/errors.js";
 import { deleteThread } from "../../src/graph/process-claim.js";
-import { saverAdapter } from "../../src/storage/index.js";
+import { saverAdapter, type ThreadClaim } from "../../src/storage/index.js";
 import { startPostgres, type PgServer } from "../../test-reliability/helpers/postgres.js";
 import { harness, scriptedTool } from "../helpers/graph.js";
 import { KeyValueSaver } from "../helpers/key-value-saver.js";
@@ -26,10 +27,19 @@ afterAll(async () => {
 });
 
 let schemas = 0;
-const backends: Record<string, { open: () => Promise<BaseCheckpointSaver>; name: string; claims: string }> = {
+interface BackendCase {
+  open: () => Promise<BaseCheckpointSaver>;
+  name: string;
+  claims: string;
+  /** What a refused claim says, where the claim is in the database. */
+  heldBy?: string;
+}
+
+const backends: Record<string, BackendCase> = {
   SQLite: {
     name: "SQLite",
     claims: "database",
+    heldBy: `pid ${process.pid} on ${hostname()}`,
     open: async () => {
       const saver = SqliteSaver.fromConnString(":memory:");
       closers.push(() => void saver.db.close());
@@ -39,6 +49,7 @@ const backends: Record<string, { open: () => Promise<BaseCheckpointSaver>; name:
   PostgreSQL: {
     name: "PostgreSQL",
     claims: "database",
+    heldBy: "it holds the thread's lock in PostgreSQL",
     open: async () => {
       const saver = PostgresSaver.fromConnString(pg.url, { schema: `adapters${(schemas += 1)}` });
       await saver.setup();
@@ -116,28 +127,6 @@ describe.each(Object.keys(backends))("the saver adapter for %s", (backend) => {
     expect(await adapter.deleteThread("never-there")).toEqual({ deleted: true });
   });
 
-  it(`claims a thread ${claims === "database" ? "in the database, against every other claim" : "for this process only"}`, async () => {
-    const saver = await open();
-    const adapter = saverAdapter(saver);
-    await runThread(saver, "held");
-    const first = await adapter.claimThread("held");
-    expect("release" in first).toBe(true);
-    const second = await adapter.claimThread("held");
-    if (claims === "database") {
-      expect(second).toEqual({ heldBy: expect.any(String) });
-      expect(await adapter.deleteThread("held")).toEqual({ deleted: false, heldBy: expect.any(String) });
-      expect(await checkpointCount(saver, "held")).toBeGreaterThan(3);
-    } else {
-      // Nothing outside this process can see the claim: the in-process hold is the only one.
-      expect("release" in second).toBe(true);
-      if ("release" in second) await second.release();
-    }
-    if ("release" in first) await first.release();
-    const again = await adapter.claimThread("held");
-    expect("release" in again).toBe(true);
-    if ("release" in again) await again.release();
-  });
-
   it("deleteThread refuses a thread a run of this process holds, and deletes it once the run has let go", async () => {
     const saver = await open();
     let finish!: () => void;
@@ -156,5 +145,44 @@ describe.each(Object.keys(backends))("the saver adapter for %s", (backend) => {
     expect((await running).status).toBe("completed");
     await deleteThread(saver, "busy");
     expect(await checkpointCount(saver, "busy")).toBe(0);
+  });
+});
+
+const inDatabase = Object.keys(backends).filter((b) => backends[b]!.claims === "database");
+const inProcess = Object.keys(backends).filter((b) => backends[b]!.claims === "process");
+
+describe.each(inDatabase)("a claim through the %s adapter", (backend) => {
+  it("is seen by every other claim on the database until released; a held thread is not deleted", async () => {
+    const { open, heldBy } = backends[backend]!;
+    const saver = await open();
+    const adapter = saverAdapter(saver);
+    await runThread(saver, "held");
+    const first = (await adapter.claimThread("held")) as ThreadClaim;
+    expect(await adapter.claimThread("held")).toEqual({ heldBy });
+    expect(await adapter.deleteThread("held")).toEqual({ deleted: false, heldBy });
+    const refused = await deleteThread(saver, "held").catch((error: unknown) => error);
+    expect(isPlanManagerError(refused) && [refused.code, refused.message]).toEqual([
+      "thread_busy",
+      `thread "held" is being run by another process (${heldBy}); wait for that run to finish ` +
+        "(or use another thread_id): two runs on one thread would both call every tool",
+    ]);
+    expect(await checkpointCount(saver, "held")).toBeGreaterThan(3);
+    await first.release();
+    const again = (await adapter.claimThread("held")) as ThreadClaim;
+    expect(typeof again.release).toBe("function");
+    await again.release();
+    await deleteThread(saver, "held");
+    expect(await checkpointCount(saver, "held")).toBe(0);
+  });
+});
+
+describe.each(inProcess)("a claim through the %s adapter", (backend) => {
+  it("holds nothing outside this process: the in-process hold is the only one", async () => {
+    const saver = await backends[backend]!.open();
+    const adapter = saverAdapter(saver);
+    const first = (await adapter.claimThread("held")) as ThreadClaim;
+    const second = (await adapter.claimThread("held")) as ThreadClaim;
+    expect([typeof first.release, typeof second.release]).toEqual(["function", "function"]);
+    await Promise.all([first.release(), second.release()]);
   });
 });

@@ -1,6 +1,6 @@
 /**
- * Pins the one seam that reads SqliteSaver's and PostgresSaver's tables (src/graph/saver-history.ts,
- * decision record 0016): at every checkpoint of a thread, its one-query history equals what
+ * Pins the one-query history of the SQLite and PostgreSQL saver adapters (src/storage/sqlite.ts,
+ * src/storage/postgres.ts; decision record 0023): at every checkpoint of a thread, its one-query history equals what
  * LangGraph's own `getDeltaChannelHistory` walk returns, on both savers, through a replan, a pause,
  * `updateState`, time travel and snapshots; and what users read through the manager (getState,
  * getStateHistory) equals what the unwrapped saver gives. An upgrade that changes the savers'

@@ -82,7 +82,13 @@ describe("what the seam reads off LangGraph's savers", () => {
       ["t", "", "c1", "task", -1, "__error__", "json"],
     ]);
     const checkpoint = { v: 4, id: "c1", ts: "now", channel_values: { a: 1 }, channel_versions: {}, versions_seen: {} };
-    expect(h.dumpCheckpoint(checkpoint)).toEqual({ v: 4, id: "c1", ts: "now", channel_versions: {}, versions_seen: {} });
+    expect(h.dumpCheckpoint(checkpoint)).toEqual({
+      v: 4,
+      id: "c1",
+      ts: "now",
+      channel_versions: {},
+      versions_seen: {},
+    });
     const metadata = { source: "loop", step: 3, parents: {} };
     expect(await h.dumpMetadata(metadata)).toEqual(metadata);
     expect(await h.loadMetadata(metadata)).toEqual(metadata);

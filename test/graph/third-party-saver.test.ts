@@ -47,10 +47,7 @@ describe("a third-party saver (another class shape, no SQL)", () => {
   it("runs, pauses for a person, refuses a second run on the thread meanwhile, resumes and finishes", async () => {
     const saver = new KeyValueSaver();
     let open!: () => void;
-    const h = run(
-      saver,
-      new Promise<void>((resolve) => (open = resolve)),
-    );
+    const h = run(saver, new Promise<void>((resolve) => (open = resolve)));
     const first = h.run();
     while (h.work.calls.length === 0) await new Promise((r) => setTimeout(r, 1));
     const second = await h.run().catch((error: unknown) => error);
