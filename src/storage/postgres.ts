@@ -158,14 +158,18 @@ async function putWrites(
   );
 }
 
-// The latest top-level checkpoint of each thread (DISTINCT ON walks the primary key), newest
-// first; `before` pages on the same ids. A NULL limit is no limit.
+// The latest top-level checkpoint of each thread, newest first; `before` pages on the same ids.
+// The page is cut before the checkpoints are joined, so only its rows' metadata is read. A NULL
+// limit is no limit.
 const threadsSql = (schema: string) => `
-SELECT thread_id AS "threadId", checkpoint_id AS "checkpointId", metadata FROM (
-  SELECT DISTINCT ON (thread_id) thread_id, checkpoint_id, metadata FROM "${schema}".checkpoints
-  WHERE checkpoint_ns = '' ORDER BY thread_id, checkpoint_id DESC) latest
-WHERE $1::text IS NULL OR checkpoint_id < $1
-ORDER BY checkpoint_id DESC, thread_id LIMIT $2`;
+WITH page AS MATERIALIZED (
+  SELECT thread_id, MAX(checkpoint_id) AS id FROM "${schema}".checkpoints WHERE checkpoint_ns = ''
+  GROUP BY thread_id HAVING $1::text IS NULL OR MAX(checkpoint_id) < $1
+  ORDER BY 2 DESC, 1 LIMIT $2)
+SELECT page.thread_id AS "threadId", page.id AS "checkpointId", c.metadata FROM page
+CROSS JOIN LATERAL (SELECT metadata FROM "${schema}".checkpoints
+  WHERE thread_id = page.thread_id AND checkpoint_ns = '' AND checkpoint_id = page.id OFFSET 0) c
+ORDER BY page.id DESC, page.thread_id`;
 
 async function listThreads(h: PostgresSaverHandle, options: ListThreadsOptions = {}): Promise<ThreadSummary[]> {
   const { limit, before } = checkListOptions(options);

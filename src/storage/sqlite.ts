@@ -71,14 +71,16 @@ async function history(saver: BaseCheckpointSaver, handle: SqliteSaverHandle, { 
 }
 
 // The latest top-level checkpoint of each thread: MAX(checkpoint_id) per thread reads the
-// primary key's order; `before` pages on the same ids.
+// primary key's order; `before` pages on the same ids. The page is cut before the checkpoints are
+// joined, so only its rows' metadata is read.
 const THREADS = `
-SELECT c.thread_id AS threadId, c.checkpoint_id AS checkpointId, c.type, CAST(c.metadata AS TEXT) AS metadata
-FROM (SELECT thread_id, MAX(checkpoint_id) AS id FROM checkpoints WHERE checkpoint_ns = '' GROUP BY thread_id) m
-CROSS JOIN checkpoints c
-WHERE c.thread_id = m.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = m.id
-  AND (@before IS NULL OR m.id < @before)
-ORDER BY m.id DESC, m.thread_id LIMIT @limit`.replace(/\s+/g, " ");
+WITH page(thread_id, id) AS (
+  SELECT thread_id, MAX(checkpoint_id) FROM checkpoints WHERE checkpoint_ns = '' GROUP BY thread_id
+  HAVING @before IS NULL OR MAX(checkpoint_id) < @before ORDER BY 2 DESC, 1 LIMIT @limit)
+SELECT page.thread_id AS threadId, page.id AS checkpointId, c.type, CAST(c.metadata AS TEXT) AS metadata
+FROM page CROSS JOIN checkpoints c
+WHERE c.thread_id = page.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = page.id
+ORDER BY page.id DESC, page.thread_id`.replace(/\s+/g, " ");
 
 interface ThreadRow {
   threadId: string;

@@ -112,6 +112,22 @@ describe.each(Object.keys(backends))("the saver adapter for %s", (backend) => {
     expect(await adapter.listThreads({ before: older.checkpointId })).toEqual([]);
   });
 
+  it("refuses a page size or cursor that is not one, naming the option", async () => {
+    const adapter = saverAdapter(await open());
+    const reasons: unknown[] = [];
+    for (const options of [{ limit: Number.NaN }, { limit: -1 }, { limit: 1.5 }, { limit: 2n }, { before: 7 }]) {
+      const error = await adapter.listThreads(options as never).catch((e: unknown) => e);
+      reasons.push(isPlanManagerError(error) && [error.code, error.path, error.message]);
+    }
+    expect(reasons).toEqual([
+      ["invalid_options", "limit", "limit must be a whole number ≥ 0, got NaN"],
+      ["invalid_options", "limit", "limit must be a whole number ≥ 0, got -1"],
+      ["invalid_options", "limit", "limit must be a whole number ≥ 0, got 1.5"],
+      ["invalid_options", "limit", "limit must be a whole number ≥ 0, got 2"],
+      ["invalid_options", "before", "before must be a checkpoint id (a string), got number"],
+    ]);
+  });
+
   it("deletes a thread's checkpoints and writes and leaves the other threads as they were", async () => {
     const saver = await open();
     const adapter = saverAdapter(saver);
