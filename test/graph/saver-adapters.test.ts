@@ -8,7 +8,7 @@ import { hostname } from "node:os";
 import { MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { isPlanManagerError } from "../../src/errors.js";
 import { deleteThread } from "../../src/graph/process-claim.js";
 import { saverAdapter, type ThreadClaim } from "../../src/storage/index.js";
@@ -189,6 +189,17 @@ describe.each(inDatabase)("a claim through the %s adapter", (backend) => {
     await again.release();
     await deleteThread(saver, "held");
     expect(await checkpointCount(saver, "held")).toBe(0);
+  });
+});
+
+describe.each(inDatabase)("listing through the %s adapter", (backend) => {
+  it("reads the database in one query, not every checkpoint through the saver's own list", async () => {
+    const saver = await backends[backend]!.open();
+    const adapter = saverAdapter(saver);
+    await runThread(saver, "one");
+    const list = vi.spyOn(saver, "list");
+    expect((await adapter.listThreads()).map((t) => t.threadId)).toEqual(["one"]);
+    expect(list).toHaveBeenCalledTimes(0);
   });
 });
 
