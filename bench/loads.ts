@@ -3,8 +3,8 @@
  * ~100-byte fact, stopped before its last step, as in checkpoint-growth.ts) against a bare LangGraph
  * thread holding the same plan, step records, facts and decisions in plain channels, on SqliteSaver and
  * PostgresSaver, side by side in one run. Three ways to read the manager's thread: as the library
- * does (one query per load, graph/saver-history.ts) and with LangGraph's base walk (one `getTuple`
- * per ancestor: "before"). Each resume runs on its own copy of the stopped thread.
+ * does (one query per load: the saver adapters, storage/sqlite.ts and storage/postgres.ts) and
+ * with LangGraph's base walk (one `getTuple` per ancestor: "before"). Each resume runs on its own copy of the stopped thread.
  */
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -265,7 +265,7 @@ export async function loads(
       "A chain whose steps each produce one ~100-byte fact, stopped before its last step; over 200 steps the next 200 " +
       "arrive as a new plan version. bare = plain LangGraph channels holding the manager's plan, step records, facts " +
       "and decisions, written one step per superstep; before = the manager with LangGraph's base getDeltaChannelHistory " +
-      "(one getTuple per ancestor); after = the library's one-query history (graph/saver-history.ts). getState: " +
+      "(one getTuple per ancestor); after = the library's one-query history (storage/sqlite.ts and storage/postgres.ts). getState: " +
       "median of 5 on fresh connections; resume: a fresh graph finishing the stopped run on a copy of the database " +
       "(median of 3); history: iterating all of getStateHistory once. bytes/step: database size ÷ steps after the run.",
   };

@@ -12,7 +12,7 @@ import { resumeRun } from "../src/index.js";
 import { paymentGraph } from "../test/helpers/payment-process.js";
 import { answerTwice, calls, start, until } from "../test/helpers/payment-processes.js";
 import pg from "pg";
-import { tryAdvisoryLock } from "../src/graph/advisory-lock.js";
+import { tryAdvisoryLock } from "../src/storage/advisory-lock.js";
 import { startPostgres, type PgServer } from "./helpers/postgres.js";
 
 let server: PgServer;

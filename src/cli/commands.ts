@@ -6,6 +6,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { parseArgs } from "node:util";
 import { isPlanManagerError } from "../errors.js";
+import { saverAdapter } from "../storage/index.js";
 import { debugView } from "../views/debug-view.js";
 import { operatorView } from "../views/operator-view.js";
 import { htmlReport } from "../views/report.js";
@@ -43,11 +44,10 @@ export const WAIT_EXIT: Readonly<Record<string, number>> = {
 };
 
 async function threads(target: Target, graph: Context["graph"], io: CliIo): Promise<number> {
-  const ids = new Set<string>();
-  for await (const tuple of target.saver.list({ configurable: {} }))
-    if (!tuple.config.configurable?.checkpoint_ns) ids.add(String(tuple.config.configurable?.thread_id));
-  if (ids.size === 0) io.out(`no threads in ${target.label}`);
-  for (const id of [...ids].sort()) {
+  // One query on SQLite and PostgreSQL; any other saver's adapter reads its checkpoints through `list`.
+  const ids = (await saverAdapter(target.saver).listThreads()).map((t) => t.threadId);
+  if (ids.length === 0) io.out(`no threads in ${target.label}`);
+  for (const id of ids.sort()) {
     const values = (await graph.getState({ configurable: { thread_id: id } })).values as Record<string, never>;
     io.out(threadLine(id, values, io.now()));
   }

@@ -28,7 +28,7 @@ import { makeExtenderNode } from "../nodes/extender.js";
 import { withDispatch } from "../runtime/dispatch.js";
 import { resolveOptions, type PlanManagerOptions } from "../runtime/options.js";
 import { settlingBranches } from "../nodes/replanner/memory-branch.js";
-import { originalSaver, withDirectHistory } from "./saver-history.js";
+import { originalSaver, withDirectMethods } from "../storage/index.js";
 import { CheckedDeltaChannel } from "../runtime/delta-channel.js";
 import { PlanManagerInput, PlanManagerOutput, PlanManagerState, type PlanManagerStateType } from "../runtime/state.js";
 import {
@@ -305,8 +305,8 @@ export class PlanManagerGraph extends StateGraph<Spec, State, Update, string, In
   override compile<const T extends Transformers = []>(
     options?: CompileOptions & { transformers?: T },
   ): CompiledPlanManager<T> {
-    // Delta channels load with one query on SQLite and PostgreSQL (graph/saver-history.ts).
-    const compiled = super.compile({ ...options, checkpointer: withDirectHistory(options?.checkpointer) });
+    // Delta channels load with one query on SQLite and PostgreSQL (docs/decisions/0031-savers-saver-adapters.md).
+    const compiled = super.compile({ ...options, checkpointer: withDirectMethods(options?.checkpointer) });
     const config = { ...compiled.config, recursionLimit: compiled.config?.recursionLimit ?? this.recursionLimit };
     // The same construction LangGraph's own `withConfig` uses: a new instance from the fields.
     type Fields = ConstructorParameters<typeof CompiledPlanManager<T>>[0];

@@ -1,21 +1,17 @@
 /**
  * One run per thread across processes. A run first takes its thread in this process
- * (graph/thread-lock.ts), then, on LangGraph's SQLite or PostgreSQL saver, claims it in the
- * database the checkpoints live in: a lease row in the SQLite file, a session advisory lock on
- * PostgreSQL (freed by the server when the holder's connection drops). A second process gets
- * `thread_busy` before anything is read or written. Other savers (MemorySaver) live in one
- * process, where the in-process hold is enough. Taken once per run, not per step; released when
- * the in-process hold is (every node the run started has returned).
+ * (graph/thread-lock.ts), then claims it through its saver's adapter (src/storage/): on LangGraph's
+ * SQLite or PostgreSQL saver in the database the checkpoints live in — a lease row in the SQLite
+ * file, a session advisory lock on PostgreSQL (freed by the server when the holder's connection
+ * drops) — so a second process gets `thread_busy` before anything is read or written. Any other
+ * saver gets the in-process hold only: its storage is opaque to us. Taken once per run, not per
+ * step; released when the in-process hold is (every node the run started has returned).
  * docs/decisions/0018-one-run-per-thread-across-processes.md.
  */
+import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { PlanManagerError } from "../errors.js";
-import { tryAdvisoryLock } from "./advisory-lock.js";
-import { saverStorage } from "./saver-handles.js";
-import { claimSqliteThread } from "./sqlite-thread-claim.js";
+import { originalSaver, saverAdapter } from "../storage/index.js";
 import { acquireThread, type ThreadRef, type ThreadRun } from "./thread-lock.js";
-
-/** The first key of a run's advisory lock: apart from the workers' own locks and the application's. */
-export const RUN_LOCK_SPACE = "langgraph-replan.run";
 
 function busy(threadId: string, holder: string): PlanManagerError {
   return new PlanManagerError(
@@ -29,25 +25,15 @@ function busy(threadId: string, holder: string): PlanManagerError {
 /** Releases still on their way to the database, per saver and thread. */
 const releasing = new WeakMap<object, Map<string, Promise<unknown>>>();
 
-/** Claims the thread in the saver's database; resolves to the claim's release, or throws `thread_busy`. */
-async function claimInDatabase(
-  checkpointer: object,
-  threadId: string,
-  namespace: string,
-): Promise<() => Promise<unknown>> {
-  const storage = saverStorage(checkpointer);
-  if (storage?.kind === "sqlite") {
-    const claim = claimSqliteThread(storage.db, threadId, namespace);
-    if ("release" in claim) return async () => claim.release();
-    throw busy(threadId, `pid ${claim.pid} on ${claim.host}`);
-  }
-  if (storage?.kind === "postgres") {
-    // Only a top-level run claims (see holdThread), so the thread id alone is the key.
-    const lock = await tryAdvisoryLock(storage.pool, RUN_LOCK_SPACE, threadId);
-    if (lock) return () => lock.release().catch(() => undefined);
-    throw busy(threadId, "it holds the thread's lock in PostgreSQL");
-  }
-  return async () => undefined;
+/**
+ * Claims the thread through the saver's adapter (storage/): in the database for SQLite and
+ * PostgreSQL; for any other saver nothing beyond the in-process hold. Resolves to the claim's
+ * release, or throws `thread_busy`. Only a top-level run claims (see holdThread).
+ */
+async function claimInDatabase(checkpointer: object, threadId: string): Promise<() => Promise<unknown>> {
+  const claim = await saverAdapter(checkpointer as BaseCheckpointSaver).claimThread(threadId);
+  if ("heldBy" in claim) throw busy(threadId, claim.heldBy);
+  return () => claim.release();
 }
 
 /**
@@ -64,7 +50,7 @@ export async function holdThread(ref: ThreadRef): Promise<ThreadRun> {
   try {
     // This process's previous run on the thread may still be letting go of it (an unlock in flight).
     await releases.get(threadId);
-    const release = await claimInDatabase(checkpointer, threadId, ref.namespace);
+    const release = await claimInDatabase(checkpointer, threadId);
     run.whenFree(() => {
       const done = release().finally(() => {
         if (releases.get(threadId) === done) releases.delete(threadId);
@@ -76,4 +62,20 @@ export async function holdThread(ref: ThreadRef): Promise<ThreadRun> {
     throw error;
   }
   return run;
+}
+
+/**
+ * Deletes every checkpoint and write of a thread, unless a run holds it — in this process, or in
+ * the database when the saver's adapter claims there — which throws `thread_busy` and deletes
+ * nothing. The thread is held while it is deleted, so no run can start on it halfway.
+ */
+export async function deleteThread(checkpointer: BaseCheckpointSaver, threadId: string): Promise<void> {
+  // Runs hold the thread under the caller's saver, not the graph's view of it.
+  const run = acquireThread({ checkpointer: originalSaver(checkpointer), threadId, namespace: "" });
+  try {
+    const result = await saverAdapter(checkpointer).deleteThread(threadId);
+    if (!result.deleted) throw busy(threadId, result.heldBy);
+  } finally {
+    run.end();
+  }
 }

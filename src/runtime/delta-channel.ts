@@ -4,7 +4,7 @@
  * A delta channel is left out of every checkpoint's `channel_values`: the saver keeps only each
  * step's writes (which it stores anyway, for resume), and the value is rebuilt on load by
  * replaying the writes since the nearest stored snapshot (`getDeltaChannelHistory`: one query
- * on SqliteSaver and PostgresSaver through graph/saver-history.ts, LangGraph's walk on any other
+ * on SqliteSaver and PostgresSaver through their saver adapters (src/storage/), LangGraph's walk on any other
  * saver). So a step costs what it wrote, not the size of the whole plan, step records and facts.
  *
  * Replay applies a whole run of writes in one reducer call, so reducers here take a batch and

@@ -10,7 +10,7 @@
  * thread at its next step boundary (worker/stop-watch.ts).
  */
 import { Pool, type PoolClient } from "pg";
-import { tryAdvisoryLock } from "../graph/advisory-lock.js";
+import { tryAdvisoryLock } from "../storage/advisory-lock.js";
 
 /** Two-key advisory locks: the first key keeps this library's locks apart from the application's. */
 const LOCK_SPACE = "langgraph-replan";

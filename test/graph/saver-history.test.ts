@@ -1,6 +1,6 @@
 /**
- * Pins the one seam that reads SqliteSaver's and PostgresSaver's tables (src/graph/saver-history.ts,
- * decision record 0016): at every checkpoint of a thread, its one-query history equals what
+ * Pins the one-query history of the SQLite and PostgreSQL saver adapters (src/storage/sqlite.ts,
+ * src/storage/postgres.ts; decision record 0023): at every checkpoint of a thread, its one-query history equals what
  * LangGraph's own `getDeltaChannelHistory` walk returns, on both savers, through a replan, a pause,
  * `updateState`, time travel and snapshots; and what users read through the manager (getState,
  * getStateHistory) equals what the unwrapped saver gives. An upgrade that changes the savers'
@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { staticPlanner, type PlanDraft } from "../../src/index.js";
 import { appendBatch, CheckedDeltaChannel } from "../../src/runtime/delta-channel.js";
-import { originalSaver, withDirectHistory } from "../../src/graph/saver-history.js";
+import { originalSaver, withDirectMethods as withDirectHistory } from "../../src/storage/index.js";
 import { codingPlan, codingReplan, createCodingTools } from "../fixtures/coding-agent.js";
 import { harness, scriptedTool, type Loose } from "../helpers/graph.js";
 import { startPostgres, type PgServer } from "../../test-reliability/helpers/postgres.js";

@@ -8,12 +8,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  CLAIMS_TABLE,
-  claimSqliteThread,
-  SQLITE_LEASE_MS,
-  type ThreadClaim,
-} from "../../src/graph/sqlite-thread-claim.js";
+import { CLAIMS_TABLE, claimSqliteThread, SQLITE_LEASE_MS, type ThreadClaim } from "../../src/storage/sqlite-claim.js";
 import { isPlanManagerError } from "../../src/errors.js";
 import { paymentGraph } from "../helpers/payment-process.js";
 import { answerTwice, calls, start, until } from "../helpers/payment-processes.js";

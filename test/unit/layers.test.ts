@@ -19,10 +19,11 @@ const BELOW: Record<string, readonly string[]> = {
   nodes: ["errors", "expr", "plan", "policy", "contracts", "agents", "runtime"],
   planners: ["errors", "expr", "plan", "policy", "contracts"],
   views: ["errors", "expr", "plan", "policy", "runtime"],
-  graph: ["errors", "expr", "plan", "policy", "contracts", "runtime", "nodes", "views"],
+  storage: ["errors"],
+  graph: ["errors", "expr", "plan", "policy", "contracts", "runtime", "nodes", "views", "storage"],
   agent: ["errors", "expr", "plan", "policy", "contracts", "views"],
-  worker: ["errors", "plan", "contracts", "runtime", "graph"],
-  cli: ["errors", "plan", "runtime", "graph", "views", "worker"],
+  worker: ["errors", "plan", "contracts", "runtime", "graph", "storage"],
+  cli: ["errors", "plan", "runtime", "graph", "views", "worker", "storage"],
 };
 
 function sources(dir: string): string[] {

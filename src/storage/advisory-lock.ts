@@ -4,7 +4,7 @@
  * holds nothing. Used by a run for its thread (graph/process-claim.ts) and by workers for the
  * threads they drive (worker/thread-locks.ts), each in its own lock space.
  */
-import type { PgPool } from "./saver-handles.js";
+import type { PgPool } from "./langgraph-savers.js";
 
 export interface AdvisoryLock {
   release(): Promise<void>;

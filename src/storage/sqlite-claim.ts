@@ -7,7 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { SqliteDb } from "./saver-handles.js";
+import type { SqliteDb } from "./langgraph-savers.js";
 
 export const CLAIMS_TABLE = "langgraph_replan_thread_claims";
 /** How long a claim outlives its last renewal; renewed every third of it. */

@@ -1,0 +1,63 @@
+/**
+ * What the plan manager needs from where checkpoints live, behind one interface with one
+ * implementation per backend (docs/decisions/0031-savers-saver-adapters.md): LangGraph's SQLite
+ * and PostgreSQL savers (storage/sqlite.ts, storage/postgres.ts), and any other
+ * `BaseCheckpointSaver` (storage/any-saver.ts), which gets what its public methods allow.
+ * storage/index.ts picks the backend by the saver's shape.
+ */
+import type { BaseCheckpointSaver, CheckpointMetadata } from "@langchain/langgraph";
+
+/** A thread as listed: its latest top-level checkpoint. */
+export interface ThreadSummary {
+  threadId: string;
+  /** The latest checkpoint's id (time-ordered: a later checkpoint has a larger id). */
+  checkpointId: string;
+  /** That checkpoint's metadata, as the saver's `getTuple` returns it. */
+  metadata: CheckpointMetadata | undefined;
+}
+
+export interface ListThreadsOptions {
+  /** At most this many threads (default: all). */
+  limit?: number;
+  /** Only threads whose latest checkpoint id is smaller: the last one of the previous page. */
+  before?: string;
+}
+
+/** A run's claim on its thread; `release` lets the next run have it. */
+export interface ThreadClaim {
+  release(): Promise<void>;
+}
+
+/** The claim was refused: another run holds the thread (`heldBy` says which, for messages). */
+export interface ThreadHeld {
+  heldBy: string;
+}
+
+export type DeleteThreadResult = { deleted: true } | { deleted: false; heldBy: string };
+
+/** The saver methods a backend answers itself, over its tables: one-query history, batched writes. */
+export type DirectMethods = Partial<Pick<BaseCheckpointSaver, "getDeltaChannelHistory" | "put" | "putWrites">>;
+
+export interface SaverAdapter {
+  /** For messages and tests: "SQLite", "PostgreSQL", or "any saver". */
+  readonly name: string;
+  /**
+   * How far a claim reaches: `"database"`, every process on the same database sees it;
+   * `"process"`, only this one (the saver's storage is opaque, so another process is not stopped).
+   */
+  readonly claims: "database" | "process";
+  /** Claims a top-level thread for one run, or says who holds it. */
+  claimThread(threadId: string): Promise<ThreadClaim | ThreadHeld>;
+  /** Replacements for the saver's own methods that read or write the same rows in fewer queries. */
+  readonly direct: DirectMethods;
+  /** The threads with a top-level checkpoint, newest first. */
+  listThreads(options?: ListThreadsOptions): Promise<ThreadSummary[]>;
+  /**
+   * Deletes every checkpoint and write of the thread (all namespaces), unless a run holds it in the
+   * database. A run of this process is the caller's to rule out (graph/process-claim.ts).
+   */
+  deleteThread(threadId: string): Promise<DeleteThreadResult>;
+}
+
+/** A backend's adapter for `saver`, when the saver has that backend's shape. */
+export type Backend = (saver: BaseCheckpointSaver) => SaverAdapter | undefined;
