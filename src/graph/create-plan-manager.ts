@@ -305,7 +305,7 @@ export class PlanManagerGraph extends StateGraph<Spec, State, Update, string, In
   override compile<const T extends Transformers = []>(
     options?: CompileOptions & { transformers?: T },
   ): CompiledPlanManager<T> {
-    // Delta channels load with one query on SQLite and PostgreSQL (docs/decisions/0031-savers-saver-adapters.md).
+    // Delta channels load with one query on SQLite and PostgreSQL (docs/decisions/0032-saver-adapters.md).
     const compiled = super.compile({ ...options, checkpointer: withDirectMethods(options?.checkpointer) });
     const config = { ...compiled.config, recursionLimit: compiled.config?.recursionLimit ?? this.recursionLimit };
     // The same construction LangGraph's own `withConfig` uses: a new instance from the fields.

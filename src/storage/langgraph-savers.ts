@@ -1,6 +1,6 @@
 /**
  * The one file that reads LangGraph's `SqliteSaver` and `PostgresSaver` past their public
- * methods (docs/decisions/0031-savers-saver-adapters.md): their storage handles (`db`, a
+ * methods (docs/decisions/0032-saver-adapters.md): their storage handles (`db`, a
  * better-sqlite3 database; `pool`, a pg pool, private in its types), the PostgreSQL schema and
  * SQL, and the PostgreSQL saver's own serialisers (`_dumpBlobs`, `_dumpWrites`, …), so that rows
  * written directly are the rows the saver would write. Savers are recognised by shape — the

@@ -1,6 +1,6 @@
 /**
  * What the plan manager needs from where checkpoints live, behind one interface with one
- * implementation per backend (docs/decisions/0031-savers-saver-adapters.md): LangGraph's SQLite
+ * implementation per backend (docs/decisions/0032-saver-adapters.md): LangGraph's SQLite
  * and PostgreSQL savers (storage/sqlite.ts, storage/postgres.ts), and any other
  * `BaseCheckpointSaver` (storage/any-saver.ts), which gets what its public methods allow.
  * storage/index.ts picks the backend by the saver's shape.

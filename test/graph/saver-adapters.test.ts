@@ -1,5 +1,5 @@
 /**
- * One suite every saver adapter passes (src/storage/, docs/decisions/0031-savers-saver-adapters.md):
+ * One suite every saver adapter passes (src/storage/, docs/decisions/0032-saver-adapters.md):
  * SQLite and PostgreSQL, and the fallback on MemorySaver and on a saver of another shape. Each
  * lists threads with their latest checkpoint's metadata, deletes a thread's checkpoints and writes,
  * and claims threads — across processes where the database can, in this process otherwise.
