@@ -13,6 +13,7 @@ import { Runnable, type RunnableConfig } from "@langchain/core/runnables";
 import {
   END,
   START,
+  isCommand,
   StateGraph,
   type BaseCheckpointSaver,
   type CompiledStateGraph,
@@ -193,7 +194,10 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     if (isNestedRun(configurable) || configurable.checkpoint_ns) return checked;
     const branch = await this.branchOf(configurable);
     if (!branch) return checked;
-    checkCanRun(branch.status, branch.thread, input, branch.fork !== undefined);
+    // A stopped thread takes an answer only to a question still pending (read only then: it is rare).
+    const asking = branch.status === "stopped" && isCommand(input) && branch.fork === undefined;
+    const paused = asking && hasPendingInterrupt(await this.getState({ configurable: threadRoot(branch.thread) }));
+    checkCanRun(branch.status, branch.thread, input, branch.fork !== undefined, paused);
     if (branch.fork === undefined) return checked;
     return carryEffects(checked, await missingEffects(this, branch.thread, branch.fork), branch.thread);
   }
