@@ -155,14 +155,8 @@ export function hasPendingInterrupt(snapshot: { tasks: readonly { interrupts: re
 }
 
 /** `thread_finished`, naming the status. */
-export function finished(
-  thread: string,
-  status: string,
-  why = "start a new run on a new thread_id",
-): PlanManagerError {
-  return new PlanManagerError(
-    "thread_finished",
-    `thread "${thread}" has finished (status: ${status}): ${why}`,
-    { path: "status" },
-  );
+export function finished(thread: string, status: string, why = "start a new run on a new thread_id"): PlanManagerError {
+  return new PlanManagerError("thread_finished", `thread "${thread}" has finished (status: ${status}): ${why}`, {
+    path: "status",
+  });
 }
