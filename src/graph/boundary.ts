@@ -6,7 +6,7 @@
  */
 import { isCommand } from "@langchain/langgraph";
 import { PlanManagerError } from "../errors.js";
-import { FactKeySchema } from "../plan/schema.js";
+import { FactKeySchema, LIMITS } from "../plan/schema.js";
 import { factValue } from "../policy/answer-checks.js";
 import { PlanManagerState } from "../runtime/state.js";
 
@@ -83,6 +83,13 @@ export function checkInput(input: unknown): unknown {
   if (typeof goal !== "string" || goal.trim() === "") {
     const received = typeof goal === "string" ? "a blank string" : goal === null ? "null" : typeof goal;
     throw inputError("goal", `goal must be a non-empty string, received ${received}`);
+  }
+  if (goal.length > LIMITS.maxGoalLength) {
+    throw inputError(
+      "goal",
+      `goal is ${goal.length} characters, over the ${LIMITS.maxGoalLength}-character limit; ` +
+        `pass long material in context, where a value may hold up to ${LIMITS.maxJsonBytes} bytes of JSON`,
+    );
   }
   if (context === undefined) return input;
   if (context === null || typeof context !== "object" || Array.isArray(context)) {

@@ -408,12 +408,27 @@ describe("input", () => {
       "context.blob",
       "input: context.blob is 200002 bytes of JSON, over the 64000-byte fact limit",
     ],
+    [
+      { goal: "x".repeat(1_000_000) },
+      "goal",
+      "input: goal is 1000000 characters, over the 16000-character limit; " +
+        "pass long material in context, where a value may hold up to 64000 bytes of JSON",
+    ],
   ])("input %# is rejected with invalid_input before any checkpoint", async (input, path, message) => {
     const { h, lookup } = ticket();
     const error = await failure(h.graph.invoke(input as never, h.config));
     expect([error.code, error.path, error.message]).toEqual(["invalid_input", path, message]);
     expect(await checkpointId(h)).toBeUndefined();
     expect(lookup.calls.length).toBe(0);
+  });
+});
+
+describe("input goal", () => {
+  it("a goal of exactly the limit runs, and its outcome names it whole", async () => {
+    const { h } = ticket();
+    const goal = "g".repeat(16_000);
+    const out = await h.graph.invoke({ goal, context: { ticket: "T-9" } }, h.config);
+    expect([out.status, out.goal.length]).toEqual(["awaiting_human", 16_000]);
   });
 });
 
