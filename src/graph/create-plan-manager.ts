@@ -118,7 +118,7 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     // it through its dispatcher (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
     // LangGraph reads a signal left out from the caller's ambient config: it gets one that never aborts.
     const signal = options?.signal;
-    const start = copy ? await this.copied(options, configurable) : options;
+    const start = copy ? await this.copied(options, configurable).catch(letGoOf(thread)) : options;
     const own = { ...start, signal: new AbortController().signal };
     // Calls still in flight when a run ends keep its thread held, like a node still running.
     const held = withThreadRun(durable(this.nestedLimit(own)), thread);
@@ -286,6 +286,14 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
 }
 
 const threadRoot = (thread: string) => ({ thread_id: thread, checkpoint_ns: "" });
+
+/** Lets go of a held thread when the run fails before it starts, and passes the error on. */
+const letGoOf =
+  (thread: { end(): void }) =>
+  (error: unknown): never => {
+    thread.end();
+    throw error;
+  };
 
 /**
  * `invoke` keeps only the last values chunk: no state the run passes through is seen outside it
