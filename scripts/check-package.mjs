@@ -24,6 +24,8 @@ for (const name of ["userView", "operatorView", "debugView", "htmlReport", "plan
 console.log(`root: ${root.length} runtime names; views: ${views.length}`);
 const pkg = JSON.parse(readFileSync("package.json", "utf8"));
 const optional = ["langchain", "deepagents"];
+// A SQLite user loads the root (requestStop and resumeStopped included) without the PostgreSQL packages.
+const postgres = ["pg", "pg-boss", "@langchain/langgraph-checkpoint-postgres"];
 for (const [subpath, target] of Object.entries(pkg.exports)) {
   if (typeof target !== "object" || subpath === "./agent") continue;
   const seen = new Set();
@@ -36,8 +38,13 @@ for (const [subpath, target] of Object.entries(pkg.exports)) {
       if (spec.startsWith(".")) queue.push(join(dirname(file), spec));
       else if (optional.some((name) => spec === name || spec.startsWith(`${name}/`)))
         throw new Error(`${subpath} reaches ${spec} through ${file}: only langgraph-replan/agent may import it`);
+      else if (subpath !== "./worker" && postgres.some((name) => spec === name || spec.startsWith(`${name}/`)))
+        throw new Error(`${subpath} reaches ${spec} through ${file}: only langgraph-replan/worker may import it`);
     }
   }
 }
 if (!existsSync(pkg.exports["./agent"].import)) throw new Error("langgraph-replan/agent is missing from dist");
-console.log("optional peers: langchain and deepagents are reached only from langgraph-replan/agent");
+console.log(
+  "optional peers: langchain and deepagents are reached only from langgraph-replan/agent, " +
+    "the PostgreSQL packages only from langgraph-replan/worker",
+);

@@ -9,6 +9,8 @@ export { createPlanManager, CompiledPlanManager, PlanManagerGraph } from "./grap
 export { pendingQuestion, resumeRun } from "./graph/resume.js";
 export type { PlanManagerResult } from "./graph/resume.js";
 export { requestScopeChange } from "./graph/scope-change.js";
+// An operator's stop needs no PostgreSQL: the root offers it to SQLite users (worker/stop.ts reaches no pg).
+export { requestStop, resumeStopped } from "./worker/stop.js";
 export type { PlanManagerOptions, Clock, StepAgent, AgentGraph, ModelTiers } from "./runtime/options.js";
 export type { PolicyOptions, ReplanMemoryOptions } from "./policy/options.js";
 export type { ReplanTemplate } from "./policy/replan-memory.js";

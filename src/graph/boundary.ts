@@ -6,7 +6,7 @@
  */
 import { isCommand } from "@langchain/langgraph";
 import { PlanManagerError } from "../errors.js";
-import { FactKeySchema } from "../plan/schema.js";
+import { FactKeySchema, LIMITS } from "../plan/schema.js";
 import { factValue } from "../policy/answer-checks.js";
 import { PlanManagerState } from "../runtime/state.js";
 
@@ -84,6 +84,13 @@ export function checkInput(input: unknown): unknown {
     const received = typeof goal === "string" ? "a blank string" : goal === null ? "null" : typeof goal;
     throw inputError("goal", `goal must be a non-empty string, received ${received}`);
   }
+  if (goal.length > LIMITS.maxGoalLength) {
+    throw inputError(
+      "goal",
+      `goal is ${goal.length} characters, over the ${LIMITS.maxGoalLength}-character limit; ` +
+        `pass long material in context, where a value may hold up to ${LIMITS.maxJsonBytes} bytes of JSON`,
+    );
+  }
   if (context === undefined) return input;
   if (context === null || typeof context !== "object" || Array.isArray(context)) {
     throw inputError("context", "context must be an object mapping fact keys to JSON values");
@@ -115,23 +122,35 @@ export function isFinished(status: unknown): boolean {
  * `invoke(null)` there passes: it returns the final state and writes nothing, so a process that
  * crashed after the last checkpoint can always ask; so does a run from an earlier checkpoint
  * (`fork`, time travel), which carries the effects committed since and so reuses them instead of
- * running them again (graph/committed-effects.ts). On a stopped thread, any run but a `Command`
- * (docs/decisions/0017-run-boundary.md).
+ * running them again (graph/committed-effects.ts). An answer (`Command({ resume })`) is refused on
+ * any checkpoint of a finished thread: LangGraph resumes it at the end, where nothing takes it, so
+ * it would be lost without a word. On a stopped thread, any run but a `Command` answering the
+ * question it is `paused` at (docs/decisions/0017-run-boundary.md).
  */
-export function checkCanRun(status: unknown, thread: string, input: unknown = null, fork = false): void {
+export function checkCanRun(
+  status: unknown,
+  thread: string,
+  input: unknown = null,
+  fork = false,
+  paused = false,
+): void {
   if (typeof status !== "string") return;
   const command = input !== null && input !== undefined && isCommand(input);
+  const answer = command && (input as { resume?: unknown }).resume !== undefined;
   const goal = input !== null && input !== undefined && !command;
   if (TERMINAL.has(status)) {
+    if (answer) throw finished(thread, status, "it has no question to answer, so the answer was not taken");
     if (goal || (command && !fork)) throw finished(thread, status);
     return;
   }
-  if (command && !fork) return;
+  if (command && !fork && (status !== "stopped" || paused)) return;
   if (status === "stopped") {
+    const lost = answer ? ", so the answer was not taken" : "";
+    const then = answer ? ", then answer the question it asks again" : "";
     throw new PlanManagerError(
       "thread_stopped",
-      `thread "${thread}" was stopped by an operator: carry on with resumeStopped(graph, config) ` +
-        "or the CLI's resume command",
+      `thread "${thread}" was stopped by an operator${lost}: carry on with resumeStopped(graph, config) ` +
+        `or the CLI's resume command${then}`,
       { path: "status" },
     );
   }
@@ -143,10 +162,8 @@ export function hasPendingInterrupt(snapshot: { tasks: readonly { interrupts: re
 }
 
 /** `thread_finished`, naming the status. */
-export function finished(thread: string, status: string): PlanManagerError {
-  return new PlanManagerError(
-    "thread_finished",
-    `thread "${thread}" has finished (status: ${status}): start a new run on a new thread_id`,
-    { path: "status" },
-  );
+export function finished(thread: string, status: string, why = "start a new run on a new thread_id"): PlanManagerError {
+  return new PlanManagerError("thread_finished", `thread "${thread}" has finished (status: ${status}): ${why}`, {
+    path: "status",
+  });
 }

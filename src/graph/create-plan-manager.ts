@@ -13,6 +13,7 @@ import { Runnable, type RunnableConfig } from "@langchain/core/runnables";
 import {
   END,
   START,
+  isCommand,
   StateGraph,
   type BaseCheckpointSaver,
   type CompiledStateGraph,
@@ -62,6 +63,7 @@ import {
   isFinished,
 } from "./boundary.js";
 import { carryEffects, missingEffects, withEffects } from "./committed-effects.js";
+import { COPY_CHECKPOINT, forkNeedsCopy } from "./fork-start.js";
 import { holdThread } from "./process-claim.js";
 import type { PlanManagerResult } from "./resume.js";
 import { threadLetGo, trackNode, withThreadRun } from "./thread-lock.js";
@@ -105,7 +107,7 @@ function untraced<T extends string>(route: (state: PlanManagerStateType) => T) {
 export class CompiledPlanManager<T extends Transformers = []> extends HookedCompiledGraph<T> {
   protected override async *aroundRun(input: unknown, options: Partial<RunnableConfig> | undefined, run: GraphRun) {
     const configurable = (options?.configurable ?? {}) as Record<string, unknown>;
-    const checked = await this.checkRunStart(input, configurable);
+    const { input: checked, copy } = await this.checkRunStart(input, configurable);
     const thread = await holdThread({
       checkpointer: this.runCheckpointer(configurable),
       threadId: typeof configurable.thread_id === "string" ? configurable.thread_id : undefined,
@@ -116,7 +118,8 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     // it through its dispatcher (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
     // LangGraph reads a signal left out from the caller's ambient config: it gets one that never aborts.
     const signal = options?.signal;
-    const own = { ...options, signal: new AbortController().signal };
+    const start = copy ? await this.copied(options, configurable).catch(letGoOf(thread)) : options;
+    const own = { ...start, signal: new AbortController().signal };
     // Calls still in flight when a run ends keep its thread held, like a node still running.
     const held = withThreadRun(durable(this.nestedLimit(own)), thread);
     const steps = run(checked, withHeldEvents(withDispatch(held, (w) => thread.track(w), signal)));
@@ -187,15 +190,32 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
    * An input that cannot start a run, or a thread that has ended, fails before anything is written.
    * Returns the input to run with (context values normalised as facts are).
    */
-  private async checkRunStart(input: unknown, configurable: Record<string, unknown>): Promise<unknown> {
+  private async checkRunStart(
+    input: unknown,
+    configurable: Record<string, unknown>,
+  ): Promise<{ input: unknown; copy?: boolean }> {
     const checked = checkInput(input);
     checkCommandUpdate(input);
-    if (isNestedRun(configurable) || configurable.checkpoint_ns) return checked;
+    if (isNestedRun(configurable) || configurable.checkpoint_ns) return { input: checked };
     const branch = await this.branchOf(configurable);
-    if (!branch) return checked;
-    checkCanRun(branch.status, branch.thread, input, branch.fork !== undefined);
-    if (branch.fork === undefined) return checked;
-    return carryEffects(checked, await missingEffects(this, branch.thread, branch.fork), branch.thread);
+    if (!branch) return { input: checked };
+    // A stopped thread takes an answer only to a question still pending (read only then: it is rare).
+    const asking = branch.status === "stopped" && isCommand(input) && branch.fork === undefined;
+    const paused = asking && hasPendingInterrupt(await this.getState({ configurable: threadRoot(branch.thread) }));
+    checkCanRun(branch.status, branch.thread, input, branch.fork !== undefined, paused);
+    if (branch.fork === undefined) return { input: checked };
+    const carried = carryEffects(checked, await missingEffects(this, branch.thread, branch.fork), branch.thread);
+    const saver = this.runCheckpointer(configurable) as Parameters<typeof forkNeedsCopy>[0];
+    return { input: carried, copy: await forkNeedsCopy(saver, this.channels, branch.thread, branch.fork) };
+  }
+
+  /** The run's options starting from a copy of the checkpoint they name (graph/fork-start.ts); written once the thread is held. */
+  private async copied(
+    options: Partial<RunnableConfig> | undefined,
+    configurable: Record<string, unknown>,
+  ): Promise<Partial<RunnableConfig>> {
+    const copy = await super.bulkUpdateState({ configurable }, COPY_CHECKPOINT as Parameters<BaseBulkUpdate>[1]);
+    return { ...options, configurable: { ...configurable, checkpoint_id: copy.configurable?.checkpoint_id } };
   }
 
   /**
@@ -266,6 +286,14 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
 }
 
 const threadRoot = (thread: string) => ({ thread_id: thread, checkpoint_ns: "" });
+
+/** Lets go of a held thread when the run fails before it starts, and passes the error on. */
+const letGoOf =
+  (thread: { end(): void }) =>
+  (error: unknown): never => {
+    thread.end();
+    throw error;
+  };
 
 /**
  * `invoke` keeps only the last values chunk: no state the run passes through is seen outside it

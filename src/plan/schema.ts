@@ -19,6 +19,8 @@ export const LIMITS = {
   maxJsonDepth: 32,
   /** Characters of a stored error message (longer ones are cut, saying so); an error's `evidence` is cut to `maxJsonBytes`. */
   maxErrorMessageLength: 4_000,
+  /** Characters of a run's goal: it goes into every planner prompt and the outcome's summary. */
+  maxGoalLength: 16_000,
 } as const;
 
 /** Names that would collide with Object.prototype when used as keys. */

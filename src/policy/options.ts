@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { PlanManagerError } from "../errors.js";
+import { nearest } from "../plan/nearest.js";
 import { retryPolicyProblem } from "../plan/retry-policy.js";
 import { LIMITS, RetryPolicySchema, type RetryPolicy } from "../plan/schema.js";
 import { ReplanTemplateSchema, type ReplanMemoryMode, type ReplanTemplate } from "./replan-memory.js";
@@ -74,6 +75,17 @@ export const PolicyOptionsSchema = z
 
 export type PolicyOptions = z.infer<typeof PolicyOptionsSchema>;
 
+/** The keys the policy schema takes at `path` (`[]`: its top level; `["budget"]`: the budget's). */
+function keysAt(path: readonly PropertyKey[]): string[] {
+  let schema: unknown = PolicyOptionsSchema;
+  for (const part of path) {
+    while (schema instanceof z.ZodOptional) schema = schema.unwrap();
+    schema = schema instanceof z.ZodObject ? (schema.shape as Record<string, unknown>)[String(part)] : undefined;
+  }
+  while (schema instanceof z.ZodOptional) schema = schema.unwrap();
+  return schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
+}
+
 export interface ResolvedPolicy {
   maxReplans: number;
   replanCooldownSteps: number;
@@ -103,8 +115,22 @@ export function resolvePolicy(options: unknown = {}): ResolvedPolicy {
   const parsed = PolicyOptionsSchema.safeParse(options ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    const path = ["policy", ...issue.path.map(String)].join(".");
-    throw new PlanManagerError("invalid_options", `${path}: ${issue.message}`, { path, issues: parsed.error.issues });
+    const where = ["policy", ...issue.path.map(String)].join(".");
+    if (issue.code === "unrecognized_keys") {
+      // A typo must not be taken for a default: the nearest known key is named, as for createPlanManager.
+      const key = issue.keys[0]!;
+      const near = nearest(key, keysAt(issue.path));
+      const hint = near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`;
+      const path = `${where}.${key}`;
+      throw new PlanManagerError("invalid_options", `${where}: ${issue.message}${hint}`, {
+        path,
+        issues: parsed.error.issues,
+      });
+    }
+    throw new PlanManagerError("invalid_options", `${where}: ${issue.message}`, {
+      path: where,
+      issues: parsed.error.issues,
+    });
   }
   const o = parsed.data;
   const defaultRetry = { ...DEFAULT_RETRY, ...o.defaultRetry };

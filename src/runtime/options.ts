@@ -2,6 +2,7 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { FallbackClassifier } from "../contracts/classifier.js";
 import { PlanManagerError } from "../errors.js";
+import { nearest } from "../plan/nearest.js";
 import { acceptedArguments } from "./tool-arguments.js";
 import type { ToolMetadata } from "../plan/enrich.js";
 import {
@@ -164,6 +165,38 @@ const OptionsShape = z.object({
   recursionLimit: z.number().int().min(10).max(1_000_000).optional(),
 });
 
+/**
+ * Every option's name. A key missing here fails the type check, so an option added to
+ * `PlanManagerOptions` is accepted as soon as it is declared.
+ */
+const OPTION_NAMES: readonly string[] = Object.keys({
+  tools: true,
+  planner: true,
+  policy: true,
+  reviewPlan: true,
+  reviewReplans: true,
+  classifier: true,
+  clock: true,
+  recursionLimit: true,
+  replanMemory: true,
+  replanTemplates: true,
+  agents: true,
+  models: true,
+  prices: true,
+} satisfies Record<keyof PlanManagerOptions, true>);
+
+/** A key no option has is refused: a typo (`reviewPlans`) taken silently would leave its option at the default. */
+function refuseUnknownOption(options: object): void {
+  const key = Object.keys(options).find((k) => !OPTION_NAMES.includes(k));
+  if (key === undefined) return;
+  const near = nearest(key, OPTION_NAMES);
+  const hint =
+    near === undefined ? `the options are: ${OPTION_NAMES.join(", ")}` : `did you mean ${JSON.stringify(near)}?`;
+  throw new PlanManagerError("invalid_options", `createPlanManager: ${JSON.stringify(key)} is not an option; ${hint}`, {
+    path: key,
+  });
+}
+
 export function resolveOptions(options: PlanManagerOptions): Runtime {
   checkShape(options);
   const tools = toolRegistry(options.tools);
@@ -219,6 +252,7 @@ function checkShape(options: PlanManagerOptions): void {
       "createPlanManager(options): options must be an object with `tools` and `planner`",
     );
   }
+  refuseUnknownOption(options);
   const shape = OptionsShape.safeParse(options);
   if (!shape.success) {
     const issue = shape.error.issues[0]!;

@@ -2,12 +2,14 @@
  * A run's state belongs to the manager: outside writes, finished threads, inputs and answers are
  * checked at the boundary, and a rejected one writes nothing.
  */
-import { Command } from "@langchain/langgraph";
+import { Command, type BaseCheckpointSaver } from "@langchain/langgraph";
+import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { describe, expect, it } from "vitest";
 import { isPlanManagerError, PermanentError, type PlanManagerError } from "../../src/errors.js";
 import { pendingQuestion, resumeRun } from "../../src/index.js";
 import { staticPlanner } from "../../src/planners/static-planner.js";
 import type { PlanDraft } from "../../src/plan/schema.js";
+import { requestStop, resumeStopped } from "../../src/worker/stop.js";
 import { brief, harness, scriptedTool, type Loose } from "../helpers/graph.js";
 
 /** lookup (tool) → approve (a person) → refund (tool). */
@@ -33,7 +35,7 @@ const notifyFirst = (): PlanDraft => ({
   ],
 });
 
-function ticket(options: { reviewPlan?: boolean } = {}) {
+function ticket(options: { reviewPlan?: boolean; checkpointer?: BaseCheckpointSaver } = {}) {
   const lookup = scriptedTool("lookup_order", [{ order: "O-1" }]);
   const notify = scriptedTool("notify", [{ notified: true }]);
   const refund = scriptedTool("refund", [{ done: true }]);
@@ -257,6 +259,87 @@ describe("a Command from outside", () => {
   });
 });
 
+describe("an answer to a thread with no question is refused, not lost", () => {
+  it("a Command resume on a finished thread, even with the config of its old question, is thread_finished", async () => {
+    const { h, refund } = ticket();
+    await h.run();
+    const asked = (await h.graph.getState(h.config)).config;
+    await resumeRun(h.graph, h.config, complete);
+    const before = await checkpointId(h);
+    const late = new Command({ resume: { action: "complete", output: { approved_by: "bo" } } });
+    for (const config of [h.config, asked]) {
+      const error = await failure(h.graph.invoke(late, config));
+      expect([error.code, error.path, error.message]).toEqual([
+        "thread_finished",
+        "status",
+        'thread "t1" has finished (status: completed): it has no question to answer, so the answer was not taken',
+      ]);
+    }
+    expect([await checkpointId(h), (await h.state()).facts.approved_by.value, refund.calls.length]).toEqual([
+      before,
+      "ana",
+      1,
+    ]);
+  });
+
+  it("a Command resume on a stopped thread is thread_stopped; resumeStopped asks the question again", async () => {
+    const { h, refund } = ticket();
+    await h.run();
+    await requestStop(h.graph, h.config, { now: () => 0 });
+    const before = await checkpointId(h);
+    const error = await failure(h.graph.invoke(new Command({ resume: complete }), h.config));
+    expect([error.code, error.path, error.message]).toEqual([
+      "thread_stopped",
+      "status",
+      'thread "t1" was stopped by an operator, so the answer was not taken: carry on with ' +
+        "resumeStopped(graph, config) or the CLI's resume command, then answer the question it asks again",
+    ]);
+    expect([await checkpointId(h), (await h.state()).status, refund.calls.length]).toEqual([before, "stopped", 0]);
+    const reopened = (await resumeStopped(h.graph, h.config)) as Loose;
+    expect([reopened.status, (await pendingQuestion(h.graph, h.config))?.stepId]).toEqual([
+      "awaiting_human",
+      "approve",
+    ]);
+    expect((await resumeRun(h.graph, h.config, complete)).status).toBe("completed");
+  });
+});
+
+describe("time travel", () => {
+  it.each([
+    ["MemorySaver", undefined],
+    ["SqliteSaver", () => SqliteSaver.fromConnString(":memory:")],
+  ])(
+    "a fork from the checkpoint after the input (next: planner) plans and runs again to the same end (%s)",
+    async (_, saver) => {
+      const { h, lookup, refund } = ticket({ ...(saver ? { checkpointer: saver() } : {}) });
+      await h.run();
+      const done = await resumeRun(h.graph, h.config, complete);
+      let afterInput: Parameters<typeof h.graph.invoke>[1];
+      for await (const snapshot of h.graph.getStateHistory(h.config)) {
+        if (snapshot.next.length === 1 && snapshot.next[0] === "planner") afterInput = snapshot.config;
+      }
+      const paused = await h.graph.invoke(null, afterInput);
+      expect([paused.status, paused.plan?.version, lookup.calls.length]).toEqual(["awaiting_human", 1, 2]);
+      const again = await resumeRun(h.graph, h.config, complete);
+      expect([again.status, again.outcome, refund.calls.length]).toEqual(["completed", done.outcome, 2]);
+    },
+  );
+
+  it("a fork of a finished thread from the checkpoint after the input reuses the committed charge", async () => {
+    const { h, calls } = shop();
+    await h.run();
+    const done = await resumeRun(h.graph, h.config, approved);
+    const key = done.sideEffects?.[0]?.idempotencyKey;
+    let afterInput: Parameters<typeof h.graph.invoke>[1];
+    for await (const snapshot of h.graph.getStateHistory(h.config)) {
+      if (snapshot.next.length === 1 && snapshot.next[0] === "planner") afterInput = snapshot.config;
+    }
+    const again = await h.graph.invoke(null, afterInput);
+    expect([again.status, calls]).toEqual(["awaiting_human", [{ amount: 100, key }]]);
+    expect(brief(again.decisions ?? [])).toEqual(["pay: none → reuse [effect.reused]"]);
+  });
+});
+
 describe("a committed effect never runs again on any branch of the thread", () => {
   it("time travel on a finished thread from before the charge reuses the charge: one call, one key", async () => {
     const { h, calls } = shop();
@@ -325,12 +408,27 @@ describe("input", () => {
       "context.blob",
       "input: context.blob is 200002 bytes of JSON, over the 64000-byte fact limit",
     ],
+    [
+      { goal: "x".repeat(1_000_000) },
+      "goal",
+      "input: goal is 1000000 characters, over the 16000-character limit; " +
+        "pass long material in context, where a value may hold up to 64000 bytes of JSON",
+    ],
   ])("input %# is rejected with invalid_input before any checkpoint", async (input, path, message) => {
     const { h, lookup } = ticket();
     const error = await failure(h.graph.invoke(input as never, h.config));
     expect([error.code, error.path, error.message]).toEqual(["invalid_input", path, message]);
     expect(await checkpointId(h)).toBeUndefined();
     expect(lookup.calls.length).toBe(0);
+  });
+});
+
+describe("input goal", () => {
+  it("a goal of exactly the limit runs, and its outcome names it whole", async () => {
+    const { h } = ticket();
+    const goal = "g".repeat(16_000);
+    const out = await h.graph.invoke({ goal, context: { ticket: "T-9" } }, h.config);
+    expect([out.status, out.goal.length]).toEqual(["awaiting_human", 16_000]);
   });
 });
 

@@ -223,8 +223,8 @@ describe("langgraph-replan over a SQLite file", () => {
       code: 0,
       err: [],
       out: [
-        'reopened "paused" (status: awaiting_human); the process that owns its tools carries on with ' +
-          'graph.invoke(null, { configurable: { thread_id: "paused" } })',
+        'reopened "paused" (status: awaiting_human): it waits for a person (human_step for step "ask"); ' +
+          `answer with: langgraph-replan resume ${db} paused --answer JSON`,
       ],
     });
     const saver = SqliteSaver.fromConnString(db);
@@ -278,5 +278,74 @@ describe("langgraph-replan over a SQLite file", () => {
     expect(stdout).toBe('done: completed — Completed "file a record": 3 of 3 steps succeeded (plan v1).\n');
     const failed = await run(process.execPath, ["--import", "tsx", main, "wait", db, "asks"]).catch((e) => e);
     expect([failed.code, failed.stdout]).toEqual([2, "asks: awaiting_human — waits for a person (is v1 right?)\n"]);
+  });
+});
+
+describe("resume --answer over a SQLite file", () => {
+  const file = join(dir, "answers.sqlite");
+  beforeAll(async () => {
+    const saver = SqliteSaver.fromConnString(file);
+    const graph = graphOn(saver);
+    for (const thread of ["ok", "no", "held"]) await graph.invoke({ goal: "file a record" }, cfg(thread));
+    saver.db.close();
+  });
+
+  it("answers the pending question and stops before any tool; the owner's invoke(null) carries on", async () => {
+    expect(await cli("resume", file, "ok", "--answer", '{"action":"complete","output":{}}')).toEqual({
+      code: 1,
+      out: [],
+      err: [
+        'langgraph-replan: thread "ok", human_step for step "ask": output is missing checked_by, which step "ask" ' +
+          "must produce",
+      ],
+    });
+    expect(await cli("resume", file, "ok", "--answer", '{"action":"complete","output":{"checked_by":"ana"}}')).toEqual({
+      code: 0,
+      err: [],
+      out: [
+        'answered "ok" (human_step for step "ask"); the process that owns its tools carries on with ' +
+          'graph.invoke(null, { configurable: { thread_id: "ok" } })',
+      ],
+    });
+    expect((await cli("resume", file, "ok", "--answer", '{"action":"complete"}')).err).toEqual([
+      'langgraph-replan: thread "ok" has no pending question (status: running): there is nothing to answer',
+    ]);
+    const saver = SqliteSaver.fromConnString(file);
+    const graph = graphOn(saver);
+    const before = (await graph.getState(cfg("ok"))).values;
+    expect([before.status, before.facts.checked_by?.value, before.steps.b]).toEqual(["running", "ana", undefined]);
+    const out = await graph.invoke(null, cfg("ok"));
+    expect([out.status, out.facts.v2?.value]).toEqual(["completed", 2]);
+    saver.db.close();
+  });
+
+  it("an answer that ends the run ends it there; --answer and --value are not given together", async () => {
+    expect(await cli("resume", file, "no", "--answer", '{"action":"abort","reason":"wrong record"}')).toEqual({
+      code: 0,
+      err: [],
+      out: [
+        'answered "no" (human_step for step "ask"): aborted — Aborted at step "ask": wrong record. ' +
+          "1 of 3 steps succeeded.",
+      ],
+    });
+    expect((await cli("resume", file, "held", "--answer", "{}", "--value", "{}")).err).toEqual([
+      "langgraph-replan: give the answer once: --answer JSON (or --value JSON, which only checks it over a SQLite file)",
+    ]);
+  });
+
+  it("a stopped thread waiting for a person is reopened at its question and answered with --answer", async () => {
+    expect((await cli("stop", file, "held")).code).toBe(0);
+    expect((await cli("resume", file, "held", "--answer", '{"action":"complete"}')).err).toEqual([
+      'langgraph-replan: thread "held" is stopped: resume it without --answer first; it asks its question again',
+    ]);
+    expect((await cli("resume", file, "held")).out).toEqual([
+      'reopened "held" (status: awaiting_human): it waits for a person (human_step for step "ask"); ' +
+        `answer with: langgraph-replan resume ${file} held --answer JSON`,
+    ]);
+    expect((await cli("resume", file, "held", "--answer", '{"action":"skip"}')).code).toBe(0);
+    const saver = SqliteSaver.fromConnString(file);
+    const out = await graphOn(saver).invoke(null, cfg("held"));
+    expect([out.status, out.steps.ask?.status, out.facts.v2?.value]).toEqual(["partial", "skipped", 2]);
+    saver.db.close();
   });
 });
