@@ -313,7 +313,7 @@ describe.each(savers)("cancelling a run with its AbortSignal (%s)", (name, saver
     // Honours its signal: gives up with the signal's reason as soon as it aborts.
     const lookup = tool(
       (_args, config) =>
-        new Promise((resolve, reject) => {
+        new Promise<{ rate: number }>((resolve, reject) => {
           t.lookups.push(config.signal!);
           config.signal!.addEventListener("abort", () => {
             aborts.push("lookup");
@@ -353,11 +353,11 @@ describe.each(savers)("cancelling a run with an agent step in flight (%s)", (nam
     const t = payments();
     const seen: AbortSignal[] = [];
     class SlowModel extends ScriptedChatModel {
-      override async _generate(messages: BaseMessage[], options: this["ParsedCallOptions"]) {
-        seen.push(options.signal!);
+      override async _generate(messages: BaseMessage[], options?: this["ParsedCallOptions"]) {
+        seen.push(options!.signal!);
         if (seen.length === 1)
           await new Promise((_, reject) =>
-            options.signal!.addEventListener("abort", () => reject(options.signal!.reason as Error)),
+            options!.signal!.addEventListener("abort", () => reject(options!.signal!.reason as Error)),
           );
         return super._generate(messages);
       }
