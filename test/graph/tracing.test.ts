@@ -5,9 +5,13 @@
  */
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { Serialized } from "@langchain/core/load/serializable";
+import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
+import { createAgent } from "langchain";
+import { z } from "zod";
 import { describe, expect, it } from "vitest";
 import { createPlanManager, llmClassifier, llmPlanner, PermanentError, staticPlanner } from "../../src/index.js";
+import { scriptedAgentModel } from "../helpers/agent-model.js";
 import { fakeClock } from "../helpers/clock.js";
 import { ScriptedChatModel } from "../helpers/fake-model.js";
 import { scriptedTool } from "../helpers/graph.js";
@@ -114,6 +118,32 @@ describe("tracing through the run's callbacks", () => {
       "chat ScriptedChatModel: stepId=fix attempt=2 planVersion=1 [langgraph-replan:step]",
       "tool run_tests: stepId=fix attempt=2 planVersion=1 [langgraph-replan:step]",
       "tool noop: stepId=ship attempt=1 planVersion=1 [langgraph-replan:step]",
+    ]);
+  });
+
+  it("sees an agent graph's own model and tool calls under the step that runs it", async () => {
+    const model = scriptedAgentModel([[{ name: "lookup", args: { q: "rate" } }], '{"rate": 3}']);
+    const lookup = tool(async () => "3", {
+      name: "lookup",
+      description: "Look up a value",
+      schema: z.object({ q: z.string() }),
+    });
+    const analyst = createAgent({ model, tools: [lookup] });
+    const graph = createPlanManager({
+      tools: [],
+      agents: { analyst },
+      planner: staticPlanner({
+        plan: { steps: [{ id: "rate", goal: "Find the rate", agent: "analyst", produces: ["rate"] }] },
+      }),
+      clock: fakeClock(),
+    }).compile({ checkpointer: new MemorySaver() });
+    const recorder = new Recorder();
+    const out = await graph.invoke({ goal: "rate" }, { configurable: { thread_id: "agent" }, callbacks: [recorder] });
+    expect(out.status).toBe("completed");
+    expect(recorder.seen).toEqual([
+      "chat FakeBuiltModel: stepId=rate attempt=1 planVersion=1 [langgraph-replan:step]",
+      "tool lookup: stepId=rate attempt=1 planVersion=1 [langgraph-replan:step]",
+      "chat FakeBuiltModel: stepId=rate attempt=1 planVersion=1 [langgraph-replan:step]",
     ]);
   });
 
