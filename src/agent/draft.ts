@@ -46,11 +46,15 @@ function draftTools(args: unknown): string[] {
   });
 }
 
-/** Steps calling a side-effecting tool declare it, so the idempotency and review rules see it. */
+/**
+ * `sideEffectTools` mapped onto the steps, as the graph maps a tool's metadata (plan/enrich.ts): a
+ * step calling such a tool declares it and is not idempotent, whatever the model wrote, so the
+ * policy's one effect key (policy/attempt.ts) and the review rules read the step alone.
+ */
 export function enrich(draft: PlanDraft, sideEffectTools: ReadonlySet<string>): PlanDraft {
   const steps = draft.steps.map((s) =>
-    s.tool && sideEffectTools.has(s.tool) && !s.sideEffects?.length
-      ? { ...s, sideEffects: [s.tool], idempotent: s.idempotent ?? false }
+    s.tool && sideEffectTools.has(s.tool)
+      ? { ...s, sideEffects: s.sideEffects?.length ? s.sideEffects : [s.tool], idempotent: false }
       : s,
   );
   return { ...draft, steps };

@@ -20,8 +20,11 @@ export function enrichDraft(draft: PlanDraft, metadataOf: (tool: string) => Tool
 function enrichStep(step: Step, meta: ToolMetadata | undefined): Step {
   const out: Step = { ...step };
   // The registry's side effects are facts about the tool: a plan (untrusted) may add to them, never drop them.
-  if (meta?.sideEffects && meta.sideEffects.length > 0)
+  // Nor may it call such a tool `idempotent` and so drop its idempotency key (docs/decisions/0006-idempotency-keys-name-the-operation.md).
+  if (meta?.sideEffects && meta.sideEffects.length > 0) {
     out.sideEffects = [...new Set([...(out.sideEffects ?? []), ...meta.sideEffects])];
+    out.idempotent = false;
+  }
   if (out.sideEffects && out.sideEffects.length > 0 && out.idempotent === undefined) out.idempotent = false;
   if (meta?.successSignal && out.successSignal === undefined) out.successSignal = meta.successSignal;
   return out;

@@ -80,8 +80,11 @@ export type Before =
   | { kind: "refused"; failure: CheckFailure }
   /** The same operation committed before: its output is this call's result; the tool is not called. */
   | ({ kind: "reuse"; key: string } & ReusedEffect)
-  /** Call the tool, under `key` when it has side effects. */
-  | { kind: "call"; key: string | undefined };
+  /**
+   * Call the tool, under `key` when it has side effects. `operation`: the operation's key whether or
+   * not it has side effects (an agent step hands it to the tools its agent calls).
+   */
+  | { kind: "call"; key: string | undefined; operation: string };
 
 export function beforeAttempt(b: BeforeAttempt): Before {
   const { step } = b;
@@ -96,7 +99,7 @@ export function beforeAttempt(b: BeforeAttempt): Before {
   if (known) return { kind: "refused", failure: known };
   // An operation committed before outputs were kept is called again under its committed key.
   const key = keys && (b.committed.some((e) => e.idempotencyKey === keys.legacy) ? keys.legacy : keys.key);
-  return { kind: "call", key };
+  return { kind: "call", key, operation: keys?.key ?? operationKey(b.threadId, b.tool, b.args, step.operation) };
 }
 
 /** What one call gave back. `message`: how the failure is worded for the record (default: the error's message). */
@@ -182,16 +185,16 @@ export function ladderVerdict(
 
 function judge(a: AttemptInput): Attempt {
   const { step, run, result } = a;
-  const attempt = run.attempts;
+  const at = run.attempts;
   if (!result.ok) {
     const { error } = result;
     const message = result.message ?? error.message;
     const kind = result.timeout ? "timeout" : "error";
-    return { kind: "deviation", deviation: { kind, stepId: step.id, attempt, message, error }, error };
+    return { kind: "deviation", deviation: { kind, stepId: step.id, attempt: at, message, error }, error };
   }
   const judged = judgeOutput(step, result.output, a.trusted);
   if (!judged.ok) {
-    const deviation = { ...judged.deviation, stepId: step.id, attempt } as Deviation;
+    const deviation = { ...judged.deviation, stepId: step.id, attempt: at } as Deviation;
     return {
       kind: "deviation",
       deviation,
@@ -201,14 +204,14 @@ function judge(a: AttemptInput): Attempt {
   }
   const invalid = validationFailure(step, a.validation, a.trusted);
   if (invalid) {
-    const deviation = { ...invalid.deviation, stepId: step.id, attempt } as Deviation;
+    const deviation = { ...invalid.deviation, stepId: step.id, attempt: at } as Deviation;
     return { kind: "deviation", deviation, error: invalid.error, output: judged.output };
   }
   const done = { kind: "succeeded" as const, output: judged.output, values: judged.values };
   if (!a.steps) return done;
   const after = { ...a.steps, [step.id]: { ...run, status: "succeeded" as const, output: judged.output } };
   const broken = activeAssumptionChecks(a.plan, after, a.falsified ?? [], { ...a.trusted, ...judged.values });
-  const deviation = assumptionDeviation(broken, step.id, attempt);
+  const deviation = assumptionDeviation(broken, step.id, at);
   return deviation ? { ...done, broken: deviation } : done;
 }
 

@@ -264,27 +264,12 @@ const CASES: Case[] = [
     rules: ["assumption.replan-local", "effect.reused"],
   },
   {
-    name: "side effect on a step marked idempotent: no key, so no reuse (the step's marking decides)",
+    name: "side effect: a plan cannot drop a side-effecting tool's key by calling its step idempotent",
     plan: {
-      steps: [
-        { id: "pay", goal: "Pay", tool: "pay", args: { amount: 5 }, idempotent: true, produces: ["receipt"] },
-        {
-          id: "pay_again",
-          goal: "Pay again",
-          tool: "pay",
-          args: { amount: 5 },
-          idempotent: true,
-          dependsOn: ["pay"],
-          produces: ["receipt"],
-        },
-      ],
+      steps: [{ id: "pay", goal: "Pay", tool: "pay", args: { amount: 5 }, idempotent: true, produces: ["receipt"] }],
     },
     effects: ["pay"],
     script: { pay: [{ receipt: "R-1" }] },
-    calls: [
-      ["pay", { amount: 5, step: "pay" }],
-      ["pay", { amount: 5, step: "pay_again" }],
-    ],
     rules: [],
   },
 ];
@@ -299,5 +284,8 @@ describe("one attempt engine: the graph and the middleware take the same decisio
     // The same operations got the same keys (both run on thread t1), and ran as often.
     expect(agentLedger.keys).toEqual(graphLedger.keys);
     expect(agentLedger.calls).toEqual(graphLedger.calls);
+    // Every call of a side-effecting tool went out under a key.
+    const unkeyed = (c.effects ?? []).filter((t) => (graphLedger.keys[t] ?? []).includes(undefined));
+    expect(unkeyed).toEqual([]);
   });
 });

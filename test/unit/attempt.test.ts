@@ -203,7 +203,13 @@ describe("beforeAttempt and the one effect key", () => {
     // A step marked idempotent, or declaring no side effects, is not keyed, whatever its tool.
     expect(effectKey("t1", { ...pay, idempotent: true }, "charge", { amount: 5 })).toBeUndefined();
     expect(effectKey("t1", step({ tool: "charge" }), "charge", { amount: 5 })).toBeUndefined();
-    expect(beforeAttempt(base)).toEqual({ kind: "call", key: "t1:22846af74559f14b" });
+    expect(beforeAttempt(base)).toEqual({ kind: "call", key: "t1:22846af74559f14b", operation: "t1:22846af74559f14b" });
+    // Without side effects: no key, but the operation is still named (an agent step's tools get it).
+    expect(beforeAttempt({ ...base, step: { ...pay, idempotent: true } })).toEqual({
+      kind: "call",
+      key: undefined,
+      operation: "t1:22846af74559f14b",
+    });
   });
 
   it("reuses a committed operation's output under any step id; refuses a changed one, and one over budget", () => {
@@ -225,7 +231,7 @@ describe("beforeAttempt and the one effect key", () => {
     // The same attempt called again after a crash is not charged again, so not held by the budget.
     expect(beforeAttempt({ ...base, spent: 1, charge: 1, maxCost: 1.5, again: true }).kind).toBe("call");
     const hostile = { ...base, args: { ["__proto__"]: { polluted: true }, amount: Number.NaN } };
-    expect(beforeAttempt(hostile)).toEqual({ kind: "call", key: expect.stringMatching(/^t1:[0-9a-f]{16}$/) });
+    expect(beforeAttempt(hostile)).toMatchObject({ kind: "call", key: expect.stringMatching(/^t1:[0-9a-f]{16}$/) });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 });

@@ -3,7 +3,6 @@
  * the call handed to the dispatcher, and the record written when it ends.
  */
 import { attemptCost, usageCost } from "../../policy/budget.js";
-import { operationKey } from "../../plan/operation.js";
 import type { SideEffectRecord, Step, StepRun } from "../../plan/schema.js";
 import { stepPosition } from "../../plan/ready.js";
 import { attempt as judgeAttempt, beforeAttempt, type Attempt, type CallResult } from "../../policy/attempt.js";
@@ -35,24 +34,10 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
   const toolName = toolFor(step, previous)!;
   const args = { ...(useFallback ? step.fallback!.args : step.args), ...pick(v.trusted, step.inputs ?? []) };
   const threadId = String(config.configurable?.thread_id ?? "no-thread");
-  const next = beforeAttempt({
-    step,
-    run: v.steps[step.id],
-    threadId,
-    tool: toolName,
-    args,
-    facts: v.state.facts,
-    trusted: v.trusted,
-    spent: v.spent,
-    charge,
-    maxCost: rt.policy.budget.maxCost,
-    committed: [...v.state.sideEffects, ...v.effects],
-    steps: v.steps,
-    again,
-  });
+  const next = checkBefore(v, step, { threadId, tool: toolName, args, charge, again });
   if (next.kind === "refused") return v.fail(step, next.failure, notRun);
   if (next.kind === "reuse") return reuseEffect(v, step, previous, next.reuse, next.output, toolName);
-  const key = next.key;
+  const { key, operation } = next;
 
   const attempt = again ? previous.attempts : previous.attempts + 1;
   const cost = again ? 0 : charge;
@@ -67,9 +52,7 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
     ...(cost > 0 ? { cost: (previous.cost ?? 0) + cost } : {}),
   };
   v.spent += cost;
-  const work: AgentWork | undefined = agent
-    ? { usage: [], key: key ?? operationKey(threadId, toolName, args, step.operation) }
-    : undefined;
+  const work: AgentWork | undefined = agent ? { usage: [], key: key ?? operation } : undefined;
   const tool = work ? agentCall(v, step, previous, attempt, work) : rt.tools.get(toolName);
   if (!tool) {
     // Validation makes this unreachable for plans it accepted; kept as a hard stop at the registry boundary.
@@ -96,6 +79,25 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
   };
   Object.assign(flight, key ? { key } : {}, work ? { agent: work } : {});
   flights.launch(flight, { tool, args, timeoutMs, configurable }, config, wait, () => v.now());
+}
+
+/** The policy's checks before the call, on the visit's records (its effects committed so far included). */
+function checkBefore(
+  v: Visit,
+  step: Step,
+  call: { threadId: string; tool: string; args: Record<string, unknown>; charge: number; again: boolean },
+) {
+  return beforeAttempt({
+    step,
+    run: v.steps[step.id],
+    ...call,
+    facts: v.state.facts,
+    trusted: v.trusted,
+    spent: v.spent,
+    maxCost: v.rt.policy.budget.maxCost,
+    committed: [...v.state.sideEffects, ...v.effects],
+    steps: v.steps,
+  });
 }
 
 /**
