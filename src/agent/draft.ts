@@ -52,11 +52,12 @@ function draftTools(args: unknown): string[] {
  * policy's one effect key (policy/attempt.ts) and the review rules read the step alone.
  */
 export function enrich(draft: PlanDraft, sideEffectTools: ReadonlySet<string>): PlanDraft {
-  const steps = draft.steps.map((s) =>
-    s.tool && sideEffectTools.has(s.tool)
-      ? { ...s, sideEffects: s.sideEffects?.length ? s.sideEffects : [s.tool], idempotent: false }
-      : s,
-  );
+  const steps = draft.steps.map((s) => {
+    // The step's fallback runs in its place: a side-effecting fallback makes the step side-effecting.
+    const tools = [s.tool, s.fallback?.tool].filter((t): t is string => t !== undefined && sideEffectTools.has(t));
+    if (tools.length === 0) return s;
+    return { ...s, sideEffects: s.sideEffects?.length ? s.sideEffects : tools, idempotent: false };
+  });
   return { ...draft, steps };
 }
 

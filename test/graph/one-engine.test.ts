@@ -251,6 +251,23 @@ const CASES: Case[] = [
     rules: ["deterministic.fallback"],
   },
   {
+    name: "side effect: a side-effecting fallback tool makes the step's calls keyed",
+    plan: {
+      steps: [
+        {
+          id: "pay",
+          goal: "Pay",
+          tool: "quote",
+          args: { amount: 5 },
+          fallback: { tool: "charge_backup", args: { amount: 5 } },
+        },
+      ],
+    },
+    effects: ["charge_backup"],
+    script: { quote: [new PermanentError("quote service retired")], charge_backup: [{ receipt: "R-2" }] },
+    rules: ["deterministic.fallback"],
+  },
+  {
     name: "side effect: a replan hands a committed operation back under a new step id; it is reused",
     plan: payPlan,
     effects: ["charge"],
