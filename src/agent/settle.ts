@@ -6,18 +6,26 @@
  * relabelled by the same `falsify` as the graph's.
  */
 import { makeFacts } from "../plan/facts.js";
-import type { FailureClass, SideEffectRecord, Step, StepRun } from "../plan/schema.js";
+import type { ErrorInfo, FailureClass, SideEffectRecord, Step, StepRun } from "../plan/schema.js";
+import { replanStanding } from "../policy/attempt.js";
 import type { ReplanStanding, Verdict } from "../policy/classify.js";
 import type { Decision } from "../policy/decision.js";
 import type { Deviation } from "../policy/deviation.js";
-import { coolingDown, type GuardHit } from "../policy/replan-guards.js";
+import type { GuardHit } from "../policy/replan-guards.js";
 import { globalScope, localScope } from "../policy/scope.js";
 import { falsify } from "../policy/trust.js";
 import { decide } from "./decisions.js";
 import type { ResolvedAgentOptions } from "./options.js";
 import { callKey } from "./route.js";
 import type { AgentPlanUpdate, AgentPlanValues, Escalation, Trigger } from "./state.js";
-import type { AttemptResult } from "./step-call.js";
+
+/**
+ * What one attempt of a tool gave back; `calls`: how often the tool ran in it (a retrying middleware
+ * below may call it more than once; each call is an attempt of the step). Default 1.
+ */
+export type AttemptResult = ({ ok: true; content: string; output: unknown } | { ok: false; error: ErrorInfo }) & {
+  calls?: number;
+};
 
 export interface CallEnv {
   options: ResolvedAgentOptions;
@@ -59,12 +67,13 @@ export interface Succeeded {
  */
 export function standing(
   state: Pick<AgentPlanValues, "replans" | "planRun">,
-  policy?: Pick<ResolvedAgentOptions["policy"], "replanCooldownSteps">,
+  policy: Pick<ResolvedAgentOptions["policy"], "replanCooldownSteps"> = { replanCooldownSteps: 0 },
 ): ReplanStanding {
   const count = state.replans.filter((r) => r.scope !== "extend").length;
-  const { lastReplanAt = {}, successes = [] } = state.planRun;
-  const cooling = policy ? coolingDown(lastReplanAt, successes.length, policy) : [];
-  return { available: true, count, spent: 0, coolingDown: cooling, falsified: state.planRun.falsified };
+  const { lastReplanAt = {}, successes = [], falsified } = state.planRun;
+  // A revision costs no planner call of the library's: the replan budget is never spent here.
+  const run = { available: true, count, spent: 0, lastReplanAt, successes: successes.length, falsified };
+  return replanStanding(run, policy);
 }
 
 export function settle(env: CallEnv, s: Settling): CallResult {
