@@ -7,7 +7,7 @@
  */
 import { makeFacts } from "../plan/facts.js";
 import type { ErrorInfo, FailureClass, SideEffectRecord, Step, StepRun } from "../plan/schema.js";
-import { replanStanding } from "../policy/attempt.js";
+import { repeatVerdict, replanStanding } from "../policy/attempt.js";
 import type { ReplanStanding, Verdict } from "../policy/classify.js";
 import type { Decision } from "../policy/decision.js";
 import type { Deviation } from "../policy/deviation.js";
@@ -122,10 +122,7 @@ export function settle(env: CallEnv, s: Settling): CallResult {
 /** The identical call already failed for good: it is refused without running, and a person is asked. */
 export function refuseRepeat(env: CallEnv, step: Step, call: Settling["call"]): CallResult {
   const run = env.state.steps[step.id];
-  const reason =
-    `the identical call ${call.tool} ${JSON.stringify(call.args)} already failed for step "${step.id}" ` +
-    `(${run?.error?.message ?? "failed"}); it was not run again`;
-  return holdCall(env, step, call, { rule: "guard.no-progress", reason }, "deterministic");
+  return holdCall(env, step, call, repeatVerdict(step.id, call.tool, call.args, run?.error?.message), "deterministic");
 }
 
 /** A call a guard stopped before it ran: recorded, and a person is asked before the next model call. */

@@ -7,7 +7,14 @@
  */
 import { factValues, makeFacts } from "../plan/facts.js";
 import type { ErrorInfo, Step, StepRun } from "../plan/schema.js";
-import { attempt, beforeAttempt, ladderDecisionCount, ladderVerdict, type RunStanding } from "../policy/attempt.js";
+import {
+  attempt,
+  beforeAttempt,
+  ladderDecisionCount,
+  ladderVerdict,
+  reuseVerdict,
+  type RunStanding,
+} from "../policy/attempt.js";
 import type { Verdict } from "../policy/classify.js";
 import type { Decision } from "../policy/decision.js";
 import type { Deviation } from "../policy/deviation.js";
@@ -149,12 +156,9 @@ async function oneAttempt(
   if (next.kind === "refused") return { run: before, judged: refused(env, step, before, next.failure, decisions) };
   if (next.kind === "reuse") {
     const run: StepRun = { ...before, status: "running", attempts: before.attempts + 1, startedAt: env.at() };
-    const by = next.reuse.stepId === step.id ? "this step" : `step "${next.reuse.stepId}"`;
-    const reason =
-      `the same operation was committed by ${by} under key ${next.key}; its output is reused and the tool ` +
-      "is not called again";
+    const { rule, reason } = reuseVerdict(step.id, next.reuse.stepId, next.key);
     const place = { stepId: step.id, attempt: run.attempts, planVersion: state.plan!.version, at: env.at() };
-    decisions.push(decide({ rule: "effect.reused", reason }, place));
+    decisions.push(decide({ rule, reason }, place));
     const content = JSON.stringify(next.output) ?? "null";
     const result: AttemptResult = { ok: true, content, output: next.output };
     return { run, judged: judge(env, step, run, result, undefined, decisions, trusted) };

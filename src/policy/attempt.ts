@@ -1,6 +1,6 @@
 /**
  * One step attempt, judged the same way wherever it runs — the graph's executor or the createAgent
- * middleware (docs/architecture.md, "The ladder"; docs/decisions/0031-engine-one-attempt-function.md).
+ * middleware (docs/architecture.md, "The ladder"; docs/decisions/0033-one-attempt-function.md).
  * Pure: no LangGraph, no clock, no I/O; times and the committed effects come in as values.
  *
  * - `beforeAttempt`: the checks before a call (trusted inputs, preconditions, the budget, a
@@ -242,4 +242,22 @@ export function replanStanding(
     coolingDown: coolingDown(r.lastReplanAt, r.successes, policy),
     falsified: r.falsified,
   };
+}
+
+/**
+ * The decision for a committed operation handed back again: its output is reused and the tool is
+ * not called. `tool` prefixes the reason where the caller names the tool (the graph does).
+ */
+export function reuseVerdict(stepId: string, committedBy: string, key: string, tool?: string) {
+  const by = committedBy === stepId ? "this step" : `step "${committedBy}"`;
+  const reason = `the same operation was committed by ${by} under key ${key}; its output is reused and the tool is not called again`;
+  return { rule: "effect.reused", failureClass: "none", reason: tool ? `${tool}: ${reason}` : reason } as const;
+}
+
+/** The decision for an identical call that already failed for good: it is held, not run again. */
+export function repeatVerdict(stepId: string, tool: string, args: unknown, error: string | undefined) {
+  const reason =
+    `the identical call ${tool} ${JSON.stringify(args)} already failed for step "${stepId}" ` +
+    `(${error ?? "failed"}); it was not run again`;
+  return { rule: "guard.no-progress", reason } as const;
 }

@@ -5,7 +5,13 @@
 import { attemptCost, usageCost } from "../../policy/budget.js";
 import type { SideEffectRecord, Step, StepRun } from "../../plan/schema.js";
 import { stepPosition } from "../../plan/ready.js";
-import { attempt as judgeAttempt, beforeAttempt, type Attempt, type CallResult } from "../../policy/attempt.js";
+import {
+  attempt as judgeAttempt,
+  beforeAttempt,
+  reuseVerdict,
+  type Attempt,
+  type CallResult,
+} from "../../policy/attempt.js";
 import { decide } from "../../policy/decide.js";
 import type { DeviationDraft } from "../../policy/deviation.js";
 import { agentCall } from "./agent-attempt.js";
@@ -120,13 +126,13 @@ function reuseEffect(
   const ended: StepRun = { ...rest, status: "running", attempts: attempt, startedAt: at, endedAt: at };
   const judged = judge(v, step, ended, { ok: true, output });
   if (judged.kind === "deviation") return failJudged(v, step, judged, ended);
-  const by = record.stepId === step.id ? "this step" : `step "${record.stepId}"`;
-  const decision = decide("effect.reused", {
+  const verdict = reuseVerdict(step.id, record.stepId, record.idempotencyKey, tool);
+  const decision = decide(verdict.rule, {
     after: v.state.decisions.length + v.decisions.length,
     stepId: step.id,
     attempt,
-    failureClass: "none",
-    reason: `${tool}: the same operation was committed by ${by} under key ${record.idempotencyKey}; its output is reused and the tool is not called again`,
+    failureClass: verdict.failureClass,
+    reason: verdict.reason,
     planVersion: v.plan.version,
     at,
   });
