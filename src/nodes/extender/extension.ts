@@ -10,7 +10,8 @@ import type { ExtendRequest } from "../../contracts/planner.js";
 import { enrichDraft } from "../../plan/enrich.js";
 import { factValues } from "../../plan/facts.js";
 import { historyEntry } from "../../plan/history.js";
-import type { Plan, PlanDraft, ReplanRecord } from "../../plan/schema.js";
+import type { PlanDraft, ReplanRecord } from "../../plan/schema.js";
+import { appendToPlan, planWrites } from "../../runtime/plan-channel.js";
 import { validatePlan, type PlanValidation } from "../../plan/validate.js";
 import { decide } from "../../policy/decide.js";
 import { holdProposal, reviewNewSteps, versionReview } from "../shared/plan-review.js";
@@ -84,14 +85,10 @@ export function applyExtension(
 ): PlanManagerUpdate {
   const previous = state.plan!;
   const added = enrichDraft(draft, rt.metadataOf);
-  const known = new Set(previous.assumptions.map((a) => a.id));
-  const next: Plan = {
-    version: previous.version + 1,
-    steps: [...previous.steps, ...added.steps],
-    assumptions: [...previous.assumptions, ...(added.assumptions ?? []).filter((a) => !known.has(a.id))],
-  };
-  if (previous.rationale !== undefined) next.rationale = previous.rationale;
-  if (added.complete === false) next.complete = false;
+  // The channel is written the steps this version adds, not the whole plan: it builds `next` the
+  // same way (runtime/plan-channel.ts; docs/decisions/0030-long-runs-per-step-cost.md).
+  const append = appendToPlan(previous, added);
+  const next = planWrites(previous, [append])!;
   const labels = { trusted: [] as string[], suspect: [] as string[], invalidated: [] as string[] };
   for (const [key, fact] of Object.entries(state.facts)) labels[fact.label].push(key);
   const record: ReplanRecord = {
@@ -118,7 +115,7 @@ export function applyExtension(
     });
     return holdProposal(rt, state, config, { decision, notes: [] }, proposal, held);
   }
-  const update: PlanManagerUpdate = { plan: next, planHistory: historyEntry(previous, next), replans: record };
+  const update: PlanManagerUpdate = { plan: append, planHistory: historyEntry(previous, next), replans: record };
   if (!rt.reviewReplans) return { ...update, status: "running" };
   const extension = `extension ${extensionsOf(state) + 1}: ${added.steps.length} more steps`;
   const pendingHuman = versionReview(
