@@ -86,7 +86,14 @@ export function originalSteps(state: { plan?: Plan | undefined; planHistory: rea
   if (!first) return [...state.plan.steps];
   const defs = new Map<string, Step>();
   for (const entry of state.planHistory) for (const s of entry.replaced) if (!defs.has(s.id)) defs.set(s.id, s);
-  const current = new Map(state.plan.steps.map((s) => [s.id, s]));
+  // Only the ids still wanted, and the scan stops when all are found: a rolling plan's first
+  // version is its first steps (docs/decisions/0030-long-runs-per-step-cost.md).
+  const wanted = new Set(first.order.filter((id) => !defs.has(id)));
+  const current = new Map<string, Step>();
+  for (const s of state.plan.steps) {
+    if (current.size === wanted.size) break;
+    if (wanted.has(s.id) && !current.has(s.id)) current.set(s.id, s);
+  }
   return first.order.map((id) => defs.get(id) ?? current.get(id)).filter((s): s is Step => s !== undefined);
 }
 

@@ -40,15 +40,19 @@ export function validatePlan(input: unknown, ctx: ValidationContext): PlanValida
   const assumptionIds = checkPlanLevel(draft, ctx, add);
 
   const ids = new Set<string>();
+  // Sets, not lists: an extension of a long plan checks each new id against thousands
+  // (docs/decisions/0030-long-runs-per-step-cost.md).
+  const external = new Set(ctx.externalSteps ?? []);
+  const retired = new Set(ctx.retiredSteps ?? []);
   draft.steps.forEach((step, i) => {
-    if (ids.has(step.id) || (ctx.externalSteps ?? []).includes(step.id))
+    if (ids.has(step.id) || external.has(step.id))
       add({
         code: "duplicate_id",
         path: ["steps", i, "id"],
         stepId: step.id,
         message: `step id "${step.id}" is used twice`,
       });
-    else if ((ctx.retiredSteps ?? []).includes(step.id))
+    else if (retired.has(step.id))
       add({
         code: "duplicate_id",
         path: ["steps", i, "id"],
@@ -57,7 +61,7 @@ export function validatePlan(input: unknown, ctx: ValidationContext): PlanValida
       });
     ids.add(step.id);
   });
-  const known = new Set([...ids, ...(ctx.externalSteps ?? [])]);
+  const known = new Set([...ids, ...external]);
 
   draft.steps.forEach((step, i) => validateStep(step, i, known, assumptionIds, ctx, add));
   checkInputs(draft, ctx, add);

@@ -36,10 +36,26 @@ export function flowOf(
   taint: Taint,
   original?: readonly Step[],
 ): Flow {
-  const producers = new Map<string, Step[]>();
-  for (const step of proposed)
-    if (!step.human) for (const key of step.produces ?? []) producers.set(key, [...(producers.get(key) ?? []), step]);
-  const flow: Flow = { producers, added, finished, baseline, taint, memo: new Map(), clean: new Map() };
+  // Built on first use: a version whose steps read no tainted key never walks the whole plan
+  // (docs/decisions/0030-long-runs-per-step-cost.md).
+  let producers: Map<string, Step[]> | undefined;
+  const flow: Flow = {
+    get producers() {
+      if (producers === undefined) {
+        producers = new Map();
+        for (const step of proposed)
+          if (!step.human)
+            for (const key of step.produces ?? []) producers.set(key, [...(producers.get(key) ?? []), step]);
+      }
+      return producers;
+    },
+    added,
+    finished,
+    baseline,
+    taint,
+    memo: new Map(),
+    clean: new Map(),
+  };
   if (original) flow.original = new Map(original.map((s) => [s.id, s]));
   return flow;
 }

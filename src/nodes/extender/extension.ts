@@ -23,42 +23,49 @@ export const extensionsOf = (state: Pick<PlanManagerStateType, "replans">): numb
 /** The extension's draft checked like any plan: new ids only, registered tools, facts that exist. */
 export function validateExtension(rt: Runtime, state: PlanManagerStateType, draft: unknown): PlanValidation {
   const plan = state.plan!;
-  const usable = Object.entries(state.facts).filter(([, f]) => f.label !== "invalidated");
+  // One pass over the plan and one over the facts, no copies: an extension of a long plan pays
+  // for its own steps (docs/decisions/0030-long-runs-per-step-cost.md).
+  const ids: string[] = [];
+  const available: string[] = [];
+  for (const key of Object.keys(state.facts)) if (state.facts[key]!.label !== "invalidated") available.push(key);
+  for (const step of plan.steps) {
+    ids.push(step.id);
+    if (step.produces) for (const key of step.produces) available.push(key);
+  }
   return validatePlan(draft, {
     tools: rt.toolNames,
     agents: rt.agentNames,
     policy: rt.policy,
     falsified: state.guards.falsified,
-    externalSteps: plan.steps.map((s) => s.id),
-    retiredSteps: retiredSteps(state),
+    externalSteps: ids,
+    retiredSteps: retiredSteps(state, new Set(ids)),
     externalAssumptions: plan.assumptions.map((a) => a.id),
     toolArguments: rt.toolArguments,
     sideEffectTools: rt.sideEffectTools,
-    availableFacts: [...usable.map(([k]) => k), ...plan.steps.flatMap((s) => s.produces ?? [])],
+    availableFacts: available,
     canExtend: true,
   });
 }
 
 /** Ids with a record that the current plan no longer has (a set: the plan may hold thousands of steps). */
-function retiredSteps(state: PlanManagerStateType): string[] {
-  const planned = new Set(state.plan!.steps.map((s) => s.id));
+function retiredSteps(state: PlanManagerStateType, planned: ReadonlySet<string>): string[] {
   return Object.keys(state.steps).filter((id) => !planned.has(id));
 }
 
-export function extendRequest(rt: Runtime, state: PlanManagerStateType, usage: UsageEntry[]): ExtendRequest {
+export function extendRequest(
+  rt: Runtime,
+  state: PlanManagerStateType,
+  usage: UsageEntry[],
+  signal?: AbortSignal,
+): ExtendRequest {
   const plan = state.plan!;
   const maxCost = rt.policy.budget.maxCost;
-  return {
+  const request: ExtendRequest = {
     goal: state.goal,
     plan,
-    done: plan.steps.map((s) => ({
-      id: s.id,
-      goal: s.goal,
-      tool: s.tool ?? null,
-      status: state.steps[s.id]?.status ?? "pending",
-    })),
-    facts: { trusted: factValues(state.facts) },
-    usedIds: [...new Set([...plan.steps.map((s) => s.id), ...Object.keys(state.steps)])],
+    done: [],
+    facts: { trusted: {} },
+    usedIds: [],
     extensions: extensionsOf(state),
     constraints: state.guards.constraints,
     budget: maxCost !== undefined ? { remaining: Math.max(0, maxCost - state.budget.spent) } : {},
@@ -70,6 +77,39 @@ export function extendRequest(rt: Runtime, state: PlanManagerStateType, usage: U
     },
     reportUsage: (u) => usage.push({ ...u, purpose: "extend", at: new Date(rt.clock.now()).toISOString() }),
   };
+  if (signal !== undefined) request.signal = signal;
+  // These three grow with the plan: built when the planner first reads them, so a planner that
+  // reads only the plan's tail does not pay for them (docs/decisions/0030-long-runs-per-step-cost.md).
+  lazy(request, "done", () =>
+    plan.steps.map((s) => ({
+      id: s.id,
+      goal: s.goal,
+      tool: s.tool ?? null,
+      status: state.steps[s.id]?.status ?? "pending",
+    })),
+  );
+  lazy(request, "facts", () => ({ trusted: factValues(state.facts) }));
+  lazy(request, "usedIds", () => [...new Set([...plan.steps.map((s) => s.id), ...Object.keys(state.steps)])]);
+  return request;
+}
+
+/**
+ * A field computed on its first read, then a plain data field: enumerable, so a spread or JSON of
+ * the request shows it; writable, so a planner may replace it.
+ */
+function lazy<T extends object, K extends keyof T>(target: T, key: K, make: () => T[K]): void {
+  const settle = (value: T[K]) =>
+    Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+  Object.defineProperty(target, key, {
+    get: () => {
+      const value = make();
+      settle(value);
+      return value;
+    },
+    set: settle,
+    enumerable: true,
+    configurable: true,
+  });
 }
 
 /**
@@ -90,7 +130,7 @@ export function applyExtension(
   const append = appendToPlan(previous, added);
   const next = planWrites(previous, [append])!;
   const labels = { trusted: [] as string[], suspect: [] as string[], invalidated: [] as string[] };
-  for (const [key, fact] of Object.entries(state.facts)) labels[fact.label].push(key);
+  for (const key of Object.keys(state.facts)) labels[state.facts[key]!.label].push(key);
   const record: ReplanRecord = {
     trigger: "horizon",
     scope: "extend",
