@@ -24,14 +24,18 @@ export interface PlanVersionEntry {
 }
 
 export function historyEntry(previous: Plan, next: Plan): PlanVersionEntry {
-  const after = new Map(next.steps.map((s) => [s.id, s]));
+  // An extension hands every earlier step back as the same object, in place: nothing was replaced.
+  const appended = previous.steps.every((s, i) => next.steps[i] === s);
+  const after = appended ? new Map<string, Step>() : new Map(next.steps.map((s) => [s.id, s]));
   const entry: PlanVersionEntry = {
     version: next.version,
-    replaced: previous.steps.filter((s) => {
-      const now = after.get(s.id);
-      // An extension hands every earlier step back as the same object: nothing to compare.
-      return now === undefined || (now !== s && canonical(now) !== canonical(s));
-    }),
+    replaced: appended
+      ? []
+      : previous.steps.filter((s) => {
+          const now = after.get(s.id);
+          // An extension hands every earlier step back as the same object: nothing to compare.
+          return now === undefined || (now !== s && canonical(now) !== canonical(s));
+        }),
     order: previous.steps.map((s) => s.id),
     assumptionCount: previous.assumptions.length,
   };

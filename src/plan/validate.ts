@@ -12,6 +12,10 @@ import { nearest } from "./nearest.js";
 
 export type { PlanIssue, PlanIssueCode, PlanValidation, ValidationContext } from "./issues.js";
 
+/** A context's list as a set, the set itself when it is one (an extension passes thousands of ids). */
+const asSet = (list: readonly string[] | ReadonlySet<string> | undefined): ReadonlySet<string> =>
+  list instanceof Set ? list : new Set(list ?? []);
+
 export function validatePlan(input: unknown, ctx: ValidationContext): PlanValidation {
   // zod strips unknown keys; a plan from an LLM with `tolo: "x"` must not lose its tool silently.
   const unknown = unknownFields(input);
@@ -42,8 +46,8 @@ export function validatePlan(input: unknown, ctx: ValidationContext): PlanValida
   const ids = new Set<string>();
   // Sets, not lists: an extension of a long plan checks each new id against thousands
   // (docs/decisions/0030-long-runs-per-step-cost.md).
-  const external = new Set(ctx.externalSteps ?? []);
-  const retired = new Set(ctx.retiredSteps ?? []);
+  const external = asSet(ctx.externalSteps);
+  const retired = asSet(ctx.retiredSteps);
   draft.steps.forEach((step, i) => {
     if (ids.has(step.id) || external.has(step.id))
       add({
@@ -61,7 +65,7 @@ export function validatePlan(input: unknown, ctx: ValidationContext): PlanValida
       });
     ids.add(step.id);
   });
-  const known = new Set([...ids, ...external]);
+  const known = { has: (id: string) => ids.has(id) || external.has(id) };
 
   draft.steps.forEach((step, i) => validateStep(step, i, known, assumptionIds, ctx, add));
   checkInputs(draft, ctx, add);
@@ -110,7 +114,7 @@ interface StepCheck {
 function validateStep(
   step: Step,
   i: number,
-  known: ReadonlySet<string>,
+  known: { has(id: string): boolean },
   assumptions: ReadonlySet<string>,
   ctx: ValidationContext,
   add: (issue: PlanIssue) => void,
@@ -187,7 +191,7 @@ function checkAgent({ step, at, add }: StepCheck, ctx: ValidationContext) {
 /** Dependencies name other steps of the plan; assumptions are declared and not already proven false. */
 function checkReferences(
   { step, at, add }: StepCheck,
-  known: ReadonlySet<string>,
+  known: { has(id: string): boolean },
   assumptions: ReadonlySet<string>,
   falsified: readonly string[],
 ) {

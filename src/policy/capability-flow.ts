@@ -20,7 +20,7 @@ export interface Flow {
   /** Plan version 1's steps by id, when known: any other producer is new, whichever replan added it. */
   original?: ReadonlyMap<string, Step>;
   /** Steps that already ran and will not run again: what they read is spent. */
-  finished: ReadonlySet<string>;
+  finished: { has(id: string): boolean };
   baseline: CapabilityBaseline;
   taint: Taint;
   /** Each key's answer once found (a chain is walked once, however many steps read it). */
@@ -31,7 +31,7 @@ export interface Flow {
 export function flowOf(
   proposed: readonly Step[],
   added: ReadonlySet<string>,
-  finished: ReadonlySet<string>,
+  finished: { has(id: string): boolean },
   baseline: CapabilityBaseline,
   taint: Taint,
   original?: readonly Step[],

@@ -62,8 +62,8 @@ export interface CapabilityInput {
   untrusted?: readonly TaintedText[];
   /** The replacement is a learned replan memory entry, another thread's answer. Default false. */
   remembered?: boolean;
-  /** Steps of the proposed plan that already ran and will not run again. Default none. */
-  finished?: ReadonlySet<string>;
+  /** Steps of the proposed plan that already ran and will not run again (asked of its steps' ids). Default none. */
+  finished?: { has(id: string): boolean };
   /**
    * Plan version 1's steps: a producer not among them (as defined there) is new, whichever replan
    * added it. Default: only the steps this replan adds are new.
@@ -163,7 +163,10 @@ export function planBaseline(
 
 /** Why this replan needs a person's approval, or undefined when it may run as proposed. */
 export function capabilityGuard(input: CapabilityInput): CapabilityHit | undefined {
-  const before = new Map(input.previous.map((s) => [s.id, s]));
+  // Only the replacement's ids are looked up: a long plan is scanned, not indexed.
+  const wanted = new Set(input.replacement.map((s) => s.id));
+  const before = new Map<string, Step>();
+  for (const s of input.previous) if (wanted.has(s.id)) before.set(s.id, s);
   // Only what the replan adds or changes: a step handed back as it was is not new.
   const added = input.replacement.filter((s) => !before.has(s.id) || canonical(before.get(s.id)) !== canonical(s));
   const addedIds = new Set(added.map((s) => s.id));

@@ -7,6 +7,7 @@
  * (docs/decisions/0030-long-runs-per-step-cost.md).
  */
 import { PlanManagerError } from "../errors.js";
+import { notePlanAppend } from "../plan/ready.js";
 import type { Assumption, Plan, Step } from "../plan/schema.js";
 
 /** The wire form of an append (in the `updates` stream and in stored writes). */
@@ -70,6 +71,7 @@ function appended(plan: Plan | undefined, append: PlanAppend["__append__"]): Pla
   };
   if (plan.rationale !== undefined) next.rationale = plan.rationale;
   if (append.complete === false) next.complete = false;
+  notePlanAppend(plan, next);
   return next;
 }
 

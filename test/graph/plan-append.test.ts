@@ -16,6 +16,8 @@ import type { Plan, PlanDraft, Step } from "../../src/plan/schema.js";
 import { PlanManagerError } from "../../src/errors.js";
 import { appendToPlan, planWrites } from "../../src/runtime/plan-channel.js";
 import { PlanManagerOutput } from "../../src/runtime/state.js";
+import { firstUnfinished, stepPosition } from "../../src/plan/ready.js";
+import { historyEntry } from "../../src/plan/history.js";
 import { scriptedTool } from "../helpers/graph.js";
 import { fakeClock } from "../helpers/clock.js";
 
@@ -201,5 +203,45 @@ describe("the plan channel's check of an append", () => {
     const c = channel();
     c.update([{ __append__: { to: 1, steps: [step(2)], assumptions: [] } }] as never);
     expect(ids(c.get())).toEqual(["s1", "s2"]);
+  });
+});
+
+describe("what is known of a plan serves the plan appended to it", () => {
+  const v1: Plan = { version: 1, steps: [step(1), step(2)], assumptions: [] };
+  const done = { status: "succeeded" as const, attempts: 1 };
+
+  it("positions: an appended plan's steps, and not another branch's", () => {
+    expect(stepPosition(v1, "s2")).toBe(1);
+    const a = planWrites(v1, [appendToPlan(v1, { steps: [step(3)] })])!;
+    expect([stepPosition(a, "s1"), stepPosition(a, "s3"), stepPosition(v1, "s3")]).toEqual([0, 2, undefined]);
+    // A second append to v1 (a fork) with other steps: v1's index was grown for `a`, so it is copied.
+    const other = { ...step(9), id: "x9" };
+    const b = planWrites(v1, [appendToPlan(v1, { steps: [other, step(3)] })])!;
+    expect([stepPosition(b, "x9"), stepPosition(b, "s3"), stepPosition(a, "x9"), stepPosition(a, "s3")]).toEqual([
+      2,
+      3,
+      undefined,
+      2,
+    ]);
+    const c = planWrites(a, [appendToPlan(a, { steps: [step(4)] })])!;
+    expect([stepPosition(c, "s4"), stepPosition(c, "x9"), stepPosition(b, "s4")]).toEqual([3, undefined, undefined]);
+  });
+
+  it("the finished prefix carries to the appended plan, and is right when a record goes back", () => {
+    const records: Record<string, { status: "succeeded" | "pending"; attempts: number }> = { s1: done, s2: done };
+    expect(firstUnfinished(v1, records as never)).toBe(2);
+    const next = planWrites(v1, [appendToPlan(v1, { steps: [step(3)] })])!;
+    expect(firstUnfinished(next, records as never)).toBe(2);
+    records.s3 = done;
+    expect(firstUnfinished(next, records as never)).toBe(3);
+    const reset = { ...records, s1: { status: "pending" as const, attempts: 0 } };
+    expect(firstUnfinished(next, reset as never)).toBe(0);
+  });
+
+  it("an extension's history entry replaces nothing, a changed step is still found", () => {
+    const next = planWrites(v1, [appendToPlan(v1, { steps: [step(3)] })])!;
+    expect(historyEntry(v1, next)).toEqual({ version: 2, replaced: [], order: ["s1", "s2"], assumptionCount: 0 });
+    const changed: Plan = { ...next, steps: [step(1), { ...step(2), goal: "other" }, step(3)] };
+    expect(historyEntry(v1, changed).replaced).toEqual([step(2)]);
   });
 });

@@ -25,12 +25,12 @@ export function validateExtension(rt: Runtime, state: PlanManagerStateType, draf
   const plan = state.plan!;
   // One pass over the plan and one over the facts, no copies: an extension of a long plan pays
   // for its own steps (docs/decisions/0030-long-runs-per-step-cost.md).
-  const ids: string[] = [];
-  const available: string[] = [];
-  for (const key of Object.keys(state.facts)) if (state.facts[key]!.label !== "invalidated") available.push(key);
+  const ids = new Set<string>();
+  const available = new Set<string>();
+  for (const key of Object.keys(state.facts)) if (state.facts[key]!.label !== "invalidated") available.add(key);
   for (const step of plan.steps) {
-    ids.push(step.id);
-    if (step.produces) for (const key of step.produces) available.push(key);
+    ids.add(step.id);
+    if (step.produces) for (const key of step.produces) available.add(key);
   }
   return validatePlan(draft, {
     tools: rt.toolNames,
@@ -38,7 +38,7 @@ export function validateExtension(rt: Runtime, state: PlanManagerStateType, draf
     policy: rt.policy,
     falsified: state.guards.falsified,
     externalSteps: ids,
-    retiredSteps: retiredSteps(state, new Set(ids)),
+    retiredSteps: retiredSteps(state, ids),
     externalAssumptions: plan.assumptions.map((a) => a.id),
     toolArguments: rt.toolArguments,
     sideEffectTools: rt.sideEffectTools,

@@ -63,7 +63,8 @@ export function reviewNewSteps(
   origin: DraftOrigin = {},
 ): CapabilityHit | undefined {
   const again = new Set(replacement.map((s) => s.id));
-  const finished = proposed.filter((s) => !again.has(s.id) && isFinished(state.steps[s.id])).map((s) => s.id);
+  // Asked only of the proposed plan's ids, so no list of them is made (a long plan has thousands).
+  const finished = { has: (id: string) => !again.has(id) && isFinished(state.steps[id]) };
   const original = originalSteps(state);
   // Tools' error messages reach the planner too (its trigger quotes them): they are untrusted like facts.
   // Gathered when the guard first reads them, as it does to trace a literal (docs/decisions/0030-long-runs-per-step-cost.md).
@@ -84,7 +85,7 @@ export function reviewNewSteps(
       return untrusted;
     },
     remembered: origin.remembered === true,
-    finished: new Set(finished),
+    finished,
     original,
   });
 }
