@@ -20,8 +20,9 @@ export function isFinished(run: StepRun | undefined): boolean {
   return run?.status === "succeeded" || run?.status === "skipped";
 }
 
-/** Each plan's step positions by id, built once per plan version. */
+/** Each plan's step positions by id, and where a key is first produced, built once per plan version. */
 const positions = new WeakMap<Plan, Map<string, number>>();
+const producers = new WeakMap<Plan, Map<string, number>>();
 /** The plan whose steps an index was last grown to: the one plan that may grow it further in place. */
 const grownTo = new WeakMap<Map<string, number>, Plan>();
 /** Plans made by appending steps to another (an extension), each with the plan it extends. */
@@ -36,27 +37,38 @@ export function notePlanAppend(previous: Plan, next: Plan): void {
   appendedTo.set(next, previous);
 }
 
-function positionsOf(plan: Plan): Map<string, number> {
-  let index = positions.get(plan);
+function indexOf(plan: Plan, cache: WeakMap<Plan, Map<string, number>>, produced: boolean): Map<string, number> {
+  let index = cache.get(plan);
   if (index) return index;
   const from = appendedTo.get(plan);
-  const base = from && positions.get(from);
+  const base = from && cache.get(from);
   let start = 0;
   if (from && base) {
     // Grown in place while no other plan grew it past `from`: positions past a plan's end are not its steps.
     index = grownTo.get(base) === from ? base : new Map([...base].filter(([, at]) => at < from.steps.length));
     start = from.steps.length;
   } else index = new Map();
-  for (let i = start; i < plan.steps.length; i++) index.set(plan.steps[i]!.id, i);
+  for (let i = start; i < plan.steps.length; i++) {
+    const step = plan.steps[i]!;
+    if (!produced) index.set(step.id, i);
+    // The first producer: a key some step of a prefix produces stays within that prefix.
+    else for (const key of step.produces ?? []) if (!index.has(key)) index.set(key, i);
+  }
   grownTo.set(index, plan);
-  positions.set(plan, index);
+  cache.set(plan, index);
   return index;
 }
 
 /** Where step `id` stands in `plan`, or undefined when the plan has no such step. */
 export function stepPosition(plan: Plan, id: string): number | undefined {
-  const at = positionsOf(plan).get(id);
+  const at = indexOf(plan, positions, false).get(id);
   return at !== undefined && at < plan.steps.length ? at : undefined;
+}
+
+/** Whether some step of `plan` produces `key`. */
+export function planProduces(plan: Plan, key: string): boolean {
+  const at = indexOf(plan, producers, true).get(key);
+  return at !== undefined && at < plan.steps.length;
 }
 
 /** Per step-records object: for the plan last asked about, how many leading steps have finished. */

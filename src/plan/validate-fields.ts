@@ -96,7 +96,8 @@ function listNames(names: readonly string[]): string {
 export function checkInputs(draft: PlanDraft, ctx: ValidationContext, add: (issue: PlanIssue) => boolean) {
   const own = new Set(draft.steps.flatMap((s) => s.produces ?? []));
   // A set given as it is: an extension's context holds every fact of a long run (docs/decisions/0030-long-runs-per-step-cost.md).
-  const available = ctx.availableFacts instanceof Set ? ctx.availableFacts : new Set(ctx.availableFacts ?? []);
+  const given = ctx.availableFacts ?? [];
+  const available = "has" in given ? given : new Set(given);
   for (const [i, step] of draft.steps.entries()) {
     for (const [j, key] of (step.inputs ?? []).entries()) {
       const path = ["steps", i, "inputs", j];

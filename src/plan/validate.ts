@@ -5,7 +5,7 @@
  */
 import { compileExpression, type ExpressionKind } from "../expr/cel.js";
 import { retryPolicyProblem } from "./retry-policy.js";
-import { MAX_ISSUES, type PlanIssue, type PlanValidation, type ValidationContext } from "./issues.js";
+import { MAX_ISSUES, type KeyLookup, type PlanIssue, type PlanValidation, type ValidationContext } from "./issues.js";
 import { LIMITS, PlanDraftSchema, type PlanDraft, type Step } from "./schema.js";
 import { checkInputs, checkOperations, unknownFields } from "./validate-fields.js";
 import { nearest } from "./nearest.js";
@@ -13,8 +13,8 @@ import { nearest } from "./nearest.js";
 export type { PlanIssue, PlanIssueCode, PlanValidation, ValidationContext } from "./issues.js";
 
 /** A context's list as a set, the set itself when it is one (an extension passes thousands of ids). */
-const asSet = (list: readonly string[] | ReadonlySet<string> | undefined): ReadonlySet<string> =>
-  list instanceof Set ? list : new Set(list ?? []);
+const asSet = (list: readonly string[] | KeyLookup | undefined): KeyLookup =>
+  list === undefined ? new Set() : "has" in list ? list : new Set(list);
 
 export function validatePlan(input: unknown, ctx: ValidationContext): PlanValidation {
   // zod strips unknown keys; a plan from an LLM with `tolo: "x"` must not lose its tool silently.

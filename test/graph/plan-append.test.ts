@@ -16,7 +16,7 @@ import type { Plan, PlanDraft, Step } from "../../src/plan/schema.js";
 import { PlanManagerError } from "../../src/errors.js";
 import { appendToPlan, planWrites } from "../../src/runtime/plan-channel.js";
 import { PlanManagerOutput } from "../../src/runtime/state.js";
-import { firstUnfinished, stepPosition } from "../../src/plan/ready.js";
+import { firstUnfinished, planProduces, stepPosition } from "../../src/plan/ready.js";
 import { historyEntry } from "../../src/plan/history.js";
 import { scriptedTool } from "../helpers/graph.js";
 import { fakeClock } from "../helpers/clock.js";
@@ -224,6 +224,13 @@ describe("what is known of a plan serves the plan appended to it", () => {
       2,
     ]);
     const c = planWrites(a, [appendToPlan(a, { steps: [step(4)] })])!;
+    expect([planProduces(c, "r4"), planProduces(c, "r1"), planProduces(a, "r4"), planProduces(v1, "r3")]).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
+    expect([planProduces(b, "r9"), planProduces(a, "r9"), planProduces(b, "r3")]).toEqual([true, false, true]);
     expect([stepPosition(c, "s4"), stepPosition(c, "x9"), stepPosition(b, "s4")]).toEqual([3, undefined, undefined]);
   });
 

@@ -13,6 +13,8 @@ import { historyEntry } from "../../plan/history.js";
 import type { PlanDraft, ReplanRecord } from "../../plan/schema.js";
 import { appendToPlan, planWrites } from "../../runtime/plan-channel.js";
 import { validatePlan, type PlanValidation } from "../../plan/validate.js";
+import type { KeyLookup } from "../../plan/issues.js";
+import { planProduces, stepPosition } from "../../plan/ready.js";
 import { decide } from "../../policy/decide.js";
 import { holdProposal, reviewNewSteps, versionReview } from "../shared/plan-review.js";
 
@@ -23,33 +25,35 @@ export const extensionsOf = (state: Pick<PlanManagerStateType, "replans">): numb
 /** The extension's draft checked like any plan: new ids only, registered tools, facts that exist. */
 export function validateExtension(rt: Runtime, state: PlanManagerStateType, draft: unknown): PlanValidation {
   const plan = state.plan!;
-  // One pass over the plan and one over the facts, no copies: an extension of a long plan pays
-  // for its own steps (docs/decisions/0030-long-runs-per-step-cost.md).
-  const ids = new Set<string>();
-  const available = new Set<string>();
-  for (const key of Object.keys(state.facts)) if (state.facts[key]!.label !== "invalidated") available.add(key);
-  for (const step of plan.steps) {
-    ids.add(step.id);
-    if (step.produces) for (const key of step.produces) available.add(key);
-  }
+  const { facts, steps } = state;
+  // Lookups over the plan's own indexes, not lists: an extension of a long plan pays for its own
+  // steps (docs/decisions/0030-long-runs-per-step-cost.md). Listed only for an error's suggestion.
+  const inPlan = (id: string) => stepPosition(plan, id) !== undefined;
+  const usable = (key: string) => Object.hasOwn(facts, key) && facts[key]!.label !== "invalidated";
   return validatePlan(draft, {
     tools: rt.toolNames,
     agents: rt.agentNames,
     policy: rt.policy,
     falsified: state.guards.falsified,
-    externalSteps: ids,
-    retiredSteps: retiredSteps(state, ids),
+    externalSteps: lookup(inPlan, () => plan.steps.map((s) => s.id)),
+    retiredSteps: lookup(
+      (id) => Object.hasOwn(steps, id) && !inPlan(id),
+      () => Object.keys(steps).filter((id) => !inPlan(id)),
+    ),
     externalAssumptions: plan.assumptions.map((a) => a.id),
     toolArguments: rt.toolArguments,
     sideEffectTools: rt.sideEffectTools,
-    availableFacts: available,
+    availableFacts: lookup(
+      (key) => usable(key) || planProduces(plan, key),
+      () => [...Object.keys(facts).filter(usable), ...plan.steps.flatMap((s) => s.produces ?? [])],
+    ),
     canExtend: true,
   });
 }
 
-/** Ids with a record that the current plan no longer has (a set: the plan may hold thousands of steps). */
-function retiredSteps(state: PlanManagerStateType, planned: ReadonlySet<string>): string[] {
-  return Object.keys(state.steps).filter((id) => !planned.has(id));
+/** Membership by `has`; the names themselves only when iterated. */
+function lookup(has: (key: string) => boolean, list: () => string[]): KeyLookup {
+  return { has, [Symbol.iterator]: () => list()[Symbol.iterator]() };
 }
 
 export function extendRequest(
