@@ -138,16 +138,16 @@ const gathered = new WeakMap<Step, Gathered>();
  */
 export function planBaseline(
   steps: readonly Step[],
-  trustedText: readonly string[],
+  trustedText: readonly string[] | (() => readonly string[]),
   vouched?: readonly Step[],
 ): CapabilityBaseline {
-  if (steps.length === 0) return capabilityBaseline([steps], trustedText, vouched);
+  const text = typeof trustedText === "function" ? trustedText : () => trustedText;
+  if (steps.length === 0) return capabilityBaseline([steps], text(), vouched);
   let g = gathered.get(steps[0]!);
   if (g === undefined || g.steps.length > steps.length || !g.steps.every((step, i) => steps[i] === step)) {
     g = { steps: [], tools: new Set(), inputs: new Map() };
     gathered.set(steps[0]!, g);
   }
-  const known: string[] = [...trustedText];
   for (let i = g.steps.length; i < steps.length; i++)
     for (const use of uses(steps[i]!)) {
       g.tools.add(use.tool);
@@ -156,9 +156,20 @@ export function planBaseline(
       for (const k of use.inputs) read.add(k);
     }
   g.steps = steps;
-  if (vouched) for (const step of vouched) for (const use of uses(step)) known.push(...literals(use));
-  else for (const step of steps) for (const use of uses(step)) known.push(...literals(use));
-  return { tools: g.tools, inputs: g.inputs, known };
+  // Argument values and trusted text matter only when a literal is traced: gathered on first read,
+  // so an extension that traces none does not read every fact (the inputs among them).
+  let known: string[] | undefined;
+  return {
+    tools: g.tools,
+    inputs: g.inputs,
+    get known() {
+      if (known === undefined) {
+        known = [...text()];
+        for (const step of vouched ?? steps) for (const use of uses(step)) known.push(...literals(use));
+      }
+      return known;
+    },
+  };
 }
 
 /** Why this replan needs a person's approval, or undefined when it may run as proposed. */

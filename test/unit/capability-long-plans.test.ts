@@ -97,6 +97,14 @@ describe("planBaseline", () => {
     expect(plain(planBaseline(steps, trusted, first)).known).toEqual(["a long goal", "value-1", "value-2"]);
   });
 
+  it("reads the trusted text only when its known values are read", () => {
+    let reads = 0;
+    const steps = Array.from({ length: 4 }, (_, i) => step(i + 1));
+    const baseline = planBaseline(steps, () => (reads++, ["a long goal"]), steps.slice(0, 1));
+    expect([[...baseline.tools].sort(), reads]).toEqual([["fetch", "parse"], 0]);
+    expect([baseline.known, baseline.known.length, reads]).toEqual([["a long goal", "value-1"], 2, 1]);
+  });
+
   it("keeps the answer it gave for a plan when the plan grows later", () => {
     const steps = Array.from({ length: 6 }, (_, i) => step(i + 1));
     const first = planBaseline(steps.slice(0, 3), trusted);

@@ -33,17 +33,19 @@ export function runBaseline(
   state: PlanManagerStateType,
   original: readonly Step[] = originalSteps(state),
 ): CapabilityBaseline {
-  const inputs = Object.values(state.facts).filter((f) => f.producedBy === "input" || f.producedBy === "human");
-  // A person's words: replan constraints, and the scope changes this version plans for.
-  const people = [...(state.guards?.constraints ?? []), ...state.scopeChanges];
+  const trusted = () => {
+    const inputs = Object.values(state.facts).filter((f) => f.producedBy === "input" || f.producedBy === "human");
+    // A person's words: replan constraints, and the scope changes this version plans for.
+    const people = [...(state.guards?.constraints ?? []), ...state.scopeChanges];
+    return [state.goal, ...people, ...inputs.flatMap((f) => leaves(f.value))];
+  };
   // Arguments vouch only from the first plan: a later version nobody reviewed may carry a copied value.
-  const trusted = [state.goal, ...people, ...inputs.flatMap((f) => leaves(f.value))];
   // A run whose versions only appended (extensions) had no step but the current plan's: that
   // baseline grows with the plan instead of being gathered again (docs/decisions/0030-long-runs-per-step-cost.md).
   if (state.plan && state.planHistory.every((e) => e.replaced.length === 0))
     return planBaseline(state.plan.steps, trusted, original);
   // Only which steps some version had matters, not which version: each definition once.
-  return capabilityBaseline([stepsOfEveryVersion(state)], trusted, original);
+  return capabilityBaseline([stepsOfEveryVersion(state)], trusted(), original);
 }
 
 /** Where a draft came from, when not from the planner alone: replan memory's answer or hints. */
