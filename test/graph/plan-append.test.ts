@@ -138,6 +138,16 @@ describe("the extender's append write", () => {
   });
 });
 
+describe("the append write under each durability", () => {
+  it.each(["exit", "async", "sync"] as const)("durability %s: a reload has the whole plan", async (durability) => {
+    const file = join(dir, `durability-${durability}.db`);
+    const config = { configurable: { thread_id: durability } };
+    const out = await graphOn(openSaver(file)).invoke({ goal: "seven steps" } as never, { ...config, durability });
+    expect(out.plan).toEqual(FINAL);
+    expect((await graphOn(openSaver(file)).getState(config)).values.plan).toEqual(FINAL);
+  });
+});
+
 describe("planWrites", () => {
   const v1: Plan = { version: 1, steps: [step(1)], assumptions: [], rationale: "r", complete: false };
   const a2 = appendToPlan(v1, { steps: [step(2)], complete: false });
