@@ -107,7 +107,8 @@ export class CheckedDeltaChannel<V, U = V> extends DeltaChannel<V, U> {
       this.checks.check(unchecked);
     } catch (error) {
       // The whole write again, so the error names the field as the caller wrote it.
-      if (unchecked.some((u, i) => u !== values[i])) this.checks.check(values);
+      const whole = values.map((v) => this.unchecked(undefined, v));
+      if (unchecked.some((u, i) => u !== whole[i])) this.checks.check(whole);
       throw error;
     }
     const changed = super.update(values);
