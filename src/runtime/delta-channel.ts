@@ -160,8 +160,3 @@ export function appendBatch<T>(current: T[], writes: (T[] | T | undefined)[]): T
   const present = writes.filter((w) => w !== undefined) as (T[] | T)[];
   return present.length === 0 ? current : current.concat(...present);
 }
-
-/** Last write wins (a replaced value such as the current plan). */
-export function replaceBatch<T>(current: T, writes: T[]): T {
-  return writes.length === 0 ? current : writes[writes.length - 1]!;
-}
