@@ -133,7 +133,7 @@ export async function longRuns(quick: boolean): Promise<Table> {
       `A block is timed by the tool's own clock from its first call to the next block's first call. ` +
       "Flat per-step work keeps last / first near 1 (docs/decisions/0030-long-runs-per-step-cost.md). " +
       "The last two columns split a block: the median gap between two calls of one batch is a step's work; " +
-      "the median gap across batches, less a step's, is an extension's, which reads and writes the whole plan " +
-      "(the request lists every step done and every trusted fact; the new version is written whole).",
+      "the median gap across batches, less a step's, is an extension's. An extension writes only the steps it appends; " +
+      "what still grows with the plan is its replan record and history entry, which list every step and fact.",
   };
 }

@@ -46,13 +46,18 @@ function draftTools(args: unknown): string[] {
   });
 }
 
-/** Steps calling a side-effecting tool declare it, so the idempotency and review rules see it. */
+/**
+ * `sideEffectTools` mapped onto the steps, as the graph maps a tool's metadata (plan/enrich.ts): a
+ * step calling such a tool declares it and is not idempotent, whatever the model wrote, so the
+ * policy's one effect key (policy/attempt.ts) and the review rules read the step alone.
+ */
 export function enrich(draft: PlanDraft, sideEffectTools: ReadonlySet<string>): PlanDraft {
-  const steps = draft.steps.map((s) =>
-    s.tool && sideEffectTools.has(s.tool) && !s.sideEffects?.length
-      ? { ...s, sideEffects: [s.tool], idempotent: s.idempotent ?? false }
-      : s,
-  );
+  const steps = draft.steps.map((s) => {
+    // The step's fallback runs in its place: a side-effecting fallback makes the step side-effecting.
+    const tools = [s.tool, s.fallback?.tool].filter((t): t is string => t !== undefined && sideEffectTools.has(t));
+    if (tools.length === 0) return s;
+    return { ...s, sideEffects: s.sideEffects?.length ? s.sideEffects : tools, idempotent: false };
+  });
   return { ...draft, steps };
 }
 

@@ -9,9 +9,10 @@ export interface PlanMiddlewareOptions {
   /** `true`: a person reviews the first plan, and any revision that adds a side-effecting tool. Default false. */
   reviewPlan?: boolean;
   /**
-   * Tools with side effects: their calls get an idempotency key (`config.configurable.idempotencyKey`),
-   * a committed call is recorded in `sideEffects` and never runs again, and a revision that adds one
-   * waits for a person. Default [].
+   * Tools with side effects: a step calling one (as its tool or its fallback) is marked side-effecting
+   * and not idempotent, as a tool's `metadata.sideEffects` marks it in the graph; its calls get an
+   * idempotency key (`config.configurable.idempotencyKey`), a committed call is recorded in
+   * `sideEffects` and never runs again, and a revision that adds one waits for a person. Default [].
    */
   sideEffectTools?: readonly string[];
   /**

@@ -6,18 +6,26 @@
  * relabelled by the same `falsify` as the graph's.
  */
 import { makeFacts } from "../plan/facts.js";
-import type { FailureClass, SideEffectRecord, Step, StepRun } from "../plan/schema.js";
+import type { ErrorInfo, FailureClass, SideEffectRecord, Step, StepRun } from "../plan/schema.js";
+import { repeatVerdict, replanStanding } from "../policy/attempt.js";
 import type { ReplanStanding, Verdict } from "../policy/classify.js";
 import type { Decision } from "../policy/decision.js";
 import type { Deviation } from "../policy/deviation.js";
-import { coolingDown, type GuardHit } from "../policy/replan-guards.js";
+import type { GuardHit } from "../policy/replan-guards.js";
 import { globalScope, localScope } from "../policy/scope.js";
 import { falsify } from "../policy/trust.js";
 import { decide } from "./decisions.js";
 import type { ResolvedAgentOptions } from "./options.js";
 import { callKey } from "./route.js";
 import type { AgentPlanUpdate, AgentPlanValues, Escalation, Trigger } from "./state.js";
-import type { AttemptResult } from "./step-call.js";
+
+/**
+ * What one attempt of a tool gave back; `calls`: how often the tool ran in it (a retrying middleware
+ * below may call it more than once; each call is an attempt of the step). Default 1.
+ */
+export type AttemptResult = ({ ok: true; content: string; output: unknown } | { ok: false; error: ErrorInfo }) & {
+  calls?: number;
+};
 
 export interface CallEnv {
   options: ResolvedAgentOptions;
@@ -59,12 +67,13 @@ export interface Succeeded {
  */
 export function standing(
   state: Pick<AgentPlanValues, "replans" | "planRun">,
-  policy?: Pick<ResolvedAgentOptions["policy"], "replanCooldownSteps">,
+  policy: Pick<ResolvedAgentOptions["policy"], "replanCooldownSteps"> = { replanCooldownSteps: 0 },
 ): ReplanStanding {
   const count = state.replans.filter((r) => r.scope !== "extend").length;
-  const { lastReplanAt = {}, successes = [] } = state.planRun;
-  const cooling = policy ? coolingDown(lastReplanAt, successes.length, policy) : [];
-  return { available: true, count, spent: 0, coolingDown: cooling, falsified: state.planRun.falsified };
+  const { lastReplanAt = {}, successes = [], falsified } = state.planRun;
+  // A revision costs no planner call of the library's: the replan budget is never spent here.
+  const run = { available: true, count, spent: 0, lastReplanAt, successes: successes.length, falsified };
+  return replanStanding(run, policy);
 }
 
 export function settle(env: CallEnv, s: Settling): CallResult {
@@ -113,10 +122,7 @@ export function settle(env: CallEnv, s: Settling): CallResult {
 /** The identical call already failed for good: it is refused without running, and a person is asked. */
 export function refuseRepeat(env: CallEnv, step: Step, call: Settling["call"]): CallResult {
   const run = env.state.steps[step.id];
-  const reason =
-    `the identical call ${call.tool} ${JSON.stringify(call.args)} already failed for step "${step.id}" ` +
-    `(${run?.error?.message ?? "failed"}); it was not run again`;
-  return holdCall(env, step, call, { rule: "guard.no-progress", reason }, "deterministic");
+  return holdCall(env, step, call, repeatVerdict(step.id, call.tool, call.args, run?.error?.message), "deterministic");
 }
 
 /** A call a guard stopped before it ran: recorded, and a person is asked before the next model call. */

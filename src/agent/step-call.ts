@@ -1,32 +1,34 @@
 /**
- * One tool call of a plan step, through the ladder: each attempt's result is judged with the
- * graph's step checks and classified by the same `classify`; a transient failure is retried here
- * after the policy's backoff (the model sees one result), a fallback tool is tried, and what is
- * left — a replan, an escalation, a skip — is settled in `settle.ts`.
+ * One tool call of a plan step, through the ladder: each attempt goes through the policy's one
+ * attempt function (`policy/attempt.ts`, the graph executor's too) — the checks before the call,
+ * the operation's key, the judged result and the rule-table verdict; a transient failure is
+ * retried here after the policy's backoff (the model sees one result), a fallback tool is tried,
+ * and what is left — a replan, an escalation, a skip — is settled in `settle.ts`.
  */
 import { factValues, makeFacts } from "../plan/facts.js";
-import { operationKey } from "../plan/operation.js";
 import type { ErrorInfo, Step, StepRun } from "../plan/schema.js";
-import { activeAssumptionChecks, assumptionDeviation } from "../policy/assumptions.js";
-import { classify } from "../policy/classify.js";
+import {
+  attempt,
+  beforeAttempt,
+  ladderDecisionCount,
+  ladderVerdict,
+  reuseVerdict,
+  type RunStanding,
+} from "../policy/attempt.js";
+import type { Verdict } from "../policy/classify.js";
 import type { Decision } from "../policy/decision.js";
-import { producerAssumptions, type Deviation } from "../policy/deviation.js";
+import type { Deviation } from "../policy/deviation.js";
 import { attemptCost } from "../policy/budget.js";
-import { checkBudget, checkInputs, checkPreconditions, judgeOutput, type CheckFailure } from "../policy/step-checks.js";
+import type { CheckFailure } from "../policy/step-checks.js";
 import { decide } from "./decisions.js";
-import { settle, standing, type CallEnv, type CallResult, type Succeeded } from "./settle.js";
+import { settle, standing, type AttemptResult, type CallEnv, type CallResult, type Succeeded } from "./settle.js";
 
-/**
- * What one attempt of a tool gave back; `calls`: how often the tool ran in it (a retrying middleware
- * below may call it more than once; each call is an attempt of the step). Default 1.
- */
-export type AttemptResult = ({ ok: true; content: string; output: unknown } | { ok: false; error: ErrorInfo }) & {
-  calls?: number;
-};
+export type { AttemptResult } from "./settle.js";
 
 interface Deviated {
   kind: "deviation";
   deviation: Deviation;
+  verdict: Verdict;
   error?: ErrorInfo;
   /** A call that succeeded but proved an assumption false: its record, the facts and the effect it produced. */
   succeeded?: Succeeded;
@@ -89,24 +91,13 @@ async function ladder(
     ...(onFallback ? { usedFallback: true } : {}),
   };
   const decisions: Decision[] = [];
-  const pre = checkInputs(step, state.facts, trusted) ?? checkPreconditions(step, trusted);
-  let pending: Deviated | undefined = pre ? deviated(pre, step.id, run.attempts) : undefined;
   let call = { tool, args: onFallback ? { ...args, ...step.fallback?.args } : args };
   for (;;) {
-    const attempted = pending ? { run, judged: pending } : await oneAttempt(env, step, run, call, meter, decisions);
+    const attempted = await oneAttempt(env, step, run, call, meter, decisions, trusted);
     const judged = attempted.judged;
     run = attempted.run;
-    pending = undefined;
     if (judged.kind === "success") return judged.result;
-    const verdict = classify({
-      deviation: judged.deviation,
-      step,
-      run,
-      policy: options.policy,
-      replan: standing(state, options.policy),
-      decisionCount: state.decisions.length + decisions.length,
-      producerAssumptions: producerAssumptions(env.state.plan!, env.state.facts ?? {}, judged.deviation),
-    });
+    const { verdict } = judged;
     const place = { stepId: step.id, attempt: run.attempts, planVersion: state.plan!.version, at: env.at() };
     decisions.push(decide(verdict, place));
     run = judged.succeeded?.run ?? { ...run, status: "failed", endedAt: env.at(), ...errorOf(judged.error) };
@@ -125,9 +116,17 @@ async function ladder(
   }
 }
 
+/** Where the run stands for the ladder, counting the decisions this call took so far. */
+function runStanding(env: CallEnv, decisions: readonly Decision[]): RunStanding {
+  const policy = env.options.policy;
+  const decisionCount = ladderDecisionCount(env.state.decisions) + ladderDecisionCount(decisions);
+  return { policy, replan: standing(env.state, policy), decisionCount };
+}
+
 /**
- * One attempt of the call: held when it would take the run past `budget.maxCost`, else started,
- * charged per started attempt (as the graph charges) and judged.
+ * One attempt of the call, through the policy's attempt function: refused before it starts (inputs,
+ * preconditions, `budget.maxCost`, a changed committed operation), answered by a committed
+ * operation's output (`effect.reused`), or started, charged per started attempt and judged.
  */
 async function oneAttempt(
   env: CallEnv,
@@ -136,13 +135,35 @@ async function oneAttempt(
   call: { tool: string; args: Record<string, unknown> },
   meter: Meter,
   decisions: Decision[],
+  trusted: Record<string, unknown>,
 ): Promise<{ run: StepRun; judged: Judged }> {
-  const key = sideEffectKey(env, step, call.tool, call.args);
-  const reused = key === undefined ? undefined : reuse(env, step, before, key, decisions);
-  if (reused) return reused;
+  const { state } = env;
   const charge = attemptCost(step, call.tool !== step.tool);
-  const over = checkBudget(step, meter.spent, env.options.policy.budget.maxCost, charge);
-  if (over) return { run: before, judged: deviated(over, step.id, before.attempts) };
+  const next = beforeAttempt({
+    step,
+    run: state.steps[step.id],
+    threadId: env.threadId,
+    tool: call.tool,
+    args: call.args,
+    facts: state.facts,
+    trusted,
+    spent: meter.spent,
+    charge,
+    maxCost: env.options.policy.budget.maxCost,
+    committed: state.sideEffects,
+    steps: state.steps,
+  });
+  if (next.kind === "refused") return { run: before, judged: refused(env, step, before, next.failure, decisions) };
+  if (next.kind === "reuse") {
+    const run: StepRun = { ...before, status: "running", attempts: before.attempts + 1, startedAt: env.at() };
+    const { rule, reason } = reuseVerdict(step.id, next.reuse.stepId, next.key);
+    const place = { stepId: step.id, attempt: run.attempts, planVersion: state.plan!.version, at: env.at() };
+    decisions.push(decide({ rule, reason }, place));
+    const content = JSON.stringify(next.output) ?? "null";
+    const result: AttemptResult = { ok: true, content, output: next.output };
+    return { run, judged: judge(env, step, run, result, undefined, decisions, trusted) };
+  }
+  const key = next.key;
   let run: StepRun = {
     ...before,
     status: "running",
@@ -162,43 +183,22 @@ async function oneAttempt(
     meter.charged += charge * extra;
     run = { ...run, attempts: run.attempts + extra, ...(charge > 0 ? { cost: (run.cost ?? 0) + charge * extra } : {}) };
   }
-  return { run, judged: judge(env, step, run, result, key, decisions) };
+  return { run, judged: judge(env, step, run, result, key, decisions, trusted) };
 }
 
-/**
- * The same operation (the same key) committed before, under any step: its recorded output is this
- * call's result, judged like one, and the tool is not called again (`effect.reused`). A record from
- * before outputs were kept goes out under its key, for a tool that honours keys to answer.
- */
-function reuse(
-  env: CallEnv,
-  step: Step,
-  before: StepRun,
-  key: string,
-  decisions: Decision[],
-): { run: StepRun; judged: Judged } | undefined {
-  const committed = env.state.sideEffects.find((e) => e.idempotencyKey === key);
-  if (committed?.output === undefined) return undefined;
-  const run: StepRun = { ...before, status: "running", attempts: before.attempts + 1, startedAt: env.at() };
-  const by = committed.stepId === step.id ? "this step" : `step "${committed.stepId}"`;
-  const reason =
-    `the same operation was committed by ${by} under key ${key}; its output is reused and the tool ` +
-    "is not called again";
-  const place = { stepId: step.id, attempt: run.attempts, planVersion: env.state.plan!.version, at: env.at() };
-  decisions.push(decide({ rule: "effect.reused", reason }, place));
-  const content = JSON.stringify(committed.output) ?? "null";
-  return { run, judged: judge(env, step, run, { ok: true, content, output: committed.output }, undefined, decisions) };
-}
-
-function deviated(check: CheckFailure, stepId: string, attempt: number): Deviated {
-  return { kind: "deviation", deviation: { ...check.deviation, stepId, attempt }, error: check.error };
+/** A check refused the attempt before it started: its deviation and the ladder's verdict on it. */
+function refused(env: CallEnv, step: Step, run: StepRun, check: CheckFailure, decisions: Decision[]): Deviated {
+  const deviation = { ...check.deviation, stepId: step.id, attempt: run.attempts } as Deviation;
+  const { plan, facts } = env.state;
+  const verdict = ladderVerdict(step, run, plan!, facts, deviation, runStanding(env, decisions));
+  return { kind: "deviation", deviation, verdict, error: check.error };
 }
 
 function errorOf(error: ErrorInfo | undefined): { error?: ErrorInfo } {
   return error ? { error } : {};
 }
 
-/** The result judged by the graph's checks; on success, the facts and the assumption checks they settle. */
+/** The result judged by the policy's attempt function; on success, the facts and the effect it committed. */
 function judge(
   env: CallEnv,
   step: Step,
@@ -206,46 +206,44 @@ function judge(
   result: AttemptResult,
   key: string | undefined,
   decisions: Decision[],
+  trusted: Record<string, unknown>,
 ): Judged {
   const { state } = env;
-  const attempt = run.attempts;
-  if (!result.ok)
-    return {
-      kind: "deviation",
-      deviation: { kind: "error", stepId: step.id, attempt, message: result.error.message, error: result.error },
-      error: result.error,
-    };
-  const trusted = factValues(state.facts);
-  const judged = judgeOutput(step, result.output, trusted);
-  if (!judged.ok)
-    return { kind: "deviation", deviation: { ...judged.deviation, stepId: step.id, attempt }, error: judged.error };
-  const version = state.plan!.version;
+  const plan = state.plan!;
+  const judged = attempt({
+    step,
+    run,
+    result: result.ok ? { ok: true, output: result.output } : { ok: false, error: result.error },
+    plan,
+    facts: state.facts,
+    trusted,
+    steps: state.steps,
+    falsified: state.planRun.falsified,
+    standing: runStanding(env, decisions),
+  });
+  if (judged.kind === "deviation") {
+    const { deviation, verdict, error } = judged;
+    return { kind: "deviation", deviation, verdict: verdict!, error };
+  }
   const facts = makeFacts(judged.values, {
     producedBy: step.id,
-    planVersion: version,
+    planVersion: plan.version,
     assumptions: step.assumptions ?? [],
   });
   const done: StepRun = { ...run, status: "succeeded", output: judged.output, endedAt: env.at() };
   delete done.error;
-  const after = { ...state.steps, [step.id]: done };
-  const broken = activeAssumptionChecks(state.plan!, after, state.planRun.falsified, { ...trusted, ...judged.values });
-  const deviation = assumptionDeviation(broken, step.id, attempt);
   // A committed effect is recorded whatever the assumption checks say next: it happened.
   const sideEffects = key ? [{ stepId: step.id, idempotencyKey: key, at: env.at(), output: judged.output }] : [];
-  if (deviation) return { kind: "deviation", deviation, succeeded: { run: done, values: judged.values, sideEffects } };
+  if (judged.broken) {
+    const succeeded = { run: done, values: judged.values, sideEffects };
+    return { kind: "deviation", deviation: judged.broken, verdict: judged.verdict!, succeeded };
+  }
   return {
     kind: "success",
     result: {
-      content: result.content,
+      content: result.ok ? result.content : "",
       status: "success",
       update: { steps: { [step.id]: done }, facts, decisions, sideEffects },
     },
   };
-}
-
-/** Tools in `sideEffectTools`, and steps that declare side effects and are not idempotent, get a key. */
-function sideEffectKey(env: CallEnv, step: Step, tool: string, args: Record<string, unknown>): string | undefined {
-  const declared = (step.sideEffects?.length ?? 0) > 0 && step.idempotent === false && tool === step.tool;
-  if (!env.options.sideEffectTools.has(tool) && !declared) return undefined;
-  return operationKey(env.threadId, tool, args, step.operation);
 }

@@ -50,7 +50,7 @@ async function askExtend(
 ): Promise<{ draft: PlanDraft } | { failed: GuardHit }> {
   const extend = rt.planner.extend?.bind(rt.planner);
   if (typeof extend !== "function") return { failed: plannerUnavailable("extend") };
-  const ask = (signal: AbortSignal) => extend({ ...extendRequest(rt, state, usage), signal });
+  const ask = (signal: AbortSignal) => extend(extendRequest(rt, state, usage, signal));
   try {
     return { draft: await withDeadline(rt.policy.plannerTimeoutMs, "planner.extend", ask, runSignal) };
   } catch (error) {

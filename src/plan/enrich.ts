@@ -13,15 +13,26 @@ export interface ToolMetadata {
 export function enrichDraft(draft: PlanDraft, metadataOf: (tool: string) => ToolMetadata | undefined): PlanDraft {
   return {
     ...draft,
-    steps: draft.steps.map((step) => enrichStep(step, step.tool ? metadataOf(step.tool) : undefined)),
+    steps: draft.steps.map((step) =>
+      enrichStep(
+        step,
+        step.tool ? metadataOf(step.tool) : undefined,
+        step.fallback ? metadataOf(step.fallback.tool) : undefined,
+      ),
+    ),
   };
 }
 
-function enrichStep(step: Step, meta: ToolMetadata | undefined): Step {
+function enrichStep(step: Step, meta: ToolMetadata | undefined, fallback: ToolMetadata | undefined): Step {
   const out: Step = { ...step };
+  // The step's fallback runs in its place: its side effects are the step's too.
+  const effects = [...(meta?.sideEffects ?? []), ...(fallback?.sideEffects ?? [])];
   // The registry's side effects are facts about the tool: a plan (untrusted) may add to them, never drop them.
-  if (meta?.sideEffects && meta.sideEffects.length > 0)
-    out.sideEffects = [...new Set([...(out.sideEffects ?? []), ...meta.sideEffects])];
+  // Nor may it call such a tool `idempotent` and so drop its idempotency key (docs/decisions/0006-idempotency-keys-name-the-operation.md).
+  if (effects.length > 0) {
+    out.sideEffects = [...new Set([...(out.sideEffects ?? []), ...effects])];
+    out.idempotent = false;
+  }
   if (out.sideEffects && out.sideEffects.length > 0 && out.idempotent === undefined) out.idempotent = false;
   if (meta?.successSignal && out.successSignal === undefined) out.successSignal = meta.successSignal;
   return out;

@@ -24,14 +24,18 @@ export interface PlanVersionEntry {
 }
 
 export function historyEntry(previous: Plan, next: Plan): PlanVersionEntry {
-  const after = new Map(next.steps.map((s) => [s.id, s]));
+  // An extension hands every earlier step back as the same object, in place: nothing was replaced.
+  const appended = previous.steps.every((s, i) => next.steps[i] === s);
+  const after = appended ? new Map<string, Step>() : new Map(next.steps.map((s) => [s.id, s]));
   const entry: PlanVersionEntry = {
     version: next.version,
-    replaced: previous.steps.filter((s) => {
-      const now = after.get(s.id);
-      // An extension hands every earlier step back as the same object: nothing to compare.
-      return now === undefined || (now !== s && canonical(now) !== canonical(s));
-    }),
+    replaced: appended
+      ? []
+      : previous.steps.filter((s) => {
+          const now = after.get(s.id);
+          // An extension hands every earlier step back as the same object: nothing to compare.
+          return now === undefined || (now !== s && canonical(now) !== canonical(s));
+        }),
     order: previous.steps.map((s) => s.id),
     assumptionCount: previous.assumptions.length,
   };
@@ -86,7 +90,14 @@ export function originalSteps(state: { plan?: Plan | undefined; planHistory: rea
   if (!first) return [...state.plan.steps];
   const defs = new Map<string, Step>();
   for (const entry of state.planHistory) for (const s of entry.replaced) if (!defs.has(s.id)) defs.set(s.id, s);
-  const current = new Map(state.plan.steps.map((s) => [s.id, s]));
+  // Only the ids still wanted, and the scan stops when all are found: a rolling plan's first
+  // version is its first steps (docs/decisions/0030-long-runs-per-step-cost.md).
+  const wanted = new Set(first.order.filter((id) => !defs.has(id)));
+  const current = new Map<string, Step>();
+  for (const s of state.plan.steps) {
+    if (current.size === wanted.size) break;
+    if (wanted.has(s.id) && !current.has(s.id)) current.set(s.id, s);
+  }
   return first.order.map((id) => defs.get(id) ?? current.get(id)).filter((s): s is Step => s !== undefined);
 }
 

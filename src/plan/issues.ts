@@ -45,6 +45,14 @@ export interface PlanIssue {
 
 export type PlanValidation = { ok: true; draft: PlanDraft } | { ok: false; issues: PlanIssue[] };
 
+/**
+ * Names given by membership (a `Set`, or a lookup over a long plan's own indexes); listed only
+ * for an error's suggestion.
+ */
+export interface KeyLookup extends Iterable<string> {
+  has(key: string): boolean;
+}
+
 export interface ValidationContext {
   /** Names of the tools in the registry. */
   tools: ReadonlySet<string>;
@@ -54,7 +62,7 @@ export interface ValidationContext {
   /** Assumptions already falsified: no step may rest on them again. */
   falsified?: readonly string[];
   /** Steps outside the draft that draft steps may depend on (a replan's preserved steps). */
-  externalSteps?: readonly string[];
+  externalSteps?: readonly string[] | KeyLookup;
   /** Assumptions outside the draft that steps may rest on. */
   externalAssumptions?: readonly string[];
   /**
@@ -66,9 +74,9 @@ export interface ValidationContext {
    * Facts available before the draft runs (the context; for a replan, the facts in state and
    * those the kept steps produce). Without it, inputs are not checked against producers.
    */
-  availableFacts?: readonly string[];
+  availableFacts?: readonly string[] | KeyLookup;
   /** Ids of steps earlier plan versions removed: their records remain, so the ids may not come back. */
-  retiredSteps?: readonly string[];
+  retiredSteps?: readonly string[] | KeyLookup;
   /** Whether the planner can extend a plan (`Planner.extend`); a draft with `complete: false` needs it. */
   canExtend?: boolean;
   /** Tools whose metadata declares side effects; with them, calls no label tells apart are found. Default: none. */

@@ -20,17 +20,55 @@ export function isFinished(run: StepRun | undefined): boolean {
   return run?.status === "succeeded" || run?.status === "skipped";
 }
 
-/** Each plan's step positions by id, built once per plan version. */
+/** Each plan's step positions by id, and where a key is first produced, built once per plan version. */
 const positions = new WeakMap<Plan, Map<string, number>>();
+const producers = new WeakMap<Plan, Map<string, number>>();
+/** The plan whose steps an index was last grown to: the one plan that may grow it further in place. */
+const grownTo = new WeakMap<Map<string, number>, Plan>();
+/** Plans made by appending steps to another (an extension), each with the plan it extends. */
+const appendedTo = new WeakMap<Plan, Plan>();
+
+/**
+ * Notes that `next` is `previous` with steps appended (runtime/plan-channel.ts): what is known of
+ * one serves the other, so an extension of a long plan does not index its thousands of steps
+ * again (docs/decisions/0030-long-runs-per-step-cost.md).
+ */
+export function notePlanAppend(previous: Plan, next: Plan): void {
+  appendedTo.set(next, previous);
+}
+
+function indexOf(plan: Plan, cache: WeakMap<Plan, Map<string, number>>, produced: boolean): Map<string, number> {
+  let index = cache.get(plan);
+  if (index) return index;
+  const from = appendedTo.get(plan);
+  const base = from && cache.get(from);
+  let start = 0;
+  if (from && base) {
+    // Grown in place while no other plan grew it past `from`: positions past a plan's end are not its steps.
+    index = grownTo.get(base) === from ? base : new Map([...base].filter(([, at]) => at < from.steps.length));
+    start = from.steps.length;
+  } else index = new Map();
+  for (let i = start; i < plan.steps.length; i++) {
+    const step = plan.steps[i]!;
+    if (!produced) index.set(step.id, i);
+    // The first producer: a key some step of a prefix produces stays within that prefix.
+    else for (const key of step.produces ?? []) if (!index.has(key)) index.set(key, i);
+  }
+  grownTo.set(index, plan);
+  cache.set(plan, index);
+  return index;
+}
 
 /** Where step `id` stands in `plan`, or undefined when the plan has no such step. */
 export function stepPosition(plan: Plan, id: string): number | undefined {
-  let index = positions.get(plan);
-  if (!index) {
-    index = new Map(plan.steps.map((s, i) => [s.id, i]));
-    positions.set(plan, index);
-  }
-  return index.get(id);
+  const at = indexOf(plan, positions, false).get(id);
+  return at !== undefined && at < plan.steps.length ? at : undefined;
+}
+
+/** Whether some step of `plan` produces `key`. */
+export function planProduces(plan: Plan, key: string): boolean {
+  const at = indexOf(plan, producers, true).get(key);
+  return at !== undefined && at < plan.steps.length;
 }
 
 /** Per step-records object: for the plan last asked about, how many leading steps have finished. */
@@ -55,7 +93,9 @@ export function firstUnfinished(plan: Plan, steps: Readonly<Record<string, StepR
     return advance(plan, steps, first);
   }
   const known = finishedPrefix.get(steps);
-  const first = advance(plan, steps, known?.plan === plan ? known.first : 0);
+  // An appended plan keeps every step where it was: its finished prefix is the one it extends.
+  const same = known !== undefined && (known.plan === plan || appendedTo.get(plan) === known.plan);
+  const first = advance(plan, steps, same ? known.first : 0);
   finishedPrefix.set(steps, { plan, first });
   return first;
 }

@@ -94,12 +94,15 @@ function listNames(names: readonly string[]): string {
  * them: either way the step does not get what the plan meant), and inputs nothing produces.
  */
 export function checkInputs(draft: PlanDraft, ctx: ValidationContext, add: (issue: PlanIssue) => boolean) {
-  const produced = new Set([...(ctx.availableFacts ?? []), ...draft.steps.flatMap((s) => s.produces ?? [])]);
+  const own = new Set(draft.steps.flatMap((s) => s.produces ?? []));
+  // A set given as it is: an extension's context holds every fact of a long run (docs/decisions/0030-long-runs-per-step-cost.md).
+  const given = ctx.availableFacts ?? [];
+  const available = "has" in given ? given : new Set(given);
   for (const [i, step] of draft.steps.entries()) {
     for (const [j, key] of (step.inputs ?? []).entries()) {
       const path = ["steps", i, "inputs", j];
-      if (ctx.availableFacts && !produced.has(key)) {
-        const guess = suggest(key, produced);
+      if (ctx.availableFacts && !available.has(key) && !own.has(key)) {
+        const guess = suggest(key, new Set([...available, ...own]));
         const hint = guess ? ` (did you mean "${guess}"?)` : "";
         const message = `step "${step.id}" reads input "${key}", which neither the context nor any step produces`;
         if (!add({ code: "unproduced_input", path, stepId: step.id, message: message + hint })) return;

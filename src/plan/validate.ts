@@ -5,12 +5,16 @@
  */
 import { compileExpression, type ExpressionKind } from "../expr/cel.js";
 import { retryPolicyProblem } from "./retry-policy.js";
-import { MAX_ISSUES, type PlanIssue, type PlanValidation, type ValidationContext } from "./issues.js";
+import { MAX_ISSUES, type KeyLookup, type PlanIssue, type PlanValidation, type ValidationContext } from "./issues.js";
 import { LIMITS, PlanDraftSchema, type PlanDraft, type Step } from "./schema.js";
 import { checkInputs, checkOperations, unknownFields } from "./validate-fields.js";
 import { nearest } from "./nearest.js";
 
 export type { PlanIssue, PlanIssueCode, PlanValidation, ValidationContext } from "./issues.js";
+
+/** A context's list as a set, the set itself when it is one (an extension passes thousands of ids). */
+const asSet = (list: readonly string[] | KeyLookup | undefined): KeyLookup =>
+  list === undefined ? new Set() : "has" in list ? list : new Set(list);
 
 export function validatePlan(input: unknown, ctx: ValidationContext): PlanValidation {
   // zod strips unknown keys; a plan from an LLM with `tolo: "x"` must not lose its tool silently.
@@ -40,15 +44,19 @@ export function validatePlan(input: unknown, ctx: ValidationContext): PlanValida
   const assumptionIds = checkPlanLevel(draft, ctx, add);
 
   const ids = new Set<string>();
+  // Sets, not lists: an extension of a long plan checks each new id against thousands
+  // (docs/decisions/0030-long-runs-per-step-cost.md).
+  const external = asSet(ctx.externalSteps);
+  const retired = asSet(ctx.retiredSteps);
   draft.steps.forEach((step, i) => {
-    if (ids.has(step.id) || (ctx.externalSteps ?? []).includes(step.id))
+    if (ids.has(step.id) || external.has(step.id))
       add({
         code: "duplicate_id",
         path: ["steps", i, "id"],
         stepId: step.id,
         message: `step id "${step.id}" is used twice`,
       });
-    else if ((ctx.retiredSteps ?? []).includes(step.id))
+    else if (retired.has(step.id))
       add({
         code: "duplicate_id",
         path: ["steps", i, "id"],
@@ -57,7 +65,7 @@ export function validatePlan(input: unknown, ctx: ValidationContext): PlanValida
       });
     ids.add(step.id);
   });
-  const known = new Set([...ids, ...(ctx.externalSteps ?? [])]);
+  const known = { has: (id: string) => ids.has(id) || external.has(id) };
 
   draft.steps.forEach((step, i) => validateStep(step, i, known, assumptionIds, ctx, add));
   checkInputs(draft, ctx, add);
@@ -106,7 +114,7 @@ interface StepCheck {
 function validateStep(
   step: Step,
   i: number,
-  known: ReadonlySet<string>,
+  known: { has(id: string): boolean },
   assumptions: ReadonlySet<string>,
   ctx: ValidationContext,
   add: (issue: PlanIssue) => void,
@@ -183,7 +191,7 @@ function checkAgent({ step, at, add }: StepCheck, ctx: ValidationContext) {
 /** Dependencies name other steps of the plan; assumptions are declared and not already proven false. */
 function checkReferences(
   { step, at, add }: StepCheck,
-  known: ReadonlySet<string>,
+  known: { has(id: string): boolean },
   assumptions: ReadonlySet<string>,
   falsified: readonly string[],
 ) {

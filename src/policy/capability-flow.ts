@@ -20,7 +20,7 @@ export interface Flow {
   /** Plan version 1's steps by id, when known: any other producer is new, whichever replan added it. */
   original?: ReadonlyMap<string, Step>;
   /** Steps that already ran and will not run again: what they read is spent. */
-  finished: ReadonlySet<string>;
+  finished: { has(id: string): boolean };
   baseline: CapabilityBaseline;
   taint: Taint;
   /** Each key's answer once found (a chain is walked once, however many steps read it). */
@@ -31,15 +31,31 @@ export interface Flow {
 export function flowOf(
   proposed: readonly Step[],
   added: ReadonlySet<string>,
-  finished: ReadonlySet<string>,
+  finished: { has(id: string): boolean },
   baseline: CapabilityBaseline,
   taint: Taint,
   original?: readonly Step[],
 ): Flow {
-  const producers = new Map<string, Step[]>();
-  for (const step of proposed)
-    if (!step.human) for (const key of step.produces ?? []) producers.set(key, [...(producers.get(key) ?? []), step]);
-  const flow: Flow = { producers, added, finished, baseline, taint, memo: new Map(), clean: new Map() };
+  // Built on first use: a version whose steps read no tainted key never walks the whole plan
+  // (docs/decisions/0030-long-runs-per-step-cost.md).
+  let producers: Map<string, Step[]> | undefined;
+  const flow: Flow = {
+    get producers() {
+      if (producers === undefined) {
+        producers = new Map();
+        for (const step of proposed)
+          if (!step.human)
+            for (const key of step.produces ?? []) producers.set(key, [...(producers.get(key) ?? []), step]);
+      }
+      return producers;
+    },
+    added,
+    finished,
+    baseline,
+    taint,
+    memo: new Map(),
+    clean: new Map(),
+  };
   if (original) flow.original = new Map(original.map((s) => [s.id, s]));
   return flow;
 }

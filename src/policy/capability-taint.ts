@@ -20,9 +20,15 @@ export interface TaintedText {
   source: TaintSource;
 }
 
+/** Tainted fact keys, each with where it came from; looked up one by one (a long run has thousands). */
+export interface TaintKeys {
+  get(key: string): string | undefined;
+  has(key: string): boolean;
+}
+
 /** Data produced after the original plan was made: fact keys (with where from) and untrusted text. */
 export interface Taint {
-  keys: ReadonlyMap<string, string>;
+  keys: TaintKeys;
   texts: readonly TaintedText[];
   /** The draft is another thread's answer (replan memory): a literal this run never knew is untrusted. */
   remembered: boolean;

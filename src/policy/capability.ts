@@ -18,6 +18,7 @@ import {
   taintFindings,
   uses,
   type Taint,
+  type TaintKeys,
   type TaintedText,
   type ToolUse,
 } from "./capability-taint.js";
@@ -61,8 +62,8 @@ export interface CapabilityInput {
   untrusted?: readonly TaintedText[];
   /** The replacement is a learned replan memory entry, another thread's answer. Default false. */
   remembered?: boolean;
-  /** Steps of the proposed plan that already ran and will not run again. Default none. */
-  finished?: ReadonlySet<string>;
+  /** Steps of the proposed plan that already ran and will not run again (asked of its steps' ids). Default none. */
+  finished?: { has(id: string): boolean };
   /**
    * Plan version 1's steps: a producer not among them (as defined there) is new, whichever replan
    * added it. Default: only the steps this replan adds are new.
@@ -121,9 +122,62 @@ export function capabilityBaseline(
   return { tools, inputs, known } satisfies CapabilityBaseline;
 }
 
+/** What one plan's steps used, gathered once and extended as the plan grows (see `planBaseline`). */
+interface Gathered {
+  steps: readonly Step[];
+  tools: Set<string>;
+  inputs: Map<string, Set<string>>;
+}
+const gathered = new WeakMap<Step, Gathered>();
+
+/**
+ * `capabilityBaseline([steps], trustedText, vouched)` for the steps of one plan, remembered by its
+ * first step: a plan that only appends to the one seen last (an extension hands back every step
+ * as the same object) adds just its new steps (docs/decisions/0030-long-runs-per-step-cost.md).
+ * The tool and input sets are shared with the next call: the answer is for use at once, not to keep.
+ */
+export function planBaseline(
+  steps: readonly Step[],
+  trustedText: readonly string[] | (() => readonly string[]),
+  vouched?: readonly Step[],
+): CapabilityBaseline {
+  const text = typeof trustedText === "function" ? trustedText : () => trustedText;
+  if (steps.length === 0) return capabilityBaseline([steps], text(), vouched);
+  let g = gathered.get(steps[0]!);
+  if (g === undefined || g.steps.length > steps.length || !g.steps.every((step, i) => steps[i] === step)) {
+    g = { steps: [], tools: new Set(), inputs: new Map() };
+    gathered.set(steps[0]!, g);
+  }
+  for (let i = g.steps.length; i < steps.length; i++)
+    for (const use of uses(steps[i]!)) {
+      g.tools.add(use.tool);
+      const read = g.inputs.get(use.tool) ?? new Set<string>();
+      g.inputs.set(use.tool, read);
+      for (const k of use.inputs) read.add(k);
+    }
+  g.steps = steps;
+  // Argument values and trusted text matter only when a literal is traced: gathered on first read,
+  // so an extension that traces none does not read every fact (the inputs among them).
+  let known: string[] | undefined;
+  return {
+    tools: g.tools,
+    inputs: g.inputs,
+    get known() {
+      if (known === undefined) {
+        known = [...text()];
+        for (const step of vouched ?? steps) for (const use of uses(step)) known.push(...literals(use));
+      }
+      return known;
+    },
+  };
+}
+
 /** Why this replan needs a person's approval, or undefined when it may run as proposed. */
 export function capabilityGuard(input: CapabilityInput): CapabilityHit | undefined {
-  const before = new Map(input.previous.map((s) => [s.id, s]));
+  // Only the replacement's ids are looked up: a long plan is scanned, not indexed.
+  const wanted = new Set(input.replacement.map((s) => s.id));
+  const before = new Map<string, Step>();
+  for (const s of input.previous) if (wanted.has(s.id)) before.set(s.id, s);
   // Only what the replan adds or changes: a step handed back as it was is not new.
   const added = input.replacement.filter((s) => !before.has(s.id) || canonical(before.get(s.id)) !== canonical(s));
   const addedIds = new Set(added.map((s) => s.id));
@@ -181,19 +235,50 @@ function newTool(use: ToolUse, sideEffects: readonly string[]): string {
  * the untrusted text the planner read besides facts.
  */
 function taintOf(input: CapabilityInput): Taint {
-  const people = new Set(input.proposed.filter((s) => s.human).map((s) => s.id));
-  const trusted = (f: Fact) => f.producedBy === "input" || f.producedBy === "human" || people.has(f.producedBy);
-  const keys = new Map<string, string>();
-  const texts: TaintedText[] = [];
-  for (const [key, fact] of Object.entries(input.facts)) {
-    if (trusted(fact)) continue;
-    keys.set(key, `produced by step "${fact.producedBy}"`);
-    // The values themselves, not their JSON: a quote or newline in a page must match as written.
-    for (const text of leaves(fact.value)) texts.push({ text, source: "tool output" });
-  }
-  texts.push(...(input.untrusted ?? []));
-  for (const step of input.proposed)
-    if (!step.human)
-      for (const k of step.produces ?? []) if (!keys.has(k)) keys.set(k, `to be produced by step "${step.id}"`);
-  return { keys, texts, remembered: input.remembered === true };
+  let people: Set<string> | undefined;
+  const trusted = (f: Fact) => {
+    if (f.producedBy === "input" || f.producedBy === "human") return true;
+    people ??= new Set(input.proposed.filter((s) => s.human).map((s) => s.id));
+    return people.has(f.producedBy);
+  };
+  // Both built on first use, key by key for `keys`: a version whose new steps trace no literal and
+  // read a few keys does not walk every fact of a long run (docs/decisions/0030-long-runs-per-step-cost.md).
+  let texts: TaintedText[] | undefined;
+  return {
+    keys: taintKeys(input, trusted),
+    get texts() {
+      if (texts === undefined) {
+        texts = [];
+        for (const key of Object.keys(input.facts)) {
+          const fact = input.facts[key]!;
+          if (trusted(fact)) continue;
+          // The values themselves, not their JSON: a quote or newline in a page must match as written.
+          for (const text of leaves(fact.value)) texts.push({ text, source: "tool output" });
+        }
+        texts.push(...(input.untrusted ?? []));
+      }
+      return texts;
+    },
+    remembered: input.remembered === true,
+  };
+}
+
+/**
+ * Why a key is tainted: a fact some tool or agent produced, else a key a step of the proposed plan
+ * will produce (the first such step), else not tainted.
+ */
+function taintKeys(input: CapabilityInput, trusted: (f: Fact) => boolean): TaintKeys {
+  let producers: Map<string, string> | undefined;
+  const get = (key: string): string | undefined => {
+    const fact = Object.hasOwn(input.facts, key) ? input.facts[key] : undefined;
+    if (fact !== undefined && !trusted(fact)) return `produced by step "${fact.producedBy}"`;
+    if (producers === undefined) {
+      producers = new Map();
+      for (const step of input.proposed)
+        if (!step.human) for (const k of step.produces ?? []) if (!producers.has(k)) producers.set(k, step.id);
+    }
+    const id = producers.get(key);
+    return id === undefined ? undefined : `to be produced by step "${id}"`;
+  };
+  return { get, has: (key) => get(key) !== undefined };
 }

@@ -107,7 +107,8 @@ export class CheckedDeltaChannel<V, U = V> extends DeltaChannel<V, U> {
       this.checks.check(unchecked);
     } catch (error) {
       // The whole write again, so the error names the field as the caller wrote it.
-      if (unchecked.some((u, i) => u !== values[i])) this.checks.check(values);
+      const whole = values.map((v) => this.unchecked(undefined, v));
+      if (unchecked.some((u, i) => u !== whole[i])) this.checks.check(whole);
       throw error;
     }
     const changed = super.update(values);
@@ -158,9 +159,4 @@ export function mergeInPlace<T>(current: Record<string, T>, writes: (Record<stri
 export function appendBatch<T>(current: T[], writes: (T[] | T | undefined)[]): T[] {
   const present = writes.filter((w) => w !== undefined) as (T[] | T)[];
   return present.length === 0 ? current : current.concat(...present);
-}
-
-/** Last write wins (a replaced value such as the current plan). */
-export function replaceBatch<T>(current: T, writes: T[]): T {
-  return writes.length === 0 ? current : writes[writes.length - 1]!;
 }

@@ -7,7 +7,8 @@ import { Annotation } from "@langchain/langgraph";
 import { z } from "zod";
 import type { UsageEntry } from "../contracts/usage.js";
 import { CheckedChannel } from "./checked-channel.js";
-import { appendBatch, CheckedDeltaChannel, mergeBatch, replaceBatch, type BatchReducer } from "./delta-channel.js";
+import { appendBatch, CheckedDeltaChannel, mergeBatch, type BatchReducer } from "./delta-channel.js";
+import { planWrites, uncheckedPlan, type PlanWrite } from "./plan-channel.js";
 import { mergeFactsInPlace } from "../plan/facts.js";
 import { mergeStepsInPlace } from "../plan/ready.js";
 
@@ -131,19 +132,6 @@ const ScopeChangesSchema = z.array(z.string().min(1).max(LIMITS.maxTextLength)).
 const ProgressSchema = z.object({ lastProgressAt: z.string().optional() });
 export type Progress = z.infer<typeof ProgressSchema>;
 
-/**
- * A new plan version hands back the steps it keeps as the same objects (an extension keeps all of
- * them): those were checked when the plan that holds them was written, so only the rest is
- * checked (docs/decisions/0030-long-runs-per-step-cost.md).
- */
-function uncheckedPlan(current: Plan | undefined, write: unknown): unknown {
-  const steps = (write as Partial<Plan> | null)?.steps;
-  if (!current || !Array.isArray(steps)) return write;
-  let kept = 0;
-  while (kept < current.steps.length && kept < steps.length && steps[kept] === current.steps[kept]) kept += 1;
-  return kept === 0 ? write : { ...(write as Plan), steps: steps.slice(kept) };
-}
-
 /** What a caller writes to start a run: the goal and the input facts. */
 export const PlanManagerInput = Annotation.Root({
   goal: lastValue<string>("goal", z.string()),
@@ -157,10 +145,11 @@ export const PlanManagerInput = Annotation.Root({
 export const PlanManagerOutput = Annotation.Root({
   goal: PlanManagerInput.spec.goal,
   status: lastValue<RunStatus>("status", RunStatusSchema, () => "planning"),
-  plan: new CheckedDeltaChannel<Plan | undefined>(
+  /** A whole plan, or an extension's append (runtime/plan-channel.ts); the value is always the whole plan. */
+  plan: new CheckedDeltaChannel<Plan | undefined, PlanWrite>(
     "plan",
     PlanSchema.optional(),
-    replaceBatch,
+    planWrites,
     () => undefined,
     undefined,
     undefined,

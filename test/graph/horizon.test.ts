@@ -315,3 +315,32 @@ describe("extensions and the ladder", () => {
     expect(log.slice(-2)).toEqual(["start d", "end d"]);
   });
 });
+
+describe("the extend request of a long plan", () => {
+  // docs/decisions/0030-long-runs-per-step-cost.md: `done`, `facts` and `usedIds` are built when first read.
+  it("shows its lists to JSON and Object.keys, and lets a planner replace them", async () => {
+    const seen: unknown[] = [];
+    const planner = staticPlanner({
+      plan: { steps: [stepWithOutput(1)], complete: false },
+      extend: (req) => {
+        seen.push(Object.keys(req).filter((k) => ["done", "facts", "usedIds"].includes(k)));
+        seen.push(JSON.parse(JSON.stringify({ done: req.done, facts: req.facts, usedIds: req.usedIds })));
+        req.usedIds = ["mine"];
+        req.done.push({ id: "x", goal: "x", tool: null, status: "pending" });
+        seen.push([req.usedIds, req.done.length]);
+        return { steps: [stepWithOutput(2)], complete: true };
+      },
+    });
+    const out = await harness(planner, [worker()]).run();
+    expect(out.status).toBe("completed");
+    expect(seen).toEqual([
+      ["done", "facts", "usedIds"],
+      {
+        done: [{ id: "s1", goal: "Step 1", tool: "work", status: "succeeded" }],
+        facts: { trusted: { r1: 1 } },
+        usedIds: ["s1"],
+      },
+      [["mine"], 2],
+    ]);
+  });
+});

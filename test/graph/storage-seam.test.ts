@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { isPlanManagerError } from "../../src/errors.js";
 import { CheckedChannel } from "../../src/runtime/checked-channel.js";
-import { appendBatch, CheckedDeltaChannel, mergeBatch, replaceBatch } from "../../src/runtime/delta-channel.js";
+import { appendBatch, CheckedDeltaChannel, mergeBatch } from "../../src/runtime/delta-channel.js";
 
 /** Every database a test opens is closed at the end: better-sqlite3 statements finalized at process exit crash Node 24. */
 const opened: SqliteSaver[] = [];
@@ -65,7 +65,6 @@ describe("batch reducers give the same value however replay batches the writes",
     const logs: (number | number[] | undefined)[] = [1, [2, 3], undefined, 4];
     expect(appendBatch(appendBatch([0], logs.slice(0, 1)), logs.slice(1))).toEqual(appendBatch([0], logs));
     expect(appendBatch([0], logs)).toEqual([0, 1, 2, 3, 4]);
-    expect(replaceBatch("a", ["b", "c"])).toBe(replaceBatch(replaceBatch("a", ["b"]), ["c"]));
   });
 });
 

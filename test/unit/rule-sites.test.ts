@@ -10,17 +10,6 @@ import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { RULE_IDS } from "../../src/policy/rules.js";
 
-/**
- * Sites in files other branches are rewriting at the same time (the attempt engine); each is
- * taken by that branch's policy function. Empty this list once those branches are merged.
- */
-const PENDING_OTHER_BRANCHES: readonly string[] = [
-  "src/agent/settle.ts: guard.no-progress",
-  "src/agent/step-call.ts: effect.reused",
-  "src/nodes/executor/attempt.ts: effect.reused",
-  "src/nodes/executor/visit.ts: rate.limit",
-];
-
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
@@ -47,11 +36,7 @@ function ruleIdSites(root: string): string[] {
 
 describe("rule ids outside policy", () => {
   it("no node, view or middleware file names a rule id: policy chooses every rule", () => {
-    expect(ruleIdSites("src").filter((site) => !PENDING_OTHER_BRANCHES.includes(site))).toEqual([]);
-  });
-
-  it("every pending site still exists (a merged branch that took one empties its entry here)", () => {
-    expect(PENDING_OTHER_BRANCHES.filter((site) => !ruleIdSites("src").includes(site))).toEqual([]);
+    expect(ruleIdSites("src")).toEqual([]);
   });
 
   it("the scan finds a rule id in a string literal and a plain template, not in a comment", () => {

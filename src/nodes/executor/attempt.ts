@@ -3,20 +3,17 @@
  * the call handed to the dispatcher, and the record written when it ends.
  */
 import { attemptCost, usageCost } from "../../policy/budget.js";
-import { operationKey, stepKey } from "../../plan/operation.js";
-import type { Step, StepRun } from "../../plan/schema.js";
+import type { SideEffectRecord, Step, StepRun } from "../../plan/schema.js";
 import { stepPosition } from "../../plan/ready.js";
 import {
-  checkBudget,
-  checkCommittedEffect,
-  checkInputs,
-  checkPreconditions,
-  judgeOutput,
-  preview,
-  type ReusedEffect,
-} from "../../policy/step-checks.js";
+  attempt as judgeAttempt,
+  beforeAttempt,
+  reuseVerdict,
+  type Attempt,
+  type CallResult,
+} from "../../policy/attempt.js";
 import { decide } from "../../policy/decide.js";
-import { validationFailure } from "../../policy/agent-routing.js";
+import type { DeviationDraft } from "../../policy/deviation.js";
 import { agentCall } from "./agent-attempt.js";
 import type { AgentWork, Dispatcher, Flight } from "../../runtime/dispatch.js";
 import { watchForStall } from "../../runtime/stall-watch.js";
@@ -26,16 +23,6 @@ import type { Visit } from "./visit.js";
 export function toolFor(step: Step, run: StepRun | undefined): string | undefined {
   if (run?.usedFallback === true && step.fallback !== undefined) return step.fallback.tool;
   return step.agent !== undefined ? `agent:${step.agent}` : step.tool;
-}
-
-/** The idempotency key of a step with side effects that is not idempotent: it names the operation. */
-function sideEffectKey(step: Step, threadId: string, toolName: string, args: Record<string, unknown>) {
-  const effectful = (step.sideEffects?.length ?? 0) > 0 && step.idempotent === false;
-  if (!effectful) return undefined;
-  return {
-    key: operationKey(threadId, toolName, args, step.operation),
-    legacy: stepKey(threadId, step.id, toolName, args),
-  };
 }
 
 /**
@@ -50,22 +37,13 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
   const notRun = { ...previous, status: "failed" as const };
   const useFallback = previous.usedFallback === true && step.fallback !== undefined;
   const charge = attemptCost(step, useFallback);
-  const pre =
-    checkInputs(step, v.state.facts, v.trusted) ??
-    checkPreconditions(step, v.trusted) ??
-    (again ? undefined : checkBudget(step, v.spent, rt.policy.budget.maxCost, charge));
-  if (pre) return v.fail(step, pre, notRun);
-
   const toolName = toolFor(step, previous)!;
   const args = { ...(useFallback ? step.fallback!.args : step.args), ...pick(v.trusted, step.inputs ?? []) };
   const threadId = String(config.configurable?.thread_id ?? "no-thread");
-  const keys = sideEffectKey(step, threadId, toolName, args);
-  const committed = [...v.state.sideEffects, ...v.effects];
-  const known = checkCommittedEffect(step, keys, previous, committed, v.steps, `${toolName} ${preview(args)}`);
-  if (known && "reuse" in known) return reuseEffect(v, step, previous, known, toolName);
-  if (known) return v.fail(step, known, notRun);
-  // An operation committed before outputs were kept is called again under its committed key.
-  const key = keys && (committed.find((e) => e.idempotencyKey === keys.legacy) ? keys.legacy : keys.key);
+  const next = checkBefore(v, step, { threadId, tool: toolName, args, charge, again });
+  if (next.kind === "refused") return v.fail(step, next.failure, notRun);
+  if (next.kind === "reuse") return reuseEffect(v, step, previous, next.reuse, next.output, toolName);
+  const { key, operation } = next;
 
   const attempt = again ? previous.attempts : previous.attempts + 1;
   const cost = again ? 0 : charge;
@@ -80,9 +58,7 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
     ...(cost > 0 ? { cost: (previous.cost ?? 0) + cost } : {}),
   };
   v.spent += cost;
-  const work: AgentWork | undefined = agent
-    ? { usage: [], key: key ?? operationKey(threadId, toolName, args, step.operation) }
-    : undefined;
+  const work: AgentWork | undefined = agent ? { usage: [], key: key ?? operation } : undefined;
   const tool = work ? agentCall(v, step, previous, attempt, work) : rt.tools.get(toolName);
   if (!tool) {
     // Validation makes this unreachable for plans it accepted; kept as a hard stop at the registry boundary.
@@ -111,28 +87,52 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
   flights.launch(flight, { tool, args, timeoutMs, configurable }, config, wait, () => v.now());
 }
 
+/** The policy's checks before the call, on the visit's records (its effects committed so far included). */
+function checkBefore(
+  v: Visit,
+  step: Step,
+  call: { threadId: string; tool: string; args: Record<string, unknown>; charge: number; again: boolean },
+) {
+  return beforeAttempt({
+    step,
+    run: v.steps[step.id],
+    ...call,
+    facts: v.state.facts,
+    trusted: v.trusted,
+    spent: v.spent,
+    maxCost: v.rt.policy.budget.maxCost,
+    committed: [...v.state.sideEffects, ...v.effects],
+    steps: v.steps,
+  });
+}
+
 /**
  * A step whose operation committed already, under this or another step id (a replan that handed
  * the same call back, a fork from before the commit): the tool is not called; the committed output
  * is judged as this step's and recorded, with an `effect.reused` decision saying so, and no new
  * entry in `sideEffects` (docs/decisions/0006-idempotency-keys-name-the-operation.md).
  */
-function reuseEffect(v: Visit, step: Step, previous: StepRun, known: ReusedEffect, tool: string): void {
-  const { reuse: record, output } = known;
+function reuseEffect(
+  v: Visit,
+  step: Step,
+  previous: StepRun,
+  record: SideEffectRecord,
+  output: unknown,
+  tool: string,
+): void {
   const at = v.now();
   const { nextDelayMs: _delay, error: _error, approvedKey: _approved, ...rest } = previous;
   const attempt = previous.attempts + 1;
   const ended: StepRun = { ...rest, status: "running", attempts: attempt, startedAt: at, endedAt: at };
-  const judged = judgeOutput(step, output, v.trusted);
-  if (!judged.ok)
-    return v.fail(step, judged, judged.output === undefined ? ended : { ...ended, output: judged.output });
-  const by = record.stepId === step.id ? "this step" : `step "${record.stepId}"`;
-  const decision = decide("effect.reused", {
+  const judged = judge(v, step, ended, { ok: true, output });
+  if (judged.kind === "deviation") return failJudged(v, step, judged, ended);
+  const verdict = reuseVerdict(step.id, record.stepId, record.idempotencyKey, tool);
+  const decision = decide(verdict.rule, {
     after: v.state.decisions.length + v.decisions.length,
     stepId: step.id,
     attempt,
-    failureClass: "none",
-    reason: `${tool}: the same operation was committed by ${by} under key ${record.idempotencyKey}; its output is reused and the tool is not called again`,
+    failureClass: verdict.failureClass,
+    reason: verdict.reason,
     planVersion: v.plan.version,
     at,
   });
@@ -165,22 +165,52 @@ export function recordEnd(v: Visit, flight: Flight): void {
   if (!result.ok) {
     v.adjustLimit(step, flight.attempt, tool, result.error, flight.toolCallsAtEnd ?? 1);
     const { error } = result;
-    const kind = result.timeout ? "timeout" : "error";
+    const called: CallResult = {
+      ok: false,
+      error,
+      message: `${step.id}: ${error.name}: ${error.message}`,
+      ...(result.timeout ? { timeout: true } : {}),
+    };
     // An agent that threw gave no answer: the one kept for feedback was the attempt before.
     const { output: _earlier, ...answerless } = ended;
-    return v.fail(
-      step,
-      { deviation: { kind, message: `${step.id}: ${error.name}: ${error.message}`, error }, error },
-      flight.agent ? answerless : ended,
-    );
+    const failed = judge(v, step, ended, called);
+    if (failed.kind === "deviation") return failJudged(v, step, failed, flight.agent ? answerless : ended);
+    return;
   }
-  const judged = judgeOutput(step, result.output, v.trusted);
-  if (!judged.ok)
-    return v.fail(step, judged, judged.output === undefined ? ended : { ...ended, output: judged.output });
-  const invalid = validationFailure(step, flight.agent?.validation, v.trusted);
-  if (invalid) return v.fail(step, invalid, { ...ended, output: judged.output });
+  const judged = judge(v, step, ended, { ok: true, output: result.output }, flight.agent?.validation);
+  if (judged.kind === "deviation") return failJudged(v, step, judged, ended);
   v.adjustLimit(step, flight.attempt, tool, null, flight.toolCallsAtEnd ?? 1);
   v.succeed(step, { ...ended, status: "succeeded", output: judged.output }, judged.values, flight.key);
+}
+
+/**
+ * The policy's attempt function on the executor's side: judged here, decided by the classifier node
+ * (a deviation waits in the queue while other steps run, and the LLM classifier may be asked).
+ * Assumption checks after a success are the visit's (`Visit.succeed`), over every step it recorded.
+ */
+function judge(
+  v: Visit,
+  step: Step,
+  run: StepRun,
+  result: CallResult,
+  validation?: Parameters<typeof judgeAttempt>[0]["validation"],
+): Attempt {
+  return judgeAttempt({
+    step,
+    run,
+    result,
+    plan: v.plan,
+    facts: v.state.facts,
+    trusted: v.trusted,
+    ...(validation ? { validation } : {}),
+  });
+}
+
+/** A judged deviation recorded: the step's record keeps what the tool returned, when it was storable. */
+function failJudged(v: Visit, step: Step, judged: Extract<Attempt, { kind: "deviation" }>, ended: StepRun): void {
+  const { deviation, error, output } = judged;
+  const { stepId: _id, attempt: _attempt, ...draft } = deviation;
+  v.fail(step, { deviation: draft as DeviationDraft, error }, output === undefined ? ended : { ...ended, output });
 }
 
 export function pick(values: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {

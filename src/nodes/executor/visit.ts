@@ -15,7 +15,7 @@ import type { Decision } from "../../policy/decision.js";
 import type { Deviation } from "../../policy/deviation.js";
 import type { CheckFailure } from "../../policy/step-checks.js";
 import { activeAssumptionChecks, assumptionDeviation } from "../../policy/assumptions.js";
-import { isRateLimit, lowerLimit, raiseLimit, type LimitUpdate } from "../../policy/dispatch.js";
+import { isRateLimit, limitVerdict, lowerLimit, raiseLimit, type LimitUpdate } from "../../policy/dispatch.js";
 import { emit, emitOnceDurable, type PlanEvent } from "../../runtime/events.js";
 import { decide } from "../../policy/decide.js";
 
@@ -144,13 +144,13 @@ export class Visit {
     else if (isRateLimit(failed)) update = lowerLimit(this.dispatch.limits, tool, callsAtEnd, max);
     if (!update?.change) return;
     this.dispatch.limits = update.limits;
-    const { from, to, why } = update.change;
-    const decision = decide("rate.limit", {
+    const verdict = limitVerdict(update.change, failed !== null);
+    const decision = decide(verdict.rule, {
       after: this.state.decisions.length + this.decisions.length,
       stepId: step.id,
       attempt,
-      failureClass: failed === null ? "none" : "transient",
-      reason: `${tool} may run ${to} call${to === 1 ? "" : "s"} at a time (was ${from}): ${why}`,
+      failureClass: verdict.failureClass,
+      reason: verdict.reason,
       planVersion: this.plan.version,
       at: this.now(),
     });

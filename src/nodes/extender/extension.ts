@@ -10,8 +10,11 @@ import type { ExtendRequest } from "../../contracts/planner.js";
 import { enrichDraft } from "../../plan/enrich.js";
 import { factValues } from "../../plan/facts.js";
 import { historyEntry } from "../../plan/history.js";
-import type { Plan, PlanDraft, ReplanRecord } from "../../plan/schema.js";
+import type { PlanDraft, ReplanRecord } from "../../plan/schema.js";
+import { appendToPlan, planWrites } from "../../runtime/plan-channel.js";
 import { validatePlan, type PlanValidation } from "../../plan/validate.js";
+import type { KeyLookup } from "../../plan/issues.js";
+import { planProduces, stepPosition } from "../../plan/ready.js";
 import { decide } from "../../policy/decide.js";
 import { holdProposal, reviewNewSteps, versionReview } from "../shared/plan-review.js";
 
@@ -22,42 +25,51 @@ export const extensionsOf = (state: Pick<PlanManagerStateType, "replans">): numb
 /** The extension's draft checked like any plan: new ids only, registered tools, facts that exist. */
 export function validateExtension(rt: Runtime, state: PlanManagerStateType, draft: unknown): PlanValidation {
   const plan = state.plan!;
-  const usable = Object.entries(state.facts).filter(([, f]) => f.label !== "invalidated");
+  const { facts, steps } = state;
+  // Lookups over the plan's own indexes, not lists: an extension of a long plan pays for its own
+  // steps (docs/decisions/0030-long-runs-per-step-cost.md). Listed only for an error's suggestion.
+  const inPlan = (id: string) => stepPosition(plan, id) !== undefined;
+  const usable = (key: string) => Object.hasOwn(facts, key) && facts[key]!.label !== "invalidated";
   return validatePlan(draft, {
     tools: rt.toolNames,
     agents: rt.agentNames,
     policy: rt.policy,
     falsified: state.guards.falsified,
-    externalSteps: plan.steps.map((s) => s.id),
-    retiredSteps: retiredSteps(state),
+    externalSteps: lookup(inPlan, () => plan.steps.map((s) => s.id)),
+    retiredSteps: lookup(
+      (id) => Object.hasOwn(steps, id) && !inPlan(id),
+      () => Object.keys(steps).filter((id) => !inPlan(id)),
+    ),
     externalAssumptions: plan.assumptions.map((a) => a.id),
     toolArguments: rt.toolArguments,
     sideEffectTools: rt.sideEffectTools,
-    availableFacts: [...usable.map(([k]) => k), ...plan.steps.flatMap((s) => s.produces ?? [])],
+    availableFacts: lookup(
+      (key) => usable(key) || planProduces(plan, key),
+      () => [...Object.keys(facts).filter(usable), ...plan.steps.flatMap((s) => s.produces ?? [])],
+    ),
     canExtend: true,
   });
 }
 
-/** Ids with a record that the current plan no longer has (a set: the plan may hold thousands of steps). */
-function retiredSteps(state: PlanManagerStateType): string[] {
-  const planned = new Set(state.plan!.steps.map((s) => s.id));
-  return Object.keys(state.steps).filter((id) => !planned.has(id));
+/** Membership by `has`; the names themselves only when iterated. */
+function lookup(has: (key: string) => boolean, list: () => string[]): KeyLookup {
+  return { has, [Symbol.iterator]: () => list()[Symbol.iterator]() };
 }
 
-export function extendRequest(rt: Runtime, state: PlanManagerStateType, usage: UsageEntry[]): ExtendRequest {
+export function extendRequest(
+  rt: Runtime,
+  state: PlanManagerStateType,
+  usage: UsageEntry[],
+  signal?: AbortSignal,
+): ExtendRequest {
   const plan = state.plan!;
   const maxCost = rt.policy.budget.maxCost;
-  return {
+  const request: ExtendRequest = {
     goal: state.goal,
     plan,
-    done: plan.steps.map((s) => ({
-      id: s.id,
-      goal: s.goal,
-      tool: s.tool ?? null,
-      status: state.steps[s.id]?.status ?? "pending",
-    })),
-    facts: { trusted: factValues(state.facts) },
-    usedIds: [...new Set([...plan.steps.map((s) => s.id), ...Object.keys(state.steps)])],
+    done: [],
+    facts: { trusted: {} },
+    usedIds: [],
     extensions: extensionsOf(state),
     constraints: state.guards.constraints,
     budget: maxCost !== undefined ? { remaining: Math.max(0, maxCost - state.budget.spent) } : {},
@@ -69,6 +81,39 @@ export function extendRequest(rt: Runtime, state: PlanManagerStateType, usage: U
     },
     reportUsage: (u) => usage.push({ ...u, purpose: "extend", at: new Date(rt.clock.now()).toISOString() }),
   };
+  if (signal !== undefined) request.signal = signal;
+  // These three grow with the plan: built when the planner first reads them, so a planner that
+  // reads only the plan's tail does not pay for them (docs/decisions/0030-long-runs-per-step-cost.md).
+  lazy(request, "done", () =>
+    plan.steps.map((s) => ({
+      id: s.id,
+      goal: s.goal,
+      tool: s.tool ?? null,
+      status: state.steps[s.id]?.status ?? "pending",
+    })),
+  );
+  lazy(request, "facts", () => ({ trusted: factValues(state.facts) }));
+  lazy(request, "usedIds", () => [...new Set([...plan.steps.map((s) => s.id), ...Object.keys(state.steps)])]);
+  return request;
+}
+
+/**
+ * A field computed on its first read, then a plain data field: enumerable, so a spread or JSON of
+ * the request shows it; writable, so a planner may replace it.
+ */
+function lazy<T extends object, K extends keyof T>(target: T, key: K, make: () => T[K]): void {
+  const settle = (value: T[K]) =>
+    Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+  Object.defineProperty(target, key, {
+    get: () => {
+      const value = make();
+      settle(value);
+      return value;
+    },
+    set: settle,
+    enumerable: true,
+    configurable: true,
+  });
 }
 
 /**
@@ -84,16 +129,12 @@ export function applyExtension(
 ): PlanManagerUpdate {
   const previous = state.plan!;
   const added = enrichDraft(draft, rt.metadataOf);
-  const known = new Set(previous.assumptions.map((a) => a.id));
-  const next: Plan = {
-    version: previous.version + 1,
-    steps: [...previous.steps, ...added.steps],
-    assumptions: [...previous.assumptions, ...(added.assumptions ?? []).filter((a) => !known.has(a.id))],
-  };
-  if (previous.rationale !== undefined) next.rationale = previous.rationale;
-  if (added.complete === false) next.complete = false;
+  // The channel is written the steps this version adds, not the whole plan: it builds `next` the
+  // same way (runtime/plan-channel.ts; docs/decisions/0030-long-runs-per-step-cost.md).
+  const append = appendToPlan(previous, added);
+  const next = planWrites(previous, [append])!;
   const labels = { trusted: [] as string[], suspect: [] as string[], invalidated: [] as string[] };
-  for (const [key, fact] of Object.entries(state.facts)) labels[fact.label].push(key);
+  for (const key of Object.keys(state.facts)) labels[state.facts[key]!.label].push(key);
   const record: ReplanRecord = {
     trigger: "horizon",
     scope: "extend",
@@ -118,7 +159,7 @@ export function applyExtension(
     });
     return holdProposal(rt, state, config, { decision, notes: [] }, proposal, held);
   }
-  const update: PlanManagerUpdate = { plan: next, planHistory: historyEntry(previous, next), replans: record };
+  const update: PlanManagerUpdate = { plan: append, planHistory: historyEntry(previous, next), replans: record };
   if (!rt.reviewReplans) return { ...update, status: "running" };
   const extension = `extension ${extensionsOf(state) + 1}: ${added.steps.length} more steps`;
   const pendingHuman = versionReview(

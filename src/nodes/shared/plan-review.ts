@@ -13,6 +13,7 @@ import type { Decision } from "../../policy/decision.js";
 import {
   capabilityBaseline,
   capabilityGuard,
+  planBaseline,
   type CapabilityBaseline,
   type CapabilityHit,
 } from "../../policy/capability.js";
@@ -28,15 +29,23 @@ import type { ProposedVersion } from "../../policy/replan.js";
 export const HELD_REVIEW_OPTIONS = ["approve", "reject", "replan", "change_scope", "abort"] as const;
 
 /** What earlier plan versions of the run did, and the text the run trusted (goal, inputs, a person's words). */
-export function runBaseline(state: PlanManagerStateType): CapabilityBaseline {
-  // Only which steps some version had matters, not which version: each definition once.
-  const versions = [stepsOfEveryVersion(state)];
-  const inputs = Object.values(state.facts).filter((f) => f.producedBy === "input" || f.producedBy === "human");
-  // A person's words: replan constraints, and the scope changes this version plans for.
-  const people = [...(state.guards?.constraints ?? []), ...state.scopeChanges];
+export function runBaseline(
+  state: PlanManagerStateType,
+  original: readonly Step[] = originalSteps(state),
+): CapabilityBaseline {
+  const trusted = () => {
+    const inputs = Object.values(state.facts).filter((f) => f.producedBy === "input" || f.producedBy === "human");
+    // A person's words: replan constraints, and the scope changes this version plans for.
+    const people = [...(state.guards?.constraints ?? []), ...state.scopeChanges];
+    return [state.goal, ...people, ...inputs.flatMap((f) => leaves(f.value))];
+  };
   // Arguments vouch only from the first plan: a later version nobody reviewed may carry a copied value.
-  const trusted = [state.goal, ...people, ...inputs.flatMap((f) => leaves(f.value))];
-  return capabilityBaseline(versions, trusted, originalSteps(state));
+  // A run whose versions only appended (extensions) had no step but the current plan's: that
+  // baseline grows with the plan instead of being gathered again (docs/decisions/0030-long-runs-per-step-cost.md).
+  if (state.plan && state.planHistory.every((e) => e.replaced.length === 0))
+    return planBaseline(state.plan.steps, trusted, original);
+  // Only which steps some version had matters, not which version: each definition once.
+  return capabilityBaseline([stepsOfEveryVersion(state)], trusted(), original);
 }
 
 /** Where a draft came from, when not from the planner alone: replan memory's answer or hints. */
@@ -56,21 +65,30 @@ export function reviewNewSteps(
   origin: DraftOrigin = {},
 ): CapabilityHit | undefined {
   const again = new Set(replacement.map((s) => s.id));
-  const finished = proposed.filter((s) => !again.has(s.id) && isFinished(state.steps[s.id])).map((s) => s.id);
+  // Asked only of the proposed plan's ids, so no list of them is made (a long plan has thousands).
+  const finished = { has: (id: string) => !again.has(id) && isFinished(state.steps[id]) };
+  const original = originalSteps(state);
   // Tools' error messages reach the planner too (its trigger quotes them): they are untrusted like facts.
-  const runs = [...Object.values(state.steps), ...state.planHistory.flatMap((e) => Object.values(e.runs ?? {}))];
+  // Gathered when the guard first reads them, as it does to trace a literal (docs/decisions/0030-long-runs-per-step-cost.md).
+  let untrusted: TaintedText[] | undefined;
   return capabilityGuard({
     replacement,
     previous: state.plan?.steps ?? [],
     proposed,
-    baseline: runBaseline(state),
+    baseline: runBaseline(state, original),
     facts: state.facts,
     replanTools: rt.policy.replanTools,
     sideEffectsOf: (name) => executorEffects(rt, name),
-    untrusted: [...failureTexts(runs, state.decisions), ...(origin.untrusted ?? [])],
+    get untrusted() {
+      if (untrusted === undefined) {
+        const runs = [...Object.values(state.steps), ...state.planHistory.flatMap((e) => Object.values(e.runs ?? {}))];
+        untrusted = [...failureTexts(runs, state.decisions), ...(origin.untrusted ?? [])];
+      }
+      return untrusted;
+    },
     remembered: origin.remembered === true,
-    finished: new Set(finished),
-    original: originalSteps(state),
+    finished,
+    original,
   });
 }
 
