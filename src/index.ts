@@ -36,6 +36,7 @@ export type {
   ToolInfo,
 } from "./contracts/planner.js";
 export type { FallbackClassifier, FallbackAnswer } from "./contracts/classifier.js";
+export type { ModelTrace } from "./contracts/trace.js";
 
 export {
   TransientError,

@@ -2,6 +2,7 @@
 import type { Step } from "../plan/schema.js";
 import type { Verdict } from "../policy/classify.js";
 import type { Deviation } from "../policy/deviation.js";
+import type { ModelTrace } from "./trace.js";
 import type { UsageEntry } from "./usage.js";
 
 /**
@@ -21,10 +22,13 @@ export type FallbackUsage = Omit<UsageEntry, "purpose" | "at">;
  * or runs past `policy.plannerTimeoutMs` (then `signal` aborts), leaves the rule's verdict standing.
  */
 export interface FallbackClassifier {
-  classify(input: {
-    deviation: Deviation;
-    step?: Step;
-    allowed: readonly Verdict["action"][];
-    signal?: AbortSignal;
-  }): Promise<FallbackAnswer | undefined>;
+  classify(
+    input: {
+      deviation: Deviation;
+      step?: Step;
+      allowed: readonly Verdict["action"][];
+      signal?: AbortSignal;
+    } /** The run's callbacks, metadata and tags: pass them on to model calls, so a tracer sees them. */,
+    trace?: ModelTrace,
+  ): Promise<FallbackAnswer | undefined>;
 }

@@ -1,6 +1,7 @@
 /** The planner interface (docs/architecture.md "State and channels"): where plans and replacement steps come from. */
 import type { PlanIssue } from "../plan/validate.js";
 import type { ModelTier, Plan, PlanDraft, Step } from "../plan/schema.js";
+import type { ModelTrace } from "./trace.js";
 import type { UsageEntry } from "./usage.js";
 
 /** What a planner may know about a tool. */
@@ -109,13 +110,18 @@ export interface ReplanHint {
   successes: number;
 }
 
+/**
+ * Every method gets, beside its request, the run's `trace`: the callbacks given to `invoke`
+ * (LangSmith's tracer, any handler) with metadata and tags saying what the call is for. A planner
+ * that calls a model passes them on (`llmPlanner` does), so a trace shows its calls in the run.
+ */
 export interface Planner {
-  plan(request: PlanRequest): Promise<PlanDraft>;
+  plan(request: PlanRequest, trace?: ModelTrace): Promise<PlanDraft>;
   /** Without it the planner cannot replan, and every replan rung escalates. */
-  replan?(request: ReplanRequest): Promise<PlanDraft>;
+  replan?(request: ReplanRequest, trace?: ModelTrace): Promise<PlanDraft>;
   /**
    * The next steps of a goal planned a few steps at a time (drafts with `complete: false`).
    * Without it, such a draft is rejected by validation before any tool runs.
    */
-  extend?(request: ExtendRequest): Promise<PlanDraft>;
+  extend?(request: ExtendRequest, trace?: ModelTrace): Promise<PlanDraft>;
 }

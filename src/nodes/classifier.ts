@@ -17,6 +17,7 @@ import { falsify } from "./shared/falsify.js";
 import { withDeadline } from "../runtime/deadline.js";
 import { capText } from "../plan/json-safe.js";
 import type { FallbackAnswer } from "../contracts/classifier.js";
+import { modelTrace, type ModelTrace } from "../contracts/trace.js";
 
 export function replanStanding(state: PlanManagerStateType, rt: Runtime): ReplanStanding {
   const g = state.guards;
@@ -50,7 +51,15 @@ export function makeClassifierNode(rt: Runtime) {
       tiers: rt.tiers,
     });
     const usage: UsageEntry[] = [];
-    const verdict = await askLlmClassifier(rt, ruled, { deviation, step, usage, runSignal: config.signal });
+    // Built only when the LLM classifier is asked: most failures never reach it.
+    const trace = () =>
+      modelTrace(config, "classifier", {
+        purpose: "classify",
+        ...(deviation.stepId !== undefined ? { stepId: deviation.stepId } : {}),
+        attempt: run?.attempts ?? deviation.attempt,
+        planVersion: state.plan!.version,
+      });
+    const verdict = await askLlmClassifier(rt, ruled, { deviation, step, usage, runSignal: config.signal, trace });
     const decision = decide(verdict.rule, {
       ...verdict,
       after: state.decisions.length,
@@ -73,6 +82,7 @@ interface LlmQuestion {
   step: Step | undefined;
   usage: UsageEntry[];
   runSignal: AbortSignal | undefined;
+  trace: () => ModelTrace;
 }
 
 /**
@@ -84,7 +94,7 @@ async function askLlmClassifier(rt: Runtime, verdict: Verdict, q: LlmQuestion): 
   const classifier = rt.classifier;
   if (!classifier || !mayAskLlm(verdict)) return verdict;
   const ask = (signal: AbortSignal) =>
-    classifier.classify({ deviation, ...(step ? { step } : {}), allowed: LADDER_ACTIONS, signal });
+    classifier.classify({ deviation, ...(step ? { step } : {}), allowed: LADDER_ACTIONS, signal }, q.trace());
   let answer: FallbackAnswer | undefined;
   try {
     answer = await withDeadline(rt.policy.plannerTimeoutMs, "classifier.classify", ask, q.runSignal);

@@ -11,6 +11,7 @@ import { emit } from "../runtime/events.js";
 import { planReview } from "../runtime/interrupts.js";
 import { withDeadline } from "../runtime/deadline.js";
 import { capText } from "../plan/json-safe.js";
+import { modelTrace } from "../contracts/trace.js";
 
 /** Why no plan came out: the run fails with this in `outcome`, and no tool runs. */
 interface NoPlan {
@@ -35,7 +36,7 @@ export function makePlannerNode(rt: Runtime) {
     }
     const inputFacts = makeFacts({ ...state.context }, { producedBy: "input", planVersion: 0 });
     const facts = [...Object.keys(state.facts), ...Object.keys(inputFacts)];
-    const answer = await draftPlan(rt, state, facts, usage, config.signal);
+    const answer = await draftPlan(rt, state, facts, usage, config);
     if ("message" in answer) return failed(answer, inputFacts, budget, usage);
     const enriched = enrichDraft(answer, rt.metadataOf);
     const plan: Plan = { version: 1, steps: enriched.steps, assumptions: enriched.assumptions ?? [] };
@@ -62,7 +63,7 @@ async function draftPlan(
   state: PlanManagerStateType,
   availableFacts: string[],
   usage: UsageEntry[],
-  runSignal: AbortSignal | undefined,
+  config: LangGraphRunnableConfig,
 ): Promise<PlanDraft | NoPlan> {
   const canExtend = typeof rt.planner.extend === "function";
   const context = {
@@ -77,20 +78,23 @@ async function draftPlan(
   let draft: PlanDraft;
   try {
     const ask = (signal: AbortSignal) =>
-      rt.planner.plan({
-        goal: state.goal,
-        facts: { ...state.context },
-        tools: rt.toolInfo,
-        ...rt.agentCatalogue,
-        constraints: state.guards.constraints,
-        validate: (d) => {
-          const result = validatePlan(d, context);
-          return result.ok ? [] : result.issues;
+      rt.planner.plan(
+        {
+          goal: state.goal,
+          facts: { ...state.context },
+          tools: rt.toolInfo,
+          ...rt.agentCatalogue,
+          constraints: state.guards.constraints,
+          validate: (d) => {
+            const result = validatePlan(d, context);
+            return result.ok ? [] : result.issues;
+          },
+          reportUsage: (u) => usage.push({ ...u, purpose: "plan", at: new Date(rt.clock.now()).toISOString() }),
+          signal,
         },
-        reportUsage: (u) => usage.push({ ...u, purpose: "plan", at: new Date(rt.clock.now()).toISOString() }),
-        signal,
-      });
-    draft = await withDeadline(rt.policy.plannerTimeoutMs, "planner.plan", ask, runSignal);
+        modelTrace(config, "planner", { purpose: "plan" }),
+      );
+    draft = await withDeadline(rt.policy.plannerTimeoutMs, "planner.plan", ask, config.signal);
   } catch (error) {
     const message = capText(error instanceof Error ? error.message : String(error));
     if (isPlanManagerError(error) && error.code === "invalid_plan")

@@ -18,6 +18,7 @@ import { readMemory, writeMemory } from "./replanner/recall.js";
 import { askPlanner } from "./replanner/request.js";
 import { applyOutcome } from "./replanner/apply.js";
 import { reviewNewSteps } from "./shared/plan-review.js";
+import { modelTrace } from "../contracts/trace.js";
 
 export function makeReplannerNode(rt: Runtime) {
   const rules = draftRules(rt);
@@ -61,6 +62,7 @@ export function makeReplannerNode(rt: Runtime) {
           issues: step.issues,
           validate,
           reportUsage,
+          trace: modelTrace(config, "planner", { purpose: "replan", planVersion: frame.plan.version }),
         };
         answers.push(await askPlanner(rt, ask, config.signal));
       }

@@ -21,6 +21,7 @@ import {
   type UsageReport,
 } from "./model-call.js";
 import { dataBlock } from "./prompts.js";
+import type { ModelTrace } from "../contracts/trace.js";
 
 export interface LlmClassifierOptions {
   /** Any LangChain chat model with `withStructuredOutput`. Required. */
@@ -40,12 +41,15 @@ export type ClassifierAnswer =
   | { failure: { message: string; errorId?: string }; usage: UsageReport[] };
 
 export interface LlmClassifier {
-  classify(input: {
-    deviation: Deviation;
-    step?: Step;
-    allowed: readonly Action[];
-    signal?: AbortSignal;
-  }): Promise<ClassifierAnswer>;
+  classify(
+    input: {
+      deviation: Deviation;
+      step?: Step;
+      allowed: readonly Action[];
+      signal?: AbortSignal;
+    } /** The run's callbacks, metadata and tags, passed on to the model call. */,
+    trace?: ModelTrace,
+  ): Promise<ClassifierAnswer>;
 }
 
 const SYSTEM = [
@@ -85,7 +89,7 @@ export function llmClassifier(options: LlmClassifierOptions): LlmClassifier {
   const named = options.model as unknown as { model?: unknown };
   const modelName = typeof named.model === "string" ? named.model : undefined;
   return {
-    async classify({ deviation, step, allowed, signal }) {
+    async classify({ deviation, step, allowed, signal }, trace) {
       const Schema = z.strictObject({
         failureClass: FailureClassSchema,
         action: z.enum(allowed as [Action, ...Action[]]),
@@ -102,6 +106,7 @@ export function llmClassifier(options: LlmClassifierOptions): LlmClassifier {
           settings,
           report: (u) => usage.push(u),
           ...(signal ? { signal } : {}),
+          ...(trace ? { trace } : {}),
         },
       );
       if (!result.ok) return { failure: { message: result.message, errorId: result.errorId }, usage };

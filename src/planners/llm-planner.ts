@@ -19,6 +19,7 @@ import {
 } from "./model-call.js";
 import { LlmPlanAnswerSchema, LlmPlanDraftSchema, toPlanDraft } from "./llm-schema.js";
 import type { ExtendRequest, PlanRequest, Planner, ReplanRequest } from "../contracts/planner.js";
+import type { ModelTrace } from "../contracts/trace.js";
 import { PLANNER_SYSTEM_PROMPT, extendPrompt, feedbackPrompt, planPrompt, replanPrompt } from "./prompts.js";
 
 export interface LlmPlannerOptions {
@@ -68,6 +69,7 @@ export function llmPlanner(options: LlmPlannerOptions): Planner {
     prompt: string,
     validate: (d: unknown) => { message: string }[],
     req: Pick<PlanRequest, "reportUsage" | "signal">,
+    trace: ModelTrace | undefined,
   ) => {
     const name = modelName(model);
     const call: ModelCall = {
@@ -76,6 +78,7 @@ export function llmPlanner(options: LlmPlannerOptions): Planner {
       settings,
       report: req.reportUsage,
       ...(req.signal ? { signal: req.signal } : {}),
+      ...(trace ? { trace } : {}),
     };
     const messages: BaseMessage[] = [new SystemMessage(system), new HumanMessage(prompt)];
     return draftRounds(
@@ -88,16 +91,17 @@ export function llmPlanner(options: LlmPlannerOptions): Planner {
   };
 
   return {
-    plan: (req: PlanRequest) =>
-      draftWithFeedback(options.model, planPrompt(req, horizon), withinHorizon(req.validate), req),
-    replan: (req: ReplanRequest) =>
-      draftWithFeedback(options.replanModel ?? options.model, replanPrompt(req), req.validate, req),
-    extend: (req: ExtendRequest) =>
+    plan: (req: PlanRequest, trace?: ModelTrace) =>
+      draftWithFeedback(options.model, planPrompt(req, horizon), withinHorizon(req.validate), req, trace),
+    replan: (req: ReplanRequest, trace?: ModelTrace) =>
+      draftWithFeedback(options.replanModel ?? options.model, replanPrompt(req), req.validate, req, trace),
+    extend: (req: ExtendRequest, trace?: ModelTrace) =>
       draftWithFeedback(
         options.replanModel ?? options.model,
         extendPrompt(req, horizon),
         withinHorizon(req.validate),
         req,
+        trace,
       ),
   };
 }

@@ -12,6 +12,7 @@ import type { ChatGeneration, LLMResult } from "@langchain/core/outputs";
 import type { Runnable, RunnableConfig } from "@langchain/core/runnables";
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
 import { z } from "zod";
+import { withHandler, type ModelTrace } from "../contracts/trace.js";
 import type { UsageEntry } from "../contracts/usage.js";
 import { PlanManagerError } from "../errors.js";
 import { errorInfo } from "../policy/deviation.js";
@@ -193,6 +194,8 @@ export interface ModelCall {
   report: (usage: UsageReport) => void;
   /** The caller's deadline (`policy.plannerTimeoutMs`) or the run's stop: aborts the model call and its retries. */
   signal?: AbortSignal;
+  /** The run's callbacks, metadata and tags: a tracer given to `invoke` sees the call and its retries. */
+  trace?: ModelTrace;
 }
 
 /** A model call's answer, or why there is none (errors are data: the caller decides to throw). */
@@ -235,8 +238,11 @@ export async function callModel<T>(
     },
   });
   // `maxRetries: 0` is a chat-model call option: the model's own retries stay out of the way.
+  const { trace } = call;
   const config = {
-    callbacks: [meter],
+    callbacks: withHandler(trace?.callbacks, meter),
+    ...(trace?.metadata ? { metadata: trace.metadata } : {}),
+    ...(trace?.tags ? { tags: trace.tags } : {}),
     maxRetries: 0,
     ...(call.signal ? { signal: call.signal } : {}),
   } as RunnableConfig;

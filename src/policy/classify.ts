@@ -61,7 +61,8 @@ export interface Verdict {
 
 export function classify(input: ClassifyInput): Verdict {
   const { deviation, policy } = input;
-  const evidence = classifyEvidence(deviation);
+  const agentAnswer = input.step?.agent !== undefined && input.run?.usedFallback !== true;
+  const evidence = classifyEvidence(deviation, { agentAnswer });
   const base = { evidence: evidence.id };
   const what = deviation.message;
   if (input.decisionCount >= policy.maxDecisions) {

@@ -1,4 +1,5 @@
 /** A deviation: anything the executor saw that is not "the step succeeded". Plain data. */
+import { OutputParserException } from "@langchain/core/output_parsers";
 import { ToolInputParsingException } from "@langchain/core/tools";
 import { z } from "zod";
 import { ErrorInfoSchema, type ErrorInfo, type Fact, type Plan } from "../plan/schema.js";
@@ -112,7 +113,7 @@ export function errorInfo(error: unknown): ErrorInfo {
 function readError(error: object): ErrorInfo {
   const e = error as Record<string, unknown>;
   const message = typeof e.message === "string" ? e.message : objectPreview(error);
-  const name = argumentErrorName(error, message) ?? nonEmpty(e.name) ?? "Error";
+  const name = recognisedName(error, message) ?? nonEmpty(e.name) ?? "Error";
   const info: ErrorInfo = { name: capText(name, MAX_NAME), message: capText(message) };
   const status = httpStatus(e);
   if (status !== undefined) info.status = status;
@@ -138,9 +139,20 @@ const TOOL_INPUT_MESSAGE = "Received tool input did not match expected schema";
  * constructor name, or the message it writes together with the `output` string it carries.
  * zod v4 throws ZodError (classic) or $ZodError (core): both carry an `issues` array.
  */
-function argumentErrorName(error: object, message: string): "ToolInputParsingException" | "ZodError" | undefined {
+function recognisedName(
+  error: object,
+  message: string,
+): "ToolInputParsingException" | "ZodError" | "OutputParserException" | undefined {
   const e = error as Record<string, unknown>;
   const constructorName = nonEmpty((error as { constructor?: { name?: unknown } }).constructor?.name);
+  // OutputParserException also keeps `name` "Error"; LangChain marks it with its error code.
+  if (
+    error instanceof OutputParserException ||
+    constructorName === "OutputParserException" ||
+    e.lc_error_code === "OUTPUT_PARSING_FAILURE"
+  ) {
+    return "OutputParserException";
+  }
   if (
     error instanceof ToolInputParsingException ||
     constructorName === "ToolInputParsingException" ||

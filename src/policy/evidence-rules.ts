@@ -9,7 +9,13 @@ export interface EvidenceRule {
   id: string;
   failureClass: FailureClass;
   description: string;
-  matches: (deviation: Deviation) => boolean;
+  matches: (deviation: Deviation, about?: EvidenceContext) => boolean;
+}
+
+/** What the step tells about its deviation, beside the deviation itself. */
+export interface EvidenceContext {
+  /** The attempt was a model's or an agent's answer (an agent step, not its fallback tool). */
+  agentAnswer?: boolean;
 }
 
 /** Node network errors that usually clear on their own. */
@@ -27,6 +33,8 @@ export const TRANSIENT_NETWORK_CODES: ReadonlySet<string> = new Set([
 /** `errorInfo` names every argument error one of these, whatever its class says (see deviation.ts). */
 const ARGUMENT_ERROR_NAMES: ReadonlySet<string> = new Set(["ToolInputParsingException", "ZodError"]);
 const ABORT_ERROR_NAMES: ReadonlySet<string> = new Set(["TimeoutError", "AbortError"]);
+/** What a model's answer that does not parse throws: LangChain's output parsers, or `JSON.parse` (see deviation.ts). */
+const PARSE_ERROR_NAMES: ReadonlySet<string> = new Set(["OutputParserException", "SyntaxError"]);
 
 const status = (d: Deviation) => d.error?.status;
 const isError = (d: Deviation) => d.kind === "error";
@@ -107,6 +115,16 @@ export const EVIDENCE_RULES: readonly EvidenceRule[] = [
     matches: (d) => isError(d) && d.error !== undefined && ARGUMENT_ERROR_NAMES.has(d.error.name),
   },
   {
+    // A model that answered in a shape that does not parse can answer again, told why, as after a
+    // failed validation (docs/decisions/0021-agent-steps.md). A tool's SyntaxError says nothing of
+    // the kind, so only an agent step's answer is read this way.
+    id: "unmet.unparsable-answer",
+    failureClass: "success_signal_unmet",
+    description: "an agent step's answer does not parse (OutputParserException, SyntaxError)",
+    matches: (d, about) =>
+      about?.agentAnswer === true && isError(d) && d.error !== undefined && PARSE_ERROR_NAMES.has(d.error.name),
+  },
+  {
     id: "output.rejected",
     failureClass: "deterministic",
     description: "the tool's output is not storable JSON or exceeds the fact size or depth limit",
@@ -144,7 +162,7 @@ export const EVIDENCE_RULES: readonly EvidenceRule[] = [
   },
 ];
 
-export function classifyEvidence(deviation: Deviation): EvidenceRule {
+export function classifyEvidence(deviation: Deviation, about?: EvidenceContext): EvidenceRule {
   // The last rule matches everything, so find always succeeds.
-  return EVIDENCE_RULES.find((rule) => rule.matches(deviation)) ?? EVIDENCE_RULES[EVIDENCE_RULES.length - 1]!;
+  return EVIDENCE_RULES.find((rule) => rule.matches(deviation, about)) ?? EVIDENCE_RULES[EVIDENCE_RULES.length - 1]!;
 }

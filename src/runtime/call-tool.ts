@@ -6,6 +6,7 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { TRACE_TAGS } from "../contracts/trace.js";
 
 export class StepTimeout extends Error {
   constructor(ms: number) {
@@ -33,8 +34,12 @@ export async function callTool(call: ToolCall, config: LangGraphRunnableConfig, 
   const stopped = () => controller.abort(stop?.reason);
   if (stop?.aborted) stopped();
   else stop?.addEventListener("abort", stopped, { once: true });
+  const { stepId, attempt, planVersion } = call.configurable;
   const toolConfig = {
+    // The run's callbacks, so a tracer shows the call below the node, named by its step.
     callbacks: config.callbacks,
+    metadata: { stepId, attempt, planVersion },
+    tags: [TRACE_TAGS.step],
     signal: controller.signal,
     configurable: { ...config.configurable, ...call.configurable },
   };

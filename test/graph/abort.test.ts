@@ -11,6 +11,8 @@ import { z } from "zod";
 import { createPlanManager, staticPlanner, type PlanDraft } from "../../src/index.js";
 import { isPlanManagerError } from "../../src/errors.js";
 import { fakeClock } from "../helpers/clock.js";
+import { ScriptedChatModel } from "../helpers/fake-model.js";
+import type { BaseMessage } from "@langchain/core/messages";
 import type { Loose } from "../helpers/graph.js";
 
 const plan: PlanDraft = {
@@ -297,5 +299,92 @@ describe.each(savers)("step_finished (%s)", (name, saver) => {
     expect(out.status).toBe("completed");
     expect([...t.calls.values()]).toEqual([1]);
     expect(out.sideEffects.map((e: Loose) => e.stepId)).toEqual(["pay"]);
+  });
+});
+
+/**
+ * The scenario of a user who cancels with an AbortSignal while a read-only call that honours its
+ * signal and a payment run side by side, and calls `invoke(null)` at once when the payment returns.
+ */
+describe.each(savers)("cancelling a run with its AbortSignal (%s)", (name, saver) => {
+  it("aborts the read-only call, lets go of the thread once the payment returns, and never pays twice", async () => {
+    const t = payments();
+    const aborts: string[] = [];
+    // Honours its signal: gives up with the signal's reason as soon as it aborts.
+    const lookup = tool(
+      (_args, config) =>
+        new Promise<{ rate: number }>((resolve, reject) => {
+          t.lookups.push(config.signal!);
+          config.signal!.addEventListener("abort", () => {
+            aborts.push("lookup");
+            reject(config.signal!.reason as Error);
+          });
+          if (t.lookups.length > 1) resolve({ rate: t.lookups.length });
+        }),
+      { name: "lookup", description: "Look up a rate", schema: z.object({}).passthrough() },
+    );
+    const draft: PlanDraft = {
+      steps: [{ ...plan.steps[0]! }, { id: "rate", goal: "Look up the rate", tool: "lookup", produces: ["rate"] }],
+    };
+    const graph = build({ ...t, lookup }, saver(), draft);
+    const config = { configurable: { thread_id: `cancel-${name}` } };
+    const controller = new AbortController();
+    const run = graph.invoke({ goal: "pay" }, { ...config, signal: controller.signal }).catch((e: Error) => e.name);
+    await t.started;
+    await until(() => t.lookups.length === 1);
+    controller.abort();
+    expect(await run).toBe("AbortError");
+    expect(aborts).toEqual(["lookup"]);
+    expect(t.signals.map((s) => s.aborted)).toEqual([false]);
+    t.release();
+    const out = await resume(graph, config);
+    expect(out.status).toBe("completed");
+    expect([...t.calls.values()]).toEqual([1]);
+    expect(out.facts.receipt.value).toBe("r-1");
+    expect(out.facts.rate.value).toBe(2);
+    expect(out.steps.rate.attempts).toBe(1);
+    expect(out.decisions).toEqual([]);
+  });
+});
+
+describe.each(savers)("cancelling a run with an agent step in flight (%s)", (name, saver) => {
+  // The model call honours its signal: the stop reaches it as it reaches a read-only tool.
+  it("aborts the read-only agent step's model call and lets go of the thread once the payment returns", async () => {
+    const t = payments();
+    const seen: AbortSignal[] = [];
+    class SlowModel extends ScriptedChatModel {
+      override async _generate(messages: BaseMessage[], options?: this["ParsedCallOptions"]) {
+        seen.push(options!.signal!);
+        if (seen.length === 1)
+          await new Promise((_, reject) =>
+            options!.signal!.addEventListener("abort", () => reject(options!.signal!.reason as Error)),
+          );
+        return super._generate(messages);
+      }
+    }
+    const analyst = new SlowModel([{ rate: 7 }]);
+    const draft: PlanDraft = {
+      steps: [{ ...plan.steps[0]! }, { id: "rate", goal: "Estimate the rate", agent: "analyst", produces: ["rate"] }],
+    };
+    const graph = createPlanManager({
+      tools: [t.charge, t.lookup, t.file],
+      agents: { analyst },
+      planner: staticPlanner({ plan: draft }),
+      clock: fakeClock(),
+    }).compile({ checkpointer: saver() });
+    const config = { configurable: { thread_id: `cancel-agent-${name}` } };
+    const controller = new AbortController();
+    const run = graph.invoke({ goal: "pay" }, { ...config, signal: controller.signal }).catch((e: Error) => e.name);
+    await t.started;
+    await until(() => seen.length === 1);
+    controller.abort();
+    expect(await run).toBe("AbortError");
+    expect(seen.map((s) => s.aborted)).toEqual([true]);
+    t.release();
+    const out = await resume(graph, config);
+    expect(out.status).toBe("completed");
+    expect([...t.calls.values()]).toEqual([1]);
+    expect(out.facts.rate.value).toBe(7);
+    expect(out.steps.rate.attempts).toBe(1);
   });
 });

@@ -1,4 +1,5 @@
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
+import { OutputParserException } from "@langchain/core/output_parsers";
 import { llmPlanner, PermanentError } from "../../src/index.js";
 import { htmlReport, operatorView, planMetrics } from "../../src/views/index.js";
 import { llmAnswer, llmStep } from "../helpers/llm-answers.js";
@@ -287,6 +288,59 @@ describe("steps done by models and agents", () => {
       'Attempt 2 of this step was rejected. Its answer:\n<untrusted-data name="previous_answer">\nnull\n</untrusted-data>',
     );
     expect(prompt(coder, 2)).toContain('<untrusted-data name="failure">\n"context window exceeded"\n</untrusted-data>');
+  });
+});
+
+describe("an agent step's answer that does not parse", () => {
+  it("a model answer that is not JSON (SyntaxError) is retried with why it failed, like a failed validation", async () => {
+    const coder = new ScriptedChatModel(["Sure! Here is the patch: good", { patch: "good" }], {
+      model: "fake-default",
+    });
+    const h = harness({ steps: [{ ...fixStep, tier: undefined }] }, [runTests()], {
+      agents: { coder },
+      context: { issue: "off by one" },
+    });
+    const out = await h.run();
+    expect(out.status).toBe("completed");
+    expect(out.facts.patch.value).toBe("good");
+    expect(brief(out.decisions)).toEqual(["fix: success_signal_unmet → retry [agent.retry-with-feedback]"]);
+    expect(out.decisions[0].evidence).toBe("unmet.unparsable-answer");
+    expect(out.decisions[0].reason).toBe(
+      `fix: SyntaxError: Unexpected token 'S', "Sure! Here"... is not valid JSON; attempt 2/3 ` +
+        "with its previous answer and why it failed",
+    );
+    expect(coder.received).toHaveLength(2);
+    expect(prompt(coder, 1)).toContain(
+      '<untrusted-data name="failure">\n"Unexpected token \'S\', \\"Sure! Here\\"... is not valid JSON"\n</untrusted-data>',
+    );
+  });
+
+  it("an OutputParserException from the model's parser is retried with feedback, then escalates as an unmet signal", async () => {
+    const unparsable = new OutputParserException('Failed to parse. Text: "patch=good".', "patch=good");
+    const coder = new ScriptedChatModel([unparsable], { model: "fake-default" });
+    const step = { ...fixStep, tier: undefined, retry: { ...fixStep.retry, maxAttempts: 2 } };
+    const h = harness({ steps: [step] }, [runTests()], { agents: { coder }, context: { issue: "x" } });
+    const out = await h.run();
+    expect(out.status).toBe("awaiting_human");
+    expect(brief(out.decisions)).toEqual([
+      "fix: success_signal_unmet → retry [agent.retry-with-feedback]",
+      "fix: success_signal_unmet → escalate [unmet.escalate]",
+    ]);
+    expect(out.decisions.map((d: { evidence: string }) => d.evidence)).toEqual([
+      "unmet.unparsable-answer",
+      "unmet.unparsable-answer",
+    ]);
+    expect(out.steps.fix.error.name).toBe("OutputParserException");
+    expect(coder.received).toHaveLength(2);
+  });
+
+  it("a tool step that throws a SyntaxError is still unknown: only a model's answer is asked again", async () => {
+    const broken = scriptedTool("fetch_page", [new SyntaxError("Unexpected end of JSON input")]);
+    const h = harness({ steps: [{ id: "page", goal: "Fetch the page", tool: "fetch_page" }] }, [broken]);
+    const out = await h.run();
+    expect(out.status).toBe("awaiting_human");
+    expect(brief(out.decisions)).toEqual(["page: unknown → escalate [unknown.escalate]"]);
+    expect(out.decisions[0].evidence).toBe("unknown.unclassified");
   });
 });
 

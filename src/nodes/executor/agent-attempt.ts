@@ -14,6 +14,7 @@ import type { Step, StepRun } from "../../plan/schema.js";
 import { currentTier, isAnswerFailure, type ValidationOutcome } from "../../policy/agent-routing.js";
 import { errorInfo } from "../../policy/deviation.js";
 import type { Invocable } from "../../runtime/call-tool.js";
+import { TRACE_TAGS, withHandler } from "../../contracts/trace.js";
 import type { AgentWork } from "../../runtime/dispatch.js";
 import type { Visit } from "./visit.js";
 
@@ -73,7 +74,10 @@ export function agentCall(v: Visit, step: Step, previous: StepRun, attempt: numb
         idempotencyKey: work.key,
       };
       const agentConfig: RunnableConfig = {
-        callbacks: [meter],
+        // The run's callbacks (a tracer sees the model's calls, under the step's metadata) and the meter.
+        callbacks: withHandler(config.callbacks, meter),
+        ...(config.metadata ? { metadata: config.metadata } : {}),
+        tags: [...(config.tags ?? []), TRACE_TAGS.noStream],
         configurable,
         ...(config.signal ? { signal: config.signal } : {}),
       };

@@ -11,6 +11,7 @@ import { affectedSteps, labelledFacts, type ReplanFrame } from "../../policy/rep
 import type { MemoryHint } from "../../policy/replan-recall.js";
 import { isPlanManagerError } from "../../errors.js";
 import type { ReplanRequest } from "../../contracts/planner.js";
+import type { ModelTrace } from "../../contracts/trace.js";
 import type { Runtime } from "../../runtime/options.js";
 import type { Budget } from "../../plan/schema.js";
 import { withDeadline } from "../../runtime/deadline.js";
@@ -26,6 +27,7 @@ export interface PlannerAsk {
   issues?: PlanIssue[] | undefined;
   validate: ReplanRequest["validate"];
   reportUsage: ReplanRequest["reportUsage"];
+  trace?: ModelTrace;
 }
 
 export async function askPlanner(
@@ -37,31 +39,34 @@ export async function askPlanner(
   const facts = labelledFacts(f);
   const { maxCost, maxReplanCost } = rt.policy.budget;
   const request = (signal: AbortSignal) =>
-    rt.planner.replan!({
-      goal: ask.goal,
-      scope: f.scope,
-      trigger: `${f.trigger.reason} [${f.trigger.rule}]`,
-      ...(f.assumption !== undefined ? { brokenAssumption: f.assumption } : {}),
-      plan: f.plan,
-      affectedSteps: affectedSteps(f),
-      facts: { trusted: factValues(facts), suspect: factValues(facts, "suspect") },
-      excluded: f.guards.tried,
-      scopeChanges: [...f.scopeChanges],
-      constraints: f.guards.constraints,
-      budget: {
-        ...(maxCost !== undefined ? { remaining: Math.max(0, maxCost - ask.budget.spent) } : {}),
-        ...(maxReplanCost !== undefined
-          ? { replanRemaining: Math.max(0, maxReplanCost - ask.budget.replanSpent) }
-          : {}),
+    rt.planner.replan!(
+      {
+        goal: ask.goal,
+        scope: f.scope,
+        trigger: `${f.trigger.reason} [${f.trigger.rule}]`,
+        ...(f.assumption !== undefined ? { brokenAssumption: f.assumption } : {}),
+        plan: f.plan,
+        affectedSteps: affectedSteps(f),
+        facts: { trusted: factValues(facts), suspect: factValues(facts, "suspect") },
+        excluded: f.guards.tried,
+        scopeChanges: [...f.scopeChanges],
+        constraints: f.guards.constraints,
+        budget: {
+          ...(maxCost !== undefined ? { remaining: Math.max(0, maxCost - ask.budget.spent) } : {}),
+          ...(maxReplanCost !== undefined
+            ? { replanRemaining: Math.max(0, maxReplanCost - ask.budget.replanSpent) }
+            : {}),
+        },
+        tools: rt.toolInfo,
+        ...rt.agentCatalogue,
+        ...(hints ? { hints } : {}),
+        ...(issues ? { issues } : {}),
+        validate: ask.validate,
+        reportUsage: ask.reportUsage,
+        signal,
       },
-      tools: rt.toolInfo,
-      ...rt.agentCatalogue,
-      ...(hints ? { hints } : {}),
-      ...(issues ? { issues } : {}),
-      validate: ask.validate,
-      reportUsage: ask.reportUsage,
-      signal,
-    });
+      ask.trace,
+    );
   try {
     return { draft: await withDeadline(rt.policy.plannerTimeoutMs, "planner.replan", request, runSignal) };
   } catch (error) {
