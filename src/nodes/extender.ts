@@ -17,6 +17,7 @@ import { isPlanManagerError } from "../errors.js";
 import { withDeadline } from "../runtime/deadline.js";
 import { capText } from "../plan/json-safe.js";
 import { decide } from "../policy/decide.js";
+import { modelTrace } from "../contracts/trace.js";
 
 export function makeExtenderNode(rt: Runtime) {
   return async function extender(
@@ -28,7 +29,7 @@ export function makeExtenderNode(rt: Runtime) {
     const over = extensionGuard(extensionsOf(state), state.decisions, rt.policy);
     if (over) return escalate(rt, state, config, over);
     const usage: UsageEntry[] = [];
-    const answer = await askExtend(rt, state, usage, config.signal);
+    const answer = await askExtend(rt, state, usage, config);
     const budget = { ...state.budget, spent: state.budget.spent + usage.reduce((sum, u) => sum + u.cost, 0) };
     if ("failed" in answer) return { ...escalate(rt, state, config, answer.failed), usage, budget };
     const validation = validateExtension(rt, state, answer.draft);
@@ -46,13 +47,14 @@ async function askExtend(
   rt: Runtime,
   state: PlanManagerStateType,
   usage: UsageEntry[],
-  runSignal: AbortSignal | undefined,
+  config: LangGraphRunnableConfig,
 ): Promise<{ draft: PlanDraft } | { failed: GuardHit }> {
   const extend = rt.planner.extend?.bind(rt.planner);
   if (typeof extend !== "function") return { failed: plannerUnavailable("extend") };
-  const ask = (signal: AbortSignal) => extend(extendRequest(rt, state, usage, signal));
+  const trace = modelTrace(config, "planner", { purpose: "extend", planVersion: state.plan!.version });
+  const ask = (signal: AbortSignal) => extend(extendRequest(rt, state, usage, signal), trace);
   try {
-    return { draft: await withDeadline(rt.policy.plannerTimeoutMs, "planner.extend", ask, runSignal) };
+    return { draft: await withDeadline(rt.policy.plannerTimeoutMs, "planner.extend", ask, config.signal) };
   } catch (error) {
     const message = capText(error instanceof Error ? error.message : String(error));
     const kind = isPlanManagerError(error) && error.code === "invalid_plan" ? "invalid_draft" : "planner_error";

@@ -172,6 +172,29 @@ describe("tracing through the run's callbacks", () => {
     ]);
   });
 
+  it("sees an extension's model call with the plan version it extends", async () => {
+    const part = (n: number) => llmStep(`s${n}`, { tool: "survey", argsJson: JSON.stringify({ part: n }) });
+    const first = { ...llmAnswer([part(1)]), complete: false };
+    const rest = { ...llmAnswer([part(2)]), complete: true };
+    const graph = createPlanManager({
+      tools: [scriptedTool("survey", [{ done: 1 }, { done: 2 }])],
+      planner: llmPlanner({ model: new ScriptedChatModel([first, rest]), horizon: 1 }),
+      clock: fakeClock(),
+    }).compile({ checkpointer: new MemorySaver() });
+    const recorder = new Recorder();
+    const out = await graph.invoke(
+      { goal: "survey" },
+      { configurable: { thread_id: "extended" }, callbacks: [recorder] },
+    );
+    expect(out.status).toBe("completed");
+    expect(recorder.seen).toEqual([
+      "chat ScriptedChatModel: purpose=plan [langgraph-replan:planner]",
+      "tool survey: stepId=s1 attempt=1 planVersion=1 [langgraph-replan:step]",
+      "chat ScriptedChatModel: purpose=extend planVersion=1 [langgraph-replan:planner]",
+      "tool survey: stepId=s2 attempt=1 planVersion=2 [langgraph-replan:step]",
+    ]);
+  });
+
   it("sees the LLM classifier's model call with the step it classifies", async () => {
     const classifierModel = new ScriptedChatModel(
       [{ failureClass: "deterministic", action: "escalate", reason: "a person should look" }],
