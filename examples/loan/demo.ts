@@ -16,8 +16,8 @@ import {
   staticPlanner,
   type InterruptPayload,
   type PlanEvent,
-} from "../../src/index.js";
-import { decisionLine, htmlReport } from "../../src/views/index.js";
+} from "langgraph-replan";
+import { decisionLine, htmlReport } from "langgraph-replan/views";
 import { defaultPlanner } from "../default-planner.js";
 import { createLoanTools, loanPlan, loanReplan } from "./workflow.js";
 import { runMigrationDemo } from "../migration/demo.js";
