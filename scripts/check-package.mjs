@@ -26,8 +26,10 @@ console.log(`root: ${root.length} runtime names; views: ${views.length}`);
 // Users' own tests get the scripted chat model; it must load with the required peers alone
 // (the loop below keeps langchain, deepagents and the PostgreSQL packages out of its imports).
 const testing = await import(new URL("../dist/testing/index.js", import.meta.url).href);
-if (typeof testing.ScriptedChatModel !== "function") throw new Error("langgraph-replan/testing does not export ScriptedChatModel");
-if (root.includes("ScriptedChatModel")) throw new Error("the root exports ScriptedChatModel: it belongs to langgraph-replan/testing");
+if (typeof testing.ScriptedChatModel !== "function")
+  throw new Error("langgraph-replan/testing does not export ScriptedChatModel");
+if (root.includes("ScriptedChatModel"))
+  throw new Error("the root exports ScriptedChatModel: it belongs to langgraph-replan/testing");
 const pkg = JSON.parse(readFileSync("package.json", "utf8"));
 const optional = ["langchain", "deepagents"];
 // A SQLite user loads the root (requestStop and resumeStopped included) without the PostgreSQL packages.
@@ -50,7 +52,8 @@ for (const [subpath, target] of Object.entries(pkg.exports)) {
   }
 }
 for (const subpath of ["./agent", "./testing"])
-  if (!existsSync(pkg.exports[subpath].import)) throw new Error(`langgraph-replan${subpath.slice(1)} is missing from dist`);
+  if (!existsSync(pkg.exports[subpath].import))
+    throw new Error(`langgraph-replan${subpath.slice(1)} is missing from dist`);
 console.log(
   "optional peers: langchain and deepagents are reached only from langgraph-replan/agent, " +
     "the PostgreSQL packages only from langgraph-replan/worker",

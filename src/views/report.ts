@@ -74,7 +74,7 @@ ${REPORT_STYLE}
 </style></head>
 <body>
 <h1>${esc(title)}</h1>
-<p><strong>Status:</strong> ${esc(state.status)} — ${esc(state.outcome?.summary ?? "")}</p>
+<p><strong>Status:</strong> ${esc(state.status)} — ${esc(state.outcome?.summary ?? stepCount(state))}</p>
 <p><strong>Cost:</strong> execution ${esc(state.budget.spent)}, replanning ${esc(state.budget.replanSpent)} · \
 <strong>Side effects:</strong> ${esc(state.sideEffects.map((s) => s.idempotencyKey).join(", ") || "none")}</p>
 ${tierTable(state)}
@@ -90,6 +90,14 @@ ${lanes}
 ${script}
 </body></html>
 `;
+}
+
+/** The status line's words when the run keeps no outcome (a `planMiddleware` thread, or a run still going). */
+function stepCount(state: ReportState): string {
+  const steps = state.plan?.steps ?? [];
+  if (steps.length === 0) return "no plan yet";
+  const done = steps.filter((s) => state.steps[s.id]?.status === "succeeded").length;
+  return `${done} of ${steps.length} steps succeeded (plan v${state.plan!.version})`;
 }
 
 function factRows(state: ReportState): string[] {
