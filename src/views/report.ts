@@ -27,6 +27,12 @@ export interface ReportOptions {
   title?: string;
   /** Source of Mermaid's browser bundle (`mermaid/dist/mermaid.min.js`), inlined into the page. */
   mermaidScript?: string;
+  /**
+   * Where the page loads Mermaid's browser bundle from (`<script src>`), e.g. `"mermaid.min.js"`
+   * for a copy beside the report: the page stays small (the bundle is megabytes) and one copy
+   * serves every report in the folder. Given with `mermaidScript`, this one is used.
+   */
+  mermaidSrc?: string;
 }
 
 /** ISO timestamps order as plain text (no locale collation). */
@@ -63,10 +69,13 @@ export function htmlReport(state: ReportState, options: ReportOptions = {}): str
     ]),
   );
   const facts = factRows(state);
-  const script = options.mermaidScript
-    ? `<script>${options.mermaidScript.replace(/<\/script/gi, "<\\/script")}</script>
-<script>${MERMAID_RUNNER}</script>`
-    : "";
+  const bundle =
+    options.mermaidSrc !== undefined
+      ? `<script src="${esc(options.mermaidSrc)}"></script>`
+      : options.mermaidScript
+        ? `<script>${options.mermaidScript.replace(/<\/script/gi, "<\\/script")}</script>`
+        : "";
+  const script = bundle ? `${bundle}\n<script>${MERMAID_RUNNER}</script>` : "";
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title>
 <style>

@@ -20,6 +20,21 @@ describe("htmlReport", () => {
     expect(html.match(/<script>/g)).toHaveLength(2);
   });
 
+  it("mermaidSrc loads Mermaid from a file (escaped as an attribute) and runs the diagrams after it", async () => {
+    const t = scriptedTool("t", [{ v: 1 }]);
+    const out = await harness({ steps: [{ id: "a", goal: "A", tool: "t", produces: ["v"] }] }, [t]).run();
+    const html = htmlReport(out as never, { mermaidSrc: 'mermaid.min.js"><script>alert(1)</script>' });
+    const scripts = html.slice(html.indexOf("<script"), html.indexOf("</body>"));
+    expect(scripts.split("\n")[0]).toBe(
+      '<script src="mermaid.min.js&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"></script>',
+    );
+    expect(html.match(/<script/g)).toHaveLength(2);
+    expect(html).toContain("mermaid.initialize(");
+    // The inline bundle, when given too, is not added: the page loads Mermaid once.
+    const both = htmlReport(out as never, { mermaidSrc: "m.js", mermaidScript: "window.mermaid = {};" });
+    expect(both).not.toContain("window.mermaid = {};");
+  });
+
   it("keeps control characters, markup and very long strings from tools escaped, whole", async () => {
     const long = "<b>".repeat(20_000);
     const ansi = "\u001b[2J\u0007\u202egnp.exe\u0000";
