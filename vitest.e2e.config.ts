@@ -1,6 +1,8 @@
 import { defineConfig } from "vitest/config";
+import { packageAlias } from "./vitest.config.js";
 
 export default defineConfig({
+  resolve: { alias: packageAlias },
   test: {
     include: ["test-e2e/**/*.test.ts"],
     globals: true,

@@ -1,6 +1,8 @@
 import { defineConfig } from "vitest/config";
+import { packageAlias } from "./vitest.config.js";
 
 export default defineConfig({
+  resolve: { alias: packageAlias },
   test: {
     include: ["test-reliability/**/*.test.ts"],
     globals: true,

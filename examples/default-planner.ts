@@ -5,7 +5,7 @@
  * Retries are the planner's `calls.maxRetries` (default 3); the model's own are off for its calls.
  */
 import { ChatOpenAI } from "@langchain/openai";
-import { llmPlanner, staticPlanner, type Planner, type StaticPlannerOptions } from "../src/index.js";
+import { llmPlanner, staticPlanner, type Planner, type StaticPlannerOptions } from "langgraph-replan";
 
 export const DEFAULT_PLANNER_MODEL = "gpt-5-mini";
 

@@ -1,7 +1,8 @@
 // Builds, packs and lints the published package: publint (package.json, exports, files) and
 // Are The Types Wrong (type resolution for ESM consumers; the package is ESM-only). Then checks
 // that the optional peers stay optional: `langchain` (and deepagents) are reached only from the
-// `langgraph-replan/agent` subpath, so the root, `/policy` and `/worker` load without them.
+// `langgraph-replan/agent` subpath, so the root, `/policy`, `/views`, `/worker` and `/testing` load
+// without them.
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -22,6 +23,13 @@ for (const name of ["userView", "operatorView", "debugView", "htmlReport", "plan
   if (!views.includes(name)) throw new Error(`langgraph-replan/views does not export ${name}`);
 }
 console.log(`root: ${root.length} runtime names; views: ${views.length}`);
+// Users' own tests get the scripted chat model; it must load with the required peers alone
+// (the loop below keeps langchain, deepagents and the PostgreSQL packages out of its imports).
+const testing = await import(new URL("../dist/testing/index.js", import.meta.url).href);
+if (typeof testing.ScriptedChatModel !== "function")
+  throw new Error("langgraph-replan/testing does not export ScriptedChatModel");
+if (root.includes("ScriptedChatModel"))
+  throw new Error("the root exports ScriptedChatModel: it belongs to langgraph-replan/testing");
 const pkg = JSON.parse(readFileSync("package.json", "utf8"));
 const optional = ["langchain", "deepagents"];
 // A SQLite user loads the root (requestStop and resumeStopped included) without the PostgreSQL packages.
@@ -43,7 +51,9 @@ for (const [subpath, target] of Object.entries(pkg.exports)) {
     }
   }
 }
-if (!existsSync(pkg.exports["./agent"].import)) throw new Error("langgraph-replan/agent is missing from dist");
+for (const subpath of ["./agent", "./testing"])
+  if (!existsSync(pkg.exports[subpath].import))
+    throw new Error(`langgraph-replan${subpath.slice(1)} is missing from dist`);
 console.log(
   "optional peers: langchain and deepagents are reached only from langgraph-replan/agent, " +
     "the PostgreSQL packages only from langgraph-replan/worker",

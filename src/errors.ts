@@ -53,7 +53,30 @@ export class PlanManagerError extends Error {
     if (details.path !== undefined) this.path = details.path;
     if (details.issues !== undefined) this.issues = details.issues;
   }
+
+  /**
+   * The error as an HTTP response: `{ error: code, message }` with a 4xx for what the caller sent.
+   * LangGraph's API server (`langgraph dev`, built on Hono) answers a thrown error that has this
+   * method with its response; without it a refused `updateState` reached the SDK as a bare 500,
+   * which the SDK also retries (docs/decisions/0033-install-http-errors.md).
+   */
+  getResponse(): Response {
+    return new Response(JSON.stringify({ error: this.code, message: this.message }), {
+      status: HTTP_STATUS[this.code] ?? 500,
+      headers: { "content-type": "application/json" },
+    });
+  }
 }
+
+/** The caller's mistakes by code; anything else stays a 500 (with its message). */
+const HTTP_STATUS: Partial<Record<PlanManagerErrorCode, number>> = {
+  invalid_update: 422,
+  invalid_input: 422,
+  invalid_resume: 422,
+  thread_busy: 409,
+  thread_finished: 409,
+  thread_stopped: 409,
+};
 
 export function isPlanManagerError(value: unknown): value is PlanManagerError {
   return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;

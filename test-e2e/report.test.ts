@@ -121,6 +121,35 @@ describe("the run report", () => {
     }
   });
 
+  it("draws the diagrams from a Mermaid bundle beside the report (mermaidSrc), the page a few KB", async () => {
+    const h = harness(staticPlanner({ plan: fraudPlan, replan: fraudReplan }), createFraudTools().tools, {
+      threadId: "loan-A-7291-src",
+      context: { applicant_id: "A-7291" },
+    });
+    await h.run();
+    const state = await h.run(new Command({ resume: { action: "complete", output: { human_decision: "denied" } } }));
+    const dir = resolve(artifacts, "beside");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(resolve(dir, "mermaid.min.js"), mermaidScript());
+    const html = htmlReport(state as never, { mermaidSrc: "mermaid.min.js" });
+    expect(Buffer.byteLength(html)).toBeLessThan(20_000);
+    const file = resolve(dir, "report.html");
+    writeFileSync(file, html);
+    const browser = await launch();
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+      const requests: string[] = [];
+      page.on("request", (r) => requests.push(r.url()));
+      await page.goto(`file://${file}`);
+      await page.waitForFunction(() => document.body.dataset.diagrams !== undefined, undefined, { timeout: 30_000 });
+      expect(await page.evaluate(() => document.body.dataset.diagrams)).toBe("3");
+      expect(await page.locator("pre.mermaid svg g.node").count()).toBe(5 + 5 + 7);
+      expect(requests.filter((u) => !u.startsWith("file://") && !u.startsWith("data:"))).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  });
+
   it("fits three plan versions on a 1,400-px-wide page, each column coloured with its own version's statuses", async () => {
     const state = await threeVersionRun();
     expect(state.status).toBe("completed");

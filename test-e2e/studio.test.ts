@@ -78,6 +78,22 @@ describe("the Studio graph over the LangGraph SDK", () => {
     ]);
     expect(custom.some((e) => e.type === "decision")).toBe(true);
 
+    // A refused update reaches the SDK as a 422 with the manager's code and message (not a bare 500).
+    const refused = await client.threads.updateState(thread.thread_id, { values: { status: "completed" } }).then(
+      () => undefined,
+      (error: { status?: number; text?: string }) => error,
+    );
+    expect([refused?.status, JSON.parse(refused?.text ?? "null")]).toEqual([
+      422,
+      {
+        error: "invalid_update",
+        message:
+          'updateState: "status" cannot be written from outside a run (the manager owns it); ' +
+          "the keys you may write are: scopeChanges",
+      },
+    ]);
+    expect(server.log()).not.toContain("invalid_update");
+
     await client.threads.updateState(thread.thread_id, { values: { scopeChanges: ["also check business credit"] } });
     expect((await client.threads.getState(thread.thread_id)).next as string[]).toEqual(["human"]);
 

@@ -14,7 +14,7 @@ import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { z } from "zod";
-import { createPlanManager, PermanentError, staticPlanner, type PlanDraft } from "../../src/index.js";
+import { createPlanManager, PermanentError, staticPlanner, type PlanDraft } from "langgraph-replan";
 
 /** Pushes a branch; the key makes a second push of the same step a no-op (the remote remembers it). */
 export function createRemote() {

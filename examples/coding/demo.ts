@@ -3,7 +3,7 @@
  * The fix, planned for the fast model, fails its tests; its next attempt runs one tier up with
  * the failing test output (`route.escalate-tier`), fails again, and the retry told why passes
  * (`agent.retry-with-feedback`): the fix lands in 3 attempts, not 12. Offline: the models are the
- * test suite's scripted chat model, answering by what their prompt says.
+ * scripted chat model of `langgraph-replan/testing`, answering by what their prompt says.
  */
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
@@ -16,8 +16,8 @@ import {
   type PlanDraft,
   type PlanEvent,
   type PlanManagerOutputType,
-} from "../../src/index.js";
-import { ScriptedChatModel } from "../../test/helpers/scripted-chat-model.js";
+} from "langgraph-replan";
+import { ScriptedChatModel } from "langgraph-replan/testing";
 
 const PRICES = {
   "demo-fast": { input: 0.25, output: 2 },

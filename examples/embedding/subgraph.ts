@@ -18,7 +18,7 @@ import {
   staticPlanner,
   type PlanDraft,
   type StaticPlannerOptions,
-} from "../../src/index.js";
+} from "langgraph-replan";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 
 export const SupportState = Annotation.Root({

@@ -16,8 +16,8 @@ import {
   staticPlanner,
   type InterruptPayload,
   type PlanEvent,
-} from "../../src/index.js";
-import { decisionLine, htmlReport } from "../../src/views/index.js";
+} from "langgraph-replan";
+import { decisionLine, htmlReport } from "langgraph-replan/views";
 import { defaultPlanner } from "../default-planner.js";
 import { createLoanTools, loanPlan, loanReplan } from "./workflow.js";
 import { runMigrationDemo } from "../migration/demo.js";
@@ -116,10 +116,12 @@ async function main() {
   );
   console.log(`Final status: ${state.status} — ${state.outcome?.summary ?? ""}`);
   if (reportPath) {
+    // Mermaid's bundle (megabytes) goes beside the report, which loads it by name.
     const require = createRequire(import.meta.url);
     const mermaidScript = readFileSync(require.resolve("mermaid/dist/mermaid.min.js"), "utf8");
-    writeFileSync(reportPath, htmlReport(state as never, { mermaidScript }));
-    console.log(`Report written to ${resolve(reportPath)}`);
+    writeFileSync(resolve(dirname(reportPath), "mermaid.min.js"), mermaidScript);
+    writeFileSync(reportPath, htmlReport(state as never, { mermaidSrc: "mermaid.min.js" }));
+    console.log(`Report written to ${resolve(reportPath)} (Mermaid beside it: mermaid.min.js)`);
   }
   checkpointer.db.close();
 }

@@ -5,7 +5,7 @@
  */
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
-import type { PlanDraft, ReplanRequest } from "../../src/index.js";
+import type { PlanDraft, ReplanRequest } from "langgraph-replan";
 
 export interface LoanToolOptions {
   /** How many times the credit bureau answers 503 before it succeeds. Default 1. */

@@ -4,8 +4,8 @@
  * while it runs. Offline, in memory, on a clock the tools move (so the stall is deterministic).
  */
 import { MemorySaver } from "@langchain/langgraph";
-import { createPlanManager, type PlanEvent } from "../../src/index.js";
-import { decisionLine, planMetrics } from "../../src/views/index.js";
+import { createPlanManager, type PlanEvent } from "langgraph-replan";
+import { decisionLine, planMetrics } from "langgraph-replan/views";
 import { createMigrationTools, manualClock, migrationPlanner } from "./workflow.js";
 
 export async function runMigrationDemo(): Promise<void> {

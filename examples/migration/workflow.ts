@@ -6,7 +6,7 @@
  */
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
-import { AssumptionBrokenError, staticPlanner, type PlanDraft, type Planner } from "../../src/index.js";
+import { AssumptionBrokenError, staticPlanner, type PlanDraft, type Planner } from "langgraph-replan";
 
 export const MIGRATION_TABLES = 40;
 /** Steps per draft: the first plan and each extension. */

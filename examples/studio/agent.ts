@@ -7,7 +7,7 @@
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { createAgent } from "langchain";
-import { planMiddleware } from "../../src/agent/index.js";
+import { planMiddleware } from "langgraph-replan/agent";
 import { createLoanTools } from "../loan/workflow.js";
 
 const loanSteps = [

@@ -2,7 +2,7 @@
  * The graph served by `langgraph dev` (see langgraph.json): the loan workflow's tools and the
  * static planner. The LangGraph API server supplies the checkpointer.
  */
-import { createPlanManager } from "../../src/index.js";
+import { createPlanManager } from "langgraph-replan";
 import { defaultPlanner } from "../default-planner.js";
 import { createLoanTools, loanPlan, loanReplan } from "../loan/workflow.js";
 

@@ -4,6 +4,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { isPlanManagerError } from "../errors.js";
 import { saverAdapter } from "../storage/index.js";
@@ -82,21 +83,42 @@ function mermaidScript(): string | undefined {
   }
 }
 
+/** The bundle's name beside the report; the page loads it by this relative name. */
+const BUNDLE = "mermaid.min.js";
+
 async function report(ctx: Context): Promise<number> {
   const file = ctx.options.output;
   if (!file) throw new CliError("report needs -o FILE.html");
   const script = mermaidScript();
-  const html = htmlReport((await snapshotOf(ctx)).values as never, script ? { mermaidScript: script } : {});
+  // The bundle is megabytes: inlined, every report carried a copy. Beside the report, one copy
+  // serves every report in the folder, and the page still opens offline from file://.
+  const html = htmlReport((await snapshotOf(ctx)).values as never, script ? { mermaidSrc: BUNDLE } : {});
+  const bundle = join(dirname(file), BUNDLE);
+  write(file, html);
+  if (script && !sameText(bundle, script)) write(bundle, script);
+  ctx.io.out(
+    `wrote ${file} (${Buffer.byteLength(html)} bytes)` +
+      (script
+        ? ` and, beside it, ${bundle} (${Buffer.byteLength(script)} bytes)`
+        : "; diagrams are shown as Mermaid source: npm install mermaid to draw them"),
+  );
+  return 0;
+}
+
+function write(file: string, text: string): void {
   try {
-    writeFileSync(file, html);
+    writeFileSync(file, text);
   } catch (error) {
     throw new CliError(`cannot write ${file}: ${(error as Error).message}`);
   }
-  ctx.io.out(
-    `wrote ${file} (${Buffer.byteLength(html)} bytes)` +
-      (script ? "" : "; diagrams are shown as Mermaid source: npm install mermaid to draw them"),
-  );
-  return 0;
+}
+
+function sameText(file: string, text: string): boolean {
+  try {
+    return readFileSync(file, "utf8") === text;
+  } catch {
+    return false;
+  }
 }
 
 async function wait(ctx: Context): Promise<number> {

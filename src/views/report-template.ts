@@ -22,6 +22,8 @@ export const REPORT_STYLE = [
   ".lane{position:relative;height:22px;margin:2px 0} .bar{position:absolute;top:0;height:20px;overflow:hidden;",
   "white-space:nowrap;font-size:11px;line-height:20px;padding:0 3px;box-sizing:border-box;border-radius:3px;",
   "background:#d0ebff;border:1px solid #74c0fc} .bar.s-failed{background:#ffe3e3;border-color:#ff8787}",
+  ".gap{position:absolute;top:0;height:20px;line-height:20px;font-size:11px;color:#868e96;text-align:center;",
+  "white-space:nowrap;overflow:hidden;border:1px dashed #adb5bd;border-width:0 1px;box-sizing:border-box}",
 ].join("\n");
 
 /** Renders every `pre.mermaid` once the bundle is loaded; the page records how many diagrams it drew. */

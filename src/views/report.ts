@@ -9,7 +9,7 @@ import { planDiff } from "../plan/diff.js";
 import { planAtVersion, runHistory, runsAtVersion } from "../plan/history.js";
 import { planDiffMermaid, planMermaid } from "./mermaid.js";
 import { printableLines } from "./printable.js";
-import { assignLanes } from "./lanes.js";
+import { assignLanes, timeAxis } from "./lanes.js";
 import { costsByTier } from "./model-costs.js";
 import { MERMAID_RUNNER, REPORT_STYLE, headerRow, row } from "./report-template.js";
 
@@ -27,6 +27,12 @@ export interface ReportOptions {
   title?: string;
   /** Source of Mermaid's browser bundle (`mermaid/dist/mermaid.min.js`), inlined into the page. */
   mermaidScript?: string;
+  /**
+   * Where the page loads Mermaid's browser bundle from (`<script src>`), e.g. `"mermaid.min.js"`
+   * for a copy beside the report: the page stays small (the bundle is megabytes) and one copy
+   * serves every report in the folder. Given with `mermaidScript`, this one is used.
+   */
+  mermaidSrc?: string;
 }
 
 /** ISO timestamps order as plain text (no locale collation). */
@@ -48,6 +54,7 @@ export function htmlReport(state: ReportState, options: ReportOptions = {}): str
   const timeline = timelineRows(state, history, versions, earlier);
   const lanes = laneChart(
     history.filter((r) => !(r.current && r.run.status === "invalidated" && earlier.has(r.stepId))),
+    (stepId, version) => planAtVersion(state, version)?.steps.find((s) => s.id === stepId)?.human !== undefined,
   );
   const decisions = state.decisions.map((d) =>
     row([
@@ -63,10 +70,13 @@ export function htmlReport(state: ReportState, options: ReportOptions = {}): str
     ]),
   );
   const facts = factRows(state);
-  const script = options.mermaidScript
-    ? `<script>${options.mermaidScript.replace(/<\/script/gi, "<\\/script")}</script>
-<script>${MERMAID_RUNNER}</script>`
-    : "";
+  const bundle =
+    options.mermaidSrc !== undefined
+      ? `<script src="${esc(options.mermaidSrc)}"></script>`
+      : options.mermaidScript
+        ? `<script>${options.mermaidScript.replace(/<\/script/gi, "<\\/script")}</script>`
+        : "";
+  const script = bundle ? `${bundle}\n<script>${MERMAID_RUNNER}</script>` : "";
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title>
 <style>
@@ -74,7 +84,7 @@ ${REPORT_STYLE}
 </style></head>
 <body>
 <h1>${esc(title)}</h1>
-<p><strong>Status:</strong> ${esc(state.status)} — ${esc(state.outcome?.summary ?? "")}</p>
+<p><strong>Status:</strong> ${esc(state.status)} — ${esc(state.outcome?.summary ?? stepCount(state))}</p>
 <p><strong>Cost:</strong> execution ${esc(state.budget.spent)}, replanning ${esc(state.budget.replanSpent)} · \
 <strong>Side effects:</strong> ${esc(state.sideEffects.map((s) => s.idempotencyKey).join(", ") || "none")}</p>
 ${tierTable(state)}
@@ -90,6 +100,23 @@ ${lanes}
 ${script}
 </body></html>
 `;
+}
+
+/** The status line's words when the run keeps no outcome (a `planMiddleware` thread, or a run still going). */
+function stepCount(state: ReportState): string {
+  const steps = state.plan?.steps ?? [];
+  if (steps.length === 0) return "no plan yet";
+  const done = steps.filter((s) => state.steps[s.id]?.status === "succeeded").length;
+  return `${done} of ${steps.length} steps succeeded (plan v${state.plan!.version})`;
+}
+
+/** A wait's length as people say it: "1 h 5 min", "12 min", "40 s" (`exact`: down to the second). */
+function duration(ms: number, exact = false): string {
+  const s = Math.round(ms / 1000);
+  const [h, m, sec] = [Math.floor(s / 3600), Math.floor((s % 3600) / 60), s % 60];
+  const parts = h > 0 ? [`${h} h`, `${m} min`] : m > 0 ? [`${m} min`] : [`${sec} s`];
+  if (exact && (h > 0 || m > 0)) parts.push(`${sec} s`);
+  return parts.join(" ");
 }
 
 function factRows(state: ReportState): string[] {
@@ -124,6 +151,7 @@ function tierTable(state: ReportState): string {
  */
 function laneChart(
   records: { stepId: string; version: number; run: { startedAt?: string; endedAt?: string; status: string } }[],
+  isHuman: (stepId: string, version: number) => boolean,
 ) {
   const spans = records.flatMap(({ stepId, version, run }) => {
     const start = Date.parse(run.startedAt ?? "");
@@ -131,11 +159,11 @@ function laneChart(
     if (!Number.isFinite(start) || !Number.isFinite(end)) return [];
     return [{ id: `${stepId}@v${version}`, stepId, status: run.status, start, end }];
   });
+  const waits = new Set(records.filter((r) => isHuman(r.stepId, r.version)).map((r) => `${r.stepId}@v${r.version}`));
   if (spans.length === 0) return "";
   const { lanes, placed } = assignLanes(spans);
-  const t0 = Math.min(...spans.map((s) => s.start));
-  const total = Math.max(1, Math.max(...spans.map((s) => s.end)) - t0);
-  const pct = (ms: number) => ((ms / total) * 100).toFixed(3);
+  const axis = timeAxis(spans, (span) => waits.has((span as (typeof spans)[number]).id));
+  const pct = (fraction: number) => (fraction * 100).toFixed(3);
   const rows = Array.from({ length: lanes }, (_, lane) => {
     const bars = placed
       .filter((p) => p.lane === lane)
@@ -143,10 +171,17 @@ function laneChart(
         (p) =>
           `<div class="bar s-${esc(p.status)}" data-step="${esc(p.stepId)}" ` +
           `title="${esc(p.stepId)}: ${p.end - p.start} ms" ` +
-          `style="left:${pct(p.start - t0)}%;width:max(2px,${pct(p.end - p.start)}%)">${esc(p.stepId)}</div>`,
+          `style="left:${pct(axis.place(p.start))}%;width:max(2px,${pct(axis.place(p.end) - axis.place(p.start))}%)">` +
+          `${esc(p.stepId)}</div>`,
       );
     return `<div class="lane" data-lane="${lane}">${bars.join("")}</div>`;
   });
+  const gaps = axis.gaps.map(
+    (g) =>
+      `<div class="gap" style="left:${pct(g.at)}%;width:${pct(g.width)}%" title="${duration(g.end - g.start, true)} ` +
+      `drawn shortened: no step but a wait for a person ran">⋯ ${duration(g.end - g.start)} ⋯</div>`,
+  );
+  if (gaps.length > 0) rows.unshift(`<div class="lane gaps">${gaps.join("")}</div>`);
   return `<div class="lanes" data-lanes="${lanes}">${rows.join("")}</div>`;
 }
 

@@ -238,6 +238,8 @@ describe("planMiddleware composes with LangChain's middleware", () => {
     const html = htmlReport(out);
     expect(html).toContain("<title>Run report: Pay invoice 12</title>");
     expect(html).toContain("paid");
+    // The middleware keeps no outcome: the status line counts the steps itself rather than end in a dash.
+    expect(html).toContain("<p><strong>Status:</strong> completed — 2 of 2 steps succeeded (plan v1)</p>");
   });
 });
 

@@ -103,15 +103,27 @@ describe("langgraph-replan over a SQLite file", () => {
     });
   });
 
-  it("report -o writes htmlReport's page for the thread, diagrams drawn by the installed mermaid", async () => {
+  it("report -o writes htmlReport's page for the thread, diagrams drawn by the installed mermaid beside it", async () => {
     const file = join(dir, "done.html");
+    const bundle = join(dir, "mermaid.min.js");
     const result = await cli("report", db, "done", "-o", file);
-    expect(result).toEqual({ code: 0, err: [], out: [`wrote ${file} (${statSync(file).size} bytes)`] });
+    expect(result).toEqual({
+      code: 0,
+      err: [],
+      out: [`wrote ${file} (${statSync(file).size} bytes) and, beside it, ${bundle} (${statSync(bundle).size} bytes)`],
+    });
     const saver = SqliteSaver.fromConnString(db);
     const state = await graphOn(saver).getState(cfg("done"));
     saver.db.close();
-    const mermaidScript = readFileSync(createRequire(import.meta.url).resolve("mermaid/dist/mermaid.min.js"), "utf8");
-    expect(readFileSync(file, "utf8")).toBe(htmlReport(state.values as never, { mermaidScript }));
+    // The page loads Mermaid from the file beside it rather than carrying megabytes of it inline.
+    expect(readFileSync(file, "utf8")).toBe(htmlReport(state.values as never, { mermaidSrc: "mermaid.min.js" }));
+    expect(statSync(file).size).toBeLessThan(20_000);
+    const installed = readFileSync(createRequire(import.meta.url).resolve("mermaid/dist/mermaid.min.js"), "utf8");
+    expect(readFileSync(bundle, "utf8")).toBe(installed);
+    // A second report in the same folder shares the bundle (rewritten only when it differs).
+    writeFileSync(bundle, "stale");
+    await cli("report", db, "done", "-o", join(dir, "again.html"));
+    expect(readFileSync(bundle, "utf8")).toBe(installed);
   });
 
   it("a package a command imports and cannot find is named, with the npm install to run (exit code 2)", async () => {

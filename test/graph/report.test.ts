@@ -20,6 +20,53 @@ describe("htmlReport", () => {
     expect(html.match(/<script>/g)).toHaveLength(2);
   });
 
+  it("mermaidSrc loads Mermaid from a file (escaped as an attribute) and runs the diagrams after it", async () => {
+    const t = scriptedTool("t", [{ v: 1 }]);
+    const out = await harness({ steps: [{ id: "a", goal: "A", tool: "t", produces: ["v"] }] }, [t]).run();
+    const html = htmlReport(out as never, { mermaidSrc: 'mermaid.min.js"><script>alert(1)</script>' });
+    const scripts = html.slice(html.indexOf("<script"), html.indexOf("</body>"));
+    expect(scripts.split("\n")[0]).toBe(
+      '<script src="mermaid.min.js&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"></script>',
+    );
+    expect(html.match(/<script/g)).toHaveLength(2);
+    expect(html).toContain("mermaid.initialize(");
+    // The inline bundle, when given too, is not added: the page loads Mermaid once.
+    const both = htmlReport(out as never, { mermaidSrc: "m.js", mermaidScript: "window.mermaid = {};" });
+    expect(both).not.toContain("window.mermaid = {};");
+  });
+
+  it("a long wait for a person is drawn shortened on the timeline, so the steps around it stay readable", async () => {
+    const tools = [scriptedTool("a", [{ x: 1 }]), scriptedTool("b", [{ y: 1 }])];
+    const steps = [
+      { id: "a", goal: "A", tool: "a", produces: ["x"] },
+      { id: "ask", goal: "Ask", human: { prompt: "ok?" }, dependsOn: ["a"] },
+      { id: "b", goal: "B", tool: "b", dependsOn: ["ask"], produces: ["y"] },
+    ];
+    const h = harness({ steps }, tools);
+    await h.run();
+    const out = (await h.run(new Command({ resume: { action: "complete", output: { ok: true } } }))) as any;
+    expect(out.status).toBe("completed");
+    const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms).toISOString();
+    const hour = 3_600_000;
+    out.steps.a = { ...out.steps.a, startedAt: at(0), endedAt: at(200) };
+    out.steps.ask = { ...out.steps.ask, startedAt: at(200), endedAt: at(200 + hour) };
+    out.steps.b = { ...out.steps.b, startedAt: at(200 + hour), endedAt: at(400 + hour) };
+    const html = htmlReport(out);
+    const bars = [...html.matchAll(/data-step="(\w+)"[^>]*style="left:([\d.]+)%;width:max\(2px,([\d.]+)%\)"/g)].map(
+      (m) => [m[1], m[2], m[3]],
+    );
+    // 400 ms of steps and an hour's wait: the wait is drawn as a quarter of the steps' time.
+    expect(bars).toEqual([
+      ["a", "0.000", "40.000"],
+      ["ask", "40.000", "20.000"],
+      ["b", "60.000", "40.000"],
+    ]);
+    expect(html).toContain(
+      '<div class="gap" style="left:40.000%;width:20.000%" title="1 h 0 min 0 s drawn shortened: no step but a ' +
+        'wait for a person ran">⋯ 1 h 0 min ⋯</div>',
+    );
+  });
+
   it("keeps control characters, markup and very long strings from tools escaped, whole", async () => {
     const long = "<b>".repeat(20_000);
     const ansi = "\u001b[2J\u0007\u202egnp.exe\u0000";
