@@ -58,7 +58,7 @@ export class PlanManagerError extends Error {
    * The error as an HTTP response: `{ error: code, message }` with a 4xx for what the caller sent.
    * LangGraph's API server (`langgraph dev`, built on Hono) answers a thrown error that has this
    * method with its response; without it a refused `updateState` reached the SDK as a bare 500,
-   * which the SDK also retries (docs/decisions/0033-install-http-errors.md).
+   * which the SDK also retries (docs/decisions/0034-http-errors.md).
    */
   getResponse(): Response {
     return new Response(JSON.stringify({ error: this.code, message: this.message }), {
