@@ -8,6 +8,7 @@ import { ToolMessage } from "@langchain/core/messages";
 import { Command, isGraphBubbleUp } from "@langchain/langgraph";
 import { createMiddleware, ToolInvocationError, type ToolCallRequest } from "langchain";
 import type { Step } from "../plan/schema.js";
+import { StepTimeout } from "../runtime/call-tool.js";
 import { errorInfo } from "../policy/deviation.js";
 import { unplannedEffect } from "../policy/unplanned-effect.js";
 import { beforeModel } from "./before-model.js";
@@ -63,7 +64,7 @@ async function governed(
     state,
     threadId: String(request.runtime.configurable?.thread_id ?? "agent"),
     at,
-    invoke: (tool, args, key) => attempt(request, handler, offered, { tool, args, key }),
+    invoke: (tool, args, key, timeoutMs) => attempt(request, handler, offered, { tool, args, key, timeoutMs }),
   };
   const tools = new Set([...options.tools, ...offered.keys()]);
   let result: CallResult;
@@ -105,26 +106,37 @@ async function governed(
  * One attempt of a tool through the rest of the middleware chain. `calls` is how often the tool
  * itself ran (a retrying middleware below may call it several times); a failure turned into an
  * error message below is read as the error the tool threw, so the ladder sees its real class.
+ * Past `timeoutMs` the attempt ends as the graph's does (`StepTimeout`), and the tool's signal
+ * aborts, so a hanging tool cannot hold the agent (docs/architecture.md, "The ladder").
  */
 async function attempt(
   request: ToolCallRequest,
   handler: Handler,
   offered: Map<string, AgentTool>,
-  call: { tool: string; args: Record<string, unknown>; key: string | undefined },
+  call: { tool: string; args: Record<string, unknown>; key: string | undefined; timeoutMs: number },
 ): Promise<AttemptResult> {
   const own = call.tool === request.toolCall.name ? request.tool : offered.get(call.tool);
   const probe: CallProbe = { calls: 0 };
-  const tool = own ? probed(call.key ? withKey(own, call.key) : own, probe) : own;
+  const controller = new AbortController();
+  const tool = own ? probed(call.key ? withKey(own, call.key) : own, probe, controller.signal) : own;
   const calls = () => Math.max(1, probe.calls);
+  const pending = Promise.resolve().then(() =>
+    handler({ ...request, toolCall: { ...request.toolCall, name: call.tool, args: call.args }, tool }),
+  );
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<StepTimeout>((resolve) => {
+    timer = setTimeout(() => {
+      const error = new StepTimeout(call.timeoutMs);
+      controller.abort(error);
+      resolve(error);
+    }, call.timeoutMs);
+  });
   try {
-    const out = await handler({
-      ...request,
-      toolCall: { ...request.toolCall, name: call.tool, args: call.args },
-      tool,
-    });
+    const out = await Promise.race([pending, timedOut]);
+    if (out instanceof StepTimeout) return { ok: false, error: errorInfo(out), timeout: true, calls: calls() };
     if (!ToolMessage.isInstance(out)) return { ok: true, content: "", output: undefined, calls: calls() };
     const content = textOf(out.content);
-    if (out.status !== "error") return { ok: true, content, output: outputOf(content), calls: calls() };
+    if (out.status !== "error") return { ok: true, content, output: returned(probe, content), calls: calls() };
     if (probe.thrown) return { ok: false, error: thrownInfo(probe.thrown.error), calls: calls() };
     // Only a call the probe did not see is read from its message: a tool's own text claims nothing.
     const given = probe.calls === 0 ? gaveUp(content) : undefined;
@@ -133,7 +145,19 @@ async function attempt(
   } catch (error) {
     if (isGraphBubbleUp(error)) throw error;
     return { ok: false, error: thrownInfo(error), calls: calls() };
+  } finally {
+    clearTimeout(timer);
+    pending.catch(() => undefined);
   }
+}
+
+/**
+ * The output the policy judges: what the tool returned, as the graph judges it; text (a string the
+ * tool returned, or a message a middleware below wrote) is read as JSON when it is JSON.
+ */
+function returned(probe: CallProbe, content: string): unknown {
+  const value = probe.returned?.value;
+  return probe.returned && typeof value !== "string" ? value : outputOf(content);
 }
 
 function thrownInfo(error: unknown) {

@@ -23,7 +23,9 @@ import type { AgentPlanUpdate, AgentPlanValues, Escalation, Trigger } from "./st
  * What one attempt of a tool gave back; `calls`: how often the tool ran in it (a retrying middleware
  * below may call it more than once; each call is an attempt of the step). Default 1.
  */
-export type AttemptResult = ({ ok: true; content: string; output: unknown } | { ok: false; error: ErrorInfo }) & {
+export type AttemptResult = (
+  { ok: true; content: string; output: unknown } | { ok: false; error: ErrorInfo; timeout?: boolean }
+) & {
   calls?: number;
 };
 
@@ -33,8 +35,13 @@ export interface CallEnv {
   threadId: string;
   /** Now, as an ISO timestamp. */
   at: () => string;
-  /** Runs one attempt of a tool, with an idempotency key for side-effecting calls. */
-  invoke: (tool: string, args: Record<string, unknown>, key: string | undefined) => Promise<AttemptResult>;
+  /** Runs one attempt of a tool, with an idempotency key for side-effecting calls, ended at `timeoutMs`. */
+  invoke: (
+    tool: string,
+    args: Record<string, unknown>,
+    key: string | undefined,
+    timeoutMs: number,
+  ) => Promise<AttemptResult>;
 }
 
 /** The tool message's content and status, and the plan state the call changes. */

@@ -175,7 +175,7 @@ async function oneAttempt(
     meter.charged += charge;
     run = { ...run, cost: (run.cost ?? 0) + charge };
   }
-  const result = await env.invoke(call.tool, call.args, key);
+  const result = await env.invoke(call.tool, call.args, key, step.timeoutMs ?? env.options.policy.defaultTimeoutMs);
   // Calls a middleware below made on its own are attempts too: counted against retry.maxAttempts and charged.
   const extra = Math.max(0, Math.min((result.calls ?? 1) - 1, MAX_CALLS));
   if (extra > 0) {
@@ -213,7 +213,9 @@ function judge(
   const judged = attempt({
     step,
     run,
-    result: result.ok ? { ok: true, output: result.output } : { ok: false, error: result.error },
+    result: result.ok
+      ? { ok: true, output: result.output }
+      : { ok: false, error: result.error, ...(result.timeout ? { timeout: true } : {}) },
     plan,
     facts: state.facts,
     trusted,

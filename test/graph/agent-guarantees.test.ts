@@ -1,0 +1,99 @@
+/**
+ * The graph's guarantees inside createAgent: what `planMiddleware` enforces on every step call as
+ * the executor does — a timeout, checked outputs, a bound on refused calls, steps with arguments,
+ * live events, and a status the CLI reads.
+ */
+import { tool } from "@langchain/core/tools";
+import { MemorySaver } from "@langchain/langgraph";
+import { createAgent } from "langchain";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { planMiddleware } from "../../src/agent/index.js";
+import { scriptedAgentModel, type Turn } from "../helpers/agent-model.js";
+import { countedTool, ledger } from "../helpers/agent-tools.js";
+
+const noWait = { sleep: async () => {}, now: () => 0 };
+const start = { messages: [{ role: "user", content: "Look it up" }] };
+const config = (thread: string) => ({ configurable: { thread_id: thread } });
+
+function agentWith(turns: Turn[], tools: Parameters<typeof createAgent>[0]["tools"], options = {}) {
+  const model = scriptedAgentModel(turns);
+  const agent = createAgent({
+    model,
+    tools: tools!,
+    middleware: [planMiddleware({ ...noWait, ...options })],
+    checkpointer: new MemorySaver(),
+  });
+  return { model, agent };
+}
+
+/** A tool that never answers; it counts its calls and the aborts of its signal. */
+function hangingTool() {
+  const seen = { calls: 0, aborted: 0 };
+  const hang = tool(
+    (_args: Record<string, unknown>, config) => {
+      seen.calls += 1;
+      return new Promise<never>(() => {
+        config?.signal?.addEventListener("abort", () => void (seen.aborted += 1), { once: true });
+      });
+    },
+    { name: "lookup", description: "lookup", schema: z.object({}).passthrough() },
+  );
+  return { seen, hang };
+}
+
+const lookupPlan = (extra: Record<string, unknown> = {}) => ({
+  steps: [{ id: "find", goal: "Look it up", tool: "lookup", retry: { maxAttempts: 2, backoff: "none" }, ...extra }],
+});
+
+describe("planMiddleware: a step call times out as in the graph", () => {
+  it("a hanging tool times out after the step's timeoutMs, its signal aborts, and the ladder retries then escalates", async () => {
+    const { seen, hang } = hangingTool();
+    const call = [{ name: "lookup", args: { q: "x" } }];
+    const { agent } = agentWith([[{ name: "write_plan", args: lookupPlan({ timeoutMs: 10 }) }], call, "?"], [hang]);
+    const out = await agent.invoke(start, config("timeout"));
+    expect(seen).toEqual({ calls: 2, aborted: 2 });
+    expect(out.decisions.map((d) => [d.rule, d.failureClass])).toEqual([
+      ["transient.retry", "transient"],
+      ["exhausted.escalate", "deterministic"],
+    ]);
+    expect(out.decisions[0]!.reason).toContain("step timed out after 10 ms");
+    expect(out.steps.find).toMatchObject({ status: "failed", attempts: 2, error: { name: "StepTimeout" } });
+    expect(out.status).toBe("awaiting_human");
+  });
+
+  it("policy.defaultTimeoutMs bounds a step that sets no timeoutMs", async () => {
+    const { seen, hang } = hangingTool();
+    const call = [{ name: "lookup", args: { q: "x" } }];
+    const { agent } = agentWith([[{ name: "write_plan", args: lookupPlan() }], call, "?"], [hang], {
+      policy: { defaultTimeoutMs: 10 },
+    });
+    const out = await agent.invoke(start, config("default-timeout"));
+    expect(seen).toEqual({ calls: 2, aborted: 2 });
+    expect(out.decisions.at(-1)!.reason).toContain("step timed out after 10 ms");
+  });
+});
+
+describe("planMiddleware: outputs are checked as in the graph", () => {
+  const cyclic = () => {
+    const o: Record<string, unknown> = { a: 1 };
+    o.self = o;
+    return o;
+  };
+  // As the executor judges them (the same policy function): nothing lacks the produced field; a cycle is not storable.
+  for (const [name, body, error, why] of [
+    ["undefined", () => undefined, "SuccessSignalUnmet", "output undefined lacks produced field answer"],
+    ["a circular object", cyclic, "OutputRejected", "output.self is a circular reference"],
+  ] as const)
+    it(`a tool returning ${name} is rejected, never a trusted fact`, async () => {
+      const l = ledger();
+      const tools = [countedTool(l, "lookup", body)];
+      const plan = { steps: [{ id: "find", goal: "Look it up", tool: "lookup", produces: ["answer"] }] };
+      const { agent } = agentWith([[{ name: "write_plan", args: plan }], [{ name: "lookup", args: {} }], "?"], tools);
+      const out = await agent.invoke(start, config(`output-${name}`));
+      expect(out.facts).toEqual({});
+      expect(out.steps.find).toMatchObject({ status: "failed", error: { name: error } });
+      expect(out.steps.find!.error!.message).toContain(why);
+      expect(out.status).toBe("awaiting_human");
+    });
+});
