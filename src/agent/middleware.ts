@@ -18,6 +18,7 @@ import { callKey, routeCall } from "./route.js";
 import { refuseRepeat, type CallEnv, type CallResult } from "./settle.js";
 import { AgentPlanState, type AgentPlanValues } from "./state.js";
 import { runStep, type AttemptResult } from "./step-call.js";
+import { withPlanView } from "./plan-view.js";
 import { heldCall } from "./taint.js";
 import { WRITE_PLAN, writePlan, writePlanTool } from "./write-plan.js";
 import { gaveUp, outputOf, probed, textOf, withKey, type CallProbe } from "./tool-call.js";
@@ -43,7 +44,9 @@ export function planMiddleware(options: PlanMiddlewareOptions = {}) {
     beforeModel: (state) => beforeModel(state as unknown as Parameters<typeof beforeModel>[0], at),
     wrapModelCall: (request, handler) => {
       for (const t of request.tools) if (typeof t.name === "string") offered.set(t.name, t);
-      return handler({ ...request, systemMessage: request.systemMessage.concat(`\n\n${SYSTEM_PROMPT}`) });
+      const state = request.state as unknown as AgentPlanValues;
+      const messages = withPlanView(request.messages, state);
+      return handler({ ...request, messages, systemMessage: request.systemMessage.concat(`\n\n${SYSTEM_PROMPT}`) });
     },
     wrapToolCall: async (request, handler) =>
       governed(request as unknown as ToolCallRequest, handler as unknown as Handler, resolved, offered, at),

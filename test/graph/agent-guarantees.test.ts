@@ -3,13 +3,15 @@
  * the executor does — a timeout, checked outputs, a bound on refused calls, steps with arguments,
  * live events, and a status the CLI reads.
  */
+import { AIMessage } from "@langchain/core/messages";
+import { fakeModel } from "@langchain/core/testing";
 import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
-import { createAgent } from "langchain";
+import { createAgent, summarizationMiddleware } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { planMiddleware } from "../../src/agent/index.js";
-import { scriptedAgentModel, type Turn } from "../helpers/agent-model.js";
+import { received, scriptedAgentModel, type Turn } from "../helpers/agent-model.js";
 import { countedTool, ledger } from "../helpers/agent-tools.js";
 
 const noWait = { sleep: async () => {}, now: () => 0 };
@@ -95,5 +97,62 @@ describe("planMiddleware: outputs are checked as in the graph", () => {
       expect(out.steps.find).toMatchObject({ status: "failed", error: { name: error } });
       expect(out.steps.find!.error!.message).toContain(why);
       expect(out.status).toBe("awaiting_human");
+    });
+});
+
+describe("planMiddleware: the plan survives summarization in either order", () => {
+  const payPlan = {
+    steps: [
+      { id: "quote", goal: "Get the amount", tool: "quote", produces: ["amount"] },
+      { id: "pay", goal: "Pay", tool: "pay", dependsOn: ["quote"], inputs: ["amount"], produces: ["paid"] },
+      { id: "mail", goal: "Mail the receipt", tool: "mail", dependsOn: ["pay"] },
+    ],
+  };
+  const view = (marks: string[]) =>
+    [
+      "Current plan (version 1), kept by langgraph-replan. Revise it only with write_plan.",
+      "Steps:",
+      `  ${marks[0]} quote [quote] Get the amount — ${marks[0] === "✓" ? "succeeded" : "ready"}`,
+      `  ${marks[1]} pay [pay] Pay — ${marks[1] === "✓" ? "succeeded" : "ready"} after quote`,
+      `  · mail [mail] Mail the receipt — ${marks[1] === "✓" ? "ready" : "waiting"} after pay`,
+    ].join("\n");
+  for (const planFirst of [true, false])
+    it(`listed ${planFirst ? "before" : "after"} summarizationMiddleware, the model reads the current plan last, once, every turn`, async () => {
+      const l = ledger();
+      const tools = [
+        countedTool(l, "quote", () => ({ amount: 40 })),
+        countedTool(l, "pay", (_n, a) => ({ paid: a.amount })),
+        countedTool(l, "mail", () => ({ sent: true })),
+      ];
+      const summarizer = fakeModel();
+      for (let i = 0; i < 8; i++) summarizer.respond(new AIMessage("The user wants invoice 12 paid."));
+      const model = scriptedAgentModel([
+        [{ name: "write_plan", args: payPlan }],
+        [{ name: "quote", args: {} }],
+        [{ name: "pay", args: {} }],
+        [{ name: "mail", args: {} }],
+        "Paid 40 and mailed the receipt",
+      ]);
+      const summary = summarizationMiddleware({ model: summarizer, trigger: { messages: 4 }, keep: { messages: 2 } });
+      const plan = planMiddleware(noWait);
+      const agent = createAgent({
+        model,
+        tools,
+        middleware: planFirst ? [plan, summary] : [summary, plan],
+        checkpointer: new MemorySaver(),
+      });
+      const out = await agent.invoke(start, config(`summary-${planFirst}`));
+      expect(summarizer.callCount).toBeGreaterThan(0);
+      for (const [turn, marks] of [
+        [2, ["✓", "·"]],
+        [3, ["✓", "✓"]],
+      ] as const) {
+        const seen = received(model, turn);
+        expect(seen.at(-1)!.split("\n").slice(0, 5).join("\n")).toBe(view([...marks]));
+        expect(seen.filter((m) => m.startsWith("Current plan"))).toHaveLength(1);
+        // A summary never carries the plan view (it quotes facts the user never wrote).
+        expect(seen.filter((m) => m.includes("kept by langgraph-replan"))).toHaveLength(1);
+      }
+      expect(out.status).toBe("completed");
     });
 });
