@@ -16,7 +16,7 @@ import { decide } from "./decisions.js";
 import { PLAN_NOTE_ID, PLAN_VIEW_ID } from "./plan-view.js";
 import { ask, reviewRequest } from "./review.js";
 import { callKey } from "./route.js";
-import type { AgentPlanUpdate, AgentPlanValues, Escalation } from "./state.js";
+import { refusalKey, type AgentPlanUpdate, type AgentPlanValues, type Escalation } from "./state.js";
 
 type ModelState = AgentPlanValues & { messages: BaseMessage[] };
 
@@ -94,7 +94,12 @@ function answerEscalations(state: ModelState, at: () => string): { update: Agent
     decisions.push(decide({ rule: answerRule("retry"), reason, by: "person" }, place));
     notes.push(`${reason}.`);
   }
-  const update: AgentPlanUpdate = notes.length === 0 ? {} : { steps, decisions, planRun: { escalations, failedCalls } };
+  // An answered step's refused calls count again from zero.
+  const refusals = Object.fromEntries(
+    Object.keys(escalations).map((id) => [refusalKey(state.plan?.version ?? 0, id), 0]),
+  );
+  const planRun = { escalations, failedCalls, refusals };
+  const update: AgentPlanUpdate = notes.length === 0 ? {} : { steps, decisions, planRun };
   return { update, notes };
 }
 

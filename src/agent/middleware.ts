@@ -8,20 +8,20 @@ import { ToolMessage } from "@langchain/core/messages";
 import { Command, isGraphBubbleUp } from "@langchain/langgraph";
 import { createMiddleware, ToolInvocationError, type ToolCallRequest } from "langchain";
 import type { Step } from "../plan/schema.js";
-import { StepTimeout } from "../runtime/call-tool.js";
 import { errorInfo } from "../policy/deviation.js";
+import { refusedCall } from "../policy/refused-call.js";
 import { unplannedEffect } from "../policy/unplanned-effect.js";
 import { beforeModel } from "./before-model.js";
 import { decide } from "./decisions.js";
 import { resolveAgentOptions, type PlanMiddlewareOptions, type ResolvedAgentOptions } from "./options.js";
 import { callKey, routeCall } from "./route.js";
-import { refuseRepeat, type CallEnv, type CallResult } from "./settle.js";
-import { AgentPlanState, type AgentPlanValues } from "./state.js";
+import { holdCall, refuseRepeat, type CallEnv, type CallResult } from "./settle.js";
+import { AgentPlanState, refusalKey, type AgentPlanValues } from "./state.js";
 import { runStep, type AttemptResult } from "./step-call.js";
 import { withPlanView } from "./plan-view.js";
 import { heldCall } from "./taint.js";
 import { WRITE_PLAN, writePlan, writePlanTool } from "./write-plan.js";
-import { gaveUp, outputOf, probed, textOf, withKey, type CallProbe } from "./tool-call.js";
+import { gaveUp, outputOf, probed, stepTimeout, textOf, withKey, type CallProbe } from "./tool-call.js";
 
 type AgentTool = NonNullable<ToolCallRequest["tool"]>;
 
@@ -90,7 +90,7 @@ async function governed(
     } else if (route.kind === "refuse")
       result = state.planRun.failedCalls[callKey(route.step.id, call.name, route.args)]
         ? refuseRepeat(env, route.step, { tool: call.name, args: route.args })
-        : { content: `Not run: ${route.message}.`, status: "error", update: {} };
+        : refuseNotReady(env, route.step, { tool: call.name, args: route.args }, route.message);
     else
       result =
         heldCall(env, route.step, call.name, route.args, effectsOf(options, route.step, call.name)) ??
@@ -103,6 +103,18 @@ async function governed(
     status: result.status,
   });
   return new Command({ update: { ...result.update, messages: [message] } });
+}
+
+/** A call to a step that cannot run: told why, counted, and past `policy.maxRefusedCalls` held for a person. */
+function refuseNotReady(env: CallEnv, step: Step, call: { tool: string; args: Record<string, unknown> }, why: string) {
+  const key = refusalKey(env.state.plan!.version, step.id);
+  const count = (env.state.planRun.refusals?.[key] ?? 0) + 1;
+  const verdict = refusedCall(step.id, why, count, env.options.policy);
+  if (verdict.kind === "escalate") {
+    const held = holdCall(env, step, call, verdict);
+    return { ...held, update: { ...held.update, planRun: { ...held.update.planRun, refusals: { [key]: 0 } } } };
+  }
+  return { content: verdict.message, status: "error" as const, update: { planRun: { refusals: { [key]: count } } } };
 }
 
 /**
@@ -127,16 +139,16 @@ async function attempt(
     handler({ ...request, toolCall: { ...request.toolCall, name: call.tool, args: call.args }, tool }),
   );
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const timedOut = new Promise<StepTimeout>((resolve) => {
+  const expired = stepTimeout(call.timeoutMs);
+  const timedOut = new Promise<Error>((resolve) => {
     timer = setTimeout(() => {
-      const error = new StepTimeout(call.timeoutMs);
-      controller.abort(error);
-      resolve(error);
+      controller.abort(expired);
+      resolve(expired);
     }, call.timeoutMs);
   });
   try {
     const out = await Promise.race([pending, timedOut]);
-    if (out instanceof StepTimeout) return { ok: false, error: errorInfo(out), timeout: true, calls: calls() };
+    if (out === expired) return { ok: false, error: errorInfo(out), timeout: true, calls: calls() };
     if (!ToolMessage.isInstance(out)) return { ok: true, content: "", output: undefined, calls: calls() };
     const content = textOf(out.content);
     if (out.status !== "error") return { ok: true, content, output: returned(probe, content), calls: calls() };

@@ -33,10 +33,10 @@ function agentWith(turns: Turn[], tools: Parameters<typeof createAgent>[0]["tool
 function hangingTool() {
   const seen = { calls: 0, aborted: 0 };
   const hang = tool(
-    (_args: Record<string, unknown>, config) => {
+    (_args: Record<string, unknown>, runConfig) => {
       seen.calls += 1;
       return new Promise<never>(() => {
-        config?.signal?.addEventListener("abort", () => void (seen.aborted += 1), { once: true });
+        runConfig?.signal?.addEventListener("abort", () => void (seen.aborted += 1), { once: true });
       });
     },
     { name: "lookup", description: "lookup", schema: z.object({}).passthrough() },
@@ -155,4 +155,48 @@ describe("planMiddleware: the plan survives summarization in either order", () =
       }
       expect(out.status).toBe("completed");
     });
+});
+
+describe("planMiddleware: calls to a step that cannot run are bounded", () => {
+  const waitPlan = {
+    steps: [
+      { id: "get", goal: "Get it", tool: "get", produces: ["x"] },
+      { id: "use", goal: "Use it", tool: "use", dependsOn: ["get"], inputs: ["x"] },
+    ],
+  };
+  const tools = (l: ReturnType<typeof ledger>) => [
+    countedTool(l, "get", () => {
+      throw Object.assign(new Error("not found"), { status: 404 });
+    }),
+    countedTool(l, "use", () => ({ ok: true })),
+  ];
+
+  it("the model calling a step that is not ready is refused policy.maxRefusedCalls times, then a person is asked (guard.refused-calls)", async () => {
+    const l = ledger();
+    const early = [{ name: "use", args: {} }];
+    const turns: Turn[] = [[{ name: "write_plan", args: waitPlan }], ...Array.from({ length: 30 }, () => early)];
+    const { agent, model } = agentWith(turns, tools(l), { policy: { maxRefusedCalls: 3 } });
+    const out = await agent.invoke(start, config("refused"));
+    expect(model.callCount).toBe(4);
+    expect(l.calls).toEqual({});
+    expect(out.decisions.map((d) => [d.rule, d.stepId, d.action])).toEqual([
+      ["guard.refused-calls", "use", "escalate"],
+    ]);
+    expect(out.decisions[0]!.reason).toBe(
+      'the model called step "use" 3 times while it could not run (step "use" is not ready: it waits for get); ' +
+        "policy.maxRefusedCalls is 3",
+    );
+    expect(out.status).toBe("awaiting_human");
+    expect((out.__interrupt__![0]!.value as { rule: string }).rule).toBe("guard.refused-calls");
+  });
+
+  it("the default bound is 5 refused calls", async () => {
+    const l = ledger();
+    const early = [{ name: "use", args: {} }];
+    const turns: Turn[] = [[{ name: "write_plan", args: waitPlan }], ...Array.from({ length: 30 }, () => early)];
+    const { agent, model } = agentWith(turns, tools(l));
+    const out = await agent.invoke(start, config("refused-default"));
+    expect(model.callCount).toBe(6);
+    expect(out.decisions.map((d) => d.rule)).toEqual(["guard.refused-calls"]);
+  });
 });
