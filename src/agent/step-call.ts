@@ -81,7 +81,8 @@ async function ladder(
   const { state, options } = env;
   const trusted = factValues(state.facts);
   const inputs = Object.fromEntries((step.inputs ?? []).filter((k) => k in trusted).map((k) => [k, trusted[k]]));
-  const args = { ...modelArgs, ...inputs };
+  // The plan's arguments outrank the model's: a revision that changes them is a different call (and progress).
+  const args = { ...modelArgs, ...step.args, ...inputs };
   // The model may call a step's fallback tool itself: the step then runs on its fallback.
   const onFallback = tool !== step.tool;
   let run: StepRun = {

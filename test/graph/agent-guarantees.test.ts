@@ -11,6 +11,8 @@ import { createAgent, summarizationMiddleware } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { planMiddleware } from "../../src/agent/index.js";
+import { writePlanTool } from "../../src/agent/write-plan.js";
+import { AssumptionBrokenError } from "../../src/errors.js";
 import { received, scriptedAgentModel, type Turn } from "../helpers/agent-model.js";
 import { countedTool, ledger } from "../helpers/agent-tools.js";
 
@@ -198,5 +200,49 @@ describe("planMiddleware: calls to a step that cannot run are bounded", () => {
     const out = await agent.invoke(start, config("refused-default"));
     expect(model.callCount).toBe(6);
     expect(out.decisions.map((d) => d.rule)).toEqual(["guard.refused-calls"]);
+  });
+});
+
+describe("planMiddleware: write_plan steps carry their arguments", () => {
+  it("the write_plan schema the model reads offers args on a step (and on its fallback)", () => {
+    const schema = z.toJSONSchema(writePlanTool.schema as z.ZodType) as {
+      properties: { steps: { items: { properties: Record<string, { description?: string }> } } };
+    };
+    const step = schema.properties.steps.items.properties;
+    expect(Object.keys(step)).toContain("args");
+    expect(step.args!.description).toBe(
+      "The tool's arguments for this step; the call runs with them (facts named in inputs are added)",
+    );
+  });
+
+  it("a revision that searches the web instead of the journal with the same tool is progress, and its call runs with the step's args", async () => {
+    const l = ledger();
+    const search = countedTool(l, "search", (_n, a) => {
+      if (a.source === "journal") throw new AssumptionBrokenError("in_journal", "the journal has no such article");
+      return { hits: 3, source: a.source };
+    });
+    const v1 = {
+      assumptions: [{ id: "in_journal", statement: "the journal has the article" }],
+      steps: [
+        { id: "find", goal: "Find it", tool: "search", args: { source: "journal" }, assumptions: ["in_journal"] },
+      ],
+    };
+    const v2 = {
+      steps: [{ id: "find", goal: "Find it", tool: "search", args: { source: "web" }, produces: ["hits"] }],
+    };
+    const turns: Turn[] = [
+      [{ name: "write_plan", args: v1 }],
+      [{ name: "search", args: { q: "replanning" } }],
+      [{ name: "write_plan", args: v2 }],
+      [{ name: "search", args: { q: "replanning" } }],
+      "3 hits",
+    ];
+    const { agent } = agentWith(turns, [search]);
+    const out = await agent.invoke(start, config("revise-args"));
+    expect(out.decisions.map((d) => d.rule)).toEqual(["assumption.replan-local"]);
+    expect(out.plan!.version).toBe(2);
+    expect(l.calls).toEqual({ search: 2 });
+    expect(out.steps.find).toMatchObject({ status: "succeeded", output: { hits: 3, source: "web" } });
+    expect(out.status).toBe("completed");
   });
 });
