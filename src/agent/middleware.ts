@@ -11,7 +11,9 @@ import type { Step } from "../plan/schema.js";
 import { errorInfo } from "../policy/deviation.js";
 import { refusedCall } from "../policy/refused-call.js";
 import { unplannedEffect } from "../policy/unplanned-effect.js";
+import { afterAgent } from "./after-agent.js";
 import { beforeModel } from "./before-model.js";
+import { updateEvents, writerOf } from "./events.js";
 import { decide } from "./decisions.js";
 import { resolveAgentOptions, type PlanMiddlewareOptions, type ResolvedAgentOptions } from "./options.js";
 import { callKey, routeCall } from "./route.js";
@@ -42,6 +44,7 @@ export function planMiddleware(options: PlanMiddlewareOptions = {}) {
     stateSchema: AgentPlanState,
     tools: [writePlanTool],
     beforeModel: (state) => beforeModel(state as unknown as Parameters<typeof beforeModel>[0], at),
+    afterAgent: (state, runtime) => afterAgent(state as unknown as AgentPlanValues, writerOf(runtime)),
     wrapModelCall: (request, handler) => {
       for (const t of request.tools) if (typeof t.name === "string") offered.set(t.name, t);
       const state = request.state as unknown as AgentPlanValues;
@@ -67,6 +70,8 @@ async function governed(
     state,
     threadId: String(request.runtime.configurable?.thread_id ?? "agent"),
     at,
+    emit: writerOf(request.runtime),
+    sent: new Set(),
     invoke: (tool, args, key, timeoutMs) => attempt(request, handler, offered, { tool, args, key, timeoutMs }),
   };
   const tools = new Set([...options.tools, ...offered.keys()]);
@@ -96,6 +101,7 @@ async function governed(
         heldCall(env, route.step, call.name, route.args, effectsOf(options, route.step, call.name)) ??
         (await runStep(env, route.step, call.name, route.args));
   }
+  for (const event of updateEvents(result.update, state.plan, env.sent)) env.emit(event);
   const message = new ToolMessage({
     content: result.content,
     tool_call_id: call.id ?? "",

@@ -15,6 +15,7 @@ import type { GuardHit } from "../policy/replan-guards.js";
 import { globalScope, localScope } from "../policy/scope.js";
 import { falsify } from "../policy/trust.js";
 import { decide } from "./decisions.js";
+import type { Writer } from "./events.js";
 import type { ResolvedAgentOptions } from "./options.js";
 import { callKey } from "./route.js";
 import type { AgentPlanUpdate, AgentPlanValues, Escalation, Trigger } from "./state.js";
@@ -35,6 +36,9 @@ export interface CallEnv {
   threadId: string;
   /** Now, as an ISO timestamp. */
   at: () => string;
+  /** Sends a custom stream event (the graph's shapes); decisions sent during the call go into `sent`. */
+  emit: Writer;
+  sent: Set<Decision>;
   /** Runs one attempt of a tool, with an idempotency key for side-effecting calls, ended at `timeoutMs`. */
   invoke: (
     tool: string,

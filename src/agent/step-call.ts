@@ -100,7 +100,13 @@ async function ladder(
     if (judged.kind === "success") return judged.result;
     const { verdict } = judged;
     const place = { stepId: step.id, attempt: run.attempts, planVersion: state.plan!.version, at: env.at() };
-    decisions.push(decide(verdict, place));
+    const decision = decide(verdict, place);
+    decisions.push(decision);
+    if (verdict.action === "retry" || (verdict.action === "fallback" && step.fallback)) {
+      // The call goes on: its decision is news now, not when the call ends.
+      env.emit({ type: "decision", decision });
+      env.sent.add(decision);
+    }
     run = judged.succeeded?.run ?? { ...run, status: "failed", endedAt: env.at(), ...errorOf(judged.error) };
     if (verdict.action === "retry") {
       run = { ...run, status: "pending" };
@@ -176,6 +182,14 @@ async function oneAttempt(
     meter.charged += charge;
     run = { ...run, cost: (run.cost ?? 0) + charge };
   }
+  env.emit({
+    type: "step_started",
+    stepId: step.id,
+    goal: step.goal,
+    attempt: run.attempts,
+    tool: call.tool,
+    running: 1,
+  });
   const result = await env.invoke(call.tool, call.args, key, step.timeoutMs ?? env.options.policy.defaultTimeoutMs);
   // Calls a middleware below made on its own are attempts too: counted against retry.maxAttempts and charged.
   const extra = Math.max(0, Math.min((result.calls ?? 1) - 1, MAX_CALLS));

@@ -8,11 +8,13 @@ import { fakeModel } from "@langchain/core/testing";
 import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, summarizationMiddleware } from "langchain";
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import { planMiddleware } from "../../src/agent/index.js";
 import { writePlanTool } from "../../src/agent/write-plan.js";
-import { AssumptionBrokenError } from "../../src/errors.js";
+import type { AgentEvent } from "../../src/agent/events.js";
+import { AssumptionBrokenError, TransientError } from "../../src/errors.js";
+import type { PlanEvent } from "../../src/index.js";
 import { received, scriptedAgentModel, type Turn } from "../helpers/agent-model.js";
 import { countedTool, ledger } from "../helpers/agent-tools.js";
 
@@ -205,7 +207,7 @@ describe("planMiddleware: calls to a step that cannot run are bounded", () => {
 
 describe("planMiddleware: write_plan steps carry their arguments", () => {
   it("the write_plan schema the model reads offers args on a step (and on its fallback)", () => {
-    const schema = z.toJSONSchema(writePlanTool.schema as z.ZodType) as {
+    const schema = z.toJSONSchema(writePlanTool.schema as z.ZodType) as unknown as {
       properties: { steps: { items: { properties: Record<string, { description?: string }> } } };
     };
     const step = schema.properties.steps.items.properties;
@@ -244,5 +246,91 @@ describe("planMiddleware: write_plan steps carry their arguments", () => {
     expect(l.calls).toEqual({ search: 2 });
     expect(out.steps.find).toMatchObject({ status: "succeeded", output: { hits: 3, source: "web" } });
     expect(out.status).toBe("completed");
+  });
+});
+
+describe("planMiddleware: custom stream events, as the graph sends them", () => {
+  it("streams the plan, each attempt, its decisions and the steps' ends", async () => {
+    const l = ledger();
+    const tools = [
+      countedTool(l, "fetch_rate", (n) => {
+        if (n === 1) throw new TransientError("rate service busy");
+        return { rate: 2 };
+      }),
+      countedTool(l, "convert", () => ({ total: 200 })),
+    ];
+    const plan = {
+      steps: [
+        { id: "rate", goal: "Fetch the rate", tool: "fetch_rate", produces: ["rate"] },
+        { id: "total", goal: "Convert", tool: "convert", dependsOn: ["rate"], inputs: ["rate"] },
+      ],
+    };
+    const turns: Turn[] = [
+      [{ name: "write_plan", args: plan }],
+      [{ name: "fetch_rate", args: {} }],
+      [{ name: "convert", args: { amount: 100 } }],
+      "200",
+    ];
+    const { agent } = agentWith(turns, tools);
+    const events: PlanEvent[] = [];
+    for await (const e of await agent.stream(start, { ...config("events"), streamMode: "custom" }))
+      events.push(e as PlanEvent);
+    expect(events.map((e) => summary(e))).toEqual([
+      "plan v1 rate,total",
+      "step_started rate #1 fetch_rate",
+      "decision rate transient.retry",
+      "step_started rate #2 fetch_rate",
+      "step_finished rate succeeded #2",
+      "step_started total #1 convert",
+      "step_finished total succeeded #1",
+      "finished completed",
+    ]);
+    expect(events.at(-1)).toEqual({
+      type: "finished",
+      status: "completed",
+      summary: "2 of 2 steps succeeded (plan v1)",
+    });
+  });
+});
+
+function summary(e: PlanEvent): string {
+  switch (e.type) {
+    case "plan":
+      return `plan v${e.version} ${e.steps.map((s) => s.id).join(",")}`;
+    case "step_started":
+      return `step_started ${e.stepId} #${e.attempt} ${e.tool}`;
+    case "step_finished":
+      return `step_finished ${e.stepId} ${e.status} #${e.attempt}`;
+    case "decision":
+      return `decision ${e.decision.stepId} ${e.decision.rule}`;
+    case "finished":
+      return `finished ${e.status}`;
+    default:
+      return e.type;
+  }
+}
+
+// The middleware's events are the graph's: every one it sends is a PlanEvent.
+expectTypeOf<AgentEvent>().toExtend<PlanEvent>();
+
+describe("planMiddleware: the status a thread ends with", () => {
+  it("an agent that answers without writing a plan ends completed, not planning", async () => {
+    const { agent } = agentWith(["Nothing to do"], []);
+    const out = await agent.invoke(start, config("no-plan"));
+    expect(out.status).toBe("completed");
+  });
+
+  it("an agent that stops with plan steps undone ends partial, not running", async () => {
+    const l = ledger();
+    const tools = [countedTool(l, "a", () => ({ x: 1 })), countedTool(l, "b", () => ({ y: 1 }))];
+    const plan = {
+      steps: [
+        { id: "a", goal: "A", tool: "a" },
+        { id: "b", goal: "B", tool: "b", dependsOn: ["a"] },
+      ],
+    };
+    const { agent } = agentWith([[{ name: "write_plan", args: plan }], [{ name: "a", args: {} }], "done early"], tools);
+    const out = await agent.invoke(start, config("stopped-short"));
+    expect(out.status).toBe("partial");
   });
 });
