@@ -38,6 +38,7 @@ export function planMiddleware(options: PlanMiddlewareOptions = {}) {
   const resolved = resolveAgentOptions(options);
   /** The agent's tools, learned from the model calls (the tools are the agent's, the same for every thread). */
   const offered = new Map<string, AgentTool>();
+  const shared: Shared = { offered, flights: new Map() };
   const at = () => new Date(resolved.now()).toISOString();
   return createMiddleware({
     name: "planMiddleware",
@@ -52,29 +53,27 @@ export function planMiddleware(options: PlanMiddlewareOptions = {}) {
       return handler({ ...request, messages, systemMessage: request.systemMessage.concat(`\n\n${SYSTEM_PROMPT}`) });
     },
     wrapToolCall: async (request, handler) =>
-      governed(request as unknown as ToolCallRequest, handler as unknown as Handler, resolved, offered, at),
+      governed(request as unknown as ToolCallRequest, handler as unknown as Handler, resolved, shared, at),
   });
+}
+
+/** What the middleware keeps across calls: the tools the model is offered, and the step calls in flight per thread. */
+interface Shared {
+  offered: Map<string, AgentTool>;
+  flights: Map<string, number>;
 }
 
 async function governed(
   request: ToolCallRequest,
   handler: Handler,
   options: ResolvedAgentOptions,
-  offered: Map<string, AgentTool>,
+  shared: Shared,
   at: () => string,
 ): Promise<ToolMessage | Command> {
   const state = request.state as unknown as AgentPlanValues;
   const call = request.toolCall;
-  const env: CallEnv = {
-    options,
-    state,
-    threadId: String(request.runtime.configurable?.thread_id ?? "agent"),
-    at,
-    emit: writerOf(request.runtime),
-    sent: new Set(),
-    invoke: (tool, args, key, timeoutMs) => attempt(request, handler, offered, { tool, args, key, timeoutMs }),
-  };
-  const tools = new Set([...options.tools, ...offered.keys()]);
+  const env = callEnv(request, handler, options, shared, at);
+  const tools = new Set([...options.tools, ...shared.offered.keys()]);
   let result: CallResult;
   if (call.name === WRITE_PLAN) result = await writePlan(env, call.args, tools);
   else {
@@ -109,6 +108,35 @@ async function governed(
     status: result.status,
   });
   return new Command({ update: { ...result.update, messages: [message] } });
+}
+
+function callEnv(
+  request: ToolCallRequest,
+  handler: Handler,
+  options: ResolvedAgentOptions,
+  { offered, flights }: Shared,
+  at: () => string,
+): CallEnv {
+  const threadId = String(request.runtime.configurable?.thread_id ?? "agent");
+  return {
+    options,
+    state: request.state as unknown as AgentPlanValues,
+    threadId,
+    at,
+    emit: writerOf(request.runtime),
+    sent: new Set(),
+    running: () => flights.get(threadId) ?? 0,
+    invoke: async (tool, args, key, timeoutMs) => {
+      flights.set(threadId, (flights.get(threadId) ?? 0) + 1);
+      try {
+        return await attempt(request, handler, offered, { tool, args, key, timeoutMs });
+      } finally {
+        const left = (flights.get(threadId) ?? 1) - 1;
+        if (left > 0) flights.set(threadId, left);
+        else flights.delete(threadId);
+      }
+    },
+  };
 }
 
 /** A call to a step that cannot run: told why, counted, and past `policy.maxRefusedCalls` held for a person. */

@@ -39,6 +39,8 @@ export interface CallEnv {
   /** Sends a custom stream event (the graph's shapes); decisions sent during the call go into `sent`. */
   emit: Writer;
   sent: Set<Decision>;
+  /** Step calls of this thread in flight (side-by-side calls of one model turn). */
+  running: () => number;
   /** Runs one attempt of a tool, with an idempotency key for side-effecting calls, ended at `timeoutMs`. */
   invoke: (
     tool: string,

@@ -170,7 +170,6 @@ async function oneAttempt(
     const result: AttemptResult = { ok: true, content, output: next.output };
     return { run, judged: judge(env, step, run, result, undefined, decisions, trusted) };
   }
-  const key = next.key;
   let run: StepRun = {
     ...before,
     status: "running",
@@ -182,14 +181,22 @@ async function oneAttempt(
     meter.charged += charge;
     run = { ...run, cost: (run.cost ?? 0) + charge };
   }
-  env.emit({
-    type: "step_started",
-    stepId: step.id,
-    goal: step.goal,
-    attempt: run.attempts,
-    tool: call.tool,
-    running: 1,
-  });
+  return called(env, step, run, call, next.key, { meter, charge, decisions, trusted });
+}
+
+/** The tool called for the attempt (started and charged), its extra calls counted, its result judged. */
+async function called(
+  env: CallEnv,
+  step: Step,
+  started: StepRun,
+  call: { tool: string; args: Record<string, unknown> },
+  key: string | undefined,
+  c: { meter: Meter; charge: number; decisions: Decision[]; trusted: Record<string, unknown> },
+): Promise<{ run: StepRun; judged: Judged }> {
+  let run = started;
+  const { meter, charge } = c;
+  const running = env.running() + 1;
+  env.emit({ type: "step_started", stepId: step.id, goal: step.goal, attempt: run.attempts, tool: call.tool, running });
   const result = await env.invoke(call.tool, call.args, key, step.timeoutMs ?? env.options.policy.defaultTimeoutMs);
   // Calls a middleware below made on its own are attempts too: counted against retry.maxAttempts and charged.
   const extra = Math.max(0, Math.min((result.calls ?? 1) - 1, MAX_CALLS));
@@ -198,7 +205,7 @@ async function oneAttempt(
     meter.charged += charge * extra;
     run = { ...run, attempts: run.attempts + extra, ...(charge > 0 ? { cost: (run.cost ?? 0) + charge * extra } : {}) };
   }
-  return { run, judged: judge(env, step, run, result, key, decisions, trusted) };
+  return { run, judged: judge(env, step, run, result, key, c.decisions, c.trusted) };
 }
 
 /** A check refused the attempt before it started: its deviation and the ladder's verdict on it. */

@@ -275,7 +275,7 @@ describe("planMiddleware: custom stream events, as the graph sends them", () => 
     const events: PlanEvent[] = [];
     for await (const e of await agent.stream(start, { ...config("events"), streamMode: "custom" }))
       events.push(e as PlanEvent);
-    expect(events.map((e) => summary(e))).toEqual([
+    expect(events.map((e) => brief(e))).toEqual([
       "plan v1 rate,total",
       "step_started rate #1 fetch_rate",
       "decision rate transient.retry",
@@ -293,7 +293,7 @@ describe("planMiddleware: custom stream events, as the graph sends them", () => 
   });
 });
 
-function summary(e: PlanEvent): string {
+function brief(e: PlanEvent): string {
   switch (e.type) {
     case "plan":
       return `plan v${e.version} ${e.steps.map((s) => s.id).join(",")}`;
