@@ -9,7 +9,7 @@
 import { HumanMessage, RemoveMessage, type BaseMessage } from "@langchain/core/messages";
 import { factValues } from "../plan/facts.js";
 import { isFinished, selectReady } from "../plan/ready.js";
-import type { RunStatus, StepRun } from "../plan/schema.js";
+import { LIMITS, type RunStatus, type StepRun } from "../plan/schema.js";
 import type { Decision } from "../policy/decision.js";
 import { answerRule } from "../policy/person.js";
 import { decide } from "./decisions.js";
@@ -39,10 +39,20 @@ export function beforeModel(state: ModelState, at: () => string): AgentPlanUpdat
   if (status !== state.status) update.status = status;
   if (!state.goal) {
     const first = state.messages.find((m) => m.getType() === "human" && !m.id?.startsWith(PLAN_VIEW_ID));
-    if (first && typeof first.content === "string") update.goal = first.content;
+    if (first && typeof first.content === "string") update.goal = cappedGoal(first.content);
   }
   if (stale.length > 0 || fresh.length > 0) update.messages = [...stale, ...fresh];
   return update;
+}
+
+/**
+ * The goal is the first human message, kept within the graph's goal limit: a longer one is cut and
+ * ends with a note saying so (the whole message stays in the conversation the model reads).
+ */
+function cappedGoal(text: string): string {
+  if (text.length <= LIMITS.maxGoalLength) return text;
+  const note = ` … [cut: ${text.length} characters, over the ${LIMITS.maxGoalLength}-character goal limit]`;
+  return text.slice(0, LIMITS.maxGoalLength - note.length) + note;
 }
 
 /**

@@ -32,6 +32,10 @@ const StepArgs = z.looseObject({
     .record(z.string(), z.unknown())
     .optional()
     .describe("The tool's arguments for this step; the call runs with them (facts named in inputs are added)"),
+  operation: z
+    .string()
+    .optional()
+    .describe("A label naming the operation, when the same side-effecting call is meant more than once"),
   dependsOn: z.array(z.string()).optional().describe("Ids of the steps that must succeed first"),
   assumptions: z.array(z.string()).optional().describe("Ids of the assumptions the step rests on"),
   produces: z.array(z.string()).optional().describe("Fields of the tool's output to record as facts"),

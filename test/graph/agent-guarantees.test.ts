@@ -15,6 +15,7 @@ import { writePlanTool } from "../../src/agent/write-plan.js";
 import type { AgentEvent } from "../../src/agent/events.js";
 import { AssumptionBrokenError, TransientError } from "../../src/errors.js";
 import type { PlanEvent } from "../../src/index.js";
+import { LIMITS } from "../../src/plan/schema.js";
 import { received, scriptedAgentModel, type Turn } from "../helpers/agent-model.js";
 import { countedTool, ledger } from "../helpers/agent-tools.js";
 
@@ -332,5 +333,34 @@ describe("planMiddleware: the status a thread ends with", () => {
     const { agent } = agentWith([[{ name: "write_plan", args: plan }], [{ name: "a", args: {} }], "done early"], tools);
     const out = await agent.invoke(start, config("stopped-short"));
     expect(out.status).toBe("partial");
+  });
+});
+
+describe("planMiddleware: write_plan refuses what the graph's planner is refused", () => {
+  it("two identical unlabelled side-effecting calls in one plan are refused (duplicate_operation)", async () => {
+    const l = ledger();
+    const pay = countedTool(l, "pay", () => ({ paid: true }));
+    const twice = {
+      steps: [
+        { id: "pay1", goal: "Pay", tool: "pay", args: { amount: 5 } },
+        { id: "pay2", goal: "Pay again", tool: "pay", args: { amount: 5 } },
+      ],
+    };
+    const { agent, model } = agentWith([[{ name: "write_plan", args: twice }], "ok"], [pay], {
+      sideEffectTools: ["pay"],
+    });
+    const out = await agent.invoke(start, config("duplicate"));
+    expect(out.plan).toBeUndefined();
+    const reply = received(model, 1).at(-1)!;
+    expect(reply).toContain('steps "pay1" and "pay2" make the same side-effecting call');
+    expect(reply.startsWith("The plan was not recorded:")).toBe(true);
+  });
+
+  it("a goal over LIMITS.maxGoalLength is cut to it, and says so", async () => {
+    const { agent } = agentWith(["ok"], []);
+    const long = "x".repeat(LIMITS.maxGoalLength + 10);
+    const out = await agent.invoke({ messages: [{ role: "user", content: long }] }, config("long-goal"));
+    expect(out.goal).toHaveLength(LIMITS.maxGoalLength);
+    expect(out.goal.endsWith(" … [cut: 16010 characters, over the 16000-character goal limit]")).toBe(true);
   });
 });
