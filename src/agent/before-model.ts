@@ -1,20 +1,22 @@
 /**
  * Before every model call: a person answers the escalations the last tool calls left (an
- * interrupt here has nothing to undo on resume: no tool ran in this node), the run's status
- * follows the plan, and the plan view replaces the previous one at the end of the conversation,
- * so the model reads the current plan every turn, whatever summarization did to the history.
+ * interrupt here has nothing to undo on resume: no tool ran in this node), and the run's status
+ * follows the plan. The plan view itself is never written to the conversation: it is added to
+ * each model request (`withPlanView`), after every `beforeModel` hook has run, so the model reads
+ * the current plan last whatever summarization did to the history, in either middleware order.
+ * What a person answered is kept as a note until the next model call, which shows it with the view.
  */
 import { HumanMessage, RemoveMessage, type BaseMessage } from "@langchain/core/messages";
 import { factValues } from "../plan/facts.js";
 import { isFinished, selectReady } from "../plan/ready.js";
-import type { RunStatus, StepRun } from "../plan/schema.js";
+import { LIMITS, type RunStatus, type StepRun } from "../plan/schema.js";
 import type { Decision } from "../policy/decision.js";
 import { answerRule } from "../policy/person.js";
 import { decide } from "./decisions.js";
-import { PLAN_VIEW_ID, planView } from "./plan-view.js";
+import { PLAN_NOTE_ID, PLAN_VIEW_ID } from "./plan-view.js";
 import { ask, reviewRequest } from "./review.js";
 import { callKey } from "./route.js";
-import type { AgentPlanUpdate, AgentPlanValues, Escalation } from "./state.js";
+import { refusalKey, type AgentPlanUpdate, type AgentPlanValues, type Escalation } from "./state.js";
 
 type ModelState = AgentPlanValues & { messages: BaseMessage[] };
 
@@ -24,23 +26,33 @@ export function beforeModel(state: ModelState, at: () => string): AgentPlanUpdat
   for (const [id, run] of Object.entries(answered.update.steps ?? {})) if (run) steps[id] = run;
   const skipped = settleSkips(state, steps);
   const status = statusOf(state.plan === undefined, state.plan?.steps.every((s) => isFinished(steps[s.id])) ?? false);
-  const view = planView({ ...state, steps });
+  // Views an older version wrote into the conversation, and last turn's notes, are removed.
   const stale = state.messages
     .filter((m) => m.id?.startsWith(PLAN_VIEW_ID))
     .map((m) => new RemoveMessage({ id: m.id! }));
-  const notes = answered.notes.length > 0 ? `\n${answered.notes.join("\n")}` : "";
-  const fresh = view
-    ? [new HumanMessage({ id: `${PLAN_VIEW_ID}-${state.messages.length}`, content: view + notes })]
-    : [];
+  const fresh =
+    answered.notes.length > 0
+      ? [new HumanMessage({ id: `${PLAN_NOTE_ID}-${state.messages.length}`, content: answered.notes.join("\n") })]
+      : [];
   const update: AgentPlanUpdate & { messages?: BaseMessage[] } = { ...answered.update };
   if (Object.keys(skipped).length > 0) update.steps = { ...update.steps, ...skipped };
   if (status !== state.status) update.status = status;
   if (!state.goal) {
     const first = state.messages.find((m) => m.getType() === "human" && !m.id?.startsWith(PLAN_VIEW_ID));
-    if (first && typeof first.content === "string") update.goal = first.content;
+    if (first && typeof first.content === "string") update.goal = cappedGoal(first.content);
   }
   if (stale.length > 0 || fresh.length > 0) update.messages = [...stale, ...fresh];
   return update;
+}
+
+/**
+ * The goal is the first human message, kept within the graph's goal limit: a longer one is cut and
+ * ends with a note saying so (the whole message stays in the conversation the model reads).
+ */
+function cappedGoal(text: string): string {
+  if (text.length <= LIMITS.maxGoalLength) return text;
+  const note = ` … [cut: ${text.length} characters, over the ${LIMITS.maxGoalLength}-character goal limit]`;
+  return text.slice(0, LIMITS.maxGoalLength - note.length) + note;
 }
 
 /**
@@ -92,7 +104,12 @@ function answerEscalations(state: ModelState, at: () => string): { update: Agent
     decisions.push(decide({ rule: answerRule("retry"), reason, by: "person" }, place));
     notes.push(`${reason}.`);
   }
-  const update: AgentPlanUpdate = notes.length === 0 ? {} : { steps, decisions, planRun: { escalations, failedCalls } };
+  // An answered step's refused calls count again from zero.
+  const refusals = Object.fromEntries(
+    Object.keys(escalations).map((id) => [refusalKey(state.plan?.version ?? 0, id), 0]),
+  );
+  const planRun = { escalations, failedCalls, refusals };
+  const update: AgentPlanUpdate = notes.length === 0 ? {} : { steps, decisions, planRun };
   return { update, notes };
 }
 

@@ -6,7 +6,10 @@
 import { factValues } from "../plan/facts.js";
 import { selectReady } from "../plan/ready.js";
 import type { Plan, PlanDraft } from "../plan/schema.js";
+import type { PlanIssue } from "../plan/issues.js";
 import { formatIssues, validatePlan } from "../plan/validate.js";
+import { checkOperations } from "../plan/validate-fields.js";
+import { DEFAULT_RETRY } from "../policy/options.js";
 import type { AgentPlanValues } from "./state.js";
 import type { CallEnv, CallResult } from "./settle.js";
 
@@ -26,11 +29,27 @@ export function validateDraft(env: CallEnv, args: unknown, tools: ReadonlySet<st
   });
   if (checked.ok) {
     const human = checked.draft.steps.find((s) => s.human);
+    const duplicate = duplicateOperation(checked.draft, options.sideEffectTools);
+    if (duplicate) return { ok: false, result: { content: rejected(duplicate), status: "error", update: {} } };
     if (!human) return checked;
     const message = `step "${human.id}" is a human step; inside createAgent use humanInTheLoopMiddleware instead`;
     return { ok: false, result: { content: rejected(message), status: "error", update: {} } };
   }
   return { ok: false, result: { content: rejected(formatIssues(checked.issues)), status: "error", update: {} } };
+}
+
+/**
+ * Two side-effecting steps that make the same call are refused as the graph refuses them
+ * (`duplicate_operation`): their keys would be equal, so the second would reuse the first's effect.
+ * Only steps that carry their arguments are compared: a step without them gets its arguments from
+ * the model's call, and two of those are two calls.
+ */
+function duplicateOperation(draft: PlanDraft, sideEffectTools: ReadonlySet<string>): string | undefined {
+  const issues: PlanIssue[] = [];
+  const steps = draft.steps.filter((s) => s.args !== undefined);
+  const ctx = { tools: new Set<string>(), policy: { defaultRetry: DEFAULT_RETRY }, sideEffectTools };
+  checkOperations({ ...draft, steps }, ctx, (issue) => issues.push(issue) > 0);
+  return issues.length > 0 ? formatIssues(issues) : undefined;
 }
 
 function rejected(issues: string): string {

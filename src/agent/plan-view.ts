@@ -3,14 +3,34 @@
  * ones marked), facts with their trust labels, and what the middleware is waiting for. Rebuilt
  * from state each turn, so it survives summarization of the conversation.
  */
+import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { factValues } from "../plan/facts.js";
 import { selectReady } from "../plan/ready.js";
 import type { Step } from "../plan/schema.js";
 import { preview } from "../policy/step-checks.js";
 import type { AgentPlanValues } from "./state.js";
 
-/** Messages that carry the plan view have ids starting with this, so the next view replaces them. */
+/** Messages the middleware writes (notes for the next view; views of older versions) have ids starting with this. */
 export const PLAN_VIEW_ID = "langgraph-replan-plan-view";
+/** A note shown once with the next view (a person's answer at an escalation). */
+export const PLAN_NOTE_ID = `${PLAN_VIEW_ID}-note`;
+
+/**
+ * The messages of a model request with the current plan view last: the middleware's own messages
+ * (notes, old views) leave the history, and the view, with the notes after it, is appended.
+ */
+export function withPlanView(
+  messages: readonly BaseMessage[],
+  state: Pick<AgentPlanValues, "plan" | "steps" | "facts" | "planRun">,
+): BaseMessage[] {
+  const ours = (m: BaseMessage) => m.id?.startsWith(PLAN_VIEW_ID) === true;
+  const notes = messages.filter((m) => m.id?.startsWith(PLAN_NOTE_ID)).map((m) => m.content);
+  const view = planView(state);
+  const text = [view, ...notes.map((n) => (typeof n === "string" ? n : JSON.stringify(n)))].filter(Boolean);
+  const kept = messages.filter((m) => !ours(m));
+  if (text.length === 0) return kept;
+  return [...kept, new HumanMessage({ id: `${PLAN_VIEW_ID}-${kept.length}`, content: text.join("\n") })];
+}
 
 const MARK = {
   succeeded: "✓",

@@ -15,6 +15,7 @@ import type { GuardHit } from "../policy/replan-guards.js";
 import { globalScope, localScope } from "../policy/scope.js";
 import { falsify } from "../policy/trust.js";
 import { decide } from "./decisions.js";
+import type { Writer } from "./events.js";
 import type { ResolvedAgentOptions } from "./options.js";
 import { callKey } from "./route.js";
 import type { AgentPlanUpdate, AgentPlanValues, Escalation, Trigger } from "./state.js";
@@ -23,7 +24,9 @@ import type { AgentPlanUpdate, AgentPlanValues, Escalation, Trigger } from "./st
  * What one attempt of a tool gave back; `calls`: how often the tool ran in it (a retrying middleware
  * below may call it more than once; each call is an attempt of the step). Default 1.
  */
-export type AttemptResult = ({ ok: true; content: string; output: unknown } | { ok: false; error: ErrorInfo }) & {
+export type AttemptResult = (
+  { ok: true; content: string; output: unknown } | { ok: false; error: ErrorInfo; timeout?: boolean }
+) & {
   calls?: number;
 };
 
@@ -33,8 +36,18 @@ export interface CallEnv {
   threadId: string;
   /** Now, as an ISO timestamp. */
   at: () => string;
-  /** Runs one attempt of a tool, with an idempotency key for side-effecting calls. */
-  invoke: (tool: string, args: Record<string, unknown>, key: string | undefined) => Promise<AttemptResult>;
+  /** Sends a custom stream event (the graph's shapes); decisions sent during the call go into `sent`. */
+  emit: Writer;
+  sent: Set<Decision>;
+  /** Step calls of this thread in flight (side-by-side calls of one model turn). */
+  running: () => number;
+  /** Runs one attempt of a tool, with an idempotency key for side-effecting calls, ended at `timeoutMs`. */
+  invoke: (
+    tool: string,
+    args: Record<string, unknown>,
+    key: string | undefined,
+    timeoutMs: number,
+  ) => Promise<AttemptResult>;
 }
 
 /** The tool message's content and status, and the plan state the call changes. */

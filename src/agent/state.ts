@@ -66,8 +66,13 @@ export const PlanRunSchema = z.object({
   successes: z.array(z.string()).default(() => []),
   /** Per assumption: the success count when a revision last answered it (for `replanCooldownSteps`). */
   lastReplanAt: z.record(z.string(), z.number()).default(() => ({})),
+  /** Refused calls per `VERSION:STEP` (for `policy.maxRefusedCalls`); a person's answer sets it back to 0. */
+  refusals: z.record(z.string(), z.number()).default(() => ({})),
 });
 export type PlanRun = z.infer<typeof PlanRunSchema>;
+
+/** The key of a step's refused calls in `planRun.refusals`: a new plan version starts them again. */
+export const refusalKey = (version: number, stepId: string) => `${version}:${stepId}`;
 export type PlanRunUpdate = Partial<PlanRun>;
 
 export const EMPTY_RUN: PlanRun = {
@@ -78,6 +83,7 @@ export const EMPTY_RUN: PlanRun = {
   escalations: {},
   successes: [],
   lastReplanAt: {},
+  refusals: {},
 };
 
 const union = (a: readonly string[], b: readonly string[]) => [...a, ...b.filter((x) => !a.includes(x))];
@@ -93,6 +99,7 @@ function mergeRun(current: PlanRun, next: PlanRunUpdate): PlanRun {
     escalations,
     successes: union(current.successes ?? [], next.successes ?? []),
     lastReplanAt: { ...current.lastReplanAt, ...next.lastReplanAt },
+    refusals: { ...current.refusals, ...next.refusals },
   };
 }
 

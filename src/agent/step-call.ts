@@ -81,7 +81,8 @@ async function ladder(
   const { state, options } = env;
   const trusted = factValues(state.facts);
   const inputs = Object.fromEntries((step.inputs ?? []).filter((k) => k in trusted).map((k) => [k, trusted[k]]));
-  const args = { ...modelArgs, ...inputs };
+  // The plan's arguments outrank the model's: a revision that changes them is a different call (and progress).
+  const args = { ...modelArgs, ...step.args, ...inputs };
   // The model may call a step's fallback tool itself: the step then runs on its fallback.
   const onFallback = tool !== step.tool;
   let run: StepRun = {
@@ -99,7 +100,13 @@ async function ladder(
     if (judged.kind === "success") return judged.result;
     const { verdict } = judged;
     const place = { stepId: step.id, attempt: run.attempts, planVersion: state.plan!.version, at: env.at() };
-    decisions.push(decide(verdict, place));
+    const decision = decide(verdict, place);
+    decisions.push(decision);
+    if (verdict.action === "retry" || (verdict.action === "fallback" && step.fallback)) {
+      // The call goes on: its decision is news now, not when the call ends.
+      env.emit({ type: "decision", decision });
+      env.sent.add(decision);
+    }
     run = judged.succeeded?.run ?? { ...run, status: "failed", endedAt: env.at(), ...errorOf(judged.error) };
     if (verdict.action === "retry") {
       run = { ...run, status: "pending" };
@@ -163,7 +170,6 @@ async function oneAttempt(
     const result: AttemptResult = { ok: true, content, output: next.output };
     return { run, judged: judge(env, step, run, result, undefined, decisions, trusted) };
   }
-  const key = next.key;
   let run: StepRun = {
     ...before,
     status: "running",
@@ -175,7 +181,23 @@ async function oneAttempt(
     meter.charged += charge;
     run = { ...run, cost: (run.cost ?? 0) + charge };
   }
-  const result = await env.invoke(call.tool, call.args, key);
+  return called(env, step, run, call, next.key, { meter, charge, decisions, trusted });
+}
+
+/** The tool called for the attempt (started and charged), its extra calls counted, its result judged. */
+async function called(
+  env: CallEnv,
+  step: Step,
+  started: StepRun,
+  call: { tool: string; args: Record<string, unknown> },
+  key: string | undefined,
+  c: { meter: Meter; charge: number; decisions: Decision[]; trusted: Record<string, unknown> },
+): Promise<{ run: StepRun; judged: Judged }> {
+  let run = started;
+  const { meter, charge } = c;
+  const running = env.running() + 1;
+  env.emit({ type: "step_started", stepId: step.id, goal: step.goal, attempt: run.attempts, tool: call.tool, running });
+  const result = await env.invoke(call.tool, call.args, key, step.timeoutMs ?? env.options.policy.defaultTimeoutMs);
   // Calls a middleware below made on its own are attempts too: counted against retry.maxAttempts and charged.
   const extra = Math.max(0, Math.min((result.calls ?? 1) - 1, MAX_CALLS));
   if (extra > 0) {
@@ -183,7 +205,7 @@ async function oneAttempt(
     meter.charged += charge * extra;
     run = { ...run, attempts: run.attempts + extra, ...(charge > 0 ? { cost: (run.cost ?? 0) + charge * extra } : {}) };
   }
-  return { run, judged: judge(env, step, run, result, key, decisions, trusted) };
+  return { run, judged: judge(env, step, run, result, key, c.decisions, c.trusted) };
 }
 
 /** A check refused the attempt before it started: its deviation and the ladder's verdict on it. */
@@ -213,7 +235,9 @@ function judge(
   const judged = attempt({
     step,
     run,
-    result: result.ok ? { ok: true, output: result.output } : { ok: false, error: result.error },
+    result: result.ok
+      ? { ok: true, output: result.output }
+      : { ok: false, error: result.error, ...(result.timeout ? { timeout: true } : {}) },
     plan,
     facts: state.facts,
     trusted,

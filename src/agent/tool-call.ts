@@ -31,15 +31,29 @@ export function withKey<T extends object>(tool: T, key: string): T {
   const invoke = (tool as Invokable).invoke;
   if (typeof invoke !== "function") return tool;
   const keyed = Object.create(tool) as T & Required<Pick<Invokable, "invoke">>;
-  keyed.invoke = (input: unknown, config?: RunnableConfig) =>
-    invoke.call(tool, input, { ...config, configurable: { ...config?.configurable, idempotencyKey: key } });
+  // `this` is passed on, so a wrapper around this one (`probed`) still sees the tool's own calls.
+  keyed.invoke = function (this: unknown, input: unknown, config?: RunnableConfig) {
+    const configurable = { ...config?.configurable, idempotencyKey: key };
+    return invoke.call(this ?? tool, input, { ...config, configurable });
+  };
   return keyed;
 }
 
-/** What the tool's own calls did during one attempt: how many ran, and what the last one threw. */
+/**
+ * What the tool's own calls did during one attempt: how many ran, what the last one threw, and
+ * what it returned before LangChain turned it into message text (an `undefined` or a circular
+ * object would read as `""` or `"[object Object]"` there, and the graph rejects both).
+ */
 export interface CallProbe {
   calls: number;
   thrown?: { error: unknown };
+  returned?: { value: unknown };
+}
+
+interface ToolInternals {
+  /** A LangChain tool's body, called by its `invoke` with the parsed arguments. */
+  _call?: (...args: unknown[]) => unknown;
+  responseFormat?: string;
 }
 
 /**
@@ -47,14 +61,26 @@ export interface CallProbe {
  * this one and the tool (toolRetryMiddleware) may call it several times and turn its error into
  * a message; the probe keeps the real error class and the number of calls for the ladder.
  */
-export function probed<T extends object>(tool: T, probe: CallProbe): T {
+export function probed<T extends object>(tool: T, probe: CallProbe, signal?: AbortSignal): T {
   const invoke = (tool as Invokable).invoke;
   if (typeof invoke !== "function") return tool;
-  const watched = Object.create(tool) as T & Required<Pick<Invokable, "invoke">>;
+  const watched = Object.create(tool) as T & Required<Pick<Invokable, "invoke">> & ToolInternals;
+  const body = (tool as ToolInternals)._call;
+  // A content-and-artifact tool returns a pair, not its output: its message text is what it returned.
+  if (typeof body === "function" && (tool as ToolInternals).responseFormat !== "content_and_artifact")
+    watched._call = async function (this: unknown, ...args: unknown[]) {
+      const value: unknown = await body.apply(this, args);
+      probe.returned = { value };
+      return value;
+    };
   watched.invoke = async (input: unknown, config?: RunnableConfig) => {
     probe.calls += 1;
+    delete probe.returned;
+    // The attempt's signal (its timeout) reaches the tool beside the run's own.
+    const given = config?.signal;
+    const both = signal && given ? AbortSignal.any([signal, given]) : (signal ?? given);
     try {
-      const out = await invoke.call(tool, input, config);
+      const out = await invoke.call(watched, input, both ? { ...config, signal: both } : config);
       delete probe.thrown;
       return out;
     } catch (error) {
@@ -74,4 +100,14 @@ export function gaveUp(content: string): { calls: number; name: string } | undef
   if (!m) return undefined;
   const calls = Number(m[1]);
   return Number.isSafeInteger(calls) && calls > 0 ? { calls, name: m[2]! } : undefined;
+}
+
+/**
+ * The error a step attempt ends with past its timeout: the graph's `StepTimeout` (same name and
+ * message), which the classifier reads as transient and the records show alike.
+ */
+export function stepTimeout(ms: number): Error {
+  const error = new Error(`step timed out after ${ms} ms`);
+  error.name = "StepTimeout";
+  return error;
 }

@@ -28,6 +28,14 @@ const StepArgs = z.looseObject({
   id: z.string().describe('A unique step id, e.g. "fetch_rate"'),
   goal: z.string().describe("What the step achieves, in a few words"),
   tool: z.string().describe("The tool the step calls"),
+  args: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe("The tool's arguments for this step; the call runs with them (facts named in inputs are added)"),
+  operation: z
+    .string()
+    .optional()
+    .describe("A label naming the operation, when the same side-effecting call is meant more than once"),
   dependsOn: z.array(z.string()).optional().describe("Ids of the steps that must succeed first"),
   assumptions: z.array(z.string()).optional().describe("Ids of the assumptions the step rests on"),
   produces: z.array(z.string()).optional().describe("Fields of the tool's output to record as facts"),

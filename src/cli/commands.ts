@@ -15,6 +15,7 @@ import { userView } from "../views/user-view.js";
 import { MissingPackageError } from "./packages.js";
 import { CliError, openTarget, readerGraph, type Target } from "./target.js";
 import { threadLine } from "./thread-line.js";
+import { agentSnapshot } from "./agent-thread.js";
 import { pendingQuestion, snapshotOf, type CliIo, type Context } from "./context.js";
 import { stopThread } from "./stop-command.js";
 import { queueResume } from "./resume-command.js";
@@ -49,7 +50,9 @@ async function threads(target: Target, graph: Context["graph"], io: CliIo): Prom
   const ids = (await saverAdapter(target.saver).listThreads()).map((t) => t.threadId);
   if (ids.length === 0) io.out(`no threads in ${target.label}`);
   for (const id of ids.sort()) {
-    const values = (await graph.getState({ configurable: { thread_id: id } })).values as Record<string, never>;
+    const snapshot =
+      (await agentSnapshot(target.saver, id)) ?? (await graph.getState({ configurable: { thread_id: id } }));
+    const values = snapshot.values as Record<string, never>;
     io.out(threadLine(id, values, io.now()));
   }
   return 0;
@@ -192,6 +195,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const graph = readerGraph(target.saver);
     if (command === "threads") return await threads(target, graph, io);
     if (!thread) throw new CliError(`${command} needs a thread id: langgraph-replan ${command} ${target.label} THREAD`);
+    if ((command === "stop" || command === "resume") && (await agentSnapshot(target.saver, thread)))
+      throw new CliError(
+        `"${thread}" is a createAgent thread (planMiddleware): ${command} it from the agent's process ` +
+          "(agent.invoke(new Command({ resume: answer }), config) answers its question)",
+      );
     const { help: _help, ...options } = parsed.values;
     return await COMMANDS[command]!({ target, graph, thread, options, io });
   } catch (error) {

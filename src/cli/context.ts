@@ -1,6 +1,7 @@
 /** What every command of the command line works with. */
 import type { StateSnapshot } from "@langchain/langgraph";
 import type { InterruptPayload } from "../plan/schema.js";
+import { agentSnapshot } from "./agent-thread.js";
 import { CliError, type readerGraph, type Target } from "./target.js";
 
 export interface CliIo {
@@ -21,7 +22,9 @@ export interface Context {
 
 /** The thread's snapshot, or a CliError naming the thread and how to list the others. */
 export async function snapshotOf(ctx: Pick<Context, "graph" | "thread" | "target">): Promise<StateSnapshot> {
-  const snapshot = await ctx.graph.getState({ configurable: { thread_id: ctx.thread } });
+  const snapshot =
+    (await agentSnapshot(ctx.target.saver, ctx.thread)) ??
+    (await ctx.graph.getState({ configurable: { thread_id: ctx.thread } }));
   if (!snapshot.values || (snapshot.values as { status?: string }).status === undefined)
     throw new CliError(
       `no thread "${ctx.thread}" in ${ctx.target.label} (list them with: langgraph-replan threads ${ctx.target.label})`,

@@ -27,6 +27,12 @@ export const PolicyOptionsSchema = z
     replanDraftRetries: z.number().int().min(0).max(10).optional(),
     /** Hard bound on decisions per run; reaching it escalates. Default 100. */
     maxDecisions: z.number().int().min(1).max(10_000).optional(),
+    /**
+     * Inside createAgent: how often the model may call one step of a plan version that cannot run
+     * (not ready, failed, resting on a false assumption) before a person is asked
+     * (`guard.refused-calls`). Default 5.
+     */
+    maxRefusedCalls: z.number().int().min(1).max(1_000).optional(),
     budget: z
       .object({
         /** Execution budget: a step whose cost would exceed it is not started. Default: none. */
@@ -93,6 +99,7 @@ export interface ResolvedPolicy {
   maxBacktracksPerStep: number;
   replanDraftRetries: number;
   maxDecisions: number;
+  maxRefusedCalls: number;
   maxExtensions: number;
   stallFactor: number;
   maxConcurrency: number;
@@ -145,6 +152,7 @@ export function resolvePolicy(options: unknown = {}): ResolvedPolicy {
     maxBacktracksPerStep: o.maxBacktracksPerStep ?? 2,
     replanDraftRetries: o.replanDraftRetries ?? 1,
     maxDecisions: o.maxDecisions ?? 100,
+    maxRefusedCalls: o.maxRefusedCalls ?? 5,
     maxExtensions: o.maxExtensions ?? 20,
     stallFactor: o.stallFactor ?? 2,
     maxConcurrency: o.maxConcurrency ?? 4,

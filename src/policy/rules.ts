@@ -72,6 +72,12 @@ export const RULES = {
     "escalate",
     "inside createAgent, a side-effecting tool was called outside every plan step: not run; the agent must plan it",
   ),
+  "guard.refused-calls": r(
+    "run-guard",
+    "any",
+    "escalate",
+    "inside createAgent, the model called a step that cannot run policy.maxRefusedCalls times: a person is asked",
+  ),
   // Retry: the same call may succeed later.
   "transient.retry": r(
     "retry",

@@ -159,6 +159,7 @@ describe("policy options", () => {
       maxBacktracksPerStep: 2,
       replanDraftRetries: 1,
       maxDecisions: 100,
+      maxRefusedCalls: 5,
       maxExtensions: 20,
       stallFactor: 2,
       maxConcurrency: 4,
