@@ -35,7 +35,10 @@ export function untrustedText(state: AgentPlanValues): TaintedText[] {
 
 /**
  * What the run vouches for: the user's words (the goal and every human message but the plan view the
- * middleware writes, which quotes facts) and the plan versions' arguments.
+ * middleware writes, which quotes facts) and the arguments of the plan versions' side-effecting
+ * steps, which the guards checked when the version was written. A read-only step's arguments were
+ * never checked, so they vouch for nothing: else a first plan could carry an account read in a
+ * tool's output on a free search step, and the payment's call would pass.
  */
 export function vouchedText(state: AgentPlanValues): string[] {
   const messages = (state as { messages?: unknown }).messages;
@@ -45,7 +48,8 @@ export function vouchedText(state: AgentPlanValues): string[] {
         .map((m) => textOf(m.content))
     : [];
   const versions = [...(state.plan ? [state.plan.steps] : []), ...state.planHistory.map((e) => e.replaced)];
-  return capabilityBaseline(versions, [state.goal, ...said]).known;
+  const checked = versions.flat().filter((s) => s.idempotent === false && (s.sideEffects?.length ?? 0) > 0);
+  return capabilityBaseline(versions, [state.goal, ...said], checked).known;
 }
 
 /**

@@ -207,10 +207,15 @@ function untrustedFirstPlan(env: CallEnv, draft: PlanDraft): GuardHit | undefine
   const texts = untrustedText(env.state);
   if (texts.length === 0) return undefined;
   const known = vouchedText(env.state);
+  // A side-effecting step's fallback is checked like its own call: both vouch later (taint.ts).
   const findings = draft.steps.flatMap((step) => {
     const sideEffects = step.idempotent === false ? (step.sideEffects ?? []) : [];
-    if (sideEffects.length === 0 || step.tool === undefined) return [];
-    return callFindings({ stepId: step.id, tool: step.tool, args: step.args ?? {}, sideEffects }, known, texts);
+    if (sideEffects.length === 0) return [];
+    const calls = [
+      ...(step.tool === undefined ? [] : [{ tool: step.tool, args: step.args ?? {} }]),
+      ...(step.fallback ? [{ tool: step.fallback.tool, args: step.fallback.args ?? {} }] : []),
+    ];
+    return calls.flatMap((call) => callFindings({ stepId: step.id, ...call, sideEffects }, known, texts));
   });
   return untrustedFirstPlanGuard(findings);
 }
