@@ -290,6 +290,33 @@ describe("steps running at the same time", () => {
     expect(t.order()).toEqual(["start slow", "end slow"]);
   });
 
+  it("a waiting human step lets independent ready work run first, and asks only when nothing else can run", async () => {
+    const t = tools({ a: () => ({ x: 1 }), b: () => ({ y: 2 }), c: () => ({ z: 3 }) });
+    const h = harness(
+      plan([
+        { id: "approve", goal: "approve", human: { prompt: "ok?" }, produces: ["ok"] },
+        { id: "a", goal: "a", tool: "a", produces: ["x"] },
+        { id: "b", goal: "b", tool: "b", dependsOn: ["a"], produces: ["y"] },
+        { id: "c", goal: "c", tool: "c", dependsOn: ["approve"], produces: ["z"] },
+      ]),
+      t.made,
+    );
+    const paused = await h.run();
+    expect(paused.status).toBe("awaiting_human");
+    expect(paused.__interrupt__[0].value).toMatchObject({ kind: "human_step", stepId: "approve" });
+    expect(t.order()).toEqual(["start a", "end a", "start b", "end b"]);
+    expect(paused.steps.a).toMatchObject({ status: "succeeded", attempts: 1 });
+    expect(paused.steps.b).toMatchObject({ status: "succeeded", attempts: 1 });
+    expect(paused.steps.approve.status).toBe("running");
+    expect(paused.steps.c).toBeUndefined();
+    const out = await h.run(new Command({ resume: { action: "complete", output: { ok: true } } }));
+    expect(out.status).toBe("completed");
+    expect(t.order()).toEqual(["start a", "end a", "start b", "end b", "start c", "end c"]);
+    expect(out.steps.approve).toMatchObject({ status: "succeeded", attempts: 1 });
+    expect(out.facts.ok).toMatchObject({ value: true, producedBy: "approve" });
+    expect(out.steps.c).toMatchObject({ status: "succeeded", attempts: 1 });
+  });
+
   it("a local replan keeps finished work outside its scope", async () => {
     const t = tools({
       check: () => {
