@@ -94,8 +94,9 @@ function withQueued(v: Visit, flights?: Dispatcher): PlanManagerUpdate {
 
 /**
  * Takes every skip, calls again what the checkpoint shows running with no call in flight, and
- * starts the ready steps `mayStart` allows, in order. A ready human step starts nothing after it
- * and waits until no step is running.
+ * starts the ready steps `mayStart` allows, in order. A ready human step holds nothing back: an
+ * interrupt pauses the whole thread, so the person is asked only once no other step runs or can
+ * start (docs/architecture.md "Parallel steps"). Its dependents are not ready until it is answered.
  */
 function startReady(v: Visit, flights: Dispatcher): Next {
   for (const step of unfinishedSteps(v.plan, v.steps)) {
@@ -114,7 +115,7 @@ function startReady(v: Visit, flights: Dispatcher): Next {
     const refused: string[] = [];
     const successes = v.successes;
     for (const step of readiness.steps) {
-      const hold = v.holdReason(human);
+      const hold = v.holdReason();
       const verdict = mayStart(step, toolFor(step, v.steps[step.id]), {
         plan: v.plan,
         steps: v.steps,
@@ -128,7 +129,7 @@ function startReady(v: Visit, flights: Dispatcher): Next {
         refused.push(`${step.id} (${verdict.detail})`);
         continue;
       }
-      if (step.human) human = step;
+      if (step.human) human ??= step;
       else startAttempt(v, flights, step);
     }
     // A step whose committed operation was reused ended without a call: what it made ready may start.

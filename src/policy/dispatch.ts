@@ -21,7 +21,7 @@ export interface StartContext {
   maxConcurrency: number;
   /** Per-tool concurrency lowered by rate limits; a tool not listed may use every slot. */
   toolLimits: Readonly<Record<string, number>>;
-  /** Why nothing new may start at all (a deviation waiting, a scope change, a human step waiting), if so. */
+  /** Why nothing new may start at all (a deviation waiting, a scope change), if so. */
   hold?: string;
 }
 

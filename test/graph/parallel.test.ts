@@ -7,7 +7,7 @@ import { createPlanManager, staticPlanner, TransientError, type PlanDraft } from
 import { managerWrite } from "../../src/graph/boundary.js";
 import { operatorView, userView } from "../../src/views/index.js";
 import { fakeClock } from "../helpers/clock.js";
-import { brief, harness, httpError, type Loose } from "../helpers/graph.js";
+import { brief, harness, httpError, scriptedTool, type Loose } from "../helpers/graph.js";
 
 /** A promise the test settles by hand, so the order of events is fixed without timing. */
 function gate() {
@@ -288,6 +288,75 @@ describe("steps running at the same time", () => {
     expect(out.steps.slow).toMatchObject({ status: "succeeded", attempts: 1 });
     expect(out.pendingHuman.kind).toBe("human_step");
     expect(t.order()).toEqual(["start slow", "end slow"]);
+  });
+
+  it("a waiting human step lets independent ready work run first, and asks only when nothing else can run", async () => {
+    const t = tools({ a: () => ({ x: 1 }), b: () => ({ y: 2 }), c: () => ({ z: 3 }) });
+    const h = harness(
+      plan([
+        { id: "approve", goal: "approve", human: { prompt: "ok?" }, produces: ["ok"] },
+        { id: "a", goal: "a", tool: "a", produces: ["x"] },
+        { id: "b", goal: "b", tool: "b", dependsOn: ["a"], produces: ["y"] },
+        { id: "c", goal: "c", tool: "c", dependsOn: ["approve"], produces: ["z"] },
+      ]),
+      t.made,
+    );
+    const paused = await h.run();
+    expect(paused.status).toBe("awaiting_human");
+    expect(paused.__interrupt__[0].value).toMatchObject({ kind: "human_step", stepId: "approve" });
+    expect(t.order()).toEqual(["start a", "end a", "start b", "end b"]);
+    expect(paused.steps.a).toMatchObject({ status: "succeeded", attempts: 1 });
+    expect(paused.steps.b).toMatchObject({ status: "succeeded", attempts: 1 });
+    expect(paused.steps.approve.status).toBe("running");
+    expect(paused.steps.c).toBeUndefined();
+    const out = await h.run(new Command({ resume: { action: "complete", output: { ok: true } } }));
+    expect(out.status).toBe("completed");
+    expect(t.order()).toEqual(["start a", "end a", "start b", "end b", "start c", "end c"]);
+    expect(out.steps.approve).toMatchObject({ status: "succeeded", attempts: 1 });
+    expect(out.facts.ok).toMatchObject({ value: true, producedBy: "approve" });
+    expect(out.steps.c).toMatchObject({ status: "succeeded", attempts: 1 });
+  });
+
+  it("an independent step failing while a human step waits is escalated first; the human step is asked after", async () => {
+    const h = harness(
+      plan([
+        { id: "approve", goal: "approve", human: { prompt: "ok?" }, produces: ["ok"] },
+        { id: "a", goal: "a", tool: "t" },
+      ]),
+      [scriptedTool("t", [httpError(400, "bad request")])],
+    );
+    const escalated = await h.run();
+    expect(escalated.__interrupt__[0].value).toMatchObject({ kind: "escalation", stepId: "a" });
+    expect(escalated.steps.a.status).toBe("failed");
+    expect(escalated.steps.approve).toBeUndefined();
+    const asked = await h.run(new Command({ resume: { action: "skip" } }));
+    expect(asked.__interrupt__[0].value).toMatchObject({ kind: "human_step", stepId: "approve" });
+    expect(asked.steps.a).toMatchObject({ status: "skipped", skipReason: "human" });
+    const out = await h.run(new Command({ resume: { action: "complete", output: { ok: true } } }));
+    // A step a person skipped makes the run partial.
+    expect(out.status).toBe("partial");
+    expect(out.steps.approve).toMatchObject({ status: "succeeded", attempts: 1 });
+  });
+
+  it("two independent human steps are asked one at a time, in plan order, after the tool work", async () => {
+    const t = tools({ x: () => ({ x: 1 }) });
+    const h = harness(
+      plan([
+        { id: "ask1", goal: "ask1", human: { prompt: "one?" }, produces: ["one"] },
+        { id: "ask2", goal: "ask2", human: { prompt: "two?" }, produces: ["two"] },
+        { id: "x", goal: "x", tool: "x", produces: ["x"] },
+      ]),
+      t.made,
+    );
+    const first = await h.run();
+    expect(first.__interrupt__.map((i: Loose) => i.value.stepId)).toEqual(["ask1"]);
+    expect(t.order()).toEqual(["start x", "end x"]);
+    expect(first.steps.ask2).toBeUndefined();
+    const second = await h.run(new Command({ resume: { action: "complete", output: { one: 1 } } }));
+    expect(second.__interrupt__.map((i: Loose) => i.value.stepId)).toEqual(["ask2"]);
+    const out = await h.run(new Command({ resume: { action: "complete", output: { two: 2 } } }));
+    expect(out.status).toBe("completed");
+    expect(t.order()).toEqual(["start x", "end x"]);
   });
 
   it("a local replan keeps finished work outside its scope", async () => {

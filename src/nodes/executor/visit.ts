@@ -124,11 +124,13 @@ export class Visit {
     if (deviation && !this.queued(deviation)) this.dispatch.queue.push(deviation);
   }
 
-  /** Why no new step may start now (a queued deviation, a scope change, a human step waiting), if so. */
-  holdReason(human: Step | undefined): string | undefined {
+  /**
+   * Why no new step may start now (a queued deviation, a scope change), if so. A ready human step
+   * is not a reason: independent work runs before the person is asked (executor `startReady`).
+   */
+  holdReason(): string | undefined {
     if (this.dispatch.queue.length > 0) return "a deviation waits for the classifier";
     if (this.state.scopeChanges.length > 0) return "a scope change waits to be planned for";
-    if (human) return `human step "${human.id}" waits for running steps`;
     return undefined;
   }
 
