@@ -88,15 +88,15 @@ export type Before =
 
 export function beforeAttempt(b: BeforeAttempt): Before {
   const { step } = b;
-  const pre =
-    checkInputs(step, b.facts, b.trusted) ??
-    checkPreconditions(step, b.trusted) ??
-    (b.again ? undefined : checkBudget(step, b.spent, b.maxCost, b.charge));
+  const pre = checkInputs(step, b.facts, b.trusted) ?? checkPreconditions(step, b.trusted);
   if (pre) return { kind: "refused", failure: pre };
   const keys = effectKey(b.threadId, step, b.tool, b.args);
   const known = checkCommittedEffect(step, keys, b.run, b.committed, b.steps, `${b.tool} ${preview(b.args)}`);
+  // A committed operation's output is reused at no cost, so the budget does not stand in its way.
   if (known && "reuse" in known) return { kind: "reuse", key: known.reuse.idempotencyKey, ...known };
   if (known) return { kind: "refused", failure: known };
+  const over = b.again ? undefined : checkBudget(step, b.spent, b.maxCost, b.charge);
+  if (over) return { kind: "refused", failure: over };
   // An operation committed before outputs were kept is called again under its committed key.
   const key = keys && (b.committed.some((e) => e.idempotencyKey === keys.legacy) ? keys.legacy : keys.key);
   return { kind: "call", key, operation: keys?.key ?? operationKey(b.threadId, b.tool, b.args, step.operation) };

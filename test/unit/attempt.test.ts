@@ -228,6 +228,11 @@ describe("beforeAttempt and the one effect key", () => {
       kind: "refused",
       failure: { deviation: { kind: "budget" } },
     });
+    // A committed operation's output is reused at no cost: an almost spent budget does not refuse it.
+    expect(beforeAttempt({ ...base, committed, spent: 1, charge: 1, maxCost: 1.5 })).toMatchObject({
+      kind: "reuse",
+      output: { r: 1 },
+    });
     // The same attempt called again after a crash is not charged again, so not held by the budget.
     expect(beforeAttempt({ ...base, spent: 1, charge: 1, maxCost: 1.5, again: true }).kind).toBe("call");
     const hostile = { ...base, args: { ["__proto__"]: { polluted: true }, amount: Number.NaN } };
