@@ -3,7 +3,8 @@
  * proposal, against every earlier version and the text of every post-plan fact. Worst cases by plan size,
  * versions and fact text; the planner call it follows takes seconds.
  */
-import type { Fact, Step } from "../src/plan/schema.js";
+import type { Fact } from "../src/plan/schema/run.js";
+import type { Step } from "../src/plan/schema/step.js";
 import { capabilityBaseline, capabilityGuard } from "../src/policy/index.js";
 import { fmt, median, type Table } from "./lib.js";
 

@@ -10,7 +10,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, todoListMiddleware, toolRetryMiddleware } from "langchain";
-import { planMiddleware } from "../src/agent/index.js";
+import { planMiddleware } from "../src/middleware/index.js";
 import type { Step } from "../src/index.js";
 import { lastResults, scriptedAgentModel, type Reply } from "../test/helpers/agent-model.js";
 import { makeWorld, repair, worldPlan, worldTools, type Cell, type Ledger, type World } from "./governance.js";

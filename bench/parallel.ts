@@ -11,8 +11,10 @@ import { tool } from "@langchain/core/tools";
 import { Annotation, END, MemorySaver, Send, START, StateGraph } from "@langchain/langgraph";
 import { z } from "zod";
 import { createPlanManager, staticPlanner, type PlanDraft } from "../src/index.js";
-import { mayStart } from "../src/policy/dispatch.js";
-import type { Plan, Step, StepRun } from "../src/plan/schema.js";
+import { mayStart } from "../src/policy/attempt/dispatch.js";
+import type { Plan } from "../src/plan/schema/plan.js";
+import type { StepRun } from "../src/plan/schema/run.js";
+import type { Step } from "../src/plan/schema/step.js";
 import { fmt, median, type Table } from "./lib.js";
 
 async function repeatEach(runs: number, fn: () => Promise<number>): Promise<number[]> {

@@ -13,7 +13,7 @@ export { requestScopeChange } from "./graph/scope-change.js";
 export { requestStop, resumeStopped } from "./worker/stop.js";
 export type { PlanManagerOptions, Clock, StepAgent, AgentGraph, ModelTiers } from "./runtime/options.js";
 export type { PolicyOptions, ReplanMemoryOptions } from "./policy/options.js";
-export type { ReplanTemplate } from "./policy/replan-memory.js";
+export type { ReplanTemplate } from "./policy/memory/memory.js";
 export { PlanManagerState, PlanManagerInput, PlanManagerOutput } from "./runtime/state.js";
 export type { PlanManagerStateType, PlanManagerInputType, PlanManagerOutputType } from "./runtime/state.js";
 export type { UsageEntry } from "./contracts/usage.js";
@@ -47,31 +47,19 @@ export {
 } from "./errors.js";
 export type { PlanManagerErrorCode } from "./errors.js";
 
-export { StepSchema } from "./plan/schema.js";
+export { StepSchema } from "./plan/schema/step.js";
+export type { ReplanRecord, FailureClass, Action } from "./plan/schema/decision.js";
 export type {
-  Step,
-  Assumption,
-  PlanDraft,
-  Plan,
-  RetryPolicy,
-  ReplanRecord,
-  Fact,
-  FactLabel,
-  StepRun,
-  StepStatus,
-  Outcome,
-  FailureClass,
-  Action,
-  RunStatus,
   ResumeValue,
   InterruptPayload,
   PlanReviewContext,
   EscalationContext,
   HumanStepContext,
-  SideEffectRecord,
-  Budget,
-  ModelTier,
-} from "./plan/schema.js";
+} from "./plan/schema/interrupts.js";
+export type { Outcome, RunStatus } from "./plan/schema/outcome.js";
+export type { Assumption, PlanDraft, Plan } from "./plan/schema/plan.js";
+export type { Fact, FactLabel, StepRun, StepStatus, SideEffectRecord, Budget } from "./plan/schema/run.js";
+export type { Step, RetryPolicy, ModelTier } from "./plan/schema/step.js";
 export type { PlanIssue, PlanIssueCode } from "./plan/validate.js";
-export type { RuleId } from "./policy/rules.js";
-export type { Decision } from "./policy/decision.js";
+export type { RuleId } from "./policy/ladder/rules.js";
+export type { Decision } from "./policy/ladder/decision.js";

@@ -10,7 +10,7 @@ import { tool } from "@langchain/core/tools";
 import { z } from "zod";
 import { AssumptionBrokenError, createPlanManager, staticPlanner, type PlanDraft } from "../src/index.js";
 import { DEFAULT_MEMORY_NAMESPACE } from "../src/policy/options.js";
-import { MemoryEntrySchema } from "../src/policy/replan-memory.js";
+import { MemoryEntrySchema } from "../src/policy/memory/memory.js";
 import { entryScore } from "../src/runtime/replan-memory.js";
 
 const [url = "", threadId = "A", applicant = "A-100"] = process.argv.slice(2);

@@ -1,6 +1,6 @@
 /** What every command of the command line works with. */
 import type { StateSnapshot } from "@langchain/langgraph";
-import type { InterruptPayload } from "../plan/schema.js";
+import type { InterruptPayload } from "../plan/schema/interrupts.js";
 import { agentSnapshot } from "./agent-thread.js";
 import { CliError, type readerGraph, type Target } from "./target.js";
 

@@ -8,7 +8,7 @@
  */
 import { Command } from "@langchain/langgraph";
 import { answerProblemFor, type PausedValues } from "../graph/resume.js";
-import type { ResumeValue } from "../plan/schema.js";
+import type { ResumeValue } from "../plan/schema/interrupts.js";
 import { reopenStopped } from "../worker/stop.js";
 import { pendingQuestion, snapshotOf, type Context } from "./context.js";
 import { loadPackage } from "./packages.js";

@@ -1,7 +1,7 @@
 /** What an optional fallback classifier (e.g. `llmClassifier`) implements. */
-import type { Step } from "../plan/schema.js";
-import type { Verdict } from "../policy/classify.js";
-import type { Deviation } from "../policy/deviation.js";
+import type { Step } from "../plan/schema/step.js";
+import type { Verdict } from "../policy/ladder/classify.js";
+import type { Deviation } from "../policy/ladder/deviation.js";
 import type { ModelTrace } from "./trace.js";
 import type { UsageEntry } from "./usage.js";
 

@@ -1,6 +1,7 @@
 /** The planner interface (docs/architecture.md "State and channels"): where plans and replacement steps come from. */
 import type { PlanIssue } from "../plan/validate.js";
-import type { ModelTier, Plan, PlanDraft, Step } from "../plan/schema.js";
+import type { Plan, PlanDraft } from "../plan/schema/plan.js";
+import type { ModelTier, Step } from "../plan/schema/step.js";
 import type { ModelTrace } from "./trace.js";
 import type { UsageEntry } from "./usage.js";
 

@@ -2,7 +2,7 @@
  * Token and cost accounting for model calls (filled by LLM planners, classifiers and agent steps,
  * kept in `state.usage`).
  */
-import type { ModelTier } from "../plan/schema.js";
+import type { ModelTier } from "../plan/schema/step.js";
 
 export interface UsageEntry {
   /** `step`: a model call made while an agent step ran (docs/decisions/0021-agent-steps.md). */

@@ -6,8 +6,8 @@
  */
 import { isCommand } from "@langchain/langgraph";
 import { PlanManagerError } from "../errors.js";
-import { FactKeySchema, LIMITS } from "../plan/schema.js";
-import { factValue } from "../policy/answer-checks.js";
+import { FactKeySchema, LIMITS } from "../plan/schema/primitives.js";
+import { factValue } from "../policy/ladder/answer-checks.js";
 import { PlanManagerState } from "../runtime/state.js";
 
 /** The state keys a caller may write with `updateState`; everything else belongs to the manager. */

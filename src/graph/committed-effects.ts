@@ -7,7 +7,7 @@
  */
 import { Command, isCommand } from "@langchain/langgraph";
 import { PlanManagerError } from "../errors.js";
-import type { SideEffectRecord } from "../plan/schema.js";
+import type { SideEffectRecord } from "../plan/schema/run.js";
 
 interface StateReader {
   getState(config: { configurable: Record<string, unknown> }): Promise<{ values: unknown }>;

@@ -8,8 +8,10 @@
 import { Command, type Interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { PlanManagerError } from "../errors.js";
 import { factValues } from "../plan/facts.js";
-import type { Fact, InterruptPayload, Plan, ResumeValue } from "../plan/schema.js";
-import { answerProblem } from "../policy/answer-checks.js";
+import type { InterruptPayload, ResumeValue } from "../plan/schema/interrupts.js";
+import type { Plan } from "../plan/schema/plan.js";
+import type { Fact } from "../plan/schema/run.js";
+import { answerProblem } from "../policy/ladder/answer-checks.js";
 import type { PlanManagerOutputType } from "../runtime/state.js";
 
 /** What `invoke` and `resumeRun` return: the run's output keys, and the question when it paused. */

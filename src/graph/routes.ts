@@ -3,7 +3,7 @@
  * `updateState` re-runs the last node's branch (docs/architecture.md "State and channels").
  */
 import { firstUnfinished } from "../plan/ready.js";
-import { stopRequested } from "../policy/stop.js";
+import { stopRequested } from "../policy/ladder/stop.js";
 import type { PlanManagerStateType } from "../runtime/state.js";
 
 export function routeAfterPlanner(state: PlanManagerStateType): "executor" | "human" | "finalize" {

@@ -6,17 +6,17 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../runtime/state.js";
-import type { PlanDraft } from "../plan/schema.js";
+import type { PlanDraft } from "../plan/schema/plan.js";
 import { formatIssues } from "../plan/validate.js";
-import { failedReplan, plannerUnavailable, type GuardHit } from "../policy/replan-guards.js";
-import { extensionGuard } from "../policy/horizon.js";
+import { failedReplan, plannerUnavailable, type GuardHit } from "../policy/replan/guards.js";
+import { extensionGuard } from "../policy/replan/horizon.js";
 import { emit } from "../runtime/events.js";
 import { escalationPayload } from "../runtime/interrupts.js";
 import { applyExtension, extendRequest, extensionsOf, validateExtension } from "./extender/extension.js";
 import { isPlanManagerError } from "../errors.js";
 import { withDeadline } from "../runtime/deadline.js";
 import { capText } from "../plan/json-safe.js";
-import { decide } from "../policy/decide.js";
+import { decide } from "../policy/ladder/decide.js";
 import { modelTrace } from "../contracts/trace.js";
 
 export function makeExtenderNode(rt: Runtime) {

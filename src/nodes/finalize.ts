@@ -1,9 +1,9 @@
 /** The finalize node: status and outcome — what was achieved, what was not, and why. */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.js";
-import type { Outcome } from "../plan/schema.js";
+import type { Outcome } from "../plan/schema/outcome.js";
 import { emit } from "../runtime/events.js";
-import { stoppedOutcome } from "../policy/stop.js";
+import { stoppedOutcome } from "../policy/ladder/stop.js";
 import { isMissing, missingEntry, replanTally, requiredUndone, uncertaintyNotes } from "./finalize/outcome.js";
 
 export function finalizeNode(state: PlanManagerStateType, config: LangGraphRunnableConfig): PlanManagerUpdate {

@@ -10,12 +10,12 @@ import { Command, interrupt, type LangGraphRunnableConfig } from "@langchain/lan
 import type { Runtime } from "../runtime/options.js";
 import type { PendingHuman, PlanManagerStateType } from "../runtime/state.js";
 import { factValues } from "../plan/facts.js";
-import type { InterruptPayload, ResumeValue } from "../plan/schema.js";
+import type { InterruptPayload, ResumeValue } from "../plan/schema/interrupts.js";
 import { responseSchema } from "../runtime/response-schema.js";
-import { answerProblem } from "../policy/answer-checks.js";
-import { applyAnswer } from "./human-answers.js";
+import { answerProblem } from "../policy/ladder/answer-checks.js";
+import { applyAnswer } from "./human/resume-actions.js";
 
-export { HUMAN_DESTINATIONS } from "./human-answers.js";
+export { HUMAN_DESTINATIONS } from "./human/resume-actions.js";
 
 export function makeHumanNode(rt: Runtime) {
   return function human(state: PlanManagerStateType, config: LangGraphRunnableConfig): Command {

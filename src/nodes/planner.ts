@@ -4,7 +4,9 @@ import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../run
 import type { Runtime } from "../runtime/options.js";
 import { enrichDraft } from "../plan/enrich.js";
 import { makeFacts } from "../plan/facts.js";
-import { FactKeySchema, type Fact, type Plan, type PlanDraft } from "../plan/schema.js";
+import { type Plan, type PlanDraft } from "../plan/schema/plan.js";
+import { FactKeySchema } from "../plan/schema/primitives.js";
+import { type Fact } from "../plan/schema/run.js";
 import { formatIssues, validatePlan, type PlanIssue } from "../plan/validate.js";
 import { isPlanManagerError } from "../errors.js";
 import { emit } from "../runtime/events.js";

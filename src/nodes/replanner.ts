@@ -1,6 +1,6 @@
 /**
  * The replanner node, in three phases (docs/architecture.md "The graph", replanner). Gather:
- * replan memory and the planner, awaited as the pure decision (policy/replan-decide.ts) asks for
+ * replan memory and the planner, awaited as the pure decision (policy/replan/decide.ts) asks for
  * them — memory first, then the planner, again while an invalid draft may be sent back. Decide: that function,
  * once it has all it asked for, gives the outcome (escalate, hold for a person, or plan version
  * N+1) and the store writes it implies. Apply: the state writes, then the store writes; a store
@@ -9,12 +9,12 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../runtime/state.js";
-import { decideReplan, type PlannerAnswer, type ReplanStep } from "../policy/replan-decide.js";
-import { validateReplanDraft } from "../policy/replan-draft.js";
-import type { MemoryRead } from "../policy/replan-recall.js";
+import { decideReplan, type PlannerAnswer, type ReplanStep } from "../policy/replan/decide.js";
+import { validateReplanDraft } from "../policy/replan/draft.js";
+import type { MemoryRead } from "../policy/memory/recall.js";
 import { outcomeId } from "../runtime/replan-memory.js";
 import { chargeReplan, draftRules, frameOf } from "./replanner/context.js";
-import { readMemory, writeMemory } from "./replanner/recall.js";
+import { readMemory, writeMemory } from "./replanner/memory-read.js";
 import { askPlanner } from "./replanner/request.js";
 import { applyOutcome } from "./replanner/apply.js";
 import { reviewNewSteps } from "./shared/plan-review.js";

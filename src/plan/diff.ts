@@ -1,12 +1,7 @@
-/** What changed between two plan versions. */
-import type { Plan, Step } from "./schema.js";
-
-export interface PlanDiff {
-  added: string[];
-  removed: string[];
-  changed: { id: string; fields: (keyof Step)[] }[];
-  unchanged: string[];
-}
+/** What changed between two plan versions (`PlanDiff`, plan/schema/decision.ts). */
+import type { PlanDiff } from "./schema/decision.js";
+import type { Plan } from "./schema/plan.js";
+import type { Step } from "./schema/step.js";
 
 export function planDiff(a: Pick<Plan, "steps">, b: Pick<Plan, "steps">): PlanDiff {
   const before = new Map(a.steps.map((s) => [s.id, s]));

@@ -3,7 +3,8 @@
  * Only facts about the tools are added; policy defaults (retry) are resolved at run time so the
  * stored plan stays small.
  */
-import type { PlanDraft, Step } from "./schema.js";
+import type { PlanDraft } from "./schema/plan.js";
+import type { Step } from "./schema/step.js";
 
 export interface ToolMetadata {
   sideEffects?: string[];

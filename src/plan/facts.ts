@@ -1,5 +1,6 @@
 /** Fact helpers: a step and CEL see only trusted facts. */
-import type { Fact, FactLabel, Step } from "./schema.js";
+import type { Fact, FactLabel } from "./schema/run.js";
+import type { Step } from "./schema/step.js";
 
 export function factValues(
   facts: Readonly<Record<string, Fact>>,

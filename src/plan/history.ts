@@ -5,7 +5,9 @@
  * stores no history at all, and any earlier version can still be rebuilt.
  */
 import { canonical } from "./diff.js";
-import type { Plan, Step, StepRun } from "./schema.js";
+import type { Plan } from "./schema/plan.js";
+import type { StepRun } from "./schema/run.js";
+import type { Step } from "./schema/step.js";
 
 export interface PlanVersionEntry {
   /** The version this entry leads to; applying it backwards gives `version - 1`. */

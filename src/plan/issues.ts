@@ -1,5 +1,6 @@
 /** What the plan validator reports: issues as data, one `code` per kind, with a path. */
-import type { PlanDraft, RetryPolicy } from "./schema.js";
+import type { PlanDraft } from "./schema/plan.js";
+import type { RetryPolicy } from "./schema/step.js";
 
 export type PlanIssueCode =
   | "schema"

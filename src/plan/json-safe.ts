@@ -7,7 +7,7 @@
  * Pure; never throws (getters that throw and Proxies are read inside `try`), and the work is
  * bounded by the size limit whatever the input (a cycle, a billion-element array, a deep chain).
  */
-import { LIMITS } from "./schema.js";
+import { LIMITS } from "./schema/primitives.js";
 
 /** `text` cut to `max` characters (never inside a surrogate pair), saying how long it was. */
 export function capText(text: string, max: number = LIMITS.maxErrorMessageLength): string {

@@ -6,7 +6,7 @@
  * Pure. It recurses at most `maxDepth` + 1 frames whatever the input (hostile depth is reported,
  * not followed), and measures a value shared in many places once (a DAG of 2^30 paths is cheap).
  */
-import { LIMITS } from "./schema.js";
+import { LIMITS } from "./schema/primitives.js";
 
 export type JsonIssueCode = "not_json" | "circular" | "too_deep" | "unreadable";
 

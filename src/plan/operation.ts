@@ -8,7 +8,7 @@
  */
 import { createHash } from "node:crypto";
 import { canonical } from "./diff.js";
-import type { Step } from "./schema.js";
+import type { Step } from "./schema/step.js";
 
 /** `thread:<16 hex digits of sha-256 over the canonical tool, arguments and label>`. */
 export function operationKey(

@@ -5,7 +5,9 @@
  */
 import { evaluate } from "../expr/cel.js";
 import { overlayParts } from "./overlay.js";
-import type { Plan, SkipReason, Step, StepRun } from "./schema.js";
+import type { Plan } from "./schema/plan.js";
+import type { SkipReason, StepRun } from "./schema/run.js";
+import type { Step } from "./schema/step.js";
 
 const SATISFYING_SKIPS: ReadonlySet<SkipReason | undefined> = new Set(["when", "human", "replaced"]);
 

@@ -1,6 +1,6 @@
 /** Checks a resume value against the schema and the options an interrupt offered. Pure. */
 import { describeValue, nearest } from "./nearest.js";
-import { ResumeValueSchema, type ResumeAction } from "./schema.js";
+import { ResumeValueSchema, type ResumeAction } from "./schema/interrupts.js";
 
 const KNOWN_ACTIONS: ReadonlySet<string> = new Set(ResumeValueSchema.options.map((o) => o.shape.action.value));
 /** Characters of a received string quoted back in a message: enough to recognise it, never a flood. */

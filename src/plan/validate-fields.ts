@@ -5,17 +5,9 @@
 import { MAX_ISSUES, type PlanIssue, type ValidationContext } from "./issues.js";
 import { nearest } from "./nearest.js";
 import { staticSignature } from "./operation.js";
-import {
-  AssumptionSchema,
-  FallbackSchema,
-  HumanTaskSchema,
-  LIMITS,
-  PlanDraftSchema,
-  RetryPolicySchema,
-  StepSchema,
-  ValidateSchema,
-  type PlanDraft,
-} from "./schema.js";
+import { AssumptionSchema, PlanDraftSchema, type PlanDraft } from "./schema/plan.js";
+import { LIMITS } from "./schema/primitives.js";
+import { FallbackSchema, HumanTaskSchema, RetryPolicySchema, StepSchema, ValidateSchema } from "./schema/step.js";
 
 const FIELDS = {
   draft: Object.keys(PlanDraftSchema.shape),

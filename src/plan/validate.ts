@@ -4,9 +4,11 @@
  * (a `code` union with a `path` and the step they concern); `formatIssues` renders them.
  */
 import { compileExpression, type ExpressionKind } from "../expr/cel.js";
-import { retryPolicyProblem } from "./retry-policy.js";
+import { retryPolicyProblem } from "./retry.js";
 import { MAX_ISSUES, type KeyLookup, type PlanIssue, type PlanValidation, type ValidationContext } from "./issues.js";
-import { LIMITS, PlanDraftSchema, type PlanDraft, type Step } from "./schema.js";
+import { PlanDraftSchema, type PlanDraft } from "./schema/plan.js";
+import { LIMITS } from "./schema/primitives.js";
+import { type Step } from "./schema/step.js";
 import { checkInputs, checkOperations, unknownFields } from "./validate-fields.js";
 import { nearest } from "./nearest.js";
 

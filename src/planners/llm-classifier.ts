@@ -9,8 +9,9 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { z } from "zod";
 import { PlanManagerError } from "../errors.js";
-import { FailureClassSchema, type Action, type FailureClass, type Step } from "../plan/schema.js";
-import type { Deviation } from "../policy/deviation.js";
+import { FailureClassSchema, type Action, type FailureClass } from "../plan/schema/decision.js";
+import { type Step } from "../plan/schema/step.js";
+import type { Deviation } from "../policy/ladder/deviation.js";
 import {
   callModel,
   resolvePrices,

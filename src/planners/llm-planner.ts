@@ -7,7 +7,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
 import { PlanManagerError } from "../errors.js";
-import type { PlanDraft } from "../plan/schema.js";
+import type { PlanDraft } from "../plan/schema/plan.js";
 import {
   callModel,
   resolvePrices,

@@ -9,7 +9,8 @@
  * object instead of `argsJson`, and an object where the JSON string is expected.
  */
 import { z } from "zod";
-import type { PlanDraft, Step } from "../plan/schema.js";
+import type { PlanDraft } from "../plan/schema/plan.js";
+import type { Step } from "../plan/schema/step.js";
 
 const nullableList = z.array(z.string()).nullable();
 const LlmFallbackSchema = z.strictObject({ tool: z.string(), argsJson: z.string().nullable() });

@@ -15,8 +15,8 @@ import { z } from "zod";
 import { withHandler, type ModelTrace } from "../contracts/trace.js";
 import type { UsageEntry } from "../contracts/usage.js";
 import { PlanManagerError } from "../errors.js";
-import { errorInfo } from "../policy/deviation.js";
-import { classifyEvidence } from "../policy/evidence-rules.js";
+import { errorInfo } from "../policy/ladder/deviation.js";
+import { classifyEvidence } from "../policy/ladder/evidence-rules.js";
 
 /** USD per million tokens, by model name. */
 export type PriceTable = Record<string, { input: number; output: number }>;

@@ -1,4 +1,4 @@
-import type { PlanDraft } from "../plan/schema.js";
+import type { PlanDraft } from "../plan/schema/plan.js";
 import type { ExtendRequest, PlanRequest, Planner, ReplanRequest } from "../contracts/planner.js";
 
 export interface StaticPlannerOptions {

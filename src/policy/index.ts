@@ -3,20 +3,20 @@
  * without a graph — the classifier and its rule tables, the plan validator and schemas, the
  * CEL evaluator, retry backoff and policy resolution.
  */
-export { classify } from "./classify.js";
-export type { ClassifyInput, ReplanStanding, Verdict } from "./classify.js";
-export { RULES, RULE_IDS, STAGES, isRuleId, rulesOf, actionsOf, disagreement } from "./rules.js";
-export { decide } from "./decide.js";
-export type { DecisionInput } from "./decide.js";
-export { DecisionSchema } from "./decision.js";
-export type { Decision } from "./decision.js";
-export type { Rule, RuleId, RuleIdOf, RuleSpec, Stage } from "./rules.js";
-export { EVIDENCE_RULES, classifyEvidence } from "./evidence-rules.js";
-export type { EvidenceRule } from "./evidence-rules.js";
-export { DeviationSchema } from "./deviation.js";
-export type { Deviation, DeviationDraft, DeviationKind, DeviationOf } from "./deviation.js";
-export { backoffDelay } from "./backoff.js";
-export { resolvePolicy, DEFAULT_RETRY, DEFAULT_MEMORY_NAMESPACE } from "./options.js";
+export { classify } from "./ladder/classify.js";
+export type { ClassifyInput, ReplanStanding, Verdict } from "./ladder/classify.js";
+export { RULES, RULE_IDS, STAGES, isRuleId, rulesOf, actionsOf, disagreement } from "./ladder/rules.js";
+export { decide } from "./ladder/decide.js";
+export type { DecisionInput } from "./ladder/decide.js";
+export { DecisionSchema } from "./ladder/decision.js";
+export type { Decision } from "./ladder/decision.js";
+export type { Rule, RuleId, RuleIdOf, RuleSpec, Stage } from "./ladder/rules.js";
+export { EVIDENCE_RULES, classifyEvidence } from "./ladder/evidence-rules.js";
+export type { EvidenceRule } from "./ladder/evidence-rules.js";
+export { DeviationSchema } from "./ladder/deviation.js";
+export type { Deviation, DeviationDraft, DeviationKind, DeviationOf } from "./ladder/deviation.js";
+export { backoffDelay, DEFAULT_RETRY } from "../plan/retry.js";
+export { resolvePolicy, DEFAULT_MEMORY_NAMESPACE } from "./options.js";
 export {
   memoryKey,
   templateKey,
@@ -25,32 +25,21 @@ export {
   outcomesNamespace,
   outcomeKey,
   tally,
-} from "./replan-memory.js";
-export type { MemoryEntry, Score } from "./replan-memory.js";
-export { capabilityGuard, capabilityBaseline } from "./capability.js";
-export type {
-  CapabilityFinding,
-  CapabilityBaseline,
-  CapabilityInput,
-  CapabilityHit,
-  ReplanTools,
-} from "./capability.js";
-export { mayStart, lowerLimit, raiseLimit, isRateLimit, nextQueued } from "./dispatch.js";
-export type { StartContext, StartVerdict, RunningCall, LimitChange, LimitUpdate } from "./dispatch.js";
+} from "./memory/memory.js";
+export type { MemoryEntry, Score } from "./memory/memory.js";
+export { capabilityGuard, capabilityBaseline } from "./capability/guard.js";
+export type { CapabilityInput, CapabilityHit } from "./capability/guard.js";
+export type { CapabilityFinding, CapabilityBaseline, ReplanTools } from "./capability/types.js";
+export { mayStart, lowerLimit, raiseLimit, isRateLimit, nextQueued } from "./attempt/dispatch.js";
+export type { StartContext, StartVerdict, RunningCall, LimitChange, LimitUpdate } from "./attempt/dispatch.js";
 export type { PolicyOptions, ResolvedPolicy } from "./options.js";
 export { validatePlan, formatIssues } from "../plan/validate.js";
 export type { PlanIssue, PlanIssueCode, PlanValidation } from "../plan/validate.js";
-export {
-  StepSchema,
-  AssumptionSchema,
-  PlanDraftSchema,
-  PlanSchema,
-  RetryPolicySchema,
-  ReplanRecordSchema,
-  FactSchema,
-  StepRunSchema,
-  OutcomeSchema,
-  ResumeValueSchema,
-  LIMITS,
-} from "../plan/schema.js";
+export { ReplanRecordSchema } from "../plan/schema/decision.js";
+export { ResumeValueSchema } from "../plan/schema/interrupts.js";
+export { OutcomeSchema } from "../plan/schema/outcome.js";
+export { AssumptionSchema, PlanDraftSchema, PlanSchema } from "../plan/schema/plan.js";
+export { LIMITS } from "../plan/schema/primitives.js";
+export { FactSchema, StepRunSchema } from "../plan/schema/run.js";
+export { StepSchema, RetryPolicySchema } from "../plan/schema/step.js";
 export { evaluate as evaluateExpression, compileExpression } from "../expr/cel.js";

@@ -5,10 +5,11 @@
 import { z } from "zod";
 import { PlanManagerError } from "../errors.js";
 import { nearest } from "../plan/nearest.js";
-import { retryPolicyProblem } from "../plan/retry-policy.js";
-import { LIMITS, RetryPolicySchema, type RetryPolicy } from "../plan/schema.js";
-import { ReplanTemplateSchema, type ReplanMemoryMode, type ReplanTemplate } from "./replan-memory.js";
-import type { ReplanTools } from "./capability.js";
+import { DEFAULT_RETRY, retryPolicyProblem } from "../plan/retry.js";
+import { LIMITS } from "../plan/schema/primitives.js";
+import { RetryPolicySchema, type RetryPolicy } from "../plan/schema/step.js";
+import { ReplanTemplateSchema, type ReplanMemoryMode, type ReplanTemplate } from "./memory/memory.js";
+import type { ReplanTools } from "./capability/types.js";
 
 export const PolicyOptionsSchema = z
   .object({
@@ -110,13 +111,6 @@ export interface ResolvedPolicy {
   replanTools: ReplanTools;
   agentFeedback: boolean;
 }
-
-export const DEFAULT_RETRY: RetryPolicy = {
-  maxAttempts: 3,
-  backoff: "exponential",
-  initialDelayMs: 200,
-  maxDelayMs: 10_000,
-};
 
 export function resolvePolicy(options: unknown = {}): ResolvedPolicy {
   const parsed = PolicyOptionsSchema.safeParse(options ?? {});

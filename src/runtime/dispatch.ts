@@ -12,11 +12,11 @@
  * (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { ErrorInfo } from "../plan/schema.js";
-import { errorInfo } from "../policy/deviation.js";
-import type { RunningCall } from "../policy/dispatch.js";
+import type { ErrorInfo } from "../plan/schema/run.js";
+import { errorInfo } from "../policy/ladder/deviation.js";
+import type { RunningCall } from "../policy/attempt/dispatch.js";
 import type { UsageEntry } from "../contracts/usage.js";
-import type { ValidationOutcome } from "../policy/agent-routing.js";
+import type { ValidationOutcome } from "../policy/ladder/agent-routing.js";
 import { callTool, StepTimeout, type ToolCall } from "./call-tool.js";
 
 /** How an attempt ended, as plain data: thrown values are read at once (a class cannot cross a checkpoint). */

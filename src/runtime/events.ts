@@ -1,7 +1,8 @@
 /** Custom stream events (stream mode "custom"): progress goes through LangGraph's writer, never the console. */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { ReplanRecord, StepStatus } from "../plan/schema.js";
-import type { Decision } from "../policy/decision.js";
+import type { ReplanRecord } from "../plan/schema/decision.js";
+import type { StepStatus } from "../plan/schema/run.js";
+import type { Decision } from "../policy/ladder/decision.js";
 
 export type PlanEvent =
   | { type: "plan"; version: number; steps: { id: string; goal: string }[] }

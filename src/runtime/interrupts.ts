@@ -3,9 +3,11 @@
  * "State and channels").
  */
 import type { PendingHuman, PlanManagerStateType } from "./state.js";
-import type { Plan, ResumeAction, Step } from "../plan/schema.js";
+import type { ResumeAction } from "../plan/schema/interrupts.js";
+import type { Plan } from "../plan/schema/plan.js";
+import type { Step } from "../plan/schema/step.js";
 import type { Runtime } from "./options.js";
-import type { Decision } from "../policy/decision.js";
+import type { Decision } from "../policy/ladder/decision.js";
 
 export const ESCALATION_OPTIONS: ResumeAction[] = ["retry", "skip", "provide", "replan", "change_scope", "abort"];
 export const PLAN_REVIEW_OPTIONS = ["approve", "replan", "change_scope", "abort"] as const;

@@ -13,7 +13,7 @@ import {
   type ResolvedPolicy,
   type ResolvedReplanMemory,
 } from "../policy/options.js";
-import { unregisteredTools, type ReplanTemplate } from "../policy/replan-memory.js";
+import { unregisteredTools, type ReplanTemplate } from "../policy/memory/memory.js";
 import type { AgentCatalogue, Planner, ToolInfo } from "../contracts/planner.js";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import {
@@ -23,15 +23,16 @@ import {
   type AgentHandle,
   type ModelTiers,
   type StepAgent,
-} from "../agents/handle.js";
-import { resolvePrices, type PriceTable } from "../agents/usage-meter.js";
-import { RESERVED_KEYS, type ModelTier } from "../plan/schema.js";
-import { TIER_ORDER } from "../policy/agent-routing.js";
+} from "../steps/handle.js";
+import { resolvePrices, type PriceTable } from "../steps/usage-meter.js";
+import { RESERVED_KEYS } from "../plan/schema/primitives.js";
+import { type ModelTier } from "../plan/schema/step.js";
+import { TIER_ORDER } from "../policy/ladder/agent-routing.js";
 import { z } from "zod";
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
 
 export type { FallbackClassifier } from "../contracts/classifier.js";
-export type { StepAgent, AgentGraph, ModelTiers } from "../agents/handle.js";
+export type { StepAgent, AgentGraph, ModelTiers } from "../steps/handle.js";
 
 /** Time, injectable so that tests never wait. */
 export interface Clock {

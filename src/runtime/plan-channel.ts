@@ -8,7 +8,8 @@
  */
 import { PlanManagerError } from "../errors.js";
 import { notePlanAppend } from "../plan/ready.js";
-import type { Assumption, Plan, Step } from "../plan/schema.js";
+import type { Assumption, Plan } from "../plan/schema/plan.js";
+import type { Step } from "../plan/schema/step.js";
 
 /** The wire form of an append (in the `updates` stream and in stored writes). */
 export interface PlanAppend {

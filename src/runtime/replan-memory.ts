@@ -1,7 +1,7 @@
 /**
  * Replan memory's store access on LangGraph's store (docs/architecture.md "Replan memory"): read an entry and its
- * score, count one outcome. What to do with an entry is decided in policy/replan-memory.ts and
- * policy/replan-recall.ts; the replanner reads and writes through nodes/replanner/recall.ts.
+ * score, count one outcome. What to do with an entry is decided in policy/memory/memory.ts and
+ * policy/memory/recall.ts; the replanner reads and writes through nodes/replanner/memory-read.ts.
  */
 import type { BaseStore } from "@langchain/langgraph";
 import {
@@ -11,7 +11,7 @@ import {
   tally,
   type MemoryEntry,
   type Score,
-} from "../policy/replan-memory.js";
+} from "../policy/memory/memory.js";
 
 /** An entry from the store; a value that is not one (another writer, an old version) counts as none. */
 export async function readEntry(store: BaseStore, namespace: string[], key: string): Promise<MemoryEntry | undefined> {

@@ -5,7 +5,8 @@
  * malformed answer does not fail the run: the human node asks again with `error` set instead.
  */
 import { z } from "zod";
-import { ResumeValueSchema, type ResumeAction, type Step } from "../plan/schema.js";
+import { ResumeValueSchema, type ResumeAction } from "../plan/schema/interrupts.js";
+import { type Step } from "../plan/schema/step.js";
 
 interface ActionSchema {
   properties: { action: { const: string } } & Record<string, unknown>;

@@ -8,7 +8,7 @@
  * holds every call it made).
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { StopRequest } from "../policy/stop.js";
+import type { StopRequest } from "../policy/ladder/stop.js";
 import type { PlanManagerUpdate } from "./state.js";
 
 export type { StopRequest };

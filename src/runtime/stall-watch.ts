@@ -5,8 +5,8 @@
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "./options.js";
-import type { Step } from "../plan/schema.js";
-import { stallDeadline } from "../policy/horizon.js";
+import type { Step } from "../plan/schema/step.js";
+import { stallDeadline } from "../policy/replan/horizon.js";
 import { emit } from "./events.js";
 
 /**

@@ -13,36 +13,29 @@ import { mergeFactsInPlace } from "../plan/facts.js";
 import { mergeStepsInPlace } from "../plan/ready.js";
 
 export type { UsageEntry } from "../contracts/usage.js";
-import { DeviationSchema as DeviationUnionSchema, type Deviation } from "../policy/deviation.js";
+import { DeviationSchema as DeviationUnionSchema, type Deviation } from "../policy/ladder/deviation.js";
+import { ReplanRecordSchema, type ReplanRecord } from "../plan/schema/decision.js";
+import { InterruptKindSchema, type InterruptPayload } from "../plan/schema/interrupts.js";
+import { OutcomeSchema, RunStatusSchema, type Outcome, type RunStatus } from "../plan/schema/outcome.js";
+import { PlanSchema, type Plan } from "../plan/schema/plan.js";
+import { FactKeySchema, LIMITS } from "../plan/schema/primitives.js";
 import {
   BudgetSchema,
-  FactKeySchema,
   FactSchema,
-  InterruptKindSchema,
-  LIMITS,
-  OutcomeSchema,
-  PlanSchema,
-  ReplanRecordSchema,
-  RunStatusSchema,
   SideEffectRecordSchema,
   StepRunSchema,
   type Budget,
   type Fact,
-  type InterruptPayload,
-  type Outcome,
-  type Plan,
-  type ReplanRecord,
-  type RunStatus,
   type SideEffectRecord,
   type StepRun,
-} from "../plan/schema.js";
-import { DecisionSchema, type Decision } from "../policy/decision.js";
+} from "../plan/schema/run.js";
+import { DecisionSchema, type Decision } from "../policy/ladder/decision.js";
 import type { PlanVersionEntry } from "../plan/history.js";
-import { StopRequestSchema, type StopRequest } from "../policy/stop.js";
-import type { ReplanGuards } from "../policy/replan-guards.js";
-import type { ProposedVersion } from "../policy/replan.js";
+import { StopRequestSchema, type StopRequest } from "../policy/ladder/stop.js";
+import type { ReplanGuards } from "../policy/replan/guards.js";
+import type { ProposedVersion } from "../policy/replan/replan.js";
 
-export type { ReplanGuards } from "../policy/replan-guards.js";
+export type { ReplanGuards } from "../policy/replan/guards.js";
 
 /** Dispatch bookkeeping that must survive a crash (see `dispatch` below). */
 export interface DispatchState {
@@ -195,7 +188,7 @@ export const PlanManagerState = Annotation.Root({
    */
   // No default: a run that never holds a proposal stores nothing for it in any checkpoint.
   heldReplan: lastValue<ProposedVersion | null | undefined>("heldReplan", HeldReplanSchema),
-  /** An operator's stop request (policy/stop.ts); written from outside a run, cleared by `resumeStopped`. */
+  /** An operator's stop request (policy/ladder/stop.ts); written from outside a run, cleared by `resumeStopped`. */
   stop: lastValue<StopRequest | null>("stop", StopRequestSchema, () => null),
   /** Replan and backtracking guardrail counters (internal). */
   guards: lastValue<ReplanGuards>("guards", GuardsSchema, (): ReplanGuards => ({

@@ -5,7 +5,8 @@
 import type { PlanManagerStateType } from "../runtime/state.js";
 import { planDiff } from "../plan/diff.js";
 import { planAtVersion, runHistory } from "../plan/history.js";
-import type { ReplanRecord, StepRun } from "../plan/schema.js";
+import type { ReplanRecord } from "../plan/schema/decision.js";
+import type { StepRun } from "../plan/schema/run.js";
 import { decisionLine } from "./decision-line.js";
 import { printable } from "./printable.js";
 

@@ -1,4 +1,4 @@
-import type { Decision } from "../policy/decision.js";
+import type { Decision } from "../policy/ladder/decision.js";
 
 /** `transient → retry [transient.retry]`; a person's answer says so: `person → abort [human.abort]`. */
 export function decisionLine(d: Pick<Decision, "failureClass" | "action" | "rule" | "by">): string {

@@ -14,6 +14,6 @@ export type { PlanMetrics } from "./metrics.js";
 export { htmlReport } from "./report.js";
 export type { ReportOptions } from "./report.js";
 export { planDiff } from "../plan/diff.js";
-export type { PlanDiff } from "../plan/diff.js";
+export type { PlanDiff } from "../plan/schema/decision.js";
 export { planAtVersion, runsAtVersion } from "../plan/history.js";
 export type { PlanVersionEntry } from "../plan/history.js";

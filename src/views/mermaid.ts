@@ -1,6 +1,7 @@
 /** Mermaid pictures of a plan (with step status) and of a plan diff. */
-import type { PlanDiff } from "../plan/diff.js";
-import type { Plan, StepRun } from "../plan/schema.js";
+import type { PlanDiff } from "../plan/schema/decision.js";
+import type { Plan } from "../plan/schema/plan.js";
+import type { StepRun } from "../plan/schema/run.js";
 
 const STATUS_CLASS: Record<string, string> = {
   succeeded: "done",

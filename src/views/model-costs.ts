@@ -1,6 +1,6 @@
 /** Model calls of agent steps by tier: calls, failed calls, tokens and cost (docs/decisions/0021-agent-steps.md). */
 import type { UsageEntry } from "../runtime/state.js";
-import type { ModelTier } from "../plan/schema.js";
+import type { ModelTier } from "../plan/schema/step.js";
 
 export interface TierCost {
   /** `untiered`: calls of steps that name no tier (an agent's own model). */

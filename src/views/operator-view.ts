@@ -1,8 +1,8 @@
 /** The operator's view: where the run is, how far it got, what it cost, and how healthy it is. */
 import type { PlanManagerStateType } from "../runtime/state.js";
-import type { RetryPolicy } from "../plan/schema.js";
-import { DEFAULT_RETRY } from "../policy/options.js";
-import { isConcurrencyRecord } from "../policy/dispatch.js";
+import type { RetryPolicy } from "../plan/schema/step.js";
+import { DEFAULT_RETRY } from "../plan/retry.js";
+import { isConcurrencyRecord } from "../policy/attempt/dispatch.js";
 import { decisionLine } from "./decision-line.js";
 import { planMetrics, type PlanMetrics } from "./metrics.js";
 import { costsByTier, tierCostLine } from "./model-costs.js";

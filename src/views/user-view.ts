@@ -3,7 +3,7 @@
  * (e.g. `✓ Checking credit history`).
  */
 import type { PlanManagerStateType } from "../runtime/state.js";
-import type { StepRun } from "../plan/schema.js";
+import type { StepRun } from "../plan/schema/run.js";
 import { isFinished } from "../plan/ready.js";
 import { printable } from "./printable.js";
 

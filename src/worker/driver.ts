@@ -7,7 +7,7 @@
 import { Command, type LangGraphRunnableConfig, type StateSnapshot } from "@langchain/langgraph";
 import { resumeProblem } from "../plan/resume.js";
 import { isRunPaused, RUN_CONTROL } from "../runtime/run-control.js";
-import type { InterruptPayload } from "../plan/schema.js";
+import type { InterruptPayload } from "../plan/schema/interrupts.js";
 import type { ThreadFinished, ThreadJob } from "./queue.js";
 import { reopenStopped, requestStop, type StoppableGraph } from "./stop.js";
 import type { ThreadControl } from "./stop-watch.js";

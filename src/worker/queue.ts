@@ -6,7 +6,7 @@
 import PgBoss from "pg-boss";
 import { PlanManagerError } from "../errors.js";
 import type { PlanManagerInputType } from "../runtime/state.js";
-import type { ResumeValue } from "../plan/schema.js";
+import type { ResumeValue } from "../plan/schema/interrupts.js";
 
 /** The queue name workers and callers share unless told otherwise. */
 export const DEFAULT_QUEUE = "langgraph-replan";

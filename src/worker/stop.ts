@@ -7,7 +7,7 @@
 import type { LangGraphRunnableConfig, StateSnapshot } from "@langchain/langgraph";
 import { PlanManagerError } from "../errors.js";
 import { managerWrite } from "../graph/boundary.js";
-import type { RunStatus } from "../plan/schema.js";
+import type { RunStatus } from "../plan/schema/outcome.js";
 
 /** What the helpers need of a compiled plan manager. */
 export interface StoppableGraph {

@@ -6,7 +6,7 @@ import { createDeepAgent } from "deepagents";
 import { createAgent, humanInTheLoopMiddleware, summarizationMiddleware, toolRetryMiddleware } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { planMiddleware } from "../../src/agent/index.js";
+import { planMiddleware } from "../../src/middleware/index.js";
 import { PermanentError, TransientError } from "../../src/errors.js";
 import { htmlReport, operatorView, userView } from "../../src/views/index.js";
 import { received, scriptedAgentModel } from "../helpers/agent-model.js";

@@ -10,12 +10,12 @@ import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, summarizationMiddleware } from "langchain";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
-import { planMiddleware } from "../../src/agent/index.js";
-import { writePlanTool } from "../../src/agent/write-plan.js";
-import type { AgentEvent } from "../../src/agent/events.js";
+import { planMiddleware } from "../../src/middleware/index.js";
+import { writePlanTool } from "../../src/middleware/write-plan.js";
+import type { AgentEvent } from "../../src/middleware/events.js";
 import { AssumptionBrokenError, TransientError } from "../../src/errors.js";
 import type { PlanEvent } from "../../src/index.js";
-import { LIMITS } from "../../src/plan/schema.js";
+import { LIMITS } from "../../src/plan/schema/primitives.js";
 import { received, scriptedAgentModel, type Turn } from "../helpers/agent-model.js";
 import { countedTool, ledger } from "../helpers/agent-tools.js";
 

@@ -3,7 +3,7 @@ import { Command, MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { planMiddleware } from "../../src/agent/index.js";
+import { planMiddleware } from "../../src/middleware/index.js";
 import { userView } from "../../src/views/index.js";
 import { AssumptionBrokenError, isPlanManagerError, PermanentError, TransientError } from "../../src/errors.js";
 import { lastResults, received, scriptedAgentModel, type Turn } from "../helpers/agent-model.js";

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { isPlanManagerError, PermanentError, type PlanManagerError } from "../../src/errors.js";
 import { pendingQuestion, resumeRun } from "../../src/index.js";
 import { staticPlanner } from "../../src/planners/static-planner.js";
-import type { PlanDraft } from "../../src/plan/schema.js";
+import type { PlanDraft } from "../../src/plan/schema/plan.js";
 import { requestStop, resumeStopped } from "../../src/worker/stop.js";
 import { brief, harness, scriptedTool, type Loose } from "../helpers/graph.js";
 

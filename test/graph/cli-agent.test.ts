@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { createAgent } from "langchain";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { planMiddleware } from "../../src/agent/index.js";
+import { planMiddleware } from "../../src/middleware/index.js";
 import { runCli } from "../../src/cli/commands.js";
 import { scriptedAgentModel } from "../helpers/agent-model.js";
 import { countedTool, ledger } from "../helpers/agent-tools.js";

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { AssumptionBrokenError, TransientError, type PlanDraft } from "../../src/index.js";
-import { LIMITS } from "../../src/plan/schema.js";
+import { LIMITS } from "../../src/plan/schema/primitives.js";
 import { brief, harness, scriptedTool } from "../helpers/graph.js";
 
 const oneStep: PlanDraft = {

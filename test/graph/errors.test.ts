@@ -10,7 +10,7 @@ import { z } from "zod";
 import * as zodCore from "zod/v4/core";
 import { type PlanDraft } from "../../src/index.js";
 import { classifyEvidence, type Deviation } from "../../src/policy/index.js";
-import { errorInfo } from "../../src/policy/deviation.js";
+import { errorInfo } from "../../src/policy/ladder/deviation.js";
 import { brief, harness, scriptedTool, type Harness } from "../helpers/graph.js";
 
 const evidenceOf = (thrown: unknown) =>

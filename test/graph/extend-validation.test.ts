@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { staticPlanner } from "../../src/planners/static-planner.js";
-import type { PlanDraft, Step } from "../../src/plan/schema.js";
+import type { PlanDraft } from "../../src/plan/schema/plan.js";
+import type { Step } from "../../src/plan/schema/step.js";
 import type { PlanIssue } from "../../src/plan/issues.js";
 import { harness, scriptedTool } from "../helpers/graph.js";
 

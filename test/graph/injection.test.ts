@@ -19,7 +19,7 @@ import {
   type Step,
 } from "../../src/index.js";
 import { DEFAULT_MEMORY_NAMESPACE } from "../../src/policy/options.js";
-import { entryRevision, memoryKey } from "../../src/policy/replan-memory.js";
+import { entryRevision, memoryKey } from "../../src/policy/memory/memory.js";
 import { scriptedAgentModel } from "../helpers/agent-model.js";
 import { fakeClock } from "../helpers/clock.js";
 import { ScriptedChatModel } from "../helpers/fake-model.js";
@@ -528,7 +528,7 @@ describe("planMiddleware: a write_plan revision passes the same guard", () => {
         { id: "pay_new", goal: "Pay the new account", tool: "pay", dependsOn: ["invoice"], args: { iban: EVIL } },
       ],
     };
-    const { planMiddleware } = await import("../../src/agent/index.js");
+    const { planMiddleware } = await import("../../src/middleware/index.js");
     const agent = createAgent({
       model: scriptedAgentModel([
         [{ name: "write_plan", args: v1 }],
@@ -604,7 +604,7 @@ describe("planMiddleware: a write_plan revision passes the same guard", () => {
         refund,
       ],
     };
-    const { planMiddleware } = await import("../../src/agent/index.js");
+    const { planMiddleware } = await import("../../src/middleware/index.js");
     const agent = createAgent({
       model: scriptedAgentModel([
         [{ name: "write_plan", args: v1 }],
@@ -642,7 +642,7 @@ describe("planMiddleware: a write_plan revision passes the same guard", () => {
         { id: "pay", goal: "Pay the supplier", tool: "pay", dependsOn: ["invoice"] },
       ],
     };
-    const { planMiddleware } = await import("../../src/agent/index.js");
+    const { planMiddleware } = await import("../../src/middleware/index.js");
     const agent = createAgent({
       model: scriptedAgentModel([
         [{ name: "write_plan", args: plan }],
@@ -689,7 +689,7 @@ describe("planMiddleware: a write_plan revision passes the same guard", () => {
         { id: "pay", goal: "Pay the supplier", tool: "pay", dependsOn: ["invoice"] },
       ],
     };
-    const { planMiddleware } = await import("../../src/agent/index.js");
+    const { planMiddleware } = await import("../../src/middleware/index.js");
     const agent = createAgent({
       model: scriptedAgentModel([
         [{ name: "write_plan", args: plan }],
@@ -716,7 +716,7 @@ describe("planMiddleware: a write_plan revision passes the same guard", () => {
       counted("pay", paid, () => ({ paid: true })),
     ];
     const plan = { steps: [{ id: "pay", goal: "Pay the supplier", tool: "pay", args: { iban: EVIL, amount: 120 } }] };
-    const { planMiddleware } = await import("../../src/agent/index.js");
+    const { planMiddleware } = await import("../../src/middleware/index.js");
     const agent = createAgent({
       model: scriptedAgentModel([
         [{ name: "read_invoice", args: {} }],
@@ -764,7 +764,7 @@ describe("planMiddleware: a write_plan revision passes the same guard", () => {
         { id: "pay", goal: "Pay the supplier", tool: "pay", dependsOn: ["look"] },
       ],
     };
-    const { planMiddleware } = await import("../../src/agent/index.js");
+    const { planMiddleware } = await import("../../src/middleware/index.js");
     const agent = createAgent({
       model: scriptedAgentModel([
         [{ name: "read_invoice", args: {} }],
@@ -803,7 +803,7 @@ describe("planMiddleware: a write_plan revision passes the same guard", () => {
         },
       ],
     };
-    const { planMiddleware } = await import("../../src/agent/index.js");
+    const { planMiddleware } = await import("../../src/middleware/index.js");
     const agent = createAgent({
       model: scriptedAgentModel([[{ name: "read_invoice", args: {} }], [{ name: "write_plan", args: plan }], "done"]),
       tools,
@@ -830,7 +830,7 @@ describe("planMiddleware: a write_plan revision passes the same guard", () => {
         { id: "pay", goal: "Pay the supplier", tool: "pay", dependsOn: ["invoice"] },
       ],
     };
-    const { planMiddleware } = await import("../../src/agent/index.js");
+    const { planMiddleware } = await import("../../src/middleware/index.js");
     const agent = createAgent({
       model: scriptedAgentModel([
         [{ name: "write_plan", args: plan }],

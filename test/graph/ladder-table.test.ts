@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { TransientError, type PlanDraft } from "../../src/index.js";
-import { RULES, RULE_IDS, STAGES, disagreement, rulesOf } from "../../src/policy/rules.js";
-import { decide } from "../../src/policy/decide.js";
+import { RULES, RULE_IDS, STAGES, disagreement, rulesOf } from "../../src/policy/ladder/rules.js";
+import { decide } from "../../src/policy/ladder/decide.js";
 import { brief, harness, httpError, scriptedTool } from "../helpers/graph.js";
 import { decisionsSeen } from "../setup/decision-corpus.js";
 

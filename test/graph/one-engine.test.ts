@@ -7,10 +7,10 @@
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
-import { planMiddleware } from "../../src/agent/index.js";
+import { planMiddleware } from "../../src/middleware/index.js";
 import { AssumptionBrokenError, PermanentError, TransientError } from "../../src/errors.js";
 import { staticPlanner, type PlanDraft, type PolicyOptions } from "../../src/index.js";
-import { RULES, type RuleId } from "../../src/policy/rules.js";
+import { RULES, type RuleId } from "../../src/policy/ladder/rules.js";
 import { scriptedAgentModel, type Turn } from "../helpers/agent-model.js";
 import { harness, httpError } from "../helpers/graph.js";
 import { countedTool, ledger, type Ledger } from "../helpers/agent-tools.js";

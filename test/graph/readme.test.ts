@@ -37,7 +37,7 @@ describe("README", () => {
       writeFileSync(
         file,
         code!
-          .replace('from "langgraph-replan/agent"', `from ${JSON.stringify(join(root, "src/agent/index.ts"))}`)
+          .replace('from "langgraph-replan/agent"', `from ${JSON.stringify(join(root, "src/middleware/index.ts"))}`)
           .replace('from "langgraph-replan"', `from ${JSON.stringify(join(root, "src/index.ts"))}`),
       );
       const run = spawnSync(process.execPath, ["--import", "tsx", file], { cwd: root, encoding: "utf8" });

@@ -11,8 +11,8 @@ import {
 } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { AssumptionBrokenError, createPlanManager, staticPlanner, type PlanDraft } from "../../src/index.js";
-import { outcomeKey, templateEntry } from "../../src/policy/replan-memory.js";
-import { writeMemory } from "../../src/nodes/replanner/recall.js";
+import { outcomeKey, templateEntry } from "../../src/policy/memory/memory.js";
+import { writeMemory } from "../../src/nodes/replanner/memory-read.js";
 import { entryScore } from "../../src/runtime/replan-memory.js";
 import { fakeClock } from "../helpers/clock.js";
 import { scriptedTool, type Loose } from "../helpers/graph.js";

@@ -5,7 +5,7 @@ import { isPlanManagerError, type PlanManagerError } from "../../src/errors.js";
 import { requestScopeChange } from "../../src/graph/scope-change.js";
 import { resumeRun } from "../../src/graph/resume.js";
 import { staticPlanner } from "../../src/planners/static-planner.js";
-import type { PlanDraft } from "../../src/plan/schema.js";
+import type { PlanDraft } from "../../src/plan/schema/plan.js";
 import { brief, harness, scriptedTool, type Loose } from "../helpers/graph.js";
 
 /** lookup (tool) → approve (a person) → refund (tool): the support ticket of examples/embedding. */

@@ -9,7 +9,7 @@ import { Command } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { codingPlan, codingReplan, createCodingTools } from "../fixtures/coding-agent.js";
 import { PermanentError, staticPlanner, type PlanDraft, type ReplanRequest, type Step } from "../../src/index.js";
-import { applyAnswer } from "../../src/nodes/human-answers.js";
+import { applyAnswer } from "../../src/nodes/human/resume-actions.js";
 import { resolveOptions } from "../../src/runtime/options.js";
 import { brief, harness, scriptedTool, type Loose } from "../helpers/graph.js";
 

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { createPlanManager } from "../../src/graph/create-plan-manager.js";
 import { isPlanManagerError } from "../../src/errors.js";
 import { staticPlanner } from "../../src/planners/static-planner.js";
-import type { PlanDraft } from "../../src/plan/schema.js";
+import type { PlanDraft } from "../../src/plan/schema/plan.js";
 import { fakeClock } from "../helpers/clock.js";
 
 /** A slow side-effecting tool that counts its calls and can be released by the test. */

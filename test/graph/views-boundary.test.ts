@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AssumptionBrokenError, staticPlanner } from "../../src/index.js";
 import { debugView, operatorView, userView } from "../../src/views/index.js";
-import type { PlanDraft } from "../../src/plan/schema.js";
+import type { PlanDraft } from "../../src/plan/schema/plan.js";
 import { requestStop } from "../../src/worker/stop.js";
 import { harness, scriptedTool } from "../helpers/graph.js";
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { gaveUp } from "../../src/agent/tool-call.js";
-import { usageCost } from "../../src/policy/budget.js";
-import { coolingDown } from "../../src/policy/replan-guards.js";
-import { unplannedEffect } from "../../src/policy/unplanned-effect.js";
+import { gaveUp } from "../../src/middleware/tool-call.js";
+import { usageCost } from "../../src/policy/ladder/budget.js";
+import { coolingDown } from "../../src/policy/replan/guards.js";
+import { unplannedEffect } from "../../src/policy/capability/unplanned-effect.js";
 
 describe("the middleware's small pure pieces", () => {
   it("reads toolRetryMiddleware's give-up message: the calls and the error class, nothing else", () => {

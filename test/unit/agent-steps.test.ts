@@ -1,13 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { stepPrompt } from "../../src/agents/prompt.js";
-import { resolveAgents, resolveModels } from "../../src/agents/handle.js";
-import { answerSchema } from "../../src/agents/run-step.js";
+import { stepPrompt } from "../../src/steps/prompt.js";
+import { resolveAgents, resolveModels } from "../../src/steps/handle.js";
+import { answerSchema } from "../../src/steps/run-step.js";
 import { isPlanManagerError } from "../../src/errors.js";
-import type { Fact, Step } from "../../src/plan/schema.js";
-import { agentRoute, validationFailure } from "../../src/policy/agent-routing.js";
+import type { Fact } from "../../src/plan/schema/run.js";
+import type { Step } from "../../src/plan/schema/step.js";
+import { agentRoute, validationFailure } from "../../src/policy/ladder/agent-routing.js";
 import { DEFAULT_RETRY, validatePlan } from "../../src/policy/index.js";
 import { resolvePolicy } from "../../src/policy/options.js";
-import { describeApproach, fingerprint } from "../../src/policy/scope.js";
+import { describeApproach, fingerprint } from "../../src/policy/replan/scope.js";
 import { ScriptedChatModel } from "../helpers/fake-model.js";
 
 const fact = (value: unknown, label: Fact["label"] = "trusted"): Fact => ({

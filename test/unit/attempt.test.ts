@@ -1,9 +1,11 @@
 /**
- * The one attempt function (policy/attempt.ts), pure: a step, its run and a call's result in; the
+ * The one attempt function (policy/attempt/attempt.ts), pure: a step, its run and a call's result in; the
  * judged output or a deviation with the rule table's verdict, and the operation's key, out.
  */
 import { describe, expect, it } from "vitest";
-import type { Plan, SideEffectRecord, Step, StepRun } from "../../src/plan/schema.js";
+import type { Plan } from "../../src/plan/schema/plan.js";
+import type { SideEffectRecord, StepRun } from "../../src/plan/schema/run.js";
+import type { Step } from "../../src/plan/schema/step.js";
 import {
   attempt,
   beforeAttempt,
@@ -12,7 +14,7 @@ import {
   replanStanding,
   type CallResult,
   type RunStanding,
-} from "../../src/policy/attempt.js";
+} from "../../src/policy/attempt/attempt.js";
 import { resolvePolicy } from "../../src/policy/options.js";
 
 const policy = resolvePolicy({});

@@ -1,11 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { Fact, Step } from "../../src/plan/schema.js";
-import {
-  capabilityBaseline,
-  capabilityGuard,
-  planBaseline,
-  type CapabilityBaseline,
-} from "../../src/policy/capability.js";
+import type { Fact } from "../../src/plan/schema/run.js";
+import type { Step } from "../../src/plan/schema/step.js";
+import { capabilityBaseline, capabilityGuard, planBaseline } from "../../src/policy/capability/guard.js";
+import type { CapabilityBaseline } from "../../src/policy/capability/types.js";
 
 // docs/decisions/0030-long-runs-per-step-cost.md: an extension of a long plan pays for what it adds.
 const fact = (value: unknown, producedBy: string): Fact => ({

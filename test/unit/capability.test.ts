@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { Fact, Step } from "../../src/plan/schema.js";
-import { capabilityBaseline, capabilityGuard, type CapabilityInput } from "../../src/policy/capability.js";
-import { callFindings, failureTexts, identifying, occurs } from "../../src/policy/capability-taint.js";
+import type { Fact } from "../../src/plan/schema/run.js";
+import type { Step } from "../../src/plan/schema/step.js";
+import { capabilityBaseline, capabilityGuard, type CapabilityInput } from "../../src/policy/capability/guard.js";
+import { callFindings, failureTexts, identifying, occurs } from "../../src/policy/capability/taint.js";
 
 const registry: Record<string, string[]> = { send_payment: ["moves money"], send_email: ["sends email"] };
 const fact = (value: unknown, producedBy: string): Fact => ({

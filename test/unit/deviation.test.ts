@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DeviationSchema, namedAssumption, type Deviation } from "../../src/policy/deviation.js";
+import { DeviationSchema, namedAssumption, type Deviation } from "../../src/policy/ladder/deviation.js";
 
 const issues = (value: unknown) => {
   const parsed = DeviationSchema.safeParse(value);

@@ -6,8 +6,10 @@ import {
   nextQueued,
   raiseLimit,
   type StartContext,
-} from "../../src/policy/dispatch.js";
-import type { Plan, Step, StepRun } from "../../src/plan/schema.js";
+} from "../../src/policy/attempt/dispatch.js";
+import type { Plan } from "../../src/plan/schema/plan.js";
+import type { StepRun } from "../../src/plan/schema/run.js";
+import type { Step } from "../../src/plan/schema/step.js";
 
 const step = (id: string, extra: Partial<Step> = {}): Step => ({ id, goal: id, tool: "t", ...extra }) as Step;
 

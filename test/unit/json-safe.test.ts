@@ -1,8 +1,8 @@
 /** Error evidence made storable: any value becomes JSON within the limits, and reading it never throws. */
 import { describe, expect, it } from "vitest";
 import { capText, toJsonSafe } from "../../src/plan/json-safe.js";
-import { errorInfo } from "../../src/policy/deviation.js";
-import { LIMITS } from "../../src/plan/schema.js";
+import { errorInfo } from "../../src/policy/ladder/deviation.js";
+import { LIMITS } from "../../src/plan/schema/primitives.js";
 
 describe("toJsonSafe", () => {
   it("turns what JSON cannot hold into strings, and keeps JSON as it is", () => {

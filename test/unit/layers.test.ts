@@ -14,14 +14,14 @@ const BELOW: Record<string, readonly string[]> = {
   plan: ["errors", "expr"],
   policy: ["errors", "expr", "plan"],
   contracts: ["errors", "expr", "plan", "policy"],
-  agents: ["errors", "expr", "plan", "policy", "contracts", "planners"],
-  runtime: ["errors", "expr", "plan", "policy", "contracts", "agents"],
-  nodes: ["errors", "expr", "plan", "policy", "contracts", "agents", "runtime"],
+  steps: ["errors", "expr", "plan", "policy", "contracts", "planners"],
+  runtime: ["errors", "expr", "plan", "policy", "contracts", "steps"],
+  nodes: ["errors", "expr", "plan", "policy", "contracts", "steps", "runtime"],
   planners: ["errors", "expr", "plan", "policy", "contracts"],
   views: ["errors", "expr", "plan", "policy", "runtime"],
   storage: ["errors"],
   graph: ["errors", "expr", "plan", "policy", "contracts", "runtime", "nodes", "views", "storage"],
-  agent: ["errors", "expr", "plan", "policy", "contracts", "views"],
+  middleware: ["errors", "expr", "plan", "policy", "contracts", "views"],
   worker: ["errors", "plan", "contracts", "runtime", "graph", "storage"],
   cli: ["errors", "plan", "runtime", "graph", "views", "worker", "storage"],
 };
@@ -52,10 +52,10 @@ describe("layers", () => {
     expect(wrong).toEqual([]);
   });
 
-  it("only src/agent imports langchain or deepagents: the root package loads without the optional peers", () => {
+  it("only src/middleware imports langchain or deepagents: the root package loads without the optional peers", () => {
     const reaching: string[] = [];
     for (const file of sources("src")) {
-      if (layerOf(file) === "agent") continue;
+      if (layerOf(file) === "middleware") continue;
       for (const m of readFileSync(file, "utf8").matchAll(/from\s+"([^"]+)"/g))
         if (/^(langchain|deepagents)(\/|$)/.test(m[1]!)) reaching.push(`${file} → ${m[1]}`);
     }

@@ -8,7 +8,9 @@ import { historyEntry, planAtVersion, stepsOfEveryVersion } from "../../src/plan
 import { factValues, mergeFactsInPlace, trustedValues } from "../../src/plan/facts.js";
 import { overlay, overlayParts } from "../../src/plan/overlay.js";
 import { firstUnfinished, mergeStepsInPlace, unfinishedSteps } from "../../src/plan/ready.js";
-import type { Fact, Plan, Step, StepRun } from "../../src/plan/schema.js";
+import type { Plan } from "../../src/plan/schema/plan.js";
+import type { Fact, StepRun } from "../../src/plan/schema/run.js";
+import type { Step } from "../../src/plan/schema/step.js";
 import type { CheckedDeltaChannel } from "../../src/runtime/delta-channel.js";
 import { PlanManagerState } from "../../src/runtime/state.js";
 

@@ -3,13 +3,8 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
-import {
-  AssumptionSchema,
-  FallbackSchema,
-  HumanTaskSchema,
-  PlanDraftSchema,
-  StepSchema,
-} from "../../src/plan/schema.js";
+import { AssumptionSchema, PlanDraftSchema } from "../../src/plan/schema/plan.js";
+import { FallbackSchema, HumanTaskSchema, StepSchema } from "../../src/plan/schema/step.js";
 
 const readme = readFileSync(join(resolve(import.meta.dirname, "..", ".."), "README.md"), "utf8");
 const reference = readme.slice(readme.indexOf("### Plan reference"), readme.indexOf("### Limits"));

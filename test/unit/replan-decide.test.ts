@@ -1,15 +1,16 @@
 /**
- * The replan decision (src/policy/replan-decide.ts) is pure: plain inputs in — the frame, what
+ * The replan decision (src/policy/replan/decide.ts) is pure: plain inputs in — the frame, what
  * replan memory held, the planner's answers so far — and out what to gather next, or the outcome
  * with the store writes to make. No store, planner or clock takes part.
  */
 import { describe, expect, it } from "vitest";
-import type { Plan, Step } from "../../src/plan/schema.js";
-import type { Decision } from "../../src/policy/decision.js";
+import type { Plan } from "../../src/plan/schema/plan.js";
+import type { Step } from "../../src/plan/schema/step.js";
+import type { Decision } from "../../src/policy/ladder/decision.js";
 import { resolvePolicy } from "../../src/policy/options.js";
-import { decideReplan, type ReplanInput } from "../../src/policy/replan-decide.js";
-import type { DraftRules, ReplanFrame } from "../../src/policy/replan-draft.js";
-import { memoryKey, templateEntry } from "../../src/policy/replan-memory.js";
+import { decideReplan, type ReplanInput } from "../../src/policy/replan/decide.js";
+import type { DraftRules, ReplanFrame } from "../../src/policy/replan/draft.js";
+import { memoryKey, templateEntry } from "../../src/policy/memory/memory.js";
 
 const AT = "2026-01-01T00:00:10.000Z";
 const step = (id: string, tool: string, more: Partial<Step> = {}): Step => ({ id, goal: `do ${id}`, tool, ...more });

@@ -12,9 +12,9 @@ import {
   withUniqueIds,
   type MemoryEntry,
   type ScoredEntry,
-} from "../../src/policy/replan-memory.js";
-import { entryFromBranch, type BranchSource } from "../../src/policy/replan-memory-entry.js";
-import type { Step } from "../../src/plan/schema.js";
+} from "../../src/policy/memory/memory.js";
+import { entryFromBranch, type BranchSource } from "../../src/policy/memory/entry.js";
+import type { Step } from "../../src/plan/schema/step.js";
 
 const step = (id: string, tool: string, more: Partial<Step> = {}): Step => ({
   id,

@@ -1,10 +1,11 @@
 /**
- * The replan as a pure transition (src/policy/replan.ts): a snapshot and a checked draft (or the
+ * The replan as a pure transition (src/policy/replan/replan.ts): a snapshot and a checked draft (or the
  * guard that stopped it) to escalate, hold for review, or commit version N+1 — no graph, no clock.
  */
 import { describe, expect, it } from "vitest";
-import type { Plan, Step } from "../../src/plan/schema.js";
-import type { Decision } from "../../src/policy/decision.js";
+import type { Plan } from "../../src/plan/schema/plan.js";
+import type { Step } from "../../src/plan/schema/step.js";
+import type { Decision } from "../../src/policy/ladder/decision.js";
 import { resolvePolicy } from "../../src/policy/options.js";
 import {
   commitVersion,
@@ -12,8 +13,8 @@ import {
   replanTransition,
   type CheckedDraft,
   type ReplanSnapshot,
-} from "../../src/policy/replan.js";
-import type { CapabilityHit } from "../../src/policy/capability.js";
+} from "../../src/policy/replan/replan.js";
+import type { CapabilityHit } from "../../src/policy/capability/guard.js";
 
 const AT = "2026-01-01T00:00:10.000Z";
 const step = (id: string, tool: string, assumptions?: string[]): Step => ({

@@ -4,17 +4,17 @@
  * can return is a rule of the stage it belongs to.
  */
 import { describe, expect, it } from "vitest";
-import { classifierVerdict, type Verdict } from "../../src/policy/classify.js";
-import { isConcurrencyRecord, limitVerdict } from "../../src/policy/dispatch.js";
-import { answerRule, type PersonAnswer } from "../../src/policy/person.js";
+import { classifierVerdict, type Verdict } from "../../src/policy/ladder/classify.js";
+import { isConcurrencyRecord, limitVerdict } from "../../src/policy/attempt/dispatch.js";
+import { answerRule, type PersonAnswer } from "../../src/policy/ladder/person.js";
 import {
   cheaperPlanVerdict,
   quotesTheModel,
   revisionCountGuard,
   revisionProgressGuard,
   untrustedFirstPlanGuard,
-} from "../../src/policy/plan-writes.js";
-import { rulesOf } from "../../src/policy/rules.js";
+} from "../../src/policy/replan/plan-writes.js";
+import { rulesOf } from "../../src/policy/ladder/rules.js";
 
 describe("a person's answer", () => {
   it("maps every answer to its own rule of the person stage, and covers every rule of that stage but the deadline's", () => {

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
-import { RULE_IDS } from "../../src/policy/rules.js";
+import { RULE_IDS } from "../../src/policy/ladder/rules.js";
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

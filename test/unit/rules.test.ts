@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RULES, isRuleId } from "../../src/policy/rules.js";
-import { EVIDENCE_RULES } from "../../src/policy/evidence-rules.js";
-import { DecisionSchema, type Decision } from "../../src/policy/decision.js";
+import { RULES, isRuleId } from "../../src/policy/ladder/rules.js";
+import { EVIDENCE_RULES } from "../../src/policy/ladder/evidence-rules.js";
+import { DecisionSchema, type Decision } from "../../src/policy/ladder/decision.js";
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

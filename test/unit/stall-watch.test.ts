@@ -3,7 +3,7 @@
  */
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { manualClock } from "../../examples/migration/workflow.js";
-import { stallDeadline } from "../../src/policy/horizon.js";
+import { stallDeadline } from "../../src/policy/replan/horizon.js";
 import { watchForStall } from "../../src/runtime/stall-watch.js";
 import { resolveOptions } from "../../src/runtime/options.js";
 import { operatorView } from "../../src/views/operator-view.js";

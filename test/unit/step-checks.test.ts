@@ -1,12 +1,13 @@
 import { describe, expect, it } from "vitest";
-import type { Fact, Step, StepRun } from "../../src/plan/schema.js";
+import type { Fact, StepRun } from "../../src/plan/schema/run.js";
+import type { Step } from "../../src/plan/schema/step.js";
 import {
   checkBudget,
   checkCommittedEffect,
   checkInputs,
   checkPreconditions,
   judgeOutput,
-} from "../../src/policy/step-checks.js";
+} from "../../src/policy/attempt/checks.js";
 
 const fact = (value: unknown, label: Fact["label"] = "trusted"): Fact => ({
   value,

@@ -6,13 +6,14 @@
  * re-runs the attempt, a resume after it does not, so nothing is counted twice.
  */
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { stepMessages, type Feedback } from "../../agents/prompt.js";
-import { askAgent, askChatModel } from "../../agents/run-step.js";
-import { StepUsageMeter } from "../../agents/usage-meter.js";
+import { stepMessages, type Feedback } from "../../steps/prompt.js";
+import { askAgent, askChatModel } from "../../steps/run-step.js";
+import { StepUsageMeter } from "../../steps/usage-meter.js";
 import { producedValues } from "../../plan/facts.js";
-import type { Step, StepRun } from "../../plan/schema.js";
-import { currentTier, isAnswerFailure, type ValidationOutcome } from "../../policy/agent-routing.js";
-import { errorInfo } from "../../policy/deviation.js";
+import type { StepRun } from "../../plan/schema/run.js";
+import type { Step } from "../../plan/schema/step.js";
+import { currentTier, isAnswerFailure, type ValidationOutcome } from "../../policy/ladder/agent-routing.js";
+import { errorInfo } from "../../policy/ladder/deviation.js";
 import type { Invocable } from "../../runtime/call-tool.js";
 import { TRACE_TAGS, withHandler } from "../../contracts/trace.js";
 import type { AgentWork } from "../../runtime/dispatch.js";

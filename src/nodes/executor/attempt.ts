@@ -1,9 +1,10 @@
 /**
- * One step attempt, start to end: the checks before the tool runs (pure, `policy/step-checks.ts`),
+ * One step attempt, start to end: the checks before the tool runs (pure, `policy/attempt/checks.ts`),
  * the call handed to the dispatcher, and the record written when it ends.
  */
-import { attemptCost, usageCost } from "../../policy/budget.js";
-import type { SideEffectRecord, Step, StepRun } from "../../plan/schema.js";
+import { attemptCost, usageCost } from "../../policy/ladder/budget.js";
+import type { SideEffectRecord, StepRun } from "../../plan/schema/run.js";
+import type { Step } from "../../plan/schema/step.js";
 import { stepPosition } from "../../plan/ready.js";
 import {
   attempt as judgeAttempt,
@@ -11,9 +12,9 @@ import {
   reuseVerdict,
   type Attempt,
   type CallResult,
-} from "../../policy/attempt.js";
-import { decide } from "../../policy/decide.js";
-import type { DeviationDraft } from "../../policy/deviation.js";
+} from "../../policy/attempt/attempt.js";
+import { decide } from "../../policy/ladder/decide.js";
+import type { DeviationDraft } from "../../policy/ladder/deviation.js";
 import { agentCall } from "./agent-attempt.js";
 import type { AgentWork, Dispatcher, Flight } from "../../runtime/dispatch.js";
 import { watchForStall } from "../../runtime/stall-watch.js";

@@ -10,14 +10,16 @@ import type { Runtime } from "../../runtime/options.js";
 import type { DispatchState, PlanManagerStateType, PlanManagerUpdate } from "../../runtime/state.js";
 import { makeFacts, trustedValues } from "../../plan/facts.js";
 import { overlay } from "../../plan/overlay.js";
-import type { Fact, Plan, SideEffectRecord, Step, StepRun } from "../../plan/schema.js";
-import type { Decision } from "../../policy/decision.js";
-import type { Deviation } from "../../policy/deviation.js";
-import type { CheckFailure } from "../../policy/step-checks.js";
-import { activeAssumptionChecks, assumptionDeviation } from "../../policy/assumptions.js";
-import { isRateLimit, limitVerdict, lowerLimit, raiseLimit, type LimitUpdate } from "../../policy/dispatch.js";
+import type { Plan } from "../../plan/schema/plan.js";
+import type { Fact, SideEffectRecord, StepRun } from "../../plan/schema/run.js";
+import type { Step } from "../../plan/schema/step.js";
+import type { Decision } from "../../policy/ladder/decision.js";
+import type { Deviation } from "../../policy/ladder/deviation.js";
+import type { CheckFailure } from "../../policy/attempt/checks.js";
+import { activeAssumptionChecks, assumptionDeviation } from "../../policy/trust/assumptions.js";
+import { isRateLimit, limitVerdict, lowerLimit, raiseLimit, type LimitUpdate } from "../../policy/attempt/dispatch.js";
 import { emit, emitOnceDurable, type PlanEvent } from "../../runtime/events.js";
-import { decide } from "../../policy/decide.js";
+import { decide } from "../../policy/ladder/decide.js";
 
 export class Visit {
   readonly plan: Plan;

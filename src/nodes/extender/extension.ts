@@ -10,12 +10,13 @@ import type { ExtendRequest } from "../../contracts/planner.js";
 import { enrichDraft } from "../../plan/enrich.js";
 import { factValues } from "../../plan/facts.js";
 import { historyEntry } from "../../plan/history.js";
-import type { PlanDraft, ReplanRecord } from "../../plan/schema.js";
+import type { ReplanRecord } from "../../plan/schema/decision.js";
+import type { PlanDraft } from "../../plan/schema/plan.js";
 import { appendToPlan, planWrites } from "../../runtime/plan-channel.js";
 import { validatePlan, type PlanValidation } from "../../plan/validate.js";
 import type { KeyLookup } from "../../plan/issues.js";
 import { planProduces, stepPosition } from "../../plan/ready.js";
-import { decide } from "../../policy/decide.js";
+import { decide } from "../../policy/ladder/decide.js";
 import { holdProposal, reviewNewSteps, versionReview } from "../shared/plan-review.js";
 
 /** Extensions made so far in this run. */

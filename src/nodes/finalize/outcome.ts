@@ -3,7 +3,9 @@
  * reader should doubt about the result. Pure functions of the state, for the finalize node.
  */
 import type { PlanManagerStateType } from "../../runtime/state.js";
-import type { Outcome, Step, StepRun } from "../../plan/schema.js";
+import type { Outcome } from "../../plan/schema/outcome.js";
+import type { StepRun } from "../../plan/schema/run.js";
+import type { Step } from "../../plan/schema/step.js";
 
 export type Missing = NonNullable<Outcome["missing"]>[number];
 

@@ -4,14 +4,14 @@
  * not count as used — and the run does not carry on with the plan that failed: the original
  * trigger escalates, where the person can retry, skip, provide, replan with a constraint or abort.
  */
-import type { ResumeValue } from "../../plan/schema.js";
-import type { Decision } from "../../policy/decision.js";
-import { decide, type Answering, type Next } from "./answers.js";
+import type { ResumeValue } from "../../plan/schema/interrupts.js";
+import type { Decision } from "../../policy/ladder/decision.js";
+import { decide, type Answering, type Next } from "./answer-context.js";
 import { emit } from "../../runtime/events.js";
 import { ESCALATION_OPTIONS, escalationPayload, offered } from "../../runtime/interrupts.js";
-import { commitVersion, type ProposedVersion } from "../../policy/replan.js";
-import { staleHold } from "../../policy/capability.js";
-import { answerRule } from "../../policy/person.js";
+import { commitVersion, type ProposedVersion } from "../../policy/replan/replan.js";
+import { staleHold } from "../../policy/capability/guard.js";
+import { answerRule } from "../../policy/ladder/person.js";
 
 /** The proposal a plan review holds (state's `heldReplan`), if it still applies to the current version. */
 export function heldProposal(a: Answering): ProposedVersion | undefined {

@@ -4,11 +4,12 @@
  */
 import type { PendingHuman } from "../../runtime/state.js";
 import { makeFacts, producedValues } from "../../plan/facts.js";
-import type { Step, StepRun } from "../../plan/schema.js";
-import { deadlinePassed } from "../../policy/replan-guards.js";
-import type { RuleId } from "../../policy/rules.js";
-import { answerRule } from "../../policy/person.js";
-import { decide, running, type Answering, type Next } from "./answers.js";
+import type { StepRun } from "../../plan/schema/run.js";
+import type { Step } from "../../plan/schema/step.js";
+import { deadlinePassed } from "../../policy/replan/guards.js";
+import type { RuleId } from "../../policy/ladder/rules.js";
+import { answerRule } from "../../policy/ladder/person.js";
+import { decide, running, type Answering, type Next } from "./answer-context.js";
 import { ESCALATION_OPTIONS, offered } from "../../runtime/interrupts.js";
 import { emitOnceDurable } from "../../runtime/events.js";
 

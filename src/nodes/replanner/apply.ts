@@ -1,5 +1,5 @@
 /**
- * Applies a decided replan (policy/replan-decide.ts) to state: an escalation with its payload, a
+ * Applies a decided replan (policy/replan/decide.ts) to state: an escalation with its payload, a
  * proposal held in a plan review, or the committed version (reviewed first under
  * `reviewReplans`). A replan the capability guard held is not a version yet: only a person's
  * approval commits it, so a rejected proposal never widens what later replans count as used.
@@ -7,9 +7,9 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../../runtime/state.js";
-import type { Fact } from "../../plan/schema.js";
-import { commitVersion } from "../../policy/replan.js";
-import type { ReplanDecision } from "../../policy/replan-decide.js";
+import type { Fact } from "../../plan/schema/run.js";
+import { commitVersion } from "../../policy/replan/replan.js";
+import type { ReplanDecision } from "../../policy/replan/decide.js";
 import { emit } from "../../runtime/events.js";
 import { escalationPayload } from "../../runtime/interrupts.js";
 import { holdProposal, versionReview } from "../shared/plan-review.js";

@@ -1,12 +1,12 @@
 /**
  * One replan's frame, read once from state: the trigger (the last decision), the scope, the
  * falsification and relabelling it implies, and the affected steps. Also what the run lets a draft
- * use, and what the replan costs. The decision itself is pure, in policy/replan-decide.ts.
+ * use, and what the replan costs. The decision itself is pure, in policy/replan/decide.ts.
  */
 import type { Runtime } from "../../runtime/options.js";
 import type { PlanManagerStateType, ReplanGuards, UsageEntry } from "../../runtime/state.js";
-import type { DraftRules, ReplanFrame } from "../../policy/replan-draft.js";
-import { describeApproach, globalScope, localScope } from "../../policy/scope.js";
+import type { DraftRules, ReplanFrame } from "../../policy/replan/draft.js";
+import { describeApproach, globalScope, localScope } from "../../policy/replan/scope.js";
 import { falsify } from "../shared/falsify.js";
 
 /** The frame of the replan the last decision asks for; none without a plan or a trigger. */

@@ -6,12 +6,13 @@
  * Store errors never fail the run: they are reported as `memory` events.
  */
 import type { BaseStore, LangGraphRunnableConfig } from "@langchain/langgraph";
-import { entryFromBranch } from "../../policy/replan-memory-entry.js";
-import { branchOutcome, shouldSave } from "../../policy/replan-memory.js";
-import type { Fact, ReplanRecord, SideEffectRecord, StepRun } from "../../plan/schema.js";
-import type { Decision } from "../../policy/decision.js";
+import { entryFromBranch } from "../../policy/memory/entry.js";
+import { branchOutcome, shouldSave } from "../../policy/memory/memory.js";
+import type { ReplanRecord } from "../../plan/schema/decision.js";
+import type { Fact, SideEffectRecord, StepRun } from "../../plan/schema/run.js";
+import type { Decision } from "../../policy/ladder/decision.js";
 import { emit } from "../../runtime/events.js";
-import { message } from "./recall.js";
+import { message } from "./memory-read.js";
 import type { Runtime } from "../../runtime/options.js";
 import { outcomeId, readEntry, readScored, scoreEntry } from "../../runtime/replan-memory.js";
 import type { PlanManagerStateType, PlanManagerUpdate } from "../../runtime/state.js";

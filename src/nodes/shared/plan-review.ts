@@ -8,22 +8,24 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../../runtime/options.js";
 import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "../../runtime/state.js";
 import { originalSteps, stepsOfEveryVersion } from "../../plan/history.js";
-import type { Plan, ReplanRecord, Step } from "../../plan/schema.js";
-import type { Decision } from "../../policy/decision.js";
+import type { ReplanRecord } from "../../plan/schema/decision.js";
+import type { Plan } from "../../plan/schema/plan.js";
+import type { Step } from "../../plan/schema/step.js";
+import type { Decision } from "../../policy/ladder/decision.js";
 import {
   capabilityBaseline,
   capabilityGuard,
   planBaseline,
-  type CapabilityBaseline,
   type CapabilityHit,
-} from "../../policy/capability.js";
+} from "../../policy/capability/guard.js";
+import type { CapabilityBaseline } from "../../policy/capability/types.js";
 import { planDiff } from "../../plan/diff.js";
 import { isFinished } from "../../plan/ready.js";
-import { failureTexts, leaves, type TaintedText } from "../../policy/capability-taint.js";
-import { agentSideEffects } from "../../agents/handle.js";
+import { failureTexts, leaves, type TaintedText } from "../../policy/capability/taint.js";
+import { agentSideEffects } from "../../steps/handle.js";
 import { emit } from "../../runtime/events.js";
 import { offered, PLAN_REVIEW_OPTIONS } from "../../runtime/interrupts.js";
-import type { ProposedVersion } from "../../policy/replan.js";
+import type { ProposedVersion } from "../../policy/replan/replan.js";
 
 /** Options at a held replan: `reject` discards it; `replan` discards it and asks again with a constraint. */
 export const HELD_REVIEW_OPTIONS = ["approve", "reject", "replan", "change_scope", "abort"] as const;

@@ -1,0 +1,28 @@
+/**
+ * When the agent ends (its model answered without a tool call): the run's final status, and the
+ * graph's `finished` event. No plan: the agent answered without one, and the run is complete. A
+ * plan with steps left undone ends `partial`, never `running`, so a thread's status says the agent
+ * stopped short (an interrupt ends a run before this hook: a waiting thread keeps its status).
+ */
+import { isFinished } from "../plan/ready.js";
+import type { RunStatus } from "../plan/schema/outcome.js";
+import type { Writer } from "./events.js";
+import type { AgentPlanUpdate, AgentPlanValues } from "./state.js";
+
+export function afterAgent(state: AgentPlanValues, emit: Writer): AgentPlanUpdate {
+  const status = endStatus(state);
+  emit({ type: "finished", status, summary: endSummary(state) });
+  return status === state.status ? {} : { status };
+}
+
+function endStatus(state: AgentPlanValues): RunStatus {
+  if (!state.plan) return "completed";
+  if (state.status !== "running" && state.status !== "planning") return state.status;
+  return state.plan.steps.every((s) => isFinished(state.steps[s.id])) ? "completed" : "partial";
+}
+
+function endSummary(state: AgentPlanValues): string {
+  if (!state.plan) return "finished without a plan";
+  const succeeded = state.plan.steps.filter((s) => state.steps[s.id]?.status === "succeeded").length;
+  return `${succeeded} of ${state.plan.steps.length} steps succeeded (plan v${state.plan.version})`;
+}

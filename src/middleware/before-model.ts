@@ -1,0 +1,126 @@
+/**
+ * Before every model call: a person answers the escalations the last tool calls left (an
+ * interrupt here has nothing to undo on resume: no tool ran in this node), and the run's status
+ * follows the plan. The plan view itself is never written to the conversation: it is added to
+ * each model request (`withPlanView`), after every `beforeModel` hook has run, so the model reads
+ * the current plan last whatever summarization did to the history, in either middleware order.
+ * What a person answered is kept as a note until the next model call, which shows it with the view.
+ */
+import { HumanMessage, RemoveMessage, type BaseMessage } from "@langchain/core/messages";
+import { factValues } from "../plan/facts.js";
+import { isFinished, selectReady } from "../plan/ready.js";
+import { type RunStatus } from "../plan/schema/outcome.js";
+import { LIMITS } from "../plan/schema/primitives.js";
+import { type StepRun } from "../plan/schema/run.js";
+import type { Decision } from "../policy/ladder/decision.js";
+import { answerRule } from "../policy/ladder/person.js";
+import { decide } from "./decisions.js";
+import { PLAN_NOTE_ID, PLAN_VIEW_ID } from "./plan-view.js";
+import { ask, reviewRequest } from "./review.js";
+import { callKey } from "./route.js";
+import { refusalKey, type AgentPlanUpdate, type AgentPlanValues, type Escalation } from "./state.js";
+
+type ModelState = AgentPlanValues & { messages: BaseMessage[] };
+
+export function beforeModel(state: ModelState, at: () => string): AgentPlanUpdate & { messages?: BaseMessage[] } {
+  const answered = answerEscalations(state, at);
+  const steps = { ...state.steps };
+  for (const [id, run] of Object.entries(answered.update.steps ?? {})) if (run) steps[id] = run;
+  const skipped = settleSkips(state, steps);
+  const status = statusOf(state.plan === undefined, state.plan?.steps.every((s) => isFinished(steps[s.id])) ?? false);
+  // Views an older version wrote into the conversation, and last turn's notes, are removed.
+  const stale = state.messages
+    .filter((m) => m.id?.startsWith(PLAN_VIEW_ID))
+    .map((m) => new RemoveMessage({ id: m.id! }));
+  const fresh =
+    answered.notes.length > 0
+      ? [new HumanMessage({ id: `${PLAN_NOTE_ID}-${state.messages.length}`, content: answered.notes.join("\n") })]
+      : [];
+  const update: AgentPlanUpdate & { messages?: BaseMessage[] } = { ...answered.update };
+  if (Object.keys(skipped).length > 0) update.steps = { ...update.steps, ...skipped };
+  if (status !== state.status) update.status = status;
+  if (!state.goal) {
+    const first = state.messages.find((m) => m.getType() === "human" && !m.id?.startsWith(PLAN_VIEW_ID));
+    if (first && typeof first.content === "string") update.goal = cappedGoal(first.content);
+  }
+  if (stale.length > 0 || fresh.length > 0) update.messages = [...stale, ...fresh];
+  return update;
+}
+
+/**
+ * The goal is the first human message, kept within the graph's goal limit: a longer one is cut and
+ * ends with a note saying so (the whole message stays in the conversation the model reads).
+ */
+function cappedGoal(text: string): string {
+  if (text.length <= LIMITS.maxGoalLength) return text;
+  const note = ` … [cut: ${text.length} characters, over the ${LIMITS.maxGoalLength}-character goal limit]`;
+  return text.slice(0, LIMITS.maxGoalLength - note.length) + note;
+}
+
+/**
+ * Steps the plan skips without a call: `when` is false, or a step they depend on was skipped (an
+ * optional step that failed for good). Recorded as the graph records them, so the run can finish.
+ */
+function settleSkips(state: ModelState, steps: Record<string, StepRun>): Record<string, StepRun> {
+  const skipped: Record<string, StepRun> = {};
+  if (!state.plan) return skipped;
+  for (let next = selectReady(state.plan, steps, factValues(state.facts)); next.kind === "skip";) {
+    const run: StepRun = { status: "skipped", attempts: 0, skipReason: next.reason };
+    steps[next.step.id] = run;
+    skipped[next.step.id] = run;
+    next = selectReady(state.plan, steps, factValues(state.facts));
+  }
+  return skipped;
+}
+
+function statusOf(noPlan: boolean, allDone: boolean): RunStatus {
+  if (noPlan) return "planning";
+  return allDone ? "completed" : "running";
+}
+
+/** Each escalation is one question; several are asked one after the other. */
+function answerEscalations(state: ModelState, at: () => string): { update: AgentPlanUpdate; notes: string[] } {
+  const steps: Record<string, StepRun> = {};
+  const decisions: Decision[] = [];
+  const notes: string[] = [];
+  const escalations: Record<string, null> = {};
+  const failedCalls: Record<string, boolean> = {};
+  for (const e of Object.values(state.planRun.escalations)) {
+    if (!e) continue;
+    const run: StepRun = state.steps[e.stepId] ?? { status: "failed", attempts: 0 };
+    const answer = ask(question(state, e));
+    const place = { stepId: e.stepId, attempt: run.attempts, planVersion: state.plan?.version ?? 0, at: at() };
+    escalations[e.stepId] = null;
+    if (answer.type === "reject") {
+      const reason = `a person refused step "${e.stepId}"${answer.message ? `: ${answer.message}` : ""}`;
+      decisions.push(decide({ rule: answerRule("reject-call"), reason, by: "person" }, place));
+      notes.push(`${reason}. Revise the plan with write_plan, or finish and report.`);
+      continue;
+    }
+    const args = answer.type === "edit" ? answer.args : e.args;
+    const tool = answer.type === "edit" ? (answer.name ?? e.tool) : e.tool;
+    steps[e.stepId] = { ...run, status: "pending", retryBase: run.attempts };
+    failedCalls[e.call] = false;
+    failedCalls[callKey(e.stepId, tool, args)] = false;
+    const reason = `a person allowed step "${e.stepId}" another round: call ${tool} with ${JSON.stringify(args)}`;
+    decisions.push(decide({ rule: answerRule("retry"), reason, by: "person" }, place));
+    notes.push(`${reason}.`);
+  }
+  // An answered step's refused calls count again from zero.
+  const refusals = Object.fromEntries(
+    Object.keys(escalations).map((id) => [refusalKey(state.plan?.version ?? 0, id), 0]),
+  );
+  const planRun = { escalations, failedCalls, refusals };
+  const update: AgentPlanUpdate = notes.length === 0 ? {} : { steps, decisions, planRun };
+  return { update, notes };
+}
+
+function question(state: ModelState, e: Escalation) {
+  const options = "Approve another try, edit the call, or reject.";
+  const description = `Step "${e.stepId}" needs a person: ${e.reason} [${e.rule}]. ${options}`;
+  return reviewRequest(
+    "escalation",
+    { name: e.tool, args: e.args, description },
+    { rule: e.rule, planVersion: state.plan?.version ?? 0, stepId: e.stepId },
+  );
+}

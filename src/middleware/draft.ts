@@ -1,0 +1,99 @@
+/**
+ * A plan draft from the model: validated by the graph's validator against the agent's tools and
+ * the assumptions already proven false, and enriched like the graph enriches one (a step whose
+ * tool has side effects is marked so). Also the message the model reads once a version is recorded.
+ */
+import { factValues } from "../plan/facts.js";
+import { selectReady } from "../plan/ready.js";
+import type { Plan, PlanDraft } from "../plan/schema/plan.js";
+import type { PlanIssue } from "../plan/issues.js";
+import { formatIssues, validatePlan } from "../plan/validate.js";
+import { checkOperations } from "../plan/validate-fields.js";
+import { DEFAULT_RETRY } from "../plan/retry.js";
+import type { AgentPlanValues } from "./state.js";
+import type { CallEnv, CallResult } from "./settle.js";
+
+export type Checked = { ok: true; draft: PlanDraft } | { ok: false; result: CallResult };
+
+export function validateDraft(env: CallEnv, args: unknown, tools: ReadonlySet<string>): Checked {
+  const { state, options } = env;
+  const drafted = draftTools(args);
+  // Before the first model call of a resumed process the agent's tools are not known yet: trust the draft's.
+  const known = tools.size > 0 ? tools : new Set(drafted);
+  const external = (state.plan?.assumptions ?? []).map((a) => a.id).filter((a) => !state.planRun.falsified.includes(a));
+  const checked = validatePlan(args, {
+    tools: known,
+    policy: { defaultRetry: options.policy.defaultRetry },
+    falsified: state.planRun.falsified,
+    externalAssumptions: external,
+  });
+  if (checked.ok) {
+    const human = checked.draft.steps.find((s) => s.human);
+    const duplicate = duplicateOperation(checked.draft, options.sideEffectTools);
+    if (duplicate) return { ok: false, result: { content: rejected(duplicate), status: "error", update: {} } };
+    if (!human) return checked;
+    const message = `step "${human.id}" is a human step; inside createAgent use humanInTheLoopMiddleware instead`;
+    return { ok: false, result: { content: rejected(message), status: "error", update: {} } };
+  }
+  return { ok: false, result: { content: rejected(formatIssues(checked.issues)), status: "error", update: {} } };
+}
+
+/**
+ * Two side-effecting steps that make the same call are refused as the graph refuses them
+ * (`duplicate_operation`): their keys would be equal, so the second would reuse the first's effect.
+ * Only steps that carry their arguments are compared: a step without them gets its arguments from
+ * the model's call, and two of those are two calls.
+ */
+function duplicateOperation(draft: PlanDraft, sideEffectTools: ReadonlySet<string>): string | undefined {
+  const issues: PlanIssue[] = [];
+  const steps = draft.steps.filter((s) => s.args !== undefined);
+  const ctx = { tools: new Set<string>(), policy: { defaultRetry: DEFAULT_RETRY }, sideEffectTools };
+  checkOperations({ ...draft, steps }, ctx, (issue) => issues.push(issue) > 0);
+  return issues.length > 0 ? formatIssues(issues) : undefined;
+}
+
+function rejected(issues: string): string {
+  return `The plan was not recorded:\n${issues}\nFix it and call write_plan again.`;
+}
+
+function draftTools(args: unknown): string[] {
+  const steps = (args as { steps?: unknown } | null)?.steps;
+  if (!Array.isArray(steps)) return [];
+  return steps.flatMap((s: unknown) => {
+    const step = s as { tool?: unknown; fallback?: { tool?: unknown } } | null;
+    return [step?.tool, step?.fallback?.tool].filter((t): t is string => typeof t === "string");
+  });
+}
+
+/**
+ * `sideEffectTools` mapped onto the steps, as the graph maps a tool's metadata (plan/enrich.ts): a
+ * step calling such a tool declares it and is not idempotent, whatever the model wrote, so the
+ * policy's one effect key (policy/attempt/attempt.ts) and the review rules read the step alone.
+ */
+export function enrich(draft: PlanDraft, sideEffectTools: ReadonlySet<string>): PlanDraft {
+  const steps = draft.steps.map((s) => {
+    // The step's fallback runs in its place: a side-effecting fallback makes the step side-effecting.
+    const tools = [s.tool, s.fallback?.tool].filter((t): t is string => t !== undefined && sideEffectTools.has(t));
+    if (tools.length === 0) return s;
+    return { ...s, sideEffects: s.sideEffects?.length ? s.sideEffects : tools, idempotent: false };
+  });
+  return { ...draft, steps };
+}
+
+export function committedMessage(
+  state: Pick<AgentPlanValues, "steps" | "facts"> & { plan: Plan },
+  fresh: readonly string[],
+  keptCommitted: readonly string[],
+): string {
+  const { plan } = state;
+  const readiness = selectReady(plan, state.steps, factValues(state.facts));
+  const ready = readiness.kind === "ready" ? readiness.steps.map((s) => `${s.id} (${s.tool})`) : [];
+  const lines = [`Plan version ${plan.version} recorded: ${plan.steps.length} steps.`];
+  if (fresh.length > 0) lines.push(`New steps: ${fresh.join(", ")}.`);
+  if (keptCommitted.length > 0)
+    lines.push(
+      `Kept as they were (their side effects are committed and never run twice): ${keptCommitted.join(", ")}.`,
+    );
+  lines.push(ready.length > 0 ? `Ready now: ${ready.join(", ")}.` : "No step is ready.");
+  return lines.join("\n");
+}

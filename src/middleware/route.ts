@@ -1,0 +1,67 @@
+/**
+ * Which step a tool call belongs to (pure): the step id given as `step` in the call's arguments,
+ * or else the ready step that names the tool (as its tool or its fallback). A call for a step that
+ * already succeeded gets the recorded output instead of running again; a call for a step that is
+ * not ready, or rests on a false assumption, is refused without running. A tool no step names runs
+ * as it would without the middleware.
+ */
+import { canonical } from "../plan/diff.js";
+import { factValues } from "../plan/facts.js";
+import { selectReady } from "../plan/ready.js";
+import type { Step } from "../plan/schema/step.js";
+import type { AgentPlanValues } from "./state.js";
+
+export type Route =
+  | { kind: "free" }
+  | { kind: "step"; step: Step; args: Record<string, unknown> }
+  | { kind: "done"; step: Step; output: unknown }
+  | { kind: "refuse"; step: Step; message: string; args: Record<string, unknown> };
+
+export function routeCall(
+  state: Pick<AgentPlanValues, "plan" | "steps" | "facts" | "planRun">,
+  tool: string,
+  rawArgs: Record<string, unknown>,
+): Route {
+  const plan = state.plan;
+  if (!plan) return { kind: "free" };
+  const named = typeof rawArgs.step === "string" ? plan.steps.find((s) => s.id === rawArgs.step) : undefined;
+  const args = named ? withoutStep(rawArgs) : rawArgs;
+  const uses = (s: Step) => s.tool === tool || s.fallback?.tool === tool;
+  const candidates = named ? [named] : plan.steps.filter(uses);
+  const first = candidates[0];
+  if (!first) return { kind: "free" };
+  if (named && !uses(named))
+    return { kind: "refuse", step: named, message: `step "${named.id}" uses ${named.tool}, not ${tool}`, args };
+  const readiness = selectReady(plan, state.steps, factValues(state.facts));
+  const ready = new Set(readiness.kind === "ready" ? readiness.steps.map((s) => s.id) : []);
+  const falsified = state.planRun.falsified;
+  // A person who allowed a step another round at an escalation outranks the false assumption, for that step.
+  const allowed = (s: Step) => state.steps[s.id]?.status === "pending" && state.steps[s.id]?.retryBase !== undefined;
+  const restsOnFalse = (s: Step) => (allowed(s) ? undefined : (s.assumptions ?? []).find((a) => falsified.includes(a)));
+  const step = candidates.find((s) => ready.has(s.id) && !restsOnFalse(s));
+  if (step) return { kind: "step", step, args };
+  const done = candidates.find((s) => state.steps[s.id]?.status === "succeeded");
+  if (done) return { kind: "done", step: done, output: state.steps[done.id]!.output };
+  const refused = candidates.find((s) => state.steps[s.id]?.status === "failed") ?? first;
+  return { kind: "refuse", step: refused, message: whyNotReady(refused, state, restsOnFalse(refused)), args };
+}
+
+function whyNotReady(step: Step, state: Pick<AgentPlanValues, "steps">, falseAssumption: string | undefined): string {
+  const revise = "revise the plan with write_plan";
+  if (falseAssumption) return `step "${step.id}" rests on assumption "${falseAssumption}", which is false: ${revise}`;
+  const run = state.steps[step.id];
+  if (run?.status === "failed")
+    return `step "${step.id}" failed (${run.error?.message ?? "no result"}): revise the plan with write_plan`;
+  const waiting = (step.dependsOn ?? []).filter((d) => state.steps[d]?.status !== "succeeded");
+  return `step "${step.id}" is not ready: it waits for ${waiting.join(", ") || "its inputs"}`;
+}
+
+function withoutStep(args: Record<string, unknown>): Record<string, unknown> {
+  const { step: _step, ...rest } = args;
+  return rest;
+}
+
+/** The identity of a call for the identical-failing-call guard: step, tool and canonical arguments. */
+export function callKey(stepId: string, tool: string, args: Readonly<Record<string, unknown>>): string {
+  return `${stepId}|${canonical({ tool, args })}`;
+}

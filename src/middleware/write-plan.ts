@@ -1,0 +1,226 @@
+/**
+ * The `write_plan` tool: the model's plan draft (`{ steps, assumptions? }`), validated by the
+ * graph's plan validator. The first plan becomes version 1 (after a person's review with
+ * `reviewPlan`); a later one is a revision that passes the replan guards — `maxReplans`, the
+ * no-progress fingerprint, the capability guard — before it becomes the next version. A held
+ * revision waits for a person here, before anything is written, so asking again on resume is safe.
+ */
+import { tool } from "@langchain/core/tools";
+import { z } from "zod";
+import type { Plan, PlanDraft } from "../plan/schema/plan.js";
+import { capabilityBaseline, capabilityGuard, reviewedEffects } from "../policy/capability/guard.js";
+import type { Decision } from "../policy/ladder/decision.js";
+import type { GuardHit } from "../policy/replan/guards.js";
+import { answerRule } from "../policy/ladder/person.js";
+import { revisionCountGuard, revisionProgressGuard, untrustedFirstPlanGuard } from "../policy/replan/plan-writes.js";
+import { decide } from "./decisions.js";
+import { committedMessage, enrich, validateDraft } from "./draft.js";
+import { overBudget } from "./plan-budget.js";
+import { ask, reviewRequest } from "./review.js";
+import { revise, type Revision } from "./revision.js";
+import { standing, type CallEnv, type CallResult } from "./settle.js";
+import { callFindings } from "../policy/capability/taint.js";
+import { untrustedText, vouchedText } from "./taint.js";
+
+export const WRITE_PLAN = "write_plan";
+
+const StepArgs = z.looseObject({
+  id: z.string().describe('A unique step id, e.g. "fetch_rate"'),
+  goal: z.string().describe("What the step achieves, in a few words"),
+  tool: z.string().describe("The tool the step calls"),
+  args: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe("The tool's arguments for this step; the call runs with them (facts named in inputs are added)"),
+  operation: z
+    .string()
+    .optional()
+    .describe("A label naming the operation, when the same side-effecting call is meant more than once"),
+  dependsOn: z.array(z.string()).optional().describe("Ids of the steps that must succeed first"),
+  assumptions: z.array(z.string()).optional().describe("Ids of the assumptions the step rests on"),
+  produces: z.array(z.string()).optional().describe("Fields of the tool's output to record as facts"),
+  successSignal: z.string().optional().describe('CEL over output and facts, e.g. "output.ok == true"'),
+  fallback: z
+    .object({ tool: z.string(), args: z.record(z.string(), z.unknown()).optional() })
+    .optional()
+    .describe("A tool to try when this step's tool fails for good"),
+});
+
+const AssumptionArgs = z.object({
+  id: z.string(),
+  statement: z.string(),
+  check: z.string().optional().describe("CEL over facts; false means the assumption is broken"),
+});
+
+/** The tool the model calls; `planMiddleware` answers it (the function runs only without the middleware). */
+export const writePlanTool = tool(
+  async () => "write_plan is answered by planMiddleware; add planMiddleware to the agent's middleware",
+  {
+    name: WRITE_PLAN,
+    description:
+      "Write or revise the plan: the whole list of steps, each with the tool it calls, the steps it depends " +
+      "on and the assumptions it rests on. Call it before other tools, and again when told a step failed or an " +
+      "assumption is false. Completed steps are kept and never run twice.",
+    schema: z.object({ steps: z.array(StepArgs).min(1), assumptions: z.array(AssumptionArgs).optional() }),
+  },
+);
+
+export async function writePlan(env: CallEnv, args: unknown, tools: ReadonlySet<string>): Promise<CallResult> {
+  const checked = validateDraft(env, args, tools);
+  if (!checked.ok) return checked.result;
+  const draft = enrich(checked.draft, env.options.sideEffectTools);
+  return env.state.plan ? revision(env, env.state.plan, draft, tools) : firstPlan(env, draft, tools);
+}
+
+async function firstPlan(env: CallEnv, draft: PlanDraft, tools: ReadonlySet<string>): Promise<CallResult> {
+  const dear = overBudget(env, { version: 1, steps: draft.steps, assumptions: draft.assumptions ?? [] }, {});
+  if (dear) return dear;
+  const decisions: Decision[] = [];
+  // The model may have read tool output before its first plan: a side effect fed from it waits too.
+  const hold = untrustedFirstPlan(env, draft);
+  if (env.options.reviewPlan || hold) {
+    const place = { attempt: 0, planVersion: 0, at: env.at() };
+    if (hold) decisions.push(decide({ rule: hold.rule, reason: hold.reason }, place));
+    const title = hold ? `The plan needs a person: ${hold.reason}` : "Review the plan before any step runs";
+    const answer = ask(review(env, draft, title, hold));
+    if (answer.type === "reject") {
+      const reason = `a person rejected the plan${answer.message ? `: ${answer.message}` : ""}`;
+      decisions.push(decide({ rule: answerRule("reject-plan"), reason, by: "person" }, place));
+      return {
+        content: `${reason}. Write another with write_plan.`,
+        status: "error",
+        update: { decisions },
+      };
+    }
+    if (answer.type === "edit") {
+      const edited = validateDraft(env, answer.args, tools);
+      if (!edited.ok) return edited.result;
+      draft = enrich(edited.draft, env.options.sideEffectTools);
+    }
+    const reason = answer.type === "edit" ? "a person edited and approved the plan" : "a person approved the plan";
+    decisions.push(decide({ rule: answerRule("approve-plan"), reason, by: "person" }, place));
+  }
+  const plan: Plan = { version: 1, steps: draft.steps, assumptions: draft.assumptions ?? [] };
+  const state = { ...env.state, plan };
+  return {
+    content: committedMessage(state, [], []),
+    status: "success",
+    update: { plan, status: "running", decisions },
+  };
+}
+
+async function revision(env: CallEnv, old: Plan, draft: PlanDraft, tools: ReadonlySet<string>): Promise<CallResult> {
+  const { state, options } = env;
+  const place = { attempt: 0, planVersion: old.version, at: env.at() };
+  const spent = revisionCountGuard(standing(state).count, options.policy);
+  if (spent) {
+    const decision = decide(spent, place);
+    const content = `The plan was not revised: ${spent.reason}. Finish with what is done, or stop and report.`;
+    return { content, status: "error", update: { decisions: [decision] } };
+  }
+  let rev = revise({ ...state, plan: old }, draft, state.planRun.trigger, env.at());
+  const dear = overBudget(env, rev.plan, { ...state.steps, ...rev.resets });
+  if (dear) return dear;
+  const hold = guard(env, old, rev);
+  const decisions: Decision[] = [];
+  if (hold) {
+    decisions.push(decide({ rule: hold.rule, reason: hold.reason }, place));
+    const answer = ask(review(env, draft, `The revision needs a person: ${hold.reason}`, hold));
+    if (answer.type === "reject") {
+      const reason = `a person rejected the revision${answer.message ? `: ${answer.message}` : ""}`;
+      decisions.push(decide({ rule: answerRule("reject-replan"), reason, by: "person" }, place));
+      return { content: `${reason}.`, status: "error", update: { decisions } };
+    }
+    if (answer.type === "edit") {
+      const edited = validateDraft(env, answer.args, tools);
+      if (!edited.ok) return { ...edited.result, update: { decisions } };
+      rev = revise(
+        { ...state, plan: old },
+        enrich(edited.draft, options.sideEffectTools),
+        state.planRun.trigger,
+        env.at(),
+      );
+    }
+    // A revision answering a broken assumption replaces its branch; any other rewrites the plan.
+    const action = state.planRun.trigger !== null ? "replan_local" : "replan_global";
+    const reason = `a person approved: ${hold.reason}`;
+    decisions.push(decide({ rule: answerRule("approve-replan"), action, reason, by: "person" }, place));
+  }
+  return commit(env, rev, decisions);
+}
+
+/** The first guard that holds the revision for a person, in the rule table's order. */
+function guard(env: CallEnv, old: Plan, rev: Revision): GuardHit | undefined {
+  const { state, options } = env;
+  const trigger = state.planRun.trigger;
+  const stale = revisionProgressGuard({
+    triggered: trigger !== null,
+    added: rev.added.length,
+    proposed: rev.proposed,
+    replaced: rev.replaced,
+    seen: state.planRun.fingerprints,
+    assumption: trigger?.assumption,
+  });
+  if (stale) return stale;
+  const sideEffectsOf = (t: string) => (options.sideEffectTools.has(t) ? [t] : []);
+  const versions = [old.steps, ...state.planHistory.map((e) => e.replaced)];
+  const again = new Set(rev.added.map((s) => s.id));
+  const finished = rev.plan.steps.filter((s) => !again.has(s.id) && state.steps[s.id]?.status === "succeeded");
+  const capability = capabilityGuard({
+    replacement: rev.added,
+    previous: old.steps,
+    proposed: rev.plan.steps,
+    baseline: capabilityBaseline(versions, [state.goal]),
+    facts: state.facts,
+    replanTools: options.policy.replanTools,
+    sideEffectsOf,
+    untrusted: untrustedText(state),
+    finished: new Set(finished.map((s) => s.id)),
+  });
+  return capability ?? reviewedEffects(rev.added, (t) => options.sideEffectTools.has(t), options.reviewPlan);
+}
+
+function commit(env: CallEnv, rev: Revision, decisions: Decision[]): CallResult {
+  const content = committedMessage({ ...env.state, plan: rev.plan }, rev.record.newSteps, rev.keptCommitted);
+  return {
+    content,
+    status: "success",
+    update: {
+      plan: rev.plan,
+      planHistory: [rev.history],
+      replans: [rev.record],
+      steps: rev.resets,
+      decisions,
+      planRun: { trigger: null, fingerprints: [rev.proposed], lastReplanAt: cooldownFrom(env.state) },
+    },
+  };
+}
+
+/** A revision answering a broken assumption starts its cooldown (`policy.replanCooldownSteps`). */
+function cooldownFrom(state: CallEnv["state"]): Record<string, number> {
+  const assumption = state.planRun.trigger?.assumption;
+  return assumption === undefined ? {} : { [assumption]: (state.planRun.successes ?? []).length };
+}
+
+/** A first plan's side-effecting step whose arguments carry untrusted text the model read already. */
+function untrustedFirstPlan(env: CallEnv, draft: PlanDraft): GuardHit | undefined {
+  const texts = untrustedText(env.state);
+  if (texts.length === 0) return undefined;
+  const known = vouchedText(env.state);
+  // A side-effecting step's fallback is checked like its own call: both vouch later (taint.ts).
+  const findings = draft.steps.flatMap((step) => {
+    const sideEffects = step.idempotent === false ? (step.sideEffects ?? []) : [];
+    if (sideEffects.length === 0) return [];
+    const calls = [
+      ...(step.tool === undefined ? [] : [{ tool: step.tool, args: step.args ?? {} }]),
+      ...(step.fallback ? [{ tool: step.fallback.tool, args: step.fallback.args ?? {} }] : []),
+    ];
+    return calls.flatMap((call) => callFindings({ stepId: step.id, ...call, sideEffects }, known, texts));
+  });
+  return untrustedFirstPlanGuard(findings);
+}
+
+function review(env: CallEnv, draft: PlanDraft, description: string, hold: GuardHit | undefined) {
+  const where = { rule: hold?.rule ?? "reviewPlan", planVersion: env.state.plan?.version ?? 0 };
+  return reviewRequest("plan_review", { name: WRITE_PLAN, args: draft, description }, where);
+}

@@ -1,0 +1,97 @@
+/**
+ * What a person sees at an interrupt and what they may answer (docs/architecture.md "State and
+ * channels"): the payload, typed per `kind`, and the resume value.
+ */
+import { z } from "zod";
+import type { FailureClass, PlanDiff, ReplanRecord } from "./decision.js";
+import type { Assumption } from "./plan.js";
+import { FactKeySchema, LIMITS } from "./primitives.js";
+
+export const InterruptKindSchema = z.enum(["plan_review", "escalation", "human_step"]);
+
+/** A step as a person reviewing a plan sees it. */
+export interface ReviewedStep {
+  id: string;
+  goal: string;
+  tool: string | null;
+  sideEffects?: string[];
+}
+
+/**
+ * What a plan review shows: the first plan, a new version (`reviewReplans`), or a proposal the
+ * capability guard held.
+ */
+export interface PlanReviewContext {
+  goal: string;
+  steps: ReviewedStep[];
+  /** The first plan's assumptions. */
+  assumptions?: Assumption[];
+  /** The replan (or extension) that made the version under review. */
+  replan?: ReplanRecord;
+  /** A held proposal: the guard's rule, the trigger's class, the tools it adds, what it found, the diff. */
+  rule?: string;
+  failureClass?: FailureClass;
+  tools?: string;
+  capabilities?: { kind: string; stepId: string; tool: string; sideEffects: string[]; detail: string }[];
+  diff?: PlanDiff;
+}
+
+/** What an escalation shows: the rule and class, the step and its last attempt, what was tried. */
+export interface EscalationContext {
+  goal: string;
+  rule: string;
+  failureClass?: FailureClass;
+  step?: { id: string; goal: string; tool?: string | undefined; produces?: string[] };
+  attempts?: number;
+  error?: unknown;
+  output?: unknown;
+  tried?: string[];
+  /** A changed side effect: the operation committed before and the one proposed now. */
+  sideEffect?: { committedKey: string; proposedKey: string };
+  /** At a rolling horizon: how many extensions the run made. */
+  horizon?: { extensions: number };
+  /** A human step answered after its deadline: the answer that arrived late. */
+  lateOutput?: unknown;
+}
+
+/** What a human step shows: its step, the facts it reads, and its deadline (with `timeoutMs`). */
+export interface HumanStepContext {
+  goal: string;
+  step: { id: string; goal: string };
+  facts: Record<string, unknown>;
+  deadline?: string;
+}
+
+/** What every interrupt payload carries, whatever its kind. */
+export interface InterruptFields {
+  reason: string;
+  stepId?: string;
+  planVersion: number;
+  options: ResumeAction[];
+  /** Set when the previous answer was rejected: what was wrong with it. */
+  error?: string;
+}
+
+/** What a person sees at an interrupt (docs/architecture.md "State and channels"): `context` is typed per `kind`. */
+export type InterruptPayload =
+  | (InterruptFields & { kind: "plan_review"; context: PlanReviewContext })
+  | (InterruptFields & { kind: "escalation"; context: EscalationContext })
+  | (InterruptFields & { kind: "human_step"; context: HumanStepContext });
+
+export const ResumeValueSchema = z.discriminatedUnion("action", [
+  z.object({ action: z.literal("approve") }),
+  z.object({ action: z.literal("retry") }),
+  z.object({ action: z.literal("skip") }),
+  z.object({ action: z.literal("abort"), reason: z.string().max(LIMITS.maxTextLength).optional() }),
+  z.object({ action: z.literal("replan"), constraint: z.string().min(1).max(LIMITS.maxTextLength) }),
+  z.object({ action: z.literal("provide"), facts: z.record(FactKeySchema, z.unknown()) }),
+  z.object({ action: z.literal("change_scope"), request: z.string().min(1).max(LIMITS.maxTextLength) }),
+  z.object({ action: z.literal("complete"), output: z.unknown() }),
+  /**
+   * Discards a replan the capability guard held (docs/architecture.md "Untrusted facts"); the original trigger
+   * escalates.
+   */
+  z.object({ action: z.literal("reject"), reason: z.string().max(LIMITS.maxTextLength).optional() }),
+]);
+export type ResumeValue = z.infer<typeof ResumeValueSchema>;
+export type ResumeAction = ResumeValue["action"];

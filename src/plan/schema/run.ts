@@ -1,0 +1,88 @@
+/**
+ * What a run records as it goes: each step's status and attempts, facts with their trust labels,
+ * committed side effects and the budget spent.
+ */
+import { z } from "zod";
+import { ModelTierSchema } from "./step.js";
+
+export const StepStatusSchema = z.enum(["pending", "running", "succeeded", "failed", "skipped", "invalidated"]);
+export type StepStatus = z.infer<typeof StepStatusSchema>;
+
+/** What a failed attempt left behind, normalised so the classifier can read it. */
+export const ErrorInfoSchema = z.object({
+  name: z.string(),
+  message: z.string(),
+  status: z.number().optional(),
+  code: z.string().optional(),
+  retryAfterMs: z.number().optional(),
+  assumptionId: z.string().optional(),
+  evidence: z.unknown().optional(),
+});
+export type ErrorInfo = z.infer<typeof ErrorInfoSchema>;
+
+export const SkipReasonSchema = z.enum(["when", "optional_failed", "dependency_skipped", "human", "replaced"]);
+export type SkipReason = z.infer<typeof SkipReasonSchema>;
+
+export const StepRunSchema = z.object({
+  status: StepStatusSchema,
+  attempts: z.number().int().min(0),
+  usedFallback: z.boolean().optional(),
+  output: z.unknown().optional(),
+  error: ErrorInfoSchema.optional(),
+  startedAt: z.string().optional(),
+  endedAt: z.string().optional(),
+  cost: z.number().optional(),
+  /** The attempt ran past `policy.stallFactor` × the step's `estimateMs` (reported while it ran). */
+  stalled: z.boolean().optional(),
+  /** Why a skipped step was skipped. */
+  skipReason: SkipReasonSchema.optional(),
+  /** Attempts already used when a person asked for a fresh round of retries. */
+  retryBase: z.number().int().optional(),
+  /** Backoff to wait before the next attempt, set by the classifier's retry decision. */
+  nextDelayMs: z.number().optional(),
+  /** Plan version in which this step entered the plan (kept for checkpoints written by 0.1; no longer read). */
+  sinceVersion: z.number().int().optional(),
+  /**
+   * Set when no tool did the step's work: a person supplied its facts at an escalation
+   * (`provide`). Such a step counts as done, never as a tool success; its side effects did not happen.
+   */
+  doneBy: z.literal("person").optional(),
+  /**
+   * Idempotency key of a changed side-effecting operation a person allowed to run although the
+   * step had already committed another one (escalation rule `guard.committed-side-effect`).
+   */
+  approvedKey: z.string().optional(),
+  /** The tier an agent step moved up to after a failure (rule `route.escalate-tier`); its next attempts run there. */
+  tier: ModelTierSchema.optional(),
+});
+export type StepRun = z.infer<typeof StepRunSchema>;
+
+export const FactLabelSchema = z.enum(["trusted", "suspect", "invalidated"]);
+export type FactLabel = z.infer<typeof FactLabelSchema>;
+
+export const FactSchema = z.object({
+  value: z.unknown(),
+  label: FactLabelSchema,
+  producedBy: z.string(),
+  planVersion: z.number().int(),
+  assumptions: z.array(z.string()),
+  derivedFrom: z.array(z.string()),
+});
+export type Fact = z.infer<typeof FactSchema>;
+
+export const SideEffectRecordSchema = z.object({
+  stepId: z.string(),
+  idempotencyKey: z.string(),
+  at: z.string(),
+  /** The tool's output when it committed: a later step with the same operation reuses it instead of calling again. */
+  output: z.unknown().optional(),
+});
+export type SideEffectRecord = z.infer<typeof SideEffectRecordSchema>;
+
+export const BudgetSchema = z.object({
+  spent: z.number(),
+  replanSpent: z.number(),
+  maxCost: z.number().optional(),
+  maxReplanCost: z.number().optional(),
+});
+export type Budget = z.infer<typeof BudgetSchema>;

@@ -1,0 +1,91 @@
+/**
+ * A step of a plan: its tool or agent or person, inputs and outputs, retry policy, fallback and checks.
+ */
+import { z } from "zod";
+import { ExpressionSchema, FactKeySchema, IdSchema, JsonObjectSchema, LIMITS, TextSchema, list } from "./primitives.js";
+
+export const BackoffSchema = z.enum(["none", "fixed", "exponential"]);
+
+/** Retry policy. `maxAttempts` counts attempts, not retries; `"none"` retries at once. */
+export const RetryPolicySchema = z.object({
+  maxAttempts: z.number().int().min(1).max(100),
+  backoff: BackoffSchema,
+  initialDelayMs: z.number().int().min(0).max(3_600_000),
+  maxDelayMs: z.number().int().min(0).max(3_600_000),
+});
+export type RetryPolicy = z.infer<typeof RetryPolicySchema>;
+
+export const FallbackSchema = z.object({
+  tool: z.string().min(1).max(LIMITS.maxIdLength),
+  args: JsonObjectSchema.optional(),
+  /** What one fallback attempt costs, charged instead of the step's `cost`. Default: the step's `cost`. */
+  cost: z.number().min(0).finite().optional(),
+});
+
+export const HumanTaskSchema = z.object({
+  prompt: TextSchema.min(1),
+  timeoutMs: z.number().int().positive().optional(),
+});
+
+/*
+ * Steps done by models and agents (docs/decisions/0021-agent-steps.md): the agent a step names,
+ * the model tier it runs on, and the validation tool that checks its answer.
+ */
+export const ModelTierSchema = z.enum(["fast", "default", "strong"]);
+export type ModelTier = z.infer<typeof ModelTierSchema>;
+
+/** A tool run on an agent step's answer (e.g. the tests): it fails by throwing or by an unmet `successSignal`. */
+export const ValidateSchema = z.object({
+  tool: z.string().min(1).max(LIMITS.maxIdLength),
+  args: JsonObjectSchema.optional(),
+  /** CEL over `output` (the validation tool's return) and `facts`. Default: it passes unless it throws. */
+  successSignal: ExpressionSchema.optional(),
+});
+
+const AgentStepFields = {
+  /** The agent (a name in `createPlanManager({ agents })`) that does the step, instead of a tool. */
+  agent: z.string().min(1).max(LIMITS.maxIdLength).optional(),
+  /** The model tier of an agent step answered by a chat model (`models[tier]`). */
+  tier: ModelTierSchema.optional(),
+  /** How hard the step is, 1 (trivial) to 5 (hard), as the planner estimated it. */
+  complexity: z.number().int().min(1).max(5).optional(),
+  validate: ValidateSchema.optional(),
+};
+
+export const StepSchema = z.object({
+  id: IdSchema,
+  goal: TextSchema.min(1),
+  tool: z.string().min(1).max(LIMITS.maxIdLength).optional(),
+  args: JsonObjectSchema.optional(),
+  /** Fact keys passed to the tool as arguments of the same name (trusted facts only). */
+  inputs: list(FactKeySchema).optional(),
+  /** Output fields recorded as facts. */
+  produces: list(FactKeySchema).optional(),
+  dependsOn: list(z.string().max(LIMITS.maxIdLength)).optional(),
+  /** Ids of the assumptions this step rests on. */
+  assumptions: list(z.string().max(LIMITS.maxIdLength)).optional(),
+  /** CEL over `facts`; all must hold before the tool runs. */
+  preconditions: list(ExpressionSchema).optional(),
+  /** CEL over `output` and `facts`: what "done" means. */
+  successSignal: ExpressionSchema.optional(),
+  /** CEL over `facts`; false → the step is skipped. */
+  when: ExpressionSchema.optional(),
+  retry: RetryPolicySchema.partial().optional(),
+  retryOnUnmet: z.boolean().optional(),
+  fallback: FallbackSchema.optional(),
+  sideEffects: list(TextSchema).optional(),
+  idempotent: z.boolean().optional(),
+  /**
+   * Names the operation when the same call (tool and arguments) is really meant more than once: it
+   * enters the idempotency key, so two steps with different labels are two operations. Default: none.
+   */
+  operation: z.string().min(1).max(LIMITS.maxIdLength).optional(),
+  timeoutMs: z.number().int().positive().max(86_400_000).optional(),
+  /** How long the step should take: still running at `policy.stallFactor` × this, it is reported as stalled. */
+  estimateMs: z.number().int().positive().max(86_400_000).optional(),
+  cost: z.number().min(0).finite().optional(),
+  optional: z.boolean().optional(),
+  human: HumanTaskSchema.optional(),
+  ...AgentStepFields,
+});
+export type Step = z.infer<typeof StepSchema>;

@@ -1,0 +1,263 @@
+/**
+ * The new-capability guard (docs/architecture.md "Untrusted facts"): facts, tools' error messages
+ * and replan memory reach the planner, so a replan may be steered by text nobody trusted. A replan
+ * therefore may not quietly widen what the run can do: a step whose tool or agent no earlier plan
+ * version used, if it has side effects (or is off the operator's allow-list), waits for a person;
+ * so does a side-effecting step whose arguments carry data produced after the original plan was
+ * made (taint.ts), or whose inputs a step the replan adds now feeds (flow.ts).
+ * Pure: the caller hands in the earlier versions and the registry's view.
+ */
+import type { Fact } from "../../plan/schema/run.js";
+import type { Step } from "../../plan/schema/step.js";
+import type { GuardHit } from "../replan/guards.js";
+import { canonical } from "../../plan/diff.js";
+import { flowOf, keptFeeds, newFeed } from "./flow.js";
+import {
+  leaves,
+  literals,
+  shown,
+  taintFindings,
+  uses,
+  type Taint,
+  type TaintKeys,
+  type TaintedText,
+  type ToolUse,
+} from "./taint.js";
+import type { CapabilityBaseline, CapabilityFinding, ReplanTools } from "./types.js";
+
+export interface CapabilityInput {
+  /** The steps the replan adds or hands back (after merging). */
+  replacement: readonly Step[];
+  /** The plan version being replaced. */
+  previous: readonly Step[];
+  /** The whole proposed plan (its not-yet-run steps may produce facts a new step reads). */
+  proposed: readonly Step[];
+  baseline: CapabilityBaseline;
+  facts: Readonly<Record<string, Fact>>;
+  replanTools: ReplanTools;
+  /** Side effects the registry declares for a tool, or an agent's tools for `agent:NAME`; [] when none. */
+  sideEffectsOf: (tool: string) => readonly string[];
+  /** Untrusted text the planner read besides facts: tools' error messages, replan memory's hints. Default none. */
+  untrusted?: readonly TaintedText[];
+  /** The replacement is a learned replan memory entry, another thread's answer. Default false. */
+  remembered?: boolean;
+  /** Steps of the proposed plan that already ran and will not run again (asked of its steps' ids). Default none. */
+  finished?: { has(id: string): boolean };
+  /**
+   * Plan version 1's steps: a producer not among them (as defined there) is new, whichever replan
+   * added it. Default: only the steps this replan adds are new.
+   */
+  original?: readonly Step[];
+}
+
+export interface CapabilityHit extends GuardHit {
+  rule: "guard.new-capability" | "guard.untrusted-arguments";
+  findings: CapabilityFinding[];
+}
+
+/** A held proposal that no longer applies (the plan moved on while it waited): the guard still stands. */
+/**
+ * Under a plan review (`reviewPlan`), a revision that adds a step using a side-effecting tool waits
+ * for a person, whatever tools earlier versions used.
+ */
+export function reviewedEffects(
+  added: readonly Step[],
+  sideEffecting: (tool: string) => boolean,
+  reviewPlan: boolean,
+): Pick<CapabilityHit, "rule" | "reason"> | undefined {
+  const effectful = added.filter((s) => s.tool !== undefined && sideEffecting(s.tool));
+  if (!reviewPlan || effectful.length === 0) return undefined;
+  const names = effectful.map((s) => `${s.id} (${s.tool})`).join(", ");
+  return { rule: "guard.new-capability", reason: `the revision adds side-effecting steps ${names} (reviewPlan)` };
+}
+
+export function staleHold(version: number): Pick<CapabilityHit, "rule" | "reason"> {
+  const reason = `the held replan no longer applies to plan version ${version}; nothing was changed`;
+  return { rule: "guard.new-capability", reason };
+}
+
+/** The earlier versions' tools (main and fallback), inputs per tool and argument values. */
+export function capabilityBaseline(
+  versions: readonly (readonly Step[])[],
+  trustedText: readonly string[],
+  vouched?: readonly Step[],
+) {
+  const tools = new Set<string>();
+  const inputs = new Map<string, Set<string>>();
+  const known: string[] = [...trustedText];
+  const add = (map: Map<string, Set<string>>, key: string, value: string) =>
+    map.set(key, (map.get(key) ?? new Set<string>()).add(value));
+  for (const step of versions.flat()) {
+    for (const use of uses(step)) {
+      tools.add(use.tool);
+      if (!inputs.has(use.tool)) inputs.set(use.tool, new Set());
+      for (const k of use.inputs) add(inputs, use.tool, k);
+      if (!vouched) known.push(...literals(use));
+    }
+  }
+  // Arguments vouch only where someone vouched for them: a version a replan made unreviewed may
+  // already carry a copied value (a read-only step first, the payment to it in the next replan).
+  for (const step of vouched ?? []) for (const use of uses(step)) known.push(...literals(use));
+  return { tools, inputs, known } satisfies CapabilityBaseline;
+}
+
+/** What one plan's steps used, gathered once and extended as the plan grows (see `planBaseline`). */
+interface Gathered {
+  steps: readonly Step[];
+  tools: Set<string>;
+  inputs: Map<string, Set<string>>;
+}
+const gathered = new WeakMap<Step, Gathered>();
+
+/**
+ * `capabilityBaseline([steps], trustedText, vouched)` for the steps of one plan, remembered by its
+ * first step: a plan that only appends to the one seen last (an extension hands back every step
+ * as the same object) adds just its new steps (docs/decisions/0030-long-runs-per-step-cost.md).
+ * The tool and input sets are shared with the next call: the answer is for use at once, not to keep.
+ */
+export function planBaseline(
+  steps: readonly Step[],
+  trustedText: readonly string[] | (() => readonly string[]),
+  vouched?: readonly Step[],
+): CapabilityBaseline {
+  const text = typeof trustedText === "function" ? trustedText : () => trustedText;
+  if (steps.length === 0) return capabilityBaseline([steps], text(), vouched);
+  let g = gathered.get(steps[0]!);
+  if (g === undefined || g.steps.length > steps.length || !g.steps.every((step, i) => steps[i] === step)) {
+    g = { steps: [], tools: new Set(), inputs: new Map() };
+    gathered.set(steps[0]!, g);
+  }
+  for (let i = g.steps.length; i < steps.length; i++)
+    for (const use of uses(steps[i]!)) {
+      g.tools.add(use.tool);
+      const read = g.inputs.get(use.tool) ?? new Set<string>();
+      g.inputs.set(use.tool, read);
+      for (const k of use.inputs) read.add(k);
+    }
+  g.steps = steps;
+  // Argument values and trusted text matter only when a literal is traced: gathered on first read,
+  // so an extension that traces none does not read every fact (the inputs among them).
+  let known: string[] | undefined;
+  return {
+    tools: g.tools,
+    inputs: g.inputs,
+    get known() {
+      if (known === undefined) {
+        known = [...text()];
+        for (const step of vouched ?? steps) for (const use of uses(step)) known.push(...literals(use));
+      }
+      return known;
+    },
+  };
+}
+
+/** Why this replan needs a person's approval, or undefined when it may run as proposed. */
+export function capabilityGuard(input: CapabilityInput): CapabilityHit | undefined {
+  // Only the replacement's ids are looked up: a long plan is scanned, not indexed.
+  const wanted = new Set(input.replacement.map((s) => s.id));
+  const before = new Map<string, Step>();
+  for (const s of input.previous) if (wanted.has(s.id)) before.set(s.id, s);
+  // Only what the replan adds or changes: a step handed back as it was is not new.
+  const added = input.replacement.filter((s) => !before.has(s.id) || canonical(before.get(s.id)) !== canonical(s));
+  const addedIds = new Set(added.map((s) => s.id));
+  const finished = input.finished ?? new Set<string>();
+  const findings: CapabilityFinding[] = [];
+  const taint: Taint = taintOf(input);
+  const flow = flowOf(input.proposed, addedIds, finished, input.baseline, taint, input.original);
+  const fedBy = (key: string) => newFeed(flow, key);
+  const effectsOf = (step: Step, use: ToolUse) => [
+    ...new Set([...input.sideEffectsOf(use.tool), ...(use.main ? (step.sideEffects ?? []) : [])]),
+  ];
+  for (const step of added) {
+    for (const use of uses(step)) {
+      const sideEffects = effectsOf(step, use);
+      if (!input.baseline.tools.has(use.tool) && needsReview(use.tool, sideEffects, input.replanTools))
+        findings.push({
+          kind: "new_tool",
+          stepId: step.id,
+          tool: use.tool,
+          sideEffects,
+          detail: newTool(use, sideEffects),
+        });
+      if (sideEffects.length > 0)
+        findings.push(...taintFindings(step.id, use, sideEffects, input.baseline, taint, fedBy));
+    }
+  }
+  findings.push(...keptFeeds(flow, input.proposed, effectsOf));
+  if (findings.length === 0) return undefined;
+  const fresh = findings.some((f) => f.kind === "new_tool");
+  return {
+    rule: fresh ? "guard.new-capability" : "guard.untrusted-arguments",
+    reason: `the replan needs a person's approval: ${findings.map((f) => f.detail).join("; ")}`,
+    findings,
+  };
+}
+
+function needsReview(tool: string, sideEffects: readonly string[], replanTools: ReplanTools): boolean {
+  if (replanTools === "any") return false;
+  if (replanTools === "read-only") return sideEffects.length > 0;
+  return !replanTools.includes(tool);
+}
+
+function newTool(use: ToolUse, sideEffects: readonly string[]): string {
+  const effects =
+    sideEffects.length > 0 ? ` (side effects: ${sideEffects.join(", ")})` : " (not on policy.replanTools)";
+  const as = use.as ? ` as a ${use.as}` : "";
+  if (use.main && use.tool.startsWith("agent:"))
+    return `step "${use.stepId}" would run ${shown(use.tool)}${effects}, an agent no earlier plan version used`;
+  return `step "${use.stepId}" would call ${use.tool}${as}${effects}, a tool no earlier plan version used`;
+}
+
+/**
+ * Data produced after the original plan was made: facts a tool or agent produced (not the caller's
+ * input, not a person's answer), facts steps of the proposed plan will produce when they run, and
+ * the untrusted text the planner read besides facts.
+ */
+function taintOf(input: CapabilityInput): Taint {
+  let people: Set<string> | undefined;
+  const trusted = (f: Fact) => {
+    if (f.producedBy === "input" || f.producedBy === "human") return true;
+    people ??= new Set(input.proposed.filter((s) => s.human).map((s) => s.id));
+    return people.has(f.producedBy);
+  };
+  // Both built on first use, key by key for `keys`: a version whose new steps trace no literal and
+  // read a few keys does not walk every fact of a long run (docs/decisions/0030-long-runs-per-step-cost.md).
+  let texts: TaintedText[] | undefined;
+  return {
+    keys: taintKeys(input, trusted),
+    get texts() {
+      if (texts === undefined) {
+        texts = [];
+        for (const key of Object.keys(input.facts)) {
+          const fact = input.facts[key]!;
+          if (trusted(fact)) continue;
+          // The values themselves, not their JSON: a quote or newline in a page must match as written.
+          for (const text of leaves(fact.value)) texts.push({ text, source: "tool output" });
+        }
+        texts.push(...(input.untrusted ?? []));
+      }
+      return texts;
+    },
+    remembered: input.remembered === true,
+  };
+}
+
+/**
+ * Why a key is tainted: a fact some tool or agent produced, else a key a step of the proposed plan
+ * will produce (the first such step), else not tainted.
+ */
+function taintKeys(input: CapabilityInput, trusted: (f: Fact) => boolean): TaintKeys {
+  let producers: Map<string, string> | undefined;
+  const get = (key: string): string | undefined => {
+    const fact = Object.hasOwn(input.facts, key) ? input.facts[key] : undefined;
+    if (fact !== undefined && !trusted(fact)) return `produced by step "${fact.producedBy}"`;
+    if (producers === undefined) {
+      producers = new Map();
+      for (const step of input.proposed)
+        if (!step.human) for (const k of step.produces ?? []) if (!producers.has(k)) producers.set(k, step.id);
+    }
+    const id = producers.get(key);
+    return id === undefined ? undefined : `to be produced by step "${id}"`;
+  };
+  return { get, has: (key) => get(key) !== undefined };
+}

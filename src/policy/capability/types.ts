@@ -1,0 +1,23 @@
+/** What the capability guard works with: the tools a replan may introduce, what earlier versions did, and a finding. */
+/** Which tools a replan may introduce without a person: `"read-only"` (default), `"any"`, or exactly these. */
+export type ReplanTools = "read-only" | "any" | readonly string[];
+
+export interface CapabilityFinding {
+  /** `new_tool`: a tool no earlier version used; `untrusted_input` / `untrusted_argument`: data from after the plan. */
+  kind: "new_tool" | "untrusted_input" | "untrusted_argument";
+  stepId: string;
+  tool: string;
+  /** The tool's declared side effects (registry and step), empty for a read-only tool. */
+  sideEffects: string[];
+  /** One line a reviewer reads: what would change. */
+  detail: string;
+}
+
+/** What earlier plan versions of the run already did: their tools, and per tool the inputs it read. */
+export interface CapabilityBaseline {
+  /** Tools and agents (`agent:NAME`) earlier versions used. */
+  tools: ReadonlySet<string>;
+  inputs: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Argument values of earlier versions and trusted text (goal, input facts): not evidence of taint. */
+  known: readonly string[];
+}

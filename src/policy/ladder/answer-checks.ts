@@ -1,0 +1,91 @@
+/**
+ * Checks on a person's answer at an interrupt, beyond its shape (`plan/resume.ts`): a person
+ * may supply exactly what the step was to produce, within the limits a tool's output has (a
+ * fact is a fact, whoever supplies it), and a human step's output must meet the step's own
+ * success signal. Pure: each returns what is wrong, or undefined.
+ */
+import { evaluate } from "../../expr/cel.js";
+import { producedValues } from "../../plan/facts.js";
+import { resumeProblem } from "../../plan/resume.js";
+import { type InterruptPayload, type ResumeValue } from "../../plan/schema/interrupts.js";
+import { LIMITS } from "../../plan/schema/primitives.js";
+import { type Fact } from "../../plan/schema/run.js";
+import { type Step } from "../../plan/schema/step.js";
+import { toJsonValue } from "../../plan/json.js";
+
+export interface AnswerContext {
+  pending: Pick<InterruptPayload, "kind" | "options" | "stepId">;
+  step: Step | undefined;
+  facts: Readonly<Record<string, Fact>>;
+  trusted: Readonly<Record<string, unknown>>;
+}
+
+/** Why `raw` cannot answer the pending interrupt, or undefined when it can. */
+export function answerProblem(raw: unknown, ctx: AnswerContext): string | undefined {
+  const shape = resumeProblem(raw, ctx.pending.options);
+  if (shape) return shape;
+  // resumeProblem has parsed it against ResumeValueSchema.
+  const answer = raw as ResumeValue;
+  if (answer.action === "provide") return provideProblem(answer.facts, ctx.step, ctx.facts);
+  if (answer.action !== "complete") return undefined;
+  const limits = valueProblem(answer.output, "output");
+  if (limits || ctx.pending.kind !== "human_step" || !ctx.step) return limits;
+  if (ctx.step.produces?.length) {
+    const { missing } = producedValues(ctx.step, answer.output);
+    if (missing.length > 0) return `output is missing ${missing.join(", ")}, which step "${ctx.step.id}" must produce`;
+  }
+  if (ctx.step.successSignal) {
+    const result = evaluate(ctx.step.successSignal, "successSignal", ctx.trusted, answer.output);
+    if (!result.ok || result.value !== true)
+      return `output does not meet the step's success signal ${JSON.stringify(ctx.step.successSignal)}`;
+  }
+  return undefined;
+}
+
+export function provideProblem(
+  facts: Record<string, unknown>,
+  step: Step | undefined,
+  known: Readonly<Record<string, Fact>>,
+): string | undefined {
+  const keys = Object.keys(facts);
+  if (step) {
+    const produces = step.produces ?? [];
+    const foreign = keys.filter((k) => !produces.includes(k));
+    const accepted =
+      produces.length > 0 ? `step "${step.id}" produces ${produces.join(", ")}` : `step "${step.id}" produces no facts`;
+    if (foreign.length > 0) return `cannot provide ${foreign.join(", ")}: ${accepted}; provide only those`;
+    const missing = produces.filter((k) => !Object.hasOwn(facts, k) || facts[k] === undefined);
+    if (missing.length > 0) return `provide ${missing.join(", ")} too: ${accepted}`;
+  } else {
+    const taken = keys.filter((k) => known[k]?.label === "trusted");
+    if (taken.length > 0) return `cannot provide ${taken.join(", ")}: already a trusted fact`;
+  }
+  for (const key of keys) {
+    const problem = valueProblem(facts[key], `facts.${key}`);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+/** The fact limits (LIMITS.maxJsonBytes, LIMITS.maxJsonDepth) applied to what a person (or the input) sends. */
+export function valueProblem(value: unknown, where: string): string | undefined {
+  const json = factValue(value, where, "person");
+  return json.ok ? undefined : json.problem;
+}
+
+/** A value as a fact stores it (JSON, a `Date` as its ISO string), or what keeps it from being one. */
+export function factValue(
+  value: unknown,
+  where: string,
+  source: "person" | "input",
+): { ok: true; value: unknown } | { ok: false; problem: string } {
+  const json = toJsonValue(value, { path: where, source });
+  if (!json.ok) return { ok: false, problem: json.message };
+  if (json.bytes > LIMITS.maxJsonBytes) {
+    return {
+      ok: false,
+      problem: `${where} is ${json.bytes} bytes of JSON, over the ${LIMITS.maxJsonBytes}-byte fact limit`,
+    };
+  }
+  return { ok: true, value: json.value };
+}

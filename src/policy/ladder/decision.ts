@@ -1,0 +1,10 @@
+/**
+ * A decision as stored in `state.decisions`: the shape from plan/schema/decision.ts, with `rule` typed by
+ * the rule table (`RuleId`), so a decision cannot name a rule that does not exist.
+ */
+import { z } from "zod";
+import { DecisionShapeSchema } from "../../plan/schema/decision.js";
+import { RULE_IDS } from "./rules.js";
+
+export const DecisionSchema = DecisionShapeSchema.extend({ rule: z.enum(RULE_IDS) });
+export type Decision = z.infer<typeof DecisionSchema>;

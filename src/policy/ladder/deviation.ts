@@ -1,0 +1,218 @@
+/** A deviation: anything the executor saw that is not "the step succeeded". Plain data. */
+import { OutputParserException } from "@langchain/core/output_parsers";
+import { ToolInputParsingException } from "@langchain/core/tools";
+import { z } from "zod";
+import { type Plan } from "../../plan/schema/plan.js";
+import { ErrorInfoSchema, type ErrorInfo, type Fact } from "../../plan/schema/run.js";
+import { capText, toJsonSafe } from "../../plan/json-safe.js";
+import { usableRetryAfter } from "../../errors.js";
+
+/** What every deviation carries, whatever its kind. */
+const base = {
+  stepId: z.string().optional(),
+  /** Attempts made on the step so far (including the one that deviated). */
+  attempt: z.number(),
+  message: z.string(),
+  error: ErrorInfoSchema.optional(),
+};
+
+/**
+ * A deviation, a union keyed on `kind`: each kind carries the fields its evidence has. The state
+ * channel checks writes against it (unknown keys pass, as from a checkpoint of an earlier version).
+ */
+export const DeviationSchema = z.discriminatedUnion("kind", [
+  /** The tool threw (`error` says what), or timed out. */
+  z.object({ kind: z.literal("error"), ...base }),
+  z.object({ kind: z.literal("timeout"), ...base }),
+  /** The tool returned, but its success signal is false or a produced field is missing. */
+  z.object({ kind: z.literal("signal_unmet"), ...base, expression: z.string().optional() }),
+  /** An input fact is not trusted, or a precondition is false. */
+  z.object({
+    kind: z.literal("precondition"),
+    ...base,
+    /** Facts the precondition needed that are missing or not trusted. */
+    missing: z.array(z.string()).optional(),
+    /** The expression that was false. */
+    expression: z.string().optional(),
+    /** Facts the false expression read (their producers may be re-run to fix it). */
+    facts: z.array(z.string()).optional(),
+  }),
+  /** An assumption check turned false after a step. */
+  z.object({
+    kind: z.literal("assumption_broken"),
+    ...base,
+    /** The first assumption found false. */
+    assumptionId: z.string(),
+    /** Every assumption found false at once (several → a global replan). */
+    assumptionIds: z.array(z.string()).optional(),
+  }),
+  z.object({ kind: z.literal("budget"), ...base }),
+  z.object({ kind: z.literal("scope_change"), ...base }),
+  /** The tool returned something the run cannot store (not JSON, too large, too deep). */
+  z.object({ kind: z.literal("output_rejected"), ...base }),
+  /** A step that committed a side effect would run again with a changed operation. */
+  z.object({
+    kind: z.literal("side_effect_changed"),
+    ...base,
+    /** The key already committed, and the key of the changed operation. */
+    committedKey: z.string(),
+    proposedKey: z.string(),
+  }),
+]);
+
+export type Deviation = z.infer<typeof DeviationSchema>;
+export type DeviationKind = Deviation["kind"];
+/** A deviation as a check reports it, before the step and attempt are known (each kind keeps its fields). */
+export type DeviationDraft = Deviation extends infer D
+  ? D extends Deviation
+    ? Omit<D, "stepId" | "attempt">
+    : never
+  : never;
+/** One kind of deviation. */
+export type DeviationOf<K extends DeviationKind> = Extract<Deviation, { kind: K }>;
+
+/** The assumption a deviation names: an assumption check's, or the one an `AssumptionBrokenError` carries. */
+export function namedAssumption(d: Deviation): string | undefined {
+  return d.kind === "assumption_broken" ? d.assumptionId : d.error?.assumptionId;
+}
+
+/**
+ * The assumptions of the steps that produce the facts a failed precondition or missing input names
+ * (the producer of a recorded fact, else the step of the plan that would produce it).
+ */
+export function producerAssumptions(plan: Plan, facts: Readonly<Record<string, Fact>>, d: Deviation): string[] {
+  const read = d.kind === "precondition" ? [...(d.missing ?? []), ...(d.facts ?? [])] : [];
+  return [...new Set(read)].flatMap((key) => {
+    const producer = facts[key]?.producedBy ?? plan.steps.find((s) => s.produces?.includes(key))?.id;
+    return plan.steps.find((s) => s.id === producer)?.assumptions ?? [];
+  });
+}
+
+/**
+ * Reads what a thrown value says about itself. Tools throw anything: `Error`s, DOMExceptions, plain
+ * objects from HTTP clients, strings. Recognition is structural (fields, not class identity), so a
+ * second copy of a package or a thrown plain object is read the same way; reading never throws.
+ * The record is what the checkpoint stores, so it is JSON within the limits whatever was thrown:
+ * texts cut at `LIMITS.maxErrorMessageLength`, `evidence` made JSON (`toJsonSafe`), a
+ * `retryAfterMs` that names no usable wait left out (docs/decisions/0026-robust-error-records.md).
+ */
+export function errorInfo(error: unknown): ErrorInfo {
+  if (error === null || (typeof error !== "object" && typeof error !== "function")) {
+    return { name: "Error", message: capText(primitiveMessage(error)) };
+  }
+  if (typeof error === "function") {
+    return { name: "Error", message: `a thrown function${error.name ? ` ${error.name}` : ""}` };
+  }
+  try {
+    return readError(error);
+  } catch {
+    // A Proxy or a getter that throws: nothing can be read, but the run must carry on.
+    return { name: "Error", message: "a thrown value that cannot be read" };
+  }
+}
+
+function readError(error: object): ErrorInfo {
+  const e = error as Record<string, unknown>;
+  const message = typeof e.message === "string" ? e.message : objectPreview(error);
+  const name = recognisedName(error, message) ?? nonEmpty(e.name) ?? "Error";
+  const info: ErrorInfo = { name: capText(name, MAX_NAME), message: capText(message) };
+  const status = httpStatus(e);
+  if (status !== undefined) info.status = status;
+  // DOMException carries a numeric legacy `code` (23 for TimeoutError): only string codes name a cause.
+  const code = typeof e.code === "string" ? e.code : causeCode(e.cause);
+  if (code !== undefined) info.code = capText(code, MAX_NAME);
+  const retryAfterMs = usableRetryAfter(e.retryAfterMs);
+  if (retryAfterMs !== undefined) info.retryAfterMs = retryAfterMs;
+  if (typeof e.assumptionId === "string") info.assumptionId = capText(e.assumptionId, MAX_NAME);
+  if (e.evidence !== undefined) info.evidence = toJsonSafe(e.evidence);
+  return info;
+}
+
+/** Names, codes and assumption ids are short; a longer one is cut. */
+const MAX_NAME = 200;
+
+/** The message @langchain/core gives a ToolInputParsingException (tools/index.js, `StructuredTool.call`). */
+const TOOL_INPUT_MESSAGE = "Received tool input did not match expected schema";
+
+/**
+ * @langchain/core 1.4 throws ToolInputParsingException with `name` "Error", so the class is what
+ * identifies it: the real class, or — for another copy of the package, or a minified build — its
+ * constructor name, or the message it writes together with the `output` string it carries.
+ * zod v4 throws ZodError (classic) or $ZodError (core): both carry an `issues` array.
+ */
+function recognisedName(
+  error: object,
+  message: string,
+): "ToolInputParsingException" | "ZodError" | "OutputParserException" | undefined {
+  const e = error as Record<string, unknown>;
+  const constructorName = nonEmpty((error as { constructor?: { name?: unknown } }).constructor?.name);
+  // OutputParserException also keeps `name` "Error"; LangChain marks it with its error code.
+  if (
+    error instanceof OutputParserException ||
+    constructorName === "OutputParserException" ||
+    e.lc_error_code === "OUTPUT_PARSING_FAILURE"
+  ) {
+    return "OutputParserException";
+  }
+  if (
+    error instanceof ToolInputParsingException ||
+    constructorName === "ToolInputParsingException" ||
+    e.name === "ToolInputParsingException" ||
+    (typeof e.output === "string" && message.startsWith(TOOL_INPUT_MESSAGE))
+  ) {
+    return "ToolInputParsingException";
+  }
+  const zodNamed = [e.name, constructorName].some((name) => name === "ZodError" || name === "$ZodError");
+  if (error instanceof z.core.$ZodError || (Array.isArray(e.issues) && zodNamed)) {
+    return "ZodError";
+  }
+  return undefined;
+}
+
+/**
+ * HTTP clients put the status in different places (fetch wrappers: `status`; Node's http and got:
+ * `statusCode`; axios: `response.status`; some SDKs `response.statusCode`), sometimes as a string.
+ * The first field holding a valid status (100–599) wins; anything else is not trusted as one.
+ */
+function httpStatus(e: Record<string, unknown>): number | undefined {
+  const response = typeof e.response === "object" && e.response !== null ? (e.response as Record<string, unknown>) : {};
+  for (const candidate of [e.status, e.statusCode, response.status, response.statusCode]) {
+    const status = typeof candidate === "string" && /^\d{3}$/.test(candidate) ? Number(candidate) : candidate;
+    if (typeof status === "number" && Number.isInteger(status) && status >= 100 && status <= 599) return status;
+  }
+  return undefined;
+}
+
+function causeCode(cause: unknown): string | undefined {
+  if (cause && typeof cause === "object" && typeof (cause as { code?: unknown }).code === "string") {
+    return (cause as { code: string }).code;
+  }
+  return undefined;
+}
+
+function nonEmpty(value: unknown): string | undefined {
+  return typeof value === "string" && value.length > 0 ? value : undefined;
+}
+
+function primitiveMessage(value: unknown): string {
+  // String() handles symbols and BigInt, which template literals and JSON.stringify reject.
+  return typeof value === "string" ? value : String(value);
+}
+
+const MAX_PREVIEW = 200;
+
+/** A thrown object without a message: its JSON, shortened; never "[object Object]". */
+function objectPreview(error: object): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(error);
+  } catch {
+    text = undefined;
+  }
+  if (text === undefined || text === "{}") {
+    const kind = nonEmpty((error as { constructor?: { name?: unknown } }).constructor?.name) ?? "object";
+    const keys = Object.keys(error);
+    text = `a thrown ${kind} with ${keys.length > 0 ? `keys ${keys.join(", ")}` : "no keys"}`;
+  }
+  return text.length > MAX_PREVIEW ? `${text.slice(0, MAX_PREVIEW - 3)}...` : text;
+}

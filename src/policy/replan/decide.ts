@@ -1,0 +1,162 @@
+/**
+ * One replan, decided (docs/architecture.md "The graph", replanner): from the replan's frame and
+ * what was gathered for it — replan memory's read, the planner's answers so far — to what must still be
+ * gathered, or the outcome with the writes to make. The replanner node gathers what this asks for
+ * and asks again; once it says `apply`, the node writes state, then the store. Pure: the same
+ * inputs give the same step, with no store, planner or clock in reach.
+ */
+import type { PlanIssue } from "../../plan/validate.js";
+import type { Step } from "../../plan/schema/step.js";
+import type { CapabilityHit } from "../capability/guard.js";
+import { leaves, type TaintedText } from "../capability/taint.js";
+import type { Decision } from "../ladder/decision.js";
+import { shapeDraft, type DraftRules, type ReplanFrame, type ShapedDraft, type StoppedDraft } from "./draft.js";
+import { sendBackDraft, type GuardHit } from "./guards.js";
+import type { ReplanMemoryMode } from "../memory/memory.js";
+import { mergeSteps } from "./merge.js";
+import {
+  recallFrom,
+  recallKey,
+  rejectRecalled,
+  type MemoryHint,
+  type MemoryRead,
+  type MemoryWrite,
+  type Recall,
+} from "../memory/recall.js";
+import { replanPrecheck, replanTransition, type ReplanOutcome, type ReplanSnapshot } from "./replan.js";
+
+/** What one request to the planner came back with: a draft (unchecked), or why there is none. */
+export type PlannerAnswer = { draft: unknown } | { failed: GuardHit; issues?: PlanIssue[] };
+
+/** Where the steps a person may have to approve came from: another thread's answer is untrusted text here. */
+export interface DraftOrigin {
+  remembered: boolean;
+  untrusted: TaintedText[];
+}
+
+/** The capability guard (`policy.replanTools`) bound to the run: merged steps in, what holds them out. */
+export type CapabilityReview = (
+  replacement: readonly Step[],
+  proposed: readonly Step[],
+  origin: DraftOrigin,
+) => CapabilityHit | undefined;
+
+export interface ReplanInput {
+  frame: ReplanFrame;
+  rules: DraftRules;
+  /** Replan memory's mode; `off` when the run has no store. */
+  memory: ReplanMemoryMode;
+  /** What was read from replan memory, once asked for. */
+  read?: MemoryRead | undefined;
+  /** The planner's answers so far, in the order they were asked for. */
+  answers: readonly PlannerAnswer[];
+  /** This replan's outcome id (runtime/replan-memory.ts `outcomeId`): a discarded entry's failure is filed under it. */
+  outcomeId: string;
+  review: CapabilityReview;
+}
+
+/** What to gather next, or the decision to apply. */
+export type ReplanStep =
+  | { next: "read_memory"; key: string }
+  | { next: "ask_planner"; hints?: MemoryHint[]; issues?: PlanIssue[] }
+  | ReplanDecision;
+
+export interface ReplanDecision {
+  next: "apply";
+  outcome: ReplanOutcome;
+  /** Replan memory's decisions (reused, hinted, passed over): they come before the outcome's. */
+  notes: Decision[];
+  /** Store writes, made after the state writes; one that fails is reported, never the run's failure. */
+  writes: MemoryWrite[];
+  /** Whether the planner (or memory) was consulted, so the replan budget is charged. */
+  charged: boolean;
+}
+
+export function decideReplan(input: ReplanInput): ReplanStep {
+  const { frame: f, rules } = input;
+  const early = replanPrecheck(snapshot(f), rules.policy);
+  if (early) return { next: "apply", outcome: early, notes: [], writes: [], charged: false };
+  const key = recallKey(f, input.memory);
+  if (key !== undefined && input.read === undefined) return { next: "read_memory", key };
+  let recall: Recall =
+    key === undefined || input.read === undefined
+      ? { notes: [], writes: [] }
+      : recallFrom(rules, f, input.memory, key, input.read, input.outcomeId);
+  let drafted = recall.draft ? shapeDraft(rules, f, recall.draft) : undefined;
+  if (drafted && "hit" in drafted) {
+    // A remembered draft that a guard stops is the entry's failure, not this run's: the planner answers.
+    recall = rejectRecalled(f, recall, drafted.hit, input.outcomeId);
+    drafted = undefined;
+  }
+  if (!drafted) {
+    const planned = fromPlanner(rules, f, input.answers, recall.hints);
+    if ("next" in planned) return planned;
+    drafted = planned;
+  }
+  // Last gate before a version: a replan may not widen what the run can do unseen (docs/architecture.md
+  // "Untrusted facts").
+  const held = "hit" in drafted ? undefined : capabilityReview(f, drafted.steps, recall, input.review);
+  const outcome = replanTransition(snapshot(f, recall), drafted, held);
+  return { next: "apply", outcome, notes: recall.notes, writes: recall.writes, charged: true };
+}
+
+/** The planner's draft; an invalid one goes back with its issues while `policy.replanDraftRetries` allows. */
+function fromPlanner(
+  rules: DraftRules,
+  f: ReplanFrame,
+  answers: readonly PlannerAnswer[],
+  hints: MemoryHint[] | undefined,
+): StoppedDraft | ShapedDraft | Extract<ReplanStep, { next: "ask_planner" }> {
+  const ask = (issues?: PlanIssue[]) =>
+    ({ next: "ask_planner", ...(hints ? { hints } : {}), ...(issues ? { issues } : {}) }) as const;
+  const first = answers[0];
+  if (first === undefined) return ask();
+  let drafted = answered(rules, f, first);
+  for (let sent = 0; "hit" in drafted && sendBackDraft(drafted.issues, sent, rules.policy); sent++) {
+    const again = answers[sent + 1];
+    if (again === undefined) return ask(drafted.issues);
+    drafted = answered(rules, f, again);
+  }
+  return drafted;
+}
+
+function answered(rules: DraftRules, f: ReplanFrame, answer: PlannerAnswer): StoppedDraft | ShapedDraft {
+  if ("draft" in answer) return shapeDraft(rules, f, answer.draft);
+  return answer.issues ? { hit: answer.failed, issues: answer.issues } : { hit: answer.failed };
+}
+
+/**
+ * Whether the merged steps may become a version without a person. Another thread's answer from
+ * replan memory, reused or shown as a hint, is untrusted text here: it may carry what that thread read.
+ */
+function capabilityReview(
+  f: Pick<ReplanFrame, "plan" | "affectedIds">,
+  replacement: readonly Step[],
+  recall: Recall,
+  review: CapabilityReview,
+) {
+  const learned = recall.learned === true;
+  const remembered = learned && recall.memory?.source === "memory";
+  const hinted = learned ? (recall.hints ?? []).flatMap((h) => leaves(h.steps)) : [];
+  const untrusted = hinted.map((text) => ({ text, source: "replan memory" as const }));
+  return review(replacement, mergeSteps(f.plan.steps, [...f.affectedIds], replacement), { remembered, untrusted });
+}
+
+/** The snapshot the pure transition reads, once memory has answered (or was not asked). */
+function snapshot(f: ReplanFrame, recall?: Recall): ReplanSnapshot {
+  return {
+    plan: f.plan,
+    steps: f.steps,
+    decisions: f.decisions,
+    notes: recall?.notes ?? [],
+    scopeChanges: f.scopeChanges,
+    trigger: f.trigger,
+    scope: f.scope,
+    assumption: f.assumption,
+    affectedIds: f.affectedIds,
+    guards: f.guards,
+    falsification: f.falsification,
+    memory: recall?.memory,
+    at: f.at,
+  };
+}
