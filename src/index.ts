@@ -5,7 +5,8 @@
  * tables, the validator, the schemas, the CEL evaluator — is `langgraph-replan/policy`; workers are
  * `langgraph-replan/worker`.
  */
-export { createPlanManager, CompiledPlanManager, PlanManagerGraph } from "./graph/create-plan-manager.js";
+export { createPlanManager, PlanManagerGraph } from "./graph/create-plan-manager.js";
+export { CompiledPlanManager } from "./graph/compiled-plan-manager.js";
 export { pendingQuestion, resumeRun } from "./graph/resume.js";
 export type { PlanManagerResult } from "./graph/resume.js";
 export { requestScopeChange } from "./graph/scope-change.js";

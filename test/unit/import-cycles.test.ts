@@ -56,7 +56,15 @@ describe("import circles", () => {
       ["d", ["a"]],
     ]);
     expect(circles(ring)).toEqual([["a", "b", "c"]]);
-    expect(circles(new Map([["a", ["b"]], ["b", ["c"]], ["c", []]]))).toEqual([]);
+    expect(
+      circles(
+        new Map([
+          ["a", ["b"]],
+          ["b", ["c"]],
+          ["c", []],
+        ]),
+      ),
+    ).toEqual([]);
   });
 
   it("no module of src imports itself back through others", () => {

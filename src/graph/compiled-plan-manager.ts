@@ -1,0 +1,266 @@
+/** The compiled plan manager and the run boundary around every run (docs/architecture.md "The graph", "Durability"). */
+import type { RunnableConfig } from "@langchain/core/runnables";
+import {
+  isCommand,
+  type BaseCheckpointSaver,
+  type CompiledStateGraph,
+  type LangGraphRunnableConfig,
+} from "@langchain/langgraph";
+import { withDispatch } from "../runtime/dispatch.js";
+import { originalSaver } from "../storage/index.js";
+import { CheckedDeltaChannel } from "../runtime/delta-channel.js";
+import {
+  HookedCompiledGraph,
+  hasInheritedDurability,
+  isNestedRun,
+  lentCheckpointer,
+  type GraphRun,
+  type InputSpec,
+  type OutputSpec,
+  type State,
+  type Transformers,
+  type Update,
+} from "./langgraph-seam.js";
+import {
+  checkCanRun,
+  checkCommandUpdate,
+  checkInput,
+  checkOutsideUpdate,
+  finished,
+  hasPendingInterrupt,
+  isFinished,
+} from "./boundary.js";
+import { carryEffects, missingEffects, withEffects } from "./committed-effects.js";
+import { COPY_CHECKPOINT, forkNeedsCopy } from "./fork-start.js";
+import { holdThread } from "./process-claim.js";
+import type { PlanManagerResult } from "./resume.js";
+import { threadLetGo, withThreadRun } from "./thread-lock.js";
+import { untilStopped } from "./stopped-run.js";
+import { withHeldEvents } from "../runtime/events.js";
+
+type BaseCompiled = CompiledStateGraph<State, Update, string, InputSpec, OutputSpec>;
+type BaseInvoke = BaseCompiled["invoke"];
+type BaseBulkUpdate = BaseCompiled["bulkUpdateState"];
+
+/**
+ * The compiled plan manager: LangGraph's compiled graph, holding its thread for the length of a
+ * run so that a second concurrent run on the same thread, in this process or another, fails with
+ * `thread_busy` instead of calling every tool a second time (graph/process-claim.ts), and
+ * refusing what may not enter a run from outside (graph/boundary.ts). Every run (`invoke`,
+ * `stream`, `streamEvents`, a run as a parent's subgraph node) goes through `aroundRun`
+ * (graph/langgraph-seam.ts).
+ */
+export class CompiledPlanManager<T extends Transformers = []> extends HookedCompiledGraph<T> {
+  protected override async *aroundRun(input: unknown, options: Partial<RunnableConfig> | undefined, run: GraphRun) {
+    const configurable = (options?.configurable ?? {}) as Record<string, unknown>;
+    const { input: checked, copy } = await this.checkRunStart(input, configurable);
+    const thread = await holdThread({
+      checkpointer: this.runCheckpointer(configurable),
+      threadId: typeof configurable.thread_id === "string" ? configurable.thread_id : undefined,
+      namespace: typeof configurable.checkpoint_ns === "string" ? configurable.checkpoint_ns : "",
+    });
+    // The caller's signal (aborted, or a stream left with `break`) stops the run at the next step boundary
+    // rather than at once, as LangGraph would, dropping the result of a tool call in flight: the run gets
+    // it through its dispatcher (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
+    // LangGraph reads a signal left out from the caller's ambient config: it gets one that never aborts.
+    const signal = options?.signal;
+    const start = copy ? await this.copied(options, configurable).catch(letGoOf(thread)) : options;
+    const own = { ...start, signal: new AbortController().signal };
+    // Calls still in flight when a run ends keep its thread held, like a node still running.
+    const held = withThreadRun(durable(this.nestedLimit(own)), thread);
+    const steps = run(checked, withHeldEvents(withDispatch(held, (w) => thread.track(w), signal)));
+    try {
+      // A stopped run is read to its end in the background; the thread is held until then.
+      yield* untilStopped(steps, signal, (rest) => {
+        thread.track(rest);
+        thread.end();
+      });
+    } finally {
+      thread.end();
+    }
+  }
+
+  /** The run's result as the manager reports it: its output keys, and the question when it paused. */
+  override invoke(input: Parameters<BaseInvoke>[0], options?: Parameters<BaseInvoke>[1]): Promise<PlanManagerResult> {
+    if (this.#mutating || !onlyTheResult(options)) return super.invoke(input, options) as Promise<PlanManagerResult>;
+    return this.mutatingTwin().invoke(input, options);
+  }
+
+  /** This graph with its growing maps merged in place (`CheckedDeltaChannel.mutatingTwin`). */
+  #twin: CompiledPlanManager<T> | undefined;
+  #mutating = false;
+
+  /**
+   * A run whose caller sees only its result may merge the step records and facts in place: a step
+   * then costs what it wrote, not a copy of every record (docs/decisions/0030-long-runs-per-step-cost.md).
+   * The same graph, built from the same fields as `compile` builds it, with those channels swapped.
+   */
+  private mutatingTwin(): CompiledPlanManager<T> {
+    if (this.#twin) return this.#twin;
+    const channels = Object.fromEntries(
+      Object.entries(this.channels).map(([key, c]) => [key, c instanceof CheckedDeltaChannel ? c.mutatingTwin() : c]),
+    );
+    type Fields = ConstructorParameters<typeof CompiledPlanManager<T>>[0];
+    const twin = new CompiledPlanManager<T>({ ...this, channels } as unknown as Fields);
+    twin.#mutating = true;
+    this.#twin = twin;
+    return twin;
+  }
+
+  /**
+   * `updateState` from outside (it calls this): only the keys users may write (graph/boundary.ts),
+   * and a thread paused at a question stays paused at it. The update is a new checkpoint and the
+   * question was recorded on the one before, so the human node asks it again at once (it has no
+   * side effects before an answer); the config returned is that of the re-asked question.
+   */
+  override async bulkUpdateState(
+    startConfig: LangGraphRunnableConfig,
+    supersteps: Parameters<BaseBulkUpdate>[1],
+  ): Promise<RunnableConfig> {
+    await this.letGo(startConfig);
+    const updates = supersteps.flatMap((superstep) => superstep.updates);
+    // Every update is checked before any is written.
+    const outside = updates.map((update) => checkOutsideUpdate(update.values)).every(Boolean);
+    const topLevel = !startConfig.configurable?.checkpoint_ns && this.checkpointer !== undefined;
+    const branch = topLevel ? await this.branchOf(startConfig.configurable ?? {}) : undefined;
+    if (outside && branch && isFinished(branch.status)) throw finished(branch.thread, String(branch.status));
+    const paused = outside && topLevel && hasPendingInterrupt(await this.getState(startConfig));
+    const updated = await super.bulkUpdateState(startConfig, await this.carried(supersteps, branch));
+    if (!paused) return updated;
+    await this.invoke(null, updated);
+    const thread = { configurable: { thread_id: updated.configurable?.thread_id } };
+    return (await this.getState(thread)).config;
+  }
+
+  /**
+   * An input that cannot start a run, or a thread that has ended, fails before anything is written.
+   * Returns the input to run with (context values normalised as facts are).
+   */
+  private async checkRunStart(
+    input: unknown,
+    configurable: Record<string, unknown>,
+  ): Promise<{ input: unknown; copy?: boolean }> {
+    const checked = checkInput(input);
+    checkCommandUpdate(input);
+    if (isNestedRun(configurable) || configurable.checkpoint_ns) return { input: checked };
+    const branch = await this.branchOf(configurable);
+    if (!branch) return { input: checked };
+    // A stopped thread takes an answer only to a question still pending (read only then: it is rare).
+    const asking = branch.status === "stopped" && isCommand(input) && branch.fork === undefined;
+    const paused = asking && hasPendingInterrupt(await this.getState({ configurable: threadRoot(branch.thread) }));
+    checkCanRun(branch.status, branch.thread, input, branch.fork !== undefined, paused);
+    if (branch.fork === undefined) return { input: checked };
+    const carried = carryEffects(checked, await missingEffects(this, branch.thread, branch.fork), branch.thread);
+    const saver = this.runCheckpointer(configurable) as Parameters<typeof forkNeedsCopy>[0];
+    return { input: carried, copy: await forkNeedsCopy(saver, this.channels, branch.thread, branch.fork) };
+  }
+
+  /** The run's options starting from a copy of the checkpoint they name (graph/fork-start.ts); written once the thread is held. */
+  private async copied(
+    options: Partial<RunnableConfig> | undefined,
+    configurable: Record<string, unknown>,
+  ): Promise<Partial<RunnableConfig>> {
+    const copy = await super.bulkUpdateState({ configurable }, COPY_CHECKPOINT as Parameters<BaseBulkUpdate>[1]);
+    return { ...options, configurable: { ...configurable, checkpoint_id: copy.configurable?.checkpoint_id } };
+  }
+
+  /**
+   * Where a run or update starts: the thread's latest status, and the earlier checkpoint it starts
+   * from instead of the latest (`fork`), if so. Undefined without a thread or a saver to read.
+   */
+  private async branchOf(
+    configurable: Record<string, unknown>,
+  ): Promise<{ thread: string; status: unknown; fork?: string } | undefined> {
+    const thread = configurable.thread_id;
+    const saver = this.runCheckpointer(configurable) as Partial<Pick<BaseCheckpointSaver, "getTuple">> | undefined;
+    if (typeof thread !== "string" || !saver?.getTuple) return undefined;
+    // The status channel is stored whole in every checkpoint: reading it costs one checkpoint read,
+    // where `getState` would replay every delta channel (56 ms on a 200-step thread, measured).
+    const latest = await saver.getTuple({ configurable: threadRoot(thread) });
+    const asked = configurable.checkpoint_id;
+    const other = typeof asked === "string" && latest !== undefined && latest.checkpoint.id !== asked;
+    // A checkpoint id the thread does not have is LangGraph's to answer, as before.
+    const fork = other && (await saver.getTuple({ configurable: { ...threadRoot(thread), checkpoint_id: asked } }));
+    const status = latest?.checkpoint.channel_values.status;
+    return { thread, status, ...(fork ? { fork: asked as string } : {}) };
+  }
+
+  /** An update on an earlier checkpoint takes the effects committed since with it (graph/committed-effects.ts). */
+  private async carried(
+    supersteps: Parameters<BaseBulkUpdate>[1],
+    branch: { thread: string; fork?: string } | undefined,
+  ): Promise<Parameters<BaseBulkUpdate>[1]> {
+    if (branch?.fork === undefined || supersteps.length === 0) return supersteps;
+    const missing = await missingEffects(this, branch.thread, branch.fork);
+    const [first, ...rest] = supersteps;
+    const [update, ...others] = first!.updates;
+    if (missing.length === 0 || !update) return supersteps;
+    return [{ ...first, updates: [{ ...update, values: withEffects(update.values, missing) }, ...others] }, ...rest];
+  }
+
+  /** Waits until no run of this process holds the thread (a stopped run writing its last results). */
+  private letGo(config: LangGraphRunnableConfig): Promise<void> {
+    const configurable = (config.configurable ?? {}) as Record<string, unknown>;
+    const { thread_id: threadId, checkpoint_ns: namespace } = configurable;
+    return threadLetGo({
+      checkpointer: this.runCheckpointer(configurable),
+      threadId: typeof threadId === "string" ? threadId : undefined,
+      namespace: typeof namespace === "string" ? namespace : "",
+    });
+  }
+
+  /** The checkpointer a run uses, as LangGraph resolves it: none for `false`, else a lent one, else its own. */
+  private runCheckpointer(configurable: Record<string, unknown>): object | undefined {
+    if (this.checkpointer === false) return undefined;
+    const lent = lentCheckpointer(configurable);
+    if (lent) return lent;
+    return typeof this.checkpointer === "object" ? originalSaver(this.checkpointer) : undefined;
+  }
+
+  /**
+   * Run inside a parent (a subgraph node, or `invoke` from a node), LangGraph gives this graph the
+   * parent's `recursionLimit` (25 unless set), which counts this graph's own supersteps: one per
+   * step attempt, so a 30-step plan would stop. A nested run takes the larger of the two.
+   */
+  private nestedLimit(options?: Partial<RunnableConfig>): Partial<RunnableConfig> | undefined {
+    const configurable = options?.configurable ?? {};
+    const nested = isNestedRun(configurable);
+    const own = this.config?.recursionLimit;
+    if (!nested || own === undefined || (options?.recursionLimit ?? 0) >= own) return options;
+    return { ...options, recursionLimit: own };
+  }
+}
+
+const threadRoot = (thread: string) => ({ thread_id: thread, checkpoint_ns: "" });
+
+/** Lets go of a held thread when the run fails before it starts, and passes the error on. */
+const letGoOf =
+  (thread: { end(): void }) =>
+  (error: unknown): never => {
+    thread.end();
+    throw error;
+  };
+
+/**
+ * `invoke` keeps only the last values chunk: no state the run passes through is seen outside it
+ * while it runs. Streams (any other mode) and runs nested in a parent's node (whose stream the
+ * parent may read) keep every chunk's state as it was when it was sent.
+ */
+function onlyTheResult(options?: Partial<RunnableConfig>): boolean {
+  const mode = (options as { streamMode?: unknown } | undefined)?.streamMode;
+  if (mode !== undefined && mode !== "values") return false;
+  return !isNestedRun((options?.configurable ?? {}) as Record<string, unknown>);
+}
+
+/**
+ * Every finished attempt is durable before anything that depends on it (docs/architecture.md "Durability"): unless the
+ * caller chose a durability (or a parent graph passes its own), checkpoints are written before the
+ * next superstep starts. LangGraph's default ("async") writes them while the next one runs, so a
+ * process killed then loses a finished attempt and calls its tool again on resume.
+ */
+function durable(options?: Partial<RunnableConfig>): Partial<RunnableConfig> {
+  const chosen = options as { durability?: unknown; checkpointDuring?: unknown } | undefined;
+  const inherited = hasInheritedDurability(options?.configurable ?? {});
+  if (chosen?.durability != null || chosen?.checkpointDuring != null || inherited) return options ?? {};
+  return { ...options, durability: "sync" } as Partial<RunnableConfig>;
+}
