@@ -62,6 +62,14 @@ export function createMcpServer(service: PlanService): McpServer {
     },
   );
 
+  registerRunTools(server, service);
+  registerReadTools(server, service);
+  registerRetentionTools(server, service);
+  return server;
+}
+
+/** Tools that start or change a run: create, answer, stop, resume. */
+function registerRunTools(server: McpServer, service: PlanService): void {
   server.registerTool(
     "plan_create",
     {
@@ -86,27 +94,6 @@ export function createMcpServer(service: PlanService): McpServer {
       },
     },
     (input) => answer(() => service.create(input)),
-  );
-
-  server.registerTool(
-    "plan_status",
-    {
-      description:
-        "A plan's status from its latest checkpoint: steps, trust labels, progress, timing, question, error, usage.",
-      inputSchema: { plan_id: planId },
-      outputSchema: StatusShape,
-    },
-    ({ plan_id }) => answer(() => service.status(plan_id)),
-  );
-
-  server.registerTool(
-    "plan_wait",
-    {
-      description: `Block until the plan ends or needs an answer, at most timeout_s seconds (≤ ${MAX_WAIT_S}); returns its status.`,
-      inputSchema: { plan_id: planId, timeout_s: z.number().min(0).max(MAX_WAIT_S).optional() },
-      outputSchema: StatusShape.extend({ timed_out: z.boolean() }),
-    },
-    ({ plan_id, timeout_s }) => answer(() => service.wait(plan_id, timeout_s)),
   );
 
   server.registerTool(
@@ -140,6 +127,30 @@ export function createMcpServer(service: PlanService): McpServer {
     },
     ({ plan_id }) => answer(() => service.resume(plan_id)),
   );
+}
+
+/** Tools that read plans: status, wait, list, report. */
+function registerReadTools(server: McpServer, service: PlanService): void {
+  server.registerTool(
+    "plan_status",
+    {
+      description:
+        "A plan's status from its latest checkpoint: steps, trust labels, progress, timing, question, error, usage.",
+      inputSchema: { plan_id: planId },
+      outputSchema: StatusShape,
+    },
+    ({ plan_id }) => answer(() => service.status(plan_id)),
+  );
+
+  server.registerTool(
+    "plan_wait",
+    {
+      description: `Block until the plan ends or needs an answer, at most timeout_s seconds (≤ ${MAX_WAIT_S}); returns its status.`,
+      inputSchema: { plan_id: planId, timeout_s: z.number().min(0).max(MAX_WAIT_S).optional() },
+      outputSchema: StatusShape.extend({ timed_out: z.boolean() }),
+    },
+    ({ plan_id, timeout_s }) => answer(() => service.wait(plan_id, timeout_s)),
+  );
 
   server.registerTool(
     "plan_list",
@@ -167,7 +178,10 @@ export function createMcpServer(service: PlanService): McpServer {
     },
     ({ plan_id, format }) => answer(() => service.report(plan_id, format)),
   );
+}
 
+/** Tools that remove plans. */
+function registerRetentionTools(server: McpServer, service: PlanService): void {
   server.registerTool(
     "plan_delete",
     {
@@ -177,6 +191,4 @@ export function createMcpServer(service: PlanService): McpServer {
     },
     ({ plan_id }) => answer(() => service.delete(plan_id)),
   );
-
-  return server;
 }

@@ -67,25 +67,8 @@ export function planStatus(
   const stored = values.status ?? "planning";
   const status = extra.running && !["completed", "partial", "failed", "aborted"].includes(stored) ? "running" : stored;
   const question = snapshot.tasks.flatMap((t) => t.interrupts ?? [])[0]?.value as InterruptPayload | undefined;
-  const usage = values.usage ?? [];
   const outcome = values.outcome;
-  const failed = ["failed", "partial", "stopped", "aborted"].includes(stored);
-  const error: PlanStatus["error"] | undefined = extra.thrown
-    ? {
-        failure_reason: "run_threw",
-        message: extra.thrown.message,
-        recoverable: true,
-        ...(extra.thrown.code ? { code: extra.thrown.code } : {}),
-      }
-    : failed
-      ? {
-          failure_reason: outcome?.failureReason ?? stored,
-          ...(outcome?.failedStep ? { failed_step: outcome.failedStep } : {}),
-          ...(outcome?.message ? { message: outcome.message } : {}),
-          // A stop is resumable; a failure is when the outcome says so.
-          recoverable: stored === "stopped" || outcome?.recoverable === true,
-        }
-      : undefined;
+  const error = errorOf(stored, outcome, extra.thrown);
   return {
     plan_id: planId,
     graph,
@@ -104,12 +87,40 @@ export function planStatus(
     ...(question && !extra.running ? { question } : {}),
     ...(error ? { error } : {}),
     ...(outcome ? { outcome } : {}),
-    usage: {
-      cost: values.budget?.spent ?? 0,
-      replan_cost: values.budget?.replanSpent ?? 0,
-      input_tokens: usage.reduce((n, u) => n + (u.inputTokens ?? 0), 0),
-      output_tokens: usage.reduce((n, u) => n + (u.outputTokens ?? 0), 0),
-    },
+    usage: usageOf(values),
     ...(extra.parentPlanId ? { parent_plan_id: extra.parentPlanId } : {}),
+  };
+}
+
+/** Why the plan stopped short, when it did (or what its run threw). */
+function errorOf(
+  stored: string,
+  outcome: Outcome | undefined,
+  thrown: { code?: string; message: string } | undefined,
+): PlanStatus["error"] | undefined {
+  if (thrown)
+    return {
+      failure_reason: "run_threw",
+      message: thrown.message,
+      recoverable: true,
+      ...(thrown.code ? { code: thrown.code } : {}),
+    };
+  if (!["failed", "partial", "stopped", "aborted"].includes(stored)) return undefined;
+  return {
+    failure_reason: outcome?.failureReason ?? stored,
+    ...(outcome?.failedStep ? { failed_step: outcome.failedStep } : {}),
+    ...(outcome?.message ? { message: outcome.message } : {}),
+    // A stop is resumable; a failure is when the outcome says so.
+    recoverable: stored === "stopped" || outcome?.recoverable === true,
+  };
+}
+
+function usageOf(values: StatusValues): PlanStatus["usage"] {
+  const usage = values.usage ?? [];
+  return {
+    cost: values.budget?.spent ?? 0,
+    replan_cost: values.budget?.replanSpent ?? 0,
+    input_tokens: usage.reduce((n, u) => n + (u.inputTokens ?? 0), 0),
+    output_tokens: usage.reduce((n, u) => n + (u.outputTokens ?? 0), 0),
   };
 }

@@ -18,7 +18,14 @@ import { scriptedTool } from "../helpers/graph.js";
 const draft: PlanDraft = {
   steps: [
     { id: "fetch", goal: "fetch the forecast", tool: "forecast", produces: ["forecast"] },
-    { id: "plan", goal: "plan the day", tool: "planDay", dependsOn: ["fetch"], inputs: ["forecast"], produces: ["day"] },
+    {
+      id: "plan",
+      goal: "plan the day",
+      tool: "planDay",
+      dependsOn: ["fetch"],
+      inputs: ["forecast"],
+      produces: ["day"],
+    },
   ],
 };
 
@@ -106,7 +113,11 @@ describe("the plan service over MCP", () => {
     const planId = created.structuredContent.plan_id as string;
     expect(planId).toMatch(/^[0-9a-f]{24}--weather$/);
     expect(created.structuredContent).toMatchObject({ status: "running", created: true });
-    expect(created.structuredContent.server).toEqual({ name: "langgraph-replan", version: "test", graphs: ["weather"] });
+    expect(created.structuredContent.server).toEqual({
+      name: "langgraph-replan",
+      version: "test",
+      graphs: ["weather"],
+    });
 
     const waiting = call("plan_wait", { plan_id: planId, timeout_s: 300 });
     const running = await call("plan_status", { plan_id: planId });
