@@ -37,6 +37,7 @@ export async function longRun(
   api: Api,
   total: number,
   saver: BaseCheckpointSaver = new MemorySaver(),
+  threadId = `long-${total}`,
 ): Promise<LongRunResult> {
   const calls: number[] = [];
   const work = tool(
@@ -68,7 +69,7 @@ export async function longRun(
     .compile({ checkpointer: saver });
   const started = performance.now();
   const out = (await graph.invoke({ goal: "a long goal" } as never, {
-    configurable: { thread_id: `long-${total}` },
+    configurable: { thread_id: threadId },
   })) as { status: string };
   const totalMs = performance.now() - started;
   if (out.status !== "completed" || calls.length !== total)

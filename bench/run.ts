@@ -14,6 +14,7 @@ import { expressions } from "./expressions.js";
 import { governance } from "./governance.js";
 import { loads } from "./loads.js";
 import { longRuns } from "./long-run.js";
+import { mcpService } from "./mcp.js";
 import { middleware } from "./middleware.js";
 import { markdownTable, printTable, type Table } from "./lib.js";
 import { overhead } from "./overhead.js";
@@ -42,6 +43,7 @@ const suites: [string, () => Promise<Table>][] = [
   ["workers", () => workers(quick)],
   ["claims", () => threadClaims(quick)],
   ["agents", () => agentSteps(quick)],
+  ["mcp", () => mcpService(quick)],
   ["long", () => longRuns(quick)],
 ];
 for (const [name, run] of suites) {

@@ -6,6 +6,7 @@
  */
 import { isCommand } from "@langchain/langgraph";
 import { PlanManagerError } from "../errors.js";
+import { PlanDraftSchema } from "../plan/schema/plan.js";
 import { FactKeySchema, LIMITS } from "../plan/schema/primitives.js";
 import { factValue } from "../policy/ladder/answer-checks.js";
 import { PlanManagerState } from "../runtime/state.js";
@@ -91,6 +92,7 @@ export function checkInput(input: unknown): unknown {
         `pass long material in context, where a value may hold up to ${LIMITS.maxJsonBytes} bytes of JSON`,
     );
   }
+  checkDraft((input as { draft?: unknown }).draft);
   if (context === undefined) return input;
   if (context === null || typeof context !== "object" || Array.isArray(context)) {
     throw inputError("context", "context must be an object mapping fact keys to JSON values");
@@ -105,6 +107,16 @@ export function checkInput(input: unknown): unknown {
     values[key] = json.value;
   }
   return { ...input, context: values };
+}
+
+/** A draft given in the input must have a draft's shape; the planner node checks it against the tools. */
+function checkDraft(draft: unknown): void {
+  if (draft === undefined) return;
+  const parsed = PlanDraftSchema.safeParse(draft);
+  if (parsed.success) return;
+  const issue = parsed.error.issues[0]!;
+  const path = ["draft", ...issue.path.map(String)].join(".");
+  throw inputError(path, `${path}: ${issue.message}`);
 }
 
 function inputError(path: string, problem: string): PlanManagerError {

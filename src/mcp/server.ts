@@ -79,6 +79,10 @@ function registerRunTools(server: McpServer, service: PlanService): void {
       inputSchema: {
         goal: z.string().describe("What the plan must achieve."),
         context: z.record(z.string(), z.unknown()).optional().describe("Input facts, by key."),
+        plan: z
+          .record(z.string(), z.unknown())
+          .optional()
+          .describe("A plan draft ({ steps, assumptions? }) to run instead of asking the graph's planner."),
         graph: z
           .string()
           .optional()

@@ -41,6 +41,8 @@ export interface PlanServiceOptions {
 export interface CreateInput {
   goal: string;
   context?: Record<string, unknown>;
+  /** A plan draft to run instead of asking the graph's planner, validated like the planner's. */
+  plan?: unknown;
   graph?: string;
   parent_plan_id?: string;
   idempotency_key?: string;
@@ -113,7 +115,7 @@ export class PlanService {
     const planId =
       input.idempotency_key !== undefined
         ? `${digest("key", graphName, input.idempotency_key)}${SEPARATOR}${graphName}`
-        : this.recentPlan(graphName, input.goal, context);
+        : this.recentPlan(graphName, input.goal, { context, plan: input.plan ?? null });
     if (planId !== undefined) {
       const existing = await this.snapshot(planId);
       if ((existing.values as StatusValues | undefined)?.status !== undefined || this.runs.has(planId))
@@ -125,12 +127,18 @@ export class PlanService {
         };
     }
     if (input.parent_plan_id !== undefined) await this.existing(input.parent_plan_id);
-    checkInput({ goal: input.goal, ...(input.context ? { context: input.context } : {}) });
+    // Checked before anything is written: a bad goal, context or plan is an error of this call, not of a background run.
+    const runInput = checkInput({
+      goal: input.goal,
+      ...(input.context ? { context: input.context } : {}),
+      ...(input.plan !== undefined ? { draft: input.plan } : {}),
+    });
     const id = planId ?? `${randomUUID().replaceAll("-", "")}${SEPARATOR}${graphName}`;
-    this.recent.set(digest(graphName, input.goal, JSON.stringify(context)), { planId: id, at: this.now() });
+    this.recent.set(digest(graphName, input.goal, JSON.stringify({ context, plan: input.plan ?? null })), {
+      planId: id,
+      at: this.now(),
+    });
     if (input.parent_plan_id !== undefined) this.parents.set(id, input.parent_plan_id);
-    // Checked before anything is written: a bad goal or context is an error of this call, not of a background run.
-    const runInput = checkInput({ goal: input.goal, ...(input.context ? { context: input.context } : {}) });
     this.start(id, (graph, config) => graph.invoke(runInput, config));
     return { plan_id: id, status: "running", created: true, server: this.server };
   }
@@ -339,8 +347,8 @@ export class PlanService {
     this.runs.set(planId, { done: tracked, controller, control });
   }
 
-  private recentPlan(graphName: string, goal: string, context: Record<string, unknown>): string | undefined {
-    const key = digest(graphName, goal, JSON.stringify(context));
+  private recentPlan(graphName: string, goal: string, input: object): string | undefined {
+    const key = digest(graphName, goal, JSON.stringify(input));
     const seen = this.recent.get(key);
     return seen && this.now() - seen.at <= this.dedupeWindowMs ? seen.planId : undefined;
   }

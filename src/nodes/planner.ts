@@ -78,6 +78,8 @@ async function draftPlan(
     canExtend,
   };
   let draft: PlanDraft;
+  // A draft the caller gave in the input runs instead of the planner's, checked the same way.
+  if (state.draft !== undefined) return checked(state.draft, context);
   try {
     const ask = (signal: AbortSignal) =>
       rt.planner.plan(
@@ -103,6 +105,10 @@ async function draftPlan(
       return { message, failureReason: "invalid_plan", issues: (error.issues ?? []) as PlanIssue[] };
     return { message: `the planner failed: ${message}`, failureReason: "planner_error", issues: [] };
   }
+  return checked(draft, context);
+}
+
+function checked(draft: unknown, context: Parameters<typeof validatePlan>[1]): PlanDraft | NoPlan {
   const validation = validatePlan(draft, context);
   if (validation.ok) return validation.draft;
   const message = `the plan was rejected before any step ran:\n${formatIssues(validation.issues)}`;

@@ -17,7 +17,7 @@ import { DeviationSchema as DeviationUnionSchema, type Deviation } from "../poli
 import { ReplanRecordSchema, type ReplanRecord } from "../plan/schema/decision.js";
 import { InterruptKindSchema, type InterruptPayload } from "../plan/schema/interrupts.js";
 import { OutcomeSchema, RunStatusSchema, type Outcome, type RunStatus } from "../plan/schema/outcome.js";
-import { PlanSchema, type Plan } from "../plan/schema/plan.js";
+import { PlanDraftSchema, PlanSchema, type Plan, type PlanDraft } from "../plan/schema/plan.js";
 import { FactKeySchema, LIMITS } from "../plan/schema/primitives.js";
 import {
   BudgetSchema,
@@ -130,6 +130,8 @@ export const PlanManagerInput = Annotation.Root({
   goal: lastValue<string>("goal", z.string()),
   /** Input facts: each entry becomes a trusted fact produced by "input". */
   context: lastValue<Record<string, unknown> | undefined>("context", z.record(z.string(), z.unknown()).optional()),
+  /** A plan draft to run instead of asking the planner; validated like the planner's (graph/boundary.ts, nodes/planner.ts). */
+  draft: lastValue<PlanDraft | undefined>("draft", PlanDraftSchema.optional()),
 });
 
 /**
@@ -173,6 +175,7 @@ export const PlanManagerOutput = Annotation.Root({
 export const PlanManagerState = Annotation.Root({
   ...PlanManagerOutput.spec,
   context: PlanManagerInput.spec.context,
+  draft: PlanManagerInput.spec.draft,
   /** The deviation waiting for the classifier (internal). */
   deviation: lastValue<Deviation | null>("deviation", DeviationSchema, () => null),
   /** The interrupt the human node will raise (internal). */

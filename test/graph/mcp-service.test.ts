@@ -171,6 +171,22 @@ describe("the plan service over MCP", () => {
     await close();
   });
 
+  it("runs a plan the agent gives instead of asking the graph's planner", async () => {
+    const { service, forecast, planDay } = served();
+    const { call, close } = await connect(service);
+    const plan = {
+      steps: [{ id: "only", goal: "plan without a forecast", tool: "planDay", args: { forecast: "rain" } }],
+    };
+    const planId = (await call("plan_create", { goal: "a rainy day", plan })).structuredContent.plan_id;
+    const done = await call("plan_wait", { plan_id: planId, timeout_s: 300 });
+    expect(done.structuredContent.steps.map((s: { id: string; status: string }) => [s.id, s.status])).toEqual([
+      ["only", "succeeded"],
+    ]);
+    expect(forecast.calls).toEqual([]);
+    expect(planDay.calls).toEqual([{ forecast: "rain" }]);
+    await close();
+  });
+
   it("errors name their code: an unknown plan, an unknown graph, a bad goal, a wait past 300 s", async () => {
     const { service } = served();
     const { call, close } = await connect(service);
@@ -191,6 +207,10 @@ describe("the plan service over MCP", () => {
     expect(await error("plan_create", { goal: "   " })).toMatchObject({ error: "invalid_input" });
     expect(await error("plan_create", { goal: "g", context: { "not a key": 1 } })).toMatchObject({
       error: "invalid_input",
+    });
+    expect(await error("plan_create", { goal: "g", plan: { steps: [{ id: "a" }] } })).toMatchObject({
+      error: "invalid_input",
+      message: "input: draft.steps.0.goal: Invalid input: expected string, received undefined",
     });
     expect(db.prepare("SELECT count(*) AS n FROM checkpoints").get()).toEqual({ n: 0 });
     // The schema refuses a wait over 300 s before the service sees it.

@@ -1,0 +1,165 @@
+/**
+ * The planning service's reads (src/mcp/service.ts), on SQLite and PostgreSQL: `plan_status` of a
+ * 1,000-step run (one checkpoint, not the history), how soon `plan_wait` returns after the run's
+ * last step, the first page of `plan_list` over 10,000 threads, and deleting a 1,000-step thread.
+ * The 10,000 threads are copies of one finished run's rows, made in SQL (running 10,000 runs would
+ * time the runs, not the list).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { tool } from "@langchain/core/tools";
+import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
+import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import pg from "pg";
+import { z } from "zod";
+import * as api from "../src/index.js";
+import { PlanService, type ServedGraph } from "../src/mcp/service.js";
+import { startPostgres } from "../test-reliability/helpers/postgres.js";
+import { fmt, median, type Table } from "./lib.js";
+import { longRun } from "./long-run.js";
+
+const LONG = "long--g";
+
+function oneStepGraph(saver: BaseCheckpointSaver, gate: { open?: () => void; waiting?: Promise<void> }) {
+  const work = tool(
+    async () => {
+      await gate.waiting;
+      return { v: 1 };
+    },
+    { name: "work", description: "waits for the bench, then returns", schema: z.object({}).passthrough() },
+  );
+  return api
+    .createPlanManager({
+      tools: [work],
+      planner: api.staticPlanner({ plan: { steps: [{ id: "s0", goal: "one step", tool: "work", produces: ["v"] }] } }),
+    })
+    .compile({ checkpointer: saver });
+}
+
+async function timeStatus(service: PlanService, runs: number): Promise<number> {
+  const ms: number[] = [];
+  for (let i = 0; i < runs + 3; i++) {
+    const t0 = performance.now();
+    const status = await service.status(LONG);
+    if (status.progress.done !== 1000) throw new Error(`expected 1,000 steps done, got ${status.progress.done}`);
+    if (i >= 3) ms.push(performance.now() - t0);
+  }
+  return median(ms);
+}
+
+/** From the last step's tool returning to `plan_wait` returning, for `runs` plans. */
+async function timeWait(saver: BaseCheckpointSaver, runs: number): Promise<number> {
+  const gate: { open?: () => void; waiting?: Promise<void> } = {};
+  const service = new PlanService({ graphs: { g: oneStepGraph(saver, gate) as ServedGraph }, saver });
+  const ms: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    gate.waiting = new Promise<void>((resolve) => (gate.open = resolve));
+    const { plan_id } = await service.create({ goal: `wait ${i}` });
+    const waited = service.wait(plan_id, 60);
+    const t0 = performance.now();
+    gate.open!();
+    const status = await waited;
+    if (status.status !== "completed") throw new Error(`plan ended ${status.status}`);
+    ms.push(performance.now() - t0);
+  }
+  return median(ms);
+}
+
+async function timeList(service: PlanService, runs: number): Promise<number> {
+  const ms: number[] = [];
+  for (let i = 0; i < runs + 2; i++) {
+    const t0 = performance.now();
+    const page = await service.list({ limit: 20 });
+    if (page.plans.length !== 20) throw new Error(`first page has ${page.plans.length} plans`);
+    if (i >= 2) ms.push(performance.now() - t0);
+  }
+  return median(ms);
+}
+
+async function timeDelete(service: PlanService): Promise<number> {
+  const t0 = performance.now();
+  await service.delete(LONG);
+  return performance.now() - t0;
+}
+
+/** 10,000 threads in SQLite: copies of thread `from`'s rows under new ids. */
+function copySqlite(db: SqliteSaver["db"], from: string, count: number): void {
+  const copy = (table: string) => {
+    const cols = (db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name);
+    const select = cols.map((c) => (c === "thread_id" ? "'c' || n || '--g'" : c)).join(", ");
+    db.prepare(
+      `WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < ?) ` +
+        `INSERT INTO ${table} (${cols.join(", ")}) SELECT ${select} FROM ${table}, seq WHERE thread_id = ?`,
+    ).run(count, from);
+  };
+  copy("checkpoints");
+  copy("writes");
+}
+
+async function copyPostgres(url: string, from: string, count: number): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    for (const table of ["checkpoints", "checkpoint_blobs", "checkpoint_writes"]) {
+      const { rows } = await client.query<{ column_name: string }>(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position",
+        [table],
+      );
+      const cols = rows.map((r) => r.column_name);
+      const select = cols.map((c) => (c === "thread_id" ? "'c' || n || '--g'" : c)).join(", ");
+      await client.query(
+        `INSERT INTO ${table} (${cols.join(", ")}) SELECT ${select} FROM ${table}, generate_series(1, $1) AS n WHERE thread_id = $2`,
+        [count, from],
+      );
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+async function measure(
+  label: string,
+  saver: BaseCheckpointSaver,
+  copy: (from: string, count: number) => Promise<void> | void,
+  quick: boolean,
+): Promise<(string | number)[]> {
+  await longRun(api, 1000, saver, LONG);
+  const readers = api.createPlanManager({ tools: [], planner: api.staticPlanner({ plan: { steps: [] } }) });
+  const service = new PlanService({ graphs: { g: readers.compile({ checkpointer: saver }) as ServedGraph }, saver });
+  const status = await timeStatus(service, quick ? 5 : 20);
+  const wait = await timeWait(saver, quick ? 5 : 20);
+  const one = await service.create({ goal: "copied" });
+  await service.settled();
+  await copy(one.plan_id, quick ? 1_000 : 10_000);
+  const list = await timeList(service, quick ? 3 : 10);
+  const deleted = await timeDelete(service);
+  return [label, fmt(status, 2), fmt(wait, 2), fmt(list, 2), fmt(deleted, 1)];
+}
+
+export async function mcpService(quick: boolean): Promise<Table> {
+  const dir = mkdtempSync(join(tmpdir(), "bench-mcp-"));
+  const server = await startPostgres();
+  const rows: (string | number)[][] = [];
+  try {
+    const sqlite = SqliteSaver.fromConnString(join(dir, "plans.sqlite"));
+    rows.push(await measure("SQLite", sqlite, (from, n) => copySqlite(sqlite.db, from, n), quick));
+    const postgres = PostgresSaver.fromConnString(server.url);
+    await postgres.setup();
+    rows.push(await measure("PostgreSQL", postgres, (from, n) => copyPostgres(server.url, from, n), quick));
+    await postgres.end();
+  } finally {
+    server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return {
+    title: "The planning service (MCP): reads, wait and delete",
+    note:
+      `Median ms. plan_status of a 1,000-step run (target ≤ 20 ms); plan_wait: from the last step's tool returning ` +
+      `to the wait returning (≤ 50 ms); plan_list: first page of 20 over ${quick ? "1,000" : "10,000"} threads ` +
+      "(≤ 100 ms); delete of the 1,000-step thread (≤ 1,000 ms).",
+    head: ["saver", "plan_status ms", "plan_wait after end ms", "plan_list page ms", "delete 1,000-step thread ms"],
+    rows,
+  };
+}
