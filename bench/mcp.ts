@@ -12,7 +12,7 @@ import { tool } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
-import pg from "pg";
+import { Client } from "pg";
 import { z } from "zod";
 import * as api from "../src/index.js";
 import { PlanService, type ServedGraph } from "../src/mcp/service.js";
@@ -99,7 +99,7 @@ function copySqlite(db: SqliteSaver["db"], from: string, count: number): void {
 }
 
 async function copyPostgres(url: string, from: string, count: number): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
+  const client = new Client({ connectionString: url });
   await client.connect();
   try {
     for (const table of ["checkpoints", "checkpoint_blobs", "checkpoint_writes"]) {
