@@ -113,10 +113,22 @@ export function checkInput(input: unknown): unknown {
 function checkDraft(draft: unknown): void {
   if (draft === undefined) return;
   const parsed = PlanDraftSchema.safeParse(draft);
-  if (parsed.success) return;
-  const issue = parsed.error.issues[0]!;
-  const path = ["draft", ...issue.path.map(String)].join(".");
-  throw inputError(path, `${path}: ${issue.message}`);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const path = ["draft", ...issue.path.map(String)].join(".");
+    throw inputError(path, `${path}: ${issue.message}`);
+  }
+  // Arguments are free-form JSON: held to the fact limits here, before the input is checkpointed.
+  parsed.data.steps.forEach((step, i) => {
+    for (const [where, args] of [
+      [`draft.steps.${i}.args`, step.args],
+      [`draft.steps.${i}.fallback.args`, step.fallback?.args],
+    ] as const) {
+      if (args === undefined) continue;
+      const json = factValue(args, where, "input");
+      if (!json.ok) throw inputError(where, json.problem);
+    }
+  });
 }
 
 function inputError(path: string, problem: string): PlanManagerError {

@@ -45,7 +45,16 @@ describe("a draft given in the input", () => {
 
   it("a malformed draft is invalid_input naming the field, and nothing is written", async () => {
     const { graph, saver } = graphWith();
-    for (const draft of [{ steps: [] }, { steps: [{ id: "__proto__", goal: "g", tool: "lookup" }] }, "steps", 42]) {
+    const huge = { steps: [{ id: "a", goal: "g", tool: "lookup", args: { blob: "x".repeat(70_000) } }] };
+    const bigint = { steps: [{ id: "a", goal: "g", tool: "lookup", args: { n: 1n } }] };
+    for (const draft of [
+      { steps: [] },
+      { steps: [{ id: "__proto__", goal: "g", tool: "lookup" }] },
+      "steps",
+      42,
+      huge,
+      bigint,
+    ]) {
       const error = await graph
         .invoke({ goal: "g", draft } as never, { configurable: { thread_id: "t3" } })
         .catch((e: unknown) => e);
