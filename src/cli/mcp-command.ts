@@ -101,14 +101,15 @@ export async function loadGraphs(
 /** Opens `--db`: an existing checkpoint store, or a new SQLite file. */
 async function openDb(db: string): Promise<Target> {
   if (/^postgres(ql)?:\/\//.test(db) || existsSync(db)) return openTarget(db);
+  const Database = (await loadPackage("a SQLite file", () => import("better-sqlite3"))).default;
   const { SqliteSaver } = await loadPackage("a SQLite file", () => import("@langchain/langgraph-checkpoint-sqlite"));
-  const saver = SqliteSaver.fromConnString(db);
-  return { label: db, saver, close: async () => (saver as unknown as { db: { close(): void } }).db.close() };
+  const handle = new Database(db);
+  return { label: db, saver: new SqliteSaver(handle), close: async () => void handle.close() };
 }
 
 /** Runs the server until its input ends (stdio) or the process is told to stop; returns the exit code. */
 export async function runMcp(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({
+  const { values: flags } = parseArgs({
     args: [...argv],
     options: {
       db: { type: "string" },
@@ -117,19 +118,20 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
       help: { type: "boolean", short: "h" },
     },
   });
-  if (values.help) {
+  if (flags.help) {
     io.out(MCP_USAGE);
     return 0;
   }
-  const address = values.http !== undefined ? httpAddress(values.http) : undefined;
+  const address = flags.http !== undefined ? httpAddress(flags.http) : undefined;
   const { PlanService } = await loadPackage(SDK_USER, async () => {
     await import("@modelcontextprotocol/sdk/server/mcp.js");
     return import("../mcp/index.js");
   });
-  const target = await openDb(values.db ?? "plans.sqlite");
+  const { db = "plans.sqlite" } = flags;
+  const target = await openDb(db);
   const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
   try {
-    const graphs = await loadGraphs(resolve(values.config ?? "langgraph.json"), target.saver, io);
+    const graphs = await loadGraphs(resolve(flags.config ?? "langgraph.json"), target.saver, io);
     const service = new PlanService({
       graphs,
       saver: target.saver,
