@@ -214,8 +214,7 @@ export async function pruneThreads(saver: BaseCheckpointSaver, options: PruneOpt
       if (await deleteUnlessHeld(saver, threadId, unchanged)) {
         await saverAdapter(saver).archive?.unmark(threadId);
         result.deleted.push(threadId);
-      } else
-        result.skipped.push({ threadId, reason: "changed", message: `thread "${threadId}" moved on meanwhile` });
+      } else result.skipped.push({ threadId, reason: "changed", message: `thread "${threadId}" moved on meanwhile` });
     } catch (error) {
       if (!isPlanManagerError(error) || error.code !== "thread_busy") throw error;
       result.skipped.push({ threadId, reason: "busy", message: error.message });

@@ -9,9 +9,7 @@ export function sqliteArchive(db: SqliteDb): ArchiveStore {
   let ready = false;
   const ensure = () => {
     if (ready) return;
-    db.exec(
-      `CREATE TABLE IF NOT EXISTS ${ARCHIVE_TABLE} (thread_id TEXT PRIMARY KEY, archived_at INTEGER NOT NULL)`,
-    );
+    db.exec(`CREATE TABLE IF NOT EXISTS ${ARCHIVE_TABLE} (thread_id TEXT PRIMARY KEY, archived_at INTEGER NOT NULL)`);
     ready = true;
   };
   return {
