@@ -136,7 +136,7 @@ const toCursor = (checkpointId: string) => `c1.${Buffer.from(checkpointId, "utf8
 function fromCursor(cursor: unknown): string | undefined {
   if (cursor === undefined) return undefined;
   const match = typeof cursor === "string" ? CURSOR.exec(cursor) : null;
-  if (!match) throw invalid("cursor", `cursor must be a nextCursor this function returned, got ${String(cursor)}`);
+  if (!match) throw invalid("cursor", `cursor must be the nextCursor of an earlier page, got ${String(cursor)}`);
   return Buffer.from(match[1]!, "base64url").toString("utf8");
 }
 

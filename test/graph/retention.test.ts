@@ -363,7 +363,7 @@ describe("retention options", () => {
         'unknown run status "done": choose from planning, awaiting_review, running, awaiting_human, completed, ' +
           "partial, failed, aborted, stopped",
       ],
-      ["invalid_options", "cursor", "cursor must be a nextCursor this function returned, got not-ours"],
+      ["invalid_options", "cursor", "cursor must be the nextCursor of an earlier page, got not-ours"],
       ["invalid_options", "limit", "limit must be a whole number ≥ 1, got 0"],
       ["invalid_options", "archived", 'archived must be "exclude", "only" or "include", got yes'],
       ["invalid_options", "threadId", 'threadId must be a non-empty string, got ""'],
