@@ -13,7 +13,7 @@ import { htmlReport } from "../views/report.js";
 import { userView } from "../views/user-view.js";
 import { MissingPackageError } from "./packages.js";
 import { CliError, openTarget, readerGraph, type Target } from "./target.js";
-import { RETENTION_COMMANDS } from "./retention-commands.js";
+import { RETENTION_COMMANDS, RETENTION_FLAGS } from "./retention-commands.js";
 import { agentSnapshot } from "./agent-thread.js";
 import { pendingQuestion, snapshotOf, type CliIo, type Context } from "./context.js";
 import { stopThread } from "./stop-command.js";
@@ -162,13 +162,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         answer: { type: "string" },
         reason: { type: "string" },
         timeout: { type: "string" },
-        limit: { type: "string" },
-        cursor: { type: "string" },
-        archived: { type: "boolean" },
-        all: { type: "boolean" },
-        "older-than": { type: "string" },
-        status: { type: "string" },
-        "dry-run": { type: "boolean" },
+        ...RETENTION_FLAGS,
         help: { type: "boolean", short: "h" },
       },
     });

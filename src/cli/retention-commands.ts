@@ -20,7 +20,18 @@ import type { CliIo, Context } from "./context.js";
 import { CliError, type Target } from "./target.js";
 import { threadLine } from "./thread-line.js";
 
-/** The flags these commands read (`parseArgs` values). */
+/** The flags these commands read, as `parseArgs` options. */
+export const RETENTION_FLAGS = {
+  limit: { type: "string" },
+  cursor: { type: "string" },
+  archived: { type: "boolean" },
+  all: { type: "boolean" },
+  "older-than": { type: "string" },
+  status: { type: "string" },
+  "dry-run": { type: "boolean" },
+} as const;
+
+/** Their values. */
 export interface RetentionFlags {
   limit?: string;
   cursor?: string;

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { emptyCheckpoint, type BaseCheckpointSaver } from "@langchain/langgraph";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
-import pg from "pg";
+import { Client } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/commands.js";
 import { saverAdapter, type ThreadClaim } from "../../src/storage/index.js";
@@ -60,7 +60,7 @@ const backends: Record<string, () => Promise<{ where: string; open(): Promise<Ba
   },
   PostgreSQL: async () => {
     const name = `cli_retention_${(n += 1)}`;
-    const admin = new pg.Client({ connectionString: pgServer.url });
+    const admin = new Client({ connectionString: pgServer.url });
     await admin.connect();
     await admin.query(`CREATE DATABASE ${name}`);
     await admin.end();

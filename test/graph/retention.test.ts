@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { emptyCheckpoint, MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
-import pg from "pg";
+import { Pool } from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { isPlanManagerError } from "../../src/errors.js";
 import { parseDuration } from "../../src/graph/duration.js";
@@ -22,12 +22,12 @@ import { startPostgres, type PgServer } from "../../test-reliability/helpers/pos
 import { harness, scriptedTool } from "../helpers/graph.js";
 
 let pgServer: PgServer;
-let pool: pg.Pool;
+let pool: Pool;
 const dir = mkdtempSync(join(tmpdir(), "retention-"));
 const closers: (() => Promise<void> | void)[] = [];
 beforeAll(async () => {
   pgServer = await startPostgres();
-  pool = new pg.Pool({ connectionString: pgServer.url, max: 2 });
+  pool = new Pool({ connectionString: pgServer.url, max: 2 });
 }, 120_000);
 afterAll(async () => {
   for (const close of closers) await close();
@@ -168,14 +168,12 @@ describe.each(Object.keys(backends))("thread retention on %s", (backend) => {
     const { saver, rows } = await backends[backend]!();
     for (const thread of HOSTILE) await seed(saver, thread, daysAgo(1), "completed");
     expect(await rows("a_c")).toEqual(backend === "SQLite" ? [2, 2, 0, 0] : [2, 2, 2, 0]);
-    if (backend === "SQLite") {
-      // A claim left by a process that died: deleting takes it over and removes it.
-      await ((await saverAdapter(saver).claimThread("a_c")) as ThreadClaim).release();
-      (saver as SqliteSaver).db
-        .prepare(`INSERT INTO ${CLAIMS_TABLE} VALUES (?, '', 'stale', ?, ?, ?)`)
-        .run("a_c", 2 ** 22 + 7, hostname(), Date.now() + 60_000);
-      expect((await rows("a_c"))[3]).toBe(1);
-    }
+    // A claim left by a process that died (SQLite keeps claims as rows): deleting takes it over and removes it.
+    await ((await saverAdapter(saver).claimThread("a_c")) as ThreadClaim).release();
+    (saver as Partial<SqliteSaver>).db
+      ?.prepare(`INSERT INTO ${CLAIMS_TABLE} VALUES (?, '', 'stale', ?, ?, ?)`)
+      .run("a_c", 2 ** 22 + 7, hostname(), Date.now() + 60_000);
+    expect((await rows("a_c"))[3]).toBe(backend === "SQLite" ? 1 : 0);
     await archiveThread(saver, "a%", { now: NOW });
     await archiveThread(saver, "__proto__", { now: NOW });
     expect(await ids(saver, { archived: "only" })).toEqual(["__proto__", "a%"]);
