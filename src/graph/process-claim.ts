@@ -79,7 +79,7 @@ export async function deleteThread(
   const run = acquireThread({ checkpointer: originalSaver(checkpointer), threadId, namespace: "" });
   try {
     const result = await saverAdapter(checkpointer).deleteThread(threadId, onlyIf);
-    if ("heldBy" in result) throw busy(threadId, result.heldBy);
+    if (!result.deleted && result.heldBy !== undefined) throw busy(threadId, result.heldBy);
     return result.deleted;
   } finally {
     run.end();

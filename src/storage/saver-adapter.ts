@@ -38,7 +38,7 @@ export type DeleteThreadResult =
   | { deleted: true }
   | { deleted: false; heldBy: string }
   /** The caller's `onlyIf` said no, with the thread held: nothing was deleted. */
-  | { deleted: false; declined: true };
+  | { deleted: false; declined: true; heldBy?: undefined };
 
 /** The saver methods a backend answers itself, over its tables: one-query history, batched writes. */
 export type DirectMethods = Partial<Pick<BaseCheckpointSaver, "getDeltaChannelHistory" | "put" | "putWrites">>;
