@@ -34,6 +34,8 @@ const pkg = JSON.parse(readFileSync("package.json", "utf8"));
 const optional = ["langchain", "deepagents"];
 // A SQLite user loads the root (requestStop and resumeStopped included) without the PostgreSQL packages.
 const postgres = ["pg", "pg-boss", "@langchain/langgraph-checkpoint-postgres"];
+// The MCP SDK is an optional peer too: only `langgraph-replan/mcp` (and the CLI's `mcp` command) load it.
+const mcp = ["@modelcontextprotocol/sdk"];
 for (const [subpath, target] of Object.entries(pkg.exports)) {
   if (typeof target !== "object" || subpath === "./agent") continue;
   const seen = new Set();
@@ -46,15 +48,17 @@ for (const [subpath, target] of Object.entries(pkg.exports)) {
       if (spec.startsWith(".")) queue.push(join(dirname(file), spec));
       else if (optional.some((name) => spec === name || spec.startsWith(`${name}/`)))
         throw new Error(`${subpath} reaches ${spec} through ${file}: only langgraph-replan/agent may import it`);
+      else if (subpath !== "./mcp" && mcp.some((name) => spec === name || spec.startsWith(`${name}/`)))
+        throw new Error(`${subpath} reaches ${spec} through ${file}: only langgraph-replan/mcp may import it`);
       else if (subpath !== "./worker" && postgres.some((name) => spec === name || spec.startsWith(`${name}/`)))
         throw new Error(`${subpath} reaches ${spec} through ${file}: only langgraph-replan/worker may import it`);
     }
   }
 }
-for (const subpath of ["./agent", "./testing"])
+for (const subpath of ["./agent", "./testing", "./mcp"])
   if (!existsSync(pkg.exports[subpath].import))
     throw new Error(`langgraph-replan${subpath.slice(1)} is missing from dist`);
 console.log(
   "optional peers: langchain and deepagents are reached only from langgraph-replan/agent, " +
-    "the PostgreSQL packages only from langgraph-replan/worker",
+    "the PostgreSQL packages only from langgraph-replan/worker, the MCP SDK only from langgraph-replan/mcp",
 );

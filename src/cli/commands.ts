@@ -18,6 +18,7 @@ import { agentSnapshot } from "./agent-thread.js";
 import { pendingQuestion, snapshotOf, type CliIo, type Context } from "./context.js";
 import { stopThread } from "./stop-command.js";
 import { queueResume } from "./resume-command.js";
+import { runMcp } from "./mcp-command.js";
 
 export type { CliIo } from "./context.js";
 
@@ -36,6 +37,7 @@ export const USAGE = [
   "  delete   <checkpoints> THREAD                   delete its checkpoints, writes and claims (refused while it runs)",
   "  prune    <checkpoints> --older-than DURATION [--status S1,S2] [--dry-run]",
   "                                                  delete threads last written before it (30d, 12h, 90m)",
+  "  mcp      [--db FILE|URL] [--config langgraph.json] [--http [HOST:]PORT]   serve plans to agents over MCP",
 ].join("\n");
 
 /** `wait`'s exit codes by status; anything else is still moving. */
@@ -150,6 +152,7 @@ const COMMANDS: Record<string, (ctx: Context) => Promise<number>> = {
 };
 
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  if (argv[0] === "mcp") return mcp(argv.slice(1), io);
   let parsed;
   try {
     parsed = parseArgs({
@@ -204,5 +207,22 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     throw error;
   } finally {
     await target?.close();
+  }
+}
+
+/** `mcp` has flags of its own and no positional checkpoints; its errors end the same way. */
+async function mcp(argv: readonly string[], io: CliIo): Promise<number> {
+  try {
+    return await runMcp(argv, io);
+  } catch (error) {
+    if (error instanceof CliError || isPlanManagerError(error)) {
+      io.err(`langgraph-replan: ${error.message}`);
+      return error instanceof MissingPackageError ? error.exitCode : 1;
+    }
+    if ((error as { code?: unknown }).code?.toString().startsWith("ERR_PARSE_ARGS")) {
+      io.err(`langgraph-replan mcp: ${(error as Error).message}`);
+      return 1;
+    }
+    throw error;
   }
 }

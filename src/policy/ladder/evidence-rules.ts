@@ -37,6 +37,26 @@ const ABORT_ERROR_NAMES: ReadonlySet<string> = new Set(["TimeoutError", "AbortEr
 const PARSE_ERROR_NAMES: ReadonlySet<string> = new Set(["OutputParserException", "SyntaxError"]);
 
 const status = (d: Deviation) => d.error?.status;
+
+/**
+ * The JSON-RPC code of an MCP call's error, as `@langchain/mcp-adapters` throws it (a
+ * ToolException "Error calling tool NAME: McpError: MCP error CODE: …"), or undefined.
+ */
+function mcpCode(d: Deviation): number | undefined {
+  if (d.kind !== "error" || d.error?.name !== "ToolException") return undefined;
+  const code = /^Error calling tool [^:]*: McpError: MCP error (-\d+):/.exec(d.error.message)?.[1];
+  return code === undefined ? undefined : Number(code);
+}
+
+/** The text of an MCP tool's error result (`isError: true`), as the adapter throws it, or undefined. */
+function mcpToolError(d: Deviation): string | undefined {
+  if (d.kind !== "error" || d.error?.name !== "ToolException") return undefined;
+  return /^MCP tool '[^']*' on server '[^']*' returned an error: ([\s\S]*)$/.exec(d.error.message)?.[1];
+}
+
+/** What an error result says when the outside world failed rather than the call. */
+const PASSING_TROUBLE =
+  /\b(fetch failed|timed? ?out|timeout|ECONNRESET|ECONNREFUSED|ETIMEDOUT|EAI_AGAIN|rate.?limit|too many requests|429|50[0-9]|unavailable|try again)\b/i;
 const isError = (d: Deviation) => d.kind === "error";
 
 export const EVIDENCE_RULES: readonly EvidenceRule[] = [
@@ -107,6 +127,43 @@ export const EVIDENCE_RULES: readonly EvidenceRule[] = [
     failureClass: "transient",
     description: "the call was aborted or timed out (DOMException TimeoutError or AbortError)",
     matches: (d) => isError(d) && d.error !== undefined && ABORT_ERROR_NAMES.has(d.error.name),
+  },
+  {
+    id: "transient.mcp-timeout",
+    failureClass: "transient",
+    description: "an MCP request timed out (JSON-RPC -32001)",
+    matches: (d) => mcpCode(d) === -32001,
+  },
+  {
+    id: "transient.mcp-connection",
+    failureClass: "transient",
+    description: "the MCP server's connection closed (JSON-RPC -32000)",
+    matches: (d) => mcpCode(d) === -32000,
+  },
+  {
+    id: "transient.mcp-internal",
+    failureClass: "transient",
+    description: "the MCP server failed inside (JSON-RPC -32603)",
+    matches: (d) => mcpCode(d) === -32603,
+  },
+  {
+    id: "deterministic.mcp-invalid",
+    failureClass: "deterministic",
+    description: "the MCP server refused the call: invalid params, request or method (JSON-RPC -32602, -32600, -32601)",
+    matches: (d) => [-32602, -32600, -32601].includes(mcpCode(d) ?? 0),
+  },
+  {
+    id: "transient.mcp-tool-error",
+    failureClass: "transient",
+    description:
+      "an MCP tool's error result says the outside world failed (fetch failed, timeout, 429, 5xx, unavailable)",
+    matches: (d) => PASSING_TROUBLE.test(mcpToolError(d) ?? ""),
+  },
+  {
+    id: "deterministic.mcp-tool-error",
+    failureClass: "deterministic",
+    description: "any other MCP tool error result (isError: true)",
+    matches: (d) => mcpToolError(d) !== undefined,
   },
   {
     id: "deterministic.invalid-arguments",

@@ -1,0 +1,9 @@
+/**
+ * `langgraph-replan/mcp`: the plan manager as a planning service for agents, over the Model
+ * Context Protocol (`@modelcontextprotocol/sdk`, an optional peer). `langgraph-replan mcp` serves
+ * it from the command line; `createPlanService` + `createMcpServer` embed it.
+ */
+export { PlanService, MAX_WAIT_S } from "./service.js";
+export type { PlanServiceOptions, ServedGraph, CreateInput, Created, ListInput, Listed } from "./service.js";
+export type { PlanStatus } from "./status.js";
+export { createMcpServer } from "./server.js";

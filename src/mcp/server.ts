@@ -1,0 +1,194 @@
+/**
+ * The plan service's tools on an MCP server (`@modelcontextprotocol/sdk`, an optional peer loaded
+ * only by `langgraph-replan mcp` and this subpath). Every tool declares its input and output
+ * schemas and answers with `structuredContent`; an error is a tool result with `isError: true`
+ * whose content names the `PlanManagerError` code, and nothing is written.
+ */
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import { isPlanManagerError } from "../errors.js";
+import { MAX_WAIT_S, type PlanService } from "./service.js";
+
+const planId = z.string().min(1).max(200).describe("The plan's id, from plan_create or plan_list.");
+
+const StatusShape = z.looseObject({
+  plan_id: z.string(),
+  graph: z.string(),
+  goal: z.string(),
+  status: z.string(),
+  plan_version: z.number().nullable(),
+  steps: z.array(
+    z.object({
+      id: z.string(),
+      goal: z.string(),
+      status: z.string(),
+      attempts: z.number(),
+      facts: z.record(z.string(), z.string()),
+    }),
+  ),
+  progress: z.object({ done: z.number(), total: z.number() }),
+  timing: z.object({ started_at: z.string().nullable(), last_progress_at: z.string().nullable() }),
+  usage: z.object({ cost: z.number(), replan_cost: z.number(), input_tokens: z.number(), output_tokens: z.number() }),
+});
+
+const Started = z.object({ plan_id: z.string(), status: z.string() });
+
+type Result = {
+  content: { type: "text"; text: string }[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+};
+
+/** Runs a tool's body: its value as structured content, or its error as an `isError` result. */
+async function answer(body: () => Promise<object>): Promise<Result> {
+  try {
+    const value = (await body()) as Record<string, unknown>;
+    return { content: [{ type: "text", text: JSON.stringify(value) }], structuredContent: value };
+  } catch (error) {
+    const payload = isPlanManagerError(error)
+      ? { error: error.code, message: error.message, ...(error.path ? { path: error.path } : {}) }
+      : { error: "internal", message: error instanceof Error ? error.message : String(error) };
+    return { content: [{ type: "text", text: JSON.stringify(payload) }], isError: true };
+  }
+}
+
+export function createMcpServer(service: PlanService): McpServer {
+  const server = new McpServer(
+    { name: service.server.name, version: service.server.version },
+    {
+      instructions:
+        "Governed plans: plan_create starts one in the background; plan_wait blocks until it ends or needs an " +
+        "answer; plan_status reads it; plan_answer answers its question; plan_stop / plan_resume pause and carry on.",
+    },
+  );
+
+  registerRunTools(server, service);
+  registerReadTools(server, service);
+  registerRetentionTools(server, service);
+  return server;
+}
+
+/** Tools that start or change a run: create, answer, stop, resume. */
+function registerRunTools(server: McpServer, service: PlanService): void {
+  server.registerTool(
+    "plan_create",
+    {
+      description:
+        "Start a plan for a goal in the background. The same idempotency_key (or the same goal, context and graph " +
+        "within 10 minutes) returns the plan already made.",
+      inputSchema: {
+        goal: z.string().describe("What the plan must achieve."),
+        context: z.record(z.string(), z.unknown()).optional().describe("Input facts, by key."),
+        graph: z
+          .string()
+          .optional()
+          .describe(`One of: ${service.server.graphs.join(", ")} (default: the first).`),
+        parent_plan_id: z.string().optional().describe("The plan this one iterates on."),
+        idempotency_key: z.string().min(1).max(200).optional(),
+      },
+      outputSchema: {
+        plan_id: z.string(),
+        status: z.string(),
+        created: z.boolean(),
+        server: z.object({ name: z.string(), version: z.string(), graphs: z.array(z.string()) }),
+      },
+    },
+    (input) => answer(() => service.create(input)),
+  );
+
+  server.registerTool(
+    "plan_answer",
+    {
+      description:
+        "Answer the plan's pending question (its `question.options` say which actions are offered), checked " +
+        "before anything is written; the plan carries on in the background.",
+      inputSchema: { plan_id: planId, answer: z.record(z.string(), z.unknown()).describe("{ action, … }") },
+      outputSchema: Started.shape,
+    },
+    ({ plan_id, answer: value }) => answer(() => service.answer(plan_id, value)),
+  );
+
+  server.registerTool(
+    "plan_stop",
+    {
+      description: "Stop the plan at its next step boundary; plan_resume carries it on.",
+      inputSchema: { plan_id: planId, reason: z.string().max(2000).optional() },
+      outputSchema: StatusShape,
+    },
+    ({ plan_id, reason }) => answer(() => service.stop(plan_id, reason)),
+  );
+
+  server.registerTool(
+    "plan_resume",
+    {
+      description: "Carry on a stopped plan, or one whose run was cut off (a restart, a crash).",
+      inputSchema: { plan_id: planId },
+      outputSchema: Started.shape,
+    },
+    ({ plan_id }) => answer(() => service.resume(plan_id)),
+  );
+}
+
+/** Tools that read plans: status, wait, list, report. */
+function registerReadTools(server: McpServer, service: PlanService): void {
+  server.registerTool(
+    "plan_status",
+    {
+      description:
+        "A plan's status from its latest checkpoint: steps, trust labels, progress, timing, question, error, usage.",
+      inputSchema: { plan_id: planId },
+      outputSchema: StatusShape,
+    },
+    ({ plan_id }) => answer(() => service.status(plan_id)),
+  );
+
+  server.registerTool(
+    "plan_wait",
+    {
+      description: `Block until the plan ends or needs an answer, at most timeout_s seconds (≤ ${MAX_WAIT_S}); returns its status.`,
+      inputSchema: { plan_id: planId, timeout_s: z.number().min(0).max(MAX_WAIT_S).optional() },
+      outputSchema: StatusShape.extend({ timed_out: z.boolean() }),
+    },
+    ({ plan_id, timeout_s }) => answer(() => service.wait(plan_id, timeout_s)),
+  );
+
+  server.registerTool(
+    "plan_list",
+    {
+      description: "Plans, newest first, a page at a time (pass next_cursor back as cursor).",
+      inputSchema: {
+        status: z.array(z.string()).optional(),
+        cursor: z.string().optional(),
+        limit: z.number().int().min(1).max(200).optional(),
+      },
+      outputSchema: {
+        plans: z.array(z.looseObject({ plan_id: z.string(), graph: z.string(), goal: z.string(), status: z.string() })),
+        next_cursor: z.string().optional(),
+      },
+    },
+    (input) => answer(() => service.list(input)),
+  );
+
+  server.registerTool(
+    "plan_report",
+    {
+      description: "The plan's report: status, metrics and step lines, as JSON or Markdown.",
+      inputSchema: { plan_id: planId, format: z.enum(["json", "markdown"]).optional() },
+      outputSchema: { format: z.string(), report: z.unknown() },
+    },
+    ({ plan_id, format }) => answer(() => service.report(plan_id, format)),
+  );
+}
+
+/** Tools that remove plans. */
+function registerRetentionTools(server: McpServer, service: PlanService): void {
+  server.registerTool(
+    "plan_delete",
+    {
+      description: "Delete the plan's checkpoints; a plan being run refuses (thread_busy).",
+      inputSchema: { plan_id: planId },
+      outputSchema: { plan_id: z.string(), deleted: z.boolean() },
+    },
+    ({ plan_id }) => answer(() => service.delete(plan_id)),
+  );
+}

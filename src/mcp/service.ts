@@ -1,0 +1,418 @@
+/**
+ * The plan manager as a service for agents (docs/decisions/0036-planning-service-over-mcp.md): a
+ * plan is a thread of one of the served graphs, run in the background by this process; every
+ * answer is read from the thread's latest checkpoint, so a restarted service finds each plan where
+ * it was. Transport-free: src/mcp/server.ts puts these methods behind MCP tools.
+ */
+import { createHash, randomUUID } from "node:crypto";
+import type { LangGraphRunnableConfig, StateSnapshot } from "@langchain/langgraph";
+import { PlanManagerError, isPlanManagerError } from "../errors.js";
+import { checkInput } from "../graph/boundary.js";
+import { answerProblemFor, resumeRun } from "../graph/resume.js";
+import type { InterruptPayload, ResumeValue } from "../plan/schema/interrupts.js";
+import { ResumeValueSchema } from "../plan/schema/interrupts.js";
+import { RUN_CONTROL, isRunPaused, type RunControl, type RunRequest } from "../runtime/run-control.js";
+import { saverAdapter } from "../storage/index.js";
+import type { SaverAdapter } from "../storage/saver-adapter.js";
+import { planMetrics } from "../views/metrics.js";
+import { userView } from "../views/user-view.js";
+import { requestStop, resumeStopped, type StoppableGraph } from "../worker/stop.js";
+import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import { planStatus, type PlanStatus, type StatusValues } from "./status.js";
+
+/** What the service needs of a served graph: a compiled plan manager with a checkpointer. */
+export interface ServedGraph extends StoppableGraph {
+  invoke(input: unknown, config: LangGraphRunnableConfig): Promise<unknown>;
+}
+
+export interface PlanServiceOptions {
+  /** The graphs a plan may run on, by name (a `langgraph.json`'s `graphs`); the first is the default. */
+  graphs: Readonly<Record<string, ServedGraph>>;
+  /** The checkpointer every served graph was compiled with: listing and deleting threads go through it. */
+  saver: BaseCheckpointSaver;
+  /** Epoch ms; tests pass a clock. */
+  now?: () => number;
+  /** Who answers, for `plan_create`'s `server`. */
+  server?: { name: string; version: string };
+  /** How long the same goal, context and graph returns the plan already made (default 10 minutes). */
+  dedupeWindowMs?: number;
+}
+
+export interface CreateInput {
+  goal: string;
+  context?: Record<string, unknown>;
+  graph?: string;
+  parent_plan_id?: string;
+  idempotency_key?: string;
+}
+
+export interface Created {
+  plan_id: string;
+  status: string;
+  /** False when an earlier `plan_create` with the same key (or goal, context and graph) made it. */
+  created: boolean;
+  server: { name: string; version: string; graphs: string[] };
+}
+
+export interface ListInput {
+  status?: string[];
+  cursor?: string;
+  limit?: number;
+}
+
+export interface Listed {
+  plans: { plan_id: string; graph: string; goal: string; status: string; updated_at?: string }[];
+  next_cursor?: string;
+}
+
+/** Ends a plan id with its graph's name, so a restarted service knows which graph a thread runs on. */
+const SEPARATOR = "--";
+const FINISHED = new Set(["completed", "partial", "failed", "aborted"]);
+export const MAX_WAIT_S = 300;
+
+const digest = (...parts: string[]) => createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 24);
+
+export class PlanService {
+  private readonly graphs: Readonly<Record<string, ServedGraph>>;
+  private readonly adapter: SaverAdapter;
+  private readonly now: () => number;
+  private readonly dedupeWindowMs: number;
+  readonly server: Created["server"];
+  /** Runs this process is driving, by plan id: the promise settles when the run returns or pauses. */
+  private readonly runs = new Map<string, { done: Promise<void>; controller: AbortController; control: Control }>();
+  /** Recent plans by goal, context and graph, for the dedupe window. */
+  private readonly recent = new Map<string, { planId: string; at: number }>();
+  /** Iteration links (`parent_plan_id`), by plan id. */
+  private readonly parents = new Map<string, string>();
+  /** What a background run threw, by plan id, until the plan runs again. */
+  private readonly failures = new Map<string, { code?: string; message: string }>();
+
+  constructor(options: PlanServiceOptions) {
+    const names = Object.keys(options.graphs);
+    if (names.length === 0) throw new PlanManagerError("invalid_options", "the plan service needs at least one graph");
+    for (const name of names)
+      if (name.includes(SEPARATOR) || !/^[A-Za-z0-9_.-]+$/.test(name))
+        throw new PlanManagerError(
+          "invalid_options",
+          `graph name "${name}" must use letters, digits, "_", "." or "-" and not contain "${SEPARATOR}"`,
+          { path: `graphs.${name}` },
+        );
+    this.graphs = options.graphs;
+    this.adapter = saverAdapter(options.saver);
+    this.now = options.now ?? Date.now;
+    this.dedupeWindowMs = options.dedupeWindowMs ?? 600_000;
+    this.server = { ...(options.server ?? { name: "langgraph-replan", version: "0" }), graphs: names };
+  }
+
+  async create(input: CreateInput): Promise<Created> {
+    const graphName = input.graph ?? Object.keys(this.graphs)[0]!;
+    this.graphOf(graphName);
+    const context = input.context ?? {};
+    // A key names the plan for good (the id is derived from it, so a restarted service finds it);
+    // the same goal and context within the window return the plan just made.
+    const planId =
+      input.idempotency_key !== undefined
+        ? `${digest("key", graphName, input.idempotency_key)}${SEPARATOR}${graphName}`
+        : this.recentPlan(graphName, input.goal, context);
+    if (planId !== undefined) {
+      const existing = await this.snapshot(planId);
+      if ((existing.values as StatusValues | undefined)?.status !== undefined || this.runs.has(planId))
+        return {
+          plan_id: planId,
+          status: statusOf(existing, this.runs.has(planId)),
+          created: false,
+          server: this.server,
+        };
+    }
+    if (input.parent_plan_id !== undefined) await this.existing(input.parent_plan_id);
+    checkInput({ goal: input.goal, ...(input.context ? { context: input.context } : {}) });
+    const id = planId ?? `${randomUUID().replaceAll("-", "")}${SEPARATOR}${graphName}`;
+    this.recent.set(digest(graphName, input.goal, JSON.stringify(context)), { planId: id, at: this.now() });
+    if (input.parent_plan_id !== undefined) this.parents.set(id, input.parent_plan_id);
+    // Checked before anything is written: a bad goal or context is an error of this call, not of a background run.
+    const runInput = checkInput({ goal: input.goal, ...(input.context ? { context: input.context } : {}) });
+    this.start(id, (graph, config) => graph.invoke(runInput, config));
+    return { plan_id: id, status: "running", created: true, server: this.server };
+  }
+
+  async status(planId: string): Promise<PlanStatus> {
+    const snapshot = await this.existing(planId);
+    const parent = this.parents.get(planId);
+    const thrown = this.failures.get(planId);
+    return planStatus(planId, this.graphNameOf(planId), snapshot, {
+      running: this.runs.has(planId),
+      ...(parent ? { parentPlanId: parent } : {}),
+      ...(thrown ? { thrown } : {}),
+    });
+  }
+
+  /** Waits until the plan's run ends or needs an answer (woken by the run, not by polling), at most `timeoutS`. */
+  async wait(planId: string, timeoutS = 60): Promise<PlanStatus & { timed_out: boolean }> {
+    if (!Number.isFinite(timeoutS) || timeoutS < 0 || timeoutS > MAX_WAIT_S)
+      throw new PlanManagerError(
+        "invalid_input",
+        `timeout_s must be a number from 0 to ${MAX_WAIT_S}, got ${timeoutS}`,
+        {
+          path: "timeout_s",
+        },
+      );
+    await this.existing(planId);
+    const run = this.runs.get(planId);
+    let timedOut = false;
+    if (run) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          timedOut = true;
+          resolve();
+        }, timeoutS * 1000);
+      });
+      await Promise.race([run.done, timeout]);
+      clearTimeout(timer);
+    }
+    return { ...(await this.status(planId)), timed_out: timedOut };
+  }
+
+  /** Answers the pending question, checked like `resumeRun` before anything is written; the run carries on in the background. */
+  async answer(planId: string, answer: unknown): Promise<{ plan_id: string; status: string }> {
+    const snapshot = await this.existing(planId);
+    this.notRunning(planId);
+    const pending = pendingOf(snapshot);
+    if (!pending)
+      throw new PlanManagerError(
+        "invalid_resume",
+        `plan "${planId}" has no pending question (status: ${statusOf(snapshot, false)})`,
+      );
+    const parsed = ResumeValueSchema.safeParse(answer);
+    if (!parsed.success)
+      throw new PlanManagerError(
+        "invalid_resume",
+        `plan "${planId}": not an answer (${parsed.error.issues[0]?.message ?? "malformed"}); expected { action, … }`,
+        { path: "answer" },
+      );
+    const problem = answerProblemFor(parsed.data, pending, (snapshot.values ?? {}) as never);
+    if (problem)
+      throw new PlanManagerError("invalid_resume", `plan "${planId}", ${pending.kind}: ${problem}`, { path: "answer" });
+    const value: ResumeValue = parsed.data;
+    this.start(planId, (graph, config) => resumeRun(graph, config, value));
+    return { plan_id: planId, status: "running" };
+  }
+
+  /**
+   * Stops the plan at its next step boundary with no call in flight (resumable with `resume`): a
+   * run this process drives takes the stop itself, as a worker's does; a paused one is stopped in
+   * its checkpoint.
+   */
+  async stop(planId: string, reason?: string): Promise<PlanStatus> {
+    await this.existing(planId);
+    const stop = { requestedAt: new Date(this.now()).toISOString(), ...(reason ? { reason } : {}) };
+    const run = this.runs.get(planId);
+    if (run) {
+      run.control.request = { kind: "stop", stop };
+      await run.done;
+    }
+    const snapshot = await this.snapshot(planId);
+    const status = (snapshot.values as StatusValues).status;
+    if (status !== "stopped" && !FINISHED.has(status ?? ""))
+      await requestStop(this.graphOf(this.graphNameOf(planId)), this.configOf(planId), {
+        ...(reason ? { reason } : {}),
+        now: this.now,
+      });
+    return this.status(planId);
+  }
+
+  /** Carries a stopped plan on, or one whose run this process no longer drives (a restart, a crash). */
+  async resume(planId: string): Promise<{ plan_id: string; status: string }> {
+    const snapshot = await this.existing(planId);
+    this.notRunning(planId);
+    const status = (snapshot.values as StatusValues).status;
+    if (FINISHED.has(status ?? ""))
+      throw new PlanManagerError(
+        "thread_finished",
+        `plan "${planId}" has finished (status: ${status}): there is nothing to resume`,
+      );
+    if (pendingOf(snapshot) && status !== "stopped")
+      throw new PlanManagerError("invalid_resume", `plan "${planId}" waits for an answer: use plan_answer`);
+    this.start(planId, (graph, config) =>
+      status === "stopped" ? resumeStopped(graph, config) : graph.invoke(null, config),
+    );
+    return { plan_id: planId, status: "running" };
+  }
+
+  /** Plans newest first, a page at a time; `status` keeps only those. */
+  async list(input: ListInput = {}): Promise<Listed> {
+    const limit = input.limit ?? 20;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 200)
+      throw new PlanManagerError("invalid_input", `limit must be an integer from 1 to 200, got ${limit}`, {
+        path: "limit",
+      });
+    const wanted = input.status && input.status.length > 0 ? new Set(input.status) : undefined;
+    const plans: Listed["plans"] = [];
+    let before = input.cursor;
+    for (;;) {
+      const page = await this.adapter.listThreads({ limit, ...(before ? { before } : {}) });
+      for (const thread of page) {
+        before = thread.checkpointId;
+        const graphName = this.servedGraphOf(thread.threadId);
+        if (!graphName) continue;
+        const snapshot = await this.snapshot(thread.threadId);
+        const values = (snapshot.values ?? {}) as StatusValues;
+        const status = statusOf(snapshot, this.runs.has(thread.threadId));
+        if (wanted && !wanted.has(status)) continue;
+        plans.push({
+          plan_id: thread.threadId,
+          graph: graphName,
+          goal: values.goal ?? "",
+          status,
+          ...(snapshot.createdAt ? { updated_at: snapshot.createdAt } : {}),
+        });
+        if (plans.length === limit) return { plans, next_cursor: thread.checkpointId };
+      }
+      if (page.length < limit) return { plans };
+    }
+  }
+
+  /** The plan's report: its metrics and lines as JSON, or the same as Markdown. */
+  async report(planId: string, format: "json" | "markdown" = "json"): Promise<{ format: string; report: unknown }> {
+    const status = await this.status(planId);
+    const snapshot = await this.snapshot(planId);
+    const values = snapshot.values as Parameters<typeof planMetrics>[0] & Parameters<typeof userView>[0];
+    const metrics = planMetrics({ ...values, usage: values.usage ?? [] });
+    const lines = userView(values);
+    if (format === "json") return { format, report: { status, metrics, lines } };
+    const md = [
+      `# ${status.goal}`,
+      "",
+      `Status: **${status.status}**${status.outcome?.summary ? ` — ${status.outcome.summary}` : ""}`,
+      "",
+      "## Steps",
+      "",
+      ...lines.map((line) => `- ${line}`),
+      "",
+      "## Metrics",
+      "",
+      ...Object.entries(metrics).map(([k, v]) => `- ${k}: ${JSON.stringify(v)}`),
+    ].join("\n");
+    return { format, report: md };
+  }
+
+  /** Deletes the plan's checkpoints; a plan whose run is going on refuses with `thread_busy`. */
+  async delete(planId: string): Promise<{ plan_id: string; deleted: true }> {
+    await this.existing(planId);
+    this.notRunning(planId);
+    const result = await this.adapter.deleteThread(planId);
+    if (!result.deleted)
+      throw new PlanManagerError("thread_busy", `plan "${planId}" is being run (${result.heldBy}): stop it first`);
+    this.parents.delete(planId);
+    return { plan_id: planId, deleted: true };
+  }
+
+  /** Ends the runs this process drives where they stand (a shutdown); their threads carry on with `resume`. */
+  async close(): Promise<void> {
+    for (const run of this.runs.values()) run.control.request = { kind: "pause" };
+    await this.settled();
+  }
+
+  /** Lets the runs this process drives reach their next checkpoint (for a clean shutdown and tests). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.runs.values()].map((r) => r.done));
+  }
+
+  /**
+   * Runs `run` in the background. What it throws (a planner that fails before the first plan, a
+   * saver that cannot write) is kept for `status`: the checkpoint cannot say it.
+   */
+  private start(planId: string, run: (graph: ServedGraph, config: LangGraphRunnableConfig) => Promise<unknown>): void {
+    const controller = new AbortController();
+    const control: Control = { wanted: () => control.request };
+    const graph = this.graphOf(this.graphNameOf(planId));
+    this.failures.delete(planId);
+    const config = { configurable: { thread_id: planId, [RUN_CONTROL]: control }, signal: controller.signal };
+    const done = run(graph, config).then(
+      () => undefined,
+      (error: unknown) => {
+        // A shutdown through the signal ends the run where it is; that is not a failure.
+        if (!controller.signal.aborted && !isRunPaused(error)) this.failures.set(planId, errorText(error));
+      },
+    );
+    const tracked = done.finally(() => this.runs.delete(planId));
+    this.runs.set(planId, { done: tracked, controller, control });
+  }
+
+  private recentPlan(graphName: string, goal: string, context: Record<string, unknown>): string | undefined {
+    const key = digest(graphName, goal, JSON.stringify(context));
+    const seen = this.recent.get(key);
+    return seen && this.now() - seen.at <= this.dedupeWindowMs ? seen.planId : undefined;
+  }
+
+  private notRunning(planId: string): void {
+    if (this.runs.has(planId))
+      throw new PlanManagerError(
+        "thread_busy",
+        `plan "${planId}" is running: wait for it (plan_wait) or stop it (plan_stop)`,
+      );
+  }
+
+  private graphNameOf(planId: string): string {
+    const name = this.servedGraphOf(planId);
+    if (!name)
+      throw new PlanManagerError("invalid_input", `no plan "${planId}" (plan ids come from plan_create or plan_list)`, {
+        path: "plan_id",
+      });
+    return name;
+  }
+
+  private servedGraphOf(planId: string): string | undefined {
+    const at = planId.lastIndexOf(SEPARATOR);
+    const name = at < 0 ? undefined : planId.slice(at + SEPARATOR.length);
+    return name !== undefined && Object.hasOwn(this.graphs, name) ? name : undefined;
+  }
+
+  private graphOf(name: string): ServedGraph {
+    if (!Object.hasOwn(this.graphs, name))
+      throw new PlanManagerError(
+        "invalid_input",
+        `no graph "${name}" (served: ${Object.keys(this.graphs).join(", ")})`,
+        { path: "graph" },
+      );
+    return this.graphs[name]!;
+  }
+
+  private configOf(planId: string): LangGraphRunnableConfig {
+    return { configurable: { thread_id: planId } };
+  }
+
+  private snapshot(planId: string): Promise<StateSnapshot> {
+    return this.graphOf(this.graphNameOf(planId)).getState(this.configOf(planId));
+  }
+
+  /** The plan's snapshot, or `invalid_input` naming the id when there is no such plan. */
+  private async existing(planId: string): Promise<StateSnapshot> {
+    const snapshot = await this.snapshot(planId);
+    if ((snapshot.values as StatusValues | undefined)?.status === undefined && !this.runs.has(planId))
+      throw new PlanManagerError("invalid_input", `no plan "${planId}" (plan ids come from plan_create or plan_list)`, {
+        path: "plan_id",
+      });
+    return snapshot;
+  }
+}
+
+/** The say this service has over a run it drives (runtime/run-control.ts): an operator's stop. */
+interface Control extends RunControl {
+  request?: RunRequest;
+}
+
+function errorText(error: unknown): { code?: string; message: string } {
+  if (isPlanManagerError(error)) return { code: error.code, message: error.message };
+  return { message: error instanceof Error ? error.message : String(error) };
+}
+
+export function pendingOf(snapshot: StateSnapshot): InterruptPayload | undefined {
+  return snapshot.tasks.flatMap((t) => t.interrupts ?? [])[0]?.value as InterruptPayload | undefined;
+}
+
+/** The status a caller sees: "running" while this process drives the run, else the checkpoint's. */
+export function statusOf(snapshot: StateSnapshot, running: boolean): string {
+  const status = (snapshot.values as StatusValues | undefined)?.status ?? "planning";
+  return running && !FINISHED.has(status) ? "running" : status;
+}

@@ -1,0 +1,126 @@
+/**
+ * A plan's status as an agent reads it, from one checkpoint (never the history): each step with
+ * its status and the trust labels of the facts it produced, progress, timing, the question
+ * waiting for an answer, why it failed and whether that can be recovered, and usage.
+ */
+import type { StateSnapshot } from "@langchain/langgraph";
+import type { InterruptPayload } from "../plan/schema/interrupts.js";
+import type { Outcome } from "../plan/schema/outcome.js";
+import type { Plan } from "../plan/schema/plan.js";
+import type { Budget, Fact, StepRun } from "../plan/schema/run.js";
+
+export interface StatusValues {
+  goal?: string;
+  status?: string;
+  plan?: Plan;
+  steps?: Record<string, StepRun>;
+  facts?: Record<string, Fact>;
+  outcome?: Outcome;
+  budget?: Budget;
+  usage?: { cost?: number; inputTokens?: number; outputTokens?: number }[];
+}
+
+export interface PlanStatus {
+  plan_id: string;
+  graph: string;
+  goal: string;
+  status: string;
+  plan_version: number | null;
+  steps: {
+    id: string;
+    goal: string;
+    status: string;
+    attempts: number;
+    /** The trust label of each fact the step produced, by fact key. */
+    facts: Record<string, string>;
+  }[];
+  progress: { done: number; total: number };
+  timing: { started_at: string | null; last_progress_at: string | null };
+  /** The question the plan waits on (answer it with plan_answer). */
+  question?: InterruptPayload;
+  /** Only when the plan failed, ended partial or was stopped, or its run threw. */
+  error?: { failure_reason: string; failed_step?: string; message?: string; recoverable: boolean; code?: string };
+  outcome?: Outcome;
+  usage: { cost: number; replan_cost: number; input_tokens: number; output_tokens: number };
+  parent_plan_id?: string;
+}
+
+const DONE = new Set(["succeeded", "skipped", "invalidated"]);
+
+export function planStatus(
+  planId: string,
+  graph: string,
+  snapshot: StateSnapshot,
+  extra: { running: boolean; parentPlanId?: string; thrown?: { code?: string; message: string } },
+): PlanStatus {
+  const values = (snapshot.values ?? {}) as StatusValues;
+  const planned = values.plan?.steps ?? [];
+  const runs = values.steps ?? {};
+  const factsBy = new Map<string, Record<string, string>>();
+  for (const [key, fact] of Object.entries(values.facts ?? {})) {
+    const labels = factsBy.get(fact.producedBy) ?? {};
+    labels[key] = fact.label;
+    factsBy.set(fact.producedBy, labels);
+  }
+  const times = Object.values(runs).flatMap((r) => [r.startedAt, r.endedAt].filter((t): t is string => !!t));
+  times.sort();
+  const stored = values.status ?? "planning";
+  const status = extra.running && !["completed", "partial", "failed", "aborted"].includes(stored) ? "running" : stored;
+  const question = snapshot.tasks.flatMap((t) => t.interrupts ?? [])[0]?.value as InterruptPayload | undefined;
+  const outcome = values.outcome;
+  const error = errorOf(stored, outcome, extra.thrown);
+  return {
+    plan_id: planId,
+    graph,
+    goal: values.goal ?? "",
+    status,
+    plan_version: values.plan?.version ?? null,
+    steps: planned.map((step) => ({
+      id: step.id,
+      goal: step.goal,
+      status: runs[step.id]?.status ?? "pending",
+      attempts: runs[step.id]?.attempts ?? 0,
+      facts: factsBy.get(step.id) ?? {},
+    })),
+    progress: { done: planned.filter((s) => DONE.has(runs[s.id]?.status ?? "")).length, total: planned.length },
+    timing: { started_at: times[0] ?? null, last_progress_at: times.at(-1) ?? null },
+    ...(question && !extra.running ? { question } : {}),
+    ...(error ? { error } : {}),
+    ...(outcome ? { outcome } : {}),
+    usage: usageOf(values),
+    ...(extra.parentPlanId ? { parent_plan_id: extra.parentPlanId } : {}),
+  };
+}
+
+/** Why the plan stopped short, when it did (or what its run threw). */
+function errorOf(
+  stored: string,
+  outcome: Outcome | undefined,
+  thrown: { code?: string; message: string } | undefined,
+): PlanStatus["error"] | undefined {
+  if (thrown)
+    return {
+      failure_reason: "run_threw",
+      message: thrown.message,
+      recoverable: true,
+      ...(thrown.code ? { code: thrown.code } : {}),
+    };
+  if (!["failed", "partial", "stopped", "aborted"].includes(stored)) return undefined;
+  return {
+    failure_reason: outcome?.failureReason ?? stored,
+    ...(outcome?.failedStep ? { failed_step: outcome.failedStep } : {}),
+    ...(outcome?.message ? { message: outcome.message } : {}),
+    // A stop is resumable; a failure is when the outcome says so.
+    recoverable: stored === "stopped" || outcome?.recoverable === true,
+  };
+}
+
+function usageOf(values: StatusValues): PlanStatus["usage"] {
+  const usage = values.usage ?? [];
+  return {
+    cost: values.budget?.spent ?? 0,
+    replan_cost: values.budget?.replanSpent ?? 0,
+    input_tokens: usage.reduce((n, u) => n + (u.inputTokens ?? 0), 0),
+    output_tokens: usage.reduce((n, u) => n + (u.outputTokens ?? 0), 0),
+  };
+}

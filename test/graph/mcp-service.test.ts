@@ -1,0 +1,244 @@
+/**
+ * The plan manager served over MCP to a real client (`@modelcontextprotocol/sdk`, in-memory
+ * transport): create, wait (woken by the run), status from one checkpoint, answer, stop, resume,
+ * list, report, delete — and errors as `isError` results that write nothing.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createPlanManager, staticPlanner, type PlanDraft } from "../../src/index.js";
+import { createMcpServer, PlanService } from "../../src/mcp/index.js";
+import { scriptedTool } from "../helpers/graph.js";
+
+const draft: PlanDraft = {
+  steps: [
+    { id: "fetch", goal: "fetch the forecast", tool: "forecast", produces: ["forecast"] },
+    {
+      id: "plan",
+      goal: "plan the day",
+      tool: "planDay",
+      dependsOn: ["fetch"],
+      inputs: ["forecast"],
+      produces: ["day"],
+    },
+  ],
+};
+
+let dir: string;
+let db: Database.Database;
+let saver: SqliteSaver;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "mcp-"));
+  db = new Database(join(dir, "plans.sqlite"));
+  saver = new SqliteSaver(db);
+});
+afterEach(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function served(options: { gate?: Promise<void>; reviewPlan?: boolean; now?: () => number } = {}) {
+  const forecast = scriptedTool("forecast", [
+    async () => {
+      await options.gate;
+      return { forecast: "sunny" };
+    },
+  ]);
+  const planDay = scriptedTool("planDay", [{ day: "picnic" }]);
+  const graph = createPlanManager({
+    tools: [forecast, planDay],
+    planner: staticPlanner({ plan: draft }),
+    ...(options.reviewPlan ? { reviewPlan: true } : {}),
+  }).compile({ checkpointer: saver });
+  const service = new PlanService({
+    graphs: { weather: graph },
+    saver,
+    server: { name: "langgraph-replan", version: "test" },
+    ...(options.now ? { now: options.now } : {}),
+  });
+  return { service, forecast, planDay, graph };
+}
+
+async function connect(service: PlanService) {
+  const server = createMcpServer(service);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: "test-agent", version: "1" });
+  await client.connect(clientSide);
+  const call = async (name: string, args: Record<string, unknown>) => {
+    const result = await client.callTool({ name, arguments: args });
+    return result as { structuredContent?: any; isError?: boolean; content: { text: string }[] };
+  };
+  return { client, call, close: () => client.close() };
+}
+
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+describe("the plan service over MCP", () => {
+  it("lists its tools, each with input and output schemas", async () => {
+    const { service } = served();
+    const { client, close } = await connect(service);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      "plan_answer",
+      "plan_create",
+      "plan_delete",
+      "plan_list",
+      "plan_report",
+      "plan_resume",
+      "plan_status",
+      "plan_stop",
+      "plan_wait",
+    ]);
+    expect(tools.every((t) => t.inputSchema.type === "object" && t.outputSchema?.type === "object")).toBe(true);
+    await close();
+  });
+
+  it("creates a plan that runs in the background; plan_wait is woken when it ends", async () => {
+    const gate = deferred();
+    const { service, forecast, planDay } = served({ gate: gate.promise });
+    const { call, close } = await connect(service);
+    const created = await call("plan_create", { goal: "a day out", idempotency_key: "day-1" });
+    expect(created.isError).toBeUndefined();
+    const planId = created.structuredContent.plan_id as string;
+    expect(planId).toMatch(/^[0-9a-f]{24}--weather$/);
+    expect(created.structuredContent).toMatchObject({ status: "running", created: true });
+    expect(created.structuredContent.server).toEqual({
+      name: "langgraph-replan",
+      version: "test",
+      graphs: ["weather"],
+    });
+
+    const waiting = call("plan_wait", { plan_id: planId, timeout_s: 300 });
+    const running = await call("plan_status", { plan_id: planId });
+    expect(running.structuredContent.status).toBe("running");
+    gate.resolve();
+    const ended = await waiting;
+    expect(ended.structuredContent).toMatchObject({
+      plan_id: planId,
+      graph: "weather",
+      goal: "a day out",
+      status: "completed",
+      timed_out: false,
+      plan_version: 1,
+      progress: { done: 2, total: 2 },
+    });
+    expect(ended.structuredContent.steps).toEqual([
+      { id: "fetch", goal: "fetch the forecast", status: "succeeded", attempts: 1, facts: { forecast: "trusted" } },
+      { id: "plan", goal: "plan the day", status: "succeeded", attempts: 1, facts: { day: "trusted" } },
+    ]);
+    expect(ended.structuredContent.error).toBeUndefined();
+    expect(forecast.calls).toHaveLength(1);
+    expect(planDay.calls).toEqual([{ forecast: "sunny" }]);
+
+    // The same key returns the same plan; nothing runs again.
+    const again = await call("plan_create", { goal: "a day out", idempotency_key: "day-1" });
+    expect(again.structuredContent).toMatchObject({ plan_id: planId, status: "completed", created: false });
+    expect(forecast.calls).toHaveLength(1);
+    await close();
+  });
+
+  it("a question is answered through plan_answer; a wrong answer is an isError result that writes nothing", async () => {
+    const { service, forecast } = served({ reviewPlan: true });
+    const { call, close } = await connect(service);
+    const planId = (await call("plan_create", { goal: "a reviewed day" })).structuredContent.plan_id;
+    const paused = await call("plan_wait", { plan_id: planId, timeout_s: 300 });
+    expect(paused.structuredContent.status).toBe("awaiting_review");
+    expect(paused.structuredContent.question.kind).toBe("plan_review");
+    const checkpoints = db.prepare("SELECT count(*) AS n FROM checkpoints").get() as { n: number };
+
+    const wrong = await call("plan_answer", { plan_id: planId, answer: { action: "provide", outputs: {} } });
+    expect(wrong.isError).toBe(true);
+    expect(JSON.parse(wrong.content[0]!.text)).toMatchObject({ error: "invalid_resume" });
+    expect(db.prepare("SELECT count(*) AS n FROM checkpoints").get()).toEqual(checkpoints);
+    expect(forecast.calls).toHaveLength(0);
+
+    const ok = await call("plan_answer", { plan_id: planId, answer: { action: "approve" } });
+    expect(ok.structuredContent).toEqual({ plan_id: planId, status: "running" });
+    const ended = await call("plan_wait", { plan_id: planId, timeout_s: 300 });
+    expect(ended.structuredContent.status).toBe("completed");
+    expect(forecast.calls).toHaveLength(1);
+    await close();
+  });
+
+  it("errors name their code: an unknown plan, an unknown graph, a bad goal, a wait past 300 s", async () => {
+    const { service } = served();
+    const { call, close } = await connect(service);
+    const error = async (name: string, args: Record<string, unknown>) => {
+      const result = await call(name, args);
+      expect(result.isError).toBe(true);
+      return JSON.parse(result.content[0]!.text) as { error: string; message: string };
+    };
+    expect(await error("plan_status", { plan_id: "nope--weather" })).toMatchObject({
+      error: "invalid_input",
+      message: 'no plan "nope--weather" (plan ids come from plan_create or plan_list)',
+    });
+    expect(await error("plan_status", { plan_id: "x--__proto__" })).toMatchObject({ error: "invalid_input" });
+    expect(await error("plan_create", { goal: "g", graph: "other" })).toMatchObject({
+      error: "invalid_input",
+      message: 'no graph "other" (served: weather)',
+    });
+    expect(await error("plan_create", { goal: "   " })).toMatchObject({ error: "invalid_input" });
+    expect(await error("plan_create", { goal: "g", context: { "not a key": 1 } })).toMatchObject({
+      error: "invalid_input",
+    });
+    expect(db.prepare("SELECT count(*) AS n FROM checkpoints").get()).toEqual({ n: 0 });
+    // The schema refuses a wait over 300 s before the service sees it.
+    const long = await call("plan_wait", { plan_id: "nope--weather", timeout_s: 301 });
+    expect(long.isError).toBe(true);
+    await close();
+  });
+
+  it("stop, then resume carries the plan on from the same step; list pages newest first; delete removes it", async () => {
+    const gate = deferred();
+    let now = Date.parse("2026-11-25T12:00:00Z");
+    const { service, forecast, planDay } = served({ gate: gate.promise, now: () => now });
+    const { call, close } = await connect(service);
+    const first = (await call("plan_create", { goal: "first" })).structuredContent.plan_id;
+    const stopping = call("plan_stop", { plan_id: first, reason: "operator" });
+    gate.resolve();
+    const stopped = await stopping;
+    expect(stopped.structuredContent.status).toBe("stopped");
+    expect(stopped.structuredContent.error).toMatchObject({ failure_reason: "stopped", recoverable: true });
+    const resumed = await call("plan_resume", { plan_id: first });
+    expect(resumed.structuredContent).toEqual({ plan_id: first, status: "running" });
+    const done = await call("plan_wait", { plan_id: first, timeout_s: 300 });
+    expect(done.structuredContent.status).toBe("completed");
+    // The stop was taken at the first boundary: each step ran once, across the stop and the resume.
+    expect(forecast.calls).toHaveLength(1);
+    expect(planDay.calls).toHaveLength(1);
+
+    now += 1_000;
+    const second = (await call("plan_create", { goal: "second" })).structuredContent.plan_id;
+    await call("plan_wait", { plan_id: second, timeout_s: 300 });
+    // Within the dedupe window the same goal returns the same plan.
+    expect((await call("plan_create", { goal: "second" })).structuredContent.plan_id).toBe(second);
+
+    const page1 = await call("plan_list", { limit: 1 });
+    expect(page1.structuredContent.plans.map((p: { plan_id: string }) => p.plan_id)).toEqual([second]);
+    const page2 = await call("plan_list", { limit: 1, cursor: page1.structuredContent.next_cursor });
+    expect(page2.structuredContent.plans.map((p: { plan_id: string }) => p.plan_id)).toEqual([first]);
+    const onlyFailed = await call("plan_list", { status: ["failed"] });
+    expect(onlyFailed.structuredContent.plans).toEqual([]);
+
+    const report = await call("plan_report", { plan_id: first, format: "markdown" });
+    expect(report.structuredContent.report).toContain("# first\n\nStatus: **completed**");
+
+    const forecastCalls = forecast.calls.length;
+    const deleted = await call("plan_delete", { plan_id: first });
+    expect(deleted.structuredContent).toEqual({ plan_id: first, deleted: true });
+    expect((await call("plan_status", { plan_id: first })).isError).toBe(true);
+    expect(forecast.calls.length).toBe(forecastCalls);
+    await close();
+  });
+});

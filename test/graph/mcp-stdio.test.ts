@@ -1,0 +1,128 @@
+/**
+ * `langgraph-replan mcp` as an agent meets it: a real MCP client spawns the command over stdio,
+ * which loads the graphs of a langgraph.json (TypeScript, through tsx) onto a SQLite file. A
+ * server killed while a step is in flight is started again and finds the plan where it was.
+ */
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { spawn } from "node:child_process";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "mcp-stdio-"));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+async function start(env: Record<string, string> = {}) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    // One process (tsx's own command would fork a child the kill below would miss).
+    args: [
+      "--import",
+      "tsx",
+      resolve("src/cli/main.ts"),
+      "mcp",
+      "--db",
+      join(dir, "plans.sqlite"),
+      "--config",
+      resolve("test/fixtures/mcp/langgraph.json"),
+    ],
+    env: { PATH: process.env.PATH ?? "", LANGGRAPH_CLI_NO_ANALYTICS: "1", ...env },
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const client = new Client({ name: "test-agent", version: "1" });
+  await client.connect(transport);
+  const call = async (name: string, args: Record<string, unknown>) =>
+    (await client.callTool({ name, arguments: args })) as { structuredContent?: any; isError?: boolean };
+  return { client, call, transport, stderr: () => stderr };
+}
+
+describe("langgraph-replan mcp over stdio", () => {
+  it("serves the plan managers of langgraph.json; a killed server, started again, finds the plan and carries it on", async () => {
+    const gate = join(dir, "gate");
+    const first = await start({ MCP_TEST_GATE: gate });
+    const info = first.client.getServerVersion();
+    expect(info?.name).toBe("langgraph-replan");
+    const created = await first.call("plan_create", { goal: "a day out", idempotency_key: "k1" });
+    expect(created.structuredContent).toMatchObject({ status: "running", created: true });
+    expect(created.structuredContent.server.graphs).toEqual(["weather"]);
+    expect(first.stderr()).toContain('graph "not_a_plan" is not a plan manager (createPlanManager): not served');
+    const planId = created.structuredContent.plan_id as string;
+    // The step is in flight (it waits for the gate): kill the server outright.
+    const timedOut = await first.call("plan_wait", { plan_id: planId, timeout_s: 0.2 });
+    expect(timedOut.structuredContent).toMatchObject({ status: "running", timed_out: true });
+    process.kill(first.transport.pid!, "SIGKILL");
+    await first.client.close().catch(() => undefined);
+
+    writeFileSync(gate, "open");
+    const second = await start({ MCP_TEST_GATE: gate });
+    const found = await second.call("plan_status", { plan_id: planId });
+    expect(found.structuredContent).toMatchObject({ plan_id: planId, goal: "a day out", plan_version: 1 });
+    // The plan's checkpoint survived; the attempt in flight had not reached one.
+    expect(found.structuredContent.steps.map((s: { status: string }) => s.status)).toEqual(["pending", "pending"]);
+    // The same key still names the same plan after the restart.
+    const again = await second.call("plan_create", { goal: "a day out", idempotency_key: "k1" });
+    expect(again.structuredContent).toMatchObject({ plan_id: planId, created: false });
+    expect((await second.call("plan_resume", { plan_id: planId })).structuredContent.status).toBe("running");
+    const done = await second.call("plan_wait", { plan_id: planId, timeout_s: 60 });
+    expect(done.structuredContent).toMatchObject({ status: "completed", progress: { done: 2, total: 2 } });
+    expect(done.structuredContent.steps.map((s: { facts: object }) => s.facts)).toEqual([
+      { forecast: "trusted" },
+      { day: "trusted" },
+    ]);
+    await second.client.close();
+    expect(existsSync(join(dir, "plans.sqlite"))).toBe(true);
+  }, 60_000);
+
+  it("--http serves Streamable HTTP on 127.0.0.1; a plan goes on after its client disconnects", async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        resolve("src/cli/main.ts"),
+        "mcp",
+        "--db",
+        join(dir, "plans.sqlite"),
+        "--config",
+        resolve("test/fixtures/mcp/langgraph.json"),
+        "--http",
+        "127.0.0.1:0",
+      ],
+      { env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "ignore", "pipe"] },
+    );
+    try {
+      const url = await new Promise<string>((found, failed) => {
+        let text = "";
+        child.stderr.on("data", (chunk: Buffer) => {
+          text += chunk.toString();
+          const match = /on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(text);
+          if (match) found(match[1]!);
+        });
+        child.once("exit", (code) => failed(new Error(`mcp exited ${code}: ${text}`)));
+      });
+      const connect = async () => {
+        const client = new Client({ name: "http-agent", version: "1" });
+        await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+        return client;
+      };
+      const one = await connect();
+      const created = (await one.callTool({ name: "plan_create", arguments: { goal: "over http" } })) as any;
+      const planId = created.structuredContent.plan_id as string;
+      await one.close();
+      const two = await connect();
+      const done = (await two.callTool({ name: "plan_wait", arguments: { plan_id: planId, timeout_s: 60 } })) as any;
+      expect(done.structuredContent).toMatchObject({ plan_id: planId, status: "completed", timed_out: false });
+      await two.close();
+    } finally {
+      child.kill("SIGTERM");
+    }
+  }, 60_000);
+});
