@@ -140,7 +140,10 @@ function fromCursor(cursor: unknown): string | undefined {
   return Buffer.from(match[1]!, "base64url").toString("utf8");
 }
 
-/** Pages read while archived threads are skipped: enough that a few marks cost one more query, not one each. */
+/**
+ * The first page read while archived threads are skipped, doubled for each page after it: a few
+ * marks cost one query more, a thousand newest threads archived four more, not one per mark.
+ */
 const CHUNK = 100;
 
 /** Threads newest first (by their latest checkpoint), a page at a time; archived ones left out unless asked. */
@@ -155,8 +158,8 @@ export async function listThreads(saver: BaseCheckpointSaver, options: ThreadLis
   const want = limit === undefined ? Infinity : limit + 1;
   const found: ListedThread[] = [];
   let before = fromCursor(options.cursor);
-  for (;;) {
-    const size = limit === undefined ? undefined : Math.max(want - found.length, CHUNK);
+  for (let chunk = CHUNK; ; chunk *= 2) {
+    const size = limit === undefined ? undefined : Math.max(want - found.length, chunk);
     const page = await adapter.listThreads({ limit: size, before });
     const marks = store ? await store.marked(page.map((t) => t.threadId)) : new Set<string>();
     for (const thread of page) {
