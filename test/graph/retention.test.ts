@@ -164,6 +164,22 @@ describe.each(Object.keys(backends))("thread retention on %s", (backend) => {
     expect(await ids(saver)).toEqual(["t5", "t4", "t3", "t1"]);
   });
 
+  it("fills a page past more archived threads than one read holds, and the cursor carries on after it", async () => {
+    const { saver } = await backends[backend]!();
+    for (let i = 0; i < 150; i += 1) await seed(saver, `n${String(i).padStart(3, "0")}`, daysAgo(1), "completed");
+    for (let i = 30; i < 150; i += 1) await archiveThread(saver, `n${String(i).padStart(3, "0")}`, { now: NOW });
+    const first = await listThreads(saver, { limit: 10 });
+    expect(first.threads.map((t) => t.threadId)).toEqual(Array.from({ length: 10 }, (_, i) => `n0${29 - i}`));
+    const rest = await listThreads(saver, { limit: 100, cursor: first.nextCursor });
+    expect([rest.threads.length, rest.threads[0]?.threadId, rest.threads.at(-1)?.threadId, rest.nextCursor]).toEqual([
+      20,
+      "n019",
+      "n000",
+      undefined,
+    ]);
+    expect((await listThreads(saver, { archived: "only", limit: 200 })).threads).toHaveLength(120);
+  });
+
   it("archives and deletes exactly the thread named, whatever its id, and every row of it in every namespace", async () => {
     const { saver, rows } = await backends[backend]!();
     for (const thread of HOSTILE) await seed(saver, thread, daysAgo(1), "completed");
