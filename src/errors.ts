@@ -28,7 +28,11 @@ export type PlanManagerErrorCode =
   /** `invoke` on a thread an operator stopped: it carries on only through `resumeStopped` or the CLI. */
   | "thread_stopped"
   /** A tool returned a value that cannot be stored as JSON. */
-  | "invalid_output";
+  | "invalid_output"
+  /** A retention call (archive, unarchive, delete) named a thread the checkpointer has no checkpoint of. */
+  | "thread_not_found"
+  /** The checkpointer cannot do what was asked (archiving needs LangGraph's SQLite or PostgreSQL saver). */
+  | "unsupported_saver";
 
 export interface PlanManagerErrorDetails {
   /** Dotted path of the offending field, e.g. `policy.maxReplans` or `steps[2].tool`. */
@@ -76,6 +80,7 @@ const HTTP_STATUS: Partial<Record<PlanManagerErrorCode, number>> = {
   thread_busy: 409,
   thread_finished: 409,
   thread_stopped: 409,
+  thread_not_found: 404,
 };
 
 export function isPlanManagerError(value: unknown): value is PlanManagerError {

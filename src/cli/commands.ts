@@ -7,14 +7,13 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { isPlanManagerError } from "../errors.js";
-import { saverAdapter } from "../storage/index.js";
 import { debugView } from "../views/debug-view.js";
 import { operatorView } from "../views/operator-view.js";
 import { htmlReport } from "../views/report.js";
 import { userView } from "../views/user-view.js";
 import { MissingPackageError } from "./packages.js";
 import { CliError, openTarget, readerGraph, type Target } from "./target.js";
-import { threadLine } from "./thread-line.js";
+import { RETENTION_COMMANDS, RETENTION_FLAGS } from "./retention-commands.js";
 import { agentSnapshot } from "./agent-thread.js";
 import { pendingQuestion, snapshotOf, type CliIo, type Context } from "./context.js";
 import { stopThread } from "./stop-command.js";
@@ -26,13 +25,18 @@ export type { CliIo } from "./context.js";
 export const USAGE = [
   "usage: langgraph-replan <command> <checkpoints> [thread] [options]",
   "  <checkpoints> is a SQLite file or a postgresql:// URL",
-  "  threads  <checkpoints>                          one line per thread",
+  "  threads  <checkpoints> [--limit N [--cursor C]] [--archived | --all]",
+  "                                                  one line per thread, newest first; archived ones left out",
   "  show     <checkpoints> THREAD [--view user|operator|debug]",
   "  report   <checkpoints> THREAD -o FILE.html",
   "  resume   <checkpoints> THREAD [--answer JSON]   answer a question, or carry on after a stop",
   "  stop     <checkpoints> THREAD [--reason TEXT]   stop at the next step boundary (resumable)",
   "  wait     <checkpoints> THREAD [--timeout S]     exit 0 completed, 2 needs a person, 3 failed/aborted/partial,",
   "                                                  4 stopped, 124 timed out",
+  "  archive  <checkpoints> THREAD                   leave it out of threads (nothing deleted); unarchive undoes it",
+  "  delete   <checkpoints> THREAD                   delete its checkpoints, writes and claims (refused while it runs)",
+  "  prune    <checkpoints> --older-than DURATION [--status S1,S2] [--dry-run]",
+  "                                                  delete threads last written before it (30d, 12h, 90m)",
   "  mcp      [--db FILE|URL] [--config langgraph.json] [--http [HOST:]PORT]   serve plans to agents over MCP",
 ].join("\n");
 
@@ -46,19 +50,6 @@ export const WAIT_EXIT: Readonly<Record<string, number>> = {
   partial: 3,
   stopped: 4,
 };
-
-async function threads(target: Target, graph: Context["graph"], io: CliIo): Promise<number> {
-  // One query on SQLite and PostgreSQL; any other saver's adapter reads its checkpoints through `list`.
-  const ids = (await saverAdapter(target.saver).listThreads()).map((t) => t.threadId);
-  if (ids.length === 0) io.out(`no threads in ${target.label}`);
-  for (const id of ids.sort()) {
-    const snapshot =
-      (await agentSnapshot(target.saver, id)) ?? (await graph.getState({ configurable: { thread_id: id } }));
-    const values = snapshot.values as Record<string, never>;
-    io.out(threadLine(id, values, io.now()));
-  }
-  return 0;
-}
 
 async function show(ctx: Context): Promise<number> {
   const values = (await snapshotOf(ctx)).values as never;
@@ -174,6 +165,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         answer: { type: "string" },
         reason: { type: "string" },
         timeout: { type: "string" },
+        ...RETENTION_FLAGS,
         help: { type: "boolean", short: "h" },
       },
     });
@@ -187,7 +179,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     (parsed.values.help ? io.out : io.err)(USAGE);
     return parsed.values.help ? 0 : 1;
   }
-  if (command !== "threads" && !(command in COMMANDS)) {
+  // Own names only: "constructor" or "__proto__" are in every object.
+  if (!Object.hasOwn(RETENTION_COMMANDS, command) && !Object.hasOwn(COMMANDS, command)) {
     io.err(`langgraph-replan: unknown command "${command}"`);
     io.err(USAGE);
     return 1;
@@ -196,14 +189,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     target = await openTarget(where);
     const graph = readerGraph(target.saver);
-    if (command === "threads") return await threads(target, graph, io);
+    const retention = Object.hasOwn(RETENTION_COMMANDS, command) ? RETENTION_COMMANDS[command] : undefined;
+    if (retention) return await retention({ target, graph, thread, flags: parsed.values, io });
     if (!thread) throw new CliError(`${command} needs a thread id: langgraph-replan ${command} ${target.label} THREAD`);
     if ((command === "stop" || command === "resume") && (await agentSnapshot(target.saver, thread)))
       throw new CliError(
         `"${thread}" is a createAgent thread (planMiddleware): ${command} it from the agent's process ` +
           "(agent.invoke(new Command({ resume: answer }), config) answers its question)",
       );
-    const { help: _help, ...options } = parsed.values;
+    const { help: _help, archived: _a, all: _all, "dry-run": _dry, ...options } = parsed.values;
     return await COMMANDS[command]!({ target, graph, thread, options, io });
   } catch (error) {
     if (error instanceof CliError || isPlanManagerError(error)) {

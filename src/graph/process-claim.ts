@@ -67,14 +67,20 @@ export async function holdThread(ref: ThreadRef): Promise<ThreadRun> {
 /**
  * Deletes every checkpoint and write of a thread, unless a run holds it — in this process, or in
  * the database when the saver's adapter claims there — which throws `thread_busy` and deletes
- * nothing. The thread is held while it is deleted, so no run can start on it halfway.
+ * nothing. The thread is held while it is deleted, so no run can start on it halfway; `onlyIf`,
+ * asked while it is held, can still decline (resolves to false: nothing deleted).
  */
-export async function deleteThread(checkpointer: BaseCheckpointSaver, threadId: string): Promise<void> {
+export async function deleteThread(
+  checkpointer: BaseCheckpointSaver,
+  threadId: string,
+  onlyIf?: () => Promise<boolean>,
+): Promise<boolean> {
   // Runs hold the thread under the caller's saver, not the graph's view of it.
   const run = acquireThread({ checkpointer: originalSaver(checkpointer), threadId, namespace: "" });
   try {
-    const result = await saverAdapter(checkpointer).deleteThread(threadId);
-    if (!result.deleted) throw busy(threadId, result.heldBy);
+    const result = await saverAdapter(checkpointer).deleteThread(threadId, onlyIf);
+    if (!result.deleted && result.heldBy !== undefined) throw busy(threadId, result.heldBy);
+    return result.deleted;
   } finally {
     run.end();
   }

@@ -19,7 +19,8 @@ export function anySaverAdapter(saver: BaseCheckpointSaver): SaverAdapter {
     claimThread: async () => free,
     direct: {},
     listThreads: (options) => listThreads(saver, options),
-    async deleteThread(threadId) {
+    async deleteThread(threadId, onlyIf) {
+      if (onlyIf && !(await onlyIf())) return { deleted: false, declined: true };
       await saver.deleteThread(threadId);
       return { deleted: true };
     },

@@ -9,6 +9,7 @@ import { postgresAdapter } from "./postgres.js";
 import type { Backend, SaverAdapter } from "./saver-adapter.js";
 import { sqliteAdapter } from "./sqlite.js";
 
+export type { ArchiveStore } from "./archive-store.js";
 export type {
   DeleteThreadResult,
   ListThreadsOptions,

@@ -11,6 +11,7 @@ import { anySaverAdapter } from "./any-saver.js";
 import { assembleHistory, revive, target, type HistoryOptions, type StoredRow } from "./history.js";
 import { postgresSaverHandle, type PostgresSaverHandle } from "./langgraph-savers.js";
 import { checkListOptions } from "./list-options.js";
+import { postgresArchive } from "./postgres-archive.js";
 import type { ListThreadsOptions, SaverAdapter, ThreadSummary } from "./saver-adapter.js";
 
 /** The first key of a run's advisory lock: apart from the workers' own locks and the application's. */
@@ -38,10 +39,12 @@ export function postgresAdapter(saver: BaseCheckpointSaver): SaverAdapter | unde
         }
       : {},
     listThreads: own ? (options) => listThreads(handle, options) : fallback.listThreads,
-    async deleteThread(threadId) {
+    archive: postgresArchive(handle),
+    async deleteThread(threadId, onlyIf) {
       const claim = await claimThread(threadId);
       if ("heldBy" in claim) return { deleted: false, heldBy: claim.heldBy };
       try {
+        if (onlyIf && !(await onlyIf())) return { deleted: false, declined: true };
         await saver.deleteThread(threadId);
       } finally {
         await claim.release();

@@ -6,6 +6,7 @@
  * storage/index.ts picks the backend by the saver's shape.
  */
 import type { BaseCheckpointSaver, CheckpointMetadata } from "@langchain/langgraph";
+import type { ArchiveStore } from "./archive-store.js";
 
 /** A thread as listed: its latest top-level checkpoint. */
 export interface ThreadSummary {
@@ -33,7 +34,11 @@ export interface ThreadHeld {
   heldBy: string;
 }
 
-export type DeleteThreadResult = { deleted: true } | { deleted: false; heldBy: string };
+export type DeleteThreadResult =
+  | { deleted: true }
+  | { deleted: false; heldBy: string }
+  /** The caller's `onlyIf` said no, with the thread held: nothing was deleted. */
+  | { deleted: false; declined: true; heldBy?: undefined };
 
 /** The saver methods a backend answers itself, over its tables: one-query history, batched writes. */
 export type DirectMethods = Partial<Pick<BaseCheckpointSaver, "getDeltaChannelHistory" | "put" | "putWrites">>;
@@ -54,9 +59,12 @@ export interface SaverAdapter {
   listThreads(options?: ListThreadsOptions): Promise<ThreadSummary[]>;
   /**
    * Deletes every checkpoint and write of the thread (all namespaces), unless a run holds it in the
-   * database. A run of this process is the caller's to rule out (graph/process-claim.ts).
+   * database. A run of this process is the caller's to rule out (graph/process-claim.ts). `onlyIf`
+   * is asked while the thread is held, so what it checks cannot change before the delete.
    */
-  deleteThread(threadId: string): Promise<DeleteThreadResult>;
+  deleteThread(threadId: string, onlyIf?: () => Promise<boolean>): Promise<DeleteThreadResult>;
+  /** Archive marks in the same database; none for a saver whose storage is opaque (storage/archive-store.ts). */
+  readonly archive?: ArchiveStore;
 }
 
 /** A backend's adapter for `saver`, when the saver has that backend's shape. */

@@ -10,6 +10,7 @@ import { assembleHistory, revive, target, type HistoryOptions, type StoredRow } 
 import { sqliteSaverHandle, type SqliteSaverHandle } from "./langgraph-savers.js";
 import { checkListOptions } from "./list-options.js";
 import type { ListThreadsOptions, SaverAdapter, ThreadSummary } from "./saver-adapter.js";
+import { sqliteArchive } from "./sqlite-archive.js";
 import { claimSqliteThread } from "./sqlite-claim.js";
 
 export function sqliteAdapter(saver: BaseCheckpointSaver): SaverAdapter | undefined {
@@ -28,10 +29,12 @@ export function sqliteAdapter(saver: BaseCheckpointSaver): SaverAdapter | undefi
     claimThread,
     direct: handle.ownTables ? { getDeltaChannelHistory: (o) => history(saver, handle, o) } : {},
     listThreads: handle.ownTables ? (options) => listThreads(saver, handle, options) : fallback.listThreads,
-    async deleteThread(threadId) {
+    archive: sqliteArchive(db),
+    async deleteThread(threadId, onlyIf) {
       const claim = await claimThread(threadId);
       if ("heldBy" in claim) return { deleted: false, heldBy: claim.heldBy };
       try {
+        if (onlyIf && !(await onlyIf())) return { deleted: false, declined: true };
         handle.setup();
         await saver.deleteThread(threadId);
       } finally {

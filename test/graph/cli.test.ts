@@ -72,16 +72,16 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("langgraph-replan over a SQLite file", () => {
-  it("threads: one line per thread with status, step, plan version, last progress and diagnostics", async () => {
+  it("threads: one line per thread, newest first, with status, step, plan version, last progress and diagnostics", async () => {
     expect(await cli("threads", db)).toEqual({
       code: 0,
       err: [],
       out: [
-        "asks  awaiting_human  step=ask  plan=v1  progress=2026-01-01T00:00:00.000Z (60s ago)",
-        "done  completed  step=-  plan=v1  progress=2026-01-01T00:00:00.000Z (60s ago)",
+        "paused  awaiting_human  step=ask  plan=v1  progress=2026-01-01T00:00:00.000Z (60s ago)",
         "dropped  aborted  step=ask  plan=v1  progress=2026-01-01T00:00:00.000Z (60s ago)  failedStep=ask  " +
           'failureReason=aborted_by_human  message="wrong customer"  recoverable=false',
-        "paused  awaiting_human  step=ask  plan=v1  progress=2026-01-01T00:00:00.000Z (60s ago)",
+        "asks  awaiting_human  step=ask  plan=v1  progress=2026-01-01T00:00:00.000Z (60s ago)",
+        "done  completed  step=-  plan=v1  progress=2026-01-01T00:00:00.000Z (60s ago)",
       ],
     });
   });
@@ -216,7 +216,7 @@ describe("langgraph-replan over a SQLite file", () => {
       err: [],
       out: [`stopped "paused" (it was awaiting_human); carry on with: langgraph-replan resume ${db} paused`],
     });
-    expect((await cli("threads", db)).out[3]).toBe(
+    expect((await cli("threads", db)).out[0]).toBe(
       "paused  stopped  step=ask  plan=v1  progress=2026-01-01T00:00:00.000Z (60s ago)  failureReason=stopped  " +
         'message="stop requested at 2026-01-01T00:01:00.000Z: audit"  recoverable=true',
     );
