@@ -1,6 +1,6 @@
 /**
  * `threads`, `archive`, `unarchive`, `delete` and `prune`: the command line over the library's thread
- * retention (graph/retention.ts, docs/decisions/0036-s37-retention-thread-retention.md). `threads`
+ * retention (graph/retention.ts, docs/decisions/0036-thread-retention.md). `threads`
  * lists newest first, a page at a time with `--limit`, archived threads only with `--archived` or
  * `--all`; deleting refuses a thread a run holds (`thread_busy`, exit 1), and `prune` names each
  * such thread it skipped.

@@ -1,6 +1,6 @@
 /**
  * Thread retention, for the command line and the MCP server
- * (docs/decisions/0036-s37-retention-thread-retention.md): threads a page at a time, newest first,
+ * (docs/decisions/0036-thread-retention.md): threads a page at a time, newest first,
  * archived ones left out unless asked; archiving (a mark beside the checkpoints, nothing deleted);
  * deleting one thread; pruning the threads whose latest checkpoint is older than a duration.
  * Deleting refuses a thread a run holds — in this process, or on SQLite and PostgreSQL in another
@@ -132,6 +132,9 @@ export async function deleteThread(saver: BaseCheckpointSaver, threadId: string)
 
 const CURSOR = /^c1\.([A-Za-z0-9_-]+)$/;
 const toCursor = (checkpointId: string) => `c1.${Buffer.from(checkpointId, "utf8").toString("base64url")}`;
+
+/** The cursor of the page that starts right after `thread` (for a caller that filters a page further). */
+export const cursorAfter = (thread: Pick<ThreadSummary, "checkpointId">) => toCursor(thread.checkpointId);
 
 function fromCursor(cursor: unknown): string | undefined {
   if (cursor === undefined) return undefined;

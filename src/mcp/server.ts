@@ -162,6 +162,7 @@ function registerReadTools(server: McpServer, service: PlanService): void {
       description: "Plans, newest first, a page at a time (pass next_cursor back as cursor).",
       inputSchema: {
         status: z.array(z.string()).optional(),
+        archived: z.enum(["exclude", "only", "include"]).optional().describe("Archived plans: left out by default."),
         cursor: z.string().optional(),
         limit: z.number().int().min(1).max(200).optional(),
       },
@@ -184,12 +185,22 @@ function registerReadTools(server: McpServer, service: PlanService): void {
   );
 }
 
-/** Tools that remove plans. */
+/** Tools that keep plans out of the way or remove them. */
 function registerRetentionTools(server: McpServer, service: PlanService): void {
+  server.registerTool(
+    "plan_archive",
+    {
+      description: "Archive the plan (left out of plan_list unless asked; nothing is deleted), or unarchive it.",
+      inputSchema: { plan_id: planId, archived: z.boolean().optional().describe("false unarchives (default true).") },
+      outputSchema: { plan_id: z.string(), archived: z.boolean() },
+    },
+    ({ plan_id, archived }) => answer(() => service.archive(plan_id, archived ?? true)),
+  );
+
   server.registerTool(
     "plan_delete",
     {
-      description: "Delete the plan's checkpoints; a plan being run refuses (thread_busy).",
+      description: "Delete the plan's checkpoints, writes and claims; a plan being run refuses (thread_busy).",
       inputSchema: { plan_id: planId },
       outputSchema: { plan_id: z.string(), deleted: z.boolean() },
     },

@@ -12,8 +12,7 @@ import { answerProblemFor, resumeRun } from "../graph/resume.js";
 import type { InterruptPayload, ResumeValue } from "../plan/schema/interrupts.js";
 import { ResumeValueSchema } from "../plan/schema/interrupts.js";
 import { RUN_CONTROL, isRunPaused, type RunControl, type RunRequest } from "../runtime/run-control.js";
-import { saverAdapter } from "../storage/index.js";
-import type { SaverAdapter } from "../storage/saver-adapter.js";
+import { archiveThread, cursorAfter, deleteThread, listThreads, unarchiveThread } from "../graph/retention.js";
 import { planMetrics } from "../views/metrics.js";
 import { userView } from "../views/user-view.js";
 import { requestStop, resumeStopped, type StoppableGraph } from "../worker/stop.js";
@@ -58,12 +57,14 @@ export interface Created {
 
 export interface ListInput {
   status?: string[];
+  /** `"exclude"` (default) leaves archived plans out, `"only"` lists them alone, `"include"` both. */
+  archived?: "exclude" | "only" | "include";
   cursor?: string;
   limit?: number;
 }
 
 export interface Listed {
-  plans: { plan_id: string; graph: string; goal: string; status: string; updated_at?: string }[];
+  plans: { plan_id: string; graph: string; goal: string; status: string; archived: boolean; updated_at?: string }[];
   next_cursor?: string;
 }
 
@@ -76,7 +77,7 @@ const digest = (...parts: string[]) => createHash("sha256").update(JSON.stringif
 
 export class PlanService {
   private readonly graphs: Readonly<Record<string, ServedGraph>>;
-  private readonly adapter: SaverAdapter;
+  private readonly saver: BaseCheckpointSaver;
   private readonly now: () => number;
   private readonly dedupeWindowMs: number;
   readonly server: Created["server"];
@@ -100,7 +101,7 @@ export class PlanService {
           { path: `graphs.${name}` },
         );
     this.graphs = options.graphs;
-    this.adapter = saverAdapter(options.saver);
+    this.saver = options.saver;
     this.now = options.now ?? Date.now;
     this.dedupeWindowMs = options.dedupeWindowMs ?? 600_000;
     this.server = { ...(options.server ?? { name: "langgraph-replan", version: "0" }), graphs: names };
@@ -247,7 +248,7 @@ export class PlanService {
     return { plan_id: planId, status: "running" };
   }
 
-  /** Plans newest first, a page at a time; `status` keeps only those. */
+  /** Plans newest first, a page at a time; `status` keeps only those; archived ones only when asked. */
   async list(input: ListInput = {}): Promise<Listed> {
     const limit = input.limit ?? 20;
     if (!Number.isInteger(limit) || limit < 1 || limit > 200)
@@ -256,11 +257,19 @@ export class PlanService {
       });
     const wanted = input.status && input.status.length > 0 ? new Set(input.status) : undefined;
     const plans: Listed["plans"] = [];
-    let before = input.cursor;
+    let cursor = input.cursor;
     for (;;) {
-      const page = await this.adapter.listThreads({ limit, ...(before ? { before } : {}) });
-      for (const thread of page) {
-        before = thread.checkpointId;
+      const page = await listThreads(this.saver, {
+        limit,
+        archived: input.archived ?? "exclude",
+        ...(cursor ? { cursor } : {}),
+      }).catch((error: unknown) => {
+        // A bad cursor or filter is the caller's input here, not the library's options.
+        if (isPlanManagerError(error) && error.code === "invalid_options")
+          throw new PlanManagerError("invalid_input", error.message, error.path ? { path: error.path } : {});
+        throw error;
+      });
+      for (const [i, thread] of page.threads.entries()) {
         const graphName = this.servedGraphOf(thread.threadId);
         if (!graphName) continue;
         const snapshot = await this.snapshot(thread.threadId);
@@ -272,11 +281,17 @@ export class PlanService {
           graph: graphName,
           goal: values.goal ?? "",
           status,
+          archived: thread.archived,
           ...(snapshot.createdAt ? { updated_at: snapshot.createdAt } : {}),
         });
-        if (plans.length === limit) return { plans, next_cursor: thread.checkpointId };
+        if (plans.length === limit) {
+          const more = i < page.threads.length - 1 || page.nextCursor !== undefined;
+          // The cursor after this plan: the next page starts right after it.
+          return more ? { plans, next_cursor: cursorAfter(thread) } : { plans };
+        }
       }
-      if (page.length < limit) return { plans };
+      if (page.nextCursor === undefined) return { plans };
+      cursor = page.nextCursor;
     }
   }
 
@@ -304,15 +319,21 @@ export class PlanService {
     return { format, report: md };
   }
 
-  /** Deletes the plan's checkpoints; a plan whose run is going on refuses with `thread_busy`. */
+  /** Deletes the plan's checkpoints, writes and marks; a plan whose run is going on refuses with `thread_busy`. */
   async delete(planId: string): Promise<{ plan_id: string; deleted: true }> {
     await this.existing(planId);
     this.notRunning(planId);
-    const result = await this.adapter.deleteThread(planId);
-    if (!result.deleted)
-      throw new PlanManagerError("thread_busy", `plan "${planId}" is being run (${result.heldBy}): stop it first`);
+    await deleteThread(this.saver, planId);
     this.parents.delete(planId);
     return { plan_id: planId, deleted: true };
+  }
+
+  /** Leaves the plan out of `list` unless asked (`archived`), or brings it back; nothing is deleted. */
+  async archive(planId: string, archived = true): Promise<{ plan_id: string; archived: boolean }> {
+    await this.existing(planId);
+    if (archived) await archiveThread(this.saver, planId, { now: this.now() });
+    else await unarchiveThread(this.saver, planId);
+    return { plan_id: planId, archived };
   }
 
   /** Ends the runs this process drives where they stand (a shutdown); their threads carry on with `resume`. */

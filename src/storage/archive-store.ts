@@ -1,7 +1,7 @@
 /**
  * Archived threads: a mark beside the checkpoints, in a table of our own in the same database, so
  * that a listing can leave a thread out without deleting anything
- * (docs/decisions/0036-s37-retention-thread-retention.md). The SQLite and PostgreSQL adapters have
+ * (docs/decisions/0036-thread-retention.md). The SQLite and PostgreSQL adapters have
  * one (storage/sqlite-archive.ts, storage/postgres-archive.ts); any other saver's storage is opaque
  * to us, so its adapter has none and archiving there is refused with `unsupported_saver`.
  */

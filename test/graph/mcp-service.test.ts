@@ -91,6 +91,7 @@ describe("the plan service over MCP", () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
       "plan_answer",
+      "plan_archive",
       "plan_create",
       "plan_delete",
       "plan_list",
@@ -250,6 +251,21 @@ describe("the plan service over MCP", () => {
     expect(page2.structuredContent.plans.map((p: { plan_id: string }) => p.plan_id)).toEqual([first]);
     const onlyFailed = await call("plan_list", { status: ["failed"] });
     expect(onlyFailed.structuredContent.plans).toEqual([]);
+
+    // An archived plan leaves the list unless asked, and comes back when unarchived.
+    expect((await call("plan_archive", { plan_id: second })).structuredContent).toEqual({
+      plan_id: second,
+      archived: true,
+    });
+    const listed = async (args: Record<string, unknown>) =>
+      (await call("plan_list", args)).structuredContent.plans.map((p: { plan_id: string }) => p.plan_id);
+    expect(await listed({})).toEqual([first]);
+    expect(await listed({ archived: "only" })).toEqual([second]);
+    expect(await listed({ archived: "include" })).toEqual([second, first]);
+    await call("plan_archive", { plan_id: second, archived: false });
+    expect(await listed({})).toEqual([second, first]);
+    const badCursor = await call("plan_list", { cursor: "nope" });
+    expect(JSON.parse(badCursor.content[0]!.text)).toMatchObject({ error: "invalid_input", path: "cursor" });
 
     const report = await call("plan_report", { plan_id: first, format: "markdown" });
     expect(report.structuredContent.report).toContain("# first\n\nStatus: **completed**");

@@ -1,5 +1,5 @@
 /**
- * Thread retention (src/graph/retention.ts, docs/decisions/0036-s37-retention-thread-retention.md)
+ * Thread retention (src/graph/retention.ts, docs/decisions/0036-thread-retention.md)
  * on a SQLite file and on PostgreSQL: listing a page at a time with archived threads left out,
  * archiving, deleting every row of a thread, pruning by age and status — and refusing a thread a
  * run holds, in this process and through the database from another connection. Checkpoints are

@@ -23,6 +23,7 @@ const BELOW: Record<string, readonly string[]> = {
   graph: ["errors", "expr", "plan", "policy", "contracts", "runtime", "nodes", "views", "storage"],
   middleware: ["errors", "expr", "plan", "policy", "contracts", "views"],
   worker: ["errors", "plan", "contracts", "runtime", "graph", "storage"],
+  threads: ["errors", "plan", "graph", "storage"],
   mcp: ["errors", "plan", "policy", "runtime", "graph", "views", "worker", "storage"],
   cli: ["errors", "plan", "runtime", "graph", "views", "worker", "storage", "mcp"],
 };
