@@ -1,5 +1,5 @@
 /**
- * The plan manager as a service for agents (docs/decisions/0036-planning-service-over-mcp.md): a
+ * The plan manager as a service for agents (docs/decisions/0037-planning-service-over-mcp.md): a
  * plan is a thread of one of the served graphs, run in the background by this process; every
  * answer is read from the thread's latest checkpoint, so a restarted service finds each plan where
  * it was. Transport-free: src/mcp/server.ts puts these methods behind MCP tools.
@@ -72,6 +72,8 @@ export interface Listed {
 const SEPARATOR = "--";
 const FINISHED = new Set(["completed", "partial", "failed", "aborted"]);
 export const MAX_WAIT_S = 300;
+/** How long `stop` waits for a run in a long call to reach its boundary before it answers. */
+const STOP_WAIT_MS = 10_000;
 
 const digest = (...parts: string[]) => createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 24);
 
@@ -135,6 +137,9 @@ export class PlanService {
       ...(input.plan !== undefined ? { draft: input.plan } : {}),
     });
     const id = planId ?? `${randomUUID().replaceAll("-", "")}${SEPARATOR}${graphName}`;
+    // A second create with the same key that got here while the first was reading: no await since
+    // this check, so the first one's run is already registered.
+    if (this.runs.has(id)) return { plan_id: id, status: "running", created: false, server: this.server };
     this.recent.set(digest(graphName, input.goal, JSON.stringify({ context, plan: input.plan ?? null })), {
       planId: id,
       at: this.now(),
@@ -168,17 +173,7 @@ export class PlanService {
     await this.existing(planId);
     const run = this.runs.get(planId);
     let timedOut = false;
-    if (run) {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<void>((resolve) => {
-        timer = setTimeout(() => {
-          timedOut = true;
-          resolve();
-        }, timeoutS * 1000);
-      });
-      await Promise.race([run.done, timeout]);
-      clearTimeout(timer);
-    }
+    if (run) timedOut = !(await untilOrAfter(run.done, timeoutS * 1000));
     return { ...(await this.status(planId)), timed_out: timedOut };
   }
 
@@ -218,7 +213,9 @@ export class PlanService {
     const run = this.runs.get(planId);
     if (run) {
       run.control.request = { kind: "stop", stop };
-      await run.done;
+      // The stop is taken once no call is in flight; a long call keeps the answer "running" until then.
+      const waited = await untilOrAfter(run.done, STOP_WAIT_MS);
+      if (!waited) return this.status(planId);
     }
     const snapshot = await this.snapshot(planId);
     const status = (snapshot.values as StatusValues).status;
@@ -352,6 +349,7 @@ export class PlanService {
    * saver that cannot write) is kept for `status`: the checkpoint cannot say it.
    */
   private start(planId: string, run: (graph: ServedGraph, config: LangGraphRunnableConfig) => Promise<unknown>): void {
+    if (this.runs.has(planId)) throw new PlanManagerError("thread_busy", `plan "${planId}" is already running`);
     const controller = new AbortController();
     const control: Control = { wanted: () => control.request };
     const graph = this.graphOf(this.graphNameOf(planId));
@@ -429,6 +427,15 @@ export class PlanService {
 /** The say this service has over a run it drives (runtime/run-control.ts): an operator's stop. */
 interface Control extends RunControl {
   request?: RunRequest;
+}
+
+/** True when `done` settled within `ms`, false when the time ran out first. */
+async function untilOrAfter(done: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  const settled = await Promise.race([done.then(() => true as const), late]);
+  clearTimeout(timer);
+  return settled;
 }
 
 function errorText(error: unknown): { code?: string; message: string } {

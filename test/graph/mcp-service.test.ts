@@ -149,6 +149,24 @@ describe("the plan service over MCP", () => {
     await close();
   });
 
+  it("two creates with the same key at once make one plan, run once", async () => {
+    const gate = deferred();
+    const { service, forecast } = served({ gate: gate.promise });
+    const { call, close } = await connect(service);
+    const [a, b] = await Promise.all([
+      call("plan_create", { goal: "once", idempotency_key: "same" }),
+      call("plan_create", { goal: "once", idempotency_key: "same" }),
+    ]);
+    expect(a.structuredContent.plan_id).toBe(b.structuredContent.plan_id);
+    expect([a.structuredContent.created, b.structuredContent.created].sort()).toEqual([false, true]);
+    gate.resolve();
+    const done = await call("plan_wait", { plan_id: a.structuredContent.plan_id, timeout_s: 300 });
+    expect(done.structuredContent.status).toBe("completed");
+    expect(done.structuredContent.error).toBeUndefined();
+    expect(forecast.calls).toHaveLength(1);
+    await close();
+  });
+
   it("a question is answered through plan_answer; a wrong answer is an isError result that writes nothing", async () => {
     const { service, forecast } = served({ reviewPlan: true });
     const { call, close } = await connect(service);
