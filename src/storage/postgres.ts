@@ -10,6 +10,7 @@ import { tryAdvisoryLock } from "./advisory-lock.js";
 import { anySaverAdapter } from "./any-saver.js";
 import { assembleHistory, revive, target, type HistoryOptions, type StoredRow } from "./history.js";
 import { postgresSaverHandle, type PostgresSaverHandle } from "./langgraph-savers.js";
+import { postgresJournal } from "./journal-postgres.js";
 import { checkListOptions } from "./list-options.js";
 import type { ListThreadsOptions, SaverAdapter, ThreadSummary } from "./saver-adapter.js";
 
@@ -25,11 +26,13 @@ export function postgresAdapter(saver: BaseCheckpointSaver): SaverAdapter | unde
     return { heldBy: "it holds the thread's lock in PostgreSQL" };
   };
   const fallback = anySaverAdapter(saver);
+  const journal = postgresJournal(handle.query, handle.schema);
   const own = handle.ownTables;
   return {
     name: "PostgreSQL",
     claims: "database",
     claimThread,
+    journal,
     direct: own
       ? {
           getDeltaChannelHistory: (o) => history(saver, handle, o),
@@ -43,6 +46,7 @@ export function postgresAdapter(saver: BaseCheckpointSaver): SaverAdapter | unde
       if ("heldBy" in claim) return { deleted: false, heldBy: claim.heldBy };
       try {
         await saver.deleteThread(threadId);
+        await journal.deleteThread(threadId);
       } finally {
         await claim.release();
       }

@@ -6,6 +6,7 @@
  * storage/index.ts picks the backend by the saver's shape.
  */
 import type { BaseCheckpointSaver, CheckpointMetadata } from "@langchain/langgraph";
+import type { EffectJournal } from "./journal.js";
 
 /** A thread as listed: its latest top-level checkpoint. */
 export interface ThreadSummary {
@@ -57,6 +58,8 @@ export interface SaverAdapter {
    * database. A run of this process is the caller's to rule out (graph/process-claim.ts).
    */
   deleteThread(threadId: string): Promise<DeleteThreadResult>;
+  /** Where side-effecting calls are journaled (storage/journal.ts): the same database, or this process. */
+  readonly journal: EffectJournal;
 }
 
 /** A backend's adapter for `saver`, when the saver has that backend's shape. */

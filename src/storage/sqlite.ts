@@ -8,6 +8,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { anySaverAdapter } from "./any-saver.js";
 import { assembleHistory, revive, target, type HistoryOptions, type StoredRow } from "./history.js";
 import { sqliteSaverHandle, type SqliteSaverHandle } from "./langgraph-savers.js";
+import { sqliteJournal } from "./journal-sqlite.js";
 import { checkListOptions } from "./list-options.js";
 import type { ListThreadsOptions, SaverAdapter, ThreadSummary } from "./saver-adapter.js";
 import { claimSqliteThread } from "./sqlite-claim.js";
@@ -22,10 +23,12 @@ export function sqliteAdapter(saver: BaseCheckpointSaver): SaverAdapter | undefi
     return { heldBy: `pid ${claim.pid} on ${claim.host}` };
   };
   const fallback = anySaverAdapter(saver);
+  const journal = sqliteJournal(db);
   return {
     name: "SQLite",
     claims: "database",
     claimThread,
+    journal,
     direct: handle.ownTables ? { getDeltaChannelHistory: (o) => history(saver, handle, o) } : {},
     listThreads: handle.ownTables ? (options) => listThreads(saver, handle, options) : fallback.listThreads,
     async deleteThread(threadId) {
@@ -34,6 +37,7 @@ export function sqliteAdapter(saver: BaseCheckpointSaver): SaverAdapter | undefi
       try {
         handle.setup();
         await saver.deleteThread(threadId);
+        await journal.deleteThread(threadId);
       } finally {
         await claim.release();
       }
