@@ -16,6 +16,9 @@ import { resumeRun, type PlanDraft, type PlanManagerOptions } from "../../src/in
 import { validatePlan } from "../../src/policy/index.js";
 import { isPlanManagerError } from "../../src/errors.js";
 import { harness, type Loose } from "../helpers/graph.js";
+import { llmAnswer, llmStep } from "../helpers/llm-answers.js";
+import { LlmPlanAnswerSchema, toPlanDraft } from "../../src/planners/llm-schema.js";
+import { PLANNER_SYSTEM_PROMPT } from "../../src/planners/prompts.js";
 
 const opened: SqliteSaver[] = [];
 const openSaver = (file: string) => {
@@ -322,5 +325,37 @@ describe("verify in a plan", () => {
     expect(issues("find_charge")).toEqual([]);
     expect(issues("find_chrage")).toEqual([["invalid_verify_tool", "steps.0.verify.tool"]]);
     expect(issues("refund")).toEqual([["invalid_verify_tool", "steps.0.verify.tool"]]);
+  });
+});
+
+describe("the LLM planner knows verify and honoursIdempotencyKey", () => {
+  it("reads them from a strict answer and from a natural one, and the system prompt explains them", () => {
+    const strict = llmAnswer([
+      llmStep("pay", {
+        tool: "charge",
+        argsJson: '{"amount":10}',
+        sideEffects: ["charges the card"],
+        idempotent: false,
+        honoursIdempotencyKey: false,
+        verify: { tool: "find_charge", argsJson: '{"since":"today"}', inputs: ["order"] },
+      }),
+    ]);
+    const natural = {
+      steps: [{ id: "pay", goal: "g", tool: "charge", honoursIdempotencyKey: true, verify: { tool: "find_charge" } }],
+    };
+    const read = (answer: unknown) => toPlanDraft(LlmPlanAnswerSchema.parse(answer)).draft.steps[0];
+    expect(read(strict)).toMatchObject({
+      honoursIdempotencyKey: false,
+      verify: { tool: "find_charge", args: { since: "today" }, inputs: ["order"] },
+    });
+    expect(read(natural)).toEqual({
+      id: "pay",
+      goal: "g",
+      tool: "charge",
+      honoursIdempotencyKey: true,
+      verify: { tool: "find_charge" },
+    });
+    expect(PLANNER_SYSTEM_PROMPT).toContain("honoursIdempotencyKey true only when the tool is documented");
+    expect(PLANNER_SYSTEM_PROMPT).toContain("give a verify tool");
   });
 });
