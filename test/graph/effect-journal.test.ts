@@ -359,3 +359,24 @@ describe("the LLM planner knows verify and honoursIdempotencyKey", () => {
     expect(PLANNER_SYSTEM_PROMPT).toContain("give a verify tool");
   });
 });
+
+describe("effects.honoursKeys", () => {
+  it("names registered tools only, and must be a list of names", () => {
+    const charge = chargeTool();
+    for (const [effects, message] of [
+      [{ honoursKeys: ["chrage"] }, 'effects.honoursKeys names tool "chrage", which is not in tools'],
+      [{ honoursKeys: "charge" }, "effects.honoursKeys"],
+      [{ honoursKey: ["charge"] }, "effects"],
+    ] as const) {
+      const error = (() => {
+        try {
+          harness(plan(), [charge], { effects: effects as never });
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(isPlanManagerError(error) && error.code).toBe("invalid_options");
+      expect((error as Error).message).toContain(message);
+    }
+  });
+});
