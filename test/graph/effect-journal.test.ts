@@ -298,6 +298,22 @@ describe("the journal's other windows", () => {
     });
   }
 
+  it("a tool that honours keys, cut by its deadline twice, is asked about rather than called a third time", async () => {
+    const keys: unknown[] = [];
+    const hangs = tool(
+      async (_args: { amount: number }, config) => {
+        keys.push(config.configurable?.idempotencyKey);
+        return new Promise(() => undefined);
+      },
+      { name: "charge", description: "hangs", schema: z.object({ amount: z.number() }) },
+    );
+    const out = await harness(plan({ honoursIdempotencyKey: true }), [hangs]).run();
+    expect(out.status).toBe("awaiting_human");
+    expect(keys).toEqual([keys[0], keys[0]]);
+    expect(rules(out)).toEqual(["effect.in-doubt"]);
+    expect(out.pendingHuman.reason).toContain("was cut by its deadline twice");
+  });
+
   it("a charge that threw records its error, not a doubt: the ladder retries as before", async () => {
     const { TransientError } = await import("../../src/index.js");
     const charge = chargeTool(async () => {

@@ -86,7 +86,10 @@ async function callOnce(
       await record(j, { ok: false, error: errorInfo(thrown) });
       throw thrown;
     }
-    if (settled.kind === "call") return answer(j, flight, { kind: "ask", reason: `${thrown.message}, twice` });
+    if (settled.kind === "call") {
+      const reason = `${j.tool} under key ${j.key} was cut by its deadline twice (${thrown.message}): did it happen?`;
+      return answer(j, flight, { kind: "ask", reason });
+    }
     return answer(j, flight, settled);
   }
   await record(j, { ok: true, output });

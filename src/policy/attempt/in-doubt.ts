@@ -60,7 +60,7 @@ export function inDoubtVerdict(deviation: DeviationOf<"effect_in_doubt">) {
     rule: "effect.in-doubt",
     failureClass: "unknown",
     action: "escalate",
-    evidence: "effect.in-doubt",
+    evidence: "sideeffect.outcome-unknown",
     reason: deviation.message,
   } as const;
 }
