@@ -10,6 +10,7 @@ import { capability } from "./capability.js";
 import { checkpointGrowth } from "./checkpoint-growth.js";
 import { concurrency } from "./concurrency.js";
 import { decisionLatency } from "./decision-latency.js";
+import { effectJournal } from "./effect-journal.js";
 import { expressions } from "./expressions.js";
 import { governance } from "./governance.js";
 import { loads } from "./loads.js";
@@ -42,6 +43,7 @@ const suites: [string, () => Promise<Table>][] = [
   ["parallel", () => parallel(quick)],
   ["workers", () => workers(quick)],
   ["claims", () => threadClaims(quick)],
+  ["journal", () => effectJournal(quick)],
   ["agents", () => agentSteps(quick)],
   ["mcp", () => mcpService(quick)],
   ["long", () => longRuns(quick)],

@@ -60,6 +60,8 @@ const graph = createPlanManager({
   planner: scenario.planner,
   clock: { sleep: async () => undefined },
   ...(scenario.agents ? { agents: scenario.agents(tools) } : {}),
+  // The side-effecting chaos tools dedupe by key (scenarios.ts): a call cut by a kill is made again under it.
+  effects: { honoursKeys: tools.filter((t) => Array.isArray(t.metadata?.sideEffects)).map((t) => t.name) },
 }).compile({ checkpointer: saver });
 const config = { configurable: { thread_id: `chaos-${name}` } };
 

@@ -47,7 +47,12 @@ if (process.argv[1]?.endsWith("workers-process.ts")) {
     });
   });
   const worker = createWorker({
-    graph: createPlanManager({ tools, planner: scenarioPlanner() }),
+    // The side-effecting chaos tools dedupe by key (scenarios.ts): a call cut by a kill is made again under it.
+    graph: createPlanManager({
+      tools,
+      planner: scenarioPlanner(),
+      effects: { honoursKeys: tools.filter((t) => Array.isArray(t.metadata?.sideEffects)).map((t) => t.name) },
+    }),
     connectionString: url,
     concurrency: Number(width),
     leaseSeconds: 6,

@@ -7,7 +7,8 @@ import {
   type LangGraphRunnableConfig,
 } from "@langchain/langgraph";
 import { withDispatch } from "../runtime/dispatch.js";
-import { originalSaver } from "../storage/index.js";
+import { withJournal, type RunJournal } from "../runtime/effect-journal.js";
+import { originalSaver, saverAdapter } from "../storage/index.js";
 import { CheckedDeltaChannel } from "../runtime/delta-channel.js";
 import {
   HookedCompiledGraph,
@@ -65,7 +66,7 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     // LangGraph reads a signal left out from the caller's ambient config: it gets one that never aborts.
     const signal = options?.signal;
     const start = copy ? await this.copied(options, configurable).catch(letGoOf(thread)) : options;
-    const own = { ...start, signal: new AbortController().signal };
+    const own = withJournal({ ...start, signal: new AbortController().signal }, this.journal(configurable));
     // Calls still in flight when a run ends keep its thread held, like a node still running.
     const held = withThreadRun(durable(this.nestedLimit(own)), thread);
     const steps = run(checked, withHeldEvents(withDispatch(held, (w) => thread.track(w), signal)));
@@ -207,6 +208,12 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
       threadId: typeof threadId === "string" ? threadId : undefined,
       namespace: typeof namespace === "string" ? namespace : "",
     });
+  }
+
+  /** The effect journal of the saver a run checkpoints to (storage/journal.ts); none without one. */
+  private journal(configurable: Record<string, unknown>): RunJournal | undefined {
+    const saver = this.runCheckpointer(configurable);
+    return saver === undefined ? undefined : saverAdapter(saver as BaseCheckpointSaver).journal;
   }
 
   /** The checkpointer a run uses, as LangGraph resolves it: none for `false`, else a lent one, else its own. */

@@ -12,7 +12,7 @@ import { isConcurrencyRecord } from "../policy/attempt/dispatch.js";
 import { coolingDown } from "../policy/replan/guards.js";
 import { decide } from "../policy/ladder/decide.js";
 import { emit } from "../runtime/events.js";
-import { ESCALATION_OPTIONS, escalationPayload, offered } from "../runtime/interrupts.js";
+import { ESCALATION_OPTIONS, IN_DOUBT_OPTIONS, escalationPayload, offered } from "../runtime/interrupts.js";
 import { falsify } from "./shared/falsify.js";
 import { withDeadline } from "../runtime/deadline.js";
 import { capText } from "../plan/json-safe.js";
@@ -118,7 +118,8 @@ function recordEvidence(state: PlanManagerStateType, decision: Decision): PlanMa
 /** Escalations wait for a person; an abort ends the run with the reason in `outcome`. */
 function afterDecision(rt: Runtime, state: PlanManagerStateType, decision: Decision): PlanManagerUpdate {
   if (decision.action === "escalate") {
-    const options = offered(ESCALATION_OPTIONS, rt.canReplan);
+    const inDoubt = state.deviation?.kind === "effect_in_doubt";
+    const options = inDoubt ? IN_DOUBT_OPTIONS : offered(ESCALATION_OPTIONS, rt.canReplan);
     return { status: "awaiting_human", pendingHuman: escalationPayload(state, decision, options) };
   }
   if (decision.action !== "abort") return {};

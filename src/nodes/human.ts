@@ -14,11 +14,12 @@ import type { InterruptPayload, ResumeValue } from "../plan/schema/interrupts.js
 import { responseSchema } from "../runtime/response-schema.js";
 import { answerProblem } from "../policy/ladder/answer-checks.js";
 import { applyAnswer } from "./human/resume-actions.js";
+import { journalOf } from "../runtime/effect-journal.js";
 
 export { HUMAN_DESTINATIONS } from "./human/resume-actions.js";
 
 export function makeHumanNode(rt: Runtime) {
-  return function human(state: PlanManagerStateType, config: LangGraphRunnableConfig): Command {
+  return async function human(state: PlanManagerStateType, config: LangGraphRunnableConfig): Promise<Command> {
     const pending = state.pendingHuman;
     if (!pending) return new Command({ goto: "executor" });
     const step = pending.stepId ? state.plan?.steps.find((s) => s.id === pending.stepId) : undefined;
@@ -32,6 +33,7 @@ export function makeHumanNode(rt: Runtime) {
         const run = pending.stepId ? state.steps[pending.stepId] : undefined;
         const at = new Date(rt.clock.now()).toISOString();
         const next = applyAnswer({ rt, state, config, pending, step, run, at }, raw as ResumeValue);
+        if (next.effect) await journalResult(config, next.effect);
         // Whatever the answer, a held proposal is settled by it (committed on approve, discarded otherwise).
         const held = state.heldReplan ? { heldReplan: null } : {};
         return new Command({ goto: next.goto, update: { pendingHuman: null, ...held, ...next.update } });
@@ -39,6 +41,14 @@ export function makeHumanNode(rt: Runtime) {
       payload = { ...publicPayload(pending), error: problem };
     }
   };
+}
+
+/** A call in doubt that a person said happened is committed in the effect journal too (every branch sees it). */
+async function journalResult(config: LangGraphRunnableConfig, effect: { key: string; output: unknown }) {
+  const thread = config.configurable?.thread_id;
+  const journal = journalOf(config);
+  if (!journal || typeof thread !== "string") return;
+  await journal.result(thread, effect.key, { ok: true, output: effect.output });
 }
 
 function publicPayload(pending: PendingHuman): InterruptPayload {

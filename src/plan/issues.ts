@@ -35,7 +35,9 @@ export type PlanIssueCode =
   /** A step names more than one of `tool`, `agent`, `human`. */
   | "several_executors"
   /** Two side-effecting steps make the same call without `operation` labels telling them apart. */
-  | "duplicate_operation";
+  | "duplicate_operation"
+  /** A step's `verify` names a tool the registry does not have, or one with side effects (a probe must only read). */
+  | "invalid_verify_tool";
 
 export interface PlanIssue {
   code: PlanIssueCode;

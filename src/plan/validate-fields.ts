@@ -7,7 +7,14 @@ import { nearest } from "./nearest.js";
 import { staticSignature } from "./operation.js";
 import { AssumptionSchema, PlanDraftSchema, type PlanDraft } from "./schema/plan.js";
 import { LIMITS } from "./schema/primitives.js";
-import { FallbackSchema, HumanTaskSchema, RetryPolicySchema, StepSchema, ValidateSchema } from "./schema/step.js";
+import {
+  FallbackSchema,
+  HumanTaskSchema,
+  RetryPolicySchema,
+  StepSchema,
+  ValidateSchema,
+  VerifySchema,
+} from "./schema/step.js";
 
 const FIELDS = {
   draft: Object.keys(PlanDraftSchema.shape),
@@ -17,6 +24,7 @@ const FIELDS = {
   human: Object.keys(HumanTaskSchema.shape),
   retry: Object.keys(RetryPolicySchema.shape),
   validate: Object.keys(ValidateSchema.shape),
+  verify: Object.keys(VerifySchema.shape),
 } as const;
 
 /** Characters of a name quoted back in a message: enough to recognise it, never a flood. */
@@ -59,6 +67,7 @@ export function unknownFields(input: unknown): PlanIssue[] {
       check(s?.human, FIELDS.human, ["steps", i, "human"], `${what} human`, stepId);
       check(s?.retry, FIELDS.retry, ["steps", i, "retry"], `${what} retry`, stepId);
       check(s?.validate, FIELDS.validate, ["steps", i, "validate"], `${what} validate`, stepId);
+      check(s?.verify, FIELDS.verify, ["steps", i, "verify"], `${what} verify`, stepId);
     });
   }
   if (Array.isArray(draft?.assumptions)) {

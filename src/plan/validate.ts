@@ -135,6 +135,26 @@ function validateStep(
   if (problem)
     add({ code: "invalid_retry", path: at("retry"), stepId: step.id, message: `step "${step.id}" retry: ${problem}` });
   checkArgsSize(c);
+  checkVerify(c, ctx);
+}
+
+/**
+ * A step's `verify` probe is a registered tool without side effects: it runs when a call's outcome is
+ * unknown, so a probe that wrote would be a second effect (docs/decisions/0038-effect-journal.md).
+ */
+function checkVerify({ step, at, add }: StepCheck, ctx: ValidationContext) {
+  const tool = step.verify?.tool;
+  if (tool === undefined) return;
+  const path = at("verify", "tool");
+  if (!ctx.tools.has(tool)) {
+    const message = `step "${step.id}" verify names tool "${tool}", which is not in the registry (${listTools(ctx.tools)})`;
+    add({ code: "invalid_verify_tool", path, stepId: step.id, message });
+  } else if (ctx.sideEffectTools?.has(tool)) {
+    const message =
+      `step "${step.id}" verify names tool "${tool}", which declares side effects; ` +
+      "a verify probe must only read (give a read-only lookup tool)";
+    add({ code: "invalid_verify_tool", path, stepId: step.id, message });
+  }
 }
 
 /** A step runs a registered tool or is answered by a person, never both; a fallback is registered too. */

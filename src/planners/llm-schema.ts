@@ -15,6 +15,12 @@ import type { Step } from "../plan/schema/step.js";
 const nullableList = z.array(z.string()).nullable();
 const LlmFallbackSchema = z.strictObject({ tool: z.string(), argsJson: z.string().nullable() });
 const LlmHumanSchema = z.strictObject({ prompt: z.string(), timeoutMs: z.number().nullable() });
+/** Side-effecting calls whose outcome is unknown (docs/decisions/0038-effect-journal.md). */
+const LlmVerifySchema = z.strictObject({
+  tool: z.string(),
+  argsJson: z.string().nullable(),
+  inputs: nullableList.describe("fact keys passed to the probe as arguments of the same name"),
+});
 const LlmAssumptionSchema = z.strictObject({ id: z.string(), statement: z.string(), check: z.string().nullable() });
 
 /** Agent steps (docs/decisions/0021-agent-steps.md): the agent, the model tier, how hard it is, its validation. */
@@ -60,6 +66,14 @@ export const LlmStepSchema = z.strictObject({
   fallback: LlmFallbackSchema.nullable(),
   sideEffects: nullableList,
   idempotent: z.boolean().nullable(),
+  honoursIdempotencyKey: z
+    .boolean()
+    .nullable()
+    .describe("true only when the tool is documented to do an operation once per idempotency key; null if unknown"),
+  verify: LlmVerifySchema.nullable().describe(
+    "for a side-effecting step: a read-only catalogue tool (no side effects) that answers { happened, output? } " +
+      "for the call's idempotency key; null if there is none",
+  ),
   timeoutMs: z.number().nullable(),
   estimateMs: z.number().nullable().describe("how long the step should take, in ms; null if unknown"),
   cost: z.number().nullable(),
@@ -113,6 +127,7 @@ const StepAnswerSchema = lenient(
     fallback: FallbackAnswerSchema.nullable(),
     human: lenient(LlmHumanSchema, LlmHumanSchema).nullable(),
     validate: lenient(LlmValidateSchema, LlmValidateSchema.extend({ argsJson: ArgsAnswerSchema })).nullable(),
+    verify: lenient(LlmVerifySchema, LlmVerifySchema.extend({ argsJson: ArgsAnswerSchema })).nullable(),
   }),
 );
 
@@ -190,6 +205,12 @@ function toStep(s: LlmPlanAnswer["steps"][number], i: number, issues: Conversion
     step.fallback = { tool: s.fallback.tool, ...(fallbackArgs ? { args: fallbackArgs } : {}) };
   }
   if (s.idempotent !== null) step.idempotent = s.idempotent;
+  if (s.honoursIdempotencyKey !== null) step.honoursIdempotencyKey = s.honoursIdempotencyKey;
+  if (s.verify !== null) {
+    const verifyArgs = parseArgs(s.verify.argsJson, ["steps", i, "verify", "argsJson"], issues);
+    const inputs = s.verify.inputs !== null && s.verify.inputs.length > 0 ? { inputs: s.verify.inputs } : {};
+    step.verify = { tool: s.verify.tool, ...(verifyArgs ? { args: verifyArgs } : {}), ...inputs };
+  }
   if (s.timeoutMs !== null) step.timeoutMs = Math.round(s.timeoutMs);
   if (s.estimateMs !== null) step.estimateMs = Math.round(s.estimateMs);
   if (s.cost !== null) step.cost = s.cost;

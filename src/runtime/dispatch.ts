@@ -48,6 +48,10 @@ export interface Flight {
   called?: boolean;
   /** The attempt ended after the caller stopped the run (its failure may be the stop itself). */
   endedAfterStop?: boolean;
+  /** Makes the call instead of `callTool`: a side-effecting call goes through the effect journal (nodes/executor/journaled-call.ts). */
+  invoke?: typeof callTool;
+  /** What the effect journal made of the call, when it did more than pass it through. */
+  effect?: "journaled" | "verified" | "in_doubt";
 }
 
 /** How an attempt ends when the run is stopped before its tool is called (during its backoff). */
@@ -110,7 +114,8 @@ export class Dispatcher {
         flight.called = true;
         // A stop reaches the calls that may be made again; a side effect under way cannot be called
         // back, and LangChain's tools drop what a call returns once its signal aborts: it runs to its end.
-        return callTool(call, config, call.configurable.idempotencyKey === undefined ? this.stopSignal : undefined);
+        const stop = call.configurable.idempotencyKey === undefined ? this.stopSignal : undefined;
+        return (flight.invoke ?? callTool)(call, config, stop);
       })
       .then(
         (output): CallResult => ({ ok: true, output }),

@@ -10,6 +10,8 @@ import type { Runtime } from "./options.js";
 import type { Decision } from "../policy/ladder/decision.js";
 
 export const ESCALATION_OPTIONS: ResumeAction[] = ["retry", "skip", "provide", "replan", "change_scope", "abort"];
+/** A call in doubt: it happened (with its output), call it again under its key, or stop. */
+export const IN_DOUBT_OPTIONS: ResumeAction[] = ["happened", "retry", "abort"];
 export const PLAN_REVIEW_OPTIONS = ["approve", "replan", "change_scope", "abort"] as const;
 export const HUMAN_STEP_OPTIONS = ["complete", "skip", "change_scope", "abort"] as const;
 
@@ -48,6 +50,9 @@ export function escalationPayload(
       tried,
       ...(state.deviation?.kind === "side_effect_changed"
         ? { sideEffect: { committedKey: state.deviation.committedKey, proposedKey: state.deviation.proposedKey } }
+        : {}),
+      ...(state.deviation?.kind === "effect_in_doubt"
+        ? { inDoubt: { key: state.deviation.key, tool: state.deviation.tool } }
         : {}),
     },
   };

@@ -79,6 +79,12 @@ export interface PlanManagerOptions {
   models?: ModelTiers;
   /** USD per million input/output tokens, by model name, for agent steps' usage entries. Default: none (cost 0). */
   prices?: PriceTable;
+  /**
+   * Side-effecting calls (docs/decisions/0038-effect-journal.md). `honoursKeys`: tools that
+   * do an operation once per `config.configurable.idempotencyKey`, so a call whose outcome is unknown
+   * is simply made again under its key (as a step's `honoursIdempotencyKey: true`). Default: none.
+   */
+  effects?: { honoursKeys?: readonly string[] };
 }
 
 export interface Runtime {
@@ -108,6 +114,8 @@ export interface Runtime {
   prices?: PriceTable;
   /** What planners are told about the agents and tiers (empty without agents). */
   agentCatalogue: AgentCatalogue;
+  /** Tools declared to honour idempotency keys (`effects.honoursKeys`). */
+  honoursKeys: ReadonlySet<string>;
 }
 
 /** Node fires a timer of more than 2^31 − 1 ms after 1 ms: longer waits are chained. */
@@ -164,6 +172,10 @@ const OptionsShape = z.object({
   reviewPlan: z.boolean().optional(),
   reviewReplans: z.boolean().optional(),
   recursionLimit: z.number().int().min(10).max(1_000_000).optional(),
+  effects: z
+    .object({ honoursKeys: z.array(z.string().min(1)).max(1_000).optional() })
+    .strict()
+    .optional(),
 });
 
 /**
@@ -184,6 +196,7 @@ const OPTION_NAMES: readonly string[] = Object.keys({
   agents: true,
   models: true,
   prices: true,
+  effects: true,
 } satisfies Record<keyof PlanManagerOptions, true>);
 
 /** A key no option has is refused: a typo (`reviewPlans`) taken silently would leave its option at the default. */
@@ -206,6 +219,13 @@ export function resolveOptions(options: PlanManagerOptions): Runtime {
   }
   const policy = resolvePolicy(options.policy);
   checkReplanTools(policy.replanTools, tools);
+  const unknown = (options.effects?.honoursKeys ?? []).find((name) => !tools.has(name));
+  if (unknown !== undefined)
+    throw new PlanManagerError(
+      "invalid_options",
+      `effects.honoursKeys names tool ${JSON.stringify(unknown)}, which is not in tools; list only registered tools`,
+      { path: "effects.honoursKeys" },
+    );
   const metadataOf = (name: string) => toolMetadata(tools.get(name));
   const runtime: Runtime = {
     tools,
@@ -223,6 +243,7 @@ export function resolveOptions(options: PlanManagerOptions): Runtime {
     metadataOf,
     sideEffectTools: new Set([...tools.keys()].filter((name) => (metadataOf(name)?.sideEffects?.length ?? 0) > 0)),
     ...agentOptions(options),
+    honoursKeys: new Set(options.effects?.honoursKeys ?? []),
   };
   if (options.classifier) runtime.classifier = options.classifier;
   checkTemplateTools(runtime);

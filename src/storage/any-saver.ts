@@ -7,21 +7,25 @@
  * checkpoint through `list`; deleting is the saver's `deleteThread`.
  */
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import { memoryJournal } from "./journal.js";
 import { checkListOptions } from "./list-options.js";
 import type { ListThreadsOptions, SaverAdapter, ThreadSummary } from "./saver-adapter.js";
 
 const free = { release: async () => undefined };
 
 export function anySaverAdapter(saver: BaseCheckpointSaver): SaverAdapter {
+  const journal = memoryJournal();
   return {
     name: "any saver",
     claims: "process",
     claimThread: async () => free,
     direct: {},
+    journal,
     listThreads: (options) => listThreads(saver, options),
     async deleteThread(threadId, onlyIf) {
       if (onlyIf && !(await onlyIf())) return { deleted: false, declined: true };
       await saver.deleteThread(threadId);
+      await journal.deleteThread(threadId);
       return { deleted: true };
     },
   };

@@ -10,6 +10,7 @@ import { tryAdvisoryLock } from "./advisory-lock.js";
 import { anySaverAdapter } from "./any-saver.js";
 import { assembleHistory, revive, target, type HistoryOptions, type StoredRow } from "./history.js";
 import { postgresSaverHandle, type PostgresSaverHandle } from "./langgraph-savers.js";
+import { postgresJournal } from "./journal-postgres.js";
 import { checkListOptions } from "./list-options.js";
 import { postgresArchive } from "./postgres-archive.js";
 import type { ListThreadsOptions, SaverAdapter, ThreadSummary } from "./saver-adapter.js";
@@ -26,11 +27,13 @@ export function postgresAdapter(saver: BaseCheckpointSaver): SaverAdapter | unde
     return { heldBy: "it holds the thread's lock in PostgreSQL" };
   };
   const fallback = anySaverAdapter(saver);
+  const journal = postgresJournal(handle.query, handle.schema);
   const own = handle.ownTables;
   return {
     name: "PostgreSQL",
     claims: "database",
     claimThread,
+    journal,
     direct: own
       ? {
           getDeltaChannelHistory: (o) => history(saver, handle, o),
@@ -46,6 +49,7 @@ export function postgresAdapter(saver: BaseCheckpointSaver): SaverAdapter | unde
       try {
         if (onlyIf && !(await onlyIf())) return { deleted: false, declined: true };
         await saver.deleteThread(threadId);
+        await journal.deleteThread(threadId);
       } finally {
         await claim.release();
       }

@@ -7,6 +7,7 @@
  */
 import type { BaseCheckpointSaver, CheckpointMetadata } from "@langchain/langgraph";
 import type { ArchiveStore } from "./archive-store.js";
+import type { EffectJournal } from "./journal.js";
 
 /** A thread as listed: its latest top-level checkpoint. */
 export interface ThreadSummary {
@@ -65,6 +66,8 @@ export interface SaverAdapter {
   deleteThread(threadId: string, onlyIf?: () => Promise<boolean>): Promise<DeleteThreadResult>;
   /** Archive marks in the same database; none for a saver whose storage is opaque (storage/archive-store.ts). */
   readonly archive?: ArchiveStore;
+  /** Where side-effecting calls are journaled (storage/journal.ts): the same database, or this process. */
+  readonly journal: EffectJournal;
 }
 
 /** A backend's adapter for `saver`, when the saver has that backend's shape. */

@@ -8,6 +8,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { anySaverAdapter } from "./any-saver.js";
 import { assembleHistory, revive, target, type HistoryOptions, type StoredRow } from "./history.js";
 import { sqliteSaverHandle, type SqliteSaverHandle } from "./langgraph-savers.js";
+import { sqliteJournal } from "./journal-sqlite.js";
 import { checkListOptions } from "./list-options.js";
 import type { ListThreadsOptions, SaverAdapter, ThreadSummary } from "./saver-adapter.js";
 import { sqliteArchive } from "./sqlite-archive.js";
@@ -23,10 +24,12 @@ export function sqliteAdapter(saver: BaseCheckpointSaver): SaverAdapter | undefi
     return { heldBy: `pid ${claim.pid} on ${claim.host}` };
   };
   const fallback = anySaverAdapter(saver);
+  const journal = sqliteJournal(db);
   return {
     name: "SQLite",
     claims: "database",
     claimThread,
+    journal,
     direct: handle.ownTables ? { getDeltaChannelHistory: (o) => history(saver, handle, o) } : {},
     listThreads: handle.ownTables ? (options) => listThreads(saver, handle, options) : fallback.listThreads,
     archive: sqliteArchive(db),
@@ -37,6 +40,7 @@ export function sqliteAdapter(saver: BaseCheckpointSaver): SaverAdapter | undefi
         if (onlyIf && !(await onlyIf())) return { deleted: false, declined: true };
         handle.setup();
         await saver.deleteThread(threadId);
+        await journal.deleteThread(threadId);
       } finally {
         await claim.release();
       }

@@ -216,7 +216,9 @@ describe.each(savers)("a run stopped mid-step (%s)", (name, saver) => {
 
   it("a payment that never answers: the stopped run gives up at its timeout, and resume calls it again under its key", async () => {
     const t = payments();
-    const draft: PlanDraft = { steps: [{ ...plan.steps[0]!, timeoutMs: 50 }] };
+    // Only a tool that honours keys is called again after a cut call; any other is asked about
+    // (test/graph/effect-journal.test.ts; docs/decisions/0038-effect-journal.md).
+    const draft: PlanDraft = { steps: [{ ...plan.steps[0]!, timeoutMs: 50, honoursIdempotencyKey: true }] };
     const graph = build(t, saver(), draft);
     const config = { configurable: { thread_id: `hangs-${name}` } };
     const controller = new AbortController();

@@ -51,6 +51,27 @@ describe("one run per thread across processes (SQLite)", () => {
   }, 60_000);
 });
 
+describe("a payment killed in the call (SQLite, real processes)", () => {
+  it("whose API does not honour keys is not paid again by the next process: it is asked about", async () => {
+    const { db, dir } = await pausedThread();
+    const ignored = { PAYMENT_KEYS: "ignored" };
+    const holder = start(db, "t", "resume", dir, ignored);
+    await until(join(dir, "started"));
+    holder.kill();
+    expect((await holder.done).exit).toBe(null);
+    writeFileSync(join(dir, "go"), "");
+    const next = start(db, "t", "continue", dir, ignored);
+    expect(await next.done).toEqual({ line: JSON.stringify({ status: "awaiting_human" }), exit: 0 });
+    expect(calls(dir)).toEqual([String(holder.pid)]);
+    const saver = SqliteSaver.fromConnString(db);
+    const state = await paymentGraph(saver, dir, false).getState({ configurable: { thread_id: "t" } });
+    saver.db.close();
+    const values = state.values as { decisions: { rule: string }[]; pendingHuman: { options: string[] } };
+    expect(values.decisions.at(-1)?.rule).toBe("effect.in-doubt");
+    expect(values.pendingHuman.options).toEqual(["happened", "retry", "abort"]);
+  }, 60_000);
+});
+
 describe("a claim in a SQLite file is a lease", () => {
   const open = () => {
     const saver = SqliteSaver.fromConnString(":memory:");

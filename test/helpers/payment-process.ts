@@ -6,6 +6,7 @@
  *
  *   tsx payment-process.ts <sqlite-file | postgresql://…> <thread> <resume | answer | continue> <dir>
  *
+ * `PAYMENT_KEYS=ignored` in the environment: the payment API does not honour keys.
  * `resume` answers through `resumeRun`; `answer` sends LangGraph's own `Command({ resume })`, as
  * Studio or a hand-written client does, without reading the question first.
  */
@@ -23,7 +24,11 @@ const plan = {
   ],
 };
 
-export function paymentGraph(saver: BaseCheckpointSaver, dir: string) {
+/**
+ * `honoursKeys`: the payment API dedupes by idempotency key, so a payment cut by a kill is made again
+ * under its key; without it a cut payment is a question (docs/decisions/0038-effect-journal.md).
+ */
+export function paymentGraph(saver: BaseCheckpointSaver, dir: string, honoursKeys = true) {
   const pay = tool(
     async () => {
       appendFileSync(join(dir, "calls.log"), `${process.pid}\n`);
@@ -33,7 +38,10 @@ export function paymentGraph(saver: BaseCheckpointSaver, dir: string) {
     },
     { name: "pay", description: "Pay the vendor", schema: z.object({}), metadata: { sideEffects: ["payment"] } },
   );
-  return createPlanManager({ tools: [pay], planner: staticPlanner({ plan }) }).compile({ checkpointer: saver });
+  const effects = { honoursKeys: honoursKeys ? ["pay"] : [] };
+  return createPlanManager({ tools: [pay], planner: staticPlanner({ plan }), effects }).compile({
+    checkpointer: saver,
+  });
 }
 
 async function openSaver(where: string): Promise<{ saver: BaseCheckpointSaver; close: () => Promise<void> }> {
@@ -56,7 +64,7 @@ async function openSaver(where: string): Promise<{ saver: BaseCheckpointSaver; c
 async function main(): Promise<void> {
   const [where, thread, mode, dir] = process.argv.slice(2) as [string, string, string, string];
   const { saver, close } = await openSaver(where);
-  const graph = paymentGraph(saver, dir);
+  const graph = paymentGraph(saver, dir, process.env.PAYMENT_KEYS !== "ignored");
   const config = { configurable: { thread_id: thread } };
   try {
     const out =

@@ -11,8 +11,9 @@ export interface Child {
   done: Promise<{ line: string; exit: number | null }>;
 }
 
-export function start(db: string, thread: string, mode: string, dir: string): Child {
-  const child = spawn(process.execPath, ["--import", "tsx", script, db, thread, mode, dir], { stdio: "pipe" });
+export function start(db: string, thread: string, mode: string, dir: string, env?: Record<string, string>): Child {
+  const options = { stdio: "pipe" as const, ...(env ? { env: { ...process.env, ...env } } : {}) };
+  const child = spawn(process.execPath, ["--import", "tsx", script, db, thread, mode, dir], options);
   let out = "";
   let err = "";
   child.stdout.on("data", (d: Buffer) => (out += d.toString()));

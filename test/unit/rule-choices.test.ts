@@ -31,6 +31,7 @@ describe("a person's answer", () => {
       "change-scope",
       "abort",
       "complete",
+      "effect-happened",
     ];
     const rules: string[] = answers.map((a) => answerRule(a));
     expect(rules).toEqual([
@@ -46,6 +47,7 @@ describe("a person's answer", () => {
       "human.change-scope",
       "human.abort",
       "human.complete",
+      "human.effect-happened",
     ]);
     // The deadline, not the person who answered late, decides a late answer.
     expect(rulesOf("person").filter((r) => !rules.includes(r))).toEqual(["human.deadline-passed"]);

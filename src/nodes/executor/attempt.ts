@@ -3,7 +3,8 @@
  * the call handed to the dispatcher, and the record written when it ends.
  */
 import { attemptCost, usageCost } from "../../policy/ladder/budget.js";
-import type { SideEffectRecord, StepRun } from "../../plan/schema/run.js";
+import type { ErrorInfo, SideEffectRecord, StepRun } from "../../plan/schema/run.js";
+import { journaledVerdict, verifiedVerdict } from "../../policy/attempt/in-doubt.js";
 import type { Step } from "../../plan/schema/step.js";
 import { stepPosition } from "../../plan/ready.js";
 import {
@@ -19,6 +20,8 @@ import { agentCall } from "./agent-attempt.js";
 import type { AgentWork, Dispatcher, Flight } from "../../runtime/dispatch.js";
 import { watchForStall } from "../../runtime/stall-watch.js";
 import type { Visit } from "./visit.js";
+import { journalOf } from "../../runtime/effect-journal.js";
+import { journaledInvoke } from "./journaled-call.js";
 
 /** The tool a step's next attempt calls: its fallback once the ladder switched to it; `agent:NAME` for an agent. */
 export function toolFor(step: Step, run: StepRun | undefined): string | undefined {
@@ -85,6 +88,11 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
     flight.stopWatching = watchForStall(rt, config, step, attempt, rt.clock.now());
   };
   Object.assign(flight, key ? { key } : {}, work ? { agent: work } : {});
+  const journal = key && !work ? journalOf(config) : undefined;
+  if (journal && key) {
+    const j = { rt, journal, threadId, key, step, tool: toolName, attempt, trusted: v.trusted, now: () => v.now() };
+    flight.invoke = journaledInvoke({ ...j, approvedKey: previous.approvedKey }, flight);
+  }
   flights.launch(flight, { tool, args, timeoutMs, configurable }, config, wait, () => v.now());
 }
 
@@ -163,6 +171,7 @@ export function recordEnd(v: Visit, flight: Flight): void {
     v.spent += usageCost(flight.agent.usage);
   }
   const tool = flight.call.tool;
+  if (!result.ok && flight.effect === "in_doubt") return inDoubt(v, step, flight, ended, result.error);
   if (!result.ok) {
     v.adjustLimit(step, flight.attempt, tool, result.error, flight.toolCallsAtEnd ?? 1);
     const { error } = result;
@@ -181,7 +190,40 @@ export function recordEnd(v: Visit, flight: Flight): void {
   const judged = judge(v, step, ended, { ok: true, output: result.output }, flight.agent?.validation);
   if (judged.kind === "deviation") return failJudged(v, step, judged, ended);
   v.adjustLimit(step, flight.attempt, tool, null, flight.toolCallsAtEnd ?? 1);
+  if (flight.effect === "journaled" || flight.effect === "verified") settledRecord(v, step, flight);
   v.succeed(step, { ...ended, status: "succeeded", output: judged.output }, judged.values, flight.key);
+}
+
+/**
+ * A call whose outcome is unknown and that nothing settled: the step deviates, and the ladder asks a
+ * person (docs/decisions/0038-effect-journal.md).
+ */
+function inDoubt(v: Visit, step: Step, flight: Flight, ended: StepRun, error: ErrorInfo): void {
+  const deviation = {
+    kind: "effect_in_doubt" as const,
+    message: error.message,
+    error,
+    key: flight.key!,
+    tool: flight.call.tool,
+  };
+  v.fail(step, { deviation, error }, ended);
+}
+
+/** The decision saying the journal (a result the checkpoint lost) or the verify probe gave the output, not a new call. */
+function settledRecord(v: Visit, step: Step, flight: Flight): void {
+  const made = flight.effect === "verified" ? verifiedVerdict : journaledVerdict;
+  const verdict = made(flight.call.tool, flight.key!);
+  const decision = decide(verdict.rule, {
+    after: v.state.decisions.length + v.decisions.length,
+    stepId: step.id,
+    attempt: flight.attempt,
+    failureClass: verdict.failureClass,
+    reason: verdict.reason,
+    planVersion: v.plan.version,
+    at: v.now(),
+  });
+  v.decisions.push(decision);
+  v.send({ type: "decision", decision });
 }
 
 /**

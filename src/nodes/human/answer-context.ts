@@ -18,6 +18,8 @@ export type Destination = (typeof HUMAN_DESTINATIONS)[number];
 export interface Next {
   goto: Destination;
   update: PlanManagerUpdate;
+  /** A call in doubt a person said happened: its result, for the effect journal. */
+  effect?: { key: string; output: unknown };
 }
 
 /** What an answer is applied to. */
@@ -67,8 +69,12 @@ function escalatedClass(pending: PendingOf<"escalation">): FailureClass {
   return pending.context.failureClass ?? "unknown";
 }
 
-/** A retry of a step whose changed side effect was escalated allows exactly that operation. */
+/**
+ * A retry of a step whose changed side effect was escalated allows exactly that operation; of a call in
+ * doubt, one more call under its key.
+ */
 export function approval(pending: PendingHuman): Pick<StepRun, "approvedKey"> {
-  const effect = pending.kind === "escalation" ? pending.context.sideEffect : undefined;
-  return effect ? { approvedKey: effect.proposedKey } : {};
+  const context = pending.kind === "escalation" ? pending.context : undefined;
+  if (context?.inDoubt) return { approvedKey: context.inDoubt.key };
+  return context?.sideEffect ? { approvedKey: context.sideEffect.proposedKey } : {};
 }

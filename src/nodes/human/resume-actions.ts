@@ -6,7 +6,7 @@ import { makeFacts } from "../../plan/facts.js";
 import type { ResumeValue } from "../../plan/schema/interrupts.js";
 import type { StepRun } from "../../plan/schema/run.js";
 import { approval, decide, running, type Answering, type Next } from "./answer-context.js";
-import { completeHumanStep } from "./step-answer.js";
+import { completeHumanStep, effectHappened } from "./step-answer.js";
 import { approveHeld, rejectHeld } from "./held-replan.js";
 import type { PlanManagerUpdate } from "../../runtime/state.js";
 import { offered } from "../../runtime/interrupts.js";
@@ -108,6 +108,7 @@ const HANDLERS: Handlers = {
     return running(update);
   },
   complete: (a, reply) => completeHumanStep(a, reply.output),
+  happened: (a, reply) => effectHappened(a, reply.output),
 };
 
 export function applyAnswer(a: Answering, reply: ResumeValue): Next {

@@ -59,3 +59,45 @@ function lateAnswer(a: Answering, step: Step, rule: RuleId, reason: string, outp
   };
   return { goto: "human", update: { decisions: decision, pendingHuman, status: "awaiting_human" } };
 }
+
+/**
+ * A person's `happened` answer to a call in doubt: the call took effect and `output` is what it
+ * returned. The step succeeds with it, and the effect is committed under its key, here and in the
+ * effect journal (`Next.effect`), so no branch of the thread calls it again
+ * (docs/decisions/0038-effect-journal.md).
+ */
+export function effectHappened(a: Answering, output: unknown): Next {
+  const { step, run } = a;
+  const doubt = a.pending.kind === "escalation" ? a.pending.context.inDoubt : undefined;
+  if (!step || !run || !doubt) return running();
+  const { values } = producedValues(step, output);
+  const facts = makeFacts(values, {
+    producedBy: step.id,
+    planVersion: a.state.plan?.version ?? 0,
+    assumptions: step.assumptions ?? [],
+    derivedFrom: step.inputs ?? [],
+  });
+  emitOnceDurable(a.config, {
+    type: "step_finished",
+    stepId: step.id,
+    goal: step.goal,
+    status: "succeeded",
+    attempt: run.attempts,
+  });
+  const { error: _error, ...rest } = run;
+  const done: StepRun = { ...rest, status: "succeeded", output, endedAt: a.at };
+  const reason = `a person said ${doubt.tool} under key ${doubt.key} took effect; its output is recorded`;
+  const effect = { stepId: step.id, idempotencyKey: doubt.key, at: a.at, ...(output !== undefined ? { output } : {}) };
+  const known = a.state.sideEffects.some((e) => e.idempotencyKey === doubt.key);
+  return {
+    ...running({
+      facts,
+      decisions: decide(a, answerRule("effect-happened"), reason),
+      progress: { lastProgressAt: a.at },
+      steps: { [step.id]: done },
+      guards: { ...a.state.guards, successes: a.state.guards.successes + 1 },
+      ...(known ? {} : { sideEffects: [effect] }),
+    }),
+    effect: { key: doubt.key, output },
+  };
+}

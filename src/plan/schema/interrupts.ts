@@ -48,6 +48,8 @@ export interface EscalationContext {
   tried?: string[];
   /** A changed side effect: the operation committed before and the one proposed now. */
   sideEffect?: { committedKey: string; proposedKey: string };
+  /** A call whose outcome is unknown: its operation's key and the tool called under it. */
+  inDoubt?: { key: string; tool: string };
   /** At a rolling horizon: how many extensions the run made. */
   horizon?: { extensions: number };
   /** A human step answered after its deadline: the answer that arrived late. */
@@ -92,6 +94,8 @@ export const ResumeValueSchema = z.discriminatedUnion("action", [
    * escalates.
    */
   z.object({ action: z.literal("reject"), reason: z.string().max(LIMITS.maxTextLength).optional() }),
+  /** A call whose outcome was unknown took effect; `output` is what it returned (checked as the step's output). */
+  z.object({ action: z.literal("happened"), output: z.unknown() }),
 ]);
 export type ResumeValue = z.infer<typeof ResumeValueSchema>;
 export type ResumeAction = ResumeValue["action"];

@@ -42,6 +42,18 @@ export const ValidateSchema = z.object({
   successSignal: ExpressionSchema.optional(),
 });
 
+/**
+ * A read-only probe that says whether a side-effecting call whose outcome is unknown took effect
+ * (docs/decisions/0038-effect-journal.md): a registered tool without side effects, called with
+ * `{ ...args, ...inputs }` and the call's `idempotencyKey` in its config; it answers `{ happened, output? }`.
+ */
+export const VerifySchema = z.object({
+  tool: z.string().min(1).max(LIMITS.maxIdLength),
+  args: JsonObjectSchema.optional(),
+  inputs: list(FactKeySchema).optional(),
+});
+export type Verify = z.infer<typeof VerifySchema>;
+
 const AgentStepFields = {
   /** The agent (a name in `createPlanManager({ agents })`) that does the step, instead of a tool. */
   agent: z.string().min(1).max(LIMITS.maxIdLength).optional(),
@@ -80,6 +92,10 @@ export const StepSchema = z.object({
    * enters the idempotency key, so two steps with different labels are two operations. Default: none.
    */
   operation: z.string().min(1).max(LIMITS.maxIdLength).optional(),
+  /** The tool does an operation once per idempotency key: a call whose outcome is unknown is made again under it. */
+  honoursIdempotencyKey: z.boolean().optional(),
+  /** How to find out whether a call whose outcome is unknown took effect (a crash, a timeout in the call). */
+  verify: VerifySchema.optional(),
   timeoutMs: z.number().int().positive().max(86_400_000).optional(),
   /** How long the step should take: still running at `policy.stallFactor` × this, it is reported as stalled. */
   estimateMs: z.number().int().positive().max(86_400_000).optional(),

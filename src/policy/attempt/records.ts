@@ -22,10 +22,13 @@ export function recordAfter(action: Action, run: StepRun, delayMs = 0): StepRun 
 
 /**
  * The LLM classifier is consulted only for failures the rules call `unknown`, and never once
- * the decision bound (`guard.max-decisions`) has fired: that bound is what ends every run.
+ * the decision bound (`guard.max-decisions`) has fired: that bound is what ends every run. A call in
+ * doubt is a person's to settle, never a model's guess.
  */
 export function mayAskLlm(verdict: { failureClass: string; rule: string }): boolean {
-  return verdict.failureClass === "unknown" && verdict.rule !== "guard.max-decisions";
+  return (
+    verdict.failureClass === "unknown" && verdict.rule !== "guard.max-decisions" && verdict.rule !== "effect.in-doubt"
+  );
 }
 
 /** Actions an LLM classifier may choose: the ladder's, never a person's nor a record's (`reuse`). */

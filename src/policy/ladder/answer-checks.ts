@@ -27,9 +27,11 @@ export function answerProblem(raw: unknown, ctx: AnswerContext): string | undefi
   // resumeProblem has parsed it against ResumeValueSchema.
   const answer = raw as ResumeValue;
   if (answer.action === "provide") return provideProblem(answer.facts, ctx.step, ctx.facts);
-  if (answer.action !== "complete") return undefined;
+  if (answer.action !== "complete" && answer.action !== "happened") return undefined;
   const limits = valueProblem(answer.output, "output");
-  if (limits || ctx.pending.kind !== "human_step" || !ctx.step) return limits;
+  // A call in doubt that happened: its output is checked as the tool's would be.
+  const checked = ctx.pending.kind === "human_step" || answer.action === "happened";
+  if (limits || !checked || !ctx.step) return limits;
   if (ctx.step.produces?.length) {
     const { missing } = producedValues(ctx.step, answer.output);
     if (missing.length > 0) return `output is missing ${missing.join(", ")}, which step "${ctx.step.id}" must produce`;

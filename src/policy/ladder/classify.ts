@@ -18,6 +18,7 @@ import { plannerUnavailable } from "../replan/guards.js";
 import { effectiveRetry } from "../../plan/retry.js";
 import { actionsOf, rulesOf, type RuleId, type RuleIdOf } from "./rules.js";
 import { LADDER_ACTIONS } from "../attempt/records.js";
+import { inDoubtVerdict } from "../attempt/in-doubt.js";
 
 /** Where the run stands with respect to replanning guardrails. */
 export interface ReplanStanding {
@@ -81,6 +82,7 @@ export function classify(input: ClassifyInput): Verdict {
       `${what}; a person must decide`,
     );
   }
+  if (deviation.kind === "effect_in_doubt") return inDoubtVerdict(deviation);
   const { step, run } = input;
   const routed = agentRoute({
     deviation,

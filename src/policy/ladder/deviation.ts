@@ -58,6 +58,14 @@ export const DeviationSchema = z.discriminatedUnion("kind", [
     committedKey: z.string(),
     proposedKey: z.string(),
   }),
+  /** A side-effecting call's outcome is unknown and nothing settled it (docs/decisions/0038-effect-journal.md). */
+  z.object({
+    kind: z.literal("effect_in_doubt"),
+    ...base,
+    /** The operation's key, and the tool called under it. */
+    key: z.string(),
+    tool: z.string(),
+  }),
 ]);
 
 export type Deviation = z.infer<typeof DeviationSchema>;

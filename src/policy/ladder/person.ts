@@ -24,6 +24,8 @@ const ANSWER_RULES = {
   replan: "human.replan",
   "change-scope": "human.change-scope",
   abort: "human.abort",
+  /** Said that a side-effecting call whose outcome was unknown took effect. */
+  "effect-happened": "human.effect-happened",
   /** Did a human step. */
   complete: "human.complete",
 } as const satisfies Record<string, RuleIdOf<"person">>;

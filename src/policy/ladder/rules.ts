@@ -78,6 +78,14 @@ export const RULES = {
     "escalate",
     "inside createAgent, the model called a step that cannot run policy.maxRefusedCalls times: a person is asked",
   ),
+  // A side-effecting call whose outcome is unknown, that no key or probe settles: never called again silently
+  // (docs/decisions/0038-effect-journal.md).
+  "effect.in-doubt": r(
+    "run-guard",
+    ["unknown"],
+    "escalate",
+    "a side-effecting call's outcome is unknown (cut by a crash or its deadline) and neither the tool's keys nor a verify probe settle it",
+  ),
   // Retry: the same call may succeed later.
   "transient.retry": r(
     "retry",
@@ -284,6 +292,13 @@ export const RULES = {
     "reuse",
     "a step's operation equals a committed side effect: its committed output is reused and the tool is not called",
   ),
+  // Not a rung: a record that a call whose outcome was unknown was settled by the step's verify probe.
+  "effect.verified": r(
+    "dispatch",
+    ["none"],
+    "reuse",
+    "a side-effecting call's outcome was unknown; the step's verify probe says it happened: its output is recorded, the tool not called again",
+  ),
   // Answers a person gives at an interrupt (decisions with by: "person"); the class is the one answered.
   "human.deadline-passed": r(
     "person",
@@ -309,6 +324,12 @@ export const RULES = {
     "a person rejected a held replan: it is discarded and the original trigger escalates",
   ),
   "human.abort": r("person", "any", "abort", "a person aborted the run"),
+  "human.effect-happened": r(
+    "person",
+    "any",
+    "provide",
+    "a person said a call whose outcome was unknown took effect, and gave its output: recorded as committed",
+  ),
   "human.approve-plan": r(
     "person",
     "any",

@@ -1,0 +1,78 @@
+/**
+ * A side-effecting call whose outcome is unknown — its intent is in the effect journal with no
+ * result, because the process died in the call or our deadline cut it — and how it is settled before
+ * the operation may run again (docs/decisions/0038-effect-journal.md). Pure. In order:
+ * a person's retry of exactly this key, or a tool that honours keys, calls again under the same key;
+ * else the step's read-only `verify` probe says whether it happened; else a person is asked
+ * (`effect.in-doubt`). Never a silent second call.
+ */
+import type { Step, Verify } from "../../plan/schema/step.js";
+import type { DeviationOf } from "../ladder/deviation.js";
+
+export type Settlement =
+  /** Call again under the same key: the tool does the operation once per key, or a person said so. */
+  | { kind: "call"; why: "approved" | "honours-keys" | "not-happened" }
+  /** Run the step's verify probe and read its answer (`readProbe`). */
+  | { kind: "verify"; probe: Verify }
+  /** The probe says it happened: its output is the call's. */
+  | { kind: "happened"; output: unknown }
+  /** Nothing settles it: the step deviates with `effect_in_doubt`, and a person is asked. */
+  | { kind: "ask"; reason: string };
+
+export interface InDoubt {
+  step: Step;
+  /** The tool the cut call was made with (the step's tool or its fallback). */
+  tool: string;
+  key: string;
+  /** Tools `createPlanManager({ effects: { honoursKeys } })` declares to honour keys. */
+  honoursKeys: ReadonlySet<string>;
+  /** The step's record says a person approved calling again under this key. */
+  approvedKey?: string | undefined;
+  /** The probe was run already and could not say (it threw, or answered something else). */
+  probeFailed?: string;
+}
+
+export function settleInDoubt(d: InDoubt): Settlement {
+  if (d.approvedKey === d.key) return { kind: "call", why: "approved" };
+  if (d.step.honoursIdempotencyKey === true || d.honoursKeys.has(d.tool)) return { kind: "call", why: "honours-keys" };
+  if (d.step.verify && d.probeFailed === undefined) return { kind: "verify", probe: d.step.verify };
+  const probe = d.probeFailed === undefined ? "the step has no verify probe" : `its verify probe ${d.probeFailed}`;
+  return {
+    kind: "ask",
+    reason:
+      `the outcome of ${d.tool} under key ${d.key} is unknown (the call was cut before it answered); ` +
+      `the tool is not declared to honour idempotency keys and ${probe}: did it happen?`,
+  };
+}
+
+/** A verify probe's answer read: `{ happened: boolean, output? }`, or why it settles nothing. */
+export function readProbe(answer: unknown): Settlement | { kind: "unreadable"; problem: string } {
+  const happened = (answer as { happened?: unknown } | null)?.happened;
+  if (typeof answer !== "object" || answer === null || Array.isArray(answer) || typeof happened !== "boolean")
+    return { kind: "unreadable", problem: "answered something other than { happened: boolean, output? }" };
+  if (!happened) return { kind: "call", why: "not-happened" };
+  return { kind: "happened", output: (answer as { output?: unknown }).output };
+}
+
+/** The ladder's verdict on an `effect_in_doubt` deviation: a person settles it. Never skipped, never a model's guess. */
+export function inDoubtVerdict(deviation: DeviationOf<"effect_in_doubt">) {
+  return {
+    rule: "effect.in-doubt",
+    failureClass: "unknown",
+    action: "escalate",
+    evidence: "sideeffect.outcome-unknown",
+    reason: deviation.message,
+  } as const;
+}
+
+/** The record of a call in doubt that the step's verify probe found done. */
+export function verifiedVerdict(tool: string, key: string) {
+  const reason = `${tool}: the call under key ${key} was cut before it answered; the verify probe says it happened, so its output is recorded and the tool is not called again`;
+  return { rule: "effect.verified", failureClass: "none", reason } as const;
+}
+
+/** The record of a call whose result the journal holds though the run's checkpoint lost it. */
+export function journaledVerdict(tool: string, key: string) {
+  const reason = `${tool}: the call under key ${key} ended before the run's last checkpoint; the effect journal holds its result, which is reused and the tool not called again`;
+  return { rule: "effect.reused", failureClass: "none", reason } as const;
+}
