@@ -7,13 +7,14 @@ import { nearest } from "./nearest.js";
 import { staticSignature } from "./operation.js";
 import { AssumptionSchema, PlanDraftSchema, type PlanDraft } from "./schema/plan.js";
 import { LIMITS } from "./schema/primitives.js";
-import { FallbackSchema, HumanTaskSchema, RetryPolicySchema, StepSchema, ValidateSchema } from "./schema/step.js";
+import { CompensateSchema, FallbackSchema, HumanTaskSchema, RetryPolicySchema, StepSchema, ValidateSchema } from "./schema/step.js";
 
 const FIELDS = {
   draft: Object.keys(PlanDraftSchema.shape),
   step: Object.keys(StepSchema.shape),
   assumption: Object.keys(AssumptionSchema.shape),
   fallback: Object.keys(FallbackSchema.shape),
+  compensate: Object.keys(CompensateSchema.shape),
   human: Object.keys(HumanTaskSchema.shape),
   retry: Object.keys(RetryPolicySchema.shape),
   validate: Object.keys(ValidateSchema.shape),
@@ -56,6 +57,7 @@ export function unknownFields(input: unknown): PlanIssue[] {
       check(step, FIELDS.step, ["steps", i], what, stepId);
       const s = step as Record<string, unknown> | null;
       check(s?.fallback, FIELDS.fallback, ["steps", i, "fallback"], `${what} fallback`, stepId);
+      check(s?.compensate, FIELDS.compensate, ["steps", i, "compensate"], `${what} compensate`, stepId);
       check(s?.human, FIELDS.human, ["steps", i, "human"], `${what} human`, stepId);
       check(s?.retry, FIELDS.retry, ["steps", i, "retry"], `${what} retry`, stepId);
       check(s?.validate, FIELDS.validate, ["steps", i, "validate"], `${what} validate`, stepId);
@@ -110,7 +112,32 @@ export function checkInputs(draft: PlanDraft, ctx: ValidationContext, add: (issu
         if (!add({ code: "unknown_input", path, stepId: step.id, message: `${message} (${hint})` })) return;
       }
     }
+    if (!checkCompensateInputs(step, i, { available, own, ctx }, add)) return;
   }
+}
+
+/** A compensation's inputs are fact keys like a step's: produced by the context or a step, accepted by its tool. */
+function checkCompensateInputs(
+  step: PlanDraft["steps"][number],
+  i: number,
+  known: { available: { has(key: string): boolean }; own: ReadonlySet<string>; ctx: ValidationContext },
+  add: (issue: PlanIssue) => boolean,
+): boolean {
+  const undo = step.compensate;
+  const accepted = undo ? known.ctx.toolArguments?.get(undo.tool) : undefined;
+  for (const [j, key] of (undo?.inputs ?? []).entries()) {
+    const path = ["steps", i, "compensate", "inputs", j];
+    const what = `step "${step.id}" compensate reads input "${key}"`;
+    if (known.ctx.availableFacts && !known.available.has(key) && !known.own.has(key)) {
+      const message = `${what}, which neither the context nor any step produces`;
+      if (!add({ code: "unproduced_input", path, stepId: step.id, message })) return false;
+    }
+    if (accepted !== undefined && !accepted.includes(key)) {
+      const message = `${what}, but tool "${undo!.tool}" has no such argument (it accepts ${listNames(accepted)})`;
+      if (!add({ code: "unknown_input", path, stepId: step.id, message })) return false;
+    }
+  }
+  return true;
 }
 
 /**

@@ -284,6 +284,25 @@ export const RULES = {
     "reuse",
     "a step's operation equals a committed side effect: its committed output is reused and the tool is not called",
   ),
+  // Compensation of abandoned side effects (docs/decisions/0036-s37-compensate-compensation.md).
+  "compensate.run": r(
+    "dispatch",
+    ["none"],
+    "compensate",
+    "a committed side effect was abandoned (a replan dropped its step, or the run ended): its compensation ran",
+  ),
+  "compensate.failed": r(
+    "dispatch",
+    "any",
+    "escalate",
+    "a compensation still failed when its step's retry policy ran out: a person is asked",
+  ),
+  "compensate.missing": r(
+    "replanning",
+    "any",
+    "escalate",
+    "a replan would abandon a committed side effect whose step has no compensate: asked before the version commits",
+  ),
   // Answers a person gives at an interrupt (decisions with by: "person"); the class is the one answered.
   "human.deadline-passed": r(
     "person",
@@ -309,6 +328,18 @@ export const RULES = {
     "a person rejected a held replan: it is discarded and the original trigger escalates",
   ),
   "human.abort": r("person", "any", "abort", "a person aborted the run"),
+  "human.keep-effects": r(
+    "person",
+    "any",
+    REPLAN,
+    "a person let a replan abandon committed side effects that have no compensate: the version commits, they stand",
+  ),
+  "human.waive-compensation": r(
+    "person",
+    "any",
+    "skip",
+    "a person accepted that a failed compensation stays undone (they undo the effect by hand)",
+  ),
   "human.approve-plan": r(
     "person",
     "any",
