@@ -39,7 +39,7 @@ export function compensationAnswer(a: Answering, reply: ResumeValue): Next | und
   if (reply.action === "skip") {
     const compensations = settle({ status: "waived" });
     const reason = `a person left the effect standing: compensation ${compensationKey} will not run again`;
-    return next({ compensations, decisions: decide(a, answerRule("waive-compensation"), reason) });
+    return next({ compensations, decisions: decide(a, answerRule("skip"), reason) });
   }
   return undefined;
 }
@@ -51,7 +51,7 @@ function keepEffects(a: Answering): Next | undefined {
   const { record } = held;
   const action = record.scope === "local" ? "replan_local" : "replan_global";
   const reason = `a person kept the committed side effects plan version ${record.toVersion} abandons, undone`;
-  const decision = decide(a, answerRule("keep-effects"), reason, { action });
+  const decision = decide(a, answerRule("approve-replan"), reason, { action });
   emit(a.config, { type: "replan", record });
   const writes = {
     ...commitVersion(a.state, held),

@@ -24,10 +24,6 @@ const ANSWER_RULES = {
   replan: "human.replan",
   "change-scope": "human.change-scope",
   abort: "human.abort",
-  /** Let a replan abandon committed effects that have no compensation (`compensate.missing`). */
-  "keep-effects": "human.keep-effects",
-  /** Left a failed compensation undone (`compensate.failed`). */
-  "waive-compensation": "human.waive-compensation",
   /** Did a human step. */
   complete: "human.complete",
 } as const satisfies Record<string, RuleIdOf<"person">>;

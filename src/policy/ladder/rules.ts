@@ -328,18 +328,6 @@ export const RULES = {
     "a person rejected a held replan: it is discarded and the original trigger escalates",
   ),
   "human.abort": r("person", "any", "abort", "a person aborted the run"),
-  "human.keep-effects": r(
-    "person",
-    "any",
-    REPLAN,
-    "a person let a replan abandon committed side effects that have no compensate: the version commits, they stand",
-  ),
-  "human.waive-compensation": r(
-    "person",
-    "any",
-    "skip",
-    "a person accepted that a failed compensation stays undone (they undo the effect by hand)",
-  ),
   "human.approve-plan": r(
     "person",
     "any",
