@@ -7,7 +7,14 @@ import { nearest } from "./nearest.js";
 import { staticSignature } from "./operation.js";
 import { AssumptionSchema, PlanDraftSchema, type PlanDraft } from "./schema/plan.js";
 import { LIMITS } from "./schema/primitives.js";
-import { CompensateSchema, FallbackSchema, HumanTaskSchema, RetryPolicySchema, StepSchema, ValidateSchema } from "./schema/step.js";
+import {
+  CompensateSchema,
+  FallbackSchema,
+  HumanTaskSchema,
+  RetryPolicySchema,
+  StepSchema,
+  ValidateSchema,
+} from "./schema/step.js";
 
 const FIELDS = {
   draft: Object.keys(PlanDraftSchema.shape),

@@ -14,6 +14,11 @@ import type { Step } from "../plan/schema/step.js";
 
 const nullableList = z.array(z.string()).nullable();
 const LlmFallbackSchema = z.strictObject({ tool: z.string(), argsJson: z.string().nullable() });
+const LlmCompensateSchema = z.strictObject({
+  tool: z.string(),
+  argsJson: z.string().nullable(),
+  inputs: z.array(z.string()).nullable(),
+});
 const LlmHumanSchema = z.strictObject({ prompt: z.string(), timeoutMs: z.number().nullable() });
 const LlmAssumptionSchema = z.strictObject({ id: z.string(), statement: z.string(), check: z.string().nullable() });
 
@@ -58,6 +63,9 @@ export const LlmStepSchema = z.strictObject({
     .nullable(),
   retryOnUnmet: z.boolean().nullable(),
   fallback: LlmFallbackSchema.nullable(),
+  compensate: LlmCompensateSchema.nullable().describe(
+    "for a side-effecting step: the tool that undoes it (cancel, refund, delete), inputs are fact keys; null for none",
+  ),
   sideEffects: nullableList,
   idempotent: z.boolean().nullable(),
   timeoutMs: z.number().nullable(),
@@ -188,6 +196,15 @@ function toStep(s: LlmPlanAnswer["steps"][number], i: number, issues: Conversion
   if (s.fallback !== null) {
     const fallbackArgs = parseArgs(s.fallback.argsJson, ["steps", i, "fallback", "argsJson"], issues);
     step.fallback = { tool: s.fallback.tool, ...(fallbackArgs ? { args: fallbackArgs } : {}) };
+  }
+  if (s.compensate !== null) {
+    const args = parseArgs(s.compensate.argsJson, ["steps", i, "compensate", "argsJson"], issues);
+    const inputs = s.compensate.inputs;
+    step.compensate = {
+      tool: s.compensate.tool,
+      ...(args ? { args } : {}),
+      ...(inputs !== null && inputs.length > 0 ? { inputs } : {}),
+    };
   }
   if (s.idempotent !== null) step.idempotent = s.idempotent;
   if (s.timeoutMs !== null) step.timeoutMs = Math.round(s.timeoutMs);

@@ -81,7 +81,10 @@ export const PolicyOptionsSchema = z
      * Run endings that undo the run's committed side effects with their steps' `compensate` tools, in
      * reverse commit order (docs/decisions/0036-s37-compensate-compensation.md). Default `["aborted"]`.
      */
-    compensateOn: z.array(z.enum(["aborted", "failed"])).max(2).optional(),
+    compensateOn: z
+      .array(z.enum(["aborted", "failed"]))
+      .max(2)
+      .optional(),
   })
   .strict();
 

@@ -42,7 +42,10 @@ export function approveHeld(a: Answering): Next {
   const reason = `a person approved plan version ${record.toVersion} (${tools})`;
   const decision = decide(a, answerRule("approve-replan"), reason, { action, failureClass: failureClassOf(a) });
   emit(a.config, { type: "replan", record });
-  const writes = { ...commitVersion(a.state, proposal), ...versionCompensations(a.state.plan!, proposal, effects, a.at) };
+  const writes = {
+    ...commitVersion(a.state, proposal),
+    ...versionCompensations(a.state.plan!, proposal, effects, a.at),
+  };
   return { goto: "executor", update: { ...writes, status: "running", decisions: decision } };
 }
 
@@ -52,7 +55,10 @@ function askToKeepEffects(a: Answering, proposal: ProposedVersion, missing: Aban
   const decision = missingDecision(missing, place);
   emit(a.config, { type: "decision", decision });
   const pendingHuman = keepEffectsQuestion(a.state, decision, missing);
-  return { goto: "human", update: { status: "awaiting_human", decisions: decision, pendingHuman, heldReplan: proposal } };
+  return {
+    goto: "human",
+    update: { status: "awaiting_human", decisions: decision, pendingHuman, heldReplan: proposal },
+  };
 }
 
 export function rejectHeld(a: Answering, reply: Extract<ResumeValue, { action: "reject" }>): Next {
