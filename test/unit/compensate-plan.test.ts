@@ -29,7 +29,7 @@ describe("compensate in a plan", () => {
         code: "unknown_compensate_tool",
         path: ["steps", 0, "compensate", "tool"],
         stepId: "book",
-        message: 'step "book" compensate names tool "cancl", which is not in the registry (book, cancel)',
+        message: 'step "book" compensate names tool "cancl", which is not in the registry (registered: book, cancel)',
       },
     ]);
   });
