@@ -198,11 +198,11 @@ function toStep(s: LlmPlanAnswer["steps"][number], i: number, issues: Conversion
     step.fallback = { tool: s.fallback.tool, ...(fallbackArgs ? { args: fallbackArgs } : {}) };
   }
   if (s.compensate !== null) {
-    const args = parseArgs(s.compensate.argsJson, ["steps", i, "compensate", "argsJson"], issues);
+    const undoArgs = parseArgs(s.compensate.argsJson, ["steps", i, "compensate", "argsJson"], issues);
     const inputs = s.compensate.inputs;
     step.compensate = {
       tool: s.compensate.tool,
-      ...(args ? { args } : {}),
+      ...(undoArgs ? { args: undoArgs } : {}),
       ...(inputs !== null && inputs.length > 0 ? { inputs } : {}),
     };
   }

@@ -42,8 +42,8 @@ export function userView(state: ViewState): string[] {
   if (running.length > 1) lines.push(`Running together: ${running.map((s) => s.goal).join("; ")}.`);
   const horizon = lookingAhead(state);
   if (horizon) lines.push(horizon);
-  const undone = compensationCounts(state.compensations);
-  if (undone) lines.push(undoneLine(undone));
+  const abandoned = compensationCounts(state.compensations);
+  if (abandoned) lines.push(undoneLine(abandoned));
   if (state.status === "completed") lines.push("Done.");
   else if (state.status === "partial") {
     const undone = (state.outcome?.missing ?? []).map((m) => m.goal);

@@ -125,6 +125,7 @@ describe("views show compensations", () => {
     budget: { spent: 0, replanSpent: 0 },
     sideEffects: [],
     compensations: records,
+    outcome: undefined,
   };
 
   it("planMetrics counts them per status; a run without any has no such field", () => {

@@ -57,9 +57,10 @@ export async function runCompensation(
   const stop = dispatcherOf(config).stopSignal;
   let attempts = record.attempts ?? 0;
   let error: ErrorInfo = { name: "PermanentError", message: `tool "${record.tool}" is not in the registry` };
-  for (let tries = 0; tool && tries < policy.maxAttempts; tries++) {
-    if (tries > 0) {
-      const delay = backoffDelay(policy, tries, error.retryAfterMs);
+  const tries = tool ? policy.maxAttempts : 0;
+  for (let tried = 0; tried < tries; tried++) {
+    if (tried > 0) {
+      const delay = backoffDelay(policy, tried, error.retryAfterMs);
       if (
         !(await rt.clock.sleep(delay, stop).then(
           () => true,
@@ -79,7 +80,7 @@ export async function runCompensation(
     try {
       const timeoutMs = rt.policy.defaultTimeoutMs;
       // A keyed call is not cut by a stop: its result is kept (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
-      await callTool({ tool, args: { ...record.args }, timeoutMs, configurable }, config);
+      await callTool({ tool: tool!, args: { ...record.args }, timeoutMs, configurable }, config);
       const { error: _error, ...rest } = record;
       return { ...rest, status: "done", attempts, at: new Date(rt.clock.now()).toISOString() };
     } catch (thrown) {
