@@ -34,15 +34,12 @@ export function compensationKey(effectKey: string): string {
  * says about the plan's assumptions.
  */
 function allValues(facts: Readonly<Record<string, Fact>>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [key, fact] of Object.entries(facts)) out[key] = fact.value;
-  return out;
+  // Own properties whatever the key (a fact named `__proto__` is data, not a prototype).
+  return Object.fromEntries(Object.entries(facts).map(([key, fact]) => [key, fact.value]));
 }
 
 function pick(values: Readonly<Record<string, unknown>>, keys: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const key of keys) if (Object.hasOwn(values, key)) out[key] = values[key];
-  return out;
+  return Object.fromEntries(keys.filter((key) => Object.hasOwn(values, key)).map((key) => [key, values[key]]));
 }
 
 /** The keys a step's calls would commit under on the facts known now: its tool's and its fallback's. */
@@ -58,12 +55,19 @@ function keysOf(threadId: string, step: Step, values: Readonly<Record<string, un
     .map(([tool, args]) => operationKey(threadId, tool, { ...args, ...inputs }, step.operation));
 }
 
-/** The step of `plan` that owns an effect: the one that committed it, or one that reused it under another id. */
-function ownerOf(plan: Plan, effect: SideEffectRecord, threadId: string, values: Readonly<Record<string, unknown>>) {
-  return (
-    plan.steps.find((s) => s.id === effect.stepId) ??
-    plan.steps.find((s) => keysOf(threadId, s, values).includes(effect.idempotencyKey))
-  );
+/**
+ * The step of `plan` that owns an effect: the one that committed it, or one that reused it under
+ * another id. Keys are computed once per plan, and only when some effect's step left it.
+ */
+function owners(plan: Plan, threadId: string, values: Readonly<Record<string, unknown>>) {
+  const byId = new Map(plan.steps.map((s) => [s.id, s]));
+  let byKey: Map<string, Step> | undefined;
+  return (effect: SideEffectRecord): Step | undefined => {
+    const own = byId.get(effect.stepId);
+    if (own) return own;
+    byKey ??= new Map(plan.steps.flatMap((s) => keysOf(threadId, s, values).map((k) => [k, s] as const)));
+    return byKey.get(effect.idempotencyKey);
+  };
 }
 
 /**
@@ -81,18 +85,21 @@ export function abandonedBy(
   const values = allValues(e.facts);
   const replaced = new Set(replacement);
   const staying = new Set(next.steps.filter((s) => !replaced.has(s.id)).map((s) => s.id));
+  const open = unsettled(e);
+  if (open.length === 0) return [];
   const repeated = new Set(next.steps.flatMap((s) => keysOf(e.threadId, s, values)));
-  return unsettled(e)
+  const ownerOf = owners(previous, e.threadId, values);
+  return open
     .filter((effect) => !repeated.has(effect.idempotencyKey))
-    .map((effect) => ({ effect, step: ownerOf(previous, effect, e.threadId, values) }))
+    .map((effect) => ({ effect, step: ownerOf(effect) }))
     .filter((a): a is Abandoned => a.step !== undefined && !staying.has(a.step.id));
 }
 
 /** At the run's end (`policy.compensateOn`): every unsettled effect owned by a step of the last version, latest first. */
 export function abandonedAtEnd(plan: Plan, e: EffectsSnapshot): Abandoned[] {
-  const values = allValues(e.facts);
+  const ownerOf = owners(plan, e.threadId, allValues(e.facts));
   return unsettled(e)
-    .map((effect) => ({ effect, step: ownerOf(plan, effect, e.threadId, values) }))
+    .map((effect) => ({ effect, step: ownerOf(effect) }))
     .filter((a): a is Abandoned => a.step !== undefined);
 }
 
