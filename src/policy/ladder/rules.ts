@@ -263,6 +263,12 @@ export const RULES = {
     "a side-effecting step of a new version is fed untrusted data (tool output, an error message, replan memory, " +
       "a step the version adds): plan review",
   ),
+  "compensate.missing": r(
+    "replanning",
+    "any",
+    "escalate",
+    "a replan would abandon a committed side effect whose step has no compensate: asked before the version commits",
+  ),
   // The rolling horizon: extending a plan that is not complete.
   "guard.max-extensions": r(
     "horizon",
@@ -296,12 +302,6 @@ export const RULES = {
     "any",
     "escalate",
     "a compensation still failed when its step's retry policy ran out: a person is asked",
-  ),
-  "compensate.missing": r(
-    "replanning",
-    "any",
-    "escalate",
-    "a replan would abandon a committed side effect whose step has no compensate: asked before the version commits",
   ),
   // Answers a person gives at an interrupt (decisions with by: "person"); the class is the one answered.
   "human.deadline-passed": r(
