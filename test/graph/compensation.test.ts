@@ -4,6 +4,10 @@
  */
 import { tool } from "@langchain/core/tools";
 import { Command, MemorySaver } from "@langchain/langgraph";
+import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
@@ -218,6 +222,30 @@ describe("an abandoned effect with no compensate is asked about before the versi
       "flight: person → replan_local [human.approve-replan]",
     ]);
     expect(s.raw.book).toEqual([booked, key("flight", "05-02", "flight_id")]);
+  });
+
+  it("survives a SQLite checkpoint round trip: a new graph on the same file answers the held question", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "compensate-"));
+    const file = join(dir, "run.db");
+    const first = setup({ compensate: false });
+    const saver = () => SqliteSaver.fromConnString(file);
+    const build = (s: ReturnType<typeof setup>, confirm = s.confirm) =>
+      harness(staticPlanner({ plan: trip(false, false), replan: redate("05-02") }), [s.book, s.cancel, confirm], {
+        threadId: "trip-1",
+        checkpointer: saver(),
+      });
+    const before = await build(first).run();
+    expect([before.status, before.decisions.at(-1).rule]).toEqual(["awaiting_human", "compensate.missing"]);
+    const second = setup({ compensate: false });
+    // Another process, whose confirm tool answers at once.
+    const confirmed = scriptedTool("confirm", [{ ok: true }]);
+    const out = await build(second, confirmed).run(new Command({ resume: { action: "approve" } }));
+    expect([out.status, out.plan.version, out.compensations.map((c: Loose) => c.status)]).toEqual([
+      "completed",
+      2,
+      ["waived"],
+    ]);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it("abort ends the run with version 1; an answer not offered is refused and asked again", async () => {
