@@ -82,17 +82,19 @@ export function abandonedBy(
   replacement: readonly string[],
   e: EffectsSnapshot,
 ): Abandoned[] {
+  const open = unsettled(e);
+  if (open.length === 0) return [];
   const values = allValues(e.facts);
   const replaced = new Set(replacement);
   const staying = new Set(next.steps.filter((s) => !replaced.has(s.id)).map((s) => s.id));
-  const open = unsettled(e);
-  if (open.length === 0) return [];
-  const repeated = new Set(next.steps.flatMap((s) => keysOf(e.threadId, s, values)));
   const ownerOf = owners(previous, e.threadId, values);
-  return open
-    .filter((effect) => !repeated.has(effect.idempotencyKey))
+  const dropped = open
     .map((effect) => ({ effect, step: ownerOf(effect) }))
     .filter((a): a is Abandoned => a.step !== undefined && !staying.has(a.step.id));
+  if (dropped.length === 0) return [];
+  // Only the replan's own steps can hand an operation back: the others stay as they were.
+  const repeated = new Set(next.steps.filter((s) => replaced.has(s.id)).flatMap((s) => keysOf(e.threadId, s, values)));
+  return dropped.filter((a) => !repeated.has(a.effect.idempotencyKey));
 }
 
 /** At the run's end (`policy.compensateOn`): every unsettled effect owned by a step of the last version, latest first. */
