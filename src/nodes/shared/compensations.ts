@@ -61,14 +61,12 @@ export async function runCompensation(
   for (let tried = 0; tried < tries; tried++) {
     if (tried > 0) {
       const delay = backoffDelay(policy, tried, error.retryAfterMs);
-      if (
-        !(await rt.clock.sleep(delay, stop).then(
-          () => true,
-          () => false,
-        )) ||
-        stop?.aborted
-      )
-        return "stopped";
+      // A stop ends the backoff (the sleep rejects): nothing more is called in this run.
+      const slept = await rt.clock.sleep(delay, stop).then(
+        () => true,
+        () => false,
+      );
+      if (!slept || stop?.aborted) return "stopped";
     }
     attempts++;
     const configurable = {
