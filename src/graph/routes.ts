@@ -18,6 +18,8 @@ export function routeAfterExecutor(
   if (stopRequested(state)) return "finalize";
   if (state.deviation) return "classifier";
   if (state.status === "awaiting_human") return "human";
+  // A compensation a replan or the run's end left waits for the executor, which runs it before anything else.
+  if (compensationWaits(state)) return "executor";
   if (state.status === "failed" || state.status === "aborted") return "finalize";
   const plan = state.plan;
   if (!plan) return "finalize";
@@ -25,6 +27,12 @@ export function routeAfterExecutor(
   if (firstUnfinished(plan, state.steps) === plan.steps.length)
     return plan.complete === false ? "extender" : "finalize";
   return "executor";
+}
+
+/** A pending compensation, in a run that goes on or one that is ending (docs/decisions/0039-compensation.md). */
+function compensationWaits(state: PlanManagerStateType): boolean {
+  const live = state.status === "running" || state.status === "aborted" || state.status === "failed";
+  return live && (state.compensations ?? []).some((c) => c.status === "pending");
 }
 
 export function routeAfterExtender(state: PlanManagerStateType): "executor" | "human" {
@@ -40,7 +48,7 @@ export function routeAfterClassifier(state: PlanManagerStateType): "executor" | 
     case "escalate":
       return "human";
     case "abort":
-      return "finalize";
+      return compensationWaits(state) ? "executor" : "finalize";
     default:
       return "executor";
   }

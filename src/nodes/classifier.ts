@@ -1,6 +1,7 @@
 /** The classifier node: a thin adapter from state to the pure `classify` and back. */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { UsageEntry } from "../contracts/usage.js";
+import { endCompensations } from "./shared/compensations.js";
 import type { Runtime } from "../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.js";
 import type { Step } from "../plan/schema/step.js";
@@ -73,7 +74,7 @@ export function makeClassifierNode(rt: Runtime) {
     const id = deviation.stepId;
     const record = id && run ? recordAfter(verdict.action, run, verdict.delayMs) : undefined;
     if (id && record) update.steps = { [id]: verdict.tier ? { ...record, tier: verdict.tier } : record };
-    return { ...update, ...afterDecision(rt, state, decision) };
+    return { ...update, ...afterDecision(rt, state, decision, config) };
   };
 }
 
@@ -116,7 +117,12 @@ function recordEvidence(state: PlanManagerStateType, decision: Decision): PlanMa
 }
 
 /** Escalations wait for a person; an abort ends the run with the reason in `outcome`. */
-function afterDecision(rt: Runtime, state: PlanManagerStateType, decision: Decision): PlanManagerUpdate {
+function afterDecision(
+  rt: Runtime,
+  state: PlanManagerStateType,
+  decision: Decision,
+  config: LangGraphRunnableConfig,
+): PlanManagerUpdate {
   if (decision.action === "escalate") {
     const inDoubt = state.deviation?.kind === "effect_in_doubt";
     const options = inDoubt ? IN_DOUBT_OPTIONS : offered(ESCALATION_OPTIONS, rt.canReplan);
@@ -125,5 +131,6 @@ function afterDecision(rt: Runtime, state: PlanManagerStateType, decision: Decis
   if (decision.action !== "abort") return {};
   const failedStep = decision.stepId !== undefined ? { failedStep: decision.stepId } : {};
   const outcome = { summary: "", ...failedStep, failureReason: decision.failureClass, message: decision.reason };
-  return { status: "aborted", outcome: { ...outcome, recoverable: false } };
+  const undo = endCompensations(rt, state, config, "aborted", decision.at);
+  return { status: "aborted", outcome: { ...outcome, recoverable: false }, ...undo };
 }

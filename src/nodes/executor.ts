@@ -17,6 +17,7 @@ import { runControlOf, takeAtBoundary } from "../runtime/run-control.js";
 import { pick, recordEnd, startAttempt, toolFor } from "./executor/attempt.js";
 import { humanStepPayload } from "../runtime/interrupts.js";
 import { Visit } from "./executor/visit.js";
+import { compensateNext, endCompensations } from "./shared/compensations.js";
 
 /** Where a visit stands once it has started what it could. */
 type Next = { kind: "go"; human?: Step } | { kind: "blocked"; waiting: string[] };
@@ -32,6 +33,14 @@ export function makeExecutor(rt: Runtime) {
     const control = runControlOf(config);
     const wanted = control?.wanted();
     if (wanted && flights.size === 0) return takeAtBoundary(wanted);
+    // What a replan or the run's end abandoned is undone before any step starts, one per visit so each
+    // is checkpointed (docs/decisions/0039-compensation.md). An ending run starts nothing.
+    const ending = state.status === "aborted" || state.status === "failed" ? state.status : undefined;
+    if (flights.size === 0 && !wanted) {
+      const undone = await compensateNext(rt, state, config, ending);
+      // The deviation a person answered is settled: routing must not hand it to the classifier again.
+      if (undone || ending) return { ...undone, ...(state.deviation ? { deviation: null } : {}) };
+    }
     const v = new Visit(rt, state, config);
     if (flights.size === 0 && (v.dispatch.queue.length > 0 || state.scopeChanges.length > 0)) {
       const queued = withQueued(v);
@@ -60,7 +69,14 @@ export function makeExecutor(rt: Runtime) {
     if (next.kind === "blocked") {
       const message = `no step can run: waiting on ${next.waiting.join(", ")}`;
       const outcome = { summary: "", failureReason: "blocked", message, recoverable: false };
-      return { ...v.update(), deviation: null, status: "failed", outcome };
+      // What this visit committed ends with the run too.
+      const seen = {
+        ...state,
+        sideEffects: [...state.sideEffects, ...v.effects],
+        facts: { ...state.facts, ...v.facts },
+      };
+      const undo = endCompensations(rt, seen, config, "failed", v.now());
+      return { ...v.update(), deviation: null, status: "failed", outcome, ...undo };
     }
     return next.human ? humanStep(v, next.human) : { ...v.update(), ...(state.deviation ? { deviation: null } : {}) };
   };

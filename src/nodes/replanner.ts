@@ -19,6 +19,7 @@ import { askPlanner } from "./replanner/request.js";
 import { applyOutcome } from "./replanner/apply.js";
 import { reviewNewSteps } from "./shared/plan-review.js";
 import { modelTrace } from "../contracts/trace.js";
+import { effectsOf } from "./shared/compensations.js";
 
 export function makeReplannerNode(rt: Runtime) {
   const rules = draftRules(rt);
@@ -33,6 +34,7 @@ export function makeReplannerNode(rt: Runtime) {
     const usage: UsageEntry[] = [];
     const answers: PlannerAnswer[] = [];
     let read: MemoryRead | undefined;
+    const effects = effectsOf(state, config);
     const decide = (): ReplanStep =>
       decideReplan({
         frame: { ...frame, at: now() },
@@ -42,6 +44,7 @@ export function makeReplannerNode(rt: Runtime) {
         answers,
         outcomeId: outcomeId(config.configurable, frame.plan.version),
         review: (replacement, proposed, origin) => reviewNewSteps(rt, state, replacement, proposed, origin),
+        effects,
       });
     // Gather: each step asks for one more thing, and the planner's answers are bounded by policy.replanDraftRetries.
     let step = decide();

@@ -12,6 +12,8 @@ export type PlanIssueCode =
   | "missing_tool"
   | "unknown_tool"
   | "unknown_fallback_tool"
+  /** A step's `compensate` names a tool the registry does not have. */
+  | "unknown_compensate_tool"
   | "human_step_with_tool"
   | "invalid_expression"
   /** A CEL expression that could cost more than an evaluation may (comprehensions nested too deep). */

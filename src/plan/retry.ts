@@ -22,7 +22,10 @@ export function retryPolicyProblem(policy: RetryPolicy): string | undefined {
 }
 
 /** The step's retry policy: its own fields over the policy's default. */
-export function effectiveRetry(step: Step | undefined, policy: { defaultRetry: RetryPolicy }): RetryPolicy {
+export function effectiveRetry(
+  step: Pick<Step, "retry"> | undefined,
+  policy: { defaultRetry: RetryPolicy },
+): RetryPolicy {
   return { ...policy.defaultRetry, ...step?.retry };
 }
 

@@ -8,6 +8,7 @@ import { staticSignature } from "./operation.js";
 import { AssumptionSchema, PlanDraftSchema, type PlanDraft } from "./schema/plan.js";
 import { LIMITS } from "./schema/primitives.js";
 import {
+  CompensateSchema,
   FallbackSchema,
   HumanTaskSchema,
   RetryPolicySchema,
@@ -21,6 +22,7 @@ const FIELDS = {
   step: Object.keys(StepSchema.shape),
   assumption: Object.keys(AssumptionSchema.shape),
   fallback: Object.keys(FallbackSchema.shape),
+  compensate: Object.keys(CompensateSchema.shape),
   human: Object.keys(HumanTaskSchema.shape),
   retry: Object.keys(RetryPolicySchema.shape),
   validate: Object.keys(ValidateSchema.shape),
@@ -64,6 +66,7 @@ export function unknownFields(input: unknown): PlanIssue[] {
       check(step, FIELDS.step, ["steps", i], what, stepId);
       const s = step as Record<string, unknown> | null;
       check(s?.fallback, FIELDS.fallback, ["steps", i, "fallback"], `${what} fallback`, stepId);
+      check(s?.compensate, FIELDS.compensate, ["steps", i, "compensate"], `${what} compensate`, stepId);
       check(s?.human, FIELDS.human, ["steps", i, "human"], `${what} human`, stepId);
       check(s?.retry, FIELDS.retry, ["steps", i, "retry"], `${what} retry`, stepId);
       check(s?.validate, FIELDS.validate, ["steps", i, "validate"], `${what} validate`, stepId);
@@ -119,7 +122,32 @@ export function checkInputs(draft: PlanDraft, ctx: ValidationContext, add: (issu
         if (!add({ code: "unknown_input", path, stepId: step.id, message: `${message} (${hint})` })) return;
       }
     }
+    if (!checkCompensateInputs(step, i, { available, own, ctx }, add)) return;
   }
+}
+
+/** A compensation's inputs are fact keys like a step's: produced by the context or a step, accepted by its tool. */
+function checkCompensateInputs(
+  step: PlanDraft["steps"][number],
+  i: number,
+  known: { available: { has(key: string): boolean }; own: ReadonlySet<string>; ctx: ValidationContext },
+  add: (issue: PlanIssue) => boolean,
+): boolean {
+  const undo = step.compensate;
+  const accepted = undo ? known.ctx.toolArguments?.get(undo.tool) : undefined;
+  for (const [j, key] of (undo?.inputs ?? []).entries()) {
+    const path = ["steps", i, "compensate", "inputs", j];
+    const what = `step "${step.id}" compensate reads input "${key}"`;
+    if (known.ctx.availableFacts && !known.available.has(key) && !known.own.has(key)) {
+      const message = `${what}, which neither the context nor any step produces`;
+      if (!add({ code: "unproduced_input", path, stepId: step.id, message })) return false;
+    }
+    if (accepted !== undefined && !accepted.includes(key)) {
+      const message = `${what}, but tool "${undo!.tool}" has no such argument (it accepts ${listNames(accepted)})`;
+      if (!add({ code: "unknown_input", path, stepId: step.id, message })) return false;
+    }
+  }
+  return true;
 }
 
 /**

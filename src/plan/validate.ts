@@ -125,6 +125,7 @@ function validateStep(
   if (step.agent !== undefined || step.validate !== undefined) checkAgent(c, ctx);
   else checkTools(c, ctx.tools);
   checkReferences(c, known, assumptions, ctx.falsified ?? []);
+  checkCompensate(c, ctx.tools);
   const { at } = c;
   (step.preconditions ?? []).forEach((expr, j) =>
     checkExpression(expr, "precondition", at("preconditions", j), step.id, add),
@@ -176,6 +177,15 @@ function checkTools({ step, at, add }: StepCheck, tools: ReadonlySet<string>) {
       `(${listTools(tools)})`;
     add({ code: "unknown_fallback_tool", path: at("fallback", "tool"), stepId, message });
   }
+}
+
+/** A step's undo runs a registered tool, like its fallback (docs/decisions/0039-compensation.md). */
+function checkCompensate({ step, at, add }: StepCheck, tools: ReadonlySet<string>) {
+  if (!step.compensate || tools.has(step.compensate.tool)) return;
+  const message =
+    `step "${step.id}" compensate names tool "${step.compensate.tool}", which is not in the registry ` +
+    `(${listTools(tools)})`;
+  add({ code: "unknown_compensate_tool", path: at("compensate", "tool"), stepId: step.id, message });
 }
 
 /** An agent step names a registered agent and nothing else to run; its validation and fallback tools are registered. */

@@ -14,6 +14,11 @@ import type { Step } from "../plan/schema/step.js";
 
 const nullableList = z.array(z.string()).nullable();
 const LlmFallbackSchema = z.strictObject({ tool: z.string(), argsJson: z.string().nullable() });
+const LlmCompensateSchema = z.strictObject({
+  tool: z.string(),
+  argsJson: z.string().nullable(),
+  inputs: z.array(z.string()).nullable(),
+});
 const LlmHumanSchema = z.strictObject({ prompt: z.string(), timeoutMs: z.number().nullable() });
 /** Side-effecting calls whose outcome is unknown (docs/decisions/0038-effect-journal.md). */
 const LlmVerifySchema = z.strictObject({
@@ -64,6 +69,9 @@ export const LlmStepSchema = z.strictObject({
     .nullable(),
   retryOnUnmet: z.boolean().nullable(),
   fallback: LlmFallbackSchema.nullable(),
+  compensate: LlmCompensateSchema.nullable().describe(
+    "for a side-effecting step: the tool that undoes it (cancel, refund, delete), inputs are fact keys; null for none",
+  ),
   sideEffects: nullableList,
   idempotent: z.boolean().nullable(),
   honoursIdempotencyKey: z
@@ -203,6 +211,15 @@ function toStep(s: LlmPlanAnswer["steps"][number], i: number, issues: Conversion
   if (s.fallback !== null) {
     const fallbackArgs = parseArgs(s.fallback.argsJson, ["steps", i, "fallback", "argsJson"], issues);
     step.fallback = { tool: s.fallback.tool, ...(fallbackArgs ? { args: fallbackArgs } : {}) };
+  }
+  if (s.compensate !== null) {
+    const undoArgs = parseArgs(s.compensate.argsJson, ["steps", i, "compensate", "argsJson"], issues);
+    const inputs = s.compensate.inputs;
+    step.compensate = {
+      tool: s.compensate.tool,
+      ...(undoArgs ? { args: undoArgs } : {}),
+      ...(inputs !== null && inputs.length > 0 ? { inputs } : {}),
+    };
   }
   if (s.idempotent !== null) step.idempotent = s.idempotent;
   if (s.honoursIdempotencyKey !== null) step.honoursIdempotencyKey = s.honoursIdempotencyKey;

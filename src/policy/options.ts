@@ -77,6 +77,14 @@ export const PolicyOptionsSchema = z
         error: 'expected "read-only", "any" or an array of tool names',
       })
       .optional(),
+    /**
+     * Run endings that undo the run's committed side effects with their steps' `compensate` tools, in
+     * reverse commit order (docs/decisions/0039-compensation.md). Default `["aborted"]`.
+     */
+    compensateOn: z
+      .array(z.enum(["aborted", "failed"]))
+      .max(2)
+      .optional(),
   })
   .strict();
 
@@ -110,6 +118,8 @@ export interface ResolvedPolicy {
   defaultRetry: RetryPolicy;
   replanTools: ReplanTools;
   agentFeedback: boolean;
+  /** Set only when given: runs that never set it resolve as before; `compensatesOn` reads the default. */
+  compensateOn?: readonly ("aborted" | "failed")[];
 }
 
 export function resolvePolicy(options: unknown = {}): ResolvedPolicy {
@@ -156,6 +166,7 @@ export function resolvePolicy(options: unknown = {}): ResolvedPolicy {
     defaultRetry,
     replanTools: o.replanTools ?? "read-only",
     agentFeedback: o.agentFeedback ?? true,
+    ...(o.compensateOn !== undefined ? { compensateOn: o.compensateOn } : {}),
   };
 }
 

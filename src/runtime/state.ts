@@ -21,10 +21,12 @@ import { PlanDraftSchema, PlanSchema, type Plan, type PlanDraft } from "../plan/
 import { FactKeySchema, LIMITS } from "../plan/schema/primitives.js";
 import {
   BudgetSchema,
+  CompensationRecordSchema,
   FactSchema,
   SideEffectRecordSchema,
   StepRunSchema,
   type Budget,
+  type CompensationRecord,
   type Fact,
   type SideEffectRecord,
   type StepRun,
@@ -159,6 +161,14 @@ export const PlanManagerOutput = Annotation.Root({
   decisions: logOf<Decision>("decisions", DecisionSchema),
   replans: logOf<ReplanRecord>("replans", ReplanRecordSchema),
   sideEffects: logOf<SideEffectRecord>("sideEffects", SideEffectRecordSchema),
+  /**
+   * Compensations of abandoned side effects, in the order they run (docs/decisions/0039-compensation.md).
+   * No default: a run that never abandons an effect stores nothing for it.
+   */
+  compensations: lastValue<CompensationRecord[] | undefined>(
+    "compensations",
+    z.array(CompensationRecordSchema).optional(),
+  ),
   budget: lastValue<Budget>("budget", BudgetSchema, () => ({ spent: 0, replanSpent: 0 })),
   /** Scope changes not yet planned for: the one channel users write while a run is paused (README "Human review"). */
   scopeChanges: new CheckedChannel<string[], string[]>("scopeChanges", ScopeChangesSchema, scopeReducer, () => []),

@@ -8,6 +8,7 @@ import { planAtVersion, runHistory } from "../plan/history.js";
 import type { ReplanRecord } from "../plan/schema/decision.js";
 import type { StepRun } from "../plan/schema/run.js";
 import { decisionLine } from "./decision-line.js";
+import { compensationLines } from "./compensations.js";
 import { printable } from "./printable.js";
 
 type DebugState = Pick<
@@ -23,7 +24,8 @@ type DebugState = Pick<
   | "budget"
   | "sideEffects"
   | "outcome"
->;
+> &
+  Partial<Pick<PlanManagerStateType, "compensations">>;
 
 /** Each step's attempts, earlier plan versions first; a step a replan removed is listed once. */
 function stepLines(state: DebugState): string[] {
@@ -96,6 +98,8 @@ export function debugView(state: DebugState): string[] {
   lines.push("", `cost: execution ${round(state.budget.spent)}, replanning ${round(state.budget.replanSpent)}`);
   if (state.sideEffects.length > 0)
     lines.push(`side effects: ${state.sideEffects.map((s) => `${s.stepId}@${s.idempotencyKey}`).join(", ")}`);
+  const undone = compensationLines(state.compensations);
+  if (undone.length > 0) lines.push("compensations:", ...undone.map((l) => `  ${printable(l)}`));
   if (state.outcome) lines.push(`outcome: ${printable(state.outcome.summary)}`);
   return lines;
 }

@@ -4,6 +4,7 @@
  */
 import type { PlanManagerStateType } from "../runtime/state.js";
 import { costsByTier, type TierCost } from "./model-costs.js";
+import { compensationCounts, type CompensationCounts } from "./compensations.js";
 
 export interface PlanMetrics {
   replans: number;
@@ -30,10 +31,12 @@ export interface PlanMetrics {
   stalls: number;
   /** Cost of agent steps' model calls per tier; present only when an agent step called a model. */
   costByTier?: Partial<Record<TierCost["tier"], number>>;
+  /** Compensations of abandoned side effects per status; present only when an effect was abandoned. */
+  compensations?: CompensationCounts;
 }
 
 type MetricsState = Pick<PlanManagerStateType, "replans" | "decisions" | "steps" | "status"> &
-  Partial<Pick<PlanManagerStateType, "usage">>;
+  Partial<Pick<PlanManagerStateType, "usage" | "compensations">>;
 
 export function planMetrics(state: MetricsState): PlanMetrics {
   // An extension plans the next steps; it repairs nothing, so it is not a replan.
@@ -60,7 +63,9 @@ export function planMetrics(state: MetricsState): PlanMetrics {
     state.decisions.filter((d) => d.rule.startsWith("exhausted.") && d.stepId).map((d) => d.stepId),
   );
   const tiers = costsByTier(state.usage);
+  const compensations = compensationCounts(state.compensations);
   return {
+    ...(compensations ? { compensations } : {}),
     ...(tiers.length > 0 ? { costByTier: Object.fromEntries(tiers.map((t) => [t.tier, t.cost])) } : {}),
     replans: replans.length,
     localReplans: local,

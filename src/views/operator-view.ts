@@ -6,9 +6,10 @@ import { isConcurrencyRecord } from "../policy/attempt/dispatch.js";
 import { decisionLine } from "./decision-line.js";
 import { planMetrics, type PlanMetrics } from "./metrics.js";
 import { costsByTier, tierCostLine } from "./model-costs.js";
+import { compensationSummary } from "./compensations.js";
 
 type OperatorState = Pick<PlanManagerStateType, "plan" | "steps" | "status" | "decisions" | "replans" | "budget"> &
-  Partial<Pick<PlanManagerStateType, "usage" | "pendingHuman">>;
+  Partial<Pick<PlanManagerStateType, "usage" | "pendingHuman" | "compensations">>;
 
 const FINISHED: ReadonlySet<string> = new Set(["completed", "partial", "failed", "aborted"]);
 
@@ -65,6 +66,7 @@ export function operatorView(state: OperatorState, options: OperatorViewOptions 
       `${pct(m.trustedCarryRate)} · retry exhaustion ` +
       `${pct(m.retryExhaustionRate)}${m.doneByPerson ? ` · done by a person ${m.doneByPerson}` : ""}`,
     ...stallsLine(state, now, options.stallFactor ?? 2),
+    ...compensationSummary(m.compensations),
     ...modelsLine(state),
   ];
 }

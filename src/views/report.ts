@@ -10,6 +10,7 @@ import { planAtVersion, runHistory, runsAtVersion } from "../plan/history.js";
 import { planDiffMermaid, planMermaid } from "./mermaid.js";
 import { printableLines } from "./printable.js";
 import { assignLanes, timeAxis } from "./lanes.js";
+import { compensationLines } from "./compensations.js";
 import { costsByTier } from "./model-costs.js";
 import { MERMAID_RUNNER, REPORT_STYLE, headerRow, row } from "./report-template.js";
 
@@ -21,7 +22,7 @@ type ReportState = Pick<
   PlanManagerStateType,
   "goal" | "status" | "plan" | "planHistory" | "steps" | "facts" | "decisions" | "replans" | "budget" | "sideEffects"
 > &
-  Partial<Pick<PlanManagerStateType, "usage" | "outcome">>;
+  Partial<Pick<PlanManagerStateType, "usage" | "outcome" | "compensations">>;
 
 export interface ReportOptions {
   title?: string;
@@ -87,7 +88,7 @@ ${REPORT_STYLE}
 <p><strong>Status:</strong> ${esc(state.status)} — ${esc(state.outcome?.summary ?? stepCount(state))}</p>
 <p><strong>Cost:</strong> execution ${esc(state.budget.spent)}, replanning ${esc(state.budget.replanSpent)} · \
 <strong>Side effects:</strong> ${esc(state.sideEffects.map((s) => s.idempotencyKey).join(", ") || "none")}</p>
-${tierTable(state)}
+${compensationBlock(state)}${tierTable(state)}
 <h2>Plan versions</h2>
 <div class="versions">${columns.join("\n")}</div>
 <h2>Timeline</h2>
@@ -247,4 +248,11 @@ function timelineRows(
         ]);
       })
   );
+}
+
+/** The abandoned effects and their undo, when the run abandoned any (docs/decisions/0039-compensation.md). */
+function compensationBlock(state: ReportState): string {
+  const lines = compensationLines(state.compensations);
+  if (lines.length === 0) return "";
+  return `<p><strong>Compensations:</strong></p>\n<ul>${lines.map((l) => `<li>${esc(l)}</li>`).join("")}</ul>`;
 }

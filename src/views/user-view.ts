@@ -3,13 +3,14 @@
  * (e.g. `✓ Checking credit history`).
  */
 import type { PlanManagerStateType } from "../runtime/state.js";
+import { compensationCounts, type CompensationCounts } from "./compensations.js";
 import type { StepRun } from "../plan/schema/run.js";
 import { isFinished } from "../plan/ready.js";
 import { printable } from "./printable.js";
 
 /** What the view reads; `outcome` and `pendingHuman` are optional, so an agent's plan state (planMiddleware) fits. */
 type ViewState = Pick<PlanManagerStateType, "plan" | "steps" | "status"> &
-  Partial<Pick<PlanManagerStateType, "outcome" | "pendingHuman">>;
+  Partial<Pick<PlanManagerStateType, "outcome" | "pendingHuman" | "compensations">>;
 
 export function userLine(text: string, run: StepRun | undefined, waitingOnPerson = false): string | undefined {
   const goal = printable(text);
@@ -41,6 +42,8 @@ export function userView(state: ViewState): string[] {
   if (running.length > 1) lines.push(`Running together: ${running.map((s) => s.goal).join("; ")}.`);
   const horizon = lookingAhead(state);
   if (horizon) lines.push(horizon);
+  const abandoned = compensationCounts(state.compensations);
+  if (abandoned) lines.push(undoneLine(abandoned));
   if (state.status === "completed") lines.push("Done.");
   else if (state.status === "partial") {
     const undone = (state.outcome?.missing ?? []).map((m) => m.goal);
@@ -51,6 +54,17 @@ export function userView(state: ViewState): string[] {
   else if (state.status === "awaiting_human" || state.status === "awaiting_review")
     lines.push("Waiting for a person to review.");
   return lines;
+}
+
+/** What became of the side effects the run abandoned (docs/decisions/0039-compensation.md). */
+function undoneLine(c: CompensationCounts): string {
+  const parts = [
+    c.done ? `${c.done} undone` : "",
+    c.pending ? `${c.pending} being undone` : "",
+    c.failed ? `${c.failed} could not be undone` : "",
+    c.waived ? `${c.waived} left in place by a person` : "",
+  ].filter(Boolean);
+  return `Abandoned side effects: ${parts.join(", ")}.`;
 }
 
 /**

@@ -4,6 +4,7 @@
  * of charging again; a step's `operation` label makes the same call a second operation on purpose.
  */
 import { tool } from "@langchain/core/tools";
+import { Command } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { AssumptionBrokenError, staticPlanner, type PlanDraft } from "../../src/index.js";
@@ -99,7 +100,15 @@ describe("idempotency keys name the operation, not the step", () => {
 
   it("a changed amount under a new step id is a new operation: a second call under a new key", async () => {
     const s = shop(120);
-    const out = await s.run();
+    // The first charge is abandoned and has no compensate: a person is asked before the version
+    // commits (docs/decisions/0039-compensation.md), and keeps it.
+    const asked = await s.run();
+    expect([asked.status, asked.decisions.at(-1).rule, s.calls.length]).toEqual([
+      "awaiting_human",
+      "compensate.missing",
+      1,
+    ]);
+    const out = await s.run(new Command({ resume: { action: "approve" } }));
     const first = operationKey("order-7", "charge", { amount: 100, to: "ACME" });
     const second = operationKey("order-7", "charge", { amount: 120, to: "ACME" });
     expect(out.status).toBe("completed");

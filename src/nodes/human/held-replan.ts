@@ -12,6 +12,10 @@ import { ESCALATION_OPTIONS, escalationPayload, offered } from "../../runtime/in
 import { commitVersion, type ProposedVersion } from "../../policy/replan/replan.js";
 import { staleHold } from "../../policy/capability/guard.js";
 import { answerRule } from "../../policy/ladder/person.js";
+import type { Abandoned } from "../../policy/compensation/abandoned.js";
+import { missingOf, versionCompensations } from "../../policy/compensation/replan-gate.js";
+import { missingDecision } from "../../policy/compensation/verdict.js";
+import { effectsOf, keepEffectsQuestion } from "../shared/compensations.js";
 
 /** The proposal a plan review holds (state's `heldReplan`), if it still applies to the current version. */
 export function heldProposal(a: Answering): ProposedVersion | undefined {
@@ -29,13 +33,32 @@ export function approveHeld(a: Answering): Next {
     const stale = staleHold(a.state.plan?.version ?? 0);
     return escalate(a, decide(a, stale.rule, stale.reason, { failureClass: failureClassOf(a), byPerson: false }));
   }
+  const effects = effectsOf(a.state, a.config);
+  const missing = effects ? missingOf(a.state.plan!, proposal, effects) : [];
+  if (missing.length > 0) return askToKeepEffects(a, proposal, missing);
   const { record } = proposal;
   const action = record.scope === "local" ? "replan_local" : "replan_global";
   const tools = a.pending.kind === "plan_review" ? (a.pending.context.tools ?? "") : "";
   const reason = `a person approved plan version ${record.toVersion} (${tools})`;
   const decision = decide(a, answerRule("approve-replan"), reason, { action, failureClass: failureClassOf(a) });
   emit(a.config, { type: "replan", record });
-  return { goto: "executor", update: { ...commitVersion(a.state, proposal), status: "running", decisions: decision } };
+  const writes = {
+    ...commitVersion(a.state, proposal),
+    ...versionCompensations(a.state.plan!, proposal, effects, a.at),
+  };
+  return { goto: "executor", update: { ...writes, status: "running", decisions: decision } };
+}
+
+/** An approved proposal that abandons effects nothing undoes: held again, and the person asked about them. */
+function askToKeepEffects(a: Answering, proposal: ProposedVersion, missing: Abandoned[]): Next {
+  const place = { after: a.state.decisions.length, planVersion: a.state.plan?.version ?? 0, at: a.at };
+  const decision = missingDecision(missing, place);
+  emit(a.config, { type: "decision", decision });
+  const pendingHuman = keepEffectsQuestion(a.state, decision, missing);
+  return {
+    goto: "human",
+    update: { status: "awaiting_human", decisions: decision, pendingHuman, heldReplan: proposal },
+  };
 }
 
 export function rejectHeld(a: Answering, reply: Extract<ResumeValue, { action: "reject" }>): Next {

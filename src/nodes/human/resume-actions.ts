@@ -12,6 +12,8 @@ import type { PlanManagerUpdate } from "../../runtime/state.js";
 import { offered } from "../../runtime/interrupts.js";
 import { plannerUnavailable } from "../../policy/replan/guards.js";
 import { answerRule } from "../../policy/ladder/person.js";
+import { compensationAnswer } from "./compensation-answer.js";
+import { compensationPending, endCompensations } from "../shared/compensations.js";
 
 export { HUMAN_DESTINATIONS, type Answering, type Destination, type Next } from "./answer-context.js";
 
@@ -29,12 +31,15 @@ const HANDLERS: Handlers = {
     const failedStep = a.pending.stepId ? { failedStep: a.pending.stepId } : {};
     const message = reply.reason ?? "aborted at a human review";
     const outcome = { summary: "", ...failedStep, failureReason: "aborted_by_human", message, recoverable: false };
+    // The effects the run abandons are undone first, in the executor (docs/decisions/0039-compensation.md).
+    const undo = endCompensations(a.rt, a.state, a.config, "aborted", a.at);
     return {
-      goto: "finalize",
+      goto: compensationPending(undo) ? "executor" : "finalize",
       update: {
         status: "aborted",
         outcome,
         decisions: decide(a, answerRule("abort"), reply.reason ?? "a person aborted the run"),
+        ...undo,
       },
     };
   },
@@ -112,6 +117,8 @@ const HANDLERS: Handlers = {
 };
 
 export function applyAnswer(a: Answering, reply: ResumeValue): Next {
+  const compensation = compensationAnswer(a, reply);
+  if (compensation) return compensation;
   const handler = HANDLERS[reply.action] as (a: Answering, reply: ResumeValue) => Next;
   return handler(a, reply);
 }

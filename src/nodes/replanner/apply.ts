@@ -13,6 +13,8 @@ import type { ReplanDecision } from "../../policy/replan/decide.js";
 import { emit } from "../../runtime/events.js";
 import { escalationPayload } from "../../runtime/interrupts.js";
 import { holdProposal, versionReview } from "../shared/plan-review.js";
+import { effectsOf, keepEffectsQuestion } from "../shared/compensations.js";
+import { versionCompensations } from "../../policy/compensation/replan-gate.js";
 
 /** What the replan spent, and the facts it relabelled (the evidence stands whatever the outcome). */
 export interface ReplanSpent {
@@ -49,12 +51,31 @@ export function applyOutcome(
   // Replan memory's decisions (reused, hinted, passed over) come first, whatever happens next.
   if (notes.length > 0) update.decisions = [...notes];
   const { proposal } = outcome;
+  if (outcome.kind === "keep-effects") {
+    // Held like a capability hold: only the person's approval commits exactly this proposal.
+    const { decision } = outcome;
+    emit(config, { type: "decision", decision });
+    const pendingHuman = keepEffectsQuestion(state, decision, outcome.missing);
+    return {
+      ...update,
+      decisions: [...notes, decision],
+      status: "awaiting_human" as const,
+      pendingHuman,
+      heldReplan: proposal,
+    };
+  }
   if (outcome.kind === "hold") {
     const held = holdProposal(rt, state, config, { decision: outcome.decision, notes }, proposal, outcome.hit);
     return { ...update, ...held };
   }
   emit(config, { type: "replan", record: proposal.record });
-  Object.assign(update, commitVersion(state, proposal), { status: "running" });
+  const compensations = versionCompensations(
+    state.plan!,
+    proposal,
+    effectsOf(state, config),
+    proposal.record.at ?? new Date(rt.clock.now()).toISOString(),
+  );
+  Object.assign(update, commitVersion(state, proposal), compensations, { status: "running" });
   if (!rt.reviewReplans) return update;
   const { plan: next, record } = proposal;
   const reason = `approve plan version ${next.version} (${record.scope} replan: ${record.trigger})`;

@@ -43,6 +43,8 @@ export const ActionSchema = z.enum([
   "complete",
   /** A step's operation had committed already: its output was reused, the tool not called (`effect.reused`). */
   "reuse",
+  /** An abandoned side effect's compensation ran (`compensate.run`). */
+  "compensate",
 ]);
 export type Action = z.infer<typeof ActionSchema>;
 

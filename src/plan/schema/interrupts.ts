@@ -54,6 +54,18 @@ export interface EscalationContext {
   horizon?: { extensions: number };
   /** A human step answered after its deadline: the answer that arrived late. */
   lateOutput?: unknown;
+  /** Compensation (docs/decisions/0039-compensation.md): the effects nothing undoes, or the undo that failed. */
+  compensation?: CompensationContext;
+}
+
+/** What a compensation question is about. */
+export interface CompensationContext {
+  /** A replan would abandon these committed effects, whose steps have no `compensate` (approve keeps them). */
+  missing?: { stepId: string; idempotencyKey: string }[];
+  /** A compensation that failed when its retries ran out (retry runs it again; skip leaves the effect standing). */
+  failed?: { stepId: string; idempotencyKey: string; compensationKey: string; tool?: string; error?: unknown };
+  /** Set when the run was ending: the status it ends with once the question is answered. */
+  endStatus?: "aborted" | "failed";
 }
 
 /** What a human step shows: its step, the facts it reads, and its deadline (with `timeoutMs`). */

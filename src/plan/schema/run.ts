@@ -3,7 +3,7 @@
  * committed side effects and the budget spent.
  */
 import { z } from "zod";
-import { ModelTierSchema } from "./step.js";
+import { ModelTierSchema, RetryPolicySchema } from "./step.js";
 
 export const StepStatusSchema = z.enum(["pending", "running", "succeeded", "failed", "skipped", "invalidated"]);
 export type StepStatus = z.infer<typeof StepStatusSchema>;
@@ -86,3 +86,28 @@ export const BudgetSchema = z.object({
   maxReplanCost: z.number().optional(),
 });
 export type Budget = z.infer<typeof BudgetSchema>;
+
+/** Where an abandoned effect's compensation stands: `waived` when a person chose to keep the effect. */
+export const CompensationStatusSchema = z.enum(["pending", "done", "failed", "waived"]);
+export type CompensationStatus = z.infer<typeof CompensationStatusSchema>;
+
+/**
+ * The compensation of one abandoned side effect (docs/decisions/0039-compensation.md): what to
+ * call is resolved when the effect is abandoned, since the step that committed it may leave the plan.
+ */
+export const CompensationRecordSchema = z.object({
+  stepId: z.string(),
+  /** The committed effect's key. */
+  idempotencyKey: z.string(),
+  /** `<idempotencyKey>:compensate`, passed to the compensation tool as its idempotency key. */
+  compensationKey: z.string(),
+  status: CompensationStatusSchema,
+  at: z.string(),
+  tool: z.string().optional(),
+  args: z.record(z.string(), z.unknown()).optional(),
+  /** The step's retry policy fields, applied over the policy's default. */
+  retry: RetryPolicySchema.partial().optional(),
+  attempts: z.number().int().min(0).optional(),
+  error: ErrorInfoSchema.optional(),
+});
+export type CompensationRecord = z.infer<typeof CompensationRecordSchema>;

@@ -22,6 +22,18 @@ export const FallbackSchema = z.object({
   cost: z.number().min(0).finite().optional(),
 });
 
+/**
+ * A side-effecting step's undo (cancel, refund, delete): run once, under its own key, when a replan
+ * or the run's end abandons the committed effect (docs/decisions/0039-compensation.md).
+ */
+export const CompensateSchema = z.object({
+  tool: z.string().min(1).max(LIMITS.maxIdLength),
+  args: JsonObjectSchema.optional(),
+  /** Fact keys passed to the tool as arguments of the same name, like a step's `inputs`. */
+  inputs: list(FactKeySchema).optional(),
+});
+export type Compensate = z.infer<typeof CompensateSchema>;
+
 export const HumanTaskSchema = z.object({
   prompt: TextSchema.min(1),
   timeoutMs: z.number().int().positive().optional(),
@@ -96,6 +108,8 @@ export const StepSchema = z.object({
   honoursIdempotencyKey: z.boolean().optional(),
   /** How to find out whether a call whose outcome is unknown took effect (a crash, a timeout in the call). */
   verify: VerifySchema.optional(),
+  /** The undo of the step's committed side effect, run when a replan or the run's end abandons it. */
+  compensate: CompensateSchema.optional(),
   timeoutMs: z.number().int().positive().max(86_400_000).optional(),
   /** How long the step should take: still running at `policy.stallFactor` × this, it is reported as stalled. */
   estimateMs: z.number().int().positive().max(86_400_000).optional(),

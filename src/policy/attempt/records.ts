@@ -31,6 +31,6 @@ export function mayAskLlm(verdict: { failureClass: string; rule: string }): bool
   );
 }
 
-/** Actions an LLM classifier may choose: the ladder's, never a person's nor a record's (`reuse`). */
-const NOT_LADDER: ReadonlySet<Action> = new Set(["provide", "approve", "complete", "reuse"]);
+/** Actions an LLM classifier may choose: the ladder's, never a person's nor a record's (`reuse`, `compensate`). */
+const NOT_LADDER: ReadonlySet<Action> = new Set(["provide", "approve", "complete", "reuse", "compensate"]);
 export const LADDER_ACTIONS: readonly Action[] = ActionSchema.options.filter((a) => !NOT_LADDER.has(a));

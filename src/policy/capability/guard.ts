@@ -166,7 +166,12 @@ export function capabilityGuard(input: CapabilityInput): CapabilityHit | undefin
   const flow = flowOf(input.proposed, addedIds, finished, input.baseline, taint, input.original);
   const fedBy = (key: string) => newFeed(flow, key);
   const effectsOf = (step: Step, use: ToolUse) => [
-    ...new Set([...input.sideEffectsOf(use.tool), ...(use.main ? (step.sideEffects ?? []) : [])]),
+    ...new Set([
+      ...input.sideEffectsOf(use.tool),
+      ...(use.main ? (step.sideEffects ?? []) : []),
+      // An undo changes the world as much as the call it undoes, whatever its tool declares.
+      ...(use.as === "compensation" ? [`undo of ${(step.sideEffects ?? []).join(", ") || "a side effect"}`] : []),
+    ]),
   ];
   for (const step of added) {
     for (const use of uses(step)) {

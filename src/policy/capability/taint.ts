@@ -141,14 +141,17 @@ export function occurs(needle: string, text: string): boolean {
 
 const isWordChar = (c: string) => /[\p{L}\p{N}_]/u.test(c);
 
-/** What a step may call: its tool or agent (`agent:NAME`), its fallback, the tool that validates an agent's answer. */
+/**
+ * What a step may call: its tool or agent (`agent:NAME`), its fallback, its compensation, the tool that
+ * validates an agent's answer.
+ */
 export interface ToolUse {
   stepId: string;
   tool: string;
   /** The step's own executor (its declared side effects are this one's). */
   main: boolean;
   /** How the step calls it, when not as its own executor. */
-  as?: "fallback" | "validation";
+  as?: "fallback" | "validation" | "compensation";
   args: Readonly<Record<string, unknown>>;
   inputs: readonly string[];
   /** Identifying words of an agent step's goal: its instructions are its arguments. */
@@ -174,6 +177,16 @@ export function uses(step: Step): ToolUse[] {
       as: "fallback",
       args: step.fallback.args ?? {},
       inputs,
+    });
+  // A step's undo is a side-effecting call of its own (docs/decisions/0039-compensation.md).
+  if (step.compensate)
+    out.push({
+      stepId: step.id,
+      tool: step.compensate.tool,
+      main: false,
+      as: "compensation",
+      args: step.compensate.args ?? {},
+      inputs: step.compensate.inputs ?? [],
     });
   if (step.validate)
     out.push({

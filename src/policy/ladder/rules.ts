@@ -271,6 +271,12 @@ export const RULES = {
     "a side-effecting step of a new version is fed untrusted data (tool output, an error message, replan memory, " +
       "a step the version adds): plan review",
   ),
+  "compensate.missing": r(
+    "replanning",
+    "any",
+    "escalate",
+    "a replan would abandon a committed side effect whose step has no compensate: asked before the version commits",
+  ),
   // The rolling horizon: extending a plan that is not complete.
   "guard.max-extensions": r(
     "horizon",
@@ -298,6 +304,19 @@ export const RULES = {
     ["none"],
     "reuse",
     "a side-effecting call's outcome was unknown; the step's verify probe says it happened: its output is recorded, the tool not called again",
+  ),
+  // Compensation of abandoned side effects (docs/decisions/0039-compensation.md).
+  "compensate.run": r(
+    "dispatch",
+    ["none"],
+    "compensate",
+    "a committed side effect was abandoned (a replan dropped its step, or the run ended): its compensation ran",
+  ),
+  "compensate.failed": r(
+    "dispatch",
+    "any",
+    "escalate",
+    "a compensation still failed when its step's retry policy ran out: a person is asked",
   ),
   // Answers a person gives at an interrupt (decisions with by: "person"); the class is the one answered.
   "human.deadline-passed": r(

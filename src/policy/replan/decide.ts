@@ -23,6 +23,8 @@ import {
   type MemoryWrite,
   type Recall,
 } from "../memory/recall.js";
+import { compensationGate } from "../compensation/replan-gate.js";
+import type { EffectsSnapshot } from "../compensation/abandoned.js";
 import { replanPrecheck, replanTransition, type ReplanOutcome, type ReplanSnapshot } from "./replan.js";
 
 /** What one request to the planner came back with: a draft (unchecked), or why there is none. */
@@ -53,6 +55,8 @@ export interface ReplanInput {
   /** This replan's outcome id (runtime/replan-memory.ts `outcomeId`): a discarded entry's failure is filed under it. */
   outcomeId: string;
   review: CapabilityReview;
+  /** The run's committed effects and compensations: a version abandoning one without `compensate` is asked about. */
+  effects?: EffectsSnapshot | undefined;
 }
 
 /** What to gather next, or the decision to apply. */
@@ -96,7 +100,8 @@ export function decideReplan(input: ReplanInput): ReplanStep {
   // Last gate before a version: a replan may not widen what the run can do unseen (docs/architecture.md
   // "Untrusted facts").
   const held = "hit" in drafted ? undefined : capabilityReview(f, drafted.steps, recall, input.review);
-  const outcome = replanTransition(snapshot(f, recall), drafted, held);
+  const s = snapshot(f, recall);
+  const outcome = compensationGate(replanTransition(s, drafted, held), s, input.effects);
   return { next: "apply", outcome, notes: recall.notes, writes: recall.writes, charged: true };
 }
 

@@ -18,6 +18,8 @@ import { isFinished } from "../../plan/ready.js";
 import type { ResolvedPolicy } from "../options.js";
 import { mergeSteps, sameStep } from "./merge.js";
 import type { Falsification } from "../trust/trust.js";
+import type { Abandoned } from "../compensation/abandoned.js";
+import type { CompensationRecord } from "../../plan/schema/run.js";
 
 /** A proposed plan version: what `commitVersion` turns into state. */
 export interface ProposedVersion {
@@ -70,7 +72,12 @@ export interface CheckedDraft {
 export type ReplanOutcome =
   | { kind: "escalate"; decision: Decision; guards: ReplanGuards }
   | { kind: "hold"; decision: Decision; proposal: ProposedVersion; hit: CapabilityHit; guards: ReplanGuards }
-  | { kind: "commit"; proposal: ProposedVersion; guards: ReplanGuards };
+  | { kind: "commit"; proposal: ProposedVersion; guards: ReplanGuards }
+  /**
+   * The version would abandon committed side effects that have no `compensate` (policy/compensation/replan-gate.ts):
+   * held for a person, who keeps them (the version commits) or aborts.
+   */
+  | { kind: "keep-effects"; decision: Decision; proposal: ProposedVersion; guards: ReplanGuards; missing: Abandoned[] };
 
 /** Before any draft: a local replan that would re-run too many completed steps escalates at once. */
 export function replanPrecheck(s: ReplanSnapshot, policy: ResolvedPolicy): ReplanOutcome | undefined {
@@ -150,6 +157,8 @@ export interface VersionWrites {
   steps: Record<string, StepRun>;
   replans: ReplanRecord;
   scopeChanges?: string[];
+  /** The run's compensations with those of the effects this version abandons (policy/compensation/replan-gate.ts). */
+  compensations?: CompensationRecord[];
 }
 
 /** The state writes of a proposed version. */

@@ -1,0 +1,61 @@
+/**
+ * Answers to a compensation question (docs/decisions/0039-compensation.md). At a replan
+ * that would abandon effects nothing undoes: approve commits the held version and leaves them standing
+ * (waived), abort ends the run. At a compensation that failed: retry runs it again (a fresh round of
+ * its retry policy), skip leaves the effect standing, abort (mid-run) ends the run. A run that was
+ * ending carries on to its end either way.
+ */
+import type { ResumeValue } from "../../plan/schema/interrupts.js";
+import type { CompensationRecord } from "../../plan/schema/run.js";
+import { commitVersion } from "../../policy/replan/replan.js";
+import { versionCompensations } from "../../policy/compensation/replan-gate.js";
+import { answerRule } from "../../policy/ladder/person.js";
+import { emit } from "../../runtime/events.js";
+import { effectsOf } from "../shared/compensations.js";
+import { decide, running, type Answering, type Next } from "./answer-context.js";
+
+/** What the pending question says about compensation, when it is one. */
+function compensationOf(a: Answering) {
+  return a.pending.kind === "escalation" ? a.pending.context.compensation : undefined;
+}
+
+/** The answer, when it is one to a compensation question; undefined to let the usual handlers answer. */
+export function compensationAnswer(a: Answering, reply: ResumeValue): Next | undefined {
+  const asked = compensationOf(a);
+  if (!asked || reply.action === "abort") return undefined;
+  if (asked.missing && reply.action === "approve") return keepEffects(a);
+  if (!asked.failed) return undefined;
+  const { compensationKey } = asked.failed;
+  const records = a.state.compensations ?? [];
+  const settle = (change: Partial<CompensationRecord>) =>
+    records.map((c) => (c.compensationKey === compensationKey ? { ...c, ...change, at: a.at } : c));
+  const next = (update: Next["update"]): Next =>
+    asked.endStatus ? { goto: "executor", update: { status: asked.endStatus, ...update } } : running(update);
+  if (reply.action === "retry") {
+    const compensations = settle({ status: "pending", attempts: 0 });
+    const decisions = decide(a, answerRule("retry"), `a person asked to run the compensation ${compensationKey} again`);
+    return next({ compensations, decisions });
+  }
+  if (reply.action === "skip") {
+    const compensations = settle({ status: "waived" });
+    const reason = `a person left the effect standing: compensation ${compensationKey} will not run again`;
+    return next({ compensations, decisions: decide(a, answerRule("skip"), reason) });
+  }
+  return undefined;
+}
+
+/** Commits the held version: the effects nothing undoes stand (waived); the others' compensations wait to run. */
+function keepEffects(a: Answering): Next | undefined {
+  const held = a.state.heldReplan;
+  if (!held || held.record.fromVersion !== a.state.plan?.version) return undefined;
+  const { record } = held;
+  const action = record.scope === "local" ? "replan_local" : "replan_global";
+  const reason = `a person kept the committed side effects plan version ${record.toVersion} abandons, undone`;
+  const decision = decide(a, answerRule("approve-replan"), reason, { action });
+  emit(a.config, { type: "replan", record });
+  const writes = {
+    ...commitVersion(a.state, held),
+    ...versionCompensations(a.state.plan, held, effectsOf(a.state, a.config), a.at),
+  };
+  return { goto: "executor", update: { ...writes, status: "running", decisions: decision } };
+}

@@ -1,0 +1,168 @@
+/**
+ * Running compensations (docs/decisions/0039-compensation.md): the executor runs the
+ * pending ones a replan left before it starts any step, finalize those of a run that ends aborted (or
+ * failed, with `policy.compensateOn`). Each runs under its own key (`<effect key>:compensate`), is
+ * retried per its step's retry policy, and one that still fails is asked about, never dropped.
+ */
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { Runtime } from "../../runtime/options.js";
+import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "../../runtime/state.js";
+import type { CompensationRecord, ErrorInfo } from "../../plan/schema/run.js";
+import type { ResumeAction } from "../../plan/schema/interrupts.js";
+import type { Decision } from "../../policy/ladder/decision.js";
+import { backoffDelay, effectiveRetry } from "../../plan/retry.js";
+import { errorInfo } from "../../policy/ladder/deviation.js";
+import {
+  abandonedAtEnd,
+  compensatesOn,
+  compensationRecords,
+  type Abandoned,
+  type EffectsSnapshot,
+} from "../../policy/compensation/abandoned.js";
+import { compensationDecision } from "../../policy/compensation/verdict.js";
+import { callTool } from "../../runtime/call-tool.js";
+import { dispatcherOf } from "../../runtime/dispatch.js";
+import { emit } from "../../runtime/events.js";
+import { escalationPayload } from "../../runtime/interrupts.js";
+
+/** What the run committed and compensated, for the pure checks (policy/compensation/). */
+export function effectsOf(state: PlanManagerStateType, config: LangGraphRunnableConfig): EffectsSnapshot | undefined {
+  if (state.sideEffects.length === 0) return undefined;
+  return {
+    threadId: String(config.configurable?.thread_id ?? "no-thread"),
+    committed: state.sideEffects,
+    compensations: state.compensations ?? [],
+    facts: state.facts,
+  };
+}
+
+/** Whether a compensation waits to run (routing reads it: the executor runs it before any step). */
+export function compensationPending(state: { compensations?: readonly CompensationRecord[] | undefined }): boolean {
+  return (state.compensations ?? []).some((c) => c.status === "pending");
+}
+
+/**
+ * Runs one compensation until it is done or its retry policy runs out. A run its caller stopped
+ * leaves the record pending when the call failed or its backoff was cut (`stopped`): the resumed run
+ * calls again under the same key. A call that succeeds after the stop is kept, like a step's.
+ */
+export async function runCompensation(
+  rt: Runtime,
+  config: LangGraphRunnableConfig,
+  record: CompensationRecord,
+  planVersion: number,
+): Promise<CompensationRecord | "stopped"> {
+  const policy = effectiveRetry(record.retry ? { retry: record.retry } : undefined, rt.policy);
+  const tool = record.tool === undefined ? undefined : rt.tools.get(record.tool);
+  const stop = dispatcherOf(config).stopSignal;
+  let attempts = record.attempts ?? 0;
+  let error: ErrorInfo = { name: "PermanentError", message: `tool "${record.tool}" is not in the registry` };
+  const tries = tool ? policy.maxAttempts : 0;
+  for (let tried = 0; tried < tries; tried++) {
+    if (tried > 0) {
+      const delay = backoffDelay(policy, tried, error.retryAfterMs);
+      // A stop ends the backoff (the sleep rejects): nothing more is called in this run.
+      const slept = await rt.clock.sleep(delay, stop).then(
+        () => true,
+        () => false,
+      );
+      if (!slept || stop?.aborted) return "stopped";
+    }
+    attempts++;
+    const configurable = {
+      stepId: record.stepId,
+      planVersion,
+      attempt: attempts,
+      idempotencyKey: record.compensationKey,
+    };
+    try {
+      const timeoutMs = rt.policy.defaultTimeoutMs;
+      // A keyed call is not cut by a stop: its result is kept (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
+      await callTool({ tool: tool!, args: { ...record.args }, timeoutMs, configurable }, config);
+      const { error: _error, ...rest } = record;
+      return { ...rest, status: "done", attempts, at: new Date(rt.clock.now()).toISOString() };
+    } catch (thrown) {
+      if (stop?.aborted) return "stopped";
+      error = errorInfo(thrown);
+    }
+  }
+  return { ...record, status: "failed", attempts, error, at: new Date(rt.clock.now()).toISOString() };
+}
+
+/** The options of a failed compensation's question: run it again, leave it undone, or (mid-run) abort. */
+const FAILED_OPTIONS: readonly ResumeAction[] = ["retry", "skip", "abort"];
+
+/**
+ * Runs the first pending compensation; the update writes its record and decision, and asks a person
+ * when it failed. `endStatus`: the run was ending (finalize), and ends so once nothing is pending.
+ */
+export async function compensateNext(
+  rt: Runtime,
+  state: PlanManagerStateType,
+  config: LangGraphRunnableConfig,
+  endStatus?: "aborted" | "failed",
+): Promise<PlanManagerUpdate | undefined> {
+  const records = state.compensations ?? [];
+  const index = records.findIndex((c) => c.status === "pending");
+  if (index < 0) return undefined;
+  const planVersion = state.plan?.version ?? 0;
+  const ended = await runCompensation(rt, config, records[index]!, planVersion);
+  // Stopped: nothing is written, and the run ends at the next node's start.
+  if (ended === "stopped") return {};
+  const compensations = records.map((c, i) => (i === index ? ended : c));
+  const place = { after: state.decisions.length, planVersion, at: ended.at };
+  const decision = compensationDecision(ended, place);
+  emit(config, { type: "decision", decision });
+  if (ended.status === "done") return { compensations, decisions: decision };
+  const pendingHuman = failedQuestion(state, decision, ended, endStatus);
+  return { compensations, decisions: decision, status: "awaiting_human", pendingHuman, deviation: null };
+}
+
+function failedQuestion(
+  state: PlanManagerStateType,
+  decision: Decision,
+  ended: CompensationRecord,
+  endStatus: "aborted" | "failed" | undefined,
+): PendingHuman {
+  const options = endStatus ? FAILED_OPTIONS.filter((o) => o !== "abort") : [...FAILED_OPTIONS];
+  // The step may have left the plan: the question is about the effect, not the step's attempts.
+  const payload = escalationPayload({ ...state, decisions: [...state.decisions, decision] }, decision, options);
+  const { stepId, idempotencyKey, compensationKey, tool, error } = ended;
+  const failed = { stepId, idempotencyKey, compensationKey, ...(tool ? { tool } : {}), ...(error ? { error } : {}) };
+  if (payload.kind !== "escalation") return payload;
+  return { ...payload, context: { ...payload.context, compensation: { failed, ...(endStatus ? { endStatus } : {}) } } };
+}
+
+/** The question before a version that abandons effects nothing undoes commits: keep them (approve) or abort. */
+export function keepEffectsQuestion(
+  state: PlanManagerStateType,
+  decision: Decision,
+  missing: readonly Abandoned[],
+): PendingHuman {
+  const payload = escalationPayload({ ...state, decisions: [...state.decisions, decision] }, decision, [
+    "approve",
+    "abort",
+  ]);
+  if (payload.kind !== "escalation") return payload;
+  const list = missing.map((m) => ({ stepId: m.step.id, idempotencyKey: m.effect.idempotencyKey }));
+  return { ...payload, context: { ...payload.context, compensation: { missing: list } } };
+}
+
+/**
+ * The compensations a run ending with `status` adds (`policy.compensateOn`): one pending record per
+ * committed effect of the last version whose step has `compensate`, latest commit first. Written
+ * with the status, so routing (a pure function of state) sends the run through the executor first.
+ */
+export function endCompensations(
+  rt: Runtime,
+  state: PlanManagerStateType,
+  config: LangGraphRunnableConfig,
+  status: "aborted" | "failed",
+  at: string,
+): { compensations?: CompensationRecord[] } {
+  const effects = effectsOf(state, config);
+  if (!effects || !state.plan || !compensatesOn(status, rt.policy.compensateOn)) return {};
+  const undoable = abandonedAtEnd(state.plan, effects).filter((a) => a.step.compensate !== undefined);
+  if (undoable.length === 0) return {};
+  return { compensations: [...effects.compensations, ...compensationRecords(undoable, state.facts, at)] };
+}
