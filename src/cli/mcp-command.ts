@@ -170,7 +170,15 @@ async function serveHttp(
     SDK_USER,
     () => import("@modelcontextprotocol/sdk/server/streamableHttp.js"),
   );
+  let allowed: Set<string> = new Set();
   const http = createServer((req, res) => {
+    // A web page the user visits may reach 127.0.0.1 through a name it controls (DNS rebinding):
+    // only this address, by the names it was bound to, and only /mcp, are served.
+    const refused = refusal(req.url, req.headers.host, req.headers.origin, allowed);
+    if (refused) {
+      res.writeHead(refused.status, { "content-type": "text/plain" }).end(refused.message);
+      return;
+    }
     const server = createMcpServer(service);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on("close", () => void transport.close().then(() => server.close()));
@@ -182,8 +190,26 @@ async function serveHttp(
   });
   const bound = http.address();
   const port = typeof bound === "object" && bound ? bound.port : address.port;
+  const hosts =
+    address.host === "127.0.0.1" || address.host === "localhost" ? ["127.0.0.1", "localhost"] : [address.host];
+  allowed = new Set(hosts.map((h) => `${h}:${port}`));
   io.err(`langgraph-replan mcp: serving ${names.join(", ")} on http://${address.host}:${port}/mcp`);
   return http;
+}
+
+/** Why a request is not served (a path other than /mcp, a Host or Origin not this server's), or undefined. */
+export function refusal(
+  url: string | undefined,
+  host: string | undefined,
+  origin: string | undefined,
+  allowed: ReadonlySet<string>,
+): { status: number; message: string } | undefined {
+  if (new URL(url ?? "/", "http://x").pathname !== "/mcp")
+    return { status: 404, message: "not found: the server is at /mcp" };
+  if (!host || !allowed.has(host)) return { status: 403, message: `host ${host ?? "(none)"} is not this server` };
+  if (origin !== undefined && !allowed.has(origin.replace(/^https?:\/\//, "")))
+    return { status: 403, message: `origin ${origin} may not call this server` };
+  return undefined;
 }
 
 /**

@@ -232,7 +232,8 @@ export class PlanService {
     const snapshot = await this.existing(planId);
     this.notRunning(planId);
     const status = (snapshot.values as StatusValues).status;
-    if (FINISHED.has(status ?? ""))
+    // A run that ended but still has work queued (undoing abandoned effects) carries on like any other.
+    if (FINISHED.has(status ?? "") && snapshot.next.length === 0)
       throw new PlanManagerError(
         "thread_finished",
         `plan "${planId}" has finished (status: ${status}): there is nothing to resume`,

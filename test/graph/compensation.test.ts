@@ -370,6 +370,26 @@ describe("a failing compensation", () => {
   });
 });
 
+describe("abort while an undo is asked about", () => {
+  it("the undos still waiting run before the run ends", async () => {
+    const e = new Error("HTTP 503");
+    const s = setup({ hotel: true, cancel: [e, e, e, async () => undefined] });
+    const out = await s.run();
+    expect(rulesOf(out).at(-1)).toBe("compensate.failed");
+    expect(out.compensations.map((c: Loose) => [c.stepId, c.status])).toEqual([
+      ["hotel", "failed"],
+      ["flight", "pending"],
+    ]);
+    const ended = await s.run(new Command({ resume: { action: "abort" } }));
+    expect(ended.status).toBe("aborted");
+    expect(ended.compensations.map((c: Loose) => [c.stepId, c.status])).toEqual([
+      ["hotel", "failed"],
+      ["flight", "done"],
+    ]);
+    expect(s.cancellations()).toEqual(["B-1"]);
+  });
+});
+
 describe("a run killed mid-compensation", () => {
   function tripWith(cancel: Parameters<typeof airline>[0]) {
     const a = airline(cancel);

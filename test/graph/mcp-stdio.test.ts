@@ -10,6 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { spawn } from "node:child_process";
+import { request } from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 let dir: string;
@@ -113,6 +114,30 @@ describe("langgraph-replan mcp over stdio", () => {
         await client.connect(new StreamableHTTPClientTransport(new URL(url)));
         return client;
       };
+      // Only /mcp, and only by this server's own names (a page using DNS rebinding sends its own Host).
+      const port = new URL(url).port;
+      // node:http, not fetch: fetch will not send a Host header of its own choosing.
+      const post = (path: string, headers: Record<string, string> = {}) =>
+        new Promise<{ status: number }>((done, failed) => {
+          const req = request(
+            {
+              host: "127.0.0.1",
+              port: Number(port),
+              path,
+              method: "POST",
+              headers: { "content-type": "application/json", ...headers },
+            },
+            (res) => {
+              res.resume();
+              done({ status: res.statusCode ?? 0 });
+            },
+          );
+          req.on("error", failed);
+          req.end("{}");
+        });
+      expect((await post("/other")).status).toBe(404);
+      expect((await post("/mcp", { host: `evil.example:${port}` })).status).toBe(403);
+      expect((await post("/mcp", { origin: "http://evil.example" })).status).toBe(403);
       const one = await connect();
       const created = (await one.callTool({ name: "plan_create", arguments: { goal: "over http" } })) as any;
       const planId = created.structuredContent.plan_id as string;

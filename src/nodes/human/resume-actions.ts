@@ -34,7 +34,10 @@ const HANDLERS: Handlers = {
     // The effects the run abandons are undone first, in the executor (docs/decisions/0039-compensation.md).
     const undo = endCompensations(a.rt, a.state, a.config, "aborted", a.at);
     return {
-      goto: compensationPending(undo) ? "executor" : "finalize",
+      // Undos already waiting (one failed and asked about, the others behind it) run too.
+      goto: compensationPending({ compensations: undo.compensations ?? a.state.compensations })
+        ? "executor"
+        : "finalize",
       update: {
         status: "aborted",
         outcome,
