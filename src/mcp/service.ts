@@ -112,13 +112,24 @@ export class PlanService {
   async create(input: CreateInput): Promise<Created> {
     const graphName = input.graph ?? Object.keys(this.graphs)[0]!;
     this.graphOf(graphName);
-    const context = input.context ?? {};
+    // Checked before anything is read or written: a bad goal, context or plan is an error of this
+    // call, not of a background run (and a value JSON cannot hold never reaches the dedupe key).
+    const runInput = checkInput({
+      goal: input.goal,
+      ...(input.context ? { context: input.context } : {}),
+      ...(input.plan !== undefined ? { draft: input.plan } : {}),
+    }) as { goal: string; context?: Record<string, unknown>; draft?: unknown };
+    const recentKey = digest(
+      graphName,
+      runInput.goal,
+      JSON.stringify([runInput.context ?? {}, runInput.draft ?? null]),
+    );
     // A key names the plan for good (the id is derived from it, so a restarted service finds it);
-    // the same goal and context within the window return the plan just made.
+    // the same goal, context and plan within the window return the plan just made.
     const planId =
       input.idempotency_key !== undefined
         ? `${digest("key", graphName, input.idempotency_key)}${SEPARATOR}${graphName}`
-        : this.recentPlan(graphName, input.goal, { context, plan: input.plan ?? null });
+        : this.recentPlan(recentKey);
     if (planId !== undefined) {
       const existing = await this.snapshot(planId);
       if ((existing.values as StatusValues | undefined)?.status !== undefined || this.runs.has(planId))
@@ -130,20 +141,11 @@ export class PlanService {
         };
     }
     if (input.parent_plan_id !== undefined) await this.existing(input.parent_plan_id);
-    // Checked before anything is written: a bad goal, context or plan is an error of this call, not of a background run.
-    const runInput = checkInput({
-      goal: input.goal,
-      ...(input.context ? { context: input.context } : {}),
-      ...(input.plan !== undefined ? { draft: input.plan } : {}),
-    });
     const id = planId ?? `${randomUUID().replaceAll("-", "")}${SEPARATOR}${graphName}`;
     // A second create with the same key that got here while the first was reading: no await since
     // this check, so the first one's run is already registered.
     if (this.runs.has(id)) return { plan_id: id, status: "running", created: false, server: this.server };
-    this.recent.set(digest(graphName, input.goal, JSON.stringify({ context, plan: input.plan ?? null })), {
-      planId: id,
-      at: this.now(),
-    });
+    this.recent.set(recentKey, { planId: id, at: this.now() });
     if (input.parent_plan_id !== undefined) this.parents.set(id, input.parent_plan_id);
     this.start(id, (graph, config) => graph.invoke(runInput, config));
     return { plan_id: id, status: "running", created: true, server: this.server };
@@ -367,8 +369,7 @@ export class PlanService {
     this.runs.set(planId, { done: tracked, controller, control });
   }
 
-  private recentPlan(graphName: string, goal: string, input: object): string | undefined {
-    const key = digest(graphName, goal, JSON.stringify(input));
+  private recentPlan(key: string): string | undefined {
     const seen = this.recent.get(key);
     return seen && this.now() - seen.at <= this.dedupeWindowMs ? seen.planId : undefined;
   }

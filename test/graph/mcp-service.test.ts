@@ -231,6 +231,8 @@ describe("the plan service over MCP", () => {
       error: "invalid_input",
       message: "input: draft.steps.0.goal: Invalid input: expected string, received undefined",
     });
+    // Through the library (no JSON in between): a BigInt is a typed error too, not a crash.
+    await expect(service.create({ goal: "g", context: { n: 1n } })).rejects.toMatchObject({ code: "invalid_input" });
     expect(db.prepare("SELECT count(*) AS n FROM checkpoints").get()).toEqual({ n: 0 });
     // The schema refuses a wait over 300 s before the service sees it.
     const long = await call("plan_wait", { plan_id: "nope--weather", timeout_s: 301 });
