@@ -314,6 +314,45 @@ describe("the journal's other windows", () => {
     expect(out.pendingHuman.reason).toContain("was cut by its deadline twice");
   });
 
+  it("a timeout or a reset connection the tool itself throws is in doubt: asked, not retried", async () => {
+    const thrown = [
+      Object.assign(new Error("connect ETIMEDOUT 10.0.0.1:443"), { code: "ETIMEDOUT" }),
+      Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }),
+      Object.assign(new Error("Error calling tool charge: McpError: MCP error -32001: Request timed out"), {
+        name: "ToolException",
+      }),
+      Object.assign(new Error("Error calling tool charge: McpError: MCP error -32000: Connection closed"), {
+        name: "ToolException",
+      }),
+      Object.assign(new Error("This operation was aborted"), { name: "AbortError" }),
+      Object.assign(new Error("The operation timed out"), { name: "TimeoutError" }),
+    ];
+    for (const error of thrown) {
+      const charge = chargeTool(async () => {
+        throw error;
+      });
+      const out = await harness(plan(), [charge]).run();
+      expect([error.message, out.status, charge.calls.length, rules(out)]).toEqual([
+        error.message,
+        "awaiting_human",
+        1,
+        ["effect.in-doubt"],
+      ]);
+      expect(out.pendingHuman.context.inDoubt).toEqual({ key: charge.calls[0]!.key, tool: "charge" });
+    }
+  });
+
+  it("an MCP error that says the server refused the call is an answer, not a doubt", async () => {
+    const charge = chargeTool(async () => {
+      throw Object.assign(new Error("Error calling tool charge: McpError: MCP error -32602: Invalid params"), {
+        name: "ToolException",
+      });
+    });
+    const out = await harness(plan(), [charge]).run();
+    expect(rules(out)).not.toContain("effect.in-doubt");
+    expect(charge.calls.length).toBe(1);
+  });
+
   it("a charge that threw records its error, not a doubt: the ladder retries as before", async () => {
     const { TransientError } = await import("../../src/index.js");
     const charge = chargeTool(async () => {

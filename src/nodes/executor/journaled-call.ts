@@ -3,12 +3,14 @@
  * docs/decisions/0038-effect-journal.md). Before the call: a result the journal holds for
  * the key is the call's (the run's checkpoint lost it); an intent without a result is in doubt and is
  * settled first (policy/attempt/in-doubt.ts). Then the intent is made durable, the tool called, and
- * its output or the error it threw recorded. A call cut by its deadline is in doubt too, and settled
- * at once: the ladder never moves on (a retry, the fallback) past an effect that may have happened.
+ * its output or the error it threw recorded. A call cut by its deadline, or one the tool itself gave up
+ * on (its own timeout, a reset connection: `cutByTheTool`), is in doubt too, and settled at once: the
+ * ladder never moves on (a retry, the fallback) past an effect that may have happened. A step's calls
+ * and the compensations that undo them (nodes/shared/compensations.ts) both go through here.
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Step } from "../../plan/schema/step.js";
-import { readProbe, settleInDoubt, type Settlement } from "../../policy/attempt/in-doubt.js";
+import { cutByTheTool, readProbe, settleInDoubt, type Settlement } from "../../policy/attempt/in-doubt.js";
 import { errorInfo } from "../../policy/ladder/deviation.js";
 import { callTool, StepTimeout, type ToolCall } from "../../runtime/call-tool.js";
 import type { Flight } from "../../runtime/dispatch.js";
@@ -28,7 +30,8 @@ export interface JournaledCall {
   journal: RunJournal;
   threadId: string;
   key: string;
-  step: Step;
+  /** The step the call is made for; a compensation's undo declares neither keys nor a probe. */
+  step: Pick<Step, "id" | "honoursIdempotencyKey" | "verify">;
   tool: string;
   attempt: number;
   /** The step's trusted facts, for the probe's inputs. */
@@ -37,7 +40,8 @@ export interface JournaledCall {
   now: () => string;
 }
 
-export function journaledInvoke(j: JournaledCall, flight: Flight): NonNullable<Flight["invoke"]> {
+/** `flight.effect` says what the journal made of the call, when it did more than pass it through. */
+export function journaledInvoke(j: JournaledCall, flight: Pick<Flight, "effect">): NonNullable<Flight["invoke"]> {
   return async (call, config, stop) => {
     const entry = await j.journal.lookup(j.threadId, j.key);
     if (entry?.result?.ok) {
@@ -55,7 +59,7 @@ export function journaledInvoke(j: JournaledCall, flight: Flight): NonNullable<F
 /** The intent, the call, the result; a call cut by its deadline is settled before it returns. */
 async function callOnce(
   j: JournaledCall,
-  flight: Flight,
+  flight: Pick<Flight, "effect">,
   call: ToolCall,
   config: LangGraphRunnableConfig,
   stop: AbortSignal | undefined,
@@ -74,8 +78,9 @@ async function callOnce(
   try {
     output = await callTool(call, config, stop);
   } catch (thrown) {
-    if (!(thrown instanceof StepTimeout)) {
-      await record(j, { ok: false, error: errorInfo(thrown) });
+    const error = errorInfo(thrown);
+    if (!(thrown instanceof StepTimeout) && !cutByTheTool(error)) {
+      await record(j, { ok: false, error });
       throw thrown;
     }
     const settled = await settle(j, call, config, undefined);
@@ -83,11 +88,11 @@ async function callOnce(
     if (settled.kind === "call" && settled.why === "honours-keys" && first)
       return callOnce(j, flight, call, config, stop, false);
     if (settled.kind === "call" && settled.why === "not-happened") {
-      await record(j, { ok: false, error: errorInfo(thrown) });
+      await record(j, { ok: false, error });
       throw thrown;
     }
     if (settled.kind === "call") {
-      const reason = `${j.tool} under key ${j.key} was cut by its deadline twice (${thrown.message}): did it happen?`;
+      const reason = `${j.tool} under key ${j.key} was cut by its deadline twice (${error.message}): did it happen?`;
       return answer(j, flight, { kind: "ask", reason });
     }
     return answer(j, flight, settled);
@@ -97,7 +102,11 @@ async function callOnce(
 }
 
 /** A settlement other than calling: the probe's output (recorded as the result), or a question for a person. */
-async function answer(j: JournaledCall, flight: Flight, settled: Exclude<Settlement, { kind: "call" | "verify" }>) {
+async function answer(
+  j: JournaledCall,
+  flight: Pick<Flight, "effect">,
+  settled: Exclude<Settlement, { kind: "call" | "verify" }>,
+) {
   if (settled.kind === "happened") {
     await record(j, { ok: true, output: settled.output });
     flight.effect = "verified";
