@@ -14,6 +14,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { AssumptionBrokenError, staticPlanner, type PlanDraft, type PlanManagerOptions } from "../../src/index.js";
 import { operationKey } from "../../src/plan/operation.js";
+import { sqliteJournal } from "../../src/storage/journal-sqlite.js";
 import { harness, scriptedTool, type Loose } from "../helpers/graph.js";
 
 const dir = mkdtempSync(join(tmpdir(), "compensation-journal-"));
@@ -301,5 +302,25 @@ describe("an operation made again after its effect was undone", () => {
       key("05-02"),
       `${key("05-01")}:redo-1`,
     ]);
+  });
+
+  it("a journaled result under a key whose undo the journal holds is not reused, though the state lost the undo", async () => {
+    const saver = openSaver(join(dir, "undone.sqlite"));
+    const journal = sqliteJournal(saver.db);
+    const at = "2026-01-01T00:00:00.000Z";
+    const booked = key("05-01");
+    // What another branch left in the thread's journal: the booking, then its cancellation.
+    await journal.intent("trip-1", { key: booked, stepId: "flight", tool: "book", args: {}, attempt: 1, at });
+    await journal.result("trip-1", booked, { ok: true, output: { flight_id: "B-9" } });
+    const undo = `${booked}:compensate`;
+    await journal.intent("trip-1", { key: undo, stepId: "flight", tool: "cancel", args: {}, attempt: 1, at });
+    await journal.result("trip-1", undo, { ok: true, output: { cancelled: "B-9" } });
+    const s = setup({ checkpointer: saver, confirm: [{ ok: true }] });
+    const out = await s.run();
+    expect(out.status).toBe("completed");
+    expect(s.raw.book).toEqual([`${booked}:redo-1`]);
+    expect(out.facts.flight_id.value).toBe("B-1");
+    expect(out.sideEffects.map((e: Loose) => e.idempotencyKey)).toEqual([`${booked}:redo-1`]);
+    expect(rules(out)).toEqual([]);
   });
 });

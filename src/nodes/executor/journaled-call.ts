@@ -12,6 +12,8 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Step } from "../../plan/schema/step.js";
 import { cutByTheTool, readProbe, settleInDoubt, type Settlement } from "../../policy/attempt/in-doubt.js";
 import { errorInfo } from "../../policy/ladder/deviation.js";
+import { compensationKey } from "../../policy/compensation/abandoned.js";
+import { liveKey } from "../../policy/compensation/redo-key.js";
 import { callTool, StepTimeout, type ToolCall } from "../../runtime/call-tool.js";
 import type { Flight } from "../../runtime/dispatch.js";
 import type { Runtime } from "../../runtime/options.js";
@@ -41,9 +43,22 @@ export interface JournaledCall {
 }
 
 /** `flight.effect` says what the journal made of the call, when it did more than pass it through. */
-export function journaledInvoke(j: JournaledCall, flight: Pick<Flight, "effect">): NonNullable<Flight["invoke"]> {
+export function journaledInvoke(
+  j: JournaledCall,
+  flight: Pick<Flight, "effect" | "key">,
+): NonNullable<Flight["invoke"]> {
   return async (call, config, stop) => {
-    const entry = await j.journal.lookup(j.threadId, j.key);
+    let entry = await j.journal.lookup(j.threadId, j.key);
+    if (entry?.result?.ok) {
+      const live = await pastUndone(j);
+      if (live !== j.key) {
+        // The run's state did not know the effect was undone: the redo goes out under a fresh key.
+        j = { ...j, key: live };
+        flight.key = live;
+        call = { ...call, configurable: { ...call.configurable, idempotencyKey: live } };
+        entry = await j.journal.lookup(j.threadId, live);
+      }
+    }
     if (entry?.result?.ok) {
       flight.effect = "journaled";
       return entry.result.output;
@@ -54,6 +69,20 @@ export function journaledInvoke(j: JournaledCall, flight: Pick<Flight, "effect">
     }
     return callOnce(j, flight, call, config, stop, true);
   };
+}
+
+/**
+ * The key past those whose effect the journal shows undone (`<key>:compensate` succeeded): a result
+ * under an undone key is a cancelled booking, never this call's (policy/compensation/redo-key.ts).
+ * Read only when the journal holds a result to reuse, so a first call costs no extra read.
+ */
+async function pastUndone(j: JournaledCall): Promise<string> {
+  const undone = new Set<string>();
+  for (let key = j.key; ; key = liveKey(j.key, undone)) {
+    const undo = await j.journal.lookup(j.threadId, compensationKey(key));
+    if (!undo?.result?.ok) return key;
+    undone.add(key);
+  }
 }
 
 /** The intent, the call, the result; a call cut by its deadline is settled before it returns. */
