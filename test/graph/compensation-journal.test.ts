@@ -12,7 +12,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { AssumptionBrokenError, staticPlanner, type PlanDraft, type PlanManagerOptions } from "../../src/index.js";
+import {
+  AssumptionBrokenError,
+  PermanentError,
+  staticPlanner,
+  type PlanDraft,
+  type PlanManagerOptions,
+} from "../../src/index.js";
 import { operationKey } from "../../src/plan/operation.js";
 import { sqliteJournal } from "../../src/storage/journal-sqlite.js";
 import { harness, scriptedTool, type Loose } from "../helpers/graph.js";
@@ -241,6 +247,41 @@ describe("a compensation cut before it answered, whose tool does not honour keys
     expect(out.status).toBe("completed");
     expect(s.raw.cancel.length).toBe(1);
     expect(out.compensations.map((c: Loose) => c.status)).toEqual(["done"]);
+  });
+});
+
+describe("an undo in doubt at the run's end", () => {
+  it("an aborted run asks about it (retry or skip), and a retry makes one more call before the run ends", async () => {
+    const a = airline([hang, "ok"]);
+    const pay = scriptedTool("pay", [new PermanentError("card declined")]);
+    const draft: PlanDraft = {
+      steps: [
+        {
+          id: "flight",
+          goal: "Book",
+          tool: "book",
+          args: { what: "flight", date: "05-01" },
+          produces: ["flight_id"],
+          compensate: { tool: "cancel", inputs: ["flight_id"] },
+        },
+        { id: "pay", goal: "Pay", tool: "pay", dependsOn: ["flight"] },
+      ],
+    };
+    const h = harness(draft, [a.book, a.cancel, pay], { threadId: "trip-1", policy: { defaultTimeoutMs: 20 } });
+    expect((await h.run()).status).toBe("awaiting_human");
+    const asked = await h.run(new Command({ resume: { action: "abort" } }));
+    expect([asked.status, a.raw.cancel.length, asked.pendingHuman.options]).toEqual([
+      "awaiting_human",
+      1,
+      ["retry", "skip"],
+    ]);
+    expect(asked.pendingHuman.context.compensation).toMatchObject({ endStatus: "aborted", failed: { inDoubt: true } });
+    const out = await h.run(new Command({ resume: { action: "retry" } }));
+    expect([out.status, a.raw.cancel, out.compensations[0].status]).toEqual([
+      "aborted",
+      [`${key("05-01")}:compensate`, `${key("05-01")}:compensate`],
+      "done",
+    ]);
   });
 });
 
