@@ -31,7 +31,7 @@ import {
   hasPendingInterrupt,
   isFinished,
 } from "./boundary.js";
-import { carryEffects, missingEffects, withEffects } from "./committed-effects.js";
+import { carryEffects, nothingMissing, missingEffects, withEffects } from "./committed-effects.js";
 import { COPY_CHECKPOINT, forkNeedsCopy } from "./fork-start.js";
 import { holdThread } from "./process-claim.js";
 import type { PlanManagerResult } from "./resume.js";
@@ -195,7 +195,7 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     const missing = await missingEffects(this, branch.thread, branch.fork);
     const [first, ...rest] = supersteps;
     const [update, ...others] = first!.updates;
-    if (missing.length === 0 || !update) return supersteps;
+    if (nothingMissing(missing) || !update) return supersteps;
     return [{ ...first, updates: [{ ...update, values: withEffects(update.values, missing) }, ...others] }, ...rest];
   }
 

@@ -74,10 +74,6 @@ export const LlmStepSchema = z.strictObject({
   ),
   sideEffects: nullableList,
   idempotent: z.boolean().nullable(),
-  honoursIdempotencyKey: z
-    .boolean()
-    .nullable()
-    .describe("true only when the tool is documented to do an operation once per idempotency key; null if unknown"),
   verify: LlmVerifySchema.nullable().describe(
     "for a side-effecting step: a read-only catalogue tool (no side effects) that answers { happened, output? } " +
       "for the call's idempotency key; null if there is none",
@@ -136,6 +132,10 @@ const StepAnswerSchema = lenient(
     human: lenient(LlmHumanSchema, LlmHumanSchema).nullable(),
     validate: lenient(LlmValidateSchema, LlmValidateSchema.extend({ argsJson: ArgsAnswerSchema })).nullable(),
     verify: lenient(LlmVerifySchema, LlmVerifySchema.extend({ argsJson: ArgsAnswerSchema })).nullable(),
+    // Whether a tool honours keys decides whether a call in doubt is made again without asking
+    // (docs/decisions/0038-effect-journal.md): a model's word is not enough, only a developer's plan
+    // or `effects.honoursKeys`. An answer that volunteers it still parses; the claim is dropped.
+    honoursIdempotencyKey: z.unknown().optional(),
   }),
 );
 
@@ -222,7 +222,6 @@ function toStep(s: LlmPlanAnswer["steps"][number], i: number, issues: Conversion
     };
   }
   if (s.idempotent !== null) step.idempotent = s.idempotent;
-  if (s.honoursIdempotencyKey !== null) step.honoursIdempotencyKey = s.honoursIdempotencyKey;
   if (s.verify !== null) {
     const verifyArgs = parseArgs(s.verify.argsJson, ["steps", i, "verify", "argsJson"], issues);
     const inputs = s.verify.inputs !== null && s.verify.inputs.length > 0 ? { inputs: s.verify.inputs } : {};

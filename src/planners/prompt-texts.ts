@@ -22,9 +22,8 @@ export const PLANNER_SYSTEM_PROMPT = [
   '- "inputs" are fact keys passed to the tool as arguments of the same name; "produces" are output ' +
     "fields recorded as facts. Fixed arguments go in argsJson as a JSON object string.",
   "- A step with side effects (sideEffects listed, idempotent false) may be cut before its tool answers " +
-    "(a crash, a timeout). Set honoursIdempotencyKey true only when the tool is documented to do an " +
-    "operation once per idempotency key; otherwise give a verify tool when the catalogue has a read-only " +
-    "one (no side effects) that can tell whether the call took effect. Without either, a person is asked.",
+    "(a crash, a timeout). Give a verify tool when the catalogue has a read-only one (no side effects) " +
+    "that can tell whether the call took effect; without one, a person is asked.",
   "- A step with side effects (booking, paying, sending) may name its undo in compensate: a catalogue " +
     "tool that cancels, refunds or deletes what it did, with inputs (fact keys, e.g. the booking id it " +
     "produced). It runs only if a replan or an abort abandons the step's committed effect.",

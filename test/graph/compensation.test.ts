@@ -391,27 +391,35 @@ describe("abort while an undo is asked about", () => {
 });
 
 describe("a run killed mid-compensation", () => {
-  function tripWith(cancel: Parameters<typeof airline>[0]) {
+  function tripWith(cancel: Parameters<typeof airline>[0], options: { effects?: { honoursKeys: string[] } } = {}) {
     const a = airline(cancel);
     const confirm = scriptedTool("confirm", [
       new AssumptionBrokenError("dates_ok", "the dates were wrong"),
       { ok: true },
     ]);
     const planner = staticPlanner({ plan: trip(false), replan: redate("05-02") });
-    const h = harness(planner, [a.book, a.cancel, confirm], { threadId: "trip-1", checkpointer: new MemorySaver() });
+    const h = harness(planner, [a.book, a.cancel, confirm], {
+      threadId: "trip-1",
+      checkpointer: new MemorySaver(),
+      ...options,
+    });
     return { ...h, ...a };
   }
   const booked = () => key("flight", "05-01", "flight_id");
 
   it("cut after the cancellation happened (a connection reset): called again under the same key, cancelled once", async () => {
     const reset = Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
-    // The cancellation lands, then the connection drops before the answer arrives.
-    const s = tripWith([
-      async () => {
-        throw reset;
-      },
-      "ok",
-    ]);
+    // The cancellation lands, then the connection drops before the answer arrives. The cancel
+    // dedupes by key, and says so: a reset leaves it in doubt, settled by calling again under the key.
+    const s = tripWith(
+      [
+        async () => {
+          throw reset;
+        },
+        "ok",
+      ],
+      { effects: { honoursKeys: ["cancel"] } },
+    );
     const out = await s.run();
     expect(out.status).toBe("completed");
     expect(s.raw.cancel.map((c) => c.key)).toEqual([`${booked()}:compensate`, `${booked()}:compensate`]);

@@ -17,7 +17,7 @@ import { validatePlan } from "../../src/policy/index.js";
 import { isPlanManagerError } from "../../src/errors.js";
 import { harness, type Loose } from "../helpers/graph.js";
 import { llmAnswer, llmStep } from "../helpers/llm-answers.js";
-import { LlmPlanAnswerSchema, toPlanDraft } from "../../src/planners/llm-schema.js";
+import { LlmPlanAnswerSchema, LlmStepSchema, toPlanDraft } from "../../src/planners/llm-schema.js";
 import { PLANNER_SYSTEM_PROMPT } from "../../src/planners/prompts.js";
 
 const opened: SqliteSaver[] = [];
@@ -314,6 +314,45 @@ describe("the journal's other windows", () => {
     expect(out.pendingHuman.reason).toContain("was cut by its deadline twice");
   });
 
+  it("a timeout or a reset connection the tool itself throws is in doubt: asked, not retried", async () => {
+    const thrown = [
+      Object.assign(new Error("connect ETIMEDOUT 10.0.0.1:443"), { code: "ETIMEDOUT" }),
+      Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }),
+      Object.assign(new Error("Error calling tool charge: McpError: MCP error -32001: Request timed out"), {
+        name: "ToolException",
+      }),
+      Object.assign(new Error("Error calling tool charge: McpError: MCP error -32000: Connection closed"), {
+        name: "ToolException",
+      }),
+      Object.assign(new Error("This operation was aborted"), { name: "AbortError" }),
+      Object.assign(new Error("The operation timed out"), { name: "TimeoutError" }),
+    ];
+    for (const error of thrown) {
+      const charge = chargeTool(async () => {
+        throw error;
+      });
+      const out = await harness(plan(), [charge]).run();
+      expect([error.message, out.status, charge.calls.length, rules(out)]).toEqual([
+        error.message,
+        "awaiting_human",
+        1,
+        ["effect.in-doubt"],
+      ]);
+      expect(out.pendingHuman.context.inDoubt).toEqual({ key: charge.calls[0]!.key, tool: "charge" });
+    }
+  });
+
+  it("an MCP error that says the server refused the call is an answer, not a doubt", async () => {
+    const charge = chargeTool(async () => {
+      throw Object.assign(new Error("Error calling tool charge: McpError: MCP error -32602: Invalid params"), {
+        name: "ToolException",
+      });
+    });
+    const out = await harness(plan(), [charge]).run();
+    expect(rules(out)).not.toContain("effect.in-doubt");
+    expect(charge.calls.length).toBe(1);
+  });
+
   it("a charge that threw records its error, not a doubt: the ladder retries as before", async () => {
     const { TransientError } = await import("../../src/index.js");
     const charge = chargeTool(async () => {
@@ -344,35 +383,35 @@ describe("verify in a plan", () => {
   });
 });
 
-describe("the LLM planner knows verify and honoursIdempotencyKey", () => {
-  it("reads them from a strict answer and from a natural one, and the system prompt explains them", () => {
+describe("the LLM planner knows verify, and does not take honoursIdempotencyKey from a model", () => {
+  it("reads verify from a strict answer and from a natural one; a model's honoursIdempotencyKey is dropped", () => {
+    expect(Object.keys(LlmStepSchema.shape)).not.toContain("honoursIdempotencyKey");
     const strict = llmAnswer([
       llmStep("pay", {
         tool: "charge",
         argsJson: '{"amount":10}',
         sideEffects: ["charges the card"],
         idempotent: false,
-        honoursIdempotencyKey: false,
         verify: { tool: "find_charge", argsJson: '{"since":"today"}', inputs: ["order"] },
       }),
     ]);
+    // A model that claims the tool honours keys anyway: the claim is untrusted, read and dropped.
     const natural = {
       steps: [{ id: "pay", goal: "g", tool: "charge", honoursIdempotencyKey: true, verify: { tool: "find_charge" } }],
     };
     const read = (answer: unknown) => toPlanDraft(LlmPlanAnswerSchema.parse(answer)).draft.steps[0];
-    expect(read(strict)).toMatchObject({
-      honoursIdempotencyKey: false,
+    expect(read(strict)).toEqual({
+      id: "pay",
+      goal: "goal pay",
+      tool: "charge",
+      args: { amount: 10 },
+      sideEffects: ["charges the card"],
+      idempotent: false,
       verify: { tool: "find_charge", args: { since: "today" }, inputs: ["order"] },
     });
-    expect(read(natural)).toEqual({
-      id: "pay",
-      goal: "g",
-      tool: "charge",
-      honoursIdempotencyKey: true,
-      verify: { tool: "find_charge" },
-    });
-    expect(PLANNER_SYSTEM_PROMPT).toContain("honoursIdempotencyKey true only when the tool is documented");
-    expect(PLANNER_SYSTEM_PROMPT).toContain("give a verify tool");
+    expect(read(natural)).toEqual({ id: "pay", goal: "g", tool: "charge", verify: { tool: "find_charge" } });
+    expect(PLANNER_SYSTEM_PROMPT).not.toContain("honoursIdempotencyKey");
+    expect(PLANNER_SYSTEM_PROMPT).toContain("Give a verify tool when the catalogue has a read-only one");
   });
 });
 

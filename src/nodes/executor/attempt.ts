@@ -111,6 +111,7 @@ function checkBefore(
     spent: v.spent,
     maxCost: v.rt.policy.budget.maxCost,
     committed: [...v.state.sideEffects, ...v.effects],
+    compensations: v.state.compensations,
     steps: v.steps,
   });
 }

@@ -3,13 +3,17 @@
  * docs/decisions/0038-effect-journal.md). Before the call: a result the journal holds for
  * the key is the call's (the run's checkpoint lost it); an intent without a result is in doubt and is
  * settled first (policy/attempt/in-doubt.ts). Then the intent is made durable, the tool called, and
- * its output or the error it threw recorded. A call cut by its deadline is in doubt too, and settled
- * at once: the ladder never moves on (a retry, the fallback) past an effect that may have happened.
+ * its output or the error it threw recorded. A call cut by its deadline, or one the tool itself gave up
+ * on (its own timeout, a reset connection: `cutByTheTool`), is in doubt too, and settled at once: the
+ * ladder never moves on (a retry, the fallback) past an effect that may have happened. A step's calls
+ * and the compensations that undo them (nodes/shared/compensations.ts) both go through here.
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Step } from "../../plan/schema/step.js";
-import { readProbe, settleInDoubt, type Settlement } from "../../policy/attempt/in-doubt.js";
+import { cutByTheTool, readProbe, settleInDoubt, type Settlement } from "../../policy/attempt/in-doubt.js";
 import { errorInfo } from "../../policy/ladder/deviation.js";
+import { compensationKey } from "../../policy/compensation/abandoned.js";
+import { liveKey } from "../../policy/compensation/redo-key.js";
 import { callTool, StepTimeout, type ToolCall } from "../../runtime/call-tool.js";
 import type { Flight } from "../../runtime/dispatch.js";
 import type { Runtime } from "../../runtime/options.js";
@@ -28,7 +32,8 @@ export interface JournaledCall {
   journal: RunJournal;
   threadId: string;
   key: string;
-  step: Step;
+  /** The step the call is made for; a compensation's undo declares neither keys nor a probe. */
+  step: Pick<Step, "id" | "honoursIdempotencyKey" | "verify">;
   tool: string;
   attempt: number;
   /** The step's trusted facts, for the probe's inputs. */
@@ -37,9 +42,23 @@ export interface JournaledCall {
   now: () => string;
 }
 
-export function journaledInvoke(j: JournaledCall, flight: Flight): NonNullable<Flight["invoke"]> {
+/** `flight.effect` says what the journal made of the call, when it did more than pass it through. */
+export function journaledInvoke(
+  j: JournaledCall,
+  flight: Pick<Flight, "effect" | "key">,
+): NonNullable<Flight["invoke"]> {
   return async (call, config, stop) => {
-    const entry = await j.journal.lookup(j.threadId, j.key);
+    let entry = await j.journal.lookup(j.threadId, j.key);
+    if (entry?.result?.ok) {
+      const live = await pastUndone(j);
+      if (live !== j.key) {
+        // The run's state did not know the effect was undone: the redo goes out under a fresh key.
+        j = { ...j, key: live };
+        flight.key = live;
+        call = { ...call, configurable: { ...call.configurable, idempotencyKey: live } };
+        entry = await j.journal.lookup(j.threadId, live);
+      }
+    }
     if (entry?.result?.ok) {
       flight.effect = "journaled";
       return entry.result.output;
@@ -52,10 +71,24 @@ export function journaledInvoke(j: JournaledCall, flight: Flight): NonNullable<F
   };
 }
 
+/**
+ * The key past those whose effect the journal shows undone (`<key>:compensate` succeeded): a result
+ * under an undone key is a cancelled booking, never this call's (policy/compensation/redo-key.ts).
+ * Read only when the journal holds a result to reuse, so a first call costs no extra read.
+ */
+async function pastUndone(j: JournaledCall): Promise<string> {
+  const undone = new Set<string>();
+  for (let key = j.key; ; key = liveKey(j.key, undone)) {
+    const undo = await j.journal.lookup(j.threadId, compensationKey(key));
+    if (!undo?.result?.ok) return key;
+    undone.add(key);
+  }
+}
+
 /** The intent, the call, the result; a call cut by its deadline is settled before it returns. */
 async function callOnce(
   j: JournaledCall,
-  flight: Flight,
+  flight: Pick<Flight, "effect">,
   call: ToolCall,
   config: LangGraphRunnableConfig,
   stop: AbortSignal | undefined,
@@ -74,8 +107,9 @@ async function callOnce(
   try {
     output = await callTool(call, config, stop);
   } catch (thrown) {
-    if (!(thrown instanceof StepTimeout)) {
-      await record(j, { ok: false, error: errorInfo(thrown) });
+    const error = errorInfo(thrown);
+    if (!(thrown instanceof StepTimeout) && !cutByTheTool(error)) {
+      await record(j, { ok: false, error });
       throw thrown;
     }
     const settled = await settle(j, call, config, undefined);
@@ -83,11 +117,11 @@ async function callOnce(
     if (settled.kind === "call" && settled.why === "honours-keys" && first)
       return callOnce(j, flight, call, config, stop, false);
     if (settled.kind === "call" && settled.why === "not-happened") {
-      await record(j, { ok: false, error: errorInfo(thrown) });
+      await record(j, { ok: false, error });
       throw thrown;
     }
     if (settled.kind === "call") {
-      const reason = `${j.tool} under key ${j.key} was cut by its deadline twice (${thrown.message}): did it happen?`;
+      const reason = `${j.tool} under key ${j.key} was cut by its deadline twice (${error.message}): did it happen?`;
       return answer(j, flight, { kind: "ask", reason });
     }
     return answer(j, flight, settled);
@@ -97,7 +131,11 @@ async function callOnce(
 }
 
 /** A settlement other than calling: the probe's output (recorded as the result), or a question for a person. */
-async function answer(j: JournaledCall, flight: Flight, settled: Exclude<Settlement, { kind: "call" | "verify" }>) {
+async function answer(
+  j: JournaledCall,
+  flight: Pick<Flight, "effect">,
+  settled: Exclude<Settlement, { kind: "call" | "verify" }>,
+) {
   if (settled.kind === "happened") {
     await record(j, { ok: true, output: settled.output });
     flight.effect = "verified";

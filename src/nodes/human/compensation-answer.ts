@@ -2,7 +2,7 @@
  * Answers to a compensation question (docs/decisions/0039-compensation.md). At a replan
  * that would abandon effects nothing undoes: approve commits the held version and leaves them standing
  * (waived), abort ends the run. At a compensation that failed: retry runs it again (a fresh round of
- * its retry policy), skip leaves the effect standing, abort (mid-run) ends the run. A run that was
+ * its retry policy; for one whose outcome is unknown, one more call under its key), skip leaves the effect standing, abort (mid-run) ends the run. A run that was
  * ending carries on to its end either way.
  */
 import type { ResumeValue } from "../../plan/schema/interrupts.js";
@@ -28,11 +28,17 @@ export function compensationAnswer(a: Answering, reply: ResumeValue): Next | und
   const { compensationKey } = asked.failed;
   const records = a.state.compensations ?? [];
   const settle = (change: Partial<CompensationRecord>) =>
-    records.map((c) => (c.compensationKey === compensationKey ? { ...c, ...change, at: a.at } : c));
+    records.map((c) => {
+      if (c.compensationKey !== compensationKey) return c;
+      const { inDoubt: _inDoubt, approvedKey: _approved, ...rest } = c;
+      return { ...rest, ...change, at: a.at };
+    });
   const next = (update: Next["update"]): Next =>
     asked.endStatus ? { goto: "executor", update: { status: asked.endStatus, ...update } } : running(update);
   if (reply.action === "retry") {
-    const compensations = settle({ status: "pending", attempts: 0 });
+    // An undo whose outcome is unknown: the answer approves one more call under its key, no more.
+    const approved = asked.failed.inDoubt ? { approvedKey: compensationKey } : {};
+    const compensations = settle({ status: "pending", attempts: 0, ...approved });
     const decisions = decide(a, answerRule("retry"), `a person asked to run the compensation ${compensationKey} again`);
     return next({ compensations, decisions });
   }

@@ -1,8 +1,10 @@
 /**
  * Running compensations (docs/decisions/0039-compensation.md): the executor runs the
  * pending ones a replan left before it starts any step, finalize those of a run that ends aborted (or
- * failed, with `policy.compensateOn`). Each runs under its own key (`<effect key>:compensate`), is
- * retried per its step's retry policy, and one that still fails is asked about, never dropped.
+ * failed, with `policy.compensateOn`). Each runs under its own key (`<effect key>:compensate`) through
+ * the effect journal like any side-effecting call (docs/decisions/0038-effect-journal.md), is retried
+ * per its step's retry policy, and one that still fails, or whose outcome is unknown, is asked about,
+ * never dropped.
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../../runtime/options.js";
@@ -21,7 +23,9 @@ import {
 } from "../../policy/compensation/abandoned.js";
 import { compensationDecision } from "../../policy/compensation/verdict.js";
 import { callTool } from "../../runtime/call-tool.js";
-import { dispatcherOf } from "../../runtime/dispatch.js";
+import { dispatcherOf, type Flight } from "../../runtime/dispatch.js";
+import { journalOf } from "../../runtime/effect-journal.js";
+import { journaledInvoke } from "../executor/journaled-call.js";
 import { emit } from "../../runtime/events.js";
 import { escalationPayload } from "../../runtime/interrupts.js";
 
@@ -44,7 +48,10 @@ export function compensationPending(state: { compensations?: readonly Compensati
 /**
  * Runs one compensation until it is done or its retry policy runs out. A run its caller stopped
  * leaves the record pending when the call failed or its backoff was cut (`stopped`): the resumed run
- * calls again under the same key. A call that succeeds after the stop is kept, like a step's.
+ * goes through the journal again. A call that succeeds after the stop is kept, like a step's. A call
+ * whose outcome is unknown (cut by its deadline, a reset connection, a killed process) is not tried
+ * again: its record is `failed` and `inDoubt` until a person answers; a person's `retry`
+ * (`approvedKey`) lets exactly one more call go out under the key.
  */
 export async function runCompensation(
   rt: Runtime,
@@ -55,6 +62,8 @@ export async function runCompensation(
   const policy = effectiveRetry(record.retry ? { retry: record.retry } : undefined, rt.policy);
   const tool = record.tool === undefined ? undefined : rt.tools.get(record.tool);
   const stop = dispatcherOf(config).stopSignal;
+  const now = () => new Date(rt.clock.now()).toISOString();
+  const { error: _error, inDoubt: _inDoubt, approvedKey, ...rest } = record;
   let attempts = record.attempts ?? 0;
   let error: ErrorInfo = { name: "PermanentError", message: `tool "${record.tool}" is not in the registry` };
   const tries = tool ? policy.maxAttempts : 0;
@@ -75,18 +84,48 @@ export async function runCompensation(
       attempt: attempts,
       idempotencyKey: record.compensationKey,
     };
+    const seen: Pick<Flight, "effect"> = {};
+    // The approval is for one call: this round's first.
+    const invoke = undoInvoke(rt, config, record, attempts, tried === 0 ? approvedKey : undefined, seen);
     try {
       const timeoutMs = rt.policy.defaultTimeoutMs;
       // A keyed call is not cut by a stop: its result is kept (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
-      await callTool({ tool: tool!, args: { ...record.args }, timeoutMs, configurable }, config);
-      const { error: _error, ...rest } = record;
-      return { ...rest, status: "done", attempts, at: new Date(rt.clock.now()).toISOString() };
+      await invoke({ tool: tool!, args: { ...record.args }, timeoutMs, configurable }, config);
+      return { ...rest, status: "done", attempts, at: now() };
     } catch (thrown) {
-      if (stop?.aborted) return "stopped";
       error = errorInfo(thrown);
+      if (seen.effect === "in_doubt") return { ...rest, status: "failed", attempts, error, inDoubt: true, at: now() };
+      if (stop?.aborted) return "stopped";
     }
   }
-  return { ...record, status: "failed", attempts, error, at: new Date(rt.clock.now()).toISOString() };
+  return { ...rest, status: "failed", attempts, error, at: now() };
+}
+
+/** The undo's call: through the run's effect journal under the compensation's key, when the run has one. */
+function undoInvoke(
+  rt: Runtime,
+  config: LangGraphRunnableConfig,
+  record: CompensationRecord,
+  attempt: number,
+  approvedKey: string | undefined,
+  seen: Pick<Flight, "effect">,
+): typeof callTool {
+  const journal = journalOf(config);
+  if (!journal) return callTool;
+  const call = {
+    rt,
+    journal,
+    threadId: String(config.configurable?.thread_id ?? "no-thread"),
+    key: record.compensationKey,
+    // The step's own declarations are about its tool, not its undo: only effects.honoursKeys counts.
+    step: { id: record.stepId },
+    tool: record.tool!,
+    attempt,
+    trusted: {},
+    approvedKey,
+    now: () => new Date(rt.clock.now()).toISOString(),
+  };
+  return journaledInvoke(call, seen);
 }
 
 /** The options of a failed compensation's question: run it again, leave it undone, or (mid-run) abort. */
@@ -127,8 +166,15 @@ function failedQuestion(
   const options = endStatus ? FAILED_OPTIONS.filter((o) => o !== "abort") : [...FAILED_OPTIONS];
   // The step may have left the plan: the question is about the effect, not the step's attempts.
   const payload = escalationPayload({ ...state, decisions: [...state.decisions, decision] }, decision, options);
-  const { stepId, idempotencyKey, compensationKey, tool, error } = ended;
-  const failed = { stepId, idempotencyKey, compensationKey, ...(tool ? { tool } : {}), ...(error ? { error } : {}) };
+  const { stepId, idempotencyKey, compensationKey, tool, error, inDoubt } = ended;
+  const failed = {
+    stepId,
+    idempotencyKey,
+    compensationKey,
+    ...(tool ? { tool } : {}),
+    ...(error ? { error } : {}),
+    ...(inDoubt ? { inDoubt } : {}),
+  };
   if (payload.kind !== "escalation") return payload;
   return { ...payload, context: { ...payload.context, compensation: { failed, ...(endStatus ? { endStatus } : {}) } } };
 }

@@ -63,7 +63,15 @@ export interface CompensationContext {
   /** A replan would abandon these committed effects, whose steps have no `compensate` (approve keeps them). */
   missing?: { stepId: string; idempotencyKey: string }[];
   /** A compensation that failed when its retries ran out (retry runs it again; skip leaves the effect standing). */
-  failed?: { stepId: string; idempotencyKey: string; compensationKey: string; tool?: string; error?: unknown };
+  failed?: {
+    stepId: string;
+    idempotencyKey: string;
+    compensationKey: string;
+    tool?: string;
+    error?: unknown;
+    /** The undo's outcome is unknown (its call was cut): retry calls it once more under the same key. */
+    inDoubt?: boolean;
+  };
   /** Set when the run was ending: the status it ends with once the question is answered. */
   endStatus?: "aborted" | "failed";
 }

@@ -109,5 +109,9 @@ export const CompensationRecordSchema = z.object({
   retry: RetryPolicySchema.partial().optional(),
   attempts: z.number().int().min(0).optional(),
   error: ErrorInfoSchema.optional(),
+  /** The undo's last call was cut before it answered and nothing settled it (docs/decisions/0038-effect-journal.md). */
+  inDoubt: z.boolean().optional(),
+  /** A person approved one more call under `compensationKey` though the last one is in doubt. */
+  approvedKey: z.string().optional(),
 });
 export type CompensationRecord = z.infer<typeof CompensationRecordSchema>;

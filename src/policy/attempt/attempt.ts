@@ -12,7 +12,7 @@
  */
 import { operationKey, stepKey } from "../../plan/operation.js";
 import type { Plan } from "../../plan/schema/plan.js";
-import type { ErrorInfo, Fact, SideEffectRecord, StepRun } from "../../plan/schema/run.js";
+import type { CompensationRecord, ErrorInfo, Fact, SideEffectRecord, StepRun } from "../../plan/schema/run.js";
 import type { ModelTier, Step } from "../../plan/schema/step.js";
 import { activeAssumptionChecks, assumptionDeviation } from "../trust/assumptions.js";
 import { classify, type ReplanStanding, type Verdict } from "../ladder/classify.js";
@@ -20,6 +20,7 @@ import { validationFailure, type ValidationOutcome } from "../ladder/agent-routi
 import { producerAssumptions, type Deviation } from "../ladder/deviation.js";
 import type { ResolvedPolicy } from "../options.js";
 import { coolingDown } from "../replan/guards.js";
+import { liveKey, undoneKeys } from "../compensation/redo-key.js";
 import {
   checkBudget,
   checkCommittedEffect,
@@ -72,6 +73,8 @@ export interface BeforeAttempt {
   maxCost: number | undefined;
   /** Every committed side effect of the run. */
   committed: readonly SideEffectRecord[];
+  /** The run's compensations: an effect undone (`done`) no longer stands, and its operation made again gets a fresh key. */
+  compensations?: readonly CompensationRecord[] | undefined;
   steps: Readonly<Record<string, StepRun>>;
   /** The checkpoint shows this attempt running with no call in flight: it is called again, not charged again. */
   again?: boolean;
@@ -92,16 +95,24 @@ export function beforeAttempt(b: BeforeAttempt): Before {
   const { step } = b;
   const pre = checkInputs(step, b.facts, b.trusted) ?? checkPreconditions(step, b.trusted);
   if (pre) return { kind: "refused", failure: pre };
-  const keys = effectKey(b.threadId, step, b.tool, b.args);
-  const known = checkCommittedEffect(step, keys, b.run, b.committed, b.steps, `${b.tool} ${preview(b.args)}`);
+  const undone = undoneKeys(b.compensations);
+  const keys = liveKeys(effectKey(b.threadId, step, b.tool, b.args), undone);
+  const committed = undone.size === 0 ? b.committed : b.committed.filter((e) => !undone.has(e.idempotencyKey));
+  const known = checkCommittedEffect(step, keys, b.run, committed, b.steps, `${b.tool} ${preview(b.args)}`);
   // A committed operation's output is reused at no cost, so the budget does not stand in its way.
   if (known && "reuse" in known) return { kind: "reuse", key: known.reuse.idempotencyKey, ...known };
   if (known) return { kind: "refused", failure: known };
   const over = b.again ? undefined : checkBudget(step, b.spent, b.maxCost, b.charge);
   if (over) return { kind: "refused", failure: over };
   // An operation committed before outputs were kept is called again under its committed key.
-  const key = keys && (b.committed.some((e) => e.idempotencyKey === keys.legacy) ? keys.legacy : keys.key);
+  const key = keys && (committed.some((e) => e.idempotencyKey === keys.legacy) ? keys.legacy : keys.key);
   return { kind: "call", key, operation: keys?.key ?? operationKey(b.threadId, b.tool, b.args, step.operation) };
+}
+
+/** The keys an operation commits under now: past the undone ones (policy/compensation/redo-key.ts). */
+function liveKeys(keys: EffectKey | undefined, undone: ReadonlySet<string>): EffectKey | undefined {
+  if (!keys || undone.size === 0) return keys;
+  return { key: liveKey(keys.key, undone), legacy: liveKey(keys.legacy, undone) };
 }
 
 /** What one call gave back. `message`: how the failure is worded for the record (default: the error's message). */

@@ -6,6 +6,7 @@
  * else the step's read-only `verify` probe says whether it happened; else a person is asked
  * (`effect.in-doubt`). Never a silent second call.
  */
+import type { ErrorInfo } from "../../plan/schema/run.js";
 import type { Step, Verify } from "../../plan/schema/step.js";
 import type { DeviationOf } from "../ladder/deviation.js";
 
@@ -20,7 +21,8 @@ export type Settlement =
   | { kind: "ask"; reason: string };
 
 export interface InDoubt {
-  step: Step;
+  /** What the call's step declares about its tool; a compensation's undo declares nothing (`{}`). */
+  step: Pick<Step, "honoursIdempotencyKey" | "verify">;
   /** The tool the cut call was made with (the step's tool or its fallback). */
   tool: string;
   key: string;
@@ -43,6 +45,21 @@ export function settleInDoubt(d: InDoubt): Settlement {
       `the outcome of ${d.tool} under key ${d.key} is unknown (the call was cut before it answered); ` +
       `the tool is not declared to honour idempotency keys and ${probe}: did it happen?`,
   };
+}
+
+/**
+ * Whether an error a tool threw leaves its call's outcome unknown: the tool gave up waiting or lost
+ * the connection, not the outside system said no. A timeout or a connection reset of the tool's own
+ * (Node's `ETIMEDOUT`/`ECONNRESET`, an `AbortError`/`TimeoutError`), or an MCP server's request
+ * timeout or closed connection (JSON-RPC -32001/-32000, as the MCP adapter throws them): the request
+ * may have reached the system and done its work, so the call is in doubt like one our deadline cut.
+ */
+export function cutByTheTool(error: ErrorInfo): boolean {
+  if (error.code === "ETIMEDOUT" || error.code === "ECONNRESET") return true;
+  if (error.name === "AbortError" || error.name === "TimeoutError") return true;
+  if (error.name !== "ToolException") return false;
+  const code = /^Error calling tool [^:]*: McpError: MCP error (-\d+):/.exec(error.message)?.[1];
+  return code === "-32001" || code === "-32000";
 }
 
 /** A verify probe's answer read: `{ happened: boolean, output? }`, or why it settles nothing. */

@@ -8,6 +8,7 @@ import type { Plan } from "../../plan/schema/plan.js";
 import type { CompensationRecord, Fact, SideEffectRecord } from "../../plan/schema/run.js";
 import type { Step } from "../../plan/schema/step.js";
 import { sideEffecting } from "../attempt/attempt.js";
+import { liveKey, undoneKeys } from "./redo-key.js";
 
 /** What the run has committed and compensated so far, with the facts a compensation's inputs read. */
 export interface EffectsSnapshot {
@@ -42,8 +43,16 @@ function pick(values: Readonly<Record<string, unknown>>, keys: readonly string[]
   return Object.fromEntries(keys.filter((key) => Object.hasOwn(values, key)).map((key) => [key, values[key]]));
 }
 
-/** The keys a step's calls would commit under on the facts known now: its tool's and its fallback's. */
-function keysOf(threadId: string, step: Step, values: Readonly<Record<string, unknown>>): string[] {
+/**
+ * The keys a step's calls would commit under on the facts known now: its tool's and its fallback's,
+ * past the keys whose effects were undone (redo-key.ts).
+ */
+function keysOf(
+  threadId: string,
+  step: Step,
+  values: Readonly<Record<string, unknown>>,
+  undone: ReadonlySet<string>,
+): string[] {
   if (!sideEffecting(step)) return [];
   const inputs = pick(values, step.inputs ?? []);
   const calls: [string | undefined, Record<string, unknown> | undefined][] = [
@@ -52,20 +61,20 @@ function keysOf(threadId: string, step: Step, values: Readonly<Record<string, un
   ];
   return calls
     .filter((c): c is [string, Record<string, unknown> | undefined] => c[0] !== undefined)
-    .map(([tool, args]) => operationKey(threadId, tool, { ...args, ...inputs }, step.operation));
+    .map(([tool, args]) => liveKey(operationKey(threadId, tool, { ...args, ...inputs }, step.operation), undone));
 }
 
 /**
  * The step of `plan` that owns an effect: the one that committed it, or one that reused it under
  * another id. Keys are computed once per plan, and only when some effect's step left it.
  */
-function owners(plan: Plan, threadId: string, values: Readonly<Record<string, unknown>>) {
+function owners(plan: Plan, threadId: string, values: Readonly<Record<string, unknown>>, undone: ReadonlySet<string>) {
   const byId = new Map(plan.steps.map((s) => [s.id, s]));
   let byKey: Map<string, Step> | undefined;
   return (effect: SideEffectRecord): Step | undefined => {
     const own = byId.get(effect.stepId);
     if (own) return own;
-    byKey ??= new Map(plan.steps.flatMap((s) => keysOf(threadId, s, values).map((k) => [k, s] as const)));
+    byKey ??= new Map(plan.steps.flatMap((s) => keysOf(threadId, s, values, undone).map((k) => [k, s] as const)));
     return byKey.get(effect.idempotencyKey);
   };
 }
@@ -87,19 +96,22 @@ export function abandonedBy(
   const values = allValues(e.facts);
   const replaced = new Set(replacement);
   const staying = new Set(next.steps.filter((s) => !replaced.has(s.id)).map((s) => s.id));
-  const ownerOf = owners(previous, e.threadId, values);
+  const undone = undoneKeys(e.compensations);
+  const ownerOf = owners(previous, e.threadId, values, undone);
   const dropped = open
     .map((effect) => ({ effect, step: ownerOf(effect) }))
     .filter((a): a is Abandoned => a.step !== undefined && !staying.has(a.step.id));
   if (dropped.length === 0) return [];
   // Only the replan's own steps can hand an operation back: the others stay as they were.
-  const repeated = new Set(next.steps.filter((s) => replaced.has(s.id)).flatMap((s) => keysOf(e.threadId, s, values)));
+  const repeated = new Set(
+    next.steps.filter((s) => replaced.has(s.id)).flatMap((s) => keysOf(e.threadId, s, values, undone)),
+  );
   return dropped.filter((a) => !repeated.has(a.effect.idempotencyKey));
 }
 
 /** At the run's end (`policy.compensateOn`): every unsettled effect owned by a step of the last version, latest first. */
 export function abandonedAtEnd(plan: Plan, e: EffectsSnapshot): Abandoned[] {
-  const ownerOf = owners(plan, e.threadId, allValues(e.facts));
+  const ownerOf = owners(plan, e.threadId, allValues(e.facts), undoneKeys(e.compensations));
   return unsettled(e)
     .map((effect) => ({ effect, step: ownerOf(effect) }))
     .filter((a): a is Abandoned => a.step !== undefined);

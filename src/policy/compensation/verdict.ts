@@ -14,7 +14,11 @@ export interface DecisionPlace {
   at: string;
 }
 
-/** A compensation that ended: `compensate.run` when it is done, `compensate.failed` when its retries ran out. */
+/**
+ * A compensation that ended: `compensate.run` when it is done, `compensate.failed` when its retries
+ * ran out or its outcome is unknown (its call was cut and its tool does not honour keys: never
+ * called again without a person's say-so, docs/decisions/0038-effect-journal.md).
+ */
 export function compensationDecision(record: CompensationRecord, place: DecisionPlace): Decision {
   const what = `${record.tool ?? "compensation"} for the effect of step "${record.stepId}" (${record.idempotencyKey})`;
   const attempts = record.attempts ?? 0;
@@ -25,6 +29,16 @@ export function compensationDecision(record: CompensationRecord, place: Decision
       attempt: attempts,
       failureClass: "none",
       reason: `${what} ran under key ${record.compensationKey}`,
+    });
+  if (record.inDoubt)
+    return decide("compensate.failed", {
+      ...place,
+      stepId: record.stepId,
+      attempt: attempts,
+      failureClass: "unknown",
+      reason:
+        `the outcome of ${what} under key ${record.compensationKey} is unknown: ${record.error?.message ?? "its call was cut"} ` +
+        "retry calls it once more under the same key; skip leaves it as it is",
     });
   const error = record.error ? `: ${record.error.name}: ${record.error.message}` : "";
   return decide("compensate.failed", {
