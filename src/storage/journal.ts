@@ -4,43 +4,15 @@
  * outcome is unknown (the process died in it, or our deadline cut it): it is settled before the
  * operation may run again. Entries are keyed by thread and operation key, not by checkpoint, so every
  * branch of a thread's history (a fork, time travel) sees what any branch committed. One
- * implementation per backend (runtime/effect-journal.ts is the port a run writes through), beside the saver's own tables: SQLite (journal-sqlite.ts), PostgreSQL
- * (journal-postgres.ts), and for any other saver a map held by this process (below).
+ * implementation per backend, beside the saver's own tables (the contract: contracts/effect-journal.ts):
+ * SQLite (journal-sqlite.ts), PostgreSQL (journal-postgres.ts), and for any other saver a map held by
+ * this process (below).
  */
+import type { EffectResult, JournalEntry, RunJournal } from "../contracts/effect-journal.js";
 
-/** An error as the run records it (plain data: its name, message and what else the run kept). */
-export interface RecordedError {
-  name: string;
-  message: string;
-  [field: string]: unknown;
-}
+export type { EffectIntent, EffectResult, JournalEntry } from "../contracts/effect-journal.js";
 
-/** What was about to be called. */
-export interface EffectIntent {
-  /** The operation's idempotency key. */
-  key: string;
-  stepId: string;
-  tool: string;
-  args: Record<string, unknown>;
-  attempt: number;
-  /** When the intent was recorded (the run's clock, ISO). */
-  at: string;
-}
-
-/** How the call ended: its output, or the error the tool threw (a throw is an answer, not a doubt). */
-export type EffectResult = { ok: true; output: unknown } | { ok: false; error: RecordedError };
-
-export interface JournalEntry extends EffectIntent {
-  /** Absent: the call's outcome is unknown (in doubt). */
-  result?: EffectResult;
-}
-
-export interface EffectJournal {
-  /** Records an intent, replacing an earlier entry of the same key (a new attempt after an error result). */
-  intent(threadId: string, intent: EffectIntent): Promise<void>;
-  /** Records the result of the key's latest intent. */
-  result(threadId: string, key: string, result: EffectResult): Promise<void>;
-  lookup(threadId: string, key: string): Promise<JournalEntry | undefined>;
+export interface EffectJournal extends RunJournal {
   /** Forgets a thread's entries (with its checkpoints). */
   deleteThread(threadId: string): Promise<void>;
 }

@@ -19,7 +19,7 @@ const BELOW: Record<string, readonly string[]> = {
   nodes: ["errors", "expr", "plan", "policy", "contracts", "steps", "runtime"],
   planners: ["errors", "expr", "plan", "policy", "contracts"],
   views: ["errors", "expr", "plan", "policy", "runtime"],
-  storage: ["errors"],
+  storage: ["errors", "plan", "contracts"],
   graph: ["errors", "expr", "plan", "policy", "contracts", "runtime", "nodes", "views", "storage"],
   middleware: ["errors", "expr", "plan", "policy", "contracts", "views"],
   worker: ["errors", "plan", "contracts", "runtime", "graph", "storage"],
