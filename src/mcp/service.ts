@@ -11,7 +11,7 @@ import { checkInput } from "../graph/boundary.js";
 import { answerProblemFor, resumeRun } from "../graph/resume.js";
 import type { InterruptPayload, ResumeValue } from "../plan/schema/interrupts.js";
 import { ResumeValueSchema } from "../plan/schema/interrupts.js";
-import { RUN_CONTROL, isRunPaused, type RunControl, type RunRequest } from "../runtime/run-control.js";
+import { BackgroundRuns } from "./runs.js";
 import { archiveThread, cursorAfter, deleteThread, listThreads, unarchiveThread } from "../graph/retention.js";
 import { planMetrics } from "../views/metrics.js";
 import { userView } from "../views/user-view.js";
@@ -83,14 +83,12 @@ export class PlanService {
   private readonly now: () => number;
   private readonly dedupeWindowMs: number;
   readonly server: Created["server"];
-  /** Runs this process is driving, by plan id: the promise settles when the run returns or pauses. */
-  private readonly runs = new Map<string, { done: Promise<void>; controller: AbortController; control: Control }>();
+  /** Runs this process is driving, by plan id. */
+  private readonly runs = new BackgroundRuns();
   /** Recent plans by goal, context and graph, for the dedupe window. */
   private readonly recent = new Map<string, { planId: string; at: number }>();
   /** Iteration links (`parent_plan_id`), by plan id. */
   private readonly parents = new Map<string, string>();
-  /** What a background run threw, by plan id, until the plan runs again. */
-  private readonly failures = new Map<string, { code?: string; message: string }>();
 
   constructor(options: PlanServiceOptions) {
     const names = Object.keys(options.graphs);
@@ -154,7 +152,7 @@ export class PlanService {
   async status(planId: string): Promise<PlanStatus> {
     const snapshot = await this.existing(planId);
     const parent = this.parents.get(planId);
-    const thrown = this.failures.get(planId);
+    const thrown = this.runs.failure(planId);
     return planStatus(planId, this.graphNameOf(planId), snapshot, {
       running: this.runs.has(planId),
       ...(parent ? { parentPlanId: parent } : {}),
@@ -173,10 +171,8 @@ export class PlanService {
         },
       );
     await this.existing(planId);
-    const run = this.runs.get(planId);
-    let timedOut = false;
-    if (run) timedOut = !(await untilOrAfter(run.done, timeoutS * 1000));
-    return { ...(await this.status(planId)), timed_out: timedOut };
+    const ended = await this.runs.waitFor(planId, timeoutS * 1000);
+    return { ...(await this.status(planId)), timed_out: ended === false };
   }
 
   /** Answers the pending question, checked like `resumeRun` before anything is written; the run carries on in the background. */
@@ -212,13 +208,8 @@ export class PlanService {
   async stop(planId: string, reason?: string): Promise<PlanStatus> {
     await this.existing(planId);
     const stop = { requestedAt: new Date(this.now()).toISOString(), ...(reason ? { reason } : {}) };
-    const run = this.runs.get(planId);
-    if (run) {
-      run.control.request = { kind: "stop", stop };
-      // The stop is taken once no call is in flight; a long call keeps the answer "running" until then.
-      const waited = await untilOrAfter(run.done, STOP_WAIT_MS);
-      if (!waited) return this.status(planId);
-    }
+    // The stop is taken once no call is in flight; a long call keeps the answer "running" until then.
+    if ((await this.runs.ask(planId, { kind: "stop", stop }, STOP_WAIT_MS)) === false) return this.status(planId);
     const snapshot = await this.snapshot(planId);
     const status = (snapshot.values as StatusValues).status;
     if (status !== "stopped" && !FINISHED.has(status ?? ""))
@@ -338,35 +329,17 @@ export class PlanService {
 
   /** Ends the runs this process drives where they stand (a shutdown); their threads carry on with `resume`. */
   async close(): Promise<void> {
-    for (const run of this.runs.values()) run.control.request = { kind: "pause" };
-    await this.settled();
+    this.runs.pauseAll();
+    await this.runs.settled();
   }
 
   /** Lets the runs this process drives reach their next checkpoint (for a clean shutdown and tests). */
   async settled(): Promise<void> {
-    await Promise.all([...this.runs.values()].map((r) => r.done));
+    await this.runs.settled();
   }
 
-  /**
-   * Runs `run` in the background. What it throws (a planner that fails before the first plan, a
-   * saver that cannot write) is kept for `status`: the checkpoint cannot say it.
-   */
   private start(planId: string, run: (graph: ServedGraph, config: LangGraphRunnableConfig) => Promise<unknown>): void {
-    if (this.runs.has(planId)) throw new PlanManagerError("thread_busy", `plan "${planId}" is already running`);
-    const controller = new AbortController();
-    const control: Control = { wanted: () => control.request };
-    const graph = this.graphOf(this.graphNameOf(planId));
-    this.failures.delete(planId);
-    const config = { configurable: { thread_id: planId, [RUN_CONTROL]: control }, signal: controller.signal };
-    const done = run(graph, config).then(
-      () => undefined,
-      (error: unknown) => {
-        // A shutdown through the signal ends the run where it is; that is not a failure.
-        if (!controller.signal.aborted && !isRunPaused(error)) this.failures.set(planId, errorText(error));
-      },
-    );
-    const tracked = done.finally(() => this.runs.delete(planId));
-    this.runs.set(planId, { done: tracked, controller, control });
+    this.runs.start(planId, this.graphOf(this.graphNameOf(planId)), run);
   }
 
   private recentPlan(key: string): string | undefined {
@@ -424,25 +397,6 @@ export class PlanService {
       });
     return snapshot;
   }
-}
-
-/** The say this service has over a run it drives (runtime/run-control.ts): an operator's stop. */
-interface Control extends RunControl {
-  request?: RunRequest;
-}
-
-/** True when `done` settled within `ms`, false when the time ran out first. */
-async function untilOrAfter(done: Promise<void>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  const settled = await Promise.race([done.then(() => true as const), late]);
-  clearTimeout(timer);
-  return settled;
-}
-
-function errorText(error: unknown): { code?: string; message: string } {
-  if (isPlanManagerError(error)) return { code: error.code, message: error.message };
-  return { message: error instanceof Error ? error.message : String(error) };
 }
 
 export function pendingOf(snapshot: StateSnapshot): InterruptPayload | undefined {

@@ -1,0 +1,92 @@
+/**
+ * The runs a plan service drives in its own process, by plan id: started in the background, woken
+ * on when they return or pause, asked to stop or pause at their next step boundary (the same control
+ * a worker's driver has, runtime/run-control.ts), and what they threw when the checkpoint cannot say.
+ */
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { PlanManagerError, isPlanManagerError } from "../errors.js";
+import { RUN_CONTROL, isRunPaused, type RunControl, type RunRequest } from "../runtime/run-control.js";
+
+/** The say a service has over a run it drives: an operator's stop, or a pause at shutdown. */
+interface Control extends RunControl {
+  request?: RunRequest;
+}
+
+interface Run {
+  /** Settles when the run returns or pauses. */
+  done: Promise<void>;
+  controller: AbortController;
+  control: Control;
+}
+
+export type Thrown = { code?: string; message: string };
+
+export class BackgroundRuns {
+  private readonly runs = new Map<string, Run>();
+  /** What a background run threw, by plan id, until the plan runs again. */
+  private readonly failures = new Map<string, Thrown>();
+
+  has(planId: string): boolean {
+    return this.runs.has(planId);
+  }
+
+  failure(planId: string): Thrown | undefined {
+    return this.failures.get(planId);
+  }
+
+  /**
+   * Runs `run` in the background on the plan's thread. What it throws (a planner that fails before
+   * the first plan, a saver that cannot write) is kept for `failure`; a pause or a shutdown is not a failure.
+   */
+  start<G>(planId: string, graph: G, run: (graph: G, config: LangGraphRunnableConfig) => Promise<unknown>): void {
+    if (this.runs.has(planId)) throw new PlanManagerError("thread_busy", `plan "${planId}" is already running`);
+    const controller = new AbortController();
+    const control: Control = { wanted: () => control.request };
+    this.failures.delete(planId);
+    const config = { configurable: { thread_id: planId, [RUN_CONTROL]: control }, signal: controller.signal };
+    const done = run(graph, config).then(
+      () => undefined,
+      (error: unknown) => {
+        if (!controller.signal.aborted && !isRunPaused(error)) this.failures.set(planId, thrown(error));
+      },
+    );
+    this.runs.set(planId, { done: done.finally(() => this.runs.delete(planId)), controller, control });
+  }
+
+  /** Waits for the plan's run to return or pause, at most `ms`: true if it did, false if time ran out, undefined if none runs. */
+  async waitFor(planId: string, ms: number): Promise<boolean | undefined> {
+    const run = this.runs.get(planId);
+    return run ? untilOrAfter(run.done, ms) : undefined;
+  }
+
+  /** Asks the plan's run for a stop or a pause at its next step boundary, then waits as `waitFor` does. */
+  async ask(planId: string, request: RunRequest, ms: number): Promise<boolean | undefined> {
+    const run = this.runs.get(planId);
+    if (!run) return undefined;
+    run.control.request = request;
+    return untilOrAfter(run.done, ms);
+  }
+
+  /** Asks every run to pause where it stands (a shutdown). */
+  pauseAll(): void {
+    for (const run of this.runs.values()) run.control.request = { kind: "pause" };
+  }
+
+  async settled(): Promise<void> {
+    await Promise.all([...this.runs.values()].map((r) => r.done));
+  }
+}
+
+/** True when `done` settled within `ms`, false when the time ran out first. */
+async function untilOrAfter(done: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  const settled = await Promise.race([done.then(() => true as const), late]);
+  clearTimeout(timer);
+  return settled;
+}
+
+function thrown(error: unknown): Thrown {
+  if (isPlanManagerError(error)) return { code: error.code, message: error.message };
+  return { message: error instanceof Error ? error.message : String(error) };
+}
