@@ -17,7 +17,8 @@ import { runControlOf, takeAtBoundary } from "../runtime/run-control.js";
 import { pick, recordEnd, startAttempt, toolFor } from "./executor/attempt.js";
 import { humanStepPayload } from "../runtime/interrupts.js";
 import { Visit } from "./executor/visit.js";
-import { compensateNext, endCompensations } from "./shared/compensations.js";
+import { compensateNext } from "./shared/compensations.js";
+import { blockedRun } from "./executor/blocked.js";
 
 /** Where a visit stands once it has started what it could. */
 type Next = { kind: "go"; human?: Step } | { kind: "blocked"; waiting: string[] };
@@ -66,18 +67,7 @@ export function makeExecutor(rt: Runtime) {
       if (!flights.stopped && !drain && !control?.wanted()) next = startReady(v, flights);
     }
     if (flights.size > 0 || v.dispatch.queue.length > 0) return withQueued(v, flights);
-    if (next.kind === "blocked") {
-      const message = `no step can run: waiting on ${next.waiting.join(", ")}`;
-      const outcome = { summary: "", failureReason: "blocked", message, recoverable: false };
-      // What this visit committed ends with the run too.
-      const seen = {
-        ...state,
-        sideEffects: [...state.sideEffects, ...v.effects],
-        facts: { ...state.facts, ...v.facts },
-      };
-      const undo = endCompensations(rt, seen, config, "failed", v.now());
-      return { ...v.update(), deviation: null, status: "failed", outcome, ...undo };
-    }
+    if (next.kind === "blocked") return blockedRun(v, next.waiting);
     return next.human ? humanStep(v, next.human) : { ...v.update(), ...(state.deviation ? { deviation: null } : {}) };
   };
 }
