@@ -21,20 +21,7 @@ export function completeHumanStep(a: Answering, output: unknown): Next {
       ? deadlinePassed(a.pending.deadline, a.rt.clock.now(), step.id, step.human?.timeoutMs)
       : undefined;
   if (late) return lateAnswer(a, step, late.rule, late.reason, output);
-  const { values } = producedValues(step, output);
-  const facts = makeFacts(values, {
-    producedBy: step.id,
-    planVersion: a.state.plan?.version ?? 0,
-    assumptions: step.assumptions ?? [],
-    derivedFrom: step.inputs ?? [],
-  });
-  emitOnceDurable(a.config, {
-    type: "step_finished",
-    stepId: step.id,
-    goal: step.goal,
-    status: "succeeded",
-    attempt: run.attempts,
-  });
+  const { values, facts } = personsOutput(a, step, run, output);
   const done: StepRun = { ...run, status: "succeeded", attempts: run.attempts + 1, output, endedAt: a.at };
   const reason = `a person completed the step: ${Object.keys(values).join(", ") || "no facts"}`;
   return running({
@@ -70,20 +57,7 @@ export function effectHappened(a: Answering, output: unknown): Next {
   const { step, run } = a;
   const doubt = a.pending.kind === "escalation" ? a.pending.context.inDoubt : undefined;
   if (!step || !run || !doubt) return running();
-  const { values } = producedValues(step, output);
-  const facts = makeFacts(values, {
-    producedBy: step.id,
-    planVersion: a.state.plan?.version ?? 0,
-    assumptions: step.assumptions ?? [],
-    derivedFrom: step.inputs ?? [],
-  });
-  emitOnceDurable(a.config, {
-    type: "step_finished",
-    stepId: step.id,
-    goal: step.goal,
-    status: "succeeded",
-    attempt: run.attempts,
-  });
+  const { facts } = personsOutput(a, step, run, output);
   const { error: _error, ...rest } = run;
   const done: StepRun = { ...rest, status: "succeeded", output, endedAt: a.at };
   const reason = `a person said ${doubt.tool} under key ${doubt.key} took effect; its output is recorded`;
@@ -100,4 +74,23 @@ export function effectHappened(a: Answering, output: unknown): Next {
     }),
     effect: { key: doubt.key, output },
   };
+}
+
+/** The facts a person's output for the step yields; the step is reported finished once its checkpoint is written. */
+function personsOutput(a: Answering, step: Step, run: StepRun, output: unknown) {
+  const { values } = producedValues(step, output);
+  const facts = makeFacts(values, {
+    producedBy: step.id,
+    planVersion: a.state.plan?.version ?? 0,
+    assumptions: step.assumptions ?? [],
+    derivedFrom: step.inputs ?? [],
+  });
+  emitOnceDurable(a.config, {
+    type: "step_finished",
+    stepId: step.id,
+    goal: step.goal,
+    status: "succeeded",
+    attempt: run.attempts,
+  });
+  return { values, facts };
 }
