@@ -43,9 +43,12 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function served(options: { gate?: Promise<void>; reviewPlan?: boolean; now?: () => number } = {}) {
+function served(
+  options: { gate?: Promise<void>; reached?: () => void; reviewPlan?: boolean; now?: () => number } = {},
+) {
   const forecast = scriptedTool("forecast", [
     async () => {
+      options.reached?.();
       await options.gate;
       return { forecast: "sunny" };
     },
@@ -301,6 +304,31 @@ describe("the plan service over MCP", () => {
     gate.resolve();
     expect((await call("plan_wait", { plan_id: planId, timeout_s: 300 })).structuredContent.status).toBe("completed");
     await close();
+  });
+
+  it("two services on one SQLite file: a wait on a plan the other drives returns at once with the file's status", async () => {
+    const gate = deferred();
+    const reached = deferred();
+    const { service: a } = served({ gate: gate.promise, reached: reached.resolve });
+    const other = new Database(join(dir, "plans.sqlite"));
+    const otherSaver = new SqliteSaver(other);
+    const graph = createPlanManager({
+      tools: [scriptedTool("forecast", [{ forecast: "sunny" }]), scriptedTool("planDay", [{ day: "picnic" }])],
+      planner: staticPlanner({ plan: draft }),
+    }).compile({ checkpointer: otherSaver });
+    const b = new PlanService({ graphs: { weather: graph }, saver: otherSaver });
+    try {
+      const { plan_id } = await a.create({ goal: "driven by a" });
+      await reached.promise;
+      // Nothing carries a wake between processes on SQLite: B answers from the file, at once.
+      expect(await b.wait(plan_id, 300)).toMatchObject({ status: "running", timed_out: false });
+      await expect(b.delete(plan_id)).rejects.toMatchObject({ code: "thread_busy" });
+      gate.resolve();
+      expect((await a.wait(plan_id, 300)).status).toBe("completed");
+      expect((await b.wait(plan_id, 300)).status).toBe("completed");
+    } finally {
+      other.close();
+    }
   });
 
   it("stop, then resume carries the plan on from the same step; list pages newest first; delete removes it", async () => {
