@@ -83,33 +83,44 @@ async function timeList(service: PlanService, runs: number): Promise<number> {
   return median(ms);
 }
 
-/** Median ms of `plan_status` through an MCP client minus the same read through the service. */
+/**
+ * Median over pairs of (`plan_status` through an MCP client − the same read through the service),
+ * the two taken back to back in alternating order, so the read's own noise cancels pair by pair.
+ */
 async function timeMcpOverhead(service: PlanService, planId: string, runs: number): Promise<number> {
   const server = createMcpServer(service);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new McpClient({ name: "bench", version: "1" });
   await client.connect(clientSide);
-  const direct: number[] = [];
-  const viaMcp: number[] = [];
+  const direct = async () => {
+    const t0 = performance.now();
+    await service.status(planId);
+    return performance.now() - t0;
+  };
+  const viaMcp = async () => {
+    const t0 = performance.now();
+    const result = await client.callTool({ name: "plan_status", arguments: { plan_id: planId } });
+    if (result.isError) throw new Error(`plan_status over MCP: ${JSON.stringify(result.content)}`);
+    return performance.now() - t0;
+  };
+  const differences: number[] = [];
   try {
     for (let i = 0; i < runs + 3; i++) {
-      let t0 = performance.now();
-      await service.status(planId);
-      const d = performance.now() - t0;
-      t0 = performance.now();
-      const result = await client.callTool({ name: "plan_status", arguments: { plan_id: planId } });
-      const m = performance.now() - t0;
-      if (result.isError) throw new Error(`plan_status over MCP: ${JSON.stringify(result.content)}`);
-      if (i >= 3) {
-        direct.push(d);
-        viaMcp.push(m);
+      let m: number, d: number;
+      if (i % 2 === 0) {
+        m = await viaMcp();
+        d = await direct();
+      } else {
+        d = await direct();
+        m = await viaMcp();
       }
+      if (i >= 3) differences.push(m - d);
     }
   } finally {
     await client.close();
   }
-  return median(viaMcp) - median(direct);
+  return median(differences);
 }
 
 async function timeDelete(service: PlanService): Promise<number> {

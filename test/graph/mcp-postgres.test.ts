@@ -52,9 +52,9 @@ const confirmed: PlanDraft = {
 };
 
 function deferred() {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
+  let settle!: () => void;
+  const promise = new Promise<void>((r) => (settle = r));
+  return { promise, resolve: () => settle() };
 }
 
 /** What the two servers share: each tool's gate, and a signal that a call has reached it. */
