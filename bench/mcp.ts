@@ -3,7 +3,9 @@
  * 1,000-step run (one checkpoint, not the history), how soon `plan_wait` returns after the run's
  * last step, the first page of `plan_list` over 10,000 threads, and deleting a 1,000-step thread.
  * The 10,000 threads are copies of one finished run's rows, made in SQL (running 10,000 runs would
- * time the runs, not the list).
+ * time the runs, not the list). And what one MCP tool call costs over calling the service directly:
+ * `plan_status` of a one-step plan through the SDK's client and server (in-memory transport: the
+ * schemas, validation and JSON, not a pipe or a socket) against `service.status`.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,9 +14,12 @@ import { tool } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { Client } from "pg";
 import { z } from "zod";
 import * as api from "../src/index.js";
+import { createMcpServer } from "../src/mcp/server.js";
 import { PlanService, type ServedGraph } from "../src/mcp/service.js";
 import { startPostgres } from "../test-reliability/helpers/postgres.js";
 import { fmt, median, type Table } from "./lib.js";
@@ -78,6 +83,46 @@ async function timeList(service: PlanService, runs: number): Promise<number> {
   return median(ms);
 }
 
+/**
+ * Median over pairs of (`plan_status` through an MCP client − the same read through the service),
+ * the two taken back to back in alternating order, so the read's own noise cancels pair by pair.
+ */
+async function timeMcpOverhead(service: PlanService, planId: string, runs: number): Promise<number> {
+  const server = createMcpServer(service);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new McpClient({ name: "bench", version: "1" });
+  await client.connect(clientSide);
+  const direct = async () => {
+    const t0 = performance.now();
+    await service.status(planId);
+    return performance.now() - t0;
+  };
+  const viaMcp = async () => {
+    const t0 = performance.now();
+    const result = await client.callTool({ name: "plan_status", arguments: { plan_id: planId } });
+    if (result.isError) throw new Error(`plan_status over MCP: ${JSON.stringify(result.content)}`);
+    return performance.now() - t0;
+  };
+  const differences: number[] = [];
+  try {
+    for (let i = 0; i < runs + 3; i++) {
+      let m: number, d: number;
+      if (i % 2 === 0) {
+        m = await viaMcp();
+        d = await direct();
+      } else {
+        d = await direct();
+        m = await viaMcp();
+      }
+      if (i >= 3) differences.push(m - d);
+    }
+  } finally {
+    await client.close();
+  }
+  return median(differences);
+}
+
 async function timeDelete(service: PlanService): Promise<number> {
   const t0 = performance.now();
   await service.delete(LONG);
@@ -132,10 +177,11 @@ async function measure(
   const wait = await timeWait(saver, quick ? 5 : 20);
   const one = await service.create({ goal: "copied" });
   await service.settled();
+  const overhead = await timeMcpOverhead(service, one.plan_id, quick ? 20 : 100);
   await copy(one.plan_id, quick ? 1_000 : 10_000);
   const list = await timeList(service, quick ? 3 : 10);
   const deleted = await timeDelete(service);
-  return [label, fmt(status, 2), fmt(wait, 2), fmt(list, 2), fmt(deleted, 1)];
+  return [label, fmt(status, 2), fmt(wait, 2), fmt(list, 2), fmt(deleted, 1), fmt(overhead, 2)];
 }
 
 export async function mcpService(quick: boolean): Promise<Table> {
@@ -158,8 +204,16 @@ export async function mcpService(quick: boolean): Promise<Table> {
     note:
       `Median ms. plan_status of a 1,000-step run (target ≤ 20 ms); plan_wait: from the last step's tool returning ` +
       `to the wait returning (≤ 50 ms); plan_list: first page of 20 over ${quick ? "1,000" : "10,000"} threads ` +
-      "(≤ 100 ms); delete of the 1,000-step thread (≤ 1,000 ms).",
-    head: ["saver", "plan_status ms", "plan_wait after end ms", "plan_list page ms", "delete 1,000-step thread ms"],
+      "(≤ 100 ms); delete of the 1,000-step thread (≤ 1,000 ms); one MCP tool call (plan_status of a one-step " +
+      "plan, SDK client and server over an in-memory transport) minus the same call to the service.",
+    head: [
+      "saver",
+      "plan_status ms",
+      "plan_wait after end ms",
+      "plan_list page ms",
+      "delete 1,000-step thread ms",
+      "MCP call overhead ms",
+    ],
     rows,
   };
 }

@@ -130,13 +130,22 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
   const { db = "plans.sqlite" } = flags;
   const target = await openDb(db);
   const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+  let wakes: Awaited<ReturnType<(typeof import("../worker/plan-wakes.js"))["openPlanWakes"]>> | undefined;
   try {
+    // On PostgreSQL, plan_wait hears of the runs other servers on the same database drive (LISTEN/NOTIFY).
+    if (target.postgres)
+      wakes = await (
+        await import("../worker/plan-wakes.js")
+      ).openPlanWakes(target.postgres, (error) =>
+        io.err(`langgraph-replan mcp: plan wakes: ${error instanceof Error ? error.message : String(error)}`),
+      );
     const graphs = await loadGraphs(resolve(flags.config ?? "langgraph.json"), target.saver, io);
     const service = new PlanService({
       graphs,
       saver: target.saver,
       now: io.now,
       server: { name: "langgraph-replan", version: pkg.version },
+      ...(wakes ? { wakes } : {}),
     });
     let stopped!: () => void;
     const ended = new Promise<void>((done) => (stopped = done));
@@ -149,6 +158,7 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
     await service.settled();
     return 0;
   } finally {
+    await wakes?.close();
     await target.close();
   }
 }

@@ -6,4 +6,5 @@
 export { PlanService, MAX_WAIT_S } from "./service.js";
 export type { PlanServiceOptions, ServedGraph, CreateInput, Created, ListInput, Listed } from "./service.js";
 export type { PlanStatus } from "./status.js";
+export type { PlanWakes } from "./wakes.js";
 export { createMcpServer } from "./server.js";

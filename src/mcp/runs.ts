@@ -23,6 +23,13 @@ export type Thrown = { code?: string; message: string };
 
 export class BackgroundRuns {
   private readonly runs = new Map<string, Run>();
+  /** Called once a run has returned or paused and no longer counts as running (mcp/wakes.ts announces it). */
+  private readonly onSettled: (planId: string) => void;
+
+  constructor(onSettled: (planId: string) => void = () => undefined) {
+    this.onSettled = onSettled;
+  }
+
   /** What a background run threw, by plan id, until the plan runs again. */
   private readonly failures = new Map<string, Thrown>();
 
@@ -50,7 +57,11 @@ export class BackgroundRuns {
         if (!controller.signal.aborted && !isRunPaused(error)) this.failures.set(planId, thrown(error));
       },
     );
-    this.runs.set(planId, { done: done.finally(() => this.runs.delete(planId)), controller, control });
+    const settled = done.finally(() => {
+      this.runs.delete(planId);
+      this.onSettled(planId);
+    });
+    this.runs.set(planId, { done: settled, controller, control });
   }
 
   /** Waits for the plan's run to return or pause, at most `ms`: true if it did, false if time ran out, undefined if none runs. */

@@ -18,6 +18,7 @@ import { userView } from "../views/user-view.js";
 import { requestStop, resumeStopped, type StoppableGraph } from "../worker/stop.js";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { planStatus, type PlanStatus, type StatusValues } from "./status.js";
+import type { PlanWakes } from "./wakes.js";
 
 /** What the service needs of a served graph: a compiled plan manager with a checkpointer. */
 export interface ServedGraph extends StoppableGraph {
@@ -35,6 +36,12 @@ export interface PlanServiceOptions {
   server?: { name: string; version: string };
   /** How long the same goal, context and graph returns the plan already made (default 10 minutes). */
   dedupeWindowMs?: number;
+  /**
+   * Where runs of other processes are heard of (`openPlanWakes` from langgraph-replan/worker on
+   * PostgreSQL): `wait` is woken by them too, and this service announces its own runs there.
+   * Default: none — `wait` on a plan another process drives returns at once with its checkpoint's status.
+   */
+  wakes?: PlanWakes;
 }
 
 export interface CreateInput {
@@ -83,8 +90,9 @@ export class PlanService {
   private readonly now: () => number;
   private readonly dedupeWindowMs: number;
   readonly server: Created["server"];
-  /** Runs this process is driving, by plan id. */
-  private readonly runs = new BackgroundRuns();
+  private readonly wakes: PlanWakes | undefined;
+  /** Runs this process is driving, by plan id; each one's end or pause is announced to other processes. */
+  private readonly runs = new BackgroundRuns((planId) => void this.wakes?.announce(planId));
   /** Recent plans by goal, context and graph, for the dedupe window. */
   private readonly recent = new Map<string, { planId: string; at: number }>();
   /** Iteration links (`parent_plan_id`), by plan id. */
@@ -104,6 +112,7 @@ export class PlanService {
     this.saver = options.saver;
     this.now = options.now ?? Date.now;
     this.dedupeWindowMs = options.dedupeWindowMs ?? 600_000;
+    this.wakes = options.wakes;
     this.server = { ...(options.server ?? { name: "langgraph-replan", version: "0" }), graphs: names };
   }
 
@@ -171,7 +180,8 @@ export class PlanService {
         },
       );
     await this.existing(planId);
-    const ended = await this.runs.waitFor(planId, timeoutS * 1000);
+    const ended =
+      (await this.runs.waitFor(planId, timeoutS * 1000)) ?? (await this.waitElsewhere(planId, timeoutS * 1000));
     return { ...(await this.status(planId)), timed_out: ended === false };
   }
 
@@ -338,6 +348,31 @@ export class PlanService {
     await this.runs.settled();
   }
 
+  /**
+   * Waits for a run another process drives, woken by its announcements (`wakes`): true once the
+   * checkpoint shows it ended, stopped or waiting for an answer, false when `ms` ran out first;
+   * undefined without `wakes`, when nothing could wake this wait.
+   */
+  private async waitElsewhere(planId: string, ms: number): Promise<boolean | undefined> {
+    if (!this.wakes) return undefined;
+    let wake!: () => void;
+    let woken = new Promise<void>((resolve) => (wake = resolve));
+    // Watching before the first read: an announcement sent between the read and the watch is not missed.
+    const unwatch = this.wakes.watch(planId, () => wake());
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+    try {
+      for (;;) {
+        if (!goingOn(await this.snapshot(planId))) return true;
+        if ((await Promise.race([woken.then(() => true as const), late])) === false) return false;
+        woken = new Promise<void>((resolve) => (wake = resolve));
+      }
+    } finally {
+      unwatch();
+      clearTimeout(timer);
+    }
+  }
+
   private start(planId: string, run: (graph: ServedGraph, config: LangGraphRunnableConfig) => Promise<unknown>): void {
     this.runs.start(planId, this.graphOf(this.graphNameOf(planId)), run);
   }
@@ -397,6 +432,16 @@ export class PlanService {
       });
     return snapshot;
   }
+}
+
+/**
+ * Whether the checkpoint shows a run still going: not ended, not stopped, no question. (Not
+ * `next`: it is empty while a step's call is in flight between checkpoints.) A run whose process
+ * died looks the same: a wait on it lasts its timeout.
+ */
+function goingOn(snapshot: StateSnapshot): boolean {
+  const status = (snapshot.values as StatusValues | undefined)?.status ?? "planning";
+  return !FINISHED.has(status) && status !== "stopped" && !pendingOf(snapshot);
 }
 
 export function pendingOf(snapshot: StateSnapshot): InterruptPayload | undefined {

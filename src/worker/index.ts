@@ -8,3 +8,5 @@ export { enqueueRun, enqueueResume, openQueue, DEFAULT_QUEUE } from "./queue.js"
 export type { QueueClient, QueueOptions, ThreadFinished, ThreadJob } from "./queue.js";
 export { requestStop, reopenStopped, resumeStopped } from "./stop.js";
 export type { StoppableGraph } from "./stop.js";
+export { openPlanWakes, PLAN_CHANNEL } from "./plan-wakes.js";
+export type { PgPlanWakes } from "./plan-wakes.js";

@@ -10,7 +10,7 @@ import Database from "better-sqlite3";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createPlanManager, staticPlanner, type PlanDraft } from "../../src/index.js";
 import { createMcpServer, PlanService } from "../../src/mcp/index.js";
 import { scriptedTool } from "../helpers/graph.js";
@@ -43,9 +43,12 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function served(options: { gate?: Promise<void>; reviewPlan?: boolean; now?: () => number } = {}) {
+function served(
+  options: { gate?: Promise<void>; reached?: () => void; reviewPlan?: boolean; now?: () => number } = {},
+) {
   const forecast = scriptedTool("forecast", [
     async () => {
+      options.reached?.();
       await options.gate;
       return { forecast: "sunny" };
     },
@@ -238,6 +241,94 @@ describe("the plan service over MCP", () => {
     const long = await call("plan_wait", { plan_id: "nope--weather", timeout_s: 301 });
     expect(long.isError).toBe(true);
     await close();
+  });
+
+  it("plan_status and plan_wait read the plan's latest checkpoint only, never its history", async () => {
+    const { service } = served();
+    const { call, close } = await connect(service);
+    const planId = (await call("plan_create", { goal: "read once" })).structuredContent.plan_id;
+    await call("plan_wait", { plan_id: planId, timeout_s: 300 });
+    const getTuple = vi.spyOn(SqliteSaver.prototype, "getTuple");
+    const list = vi.spyOn(SqliteSaver.prototype, "list");
+    try {
+      const status = await call("plan_status", { plan_id: planId });
+      expect(status.structuredContent).toMatchObject({ status: "completed", progress: { done: 2, total: 2 } });
+      expect([getTuple.mock.calls.length, list.mock.calls.length]).toEqual([1, 0]);
+      // A wait on an ended plan: the existence check and the status, one checkpoint each.
+      expect((await call("plan_wait", { plan_id: planId, timeout_s: 300 })).structuredContent.status).toBe("completed");
+      expect([getTuple.mock.calls.length, list.mock.calls.length]).toEqual([3, 0]);
+    } finally {
+      getTuple.mockRestore();
+      list.mockRestore();
+    }
+    await close();
+  });
+
+  it("an oversized context or plan argument is an isError result naming the value; nothing is written", async () => {
+    const { service, forecast } = served();
+    const { call, close } = await connect(service);
+    const big = "x".repeat(70_000);
+    const context = await call("plan_create", { goal: "too much", context: { notes: big } });
+    expect(context.isError).toBe(true);
+    expect(JSON.parse(context.content[0]!.text)).toEqual({
+      error: "invalid_input",
+      message: "input: context.notes is 70002 bytes of JSON, over the 64000-byte fact limit",
+      path: "context.notes",
+    });
+    const plan = { steps: [{ id: "only", goal: "plan", tool: "planDay", args: { forecast: big } }] };
+    const args = await call("plan_create", { goal: "too much", plan });
+    expect(JSON.parse(args.content[0]!.text)).toMatchObject({ error: "invalid_input", path: "draft.steps.0.args" });
+    await service.settled();
+    expect((await call("plan_list", {})).structuredContent.plans).toEqual([]);
+    expect(db.prepare("SELECT count(*) AS n FROM checkpoints").get()).toEqual({ n: 0 });
+    expect(forecast.calls).toEqual([]);
+    await close();
+  });
+
+  it("plan_delete and plan_answer refuse a plan whose run is going on with thread_busy, and change nothing", async () => {
+    const gate = deferred();
+    const { service } = served({ gate: gate.promise });
+    const { call, close } = await connect(service);
+    const planId = (await call("plan_create", { goal: "busy" })).structuredContent.plan_id;
+    for (const [name, args] of [
+      ["plan_delete", { plan_id: planId }],
+      ["plan_answer", { plan_id: planId, answer: { action: "approve" } }],
+    ] as const) {
+      const refused = await call(name, args);
+      expect(refused.isError).toBe(true);
+      expect(JSON.parse(refused.content[0]!.text)).toEqual({
+        error: "thread_busy",
+        message: `plan "${planId}" is running: wait for it (plan_wait) or stop it (plan_stop)`,
+      });
+    }
+    gate.resolve();
+    expect((await call("plan_wait", { plan_id: planId, timeout_s: 300 })).structuredContent.status).toBe("completed");
+    await close();
+  });
+
+  it("two services on one SQLite file: a wait on a plan the other drives returns at once with the file's status", async () => {
+    const gate = deferred();
+    const reached = deferred();
+    const { service: a } = served({ gate: gate.promise, reached: reached.resolve });
+    const other = new Database(join(dir, "plans.sqlite"));
+    const otherSaver = new SqliteSaver(other);
+    const graph = createPlanManager({
+      tools: [scriptedTool("forecast", [{ forecast: "sunny" }]), scriptedTool("planDay", [{ day: "picnic" }])],
+      planner: staticPlanner({ plan: draft }),
+    }).compile({ checkpointer: otherSaver });
+    const b = new PlanService({ graphs: { weather: graph }, saver: otherSaver });
+    try {
+      const { plan_id } = await a.create({ goal: "driven by a" });
+      await reached.promise;
+      // Nothing carries a wake between processes on SQLite: B answers from the file, at once.
+      expect(await b.wait(plan_id, 300)).toMatchObject({ status: "running", timed_out: false });
+      await expect(b.delete(plan_id)).rejects.toMatchObject({ code: "thread_busy" });
+      gate.resolve();
+      expect((await a.wait(plan_id, 300)).status).toBe("completed");
+      expect((await b.wait(plan_id, 300)).status).toBe("completed");
+    } finally {
+      other.close();
+    }
   });
 
   it("stop, then resume carries the plan on from the same step; list pages newest first; delete removes it", async () => {

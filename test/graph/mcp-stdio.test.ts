@@ -45,6 +45,36 @@ async function start(env: Record<string, string> = {}) {
   return { client, call, transport, stderr: () => stderr };
 }
 
+/** `langgraph-replan mcp --http 127.0.0.1:0` in a child process; its URL as it prints it. */
+async function startHttp() {
+  const child = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      resolve("src/cli/main.ts"),
+      "mcp",
+      "--db",
+      join(dir, "plans.sqlite"),
+      "--config",
+      resolve("test/fixtures/mcp/langgraph.json"),
+      "--http",
+      "127.0.0.1:0",
+    ],
+    { env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "ignore", "pipe"] },
+  );
+  const url = await new Promise<string>((found, failed) => {
+    let text = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      text += chunk.toString();
+      const match = /on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(text);
+      if (match) found(match[1]!);
+    });
+    child.once("exit", (code) => failed(new Error(`mcp exited ${code}: ${text}`)));
+  });
+  return { child, url };
+}
+
 describe("langgraph-replan mcp over stdio", () => {
   it("serves the plan managers of langgraph.json; a killed server, started again, finds the plan and carries it on", async () => {
     const gate = join(dir, "gate");
@@ -146,6 +176,69 @@ describe("langgraph-replan mcp over stdio", () => {
       const done = (await two.callTool({ name: "plan_wait", arguments: { plan_id: planId, timeout_s: 60 } })) as any;
       expect(done.structuredContent).toMatchObject({ plan_id: planId, status: "completed", timed_out: false });
       await two.close();
+    } finally {
+      child.kill("SIGTERM");
+    }
+  }, 60_000);
+
+  it("an agent over Streamable HTTP: create with its own plan, wait for the question, answer it, wait for the end, report", async () => {
+    const { child, url } = await startHttp();
+    try {
+      const client = new Client({ name: "http-agent", version: "1" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+      const call = async (name: string, args: Record<string, unknown>) =>
+        (await client.callTool({ name, arguments: args })) as { structuredContent?: any; isError?: boolean };
+      const plan = {
+        steps: [
+          { id: "fetch", goal: "fetch the forecast", tool: "forecast", produces: ["forecast"] },
+          {
+            id: "confirm",
+            goal: "confirm the day out",
+            human: { prompt: "Go out?" },
+            dependsOn: ["fetch"],
+            produces: ["by"],
+          },
+          {
+            id: "plan",
+            goal: "plan the day",
+            tool: "planDay",
+            dependsOn: ["confirm"],
+            inputs: ["forecast"],
+            produces: ["day"],
+          },
+        ],
+      };
+      const created = await call("plan_create", { goal: "a confirmed day out", plan });
+      expect(created.structuredContent).toMatchObject({ status: "running", created: true });
+      const planId = created.structuredContent.plan_id as string;
+      const asked = await call("plan_wait", { plan_id: planId, timeout_s: 60 });
+      expect(asked.structuredContent).toMatchObject({
+        status: "awaiting_human",
+        timed_out: false,
+        progress: { done: 1, total: 3 },
+        question: { kind: "human_step" },
+      });
+      const wrong = await call("plan_answer", { plan_id: planId, answer: { action: "approve" } });
+      expect(wrong.isError).toBe(true);
+      const answered = await call("plan_answer", {
+        plan_id: planId,
+        answer: { action: "complete", output: { by: "the agent" } },
+      });
+      expect(answered.structuredContent).toEqual({ plan_id: planId, status: "running" });
+      const done = await call("plan_wait", { plan_id: planId, timeout_s: 60 });
+      expect(done.structuredContent).toMatchObject({
+        status: "completed",
+        timed_out: false,
+        progress: { done: 3, total: 3 },
+      });
+      expect(done.structuredContent.steps.map((s: { id: string; facts: object }) => [s.id, s.facts])).toEqual([
+        ["fetch", { forecast: "trusted" }],
+        ["confirm", { by: "trusted" }],
+        ["plan", { day: "trusted" }],
+      ]);
+      const report = await call("plan_report", { plan_id: planId, format: "markdown" });
+      expect(report.structuredContent.report).toContain("# a confirmed day out\n\nStatus: **completed**");
+      await client.close();
     } finally {
       child.kill("SIGTERM");
     }

@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { MCP_USAGE, runMcp } from "../../src/cli/mcp-command.js";
 
 const root = resolve(import.meta.dirname, "..", "..");
 
@@ -46,5 +47,20 @@ describe("README", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("gives MCP client configurations a client can read: our command with flags it takes, and a URL at /mcp", async () => {
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("### Connecting a client"), readme.indexOf("### An agent session"));
+    const blocks = [...section.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]!));
+    expect(blocks).toHaveLength(2);
+    const stdio = blocks[0].mcpServers.plans as { command: string; args: string[] };
+    expect([stdio.command, ...stdio.args.slice(0, 2)]).toEqual(["npx", "langgraph-replan", "mcp"]);
+    // The flags parse as the command's own (an unknown one would throw); --help stops before anything opens.
+    const out: string[] = [];
+    const io = { out: (l: string) => out.push(l), err: () => undefined, now: () => 0, sleep: async () => undefined };
+    expect(await runMcp([...stdio.args.slice(2), "--help"], io)).toBe(0);
+    expect(out).toEqual([MCP_USAGE]);
+    expect(blocks[1].mcpServers.plans.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
   });
 });
