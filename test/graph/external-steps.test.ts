@@ -80,3 +80,222 @@ describe("external steps: the question", () => {
     expect(paused.steps.order).toEqual({ status: "running", attempts: 1, startedAt: "2026-01-01T00:00:00.000Z" });
   });
 });
+
+/** Submits through resumeRun and returns the state after, with the question it paused on (if any). */
+async function submit(h: ReturnType<typeof setup>, body: Record<string, unknown>) {
+  await resumeRun(h.graph, h.config, { action: "submit", stepId: "order", ...body } as never);
+  return { state: (await h.graph.getState(h.config)).values as Loose, question: await pendingQuestion(h.graph, h.config) };
+}
+
+describe("external steps: a submitted output", () => {
+  it("meets the success signal: its facts are trusted, the step succeeded and the run carries on", async () => {
+    const h = setup();
+    await h.run();
+    const { state, question } = await submit(h, { output: { orderId: "PO-7" } });
+    expect(question).toBeUndefined();
+    expect(state.status).toBe("completed");
+    expect(state.steps.order).toEqual({
+      status: "succeeded",
+      attempts: 1,
+      startedAt: "2026-01-01T00:00:00.000Z",
+      endedAt: "2026-01-01T00:00:00.000Z",
+      output: { orderId: "PO-7" },
+    });
+    expect(state.facts.orderId).toEqual({
+      value: "PO-7",
+      label: "trusted",
+      producedBy: "order",
+      planVersion: 1,
+      assumptions: ["portal-open"],
+      derivedFrom: ["price"],
+    });
+    expect(h.notify.calls).toEqual([{ orderId: "PO-7" }]);
+    expect(rules(state)).toEqual([]);
+  });
+
+  it("misses the success signal: it is sent back with why (unmet.retry-once) and offered again", async () => {
+    const h = setup({ retryOnUnmet: true });
+    await h.run();
+    const { state, question } = await submit(h, { output: { orderId: "" } });
+    expect(rules(state)).toEqual(["order unmet.retry-once"]);
+    expect(question?.kind).toBe("external_step");
+    expect(question?.context).toMatchObject({ attempt: 2 });
+    expect((question?.context as Loose).previousError).toBe(
+      'success signal "output.orderId != \\"\\"" is false for output {"orderId":""}',
+    );
+  });
+
+  it("misses the success signal with no retry left: the ladder escalates with the rule that applies", async () => {
+    const h = setup();
+    await h.run();
+    const { state, question } = await submit(h, { output: { orderId: "" } });
+    // unmet → a local replan of the branch on "portal-open", which this planner cannot make.
+    expect(rules(state)).toEqual(["order replan.unavailable"]);
+    expect(question?.kind).toBe("escalation");
+  });
+});
+
+describe("external steps: a submitted error is answered by the ladder like a tool's", () => {
+  it("transient: retried, i.e. offered again as the next attempt, with the error as why", async () => {
+    const h = setup();
+    await h.run();
+    const { state, question } = await submit(h, { error: { message: "portal timed out", class: "transient" } });
+    expect(rules(state)).toEqual(["order transient.retry"]);
+    expect(state.decisions[0].evidence).toBe("transient.error");
+    expect(question?.kind).toBe("external_step");
+    expect(question?.context).toMatchObject({ attempt: 2, previousError: "portal timed out" });
+    expect(state.steps.order.attempts).toBe(2);
+    // Offered a third time, then the attempts (maxAttempts 3) run out: the step has no fallback.
+    const third = await submit(h, { error: { message: "portal timed out", class: "transient" } });
+    expect(third.question?.context).toMatchObject({ attempt: 3 });
+    const last = await submit(h, { error: { message: "portal timed out", class: "transient" } });
+    // Exhausted: permanent now, and the local replan it calls for has no planner to make it.
+    expect(rules(last.state)).toEqual(["order transient.retry", "order transient.retry", "order replan.unavailable"]);
+    expect(last.question?.kind).toBe("escalation");
+  });
+
+  it("without a class: classified from the message by the evidence rules (transient.external-message)", async () => {
+    const h = setup();
+    await h.run();
+    const { state, question } = await submit(h, { error: { message: "HTTP 503 from the portal, try again" } });
+    expect(rules(state)).toEqual(["order transient.retry"]);
+    expect(state.decisions[0].evidence).toBe("transient.external-message");
+    expect(question?.context).toMatchObject({ attempt: 2 });
+  });
+
+  it("without a class, a message that names no passing trouble is unknown: escalated", async () => {
+    const h = setup();
+    await h.run();
+    const { state, question } = await submit(h, { error: { message: "the part is discontinued" } });
+    expect(state.decisions[0].evidence).toBe("unknown.unclassified");
+    expect(rules(state)).toEqual(["order unknown.escalate"]);
+    expect(question?.kind).toBe("escalation");
+  });
+
+  it("permanent: the step's fallback tool runs (deterministic.fallback) with the step's inputs", async () => {
+    const h = setup({ fallback: { tool: "phoneOrder" } });
+    await h.run();
+    const { state, question } = await submit(h, { error: { message: "account locked", class: "permanent" } });
+    expect(question).toBeUndefined();
+    expect(rules(state)).toEqual(["order deterministic.fallback"]);
+    expect(h.phone.calls).toEqual([{ price: 42 }]);
+    expect(state.facts.orderId.value).toBe("PHONE-1");
+    expect(state.status).toBe("completed");
+  });
+
+  it("assumption_broken with the assumption's id: falsified and the branch replanned", async () => {
+    const replacement: PlanDraft = {
+      steps: [{ id: "order-phone", goal: "order by phone", tool: "phoneOrder", inputs: ["price"], produces: ["orderId"] }],
+    };
+    const quote = scriptedTool("quote", [{ price: 42 }]);
+    const notify = scriptedTool("notify", [{ sent: true }]);
+    const phone = scriptedTool("phoneOrder", [{ orderId: "PHONE-2" }]);
+    const planner = staticPlanner({ plan: draft(), replan: () => replacement });
+    const r = harness(planner, [quote, notify, phone]);
+    await r.run();
+    await resumeRun(r.graph, r.config, {
+      action: "submit",
+      stepId: "order",
+      error: { message: "the portal is closed for the holidays", class: "assumption_broken", assumption: "portal-open" },
+    } as never);
+    const state = (await r.graph.getState(r.config)).values as Loose;
+    expect(rules(state)).toEqual(["order assumption.replan-local"]);
+    expect(state.guards.falsified).toEqual(["portal-open"]);
+    expect(state.plan.version).toBe(2);
+    expect(phone.calls).toEqual([{ price: 42 }]);
+    expect(state.status).toBe("completed");
+  });
+});
+
+/** The thread's checkpoints, newest first: a refused submission must add none. */
+async function checkpointIds(h: ReturnType<typeof setup>) {
+  const ids: string[] = [];
+  for await (const s of h.graph.getStateHistory(h.config)) ids.push(String(s.config.configurable?.checkpoint_id));
+  return ids;
+}
+
+async function refused(h: ReturnType<typeof setup>, value: unknown): Promise<string> {
+  const before = await checkpointIds(h);
+  const error: unknown = await resumeRun(h.graph, h.config, value as never).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(await checkpointIds(h)).toEqual(before);
+  if (!isPlanManagerError(error) || error.code !== "invalid_resume") throw new Error(`not refused: ${String(error)}`);
+  return error.message;
+}
+
+describe("external steps: a submission that cannot answer is refused, nothing written", () => {
+  it("names the wrong step", async () => {
+    const h = setup();
+    await h.run();
+    expect(await refused(h, { action: "submit", stepId: "notify", output: { orderId: "PO-7" } })).toBe(
+      'thread "t1", external_step for step "order": submit names step "notify", but the step waiting for the calling agent is "order"',
+    );
+  });
+
+  it("carries both an output and an error, or neither", async () => {
+    const h = setup();
+    await h.run();
+    const both = { action: "submit", stepId: "order", output: { orderId: "x" }, error: { message: "no" } };
+    const expected =
+      'thread "t1", external_step for step "order": submit carries exactly one of output (the step\'s result) and error (what went wrong)';
+    expect(await refused(h, both)).toBe(expected);
+    expect(await refused(h, { action: "submit", stepId: "order" })).toBe(expected);
+  });
+
+  it("reports an assumption the step does not rest on, or an unknown class", async () => {
+    const h = setup();
+    await h.run();
+    const wrong = { message: "closed", class: "assumption_broken", assumption: "weather-fine" };
+    expect(await refused(h, { action: "submit", stepId: "order", error: wrong })).toBe(
+      'thread "t1", external_step for step "order": error.assumption must name the assumption found false; step "order" rests on one of portal-open',
+    );
+    expect(await refused(h, { action: "submit", stepId: "order", error: { message: "x", class: "fatal" } })).toMatch(
+      /^thread "t1", external_step for step "order": invalid resume value: error\.class: Invalid option/,
+    );
+  });
+
+  it("holds an output JSON cannot: a BigInt, or one over the fact size limit (10 MB)", async () => {
+    const h = setup();
+    await h.run();
+    expect(await refused(h, { action: "submit", stepId: "order", output: { orderId: 7n } })).toBe(
+      "thread \"t1\", external_step for step \"order\": output.orderId is a BigInt; a person's answer must be JSON values (plain objects, arrays, strings, numbers, booleans, null)",
+    );
+    const big = { orderId: "x".repeat(10 * 1024 * 1024) };
+    expect(await refused(h, { action: "submit", stepId: "order", output: big })).toMatch(
+      /^thread "t1", external_step for step "order": output is 10485774 bytes of JSON, over the \d+-byte fact limit$/,
+    );
+  });
+
+  it("comes when no external step waits: a thread at a human step, and one that has finished", async () => {
+    const h = setup();
+    await h.run();
+    await submit(h, { output: { orderId: "PO-7" } });
+    expect(await refused(h, { action: "submit", stepId: "order", output: { orderId: "PO-8" } })).toBe(
+      'thread "t1" has no pending interrupt (status: completed); there is nothing to resume',
+    );
+    const human = harness(
+      { steps: [{ id: "sign", goal: "sign", human: { prompt: "sign it" }, produces: ["signed"] }] },
+      [],
+      { threadId: "t2" },
+    );
+    await human.run();
+    const message = await refused(human as never, { action: "submit", stepId: "sign", output: { signed: true } });
+    expect(message).toBe(
+      'thread "t2", human_step for step "sign": action "submit" is not available here; choose one of: complete, skip, abort',
+    );
+  });
+
+  it("a __proto__ key in the output is data: the facts are the produced keys, no prototype is polluted", async () => {
+    const h = setup();
+    await h.run();
+    const output = JSON.parse('{"orderId":"PO-9","__proto__":{"polluted":true}}') as Record<string, unknown>;
+    const { state } = await submit(h, { output });
+    expect(state.status).toBe("completed");
+    expect(state.facts.orderId.value).toBe("PO-9");
+    expect(state.steps.order.output.orderId).toBe("PO-9");
+    expect(h.notify.calls).toEqual([{ orderId: "PO-9" }]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
