@@ -299,3 +299,95 @@ describe("external steps: a submission that cannot answer is refused, nothing wr
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 });
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+function sqliteFile() {
+  const dir = mkdtempSync(join(tmpdir(), "external-"));
+  dirs.push(dir);
+  return join(dir, "plans.sqlite");
+}
+
+const SIDE_EFFECTING = { sideEffects: ["places an order with the vendor"], idempotent: false };
+
+describe("external steps with side effects", () => {
+  it("carry effectKey's key in the question and commit the effect under it when the output comes", async () => {
+    const h = setup(SIDE_EFFECTING);
+    await h.run();
+    const state = (await h.graph.getState(h.config)).values as Loose;
+    const step = state.plan.steps.find((s: Loose) => s.id === "order");
+    const call = externalCall(step, { price: 42 });
+    const key = effectKey("t1", step, call.tool, call.args)!.key;
+    expect(key).toMatch(/^t1:[0-9a-f]{16}$/);
+    const question = await pendingQuestion(h.graph, h.config);
+    expect(question?.context).toEqual({
+      goal: "test goal",
+      step: { id: "order", goal: "order the part", instructions: INSTRUCTIONS },
+      inputs: { price: 42 },
+      produces: ["orderId"],
+      successSignal: 'output.orderId != ""',
+      attempt: 1,
+      idempotencyKey: key,
+      sideEffects: ["places an order with the vendor"],
+    });
+    const after = await submit(h, { output: { orderId: "PO-7" } });
+    expect(after.state.sideEffects).toEqual([
+      { stepId: "order", idempotencyKey: key, at: "2026-01-01T00:00:00.000Z", output: { orderId: "PO-7" } },
+    ]);
+  });
+
+  it("a transient error offers the step again under the same key (the agent does the work once per key)", async () => {
+    const h = setup(SIDE_EFFECTING);
+    await h.run();
+    const first = (await pendingQuestion(h.graph, h.config))?.context as Loose;
+    const { question, state } = await submit(h, { error: { message: "portal timed out", class: "transient" } });
+    expect((question?.context as Loose).idempotencyKey).toBe(first.idempotencyKey);
+    expect(state.sideEffects).toEqual([]);
+  });
+
+  it("round-trips on SqliteSaver: paused, a new graph instance on the same file takes the submission", async () => {
+    const file = sqliteFile();
+    const config = { configurable: { thread_id: "order-1" } };
+    const build = () => {
+      const checkpointer = SqliteSaver.fromConnString(file);
+      const notify = scriptedTool("notify", [{ sent: true }]);
+      const quote = scriptedTool("quote", [{ price: 42 }]);
+      const graph = createPlanManager({
+        tools: [quote, notify],
+        planner: staticPlanner({ plan: draft(SIDE_EFFECTING) }),
+        clock: fakeClock(),
+      }).compile({ checkpointer });
+      return { graph, checkpointer, notify, quote };
+    };
+    const first = build();
+    const paused = (await first.graph.invoke({ goal: "order a part" }, config)) as Loose;
+    expect(paused.__interrupt__[0].value.kind).toBe("external_step");
+    const key = paused.__interrupt__[0].value.context.idempotencyKey;
+    first.checkpointer.db.close();
+
+    const second = build();
+    expect((await pendingQuestion(second.graph, config))?.stepId).toBe("order");
+    const done = (await resumeRun(second.graph, config, {
+      action: "submit",
+      stepId: "order",
+      output: { orderId: "PO-7" },
+    })) as Loose;
+    expect(done.status).toBe("completed");
+    expect(second.quote.calls).toEqual([]);
+    expect(second.notify.calls).toEqual([{ orderId: "PO-7" }]);
+    expect(done.sideEffects.map((e: Loose) => e.idempotencyKey)).toEqual([key]);
+
+    // A fork from before the offer: the effect committed under the key on the other branch is reused, so the step
+    // is not offered again; its output is the one submitted.
+    let before: Loose | undefined;
+    for await (const s of second.graph.getStateHistory(config))
+      if ((s.values as Loose).plan && !(s.values as Loose).steps?.order) before = s.config;
+    const forked = (await second.graph.invoke(null, before as never)) as Loose;
+    expect(forked.status).toBe("completed");
+    expect(forked.facts.orderId.value).toBe("PO-7");
+    expect(forked.decisions.map((d: Loose) => d.rule)).toEqual(["effect.reused"]);
+    second.checkpointer.db.close();
+  });
+});
