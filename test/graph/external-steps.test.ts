@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   createPlanManager,
   isPlanManagerError,
+  llmPlanner,
   pendingQuestion,
   resumeRun,
   staticPlanner,
@@ -18,7 +19,10 @@ import {
 } from "../../src/index.js";
 import { effectKey } from "../../src/policy/attempt/attempt.js";
 import { externalCall } from "../../src/policy/attempt/external.js";
+import { LlmStepSchema } from "../../src/planners/llm-schema.js";
 import { fakeClock } from "../helpers/clock.js";
+import { ScriptedChatModel } from "../helpers/fake-model.js";
+import { llmAnswer, llmStep } from "../helpers/llm-answers.js";
 import { harness, scriptedTool, type Loose } from "../helpers/graph.js";
 
 const INSTRUCTIONS = "Order the part on the vendor portal at the quoted price; answer with the order id";
@@ -389,5 +393,65 @@ describe("external steps with side effects", () => {
     expect(forked.facts.orderId.value).toBe("PO-7");
     expect(forked.decisions.map((d: Loose) => d.rule)).toEqual(["effect.reused"]);
     second.checkpointer.db.close();
+  });
+});
+
+describe("llmPlanner gives steps to the caller only when told it does work itself", () => {
+  const externalAnswer = llmAnswer([
+    llmStep("quote", { tool: "quote", produces: ["price"], successSignal: "has(output.price)" }),
+    llmStep("order", {
+      tool: null,
+      external: { instructions: INSTRUCTIONS },
+      dependsOn: ["quote"],
+      inputs: ["price"],
+      produces: ["orderId"],
+      successSignal: 'output.orderId != ""',
+    }),
+  ]);
+  const toolAnswer = llmAnswer([
+    llmStep("quote", { tool: "quote", produces: ["price"], successSignal: "has(output.price)" }),
+    llmStep("order", { tool: "phoneOrder", dependsOn: ["quote"], inputs: ["price"], produces: ["orderId"] }),
+  ]);
+  const tools = () => [scriptedTool("quote", [{ price: 42 }]), scriptedTool("phoneOrder", [{ orderId: "PHONE-1" }])];
+
+  it("callerDoesWork: the prompt says so and an external step the model writes is offered to the caller", async () => {
+    const model = new ScriptedChatModel([externalAnswer]);
+    const planner = llmPlanner({ model, callerDoesWork: true });
+    const h = harness(planner, tools());
+    await h.run();
+    expect(String(model.received[0]![0]!.content)).toContain(
+      'may be an external step: tool null, "external" set with instructions',
+    );
+    expect(Object.keys(LlmStepSchema.shape)).toContain("external");
+    const question = await pendingQuestion(h.graph, h.config);
+    expect(question).toMatchObject({ kind: "external_step", stepId: "order", reason: INSTRUCTIONS });
+    expect((await h.state()).plan.steps[1]).toEqual({
+      id: "order",
+      goal: "goal order",
+      external: { instructions: INSTRUCTIONS },
+      dependsOn: ["quote"],
+      inputs: ["price"],
+      produces: ["orderId"],
+      successSignal: 'output.orderId != ""',
+    });
+  });
+
+  it("without it, the prompt does not offer external steps and one the model writes goes back as an issue", async () => {
+    const model = new ScriptedChatModel([externalAnswer, toolAnswer]);
+    const h = harness(llmPlanner({ model }), tools());
+    const out = await h.run();
+    expect(String(model.received[0]![0]!.content)).not.toContain("external step");
+    expect(String(model.received[1]!.at(-1)!.content)).toContain(
+      'step "order" is external, but no caller here does work itself: give each a catalogue tool (or a human task) and set external to null',
+    );
+    expect(out.status).toBe("completed");
+    expect(out.facts.orderId.value).toBe("PHONE-1");
+  });
+
+  it("rejects a callerDoesWork that is not a boolean, naming the option", () => {
+    const model = new ScriptedChatModel([]);
+    expect(() => llmPlanner({ model, callerDoesWork: "yes" as never })).toThrow(
+      "llmPlanner: callerDoesWork must be true or false",
+    );
   });
 });
