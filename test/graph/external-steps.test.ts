@@ -20,6 +20,7 @@ import {
 import { effectKey } from "../../src/policy/attempt/attempt.js";
 import { externalCall } from "../../src/policy/attempt/external.js";
 import { LlmStepSchema } from "../../src/planners/llm-schema.js";
+import { saverAdapter } from "../../src/storage/index.js";
 import { fakeClock } from "../helpers/clock.js";
 import { ScriptedChatModel } from "../helpers/fake-model.js";
 import { llmAnswer, llmStep } from "../helpers/llm-answers.js";
@@ -453,5 +454,53 @@ describe("llmPlanner gives steps to the caller only when told it does work itsel
     expect(() => llmPlanner({ model, callerDoesWork: "yes" as never })).toThrow(
       "llmPlanner: callerDoesWork must be true or false",
     );
+  });
+});
+
+describe("external steps and the effect journal", () => {
+  it("the offer is the intent; a submit journaled whose checkpoint was lost settles a later offer without asking", async () => {
+    const file = sqliteFile();
+    const checkpointer = SqliteSaver.fromConnString(file);
+    const h = setup(SIDE_EFFECTING, { checkpointer, threadId: "order-2" });
+    await h.run();
+    const question = (await pendingQuestion(h.graph, h.config)) as Loose;
+    const key = question.context.idempotencyKey as string;
+    const journal = saverAdapter(checkpointer).journal!;
+    expect(await journal.lookup("order-2", key)).toEqual({
+      key,
+      stepId: "order",
+      tool: `external:${INSTRUCTIONS}`,
+      args: { price: 42 },
+      attempt: 1,
+      at: "2026-01-01T00:00:00.000Z",
+    });
+    // The submit reaches the journal; the process dies before its checkpoint is written.
+    const put = checkpointer.put.bind(checkpointer);
+    const putWrites = checkpointer.putWrites.bind(checkpointer);
+    checkpointer.put = () => Promise.reject(new Error("killed"));
+    checkpointer.putWrites = () => Promise.reject(new Error("killed"));
+    const killed = await resumeRun(h.graph, h.config, {
+      action: "submit",
+      stepId: "order",
+      output: { orderId: "PO-J" },
+    }).catch((e: unknown) => e);
+    expect((killed as Error).message).toBe("killed");
+    checkpointer.put = put;
+    checkpointer.putWrites = putWrites;
+    expect((await journal.lookup("order-2", key))?.result).toEqual({ ok: true, output: { orderId: "PO-J" } });
+    expect((await h.graph.getState(h.config)).values.sideEffects).toEqual([]);
+
+    // An operator goes back to before the offer: the journal's result is the step's; nobody is asked again.
+    let before: Loose | undefined;
+    for await (const s of h.graph.getStateHistory(h.config))
+      if ((s.values as Loose).plan && !(s.values as Loose).steps?.order) before = s.config;
+    const out = (await h.graph.invoke(null, before as never)) as Loose;
+    expect(out.__interrupt__).toBeUndefined();
+    expect(out.status).toBe("completed");
+    expect(out.facts.orderId.value).toBe("PO-J");
+    expect(out.sideEffects.map((e: Loose) => e.idempotencyKey)).toEqual([key]);
+    expect(out.decisions.map((d: Loose) => d.rule)).toEqual(["effect.reused"]);
+    expect(out.decisions[0].reason).toContain("the effect journal holds its result");
+    checkpointer.db.close();
   });
 });
