@@ -67,6 +67,7 @@ export function createMcpServer(service: PlanService): McpServer {
   registerRunTools(server, service);
   registerReadTools(server, service);
   registerRetentionTools(server, service);
+  registerExternalStepTools(server, service);
   return server;
 }
 
@@ -115,26 +116,6 @@ function registerRunTools(server: McpServer, service: PlanService): void {
   );
 
   server.registerTool(
-    "plan_submit",
-    {
-      description:
-        "Report the result of an external step (from plan_next): its output, or the error met. Checked before " +
-        "anything is written; the manager judges it like a tool's result (success signal, retry, fallback, replan).",
-      inputSchema: {
-        plan_id: planId,
-        step_id: z.string().min(1).max(64).describe("The external step's id (plan_next's stepId)."),
-        output: z.unknown().optional().describe("The step's output: an object holding what the step produces."),
-        error: SubmittedErrorSchema.optional().describe(
-          "What went wrong instead: class transient (offered again), permanent (fallback or replan), " +
-            "assumption_broken with the assumption's id (replanned); no class: read from the message.",
-        ),
-      },
-      outputSchema: Started.shape,
-    },
-    ({ plan_id, ...input }) => answer(() => service.submit(plan_id, input)),
-  );
-
-  server.registerTool(
     "plan_stop",
     {
       description: "Stop the plan at its next step boundary; plan_resume carries it on.",
@@ -176,29 +157,6 @@ function registerReadTools(server: McpServer, service: PlanService): void {
       outputSchema: StatusShape.extend({ timed_out: z.boolean() }),
     },
     ({ plan_id, timeout_s }) => answer(() => service.wait(plan_id, timeout_s)),
-  );
-
-  server.registerTool(
-    "plan_next",
-    {
-      description:
-        "The external steps ready for you to do (the plan waits on them): goal, instructions, trusted inputs, what " +
-        "to produce, the success signal and, for a side effect, the idempotency key to do it under. Report with plan_submit.",
-      inputSchema: { plan_id: planId },
-      outputSchema: {
-        plan_id: z.string(),
-        status: z.string(),
-        steps: z.array(
-          z.looseObject({
-            kind: z.literal("external_step"),
-            stepId: z.string().optional(),
-            reason: z.string(),
-            context: z.looseObject({ step: z.looseObject({ id: z.string(), instructions: z.string() }) }),
-          }),
-        ),
-      },
-    },
-    ({ plan_id }) => answer(() => service.next(plan_id)),
   );
 
   server.registerTool(
@@ -250,5 +208,51 @@ function registerRetentionTools(server: McpServer, service: PlanService): void {
       outputSchema: { plan_id: z.string(), deleted: z.boolean() },
     },
     ({ plan_id }) => answer(() => service.delete(plan_id)),
+  );
+}
+
+/** Steps the calling agent does itself (docs/decisions/0042-external-steps.md): what is ready, and its result. */
+function registerExternalStepTools(server: McpServer, service: PlanService): void {
+  server.registerTool(
+    "plan_next",
+    {
+      description:
+        "The external steps ready for you to do (the plan waits on them): goal, instructions, trusted inputs, what " +
+        "to produce, the success signal and, for a side effect, the idempotency key to do it under. Report with plan_submit.",
+      inputSchema: { plan_id: planId },
+      outputSchema: {
+        plan_id: z.string(),
+        status: z.string(),
+        steps: z.array(
+          z.looseObject({
+            kind: z.literal("external_step"),
+            stepId: z.string().optional(),
+            reason: z.string(),
+            context: z.looseObject({ step: z.looseObject({ id: z.string(), instructions: z.string() }) }),
+          }),
+        ),
+      },
+    },
+    ({ plan_id }) => answer(() => service.next(plan_id)),
+  );
+
+  server.registerTool(
+    "plan_submit",
+    {
+      description:
+        "Report the result of an external step (from plan_next): its output, or the error met. Checked before " +
+        "anything is written; the manager judges it like a tool's result (success signal, retry, fallback, replan).",
+      inputSchema: {
+        plan_id: planId,
+        step_id: z.string().min(1).max(64).describe("The external step's id (plan_next's stepId)."),
+        output: z.unknown().optional().describe("The step's output: an object holding what the step produces."),
+        error: SubmittedErrorSchema.optional().describe(
+          "What went wrong instead: class transient (offered again), permanent (fallback or replan), " +
+            "assumption_broken with the assumption's id (replanned); no class: read from the message.",
+        ),
+      },
+      outputSchema: Started.shape,
+    },
+    ({ plan_id, ...input }) => answer(() => service.submit(plan_id, input)),
   );
 }

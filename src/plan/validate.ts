@@ -210,7 +210,11 @@ function checkAgent({ step, at, add }: StepCheck, ctx: ValidationContext) {
     add({ code: "missing_tool", path: at("agent"), stepId, message });
   } else if (step.tool !== undefined || step.human !== undefined || step.external !== undefined) {
     const other =
-      step.tool !== undefined ? `tool "${step.tool}"` : step.human !== undefined ? "a human task" : "external instructions";
+      step.tool !== undefined
+        ? `tool "${step.tool}"`
+        : step.human !== undefined
+          ? "a human task"
+          : "external instructions";
     const message = `step "${stepId}" names agent "${step.agent}" and ${other}: a step has one of tool, agent, human, external`;
     const field = step.tool !== undefined ? "tool" : step.human !== undefined ? "human" : "external";
     add({ code: "several_executors", path: at(field), stepId, message });

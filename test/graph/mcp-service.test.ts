@@ -401,8 +401,7 @@ describe("external steps over MCP: plan_next and plan_submit", () => {
     };
     expect(await error({ step_id: "fetch", output: { booking: "T-1" } })).toEqual({
       error: "invalid_resume",
-      message:
-        `plan "${planId}", external_step: submit names step "fetch", but the step waiting for the calling agent is "book"`,
+      message: `plan "${planId}", external_step: submit names step "fetch", but the step waiting for the calling agent is "book"`,
       path: "answer",
     });
     expect(await error({ step_id: "book", output: { booking: "x".repeat(10 * 1024 * 1024) } })).toMatchObject({

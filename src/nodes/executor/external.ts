@@ -59,7 +59,8 @@ export async function externalStep(v: Visit, step: Step): Promise<PlanManagerUpd
     startedAt: again ? (previous.startedAt ?? at) : at,
     ...(cost > 0 ? { cost: (previous.cost ?? 0) + cost } : {}),
   });
-  if (!again) v.send({ type: "step_started", stepId: step.id, goal: step.goal, attempt, tool: "<external>", running: 0 });
+  if (!again)
+    v.send({ type: "step_started", stepId: step.id, goal: step.goal, attempt, tool: "<external>", running: 0 });
   const pendingHuman = externalStepPayload(
     v.plan.version,
     step,
