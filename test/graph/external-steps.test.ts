@@ -6,7 +6,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { tool } from "@langchain/core/tools";
+import { MemorySaver } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import { createAgent } from "langchain";
+import { z } from "zod";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   createPlanManager,
@@ -19,9 +23,11 @@ import {
 } from "../../src/index.js";
 import { effectKey } from "../../src/policy/attempt/attempt.js";
 import { externalCall } from "../../src/policy/attempt/external.js";
+import { planMiddleware } from "../../src/middleware/index.js";
 import { LlmStepSchema } from "../../src/planners/llm-schema.js";
 import { saverAdapter } from "../../src/storage/index.js";
 import { fakeClock } from "../helpers/clock.js";
+import { received, scriptedAgentModel } from "../helpers/agent-model.js";
 import { ScriptedChatModel } from "../helpers/fake-model.js";
 import { llmAnswer, llmStep } from "../helpers/llm-answers.js";
 import { harness, scriptedTool, type Loose } from "../helpers/graph.js";
@@ -511,5 +517,35 @@ describe("external steps and the effect journal", () => {
     expect(out.decisions.map((d: Loose) => d.rule)).toEqual(["effect.reused"]);
     expect(out.decisions[0].reason).toContain("the effect journal holds its result");
     checkpointer.db.close();
+  });
+});
+
+describe("external steps inside createAgent", () => {
+  it("write_plan refuses one: the agent is the caller and does its work with its own tools", async () => {
+    const quote = tool(async () => ({ price: 42 }), {
+      name: "quote",
+      description: "quote",
+      schema: z.object({}).passthrough(),
+    });
+    const plan = {
+      steps: [
+        { id: "quote", goal: "get a quote", tool: "quote", produces: ["price"] },
+        { id: "order", goal: "order the part", external: { instructions: INSTRUCTIONS }, dependsOn: ["quote"] },
+      ],
+    };
+    const model = scriptedAgentModel([[{ name: "write_plan", args: plan }], "done"]);
+    const agent = createAgent({
+      model,
+      tools: [quote],
+      middleware: [planMiddleware({ sleep: async () => {}, now: () => 0 })],
+      checkpointer: new MemorySaver(),
+    });
+    await agent.invoke(
+      { messages: [{ role: "user", content: "order the part" }] },
+      { configurable: { thread_id: "a1" } },
+    );
+    expect(received(model, 1).at(-1)).toContain(
+      'step "order" is external; inside createAgent you do the work yourself: give the step one of your tools',
+    );
   });
 });
