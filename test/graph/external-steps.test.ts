@@ -549,3 +549,27 @@ describe("external steps inside createAgent", () => {
     );
   });
 });
+
+describe("external steps and a scope change", () => {
+  it("a scope change answered at the question: the new version offers the step again", async () => {
+    const steps = draft().steps.slice(0, 2);
+    const notify = { id: "tell", goal: "tell the team", tool: "notify", dependsOn: ["order"], inputs: ["orderId"] };
+    const planner = staticPlanner({
+      plan: { ...draft(), steps },
+      replan: () => ({ steps: [steps[1]!, notify] }),
+    });
+    const notifyTool = scriptedTool("notify", [{ sent: true }]);
+    const h = harness(planner, [scriptedTool("quote", [{ price: 42 }]), notifyTool]);
+    await h.run();
+    await resumeRun(h.graph, h.config, { action: "change_scope", request: "also tell the team" });
+    const question = await pendingQuestion(h.graph, h.config);
+    expect(question).toMatchObject({ kind: "external_step", stepId: "order", planVersion: 2 });
+    expect(rules((await h.graph.getState(h.config)).values as Loose)).toEqual([
+      "order human.change-scope",
+      "- scope.replan-global",
+    ]);
+    await resumeRun(h.graph, h.config, { action: "submit", stepId: "order", output: { orderId: "PO-3" } });
+    expect(((await h.graph.getState(h.config)).values as Loose).status).toBe("completed");
+    expect(notifyTool.calls).toEqual([{ orderId: "PO-3" }]);
+  });
+});
