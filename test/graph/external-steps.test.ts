@@ -26,6 +26,7 @@ import { externalCall } from "../../src/policy/attempt/external.js";
 import { planMiddleware } from "../../src/middleware/index.js";
 import { LlmStepSchema } from "../../src/planners/llm-schema.js";
 import { saverAdapter } from "../../src/storage/index.js";
+import { userView } from "../../src/views/index.js";
 import { fakeClock } from "../helpers/clock.js";
 import { received, scriptedAgentModel } from "../helpers/agent-model.js";
 import { ScriptedChatModel } from "../helpers/fake-model.js";
@@ -88,6 +89,9 @@ describe("external steps: the question", () => {
       },
     });
     expect(paused.__interrupt__[0].value).toEqual(question);
+    expect(userView((await h.graph.getState(h.config)).values as never).at(-1)).toBe(
+      "Waiting for the calling agent to do a step.",
+    );
     expect(paused.steps.order).toEqual({ status: "running", attempts: 1, startedAt: "2026-01-01T00:00:00.000Z" });
   });
 });
