@@ -577,3 +577,17 @@ describe("external steps and a scope change", () => {
     expect(notifyTool.calls).toEqual([{ orderId: "PO-3" }]);
   });
 });
+
+describe("external steps: retry_after_ms", () => {
+  it("a transient error's retry_after_ms is the wait the next offer asks for; no tool's concurrency changes", async () => {
+    const h = setup({}, { policy: { maxConcurrency: 4 } });
+    await h.run();
+    const { state, question } = await submit(h, {
+      error: { message: "rate limited by the portal", class: "transient", retry_after_ms: 5000 },
+    });
+    expect(rules(state)).toEqual(["order transient.retry"]);
+    expect(question?.context).toMatchObject({ attempt: 2, retryAfterMs: 5000 });
+    expect(state.dispatch.limits).toEqual({});
+    expect(h.clock.sleeps).toEqual([]);
+  });
+});
