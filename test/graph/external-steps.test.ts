@@ -21,6 +21,8 @@ import {
   staticPlanner,
   type PlanDraft,
 } from "../../src/index.js";
+import { DEFAULT_RETRY } from "../../src/plan/retry.js";
+import { validatePlan } from "../../src/plan/validate.js";
 import { effectKey } from "../../src/policy/attempt/attempt.js";
 import { externalCall } from "../../src/policy/attempt/external.js";
 import { planMiddleware } from "../../src/middleware/index.js";
@@ -589,5 +591,34 @@ describe("external steps: retry_after_ms", () => {
     expect(question?.context).toMatchObject({ attempt: 2, retryAfterMs: 5000 });
     expect(state.dispatch.limits).toEqual({});
     expect(h.clock.sleeps).toEqual([]);
+  });
+});
+
+describe("external steps: the plan validator", () => {
+  const validate = (order: Record<string, unknown>) =>
+    validatePlan(draft(order), {
+      tools: new Set(["quote", "notify", "phoneOrder"]),
+      policy: { defaultRetry: DEFAULT_RETRY },
+    });
+  const issues = (order: Record<string, unknown>) => {
+    const result = validate(order);
+    return result.ok ? [] : result.issues.map((i) => `${i.code} ${i.path.join(".")}: ${i.message}`);
+  };
+
+  it("accepts an external step with a registered fallback tool", () => {
+    expect(issues({ fallback: { tool: "phoneOrder" } })).toEqual([]);
+  });
+
+  it("refuses one that also names a tool or a human task, or whose instructions are empty or misspelt", () => {
+    expect(issues({ tool: "quote" })).toEqual([
+      'several_executors steps.1.tool: step "order" is done by the calling agent (external) and names tool "quote": a step has one of tool, agent, human, external',
+    ]);
+    expect(issues({ human: { prompt: "do it" } })).toEqual([
+      'several_executors steps.1.human: step "order" is done by the calling agent (external) and names a human task: a step has one of tool, agent, human, external',
+    ]);
+    expect(issues({ external: { instructions: "" } })[0]).toMatch(/^schema steps\.1\.external\.instructions: /);
+    expect(issues({ external: { instruction: "do it" } })).toContain(
+      'unknown_field steps.1.external.instruction: step "order" external has unknown field "instruction" (did you mean "instructions"?)',
+    );
   });
 });
