@@ -56,6 +56,8 @@ export type {
   PlanReviewContext,
   EscalationContext,
   HumanStepContext,
+  ExternalStepContext,
+  SubmittedError,
 } from "./plan/schema/interrupts.js";
 export type { Outcome, RunStatus } from "./plan/schema/outcome.js";
 export type { Assumption, PlanDraft, Plan } from "./plan/schema/plan.js";

@@ -7,6 +7,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { isPlanManagerError } from "../errors.js";
+import { SubmittedErrorSchema } from "../plan/schema/interrupts.js";
 import { MAX_WAIT_S, type PlanService } from "./service.js";
 
 const planId = z.string().min(1).max(200).describe("The plan's id, from plan_create or plan_list.");
@@ -58,13 +59,15 @@ export function createMcpServer(service: PlanService): McpServer {
     {
       instructions:
         "Governed plans: plan_create starts one in the background; plan_wait blocks until it ends or needs an " +
-        "answer; plan_status reads it; plan_answer answers its question; plan_stop / plan_resume pause and carry on.",
+        "answer; plan_status reads it; plan_answer answers its question; plan_next lists the steps you do yourself and plan_submit reports them; " +
+        "plan_stop / plan_resume pause and carry on.",
     },
   );
 
   registerRunTools(server, service);
   registerReadTools(server, service);
   registerRetentionTools(server, service);
+  registerExternalStepTools(server, service);
   return server;
 }
 
@@ -205,5 +208,51 @@ function registerRetentionTools(server: McpServer, service: PlanService): void {
       outputSchema: { plan_id: z.string(), deleted: z.boolean() },
     },
     ({ plan_id }) => answer(() => service.delete(plan_id)),
+  );
+}
+
+/** Steps the calling agent does itself (docs/decisions/0042-external-steps.md): what is ready, and its result. */
+function registerExternalStepTools(server: McpServer, service: PlanService): void {
+  server.registerTool(
+    "plan_next",
+    {
+      description:
+        "The external steps ready for you to do (the plan waits on them): goal, instructions, trusted inputs, what " +
+        "to produce, the success signal and, for a side effect, the idempotency key to do it under. Report with plan_submit.",
+      inputSchema: { plan_id: planId },
+      outputSchema: {
+        plan_id: z.string(),
+        status: z.string(),
+        steps: z.array(
+          z.looseObject({
+            kind: z.literal("external_step"),
+            stepId: z.string().optional(),
+            reason: z.string(),
+            context: z.looseObject({ step: z.looseObject({ id: z.string(), instructions: z.string() }) }),
+          }),
+        ),
+      },
+    },
+    ({ plan_id }) => answer(() => service.next(plan_id)),
+  );
+
+  server.registerTool(
+    "plan_submit",
+    {
+      description:
+        "Report the result of an external step (from plan_next): its output, or the error met. Checked before " +
+        "anything is written; the manager judges it like a tool's result (success signal, retry, fallback, replan).",
+      inputSchema: {
+        plan_id: planId,
+        step_id: z.string().min(1).max(64).describe("The external step's id (plan_next's stepId)."),
+        output: z.unknown().optional().describe("The step's output: an object holding what the step produces."),
+        error: SubmittedErrorSchema.optional().describe(
+          "What went wrong instead: class transient (offered again), permanent (fallback or replan), " +
+            "assumption_broken with the assumption's id (replanned); no class: read from the message.",
+        ),
+      },
+      outputSchema: Started.shape,
+    },
+    ({ plan_id, ...input }) => answer(() => service.submit(plan_id, input)),
   );
 }

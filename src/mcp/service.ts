@@ -9,7 +9,7 @@ import type { LangGraphRunnableConfig, StateSnapshot } from "@langchain/langgrap
 import { PlanManagerError, isPlanManagerError } from "../errors.js";
 import { checkInput } from "../graph/boundary.js";
 import { answerProblemFor, resumeRun } from "../graph/resume.js";
-import type { InterruptPayload, ResumeValue } from "../plan/schema/interrupts.js";
+import type { InterruptPayload, ResumeValue, SubmittedError } from "../plan/schema/interrupts.js";
 import { ResumeValueSchema } from "../plan/schema/interrupts.js";
 import { BackgroundRuns } from "./runs.js";
 import { archiveThread, cursorAfter, deleteThread, listThreads, unarchiveThread } from "../graph/retention.js";
@@ -60,6 +60,13 @@ export interface Created {
   /** False when an earlier `plan_create` with the same key (or goal, context and graph) made it. */
   created: boolean;
   server: { name: string; version: string; graphs: string[] };
+}
+
+/** `plan_submit`'s input: the step's output, or the error the agent met (exactly one). */
+export interface SubmitInput {
+  step_id: string;
+  output?: unknown;
+  error?: SubmittedError;
 }
 
 export interface ListInput {
@@ -208,6 +215,34 @@ export class PlanService {
     const value: ResumeValue = parsed.data;
     this.start(planId, (graph, config) => resumeRun(graph, config, value));
     return { plan_id: planId, status: "running" };
+  }
+
+  /**
+   * The external steps ready for the calling agent (docs/decisions/0042-external-steps.md): the
+   * question of the one the plan waits on, as `pendingQuestion` gives it (goal, instructions, trusted
+   * inputs, success signal, attempt, idempotency key); none while the run is going or asks something else.
+   */
+  async next(planId: string): Promise<{ plan_id: string; status: string; steps: InterruptPayload[] }> {
+    const snapshot = await this.existing(planId);
+    const running = this.runs.has(planId);
+    const pending = running ? undefined : pendingOf(snapshot);
+    const steps = pending?.kind === "external_step" ? [pending] : [];
+    return { plan_id: planId, status: statusOf(snapshot, running), steps };
+  }
+
+  /**
+   * The calling agent's result for an external step: its output or the error it met, checked like
+   * every answer before anything is written (`resumeRun`'s checks); the ladder answers it as the run
+   * carries on in the background.
+   */
+  async submit(planId: string, input: SubmitInput): Promise<{ plan_id: string; status: string }> {
+    const { step_id: stepId, output, error } = input;
+    return this.answer(planId, {
+      action: "submit",
+      stepId,
+      ...(output !== undefined ? { output } : {}),
+      ...(error !== undefined ? { error } : {}),
+    });
   }
 
   /**

@@ -29,10 +29,14 @@ export function validateDraft(env: CallEnv, args: unknown, tools: ReadonlySet<st
   });
   if (checked.ok) {
     const human = checked.draft.steps.find((s) => s.human);
+    // Inside createAgent the agent is the caller: its own work is a step with one of its tools.
+    const callers = checked.draft.steps.find((s) => s.external);
     const duplicate = duplicateOperation(checked.draft, options.sideEffectTools);
     if (duplicate) return { ok: false, result: { content: rejected(duplicate), status: "error", update: {} } };
-    if (!human) return checked;
-    const message = `step "${human.id}" is a human step; inside createAgent use humanInTheLoopMiddleware instead`;
+    if (!human && !callers) return checked;
+    const message = human
+      ? `step "${human.id}" is a human step; inside createAgent use humanInTheLoopMiddleware instead`
+      : `step "${callers!.id}" is external; inside createAgent you do the work yourself: give the step one of your tools`;
     return { ok: false, result: { content: rejected(message), status: "error", update: {} } };
   }
   return { ok: false, result: { content: rejected(formatIssues(checked.issues)), status: "error", update: {} } };

@@ -19,8 +19,9 @@ import { humanStepPayload } from "../runtime/interrupts.js";
 import { Visit } from "./executor/visit.js";
 import { compensateNext } from "./shared/compensations.js";
 import { blockedRun } from "./executor/blocked.js";
+import { externalStep, offeredToCaller } from "./executor/external.js";
 
-/** Where a visit stands once it has started what it could. */
+/** Where a visit stands once it has started what it could; `human`: a human or external step to ask about. */
 type Next = { kind: "go"; human?: Step } | { kind: "blocked"; waiting: string[] };
 
 export function makeExecutor(rt: Runtime) {
@@ -68,7 +69,9 @@ export function makeExecutor(rt: Runtime) {
     }
     if (flights.size > 0 || v.dispatch.queue.length > 0) return withQueued(v, flights);
     if (next.kind === "blocked") return blockedRun(v, next.waiting);
-    return next.human ? humanStep(v, next.human) : { ...v.update(), ...(state.deviation ? { deviation: null } : {}) };
+    if (next.human?.human) return humanStep(v, next.human);
+    if (next.human) return (await externalStep(v, next.human)) ?? withQueued(v);
+    return { ...v.update(), ...(state.deviation ? { deviation: null } : {}) };
   };
 }
 
@@ -106,7 +109,8 @@ function withQueued(v: Visit, flights?: Dispatcher): PlanManagerUpdate {
  */
 function startReady(v: Visit, flights: Dispatcher): Next {
   for (const step of unfinishedSteps(v.plan, v.steps)) {
-    if (v.steps[step.id]?.status === "running" && !step.human && !flights.has(step.id))
+    const run = v.steps[step.id];
+    if (run?.status === "running" && !step.human && !offeredToCaller(step, run) && !flights.has(step.id))
       startAttempt(v, flights, step, true);
   }
   for (;;) {
@@ -135,7 +139,8 @@ function startReady(v: Visit, flights: Dispatcher): Next {
         refused.push(`${step.id} (${verdict.detail})`);
         continue;
       }
-      if (step.human) human ??= step;
+      // An external step waits like a human step: its question pauses the whole thread.
+      if (step.human || offeredToCaller(step, v.steps[step.id])) human ??= step;
       else startAttempt(v, flights, step);
     }
     // A step whose committed operation was reused ended without a call: what it made ready may start.

@@ -34,7 +34,7 @@ export type PlanIssueCode =
   | "dropped_fact"
   /** A step names an agent that `createPlanManager({ agents })` does not have. */
   | "unknown_agent"
-  /** A step names more than one of `tool`, `agent`, `human`. */
+  /** A step names more than one of `tool`, `agent`, `human`, `external`. */
   | "several_executors"
   /** Two side-effecting steps make the same call without `operation` labels telling them apart. */
   | "duplicate_operation"

@@ -9,6 +9,7 @@ import { AssumptionSchema, PlanDraftSchema, type PlanDraft } from "./schema/plan
 import { LIMITS } from "./schema/primitives.js";
 import {
   CompensateSchema,
+  ExternalTaskSchema,
   FallbackSchema,
   HumanTaskSchema,
   RetryPolicySchema,
@@ -24,6 +25,7 @@ const FIELDS = {
   fallback: Object.keys(FallbackSchema.shape),
   compensate: Object.keys(CompensateSchema.shape),
   human: Object.keys(HumanTaskSchema.shape),
+  external: Object.keys(ExternalTaskSchema.shape),
   retry: Object.keys(RetryPolicySchema.shape),
   validate: Object.keys(ValidateSchema.shape),
   verify: Object.keys(VerifySchema.shape),
@@ -68,6 +70,7 @@ export function unknownFields(input: unknown): PlanIssue[] {
       check(s?.fallback, FIELDS.fallback, ["steps", i, "fallback"], `${what} fallback`, stepId);
       check(s?.compensate, FIELDS.compensate, ["steps", i, "compensate"], `${what} compensate`, stepId);
       check(s?.human, FIELDS.human, ["steps", i, "human"], `${what} human`, stepId);
+      check(s?.external, FIELDS.external, ["steps", i, "external"], `${what} external`, stepId);
       check(s?.retry, FIELDS.retry, ["steps", i, "retry"], `${what} retry`, stepId);
       check(s?.validate, FIELDS.validate, ["steps", i, "validate"], `${what} validate`, stepId);
       check(s?.verify, FIELDS.verify, ["steps", i, "verify"], `${what} verify`, stepId);

@@ -158,16 +158,29 @@ function checkVerify({ step, at, add }: StepCheck, ctx: ValidationContext) {
   }
 }
 
-/** A step runs a registered tool or is answered by a person, never both; a fallback is registered too. */
+/**
+ * A step runs a registered tool, is answered by a person or is done by the calling agent (`external`),
+ * one of them; a fallback is registered too (an external step's fallback is a tool the manager runs).
+ */
 function checkTools({ step, at, add }: StepCheck, tools: ReadonlySet<string>) {
   const stepId = step.id;
   if (step.human && step.tool) {
     const message = `step "${stepId}" is a human step and cannot also name tool "${step.tool}"`;
     add({ code: "human_step_with_tool", path: at("tool"), stepId, message });
   }
-  if (!step.human && !step.tool)
-    add({ code: "missing_tool", path: at("tool"), stepId, message: `step "${stepId}" needs a tool (or a human task)` });
-  if (step.tool && !step.human && !tools.has(step.tool)) {
+  if (step.external && (step.tool !== undefined || step.human)) {
+    const other = step.tool !== undefined ? `tool "${step.tool}"` : "a human task";
+    const message = `step "${stepId}" is done by the calling agent (external) and names ${other}: a step has one of tool, agent, human, external`;
+    add({ code: "several_executors", path: at(step.tool !== undefined ? "tool" : "human"), stepId, message });
+  }
+  if (!step.human && !step.tool && !step.external)
+    add({
+      code: "missing_tool",
+      path: at("tool"),
+      stepId,
+      message: `step "${stepId}" needs a tool (or a human task, or external instructions for the calling agent)`,
+    });
+  if (step.tool && !step.human && !step.external && !tools.has(step.tool)) {
     const message = `step "${stepId}" names tool "${step.tool}", which is not in the registry (${listTools(tools)})`;
     add({ code: "unknown_tool", path: at("tool"), stepId, message });
   }
@@ -195,10 +208,16 @@ function checkAgent({ step, at, add }: StepCheck, ctx: ValidationContext) {
   if (step.agent === undefined) {
     const message = `step "${stepId}" has a validation tool but no agent: validate checks an agent's answer`;
     add({ code: "missing_tool", path: at("agent"), stepId, message });
-  } else if (step.tool !== undefined || step.human !== undefined) {
-    const other = step.tool !== undefined ? `tool "${step.tool}"` : "a human task";
-    const message = `step "${stepId}" names agent "${step.agent}" and ${other}: a step has one of tool, agent, human`;
-    add({ code: "several_executors", path: at(step.tool !== undefined ? "tool" : "human"), stepId, message });
+  } else if (step.tool !== undefined || step.human !== undefined || step.external !== undefined) {
+    const other =
+      step.tool !== undefined
+        ? `tool "${step.tool}"`
+        : step.human !== undefined
+          ? "a human task"
+          : "external instructions";
+    const message = `step "${stepId}" names agent "${step.agent}" and ${other}: a step has one of tool, agent, human, external`;
+    const field = step.tool !== undefined ? "tool" : step.human !== undefined ? "human" : "external";
+    add({ code: "several_executors", path: at(field), stepId, message });
   } else if (!agents.includes(step.agent)) {
     const near = nearest(step.agent, agents);
     const hint = near ? `; did you mean "${near}"?` : "";

@@ -21,6 +21,7 @@ import { LlmPlanAnswerSchema, LlmPlanDraftSchema, toPlanDraft } from "./llm-sche
 import type { ExtendRequest, PlanRequest, Planner, ReplanRequest } from "../contracts/planner.js";
 import type { ModelTrace } from "../contracts/trace.js";
 import { PLANNER_SYSTEM_PROMPT, extendPrompt, feedbackPrompt, planPrompt, replanPrompt } from "./prompts.js";
+import { EXTERNAL_STEPS_RULE } from "./prompt-texts.js";
 
 export interface LlmPlannerOptions {
   /** Any LangChain chat model with `withStructuredOutput`. Required. */
@@ -40,6 +41,12 @@ export interface LlmPlannerOptions {
    * more, and the rest is planned by `extend` as the plan runs. Default: none (one whole plan).
    */
   horizon?: number;
+  /**
+   * The caller is an agent that does work itself (the planning service's client): the model may give
+   * it a step (`external: { instructions }`; docs/decisions/0042-external-steps.md). Default false:
+   * a draft with an external step goes back to the model like any invalid draft.
+   */
+  callerDoesWork?: boolean;
 }
 
 function modelName(model: BaseChatModel): string | undefined {
@@ -59,8 +66,12 @@ export function llmPlanner(options: LlmPlannerOptions): Planner {
     throw new PlanManagerError("invalid_options", message, { path: "maxValidationRetries" });
   }
   const horizon = checkHorizon(options.horizon);
-  const withinHorizon = horizonCheck(horizon);
-  const system = options.instructions ? `${PLANNER_SYSTEM_PROMPT}\n\n${options.instructions}` : PLANNER_SYSTEM_PROMPT;
+  const callerDoesWork = checkCallerDoesWork(options.callerDoesWork);
+  const base = callerDoesWork ? `${PLANNER_SYSTEM_PROMPT}\n\n${EXTERNAL_STEPS_RULE}` : PLANNER_SYSTEM_PROMPT;
+  const system = options.instructions ? `${base}\n\n${options.instructions}` : base;
+  const withinHorizon = (validate: (d: unknown) => { message: string }[]) =>
+    callerCheck(callerDoesWork)(horizonCheck(horizon)(validate));
+  const checked = callerCheck(callerDoesWork);
   const settings = resolveCallSettings("llmPlanner", options.calls);
   const prices = resolvePrices("llmPlanner", options.prices);
 
@@ -94,7 +105,7 @@ export function llmPlanner(options: LlmPlannerOptions): Planner {
     plan: (req: PlanRequest, trace?: ModelTrace) =>
       draftWithFeedback(options.model, planPrompt(req, horizon), withinHorizon(req.validate), req, trace),
     replan: (req: ReplanRequest, trace?: ModelTrace) =>
-      draftWithFeedback(options.replanModel ?? options.model, replanPrompt(req), req.validate, req, trace),
+      draftWithFeedback(options.replanModel ?? options.model, replanPrompt(req), checked(req.validate), req, trace),
     extend: (req: ExtendRequest, trace?: ModelTrace) =>
       draftWithFeedback(
         options.replanModel ?? options.model,
@@ -112,6 +123,29 @@ function checkHorizon(horizon: number | undefined): number | undefined {
     throw new PlanManagerError("invalid_options", message, { path: "horizon" });
   }
   return horizon;
+}
+
+function checkCallerDoesWork(value: unknown): boolean {
+  if (value !== undefined && typeof value !== "boolean") {
+    const message = "llmPlanner: callerDoesWork must be true or false";
+    throw new PlanManagerError("invalid_options", message, { path: "callerDoesWork" });
+  }
+  return value === true;
+}
+
+/** Without `callerDoesWork`, an external step goes back to the model like any invalid draft: nobody would do it. */
+function callerCheck(callerDoesWork: boolean) {
+  return (validate: (d: unknown) => { message: string }[]) =>
+    (draft: unknown): { message: string }[] => {
+      if (callerDoesWork) return validate(draft);
+      const steps = (draft as PlanDraft).steps ?? [];
+      const external = steps.filter((s) => s.external !== undefined).map((s) => `"${s.id}"`);
+      if (external.length === 0) return validate(draft);
+      const message =
+        `step ${external.join(", ")} is external, but no caller here does work itself: ` +
+        "give each a catalogue tool (or a human task) and set external to null";
+      return [{ message }, ...validate(draft)];
+    };
 }
 
 /** A draft longer than the horizon goes back to the model like any invalid draft. */

@@ -20,6 +20,10 @@ const LlmCompensateSchema = z.strictObject({
   inputs: z.array(z.string()).nullable(),
 });
 const LlmHumanSchema = z.strictObject({ prompt: z.string(), timeoutMs: z.number().nullable() });
+/** A step the calling agent does itself (docs/decisions/0042-external-steps.md). */
+const LlmExternalSchema = z.strictObject({
+  instructions: z.string().describe("what the calling agent must do, in plain words, and what to answer with"),
+});
 /** Side-effecting calls whose outcome is unknown (docs/decisions/0038-effect-journal.md). */
 const LlmVerifySchema = z.strictObject({
   tool: z.string(),
@@ -83,6 +87,9 @@ export const LlmStepSchema = z.strictObject({
   cost: z.number().nullable(),
   optional: z.boolean().nullable(),
   human: LlmHumanSchema.nullable(),
+  external: LlmExternalSchema.nullable().describe(
+    "work the calling agent does itself (tool null), only when the caller says it does work; null otherwise",
+  ),
   ...LlmAgentStepFields,
 });
 
@@ -130,6 +137,7 @@ const StepAnswerSchema = lenient(
     argsJson: ArgsAnswerSchema,
     fallback: FallbackAnswerSchema.nullable(),
     human: lenient(LlmHumanSchema, LlmHumanSchema).nullable(),
+    external: lenient(LlmExternalSchema, LlmExternalSchema).nullable(),
     validate: lenient(LlmValidateSchema, LlmValidateSchema.extend({ argsJson: ArgsAnswerSchema })).nullable(),
     verify: lenient(LlmVerifySchema, LlmVerifySchema.extend({ argsJson: ArgsAnswerSchema })).nullable(),
     // Whether a tool honours keys decides whether a call in doubt is made again without asking
@@ -235,6 +243,7 @@ function toStep(s: LlmPlanAnswer["steps"][number], i: number, issues: Conversion
     const { prompt, timeoutMs } = s.human;
     step.human = { prompt, ...(timeoutMs !== null ? { timeoutMs: Math.round(timeoutMs) } : {}) };
   }
+  if (s.external !== null) step.external = { instructions: s.external.instructions };
   agentFields(step, s, i, issues);
   return step;
 }

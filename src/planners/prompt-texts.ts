@@ -42,3 +42,14 @@ export const PLANNER_SYSTEM_PROMPT = [
   "  successSignal: output.credit_score >= 300 && output.credit_score <= 850",
   '  when: facts.compliance_flag == "review"',
 ].join("\n");
+
+/**
+ * Appended to the system prompt when the caller does work itself (`llmPlanner({ callerDoesWork: true })`;
+ * docs/decisions/0042-external-steps.md).
+ */
+export const EXTERNAL_STEPS_RULE = [
+  "The caller is an agent that does work itself: a step the catalogue has no tool for, but the caller can do " +
+    '(edit its files, use its own tools, ask its user), may be an external step: tool null, "external" set with ' +
+    "instructions that say what to do and what to answer with. Give it produces and a successSignal like a tool " +
+    "step; a step with side effects lists them (sideEffects, idempotent false) and the caller does it once per key.",
+].join("\n");

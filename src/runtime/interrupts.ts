@@ -3,7 +3,7 @@
  * "State and channels").
  */
 import type { PendingHuman, PlanManagerStateType } from "./state.js";
-import type { ResumeAction } from "../plan/schema/interrupts.js";
+import type { ExternalStepContext, ResumeAction } from "../plan/schema/interrupts.js";
 import type { Plan } from "../plan/schema/plan.js";
 import type { Step } from "../plan/schema/step.js";
 import type { Runtime } from "./options.js";
@@ -14,6 +14,8 @@ export const ESCALATION_OPTIONS: ResumeAction[] = ["retry", "skip", "provide", "
 export const IN_DOUBT_OPTIONS: ResumeAction[] = ["happened", "retry", "abort"];
 export const PLAN_REVIEW_OPTIONS = ["approve", "replan", "change_scope", "abort"] as const;
 export const HUMAN_STEP_OPTIONS = ["complete", "skip", "change_scope", "abort"] as const;
+/** An external step: the calling agent submits its output or error; skip, a scope change and abort as for a human step. */
+export const EXTERNAL_STEP_OPTIONS = ["submit", "skip", "change_scope", "abort"] as const;
 
 /** Answers that need the planner's `replan` (a scope change is planned for by a global replan). */
 const NEEDS_REPLAN: ReadonlySet<ResumeAction> = new Set(["replan", "change_scope"]);
@@ -77,6 +79,26 @@ export function humanStepPayload(
     options: offered(HUMAN_STEP_OPTIONS, canReplan),
     context: { goal, step: { id: step.id, goal: step.goal }, facts },
     ...(deadline !== undefined ? { deadline } : {}),
+  };
+}
+
+/**
+ * The interrupt of an external step (docs/decisions/0042-external-steps.md): what the calling agent
+ * needs to do the step — `offer` is built by the executor from the step, its trusted inputs and its key.
+ */
+export function externalStepPayload(
+  planVersion: number,
+  step: Step,
+  offer: Omit<ExternalStepContext, "step">,
+  canReplan: boolean,
+): PendingHuman {
+  return {
+    kind: "external_step",
+    reason: step.external!.instructions,
+    stepId: step.id,
+    planVersion,
+    options: offered(EXTERNAL_STEP_OPTIONS, canReplan),
+    context: { ...offer, step: { id: step.id, goal: step.goal, instructions: step.external!.instructions } },
   };
 }
 

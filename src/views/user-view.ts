@@ -38,7 +38,9 @@ export function userView(state: ViewState): string[] {
     const line = userLine(step.goal, state.steps[step.id], waiting);
     if (line) lines.push(line);
   }
-  const running = (state.plan?.steps ?? []).filter((s) => state.steps[s.id]?.status === "running" && !s.human);
+  const running = (state.plan?.steps ?? []).filter(
+    (s) => state.steps[s.id]?.status === "running" && !s.human && !s.external,
+  );
   if (running.length > 1) lines.push(`Running together: ${running.map((s) => s.goal).join("; ")}.`);
   const horizon = lookingAhead(state);
   if (horizon) lines.push(horizon);
@@ -51,6 +53,7 @@ export function userView(state: ViewState): string[] {
   } else if (state.status === "failed" || state.status === "aborted")
     lines.push(`Stopped: ${printable(state.outcome?.summary ?? state.status)}`);
   else if (state.status === "stopped") lines.push(`Stopped by an operator; it can be resumed.`);
+  else if (state.pendingHuman?.kind === "external_step") lines.push("Waiting for the calling agent to do a step.");
   else if (state.status === "awaiting_human" || state.status === "awaiting_review")
     lines.push("Waiting for a person to review.");
   return lines;

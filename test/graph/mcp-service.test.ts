@@ -98,10 +98,12 @@ describe("the plan service over MCP", () => {
       "plan_create",
       "plan_delete",
       "plan_list",
+      "plan_next",
       "plan_report",
       "plan_resume",
       "plan_status",
       "plan_stop",
+      "plan_submit",
       "plan_wait",
     ]);
     expect(tools.every((t) => t.inputSchema.type === "object" && t.outputSchema?.type === "object")).toBe(true);
@@ -386,6 +388,119 @@ describe("the plan service over MCP", () => {
     expect(deleted.structuredContent).toEqual({ plan_id: first, deleted: true });
     expect((await call("plan_status", { plan_id: first })).isError).toBe(true);
     expect(forecast.calls.length).toBe(forecastCalls);
+    await close();
+  });
+});
+
+describe("external steps over MCP: plan_next and plan_submit", () => {
+  const instructions = "Book the table on the restaurant's site for the picnic's backup plan; answer with the booking";
+  const externalDraft: PlanDraft = {
+    steps: [
+      { id: "fetch", goal: "fetch the forecast", tool: "forecast", produces: ["forecast"] },
+      {
+        id: "book",
+        goal: "book a table",
+        external: { instructions },
+        dependsOn: ["fetch"],
+        inputs: ["forecast"],
+        produces: ["booking"],
+        successSignal: 'output.booking != ""',
+        sideEffects: ["books a table"],
+        idempotent: false,
+        retry: { maxAttempts: 3, backoff: "none" },
+      },
+    ],
+  };
+
+  function servedExternal() {
+    const forecast = scriptedTool("forecast", [{ forecast: "rain" }]);
+    const graph = createPlanManager({ tools: [forecast], planner: staticPlanner({ plan: externalDraft }) }).compile({
+      checkpointer: saver,
+    });
+    return new PlanService({ graphs: { dinner: graph }, saver, server: { name: "langgraph-replan", version: "test" } });
+  }
+
+  it("plan_next returns the external step with its question; plan_submit's output completes the plan", async () => {
+    const { call, close } = await connect(servedExternal());
+    const planId = (await call("plan_create", { goal: "dinner" })).structuredContent.plan_id as string;
+    const paused = await call("plan_wait", { plan_id: planId, timeout_s: 300 });
+    expect(paused.structuredContent.question.kind).toBe("external_step");
+    const next = await call("plan_next", { plan_id: planId });
+    expect(next.isError).toBeUndefined();
+    const [step] = next.structuredContent.steps;
+    expect(next.structuredContent).toMatchObject({ plan_id: planId, status: "awaiting_human" });
+    expect(next.structuredContent.steps).toHaveLength(1);
+    expect(step).toEqual({
+      kind: "external_step",
+      reason: instructions,
+      stepId: "book",
+      planVersion: 1,
+      options: ["submit", "skip", "abort"],
+      context: {
+        goal: "dinner",
+        step: { id: "book", goal: "book a table", instructions },
+        inputs: { forecast: "rain" },
+        produces: ["booking"],
+        successSignal: 'output.booking != ""',
+        attempt: 1,
+        idempotencyKey: step.context.idempotencyKey,
+        sideEffects: ["books a table"],
+      },
+    });
+    expect(step.context.idempotencyKey).toMatch(new RegExp(`^${planId}:[0-9a-f]{16}$`));
+
+    // A transient error: offered again, under the same key, as attempt 2.
+    const failed = await call("plan_submit", {
+      plan_id: planId,
+      step_id: "book",
+      error: { message: "the booking site is down", class: "transient" },
+    });
+    expect(failed.structuredContent).toEqual({ plan_id: planId, status: "running" });
+    await call("plan_wait", { plan_id: planId, timeout_s: 300 });
+    const again = (await call("plan_next", { plan_id: planId })).structuredContent.steps[0];
+    expect(again.context).toMatchObject({
+      attempt: 2,
+      previousError: "the booking site is down",
+      idempotencyKey: step.context.idempotencyKey,
+    });
+
+    const done = await call("plan_submit", { plan_id: planId, step_id: "book", output: { booking: "T-12" } });
+    expect(done.structuredContent).toEqual({ plan_id: planId, status: "running" });
+    const ended = await call("plan_wait", { plan_id: planId, timeout_s: 300 });
+    expect(ended.structuredContent.status).toBe("completed");
+    expect(ended.structuredContent.steps).toEqual([
+      { id: "fetch", goal: "fetch the forecast", status: "succeeded", attempts: 1, facts: { forecast: "trusted" } },
+      { id: "book", goal: "book a table", status: "succeeded", attempts: 2, facts: { booking: "trusted" } },
+    ]);
+    expect((await call("plan_next", { plan_id: planId })).structuredContent).toEqual({
+      plan_id: planId,
+      status: "completed",
+      steps: [],
+    });
+    await close();
+  });
+
+  it("a submission that cannot answer is an isError result with invalid_resume, and writes nothing", async () => {
+    const { call, close } = await connect(servedExternal());
+    const planId = (await call("plan_create", { goal: "dinner" })).structuredContent.plan_id as string;
+    await call("plan_wait", { plan_id: planId, timeout_s: 300 });
+    const checkpoints = db.prepare("SELECT count(*) AS n FROM checkpoints").get();
+    const error = async (args: Record<string, unknown>) => {
+      const result = await call("plan_submit", { plan_id: planId, ...args });
+      expect(result.isError).toBe(true);
+      return JSON.parse(result.content[0]!.text) as { error: string; message: string };
+    };
+    expect(await error({ step_id: "fetch", output: { booking: "T-1" } })).toEqual({
+      error: "invalid_resume",
+      message: `plan "${planId}", external_step: submit names step "fetch", but the step waiting for the calling agent is "book"`,
+      path: "answer",
+    });
+    expect(await error({ step_id: "book", output: { booking: "x".repeat(10 * 1024 * 1024) } })).toMatchObject({
+      error: "invalid_resume",
+    });
+    expect(await error({ step_id: "book" })).toMatchObject({ error: "invalid_resume" });
+    expect(db.prepare("SELECT count(*) AS n FROM checkpoints").get()).toEqual(checkpoints);
+    expect((await call("plan_next", { plan_id: planId })).structuredContent.steps[0].context.attempt).toBe(1);
     await close();
   });
 });

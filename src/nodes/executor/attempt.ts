@@ -97,7 +97,7 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
 }
 
 /** The policy's checks before the call, on the visit's records (its effects committed so far included). */
-function checkBefore(
+export function checkBefore(
   v: Visit,
   step: Step,
   call: { threadId: string; tool: string; args: Record<string, unknown>; charge: number; again: boolean },
@@ -122,7 +122,7 @@ function checkBefore(
  * is judged as this step's and recorded, with an `effect.reused` decision saying so, and no new
  * entry in `sideEffects` (docs/decisions/0006-idempotency-keys-name-the-operation.md).
  */
-function reuseEffect(
+export function reuseEffect(
   v: Visit,
   step: Step,
   previous: StepRun,

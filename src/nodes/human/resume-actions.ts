@@ -13,6 +13,7 @@ import { offered } from "../../runtime/interrupts.js";
 import { plannerUnavailable } from "../../policy/replan/guards.js";
 import { answerRule } from "../../policy/ladder/person.js";
 import { compensationAnswer } from "./compensation-answer.js";
+import { submitExternal } from "./external-answer.js";
 import { compensationPending, endCompensations } from "../shared/compensations.js";
 
 export { HUMAN_DESTINATIONS, type Answering, type Destination, type Next } from "./answer-context.js";
@@ -117,6 +118,7 @@ const HANDLERS: Handlers = {
   },
   complete: (a, reply) => completeHumanStep(a, reply.output),
   happened: (a, reply) => effectHappened(a, reply.output),
+  submit: (a, reply) => submitExternal(a, reply),
 };
 
 export function applyAnswer(a: Answering, reply: ResumeValue): Next {

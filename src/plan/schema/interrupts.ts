@@ -7,7 +7,7 @@ import type { FailureClass, PlanDiff, ReplanRecord } from "./decision.js";
 import type { Assumption } from "./plan.js";
 import { FactKeySchema, LIMITS } from "./primitives.js";
 
-export const InterruptKindSchema = z.enum(["plan_review", "escalation", "human_step"]);
+export const InterruptKindSchema = z.enum(["plan_review", "escalation", "human_step", "external_step"]);
 
 /** A step as a person reviewing a plan sees it. */
 export interface ReviewedStep {
@@ -84,6 +84,29 @@ export interface HumanStepContext {
   deadline?: string;
 }
 
+/**
+ * What an external step shows the calling agent (docs/decisions/0042-external-steps.md): the step's
+ * goal and instructions, its trusted inputs (resolved), what it must produce, its success signal, the
+ * attempt this offer is, why the last attempt was sent back, and, for a step with side effects, the
+ * idempotency key the agent must do the work under.
+ */
+export interface ExternalStepContext {
+  goal: string;
+  step: { id: string; goal: string; instructions: string };
+  inputs: Record<string, unknown>;
+  produces: string[];
+  successSignal?: string;
+  /** The attempt this offer is (1 for the first). */
+  attempt: number;
+  /** Why the previous attempt was sent back (its error, or the unmet success signal). */
+  previousError?: string;
+  /** Wait this long before doing the work again (the retry policy's backoff, or the error's `retry_after_ms`). */
+  retryAfterMs?: number;
+  /** The side effect's idempotency key (`effectKey`): do the work once per key. */
+  idempotencyKey?: string;
+  sideEffects?: string[];
+}
+
 /** What every interrupt payload carries, whatever its kind. */
 export interface InterruptFields {
   reason: string;
@@ -98,7 +121,18 @@ export interface InterruptFields {
 export type InterruptPayload =
   | (InterruptFields & { kind: "plan_review"; context: PlanReviewContext })
   | (InterruptFields & { kind: "escalation"; context: EscalationContext })
-  | (InterruptFields & { kind: "human_step"; context: HumanStepContext });
+  | (InterruptFields & { kind: "human_step"; context: HumanStepContext })
+  | (InterruptFields & { kind: "external_step"; context: ExternalStepContext });
+
+/** How an external step failed, as the calling agent reports it (no `class`: classified from the message). */
+export const SubmittedErrorSchema = z.object({
+  message: z.string().min(1).max(LIMITS.maxTextLength),
+  class: z.enum(["transient", "permanent", "assumption_broken"]).optional(),
+  /** With `assumption_broken`: the id of the assumption the agent found false. */
+  assumption: z.string().min(1).max(LIMITS.maxIdLength).optional(),
+  retry_after_ms: z.number().int().min(0).max(3_600_000).optional(),
+});
+export type SubmittedError = z.infer<typeof SubmittedErrorSchema>;
 
 export const ResumeValueSchema = z.discriminatedUnion("action", [
   z.object({ action: z.literal("approve") }),
@@ -116,6 +150,16 @@ export const ResumeValueSchema = z.discriminatedUnion("action", [
   z.object({ action: z.literal("reject"), reason: z.string().max(LIMITS.maxTextLength).optional() }),
   /** A call whose outcome was unknown took effect; `output` is what it returned (checked as the step's output). */
   z.object({ action: z.literal("happened"), output: z.unknown() }),
+  /**
+   * The calling agent's result for an external step: its `output`, or the `error` it met (exactly
+   * one). The manager judges it like a tool's (docs/decisions/0042-external-steps.md).
+   */
+  z.object({
+    action: z.literal("submit"),
+    stepId: z.string().min(1).max(LIMITS.maxIdLength),
+    output: z.unknown().optional(),
+    error: SubmittedErrorSchema.optional(),
+  }),
 ]);
 export type ResumeValue = z.infer<typeof ResumeValueSchema>;
 export type ResumeAction = ResumeValue["action"];

@@ -1,5 +1,5 @@
 /**
- * A step of a plan: its tool or agent or person, inputs and outputs, retry policy, fallback and checks.
+ * A step of a plan: its tool or agent or person or the calling agent, inputs and outputs, retry policy, fallback and checks.
  */
 import { z } from "zod";
 import { ExpressionSchema, FactKeySchema, IdSchema, JsonObjectSchema, LIMITS, TextSchema, list } from "./primitives.js";
@@ -37,6 +37,14 @@ export type Compensate = z.infer<typeof CompensateSchema>;
 export const HumanTaskSchema = z.object({
   prompt: TextSchema.min(1),
   timeoutMs: z.number().int().positive().optional(),
+});
+
+/**
+ * A step the calling agent does itself (docs/decisions/0042-external-steps.md): the run pauses with
+ * an `external_step` question carrying these instructions, and the agent submits the output or an error.
+ */
+export const ExternalTaskSchema = z.object({
+  instructions: TextSchema.min(1),
 });
 
 /*
@@ -116,6 +124,8 @@ export const StepSchema = z.object({
   cost: z.number().min(0).finite().optional(),
   optional: z.boolean().optional(),
   human: HumanTaskSchema.optional(),
+  /** Done by the calling agent, not by a tool (`plan_next` / `plan_submit`, `resumeRun`'s `submit`). */
+  external: ExternalTaskSchema.optional(),
   ...AgentStepFields,
 });
 export type Step = z.infer<typeof StepSchema>;

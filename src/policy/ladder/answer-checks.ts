@@ -2,7 +2,9 @@
  * Checks on a person's answer at an interrupt, beyond its shape (`plan/resume.ts`): a person
  * may supply exactly what the step was to produce, within the limits a tool's output has (a
  * fact is a fact, whoever supplies it), and a human step's output must meet the step's own
- * success signal. Pure: each returns what is wrong, or undefined.
+ * success signal. A calling agent's submission for an external step names the step waiting and holds
+ * an output within those limits or an error (its success signal is the ladder's to judge, not a reason
+ * to refuse it: docs/decisions/0042-external-steps.md). Pure: each returns what is wrong, or undefined.
  */
 import { evaluate } from "../../expr/cel.js";
 import { producedValues } from "../../plan/facts.js";
@@ -27,6 +29,7 @@ export function answerProblem(raw: unknown, ctx: AnswerContext): string | undefi
   // resumeProblem has parsed it against ResumeValueSchema.
   const answer = raw as ResumeValue;
   if (answer.action === "provide") return provideProblem(answer.facts, ctx.step, ctx.facts);
+  if (answer.action === "submit") return submitProblem(answer, ctx);
   if (answer.action !== "complete" && answer.action !== "happened") return undefined;
   const limits = valueProblem(answer.output, "output");
   // A call in doubt that happened: its output is checked as the tool's would be.
@@ -90,4 +93,24 @@ export function factValue(
     };
   }
   return { ok: true, value: json.value };
+}
+
+/** Why a submission cannot answer the external step waiting, or undefined when it can. */
+function submitProblem(answer: Extract<ResumeValue, { action: "submit" }>, ctx: AnswerContext): string | undefined {
+  const waiting = ctx.pending.stepId;
+  if (answer.stepId !== waiting)
+    return `submit names step "${answer.stepId.slice(0, 64)}", but the step waiting for the calling agent is "${waiting ?? "none"}"`;
+  const hasOutput = answer.output !== undefined;
+  if (hasOutput === (answer.error !== undefined))
+    return "submit carries exactly one of output (the step's result) and error (what went wrong)";
+  if (hasOutput) return valueProblem(answer.output, "output");
+  const { error } = answer;
+  if (error?.class === "assumption_broken") {
+    const rests = ctx.step?.assumptions ?? [];
+    if (error.assumption === undefined || !rests.includes(error.assumption)) {
+      const known = rests.length > 0 ? `one of ${rests.join(", ")}` : "none: report the error as permanent instead";
+      return `error.assumption must name the assumption found false; step "${waiting}" rests on ${known}`;
+    }
+  } else if (error?.assumption !== undefined) return 'error.assumption goes with class "assumption_broken"';
+  return undefined;
 }

@@ -59,6 +59,15 @@ const PASSING_TROUBLE =
   /\b(fetch failed|timed? ?out|timeout|ECONNRESET|ECONNREFUSED|ETIMEDOUT|EAI_AGAIN|rate.?limit|too many requests|429|50[0-9]|unavailable|try again)\b/i;
 const isError = (d: Deviation) => d.kind === "error";
 
+/**
+ * The name an external step's error carries when the calling agent gave it no class
+ * (policy/attempt/external.ts): its message is the evidence.
+ */
+export const EXTERNAL_ERROR_NAME = "ExternalStepError";
+/** The message of an external step's error submitted without a class, or undefined. */
+const externalMessage = (d: Deviation) =>
+  isError(d) && d.error?.name === EXTERNAL_ERROR_NAME ? d.error.message : undefined;
+
 export const EVIDENCE_RULES: readonly EvidenceRule[] = [
   {
     id: "transient.timeout",
@@ -164,6 +173,14 @@ export const EVIDENCE_RULES: readonly EvidenceRule[] = [
     failureClass: "deterministic",
     description: "any other MCP tool error result (isError: true)",
     matches: (d) => mcpToolError(d) !== undefined,
+  },
+  {
+    // The same reading as an MCP tool's error text: the calling agent says what it met, in words.
+    id: "transient.external-message",
+    failureClass: "transient",
+    description:
+      "an external step's error without a class says the outside world failed (fetch failed, timeout, 429, 5xx, unavailable)",
+    matches: (d) => PASSING_TROUBLE.test(externalMessage(d) ?? ""),
   },
   {
     id: "deterministic.invalid-arguments",
