@@ -26,12 +26,25 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 interface Out {
   status: string;
-  question?: Question;
   rules: string[];
   compensations: string[];
 }
 
+/** A question a worker met and answered (effects-scenario.ts `answerAndRecord`). */
+interface Asked {
+  id: number;
+  kind: string;
+  rule: string | null;
+  step: string | null;
+  key: string | null;
+  answer: string;
+}
+
+const questions = (fx: Database.Database, thread: string) =>
+  fx.prepare("SELECT * FROM questions WHERE thread = ? ORDER BY id").all(thread) as Asked[];
+
 function run(args: string[], env: Record<string, string>, killAfterMs?: number) {
+  const started = performance.now();
   return new Promise<{ signal: string | null; out: string; err: string }>((ok) => {
     const child = spawn(process.execPath, ["--import", "tsx", worker, ...args], {
       env: { ...process.env, ...env },
@@ -44,10 +57,15 @@ function run(args: string[], env: Record<string, string>, killAfterMs?: number) 
     const timer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill("SIGKILL"), killAfterMs);
     child.on("exit", (_code, signal) => {
       clearTimeout(timer);
+      processMs.push(performance.now() - started);
       ok({ signal, out, err });
     });
   });
 }
+
+/** Each worker process's wall time, for the summary line (the machine's load shows in it). */
+const processMs: number[] = [];
+const meanSeconds = () => (processMs.reduce((a, b) => a + b, 0) / Math.max(1, processMs.length) / 1000).toFixed(1);
 
 const parse = (out: string) => JSON.parse(out.trim().split("\n").pop()!) as Out;
 
@@ -110,7 +128,7 @@ describe("effects chaos on SQLite: tools that do not honour keys", () => {
       processes: 0,
     };
     const failures: string[] = [];
-    const TRIALS = 14;
+    const TRIALS = 12;
     const KILLS_PER_TRIAL = 5;
     // Drawn up front, so the seed alone decides every kill point whatever order the pool runs them in.
     const plans = Array.from({ length: TRIALS }, (_, id) => ({
@@ -121,7 +139,7 @@ describe("effects chaos on SQLite: tools that do not honour keys", () => {
           r < 0.3 ? "before" : r < 0.6 ? "after" : r < 0.82 ? "return" : r < 0.92 ? "checkpoint" : "time";
         const n = random() < 0.75 ? 1 : 2;
         return kind === "time"
-          ? { kind, env: {}, delay: 1500 + Math.floor(random() * 2000) }
+          ? { kind, env: {} as Record<string, string>, delay: 1500 + Math.floor(random() * 2000) }
           : { kind, env: { KILL: kind === "checkpoint" ? `checkpoint:${2 + n}` : `${kind}:${n}` } };
       }),
     }));
@@ -131,60 +149,49 @@ describe("effects chaos on SQLite: tools that do not honour keys", () => {
       const fxFile = join(dir, `${thread}-fx.sqlite`);
       const fx = effectsDb(fxFile);
       const cuts = new Map<string, Cut>();
-      const asked: Question[] = [];
-      let answer: Record<string, unknown> | undefined;
       let last: Out | undefined;
-      // A kill is spent when it lands; a process that stops at a question first carries it on to the next.
+      // A kill is spent when it lands; the worker answers the questions it meets and carries on.
       for (let round = 0, k = 0; round < 40; round++) {
         const kill = kills[k];
-        const env: Record<string, string> = {
-          ...(kill?.env ?? {}),
-          ...(answer ? { ANSWER: JSON.stringify(answer) } : {}),
-        };
-        const r = await run([db, fxFile, thread, "send"], env, kill?.kind === "time" ? kill.delay : undefined);
+        const r = await run(
+          [db, fxFile, thread, "send"],
+          kill?.env ?? {},
+          kill?.kind === "time" ? kill.delay : undefined,
+        );
         tally.processes += 1;
-        answer = undefined;
         if (r.signal === "SIGKILL") {
           k += 1;
           tally.kills += 1;
           tally.byKind[kill!.kind] += 1;
           const probeMark = (fx.prepare("SELECT COALESCE(MAX(id), 0) AS n FROM probes").get() as { n: number }).n;
+          const askMark = questions(fx, thread).at(-1)?.id ?? 0;
           let inCall = false;
           for (const e of journal(db, thread).filter((e) => e.doubt)) {
             if (cuts.has(`${e.key}@${e.at}`)) continue;
-            cuts.set(`${e.key}@${e.at}`, { key: e.key, at: e.at, probeMark, askMark: asked.length });
+            cuts.set(`${e.key}@${e.at}`, { key: e.key, at: e.at, probeMark, askMark });
             inCall = true;
             tally.cuts += 1;
           }
           if (inCall) tally.inCall += 1;
           continue;
         }
-        if (!r.out.trim()) {
-          failures.push(`${thread}: a process ended without a line: ${r.err.slice(-400)}`);
-          break;
-        }
-        last = parse(r.out);
-        if (last.question) {
-          asked.push(last.question);
-          answer = answerFor(fx, thread, last.question);
-          if (answer.action === "happened") tally.answeredHappened += 1;
-          else tally.answeredRetry += 1;
-          continue;
-        }
-        if (["completed", "failed", "aborted"].includes(last.status)) {
-          tally.finishedBeforeKill += kills.length - k;
-          break;
-        }
+        if (!r.out.trim()) failures.push(`${thread}: a process ended without a line: ${r.err.slice(-400)}`);
+        else last = parse(r.out);
+        tally.finishedBeforeKill += kills.length - k;
+        break;
       }
+      const asked = questions(fx, thread);
+      tally.answeredHappened += asked.filter((q) => q.answer === "happened").length;
+      tally.answeredRetry += asked.filter((q) => q.answer === "retry").length;
       // Every cut call settled by exactly one of: the verify probe, a question.
       for (const cut of cuts.values()) {
         const probes = fx
           .prepare("SELECT happened FROM probes WHERE thread = ? AND key = ? AND id > ? ORDER BY id")
           .all(thread, cut.key, cut.probeMark) as { happened: number }[];
-        const questions = asked.slice(cut.askMark).filter((q) => q.key === cut.key);
-        if (probes.length > 0 === questions.length > 0)
+        const about = asked.filter((q) => q.id > cut.askMark && q.key === cut.key);
+        if (probes.length > 0 === about.length > 0)
           failures.push(
-            `${thread}: cut ${cut.key} settled by ${probes.length} probe(s) and ${questions.length} question(s)`,
+            `${thread}: cut ${cut.key} settled by ${probes.length} probe(s) and ${about.length} question(s)`,
           );
         else if (probes.length > 0) {
           if (probes[0]!.happened) tally.verified += 1;
@@ -196,8 +203,7 @@ describe("effects chaos on SQLite: tools that do not honour keys", () => {
       tally.lost += MESSAGES.filter((m) => (count.get(m) ?? 0) === 0).length;
       // A step with a verify probe is never asked about.
       for (const q of asked)
-        if (q.stepId && VERIFIED.has(q.stepId.replace("send_", "")))
-          failures.push(`${thread}: asked about ${q.stepId}`);
+        if (q.step && VERIFIED.has(q.step.replace("send_", ""))) failures.push(`${thread}: asked about ${q.step}`);
       if (last?.status !== "completed") failures.push(`${thread}: ended ${last?.status} (${last?.rules.join(", ")})`);
       if (journal(db, thread).some((e) => e.doubt)) failures.push(`${thread}: a call is still in doubt at the end`);
       fx.close();
@@ -208,7 +214,7 @@ describe("effects chaos on SQLite: tools that do not honour keys", () => {
         `${tally.inCall} inside the call window (${tally.cuts} calls cut); settled: ${tally.verified} verified, ` +
         `${tally.probedNotHappened} probed not-happened and sent once, ${tally.asked} asked ` +
         `(answered ${tally.answeredHappened} happened, ${tally.answeredRetry} retry); ${tally.duplicates} duplicates, ` +
-        `${tally.lost} lost; ${TRIALS} threads, ${tally.processes} processes, ${tally.finishedBeforeKill} kill points not reached`,
+        `${tally.lost} lost; ${TRIALS} threads, ${tally.processes} processes (${meanSeconds()} s each on average), ${tally.finishedBeforeKill} kill points not reached`,
     );
     expect(failures).toEqual([]);
     expect(tally.duplicates).toBe(0);
@@ -224,7 +230,7 @@ describe("effects chaos on SQLite: tools that do not honour keys", () => {
   it("an undo killed mid-way runs once: a person's abort compensates the booking, the process dies in the undo", async () => {
     const outcomes: string[] = [];
     let kills = 0;
-    const TRIALS = ["undo-before:1", "undo-after:1", "undo-after:1", "undo-before:1"];
+    const TRIALS = ["undo-before:1", "undo-after:1"];
     await pool(
       TRIALS.map((kill, id) => ({ kill, id })),
       2,
@@ -233,26 +239,11 @@ describe("effects chaos on SQLite: tools that do not honour keys", () => {
         const db = join(dir, `${thread}.sqlite`);
         const fxFile = join(dir, `${thread}-fx.sqlite`);
         const fx = effectsDb(fxFile);
-        let answer: Record<string, unknown> | undefined;
-        let last: Out | undefined;
-        const asked: string[] = [];
-        for (let round = 0, killed = false; round < 10; round++) {
-          const env: Record<string, string> = {
-            ...(answer?.action === "abort" && !killed ? { KILL: kill } : {}),
-            ...(answer ? { ANSWER: JSON.stringify(answer) } : {}),
-          };
-          const r = await run([db, fxFile, thread, "booking"], env);
-          answer = undefined;
-          if (r.signal === "SIGKILL") {
-            killed = true;
-            kills += 1;
-            continue;
-          }
-          last = parse(r.out);
-          if (!last.question) break;
-          asked.push(`${last.question.kind}:${last.question.rule ?? "-"}`);
-          answer = answerFor(fx, thread, last.question);
-        }
+        // The first process books, is told to abort, and dies inside the undo; a fresh one carries on.
+        const first = await run([db, fxFile, thread, "booking"], { KILL: kill });
+        if (first.signal === "SIGKILL") kills += 1;
+        const last = parse((await run([db, fxFile, thread, "booking"], {})).out);
+        const asked = questions(fx, thread).map((q) => `${q.kind}:${q.rule ?? "-"}:${q.answer}`);
         const undos = (fx.prepare("SELECT COUNT(*) AS n FROM undos WHERE thread = ?").get(thread) as { n: number }).n;
         const sends = (fx.prepare("SELECT COUNT(*) AS n FROM sends WHERE thread = ?").get(thread) as { n: number }).n;
         outcomes.push(
@@ -265,10 +256,8 @@ describe("effects chaos on SQLite: tools that do not honour keys", () => {
     expect(kills).toBe(TRIALS.length);
     // Killed before the undo's effect: asked, answered retry, undone once. After it: asked, left as it is (skip).
     expect(outcomes.sort()).toEqual([
-      "undo-after:1: aborted asked [human_step:-, escalation:compensate.failed] compensations [book:waived] undos 1 sends 1",
-      "undo-after:1: aborted asked [human_step:-, escalation:compensate.failed] compensations [book:waived] undos 1 sends 1",
-      "undo-before:1: aborted asked [human_step:-, escalation:compensate.failed] compensations [book:done] undos 1 sends 1",
-      "undo-before:1: aborted asked [human_step:-, escalation:compensate.failed] compensations [book:done] undos 1 sends 1",
+      "undo-after:1: aborted asked [human_step:-:abort, escalation:compensate.failed:skip] compensations [book:waived] undos 1 sends 1",
+      "undo-before:1: aborted asked [human_step:-:abort, escalation:compensate.failed:retry] compensations [book:done] undos 1 sends 1",
     ]);
   }, 600_000);
 });
@@ -378,12 +367,13 @@ describe("effects chaos on PostgreSQL: two workers, one killed inside a call", (
     fx.close();
     expect(death).toBe("SIGKILL");
     expect([...finished.entries()].sort()).toEqual(threads.map((t) => [t, "completed"]));
-    expect(cuts.length).toBe(1);
+    // The victim runs two threads at once: the one it died in, and maybe another call in flight.
+    expect(cuts.length).toBeGreaterThanOrEqual(1);
     expect(settled.filter((s) => /probe\(s\)/.test(s))).toEqual([]);
     expect(duplicates).toEqual([]);
     expect(lost).toEqual([]);
     expect(workers).toBe(2);
-    expect(takenUp).toBe(1);
+    expect(takenUp).toBe(cuts.length);
   }, 600_000);
 });
 

@@ -53,10 +53,6 @@ export function bookingPlan(): PlanDraft {
   };
 }
 
-export interface EffectsDb {
-  db: Database.Database;
-}
-
 export function effectsDb(file: string): Database.Database {
   const db = new Database(file);
   db.pragma("journal_mode = WAL");
@@ -64,7 +60,8 @@ export function effectsDb(file: string): Database.Database {
   db.exec(
     "CREATE TABLE IF NOT EXISTS sends (id INTEGER PRIMARY KEY AUTOINCREMENT, thread TEXT NOT NULL, msg TEXT NOT NULL, key TEXT, pid INTEGER NOT NULL);" +
       "CREATE TABLE IF NOT EXISTS probes (id INTEGER PRIMARY KEY AUTOINCREMENT, thread TEXT NOT NULL, key TEXT, happened INTEGER NOT NULL);" +
-      "CREATE TABLE IF NOT EXISTS undos (id INTEGER PRIMARY KEY AUTOINCREMENT, thread TEXT NOT NULL, msg TEXT NOT NULL, key TEXT, pid INTEGER NOT NULL)",
+      "CREATE TABLE IF NOT EXISTS undos (id INTEGER PRIMARY KEY AUTOINCREMENT, thread TEXT NOT NULL, msg TEXT NOT NULL, key TEXT, pid INTEGER NOT NULL);" +
+      "CREATE TABLE IF NOT EXISTS questions (id INTEGER PRIMARY KEY AUTOINCREMENT, thread TEXT NOT NULL, kind TEXT NOT NULL, rule TEXT, step TEXT, key TEXT, answer TEXT NOT NULL)",
   );
   return db;
 }
@@ -177,4 +174,18 @@ export function answerFor(db: Database.Database, thread: string, q: Question): R
   }
   if (q.kind === "human_step") return { action: "abort", reason: "the dates are wrong" };
   throw new Error(`no answer for ${JSON.stringify(q)}`);
+}
+
+/** Answers `q` (answerFor) and records question and answer in the `questions` table, for the test to count. */
+export function answerAndRecord(db: Database.Database, thread: string, q: Question): Record<string, unknown> {
+  const answer = answerFor(db, thread, q);
+  db.prepare("INSERT INTO questions (thread, kind, rule, step, key, answer) VALUES (?, ?, ?, ?, ?, ?)").run(
+    thread,
+    q.kind,
+    q.rule ?? null,
+    q.stepId ?? null,
+    q.key ?? null,
+    String(answer.action),
+  );
+  return answer;
 }
