@@ -9,6 +9,7 @@ import type { ReplanRecord } from "../plan/schema/decision.js";
 import type { StepRun } from "../plan/schema/run.js";
 import { decisionLine } from "./decision-line.js";
 import { compensationLines } from "./compensations.js";
+import { inDoubtLines } from "./effects.js";
 import { printable } from "./printable.js";
 
 type DebugState = Pick<
@@ -98,6 +99,8 @@ export function debugView(state: DebugState): string[] {
   lines.push("", `cost: execution ${round(state.budget.spent)}, replanning ${round(state.budget.replanSpent)}`);
   if (state.sideEffects.length > 0)
     lines.push(`side effects: ${state.sideEffects.map((s) => `${s.stepId}@${s.idempotencyKey}`).join(", ")}`);
+  const doubted = inDoubtLines(state.decisions);
+  if (doubted.length > 0) lines.push("effects in doubt:", ...doubted.map((l) => `  ${printable(l)}`));
   const undone = compensationLines(state.compensations);
   if (undone.length > 0) lines.push("compensations:", ...undone.map((l) => `  ${printable(l)}`));
   if (state.outcome) lines.push(`outcome: ${printable(state.outcome.summary)}`);

@@ -5,6 +5,7 @@
 import type { PlanManagerStateType } from "../runtime/state.js";
 import { costsByTier, type TierCost } from "./model-costs.js";
 import { compensationCounts, type CompensationCounts } from "./compensations.js";
+import { inDoubtCounts } from "./effects.js";
 
 export interface PlanMetrics {
   replans: number;
@@ -33,6 +34,14 @@ export interface PlanMetrics {
   costByTier?: Partial<Record<TierCost["tier"], number>>;
   /** Compensations of abandoned side effects per status; present only when an effect was abandoned. */
   compensations?: CompensationCounts;
+  /**
+   * Side-effecting calls whose outcome was unknown (docs/decisions/0038-effect-journal.md): settled by
+   * the step's verify probe, asked about (`effect.in-doubt`), and said happened by a person. The three
+   * are present only when the run had a call in doubt.
+   */
+  effectsVerified?: number;
+  effectsInDoubt?: number;
+  effectsHappened?: number;
 }
 
 type MetricsState = Pick<PlanManagerStateType, "replans" | "decisions" | "steps" | "status"> &
@@ -64,7 +73,9 @@ export function planMetrics(state: MetricsState): PlanMetrics {
   );
   const tiers = costsByTier(state.usage);
   const compensations = compensationCounts(state.compensations);
+  const doubt = inDoubtCounts(state.decisions);
   return {
+    ...(doubt ? { effectsVerified: doubt.verified, effectsInDoubt: doubt.asked, effectsHappened: doubt.happened } : {}),
     ...(compensations ? { compensations } : {}),
     ...(tiers.length > 0 ? { costByTier: Object.fromEntries(tiers.map((t) => [t.tier, t.cost])) } : {}),
     replans: replans.length,

@@ -7,6 +7,7 @@ import { decisionLine } from "./decision-line.js";
 import { planMetrics, type PlanMetrics } from "./metrics.js";
 import { costsByTier, tierCostLine } from "./model-costs.js";
 import { compensationSummary } from "./compensations.js";
+import { inDoubtNow, inDoubtSummary } from "./effects.js";
 
 type OperatorState = Pick<PlanManagerStateType, "plan" | "steps" | "status" | "decisions" | "replans" | "budget"> &
   Partial<Pick<PlanManagerStateType, "usage" | "pendingHuman" | "compensations">>;
@@ -67,6 +68,14 @@ export function operatorView(state: OperatorState, options: OperatorViewOptions 
       `${pct(m.retryExhaustionRate)}${m.doneByPerson ? ` · done by a person ${m.doneByPerson}` : ""}`,
     ...stallsLine(state, now, options.stallFactor ?? 2),
     ...compensationSummary(m.compensations),
+    ...(m.effectsInDoubt === undefined
+      ? []
+      : inDoubtSummary({
+          verified: m.effectsVerified ?? 0,
+          asked: m.effectsInDoubt,
+          happened: m.effectsHappened ?? 0,
+        })),
+    ...(state.status === "awaiting_human" ? inDoubtNow(state.pendingHuman) : []),
     ...modelsLine(state),
   ];
 }

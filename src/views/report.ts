@@ -11,6 +11,7 @@ import { planDiffMermaid, planMermaid } from "./mermaid.js";
 import { printableLines } from "./printable.js";
 import { assignLanes, timeAxis } from "./lanes.js";
 import { compensationLines } from "./compensations.js";
+import { inDoubtLines } from "./effects.js";
 import { costsByTier } from "./model-costs.js";
 import { MERMAID_RUNNER, REPORT_STYLE, headerRow, row } from "./report-template.js";
 
@@ -88,7 +89,7 @@ ${REPORT_STYLE}
 <p><strong>Status:</strong> ${esc(state.status)} — ${esc(state.outcome?.summary ?? stepCount(state))}</p>
 <p><strong>Cost:</strong> execution ${esc(state.budget.spent)}, replanning ${esc(state.budget.replanSpent)} · \
 <strong>Side effects:</strong> ${esc(state.sideEffects.map((s) => s.idempotencyKey).join(", ") || "none")}</p>
-${compensationBlock(state)}${tierTable(state)}
+${inDoubtBlock(state)}${compensationBlock(state)}${tierTable(state)}
 <h2>Plan versions</h2>
 <div class="versions">${columns.join("\n")}</div>
 <h2>Timeline</h2>
@@ -248,6 +249,13 @@ function timelineRows(
         ]);
       })
   );
+}
+
+/** The calls whose outcome was unknown and how each was settled (docs/decisions/0038-effect-journal.md). */
+function inDoubtBlock(state: ReportState): string {
+  const lines = inDoubtLines(state.decisions);
+  if (lines.length === 0) return "";
+  return `<p><strong>Effects in doubt:</strong></p>\n<ul>${lines.map((l) => `<li>${esc(l)}</li>`).join("")}</ul>\n`;
 }
 
 /** The abandoned effects and their undo, when the run abandoned any (docs/decisions/0039-compensation.md). */

@@ -4,13 +4,14 @@
  */
 import type { PlanManagerStateType } from "../runtime/state.js";
 import { compensationCounts, type CompensationCounts } from "./compensations.js";
+import { inDoubtCounts } from "./effects.js";
 import type { StepRun } from "../plan/schema/run.js";
 import { isFinished } from "../plan/ready.js";
 import { printable } from "./printable.js";
 
 /** What the view reads; `outcome` and `pendingHuman` are optional, so an agent's plan state (planMiddleware) fits. */
 type ViewState = Pick<PlanManagerStateType, "plan" | "steps" | "status"> &
-  Partial<Pick<PlanManagerStateType, "outcome" | "pendingHuman" | "compensations">>;
+  Partial<Pick<PlanManagerStateType, "outcome" | "pendingHuman" | "compensations" | "decisions">>;
 
 export function userLine(text: string, run: StepRun | undefined, waitingOnPerson = false): string | undefined {
   const goal = printable(text);
@@ -46,6 +47,14 @@ export function userView(state: ViewState): string[] {
   if (horizon) lines.push(horizon);
   const abandoned = compensationCounts(state.compensations);
   if (abandoned) lines.push(undoneLine(abandoned));
+  const doubt = inDoubtCounts(state.decisions);
+  if (doubt && doubt.verified + doubt.happened > 0) {
+    const parts = [
+      doubt.verified ? `${doubt.verified} verified by a probe` : "",
+      doubt.happened ? `${doubt.happened} a person said happened` : "",
+    ].filter(Boolean);
+    lines.push(`Side effects whose outcome was unknown: ${parts.join(", ")}.`);
+  }
   if (state.status === "completed") lines.push("Done.");
   else if (state.status === "partial") {
     const undone = (state.outcome?.missing ?? []).map((m) => m.goal);

@@ -255,6 +255,45 @@ describe.each(WAYS)("a charge whose tool does not honour keys, $name", ({ cut })
 });
 
 describe("the journal's other windows", () => {
+  it("a person's retry whose call is cut too (the process killed in it) is asked about again, not called a third time", async () => {
+    const file = join(dir, `retry-cut-${files++}.sqlite`);
+    const cuts = [hanging(), hanging()];
+    const calls: unknown[] = [];
+    const charge = tool(
+      async (_args: { amount: number }, config) => {
+        calls.push(config.configurable?.idempotencyKey);
+        const cut = cuts[calls.length - 1];
+        return cut ? cut.first() : { receipt: `r-${calls.length}` };
+      },
+      { name: "charge", description: "charges the card", schema: z.object({ amount: z.number() }) },
+    );
+    const draft = plan({ timeoutMs: 60_000 });
+    // The process dies in the charge: its database connection is gone before the call answers.
+    const dieIn = async (saver: SqliteSaver, run: Promise<unknown>, cut: ReturnType<typeof hanging>) => {
+      await cut.entered;
+      saver.db.close();
+      cut.release();
+      expect(await run.catch((e: unknown) => e)).toBeInstanceOf(Error);
+    };
+    const fresh = () => {
+      const saver = openSaver(file);
+      saver.db.prepare("DELETE FROM langgraph_replan_thread_claims").run();
+      return { saver, h: harness(draft, [charge], { checkpointer: saver }) };
+    };
+    const first = openSaver(file);
+    await dieIn(first, harness(draft, [charge], { checkpointer: first }).run(), cuts[0]!);
+    const second = fresh();
+    expect((await second.h.run(null)).status).toBe("awaiting_human");
+    await dieIn(second.saver, resumeRun(second.h.graph, second.h.config, { action: "retry" }), cuts[1]!);
+    expect(calls.length).toBe(2);
+    const third = fresh();
+    const out = await third.h.run(null);
+    expect(calls.length).toBe(2);
+    expect(out.status).toBe("awaiting_human");
+    expect(rules(out).at(-1)).toBe("effect.in-doubt");
+    expect(out.pendingHuman.context.inDoubt).toEqual({ key: calls[0], tool: "charge" });
+  });
+
   it("a timed-out charge is settled before the ladder moves to the fallback: nothing is charged twice", async () => {
     let backups = 0;
     const counted = tool(

@@ -91,7 +91,7 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
   const journal = key && !work ? journalOf(config) : undefined;
   if (journal && key) {
     const j = { rt, journal, threadId, key, step, tool: toolName, attempt, trusted: v.trusted, now: () => v.now() };
-    flight.invoke = journaledInvoke({ ...j, approvedKey: previous.approvedKey }, flight);
+    flight.invoke = journaledInvoke({ ...j, approvedKey: previous.approvedKey, approvalByAttempt: true }, flight);
   }
   flights.launch(flight, { tool, args, timeoutMs, configurable }, config, wait, () => v.now());
 }

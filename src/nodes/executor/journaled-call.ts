@@ -39,6 +39,13 @@ export interface JournaledCall {
   /** The step's trusted facts, for the probe's inputs. */
   trusted: Readonly<Record<string, unknown>>;
   approvedKey: string | undefined;
+  /**
+   * A step's attempts count on across a person's retry, so the approval covers only an intent of an
+   * earlier attempt, the call they were asked about: an intent of this attempt is the approved call
+   * itself, cut too (the process died in it), and is asked about again rather than called a third time.
+   * A compensation's round counts from 1 again; its approval is spent by the round's first call.
+   */
+  approvalByAttempt?: boolean;
   now: () => string;
 }
 
@@ -64,7 +71,8 @@ export function journaledInvoke(
       return entry.result.output;
     }
     if (entry && !entry.result) {
-      const settled = await settle(j, call, config, j.approvedKey);
+      const approved = !j.approvalByAttempt || entry.attempt < j.attempt ? j.approvedKey : undefined;
+      const settled = await settle(j, call, config, approved);
       if (settled.kind !== "call") return answer(j, flight, settled);
     }
     return callOnce(j, flight, call, config, stop, true);

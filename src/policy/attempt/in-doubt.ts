@@ -93,3 +93,17 @@ export function journaledVerdict(tool: string, key: string) {
   const reason = `${tool}: the call under key ${key} ended before the run's last checkpoint; the effect journal holds its result, which is reused and the tool not called again`;
   return { rule: "effect.reused", failureClass: "none", reason } as const;
 }
+
+/** How a decision settled a call in doubt, as the views count it (`views/effects.ts`). */
+export type InDoubtSettlement = "verified" | "asked" | "happened";
+
+const SETTLED_BY: Readonly<Record<string, InDoubtSettlement>> = {
+  "effect.verified": "verified",
+  "effect.in-doubt": "asked",
+  "human.effect-happened": "happened",
+};
+
+/** The settlement a decision's rule records, if it is one: the probe verified it, a person was asked, or said it happened. */
+export function inDoubtSettlement(rule: string): InDoubtSettlement | undefined {
+  return Object.hasOwn(SETTLED_BY, rule) ? SETTLED_BY[rule] : undefined;
+}
