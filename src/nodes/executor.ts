@@ -60,6 +60,8 @@ export function makeExecutor(rt: Runtime) {
     // Watchers of the assumptions the ready steps rest on are called before any of them starts.
     if (!wanted && !flights.stopped) await watchReadySteps(v);
     let next: Next = wanted || flights.stopped ? { kind: "go" } : startReady(v, flights);
+    // The watches served the steps started just now: a step made ready later in this visit waits for its own.
+    v.watched.clear();
     if (flights.size > 0) {
       const drain = wanted !== undefined || !flights.shared;
       const ended = await flights.takeFinished(drain);

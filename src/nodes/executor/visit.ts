@@ -29,7 +29,7 @@ export class Visit {
   readonly facts: Record<string, Fact> = {};
   readonly effects: SideEffectRecord[] = [];
   readonly decisions: Decision[] = [];
-  /** Watcher calls made in this visit; `watched`: the assumptions they watched (each at most once a visit). */
+  /** Watcher calls made in this visit; `watched`: the assumptions watched for the steps about to start. */
   readonly watches: WatchRecord[] = [];
   readonly watched = new Set<string>();
   /** Model calls made by agent steps whose attempts ended in this visit. */
