@@ -7,6 +7,9 @@
 import { describe, expect, it } from "vitest";
 import { staticPlanner, TransientError, type PlanDraft, type ReplanRequest } from "../../src/index.js";
 import { DEFAULT_RETRY, validatePlan } from "../../src/policy/index.js";
+import { z } from "zod";
+import { LlmPlanAnswerSchema, LlmPlanDraftSchema, toPlanDraft } from "../../src/planners/llm-schema.js";
+import { PLANNER_SYSTEM_PROMPT } from "../../src/planners/prompt-texts.js";
 import { harness, scriptedTool, type Harness, type Loose } from "../helpers/graph.js";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
@@ -219,7 +222,9 @@ describe("freshFor and watch are validated like the rest of a plan", () => {
     expect(issues(reader({ freshFor: JSON.parse('{"__proto__": 1000}') }))).toEqual([
       "invalid_freshness steps.1.freshFor.__proto__",
     ]);
-    expect(issues(reader({ freshFor: { constructor: 1000 } }))).toEqual(["invalid_freshness steps.1.freshFor.constructor"]);
+    expect(issues(reader({ freshFor: { constructor: 1000 } }))).toEqual([
+      "invalid_freshness steps.1.freshFor.constructor",
+    ]);
   });
 
   it("refuses a freshFor key that is not an input of the step", () => {
@@ -254,5 +259,65 @@ describe("freshFor and watch are validated like the rest of a plan", () => {
     expect(out.status).toBe("failed");
     expect(out.outcome.issues.map((i: Loose) => i.code)).toEqual(["invalid_watch_tool"]);
     expect([w.buy.calls.length, w.prepare.calls.length, w.price.calls.length]).toEqual([0, 0, 0]);
+  });
+});
+
+describe("llmPlanner asks for freshFor and watch", () => {
+  it("reads them from a model's answer, strict-shaped or natural, into the draft", () => {
+    const answer = {
+      steps: [
+        {
+          id: "quote",
+          goal: "Read the price",
+          tool: "price",
+          produces: ["price"],
+          successSignal: "has(output.price)",
+        },
+        {
+          id: "buy",
+          goal: "Buy",
+          tool: "buy",
+          inputs: ["price"],
+          assumptions: ["price_ok"],
+          freshFor: [{ fact: "price", ms: 60_000 }],
+          inputsFreshForMs: 120_000,
+          successSignal: "output.bought == true",
+        },
+      ],
+      assumptions: [
+        {
+          id: "price_ok",
+          statement: "the price stays at or under 120",
+          watch: { tool: "price", args: { symbol: "ACME" }, check: "output.price <= 120", everyMs: 30_000 },
+        },
+      ],
+    };
+    const { draft, issues } = toPlanDraft(LlmPlanAnswerSchema.parse(answer));
+    expect(issues).toEqual([]);
+    expect(draft.steps[1]).toMatchObject({ freshFor: { price: 60_000 }, inputsFreshForMs: 120_000 });
+    expect(draft.assumptions).toEqual([
+      {
+        id: "price_ok",
+        statement: "the price stays at or under 120",
+        watch: { tool: "price", check: "output.price <= 120", args: { symbol: "ACME" }, everyMs: 30_000 },
+      },
+    ]);
+    const schema = JSON.stringify(z.toJSONSchema(LlmPlanDraftSchema));
+    expect(["freshFor", "inputsFreshForMs", "watch", "everyMs"].filter((f) => !schema.includes(`"${f}"`))).toEqual([]);
+    expect(PLANNER_SYSTEM_PROMPT).toContain("freshFor lists { fact, ms }");
+    expect(PLANNER_SYSTEM_PROMPT).toContain("may carry a watch: a read-only catalogue tool");
+  });
+
+  it("a __proto__ fact in the model's freshFor reaches the validator as a key, and is refused", () => {
+    const { draft } = toPlanDraft(
+      LlmPlanAnswerSchema.parse({
+        steps: [
+          { id: "p", goal: "p", tool: "read", produces: ["x"] },
+          { id: "s", goal: "s", tool: "read", inputs: ["x"], freshFor: [{ fact: "__proto__", ms: 5 }] },
+        ],
+      }),
+    );
+    const r = validatePlan(draft, { tools: new Set(["read"]), policy: { defaultRetry: DEFAULT_RETRY } });
+    expect(r.ok ? [] : r.issues.map((i) => i.code)).toEqual(["invalid_freshness"]);
   });
 });
