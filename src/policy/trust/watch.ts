@@ -11,10 +11,15 @@ import type { Deviation } from "../ladder/deviation.js";
 
 export type WatchedAssumption = Assumption & { watch: NonNullable<Assumption["watch"]> };
 
-/** The plan's watched assumptions by id (none: the plan pays nothing for watches). */
-export function watchedAssumptions(plan: Plan): Map<string, WatchedAssumption> {
-  const out = new Map<string, WatchedAssumption>();
-  for (const a of plan.assumptions) if (a.watch !== undefined) out.set(a.id, a as WatchedAssumption);
+const byPlan = new WeakMap<Plan, ReadonlyMap<string, WatchedAssumption>>();
+
+/** The plan's watched assumptions by id, found once per plan version (none: the plan pays nothing for watches). */
+export function watchedAssumptions(plan: Plan): ReadonlyMap<string, WatchedAssumption> {
+  let out = byPlan.get(plan);
+  if (out) return out;
+  const found = new Map<string, WatchedAssumption>();
+  for (const a of plan.assumptions) if (a.watch !== undefined) found.set(a.id, a as WatchedAssumption);
+  byPlan.set(plan, (out = found));
   return out;
 }
 
