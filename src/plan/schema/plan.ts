@@ -16,7 +16,12 @@ export const WatchSchema = z.object({
   /** CEL over `output` (the tool's return) and `facts`; false → the assumption has drifted (it is falsified). */
   check: ExpressionSchema,
   /** At most one call per this many ms of the run's clock. Default 0: before every start of a step resting on it. */
-  everyMs: z.number().int().min(0).max(30 * 86_400_000).optional(),
+  everyMs: z
+    .number()
+    .int()
+    .min(0)
+    .max(30 * 86_400_000)
+    .optional(),
 });
 export type Watch = z.infer<typeof WatchSchema>;
 

@@ -47,7 +47,11 @@ export function staleInputs(step: Step, facts: Readonly<Record<string, Fact>>, n
 }
 
 /** The check before a step starts: its stale inputs, as a deviation for the ladder (`evidence.stale`). */
-export function checkFreshness(step: Step, facts: Readonly<Record<string, Fact>>, now: number): CheckFailure | undefined {
+export function checkFreshness(
+  step: Step,
+  facts: Readonly<Record<string, Fact>>,
+  now: number,
+): CheckFailure | undefined {
   const stale = staleInputs(step, facts, now);
   if (stale.length === 0) return undefined;
   const listed = stale

@@ -149,7 +149,10 @@ const RUNGS_BY_CLASS: Record<FailureClass, Rungs> = {
   },
   precondition_failed: (input, base, what) => {
     if (input.deviation.kind === "stale_evidence") {
-      const answer = input.stale ?? { rule: "evidence.stale-escalate", reason: `${what}; nobody said who observes it again` };
+      const answer = input.stale ?? {
+        rule: "evidence.stale-escalate",
+        reason: `${what}; nobody said who observes it again`,
+      };
       if (answer.rule === "evidence.stale") return verdict(answer.rule, "precondition_failed", answer.reason, base);
       return escalateOrSkip(input, base, "precondition_failed", answer.rule, answer.reason);
     }

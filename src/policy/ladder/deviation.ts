@@ -53,9 +53,7 @@ export const DeviationSchema = z.discriminatedUnion("kind", [
     kind: z.literal("stale_evidence"),
     ...base,
     /** The stale facts, each with its age and bound in ms and the step that produced it. */
-    stale: z.array(
-      z.object({ key: z.string(), ageMs: z.number(), freshForMs: z.number(), producedBy: z.string() }),
-    ),
+    stale: z.array(z.object({ key: z.string(), ageMs: z.number(), freshForMs: z.number(), producedBy: z.string() })),
   }),
   z.object({ kind: z.literal("budget"), ...base }),
   z.object({ kind: z.literal("scope_change"), ...base }),

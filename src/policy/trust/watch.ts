@@ -62,9 +62,12 @@ export function judgeWatch(
   trusted: Readonly<Record<string, unknown>>,
 ): { held: boolean } | { unreadable: string } {
   const result = evaluate(a.watch.check, "watch", trusted, output);
-  if (!result.ok) return { unreadable: `watch check ${JSON.stringify(a.watch.check)} could not be evaluated: ${result.message}` };
+  if (!result.ok)
+    return { unreadable: `watch check ${JSON.stringify(a.watch.check)} could not be evaluated: ${result.message}` };
   if (typeof result.value !== "boolean")
-    return { unreadable: `watch check ${JSON.stringify(a.watch.check)} gave ${JSON.stringify(result.value)}, not a boolean` };
+    return {
+      unreadable: `watch check ${JSON.stringify(a.watch.check)} gave ${JSON.stringify(result.value)}, not a boolean`,
+    };
   return { held: result.value };
 }
 
