@@ -4,6 +4,8 @@
  * clock); a false check falsifies the assumption with the watcher's output as evidence, and the ladder replans
  * (`assumption.drift`) before the step runs. A watcher that throws falsifies nothing.
  */
+import { Command } from "@langchain/langgraph";
+import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { describe, expect, it } from "vitest";
 import { staticPlanner, TransientError, type PlanDraft, type ReplanRequest } from "../../src/index.js";
 import { DEFAULT_RETRY, validatePlan } from "../../src/policy/index.js";
@@ -179,6 +181,45 @@ describe("assumption drift", () => {
     const out = await harness(draft, [price, tick]).run();
     expect(out.watches.map((x: Loose) => x.stepId)).toEqual(["a", "b"]);
   });
+});
+
+describe("assumption drift across a checkpoint", () => {
+  it.each([
+    ["30 s later: the restored record says the watch is not due", 30_000, ["a", "b"], 1],
+    ["60 s later: due again", 60_000, ["a", "b"], 2],
+  ])(
+    "a SqliteSaver round trip keeps the watcher's records, and everyMs counts from them: %s",
+    async (_what, later, started, calls) => {
+      const price = scriptedTool("price", [{ price: 100 }]);
+      const tick = scriptedTool("tick", [{ ok: true }]);
+      const draft: PlanDraft = {
+        assumptions: [watched(60_000)],
+        steps: [
+          { id: "a", goal: "a", tool: "tick", assumptions: ["price_ok"] },
+          { id: "approve", goal: "approve", human: { prompt: "Go on?" }, dependsOn: ["a"] },
+          { id: "b", goal: "b", tool: "tick", dependsOn: ["approve"], assumptions: ["price_ok"] },
+        ],
+      };
+      const saver = SqliteSaver.fromConnString(":memory:");
+      const first = harness(draft, [price, tick], { checkpointer: saver });
+      expect((await first.run()).status).toBe("awaiting_human");
+      // Another process on the same thread; its clock `later` ms on.
+      const second = harness(draft, [price, tick], { checkpointer: saver });
+      second.clock.advance(later);
+      const out = await second.run(new Command({ resume: { action: "complete", output: {} } }));
+      expect(out.status).toBe("completed");
+      expect(tick.calls).toHaveLength(started.length);
+      expect(price.calls).toHaveLength(calls);
+      expect(out.watches.map((x: Loose) => [x.stepId, x.at])).toEqual(
+        calls === 1
+          ? [["a", at(0)]]
+          : [
+              ["a", at(0)],
+              ["b", at(later)],
+            ],
+      );
+    },
+  );
 });
 
 describe("freshFor and watch are validated like the rest of a plan", () => {
