@@ -28,7 +28,7 @@ export async function watchReadySteps(v: Visit): Promise<void> {
   if (watched.size === 0 || v.holdReason() !== undefined) return;
   const readiness = selectReady(v.plan, v.steps, v.trusted);
   if (readiness.kind !== "ready") return;
-  const last = lastWatched([...v.state.watches, ...v.watches]);
+  const last = lastOf(v);
   for (const step of readiness.steps) {
     const due = dueWatches(step, watched, v.state.guards.falsified, last, v.watched, v.rt.clock.now());
     for (const a of due) {
@@ -43,8 +43,16 @@ export function awaitsWatch(v: Visit, step: Step): boolean {
   if (!step.assumptions?.length) return false;
   const watched = watchedAssumptions(v.plan);
   if (watched.size === 0) return false;
-  const last = lastWatched([...v.state.watches, ...v.watches]);
+  const last = lastOf(v);
   return dueWatches(step, watched, v.state.guards.falsified, last, v.watched, v.rt.clock.now()).length > 0;
+}
+
+/** When each assumption was last watched, read from the records once per visit and kept up to date by its calls. */
+const lastCalls = new WeakMap<Visit, Map<string, number>>();
+function lastOf(v: Visit): Map<string, number> {
+  let last = lastCalls.get(v);
+  if (!last) lastCalls.set(v, (last = lastWatched([...v.state.watches, ...v.watches])));
+  return last;
 }
 
 async function drifted(v: Visit, step: Step, a: WatchedAssumption): Promise<boolean> {
@@ -72,6 +80,7 @@ async function drifted(v: Visit, step: Step, a: WatchedAssumption): Promise<bool
     record = { ...base, error, evidence };
   }
   v.watches.push(record);
+  lastOf(v).set(a.id, Date.parse(record.at));
   if (record.held !== false) return false;
   v.dispatch.queue.push(driftDeviation(a, step.id, output));
   return true;
