@@ -7,9 +7,10 @@ import { decisionLine } from "./decision-line.js";
 import { planMetrics, type PlanMetrics } from "./metrics.js";
 import { costsByTier, tierCostLine } from "./model-costs.js";
 import { compensationSummary } from "./compensations.js";
+import { watchSummary } from "./watches.js";
 
 type OperatorState = Pick<PlanManagerStateType, "plan" | "steps" | "status" | "decisions" | "replans" | "budget"> &
-  Partial<Pick<PlanManagerStateType, "usage" | "pendingHuman" | "compensations">>;
+  Partial<Pick<PlanManagerStateType, "usage" | "pendingHuman" | "compensations" | "watches">>;
 
 const FINISHED: ReadonlySet<string> = new Set(["completed", "partial", "failed", "aborted"]);
 
@@ -67,6 +68,7 @@ export function operatorView(state: OperatorState, options: OperatorViewOptions 
       `${pct(m.retryExhaustionRate)}${m.doneByPerson ? ` · done by a person ${m.doneByPerson}` : ""}`,
     ...stallsLine(state, now, options.stallFactor ?? 2),
     ...compensationSummary(m.compensations),
+    ...watchSummary(state.watches),
     ...modelsLine(state),
   ];
 }

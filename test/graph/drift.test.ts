@@ -9,6 +9,7 @@ import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { describe, expect, it } from "vitest";
 import { staticPlanner, TransientError, type PlanDraft, type ReplanRequest } from "../../src/index.js";
 import { DEFAULT_RETRY, validatePlan } from "../../src/policy/index.js";
+import { operatorView } from "../../src/views/index.js";
 import { z } from "zod";
 import { LlmPlanAnswerSchema, LlmPlanDraftSchema, toPlanDraft } from "../../src/planners/llm-schema.js";
 import { PLANNER_SYSTEM_PROMPT } from "../../src/planners/prompt-texts.js";
@@ -97,6 +98,7 @@ describe("assumption drift", () => {
     expect(r.requests.map((q) => [q.scope, q.brokenAssumption, q.affectedSteps.map((s) => s.id)])).toEqual([
       ["local", "price_ok", ["buy"]],
     ]);
+    expect(operatorView(out as never, { now: T0 })).toContain("watches: 1 drifted (price_ok before buy)");
     expect(out.replans[0]).toMatchObject({
       trigger: expect.stringContaining('drifted before step "buy" started'),
       scope: "local",
@@ -114,6 +116,7 @@ describe("assumption drift", () => {
     expect(out.decisions).toEqual([]);
     expect(w.buy.calls).toEqual([{ limit: 120 }]);
     expect(out.watches.map((x: Loose) => [x.stepId, x.held, x.output])).toEqual([["buy", true, { price: 100 }]]);
+    expect(operatorView(out as never, { now: T0 })).toContain("watches: 1 held");
   });
 
   it("a watcher that throws is classified like a tool call and falsifies nothing: recorded, and the step proceeds", async () => {
@@ -136,6 +139,7 @@ describe("assumption drift", () => {
         evidence: "transient.error",
       },
     ]);
+    expect(operatorView(out as never, { now: T0 })).toContain("watches: 1 could not tell");
   });
 
   it("everyMs is honoured on the run's clock: three steps 30 s apart, watched every 60 s, call the watcher twice", async () => {
