@@ -43,7 +43,12 @@ export type Cell =
   /** As planner-fault, but every replacement the planner drafts is invalid. */
   | "planner-fault-persistent"
   /** The side-effecting last step commits, then its answer is lost (a timeout): used by bench/middleware.ts. */
-  | "lost-ack";
+  | "lost-ack"
+  /**
+   * The last step buys on the premise that the price stays at or under 120; the price moves to 130 while the
+   * faulty step (not a fault here) runs. With a watch on the premise the run replans before the purchase.
+   */
+  | "assumption-drift";
 const CELLS: Cell[] = [
   "explicit-transient",
   "explicit-permanent",
@@ -55,6 +60,7 @@ const CELLS: Cell[] = [
   "scope-change",
   "planner-fault",
   "planner-fault-persistent",
+  "assumption-drift",
 ];
 
 /** A seeded world: a DAG of n steps, one faulty step, and the ground truth of what works. */
@@ -97,9 +103,14 @@ export interface Ledger {
   commits: Map<string, number>;
   calls: Map<string, number>;
   planner: number;
+  /** Side effects that ran on a premise no longer true (the assumption-drift cell's purchase above the bound). */
+  stale?: number;
 }
 
 const TRANSIENT_FAILURES = 2;
+/** The assumption-drift cell's market: the bound the purchase rests on, and where the price moves. */
+const PRICE_BOUND = 120;
+const MOVED_PRICE = 130;
 
 /** The tools of a world. `t_i` is step i's tool; `alt` is the alternative that works for the faulty step. */
 /** `faultyCalled`: the scope-change cell's caller stops the run while the faulty step's call is under way. */
@@ -124,9 +135,15 @@ export function worldTools(w: World, ledger: Ledger, hooks: { faultyCalled?: () 
       { name, description: name, schema: z.object({}).passthrough() },
     );
   const tools = [];
+  let price = 100;
   for (let i = 0; i < w.n; i++) {
     tools.push(
-      make(`t${i}`, (_a, key, n) => {
+      make(`t${i}`, (args, key, n) => {
+        if (w.cell === "assumption-drift" && i === w.faulty) price = MOVED_PRICE;
+        // A limit order rests on the price bound; an order at the market price does not.
+        const premise = args.order !== "at-market";
+        if (w.cell === "assumption-drift" && i === w.n - 1 && premise && price > PRICE_BOUND)
+          ledger.stale = (ledger.stale ?? 0) + 1;
         if (i === w.faulty && w.cell === "scope-change") {
           // Not a fault: the caller stops the run while this call is under way.
           hooks.faultyCalled?.();
@@ -188,6 +205,11 @@ export function worldTools(w: World, ledger: Ledger, hooks: { faultyCalled?: () 
       useful("extra");
       return { ok: true };
     }),
+    // The assumption-drift cell's read-only quote: the watcher.
+    make("price", () => {
+      useful("price");
+      return { price };
+    }),
   );
   return tools;
 }
@@ -198,19 +220,38 @@ function step(w: World, i: number): Step {
     goal: `Step ${i}`,
     tool: `t${i}`,
     dependsOn: w.deps[i]!.map((d) => `s${d}`),
+    // The assumption-drift cell's purchase: a limit order, placed on the premise that the price stays in bound.
+    ...(w.cell === "assumption-drift" && i === w.n - 1 ? { args: { order: "limit" } } : {}),
     successSignal: "output.ok == true",
     produces: [`out${i}`, ...(i === w.faulty && w.cell === "new-evidence" ? ["evidence_ok"] : [])],
     // New evidence matters to the steps after the faulty one: they rest on the same assumption.
     assumptions:
-      i === w.faulty || (w.cell === "new-evidence" && i > w.faulty && (w.deps[i]!.includes(w.faulty) || i === w.n - 1))
-        ? ["route_ok"]
-        : [],
+      w.cell === "assumption-drift"
+        ? i === w.n - 1
+          ? ["price_ok"]
+          : []
+        : i === w.faulty ||
+            (w.cell === "new-evidence" && i > w.faulty && (w.deps[i]!.includes(w.faulty) || i === w.n - 1))
+          ? ["route_ok"]
+          : [],
     retry: { maxAttempts: 3, backoff: "none" },
     ...(i === w.faulty && w.cell === "implicit-transient" ? { retryOnUnmet: true } : {}),
   };
 }
 
-export function worldPlan(w: World): PlanDraft {
+/** `watch`: the assumption-drift cell's premise is watched (false: today's library, a statement only). */
+export function worldPlan(w: World, watch = true): PlanDraft {
+  if (w.cell === "assumption-drift")
+    return {
+      assumptions: [
+        {
+          id: "price_ok",
+          statement: `the price stays at or under ${PRICE_BOUND}`,
+          ...(watch ? { watch: { tool: "price", check: `output.price <= ${PRICE_BOUND}` } } : {}),
+        },
+      ],
+      steps: Array.from({ length: w.n }, (_, i) => step(w, i)),
+    };
   return {
     assumptions: [
       {
@@ -261,7 +302,15 @@ interface Contract {
   planner: number;
   /** The typed issue codes the planner's drafts were sent back with, in order. */
   sentBack: string[];
-  calls: { faulty: number; alt?: number; verify?: number; extra?: number };
+  /** `last`: the last step's tool, when it is not called once (the assumption-drift cell). */
+  calls: {
+    faulty: number;
+    alt?: number;
+    verify?: number;
+    extra?: number;
+    price?: number;
+    last?: number;
+  };
 }
 
 const replaced = (rule: string): Omit<Contract, "says"> => ({
@@ -354,6 +403,27 @@ export const CONTRACTS: Record<Exclude<Cell, "lost-ack">, Contract> = {
     sentBack: ["unknown_tool"],
     calls: { faulty: 1, alt: 0 },
   },
+  "assumption-drift": {
+    says:
+      "the price the purchase rests on moves past its bound while earlier steps run: the watcher, called before " +
+      "the purchase starts, sees it, the premise is falsified and the purchase replanned as an order at the " +
+      "market price (assumption.drift) before it runs; the limit order on the stale premise is never placed",
+    status: "completed",
+    rules: ["assumption.drift"],
+    planner: 2,
+    sentBack: [],
+    calls: { faulty: 1, price: 1, last: 1 },
+  },
+};
+
+/** The assumption-drift cell run by today's library (`worldPlan(w, false)`): the premise is a statement only. */
+export const UNWATCHED: Contract = {
+  says: "without a watch nothing looks at the price: the purchase runs on the stale premise, the run completes",
+  status: "completed",
+  rules: [],
+  planner: 1,
+  sentBack: [],
+  calls: { faulty: 1, price: 0, last: 1 },
 };
 
 /** What a library run did, as a cell's contract states it. */
@@ -371,8 +441,14 @@ interface Observed {
  * scope-change cell narrows it to the steps checkpointed before its stop). `atMostTwice`: tools
  * whose call may have been repeated (calls in flight at the scope-change cell's stop).
  */
-function checkContract(w: World, seed: number, seen: Observed, once: string[], atMostTwice: string[] = []): void {
-  const c = CONTRACTS[w.cell as keyof typeof CONTRACTS];
+function checkContract(
+  w: World,
+  seed: number,
+  seen: Observed,
+  once: string[],
+  atMostTwice: string[] = [],
+  c: Contract = CONTRACTS[w.cell as keyof typeof CONTRACTS],
+): void {
   const problems: string[] = [];
   const expect = (what: string, want: unknown, got: unknown) => {
     if (JSON.stringify(want) !== JSON.stringify(got))
@@ -386,8 +462,9 @@ function checkContract(w: World, seed: number, seen: Observed, once: string[], a
   if (w.cell === "scope-change") {
     if (faulty < 1 || faulty > c.calls.faulty) problems.push(`faulty step's tool: expected 1–2 calls, got ${faulty}`);
   } else expect("faulty step's tool calls", c.calls.faulty, faulty);
-  for (const name of ["alt", "verify", "extra"] as const)
+  for (const name of ["alt", "verify", "extra", "price"] as const)
     expect(`${name} calls`, c.calls[name] ?? 0, seen.calls[name] ?? 0);
+  if (c.calls.last !== undefined) expect("last step's tool calls", c.calls.last, seen.calls[`t${w.n - 1}`] ?? 0);
   expect(`calls of ${UNREGISTERED_TOOL}`, 0, seen.calls[UNREGISTERED_TOOL] ?? 0);
   const off = once.filter((t) => seen.calls[t] !== 1);
   if (off.length)
@@ -408,6 +485,8 @@ interface Outcome {
   wasted: number;
   carry: number | null;
   sideEffectsReexecuted: number;
+  /** Side effects that ran on a premise no longer true (assumption-drift cell; 0 elsewhere). */
+  staleEffects: number;
 }
 
 /** Attempts that did not contribute to reaching the goal: all of them when the run failed. */
@@ -419,10 +498,18 @@ function duplicates(ledger: Ledger): number {
   return [...ledger.commits.values()].reduce((s, n) => s + (n - 1), 0);
 }
 
-/** The library's run of a world, checked against its cell's contract (a test passes `policy` to change it). */
-export async function runLibrary(w: World, seed: number, policy: PolicyOptions = {}): Promise<Outcome> {
+/**
+ * The library's run of a world, checked against its cell's contract (a test passes `policy` to change it).
+ * `watch: false`: the assumption-drift cell as today's library runs it, checked against `UNWATCHED`.
+ */
+export async function runLibrary(
+  w: World,
+  seed: number,
+  policy: PolicyOptions = {},
+  { watch = true }: { watch?: boolean } = {},
+): Promise<Outcome> {
   const ledger: Ledger = { attempts: 0, useful: 0, commits: new Map(), calls: new Map(), planner: 0 };
-  const plan = worldPlan(w);
+  const plan = worldPlan(w, watch);
   plan.steps[w.n - 1]!.sideEffects = ["commit the result"];
   plan.steps[w.n - 1]!.idempotent = false;
   const sentBack: string[] = [];
@@ -439,6 +526,11 @@ export async function runLibrary(w: World, seed: number, policy: PolicyOptions =
           ...(last ? [{ ...last, dependsOn: [...(last.dependsOn ?? []), "extra"] }] : []),
         ],
       };
+    }
+    if (w.cell === "assumption-drift") {
+      const last = r.affectedSteps.find((s) => s.id === `s${w.n - 1}`)!;
+      // The same tool, as an order at the market price: it no longer rests on the bound (a new operation key).
+      return { steps: [{ ...last, id: `s${w.n - 1}_market`, args: { order: "at-market" }, assumptions: [] }] };
     }
     const out: Step[] = [];
     const replacement = w.cell === "new-evidence" ? "verify" : `s${w.faulty}_alt`;
@@ -475,7 +567,10 @@ export async function runLibrary(w: World, seed: number, policy: PolicyOptions =
   });
   const config = { configurable: { thread_id: "lib" } };
   let out: Loose | undefined;
-  const steps = Array.from({ length: w.n }, (_, i) => `t${i}`).filter((t) => t !== `t${w.faulty}`);
+  const steps = Array.from({ length: w.n }, (_, i) => `t${i}`).filter(
+    // The assumption-drift cell's purchase is replaced before it runs, under the same tool: its contract counts its calls.
+    (t) => t !== `t${w.faulty}` && !(w.cell === "assumption-drift" && t === `t${w.n - 1}`),
+  );
   let once = steps;
   let atMostTwice: string[] = [];
   if (w.cell === "scope-change") {
@@ -517,7 +612,8 @@ export async function runLibrary(w: World, seed: number, policy: PolicyOptions =
   const recovered =
     out.status === "completed" &&
     (w.cell !== "scope-change" || (ledger.calls.get("extra") ?? 0) > 0) &&
-    (w.cell !== "new-evidence" || (ledger.calls.get("verify") ?? 0) > 0);
+    (w.cell !== "new-evidence" || (ledger.calls.get("verify") ?? 0) > 0) &&
+    (ledger.stale ?? 0) === 0;
   const metrics = planMetrics(out as never);
   checkContract(
     w,
@@ -531,6 +627,7 @@ export async function runLibrary(w: World, seed: number, policy: PolicyOptions =
     },
     out.status === "completed" ? once : [],
     atMostTwice,
+    w.cell === "assumption-drift" && !watch ? UNWATCHED : undefined,
   );
   return {
     recovered,
@@ -539,6 +636,7 @@ export async function runLibrary(w: World, seed: number, policy: PolicyOptions =
     wasted: wasted(recovered, ledger),
     carry: metrics.trustedCarryRate,
     sideEffectsReexecuted: duplicates(ledger),
+    staleEffects: ledger.stale ?? 0,
   };
 }
 
@@ -568,7 +666,9 @@ async function runNaive(w: World): Promise<Outcome> {
     recovered =
       Object.values(out.outputs).every(
         (o) => (o as { ok?: boolean }).ok === true && (o as { evidence_ok?: boolean }).evidence_ok !== false,
-      ) && w.cell !== "scope-change";
+      ) &&
+      w.cell !== "scope-change" &&
+      (ledger.stale ?? 0) === 0;
   } catch {
     recovered = false;
   }
@@ -579,6 +679,7 @@ async function runNaive(w: World): Promise<Outcome> {
     wasted: wasted(recovered, ledger),
     carry: null,
     sideEffectsReexecuted: duplicates(ledger),
+    staleEffects: ledger.stale ?? 0,
   };
 }
 
@@ -639,7 +740,8 @@ async function runRegenerate(w: World): Promise<Outcome> {
     remaining.length === 0 &&
     done.has(`s${w.n - 1}`) &&
     (w.cell !== "new-evidence" || done.has("verify")) &&
-    (w.cell !== "scope-change" || done.has("extra"));
+    (w.cell !== "scope-change" || done.has("extra")) &&
+    (ledger.stale ?? 0) === 0;
   return {
     recovered,
     attempts: ledger.attempts,
@@ -647,6 +749,7 @@ async function runRegenerate(w: World): Promise<Outcome> {
     wasted: wasted(recovered, ledger),
     carry: null,
     sideEffectsReexecuted: duplicates(ledger),
+    staleEffects: ledger.stale ?? 0,
   };
 }
 
@@ -660,22 +763,26 @@ export async function governance(quick: boolean): Promise<{ table: Table; target
   const rows: (string | number)[][] = [];
   const targets: string[] = [];
   for (const cell of CELLS) {
-    const sums = { lib: [] as Outcome[], naive: [] as Outcome[], regen: [] as Outcome[] };
+    const sums = { lib: [] as Outcome[], unwatched: [] as Outcome[], naive: [] as Outcome[], regen: [] as Outcome[] };
+    const drift = cell === "assumption-drift";
     let minimum = 0;
     for (let seed = 1; seed <= seeds; seed++) {
       const w = cellWorld(cell as Exclude<Cell, "lost-ack">, seed);
       minimum += w.n + (cell === "scope-change" ? 1 : 0);
       sums.lib.push(await runLibrary(w, seed));
+      if (drift) sums.unwatched.push(await runLibrary(w, seed, {}, { watch: false }));
       sums.naive.push(await runNaive(w));
       sums.regen.push(await runRegenerate(w));
     }
     const avg = (xs: Outcome[], f: (o: Outcome) => number) => xs.reduce((s, o) => s + f(o), 0) / xs.length;
     const minPerRun = minimum / seeds;
-    for (const [name, xs] of [
+    const contenders: [string, Outcome[]][] = [
       ["library", sums.lib],
+      ...(drift ? [["library, premise not watched", sums.unwatched] as [string, Outcome[]]] : []),
       ["naive RetryPolicy", sums.naive],
       ["regenerate-the-rest", sums.regen],
-    ] as const) {
+    ];
+    for (const [name, xs] of contenders) {
       const carry = xs.filter((o) => o.carry !== null);
       rows.push([
         cell,
@@ -696,6 +803,7 @@ export async function governance(quick: boolean): Promise<{ table: Table; target
         ),
         carry.length ? `${fmt((carry.reduce((s, o) => s + o.carry!, 0) / carry.length) * 100, 0)}%` : "—",
         xs.reduce((s, o) => s + o.sideEffectsReexecuted, 0),
+        drift ? xs.reduce((s, o) => s + o.staleEffects, 0) : "—",
       ]);
     }
     const rate = (xs: Outcome[]) => avg(xs, (o) => Number(o.recovered));
@@ -704,8 +812,12 @@ export async function governance(quick: boolean): Promise<{ table: Table; target
     if (cell.endsWith("permanent") && avg(sums.lib, (o) => o.wasted) * 4 > avg(sums.naive, (o) => o.wasted))
       targets.push(`${cell}: wasted attempts not 4× below naive`);
     if (sums.lib.some((o) => o.sideEffectsReexecuted > 0)) targets.push(`${cell}: side effects re-executed`);
+    if (sums.lib.some((o) => o.staleEffects > 0)) targets.push(`${cell}: a side effect ran on a stale premise`);
   }
-  const measures = CELLS.map((c) => `${c}: ${CONTRACTS[c as keyof typeof CONTRACTS].says}`).join("; ");
+  const measures = [
+    ...CELLS.map((c) => `${c}: ${CONTRACTS[c as keyof typeof CONTRACTS].says}`),
+    `assumption-drift, premise not watched: ${UNWATCHED.says}`,
+  ].join("; ");
   return {
     table: {
       title: `Governance efficiency: seeded fault grid, ${seeds} worlds per cell (DAGs of 5–30 steps)`,
@@ -719,6 +831,7 @@ export async function governance(quick: boolean): Promise<{ table: Table; target
         "wasted attempts/run",
         "trusted carry",
         "side effects re-executed",
+        "effects on a stale premise",
       ],
       rows,
       note: `What each cell measures (every library run is checked against it; one that departs stops the bench): ${measures}. Wasted attempts: tool attempts that did not contribute to the goal (a call repeated after it succeeded; every attempt of a run that failed). Trusted carry: share of facts still trusted across the library's replans. Targets: ${targets.length === 0 ? "all met (recovery ≥ both baselines on every cell; wasted attempts ≥ 4× lower than naive on permanent cells; zero side effects re-executed)" : targets.join("; ")}.`,

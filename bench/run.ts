@@ -14,6 +14,7 @@ import { concurrency } from "./concurrency.js";
 import { decisionLatency } from "./decision-latency.js";
 import { effectJournal } from "./effect-journal.js";
 import { expressions } from "./expressions.js";
+import { freshness } from "./freshness.js";
 import { governance } from "./governance.js";
 import { loads } from "./loads.js";
 import { longRuns } from "./long-run.js";
@@ -49,6 +50,7 @@ const suites: [string, () => Promise<Table>][] = [
   ["agents", () => agentSteps(quick)],
   ["mcp", () => mcpService(quick)],
   ["long", () => longRuns(quick)],
+  ["freshness", () => freshness(quick)],
 ];
 for (const [name, run] of suites) {
   if (only && !only.split(",").includes(name)) continue;

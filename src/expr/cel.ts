@@ -17,7 +17,7 @@
 import { Environment, type ASTNode } from "@marcbachmann/cel-js";
 import { checkCost, overBudget, registerMetering, startMetering } from "./cost.js";
 
-export type ExpressionKind = "precondition" | "successSignal" | "when" | "check";
+export type ExpressionKind = "precondition" | "successSignal" | "when" | "check" | "watch";
 
 export interface CompiledExpression {
   readonly source: string;
@@ -140,7 +140,8 @@ export function compileExpression(source: string, kind: ExpressionKind): Compile
 }
 
 function compileUncached(source: string, kind: ExpressionKind): CompileResult {
-  const signal = kind === "successSignal";
+  // A watch's check reads its tool's `output` like a success signal does.
+  const signal = kind === "successSignal" || kind === "watch";
   const env = signal ? signalEnv : factsEnv;
   try {
     const checked = env.check(source);
@@ -191,7 +192,7 @@ export function evaluateExpression(
   for (const key of expression.facts) scoped[key] = toCel(facts[key]);
   for (const key of expression.probes) if (Object.hasOwn(facts, key)) scoped[key] = toCel(facts[key]);
   const context: Record<string, unknown> = { facts: scoped };
-  if (expression.kind === "successSignal") context.output = toCel(output ?? null);
+  if (expression.kind === "successSignal" || expression.kind === "watch") context.output = toCel(output ?? null);
   startMetering();
   try {
     const value = expression.run(context);

@@ -15,6 +15,7 @@ import { decide } from "../policy/ladder/decide.js";
 import { emit } from "../runtime/events.js";
 import { ESCALATION_OPTIONS, IN_DOUBT_OPTIONS, escalationPayload, offered } from "../runtime/interrupts.js";
 import { falsify } from "./shared/falsify.js";
+import { refreshWrites, staleAnswer } from "../policy/ladder/stale.js";
 import { withDeadline } from "../runtime/deadline.js";
 import { capText } from "../plan/json-safe.js";
 import type { FallbackAnswer } from "../contracts/classifier.js";
@@ -40,6 +41,9 @@ export function makeClassifierNode(rt: Runtime) {
     if (!deviation || !state.plan) return {};
     const step = deviation.stepId ? state.plan.steps.find((s) => s.id === deviation.stepId) : undefined;
     const run = deviation.stepId ? state.steps[deviation.stepId] : undefined;
+    const backtracks = state.guards.backtracks ?? {};
+    const stale =
+      deviation.kind === "stale_evidence" ? staleAnswer(deviation, state.plan, backtracks, rt.policy) : undefined;
     const ruled = classify({
       deviation,
       ...(step ? { step } : {}),
@@ -50,6 +54,7 @@ export function makeClassifierNode(rt: Runtime) {
       decisionCount: state.decisions.filter((d) => !isConcurrencyRecord(d)).length,
       producerAssumptions: producerAssumptions(state.plan!, state.facts, deviation),
       tiers: rt.tiers,
+      ...(stale ? { stale } : {}),
     });
     const usage: UsageEntry[] = [];
     // Built only when the LLM classifier is asked: most failures never reach it.
@@ -74,6 +79,12 @@ export function makeClassifierNode(rt: Runtime) {
     const id = deviation.stepId;
     const record = id && run ? recordAfter(verdict.action, run, verdict.delayMs) : undefined;
     if (id && record) update.steps = { [id]: verdict.tier ? { ...record, tier: verdict.tier } : record };
+    if (verdict.action === "refresh" && deviation.kind === "stale_evidence" && stale) {
+      const writes = refreshWrites(deviation, stale.producers, state.steps, state.facts, backtracks);
+      update.steps = { ...writes.steps, ...update.steps };
+      update.facts = writes.facts;
+      update.guards = { ...state.guards, backtracks: writes.backtracks };
+    }
     return { ...update, ...afterDecision(rt, state, decision, config) };
   };
 }

@@ -8,7 +8,7 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.js";
-import { selectReady, unfinishedSteps } from "../plan/ready.js";
+import { selectReady, stepPosition, unfinishedSteps } from "../plan/ready.js";
 import type { Step } from "../plan/schema/step.js";
 import { projectBudget } from "../policy/ladder/budget.js";
 import { mayStart, nextQueued } from "../policy/attempt/dispatch.js";
@@ -20,6 +20,8 @@ import { Visit } from "./executor/visit.js";
 import { compensateNext } from "./shared/compensations.js";
 import { blockedRun } from "./executor/blocked.js";
 import { externalStep, offeredToCaller } from "./executor/external.js";
+import { awaitsWatch, watchReadySteps } from "./executor/watches.js";
+import { awaitsRefresh } from "../policy/attempt/freshness.js";
 
 /** Where a visit stands once it has started what it could; `human`: a human or external step to ask about. */
 type Next = { kind: "go"; human?: Step } | { kind: "blocked"; waiting: string[] };
@@ -56,7 +58,11 @@ export function makeExecutor(rt: Runtime) {
     if (over) return { ...v.update(), deviation: over, status: "running" };
     // Something wanted, or the run stopped by its caller: start nothing, and wait for every call in
     // flight (the boundary comes next visit).
+    // Watchers of the assumptions the ready steps rest on are called before any of them starts.
+    if (!wanted && !flights.stopped) await watchReadySteps(v);
     let next: Next = wanted || flights.stopped ? { kind: "go" } : startReady(v, flights);
+    // The watches served the steps started just now: a step made ready later in this visit waits for its own.
+    v.watched.clear();
     if (flights.size > 0) {
       const drain = wanted !== undefined || !flights.shared;
       const ended = await flights.takeFinished(drain);
@@ -124,7 +130,23 @@ function startReady(v: Visit, flights: Dispatcher): Next {
     let human: Step | undefined;
     const refused: string[] = [];
     const successes = v.successes;
+    let waits = false;
     for (const step of readiness.steps) {
+      // An input being observed again (its producer starts in this loop), or a watcher not yet called in this
+      // visit (the next visit calls it): the step starts later.
+      if (
+        awaitsRefresh(
+          step,
+          (k) => v.facts[k] ?? v.state.facts[k],
+          v.steps,
+          (id) => inPlan(v, id),
+        )
+      )
+        continue;
+      if (awaitsWatch(v, step)) {
+        waits = true;
+        continue;
+      }
       const hold = v.holdReason();
       const verdict = mayStart(step, toolFor(step, v.steps[step.id]), {
         plan: v.plan,
@@ -146,9 +168,14 @@ function startReady(v: Visit, flights: Dispatcher): Next {
     // A step whose committed operation was reused ended without a call: what it made ready may start.
     if (v.successes > successes) continue;
     // Ready steps, none started, nothing running or queued: a resource held by a step that cannot run.
-    if (flights.size === 0 && !human && v.dispatch.queue.length === 0) return { kind: "blocked", waiting: refused };
+    if (flights.size === 0 && !human && v.dispatch.queue.length === 0 && !waits)
+      return { kind: "blocked", waiting: refused };
     return { kind: "go", ...(human && flights.size === 0 ? { human } : {}) };
   }
+}
+
+function inPlan(v: Visit, id: string): boolean {
+  return stepPosition(v.plan, id) !== undefined;
 }
 
 /** A human step: the human node raises the interrupt (its own writes are discarded while it waits). */

@@ -36,7 +36,10 @@ export function makePlannerNode(rt: Runtime) {
       const message = `context keys are not valid fact keys: ${keys} (use identifiers, not reserved names)`;
       return failed({ message, failureReason: "invalid_input", issues: [] }, {}, budget, usage);
     }
-    const inputFacts = makeFacts({ ...state.context }, { producedBy: "input", planVersion: 0 });
+    const inputFacts = makeFacts(
+      { ...state.context },
+      { producedBy: "input", planVersion: 0, observedAt: new Date(rt.clock.now()).toISOString() },
+    );
     const facts = [...Object.keys(state.facts), ...Object.keys(inputFacts)];
     const answer = await draftPlan(rt, state, facts, usage, config);
     if ("message" in answer) return failed(answer, inputFacts, budget, usage);

@@ -70,6 +70,8 @@ export function makeFacts(
     planVersion: number;
     assumptions?: readonly string[];
     derivedFrom?: readonly string[];
+    /** When the values were observed, on the run's clock (ISO): what `freshFor` measures a fact's age from. */
+    observedAt?: string;
   },
 ): Record<string, Fact> {
   const out: Record<string, Fact> = {};
@@ -81,6 +83,7 @@ export function makeFacts(
       planVersion: provenance.planVersion,
       assumptions: [...(provenance.assumptions ?? [])],
       derivedFrom: [...(provenance.derivedFrom ?? [])],
+      ...(provenance.observedAt !== undefined ? { observedAt: provenance.observedAt } : {}),
     };
   }
   return out;

@@ -39,7 +39,11 @@ export type PlanIssueCode =
   /** Two side-effecting steps make the same call without `operation` labels telling them apart. */
   | "duplicate_operation"
   /** A step's `verify` names a tool the registry does not have, or one with side effects (a probe must only read). */
-  | "invalid_verify_tool";
+  | "invalid_verify_tool"
+  /** A step's `freshFor` names a fact that is not one of its inputs, or a reserved name. */
+  | "invalid_freshness"
+  /** An assumption's `watch` names a tool the registry does not have, or one with side effects (a watcher only reads). */
+  | "invalid_watch_tool";
 
 export interface PlanIssue {
   code: PlanIssueCode;

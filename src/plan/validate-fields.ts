@@ -5,8 +5,8 @@
 import { MAX_ISSUES, type PlanIssue, type ValidationContext } from "./issues.js";
 import { nearest } from "./nearest.js";
 import { staticSignature } from "./operation.js";
-import { AssumptionSchema, PlanDraftSchema, type PlanDraft } from "./schema/plan.js";
-import { LIMITS } from "./schema/primitives.js";
+import { AssumptionSchema, PlanDraftSchema, WatchSchema, type PlanDraft } from "./schema/plan.js";
+import { LIMITS, RESERVED_KEYS } from "./schema/primitives.js";
 import {
   CompensateSchema,
   ExternalTaskSchema,
@@ -29,6 +29,7 @@ const FIELDS = {
   retry: Object.keys(RetryPolicySchema.shape),
   validate: Object.keys(ValidateSchema.shape),
   verify: Object.keys(VerifySchema.shape),
+  watch: Object.keys(WatchSchema.shape),
 } as const;
 
 /** Characters of a name quoted back in a message: enough to recognise it, never a flood. */
@@ -74,15 +75,37 @@ export function unknownFields(input: unknown): PlanIssue[] {
       check(s?.retry, FIELDS.retry, ["steps", i, "retry"], `${what} retry`, stepId);
       check(s?.validate, FIELDS.validate, ["steps", i, "validate"], `${what} validate`, stepId);
       check(s?.verify, FIELDS.verify, ["steps", i, "verify"], `${what} verify`, stepId);
+      reservedKeys(s?.freshFor, ["steps", i, "freshFor"], `${what} freshFor`, stepId, issues);
     });
   }
   if (Array.isArray(draft?.assumptions)) {
     draft.assumptions.slice(0, LIMITS.maxAssumptions).forEach((a: unknown, i) => {
       const id = idOf(a);
-      check(a, FIELDS.assumption, ["assumptions", i], id ? `assumption "${id}"` : `assumption ${i}`);
+      const what = id ? `assumption "${id}"` : `assumption ${i}`;
+      check(a, FIELDS.assumption, ["assumptions", i], what);
+      check((a as { watch?: unknown } | null)?.watch, FIELDS.watch, ["assumptions", i, "watch"], `${what} watch`);
     });
   }
   return issues;
+}
+
+/**
+ * Keys of a map the schema would drop without a word (`__proto__` never reaches a parsed record): a freshness
+ * bound on `__proto__` must not vanish and leave the step unbounded.
+ */
+function reservedKeys(
+  value: unknown,
+  path: (string | number)[],
+  what: string,
+  stepId: string | undefined,
+  issues: PlanIssue[],
+) {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return;
+  for (const key of Object.keys(value)) {
+    if (!RESERVED_KEYS.has(key) || issues.length >= MAX_ISSUES) continue;
+    const message = `${what} names ${quote(key)}, a reserved name (collides with Object.prototype), not a fact key`;
+    issues.push({ code: "invalid_freshness", path: [...path, key], ...(stepId ? { stepId } : {}), message });
+  }
 }
 
 /** A step's or assumption's id as written, if it is a string (cut to the id length limit). */

@@ -102,8 +102,34 @@ function checkPlanLevel(draft: PlanDraft, ctx: ValidationContext, add: (issue: P
     }
     assumptionIds.add(a.id);
     if (a.check) checkExpression(a.check, "check", ["assumptions", i, "check"], undefined, add);
+    if (a.watch) checkWatch(a.id, a.watch, i, ctx, add);
   });
   return assumptionIds;
+}
+
+/**
+ * An assumption's watcher is a registered tool without side effects, and its check compiles: it runs before steps
+ * start, outside every step's key and journal, so a watcher that wrote would be an unplanned effect
+ * (docs/decisions/0041-evidence-freshness-and-drift.md).
+ */
+function checkWatch(
+  id: string,
+  watch: NonNullable<PlanDraft["assumptions"]>[number]["watch"] & object,
+  i: number,
+  ctx: ValidationContext,
+  add: (issue: PlanIssue) => boolean,
+) {
+  const path = ["assumptions", i, "watch", "tool"];
+  if (!ctx.tools.has(watch.tool)) {
+    const message = `assumption "${id}" watch names tool "${watch.tool}", which is not in the registry (${listTools(ctx.tools)})`;
+    add({ code: "invalid_watch_tool", path, message });
+  } else if (ctx.sideEffectTools?.has(watch.tool)) {
+    const message =
+      `assumption "${id}" watch names tool "${watch.tool}", which declares side effects; ` +
+      "a watcher must only read (give a read-only lookup tool)";
+    add({ code: "invalid_watch_tool", path, message });
+  }
+  checkExpression(watch.check, "watch", ["assumptions", i, "watch", "check"], undefined, add);
 }
 
 /** Where and what to report for one step. */
@@ -137,6 +163,17 @@ function validateStep(
     add({ code: "invalid_retry", path: at("retry"), stepId: step.id, message: `step "${step.id}" retry: ${problem}` });
   checkArgsSize(c);
   checkVerify(c, ctx);
+  checkFreshFor(c);
+}
+
+/** `freshFor` bounds the step's inputs: a key that is not one of them bounds nothing, and says the plan is confused. */
+function checkFreshFor({ step, at, add }: StepCheck) {
+  for (const key of Object.keys(step.freshFor ?? {})) {
+    if ((step.inputs ?? []).includes(key)) continue;
+    const inputs = step.inputs?.length ? `its inputs: ${step.inputs.join(", ")}` : "it has no inputs";
+    const message = `step "${step.id}" freshFor names "${key}", which is not one of its inputs (${inputs})`;
+    add({ code: "invalid_freshness", path: at("freshFor", key), stepId: step.id, message });
+  }
 }
 
 /**

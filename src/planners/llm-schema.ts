@@ -30,7 +30,22 @@ const LlmVerifySchema = z.strictObject({
   argsJson: z.string().nullable(),
   inputs: nullableList.describe("fact keys passed to the probe as arguments of the same name"),
 });
-const LlmAssumptionSchema = z.strictObject({ id: z.string(), statement: z.string(), check: z.string().nullable() });
+/** An assumption's watcher (docs/decisions/0041-evidence-freshness-and-drift.md). */
+const LlmWatchSchema = z.strictObject({
+  tool: z.string().describe("a read-only catalogue tool (no side effects) that observes the assumption"),
+  argsJson: z.string().nullable(),
+  check: z.string().describe("CEL over the tool's output and facts; false means the assumption no longer holds"),
+  everyMs: z
+    .number()
+    .nullable()
+    .describe("call it at most once per this many ms; null: before every step resting on it"),
+});
+const LlmAssumptionSchema = z.strictObject({
+  id: z.string(),
+  statement: z.string(),
+  check: z.string().nullable(),
+  watch: LlmWatchSchema.nullable().describe("for a belief about the world that may change while the plan runs"),
+});
 
 /** Agent steps (docs/decisions/0021-agent-steps.md): the agent, the model tier, how hard it is, its validation. */
 const LlmValidateSchema = z.strictObject({
@@ -84,6 +99,11 @@ export const LlmStepSchema = z.strictObject({
   ),
   timeoutMs: z.number().nullable(),
   estimateMs: z.number().nullable().describe("how long the step should take, in ms; null if unknown"),
+  freshFor: z
+    .array(z.strictObject({ fact: z.string(), ms: z.number() }))
+    .nullable()
+    .describe("how old each input fact may be when the step starts, in ms; an older one is read again first"),
+  inputsFreshForMs: z.number().nullable().describe("the same bound for every input; null for none"),
   cost: z.number().nullable(),
   optional: z.boolean().nullable(),
   human: LlmHumanSchema.nullable(),
@@ -154,7 +174,14 @@ export const LlmPlanAnswerSchema = lenient(
     steps: z.array(StepAnswerSchema),
     // A plan without assumptions is a natural answer too: a missing or null list is an empty one.
     assumptions: z
-      .array(lenient(LlmAssumptionSchema, LlmAssumptionSchema))
+      .array(
+        lenient(
+          LlmAssumptionSchema,
+          LlmAssumptionSchema.extend({
+            watch: lenient(LlmWatchSchema, LlmWatchSchema.extend({ argsJson: ArgsAnswerSchema })).nullable(),
+          }),
+        ),
+      )
       .nullish()
       .transform((list) => list ?? []),
   }),
@@ -172,10 +199,11 @@ export function toPlanDraft(answer: LlmPlanAnswer): { draft: PlanDraft; issues: 
   const steps = answer.steps.map((s, i) => toStep(s, i, issues));
   const draft: PlanDraft = {
     steps,
-    assumptions: answer.assumptions.map((a) => ({
+    assumptions: answer.assumptions.map((a, i) => ({
       id: a.id,
       statement: a.statement,
       ...(a.check !== null ? { check: a.check } : {}),
+      ...(a.watch !== null ? { watch: toWatch(a.watch, i, issues) } : {}),
     })),
   };
   if (answer.rationale !== null) draft.rationale = answer.rationale;
@@ -184,6 +212,16 @@ export function toPlanDraft(answer: LlmPlanAnswer): { draft: PlanDraft; issues: 
 }
 
 type Args = Record<string, unknown>;
+
+function toWatch(w: NonNullable<LlmPlanAnswer["assumptions"][number]["watch"]>, i: number, issues: ConversionIssue[]) {
+  const args = parseArgs(w.argsJson, ["assumptions", i, "watch", "argsJson"], issues);
+  return {
+    tool: w.tool,
+    check: w.check,
+    ...(args ? { args } : {}),
+    ...(w.everyMs !== null ? { everyMs: Math.round(w.everyMs) } : {}),
+  };
+}
 
 function parseArgs(text: string | Args | null, path: (string | number)[], issues: ConversionIssue[]): Args | undefined {
   // An object where the JSON string belongs is the parsed value already.
@@ -237,6 +275,10 @@ function toStep(s: LlmPlanAnswer["steps"][number], i: number, issues: Conversion
   }
   if (s.timeoutMs !== null) step.timeoutMs = Math.round(s.timeoutMs);
   if (s.estimateMs !== null) step.estimateMs = Math.round(s.estimateMs);
+  // Entries, not a record: strict structured output has no open-ended objects. A key repeated keeps its last bound.
+  if (s.freshFor !== null && s.freshFor.length > 0)
+    step.freshFor = Object.fromEntries(s.freshFor.map((f) => [f.fact, Math.round(f.ms)]));
+  if (s.inputsFreshForMs !== null) step.inputsFreshForMs = Math.round(s.inputsFreshForMs);
   if (s.cost !== null) step.cost = s.cost;
   if (s.optional !== null) step.optional = s.optional;
   if (s.human !== null) {

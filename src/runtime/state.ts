@@ -25,6 +25,8 @@ import {
   FactSchema,
   SideEffectRecordSchema,
   StepRunSchema,
+  WatchRecordSchema,
+  type WatchRecord,
   type Budget,
   type CompensationRecord,
   type Fact,
@@ -161,6 +163,8 @@ export const PlanManagerOutput = Annotation.Root({
   decisions: logOf<Decision>("decisions", DecisionSchema),
   replans: logOf<ReplanRecord>("replans", ReplanRecordSchema),
   sideEffects: logOf<SideEffectRecord>("sideEffects", SideEffectRecordSchema),
+  /** Every call of an assumption's watcher, in order (docs/decisions/0041-evidence-freshness-and-drift.md). */
+  watches: logOf<WatchRecord>("watches", WatchRecordSchema),
   /**
    * Compensations of abandoned side effects, in the order they run (docs/decisions/0039-compensation.md).
    * No default: a run that never abandons an effect stores nothing for it.

@@ -8,9 +8,10 @@ import { planMetrics, type PlanMetrics } from "./metrics.js";
 import { costsByTier, tierCostLine } from "./model-costs.js";
 import { compensationSummary } from "./compensations.js";
 import { inDoubtNow, inDoubtSummary } from "./effects.js";
+import { watchSummary } from "./watches.js";
 
 type OperatorState = Pick<PlanManagerStateType, "plan" | "steps" | "status" | "decisions" | "replans" | "budget"> &
-  Partial<Pick<PlanManagerStateType, "usage" | "pendingHuman" | "compensations">>;
+  Partial<Pick<PlanManagerStateType, "usage" | "pendingHuman" | "compensations" | "watches">>;
 
 const FINISHED: ReadonlySet<string> = new Set(["completed", "partial", "failed", "aborted"]);
 
@@ -76,6 +77,7 @@ export function operatorView(state: OperatorState, options: OperatorViewOptions 
           happened: m.effectsHappened ?? 0,
         })),
     ...(state.status === "awaiting_human" ? inDoubtNow(state.pendingHuman) : []),
+    ...watchSummary(state.watches),
     ...modelsLine(state),
   ];
 }

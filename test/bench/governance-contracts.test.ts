@@ -35,3 +35,23 @@ describe("governance benchmark: cells measure the library's contract", () => {
     );
   });
 });
+
+describe("governance benchmark: the assumption-drift cell", () => {
+  it("with the premise watched the purchase is replanned before it runs; without, it runs on the stale premise", async () => {
+    const w = cellWorld("assumption-drift", 1);
+    const watched = await runLibrary(w, 1);
+    expect([watched.recovered, watched.staleEffects, watched.planner, watched.sideEffectsReexecuted]).toEqual([
+      true,
+      0,
+      2,
+      0,
+    ]);
+    const unwatched = await runLibrary(w, 1, {}, { watch: false });
+    expect([unwatched.recovered, unwatched.staleEffects, unwatched.planner, unwatched.wasted]).toEqual([
+      false,
+      1,
+      1,
+      unwatched.attempts,
+    ]);
+  });
+});

@@ -64,6 +64,7 @@ describe("human review through interrupts", () => {
       planVersion: 1,
       assumptions: [],
       derivedFrom: ["applicant_id", "credit_score", "compliance_flag"],
+      observedAt: "2026-01-01T00:00:00.000Z",
     });
     expect(done.sideEffects).toEqual([
       {

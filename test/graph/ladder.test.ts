@@ -27,6 +27,8 @@ describe("the response ladder on a running graph", () => {
       planVersion: 1,
       assumptions: [],
       derivedFrom: [],
+      // When the retry ended, on the run's clock (docs/decisions/0041-evidence-freshness-and-drift.md).
+      observedAt: "2026-01-01T00:00:00.500Z",
     });
   });
 

@@ -27,6 +27,29 @@ describe("README", () => {
     }
   });
 
+  it.each([
+    ["### Evidence freshness", ["completed", "evidence.stale", "101"]],
+    ["### Assumption drift", ["completed", "assumption.drift", "price_ok held=false at 130", "135"]],
+  ])("runs the example under %s as written and prints what it promises", (heading, printed) => {
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    const section = readme.slice(readme.indexOf(heading));
+    const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(code).toBeDefined();
+    const dir = mkdtempSync(join(root, "test", ".readme-"));
+    try {
+      const file = join(dir, "quality.ts");
+      writeFileSync(
+        file,
+        code!.replace('from "langgraph-replan"', `from ${JSON.stringify(join(root, "src/index.ts"))}`),
+      );
+      const run = spawnSync(process.execPath, ["--import", "tsx", file], { cwd: root, encoding: "utf8" });
+      expect(run.stderr.replace(/npm warn.*\n/g, "")).toBe("");
+      expect(run.stdout.trim().split("\n")).toEqual(printed);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("runs the createAgent example as written and prints what it promises", () => {
     const readme = readFileSync(join(root, "README.md"), "utf8");
     const section = readme.slice(readme.indexOf("## Inside createAgent"));

@@ -73,7 +73,8 @@ describe("per-step storage", () => {
     // Deterministic (fake clock, fixed-length ids and timestamps); only version digits vary by step.
     const early = (sizes[40]! - sizes[20]!) / 20;
     const late = (sizes[140]! - sizes[40]!) / 100;
-    expect([Math.round(early), Math.round(late)]).toEqual([1906, 1918]);
+    // Each fact's `observedAt` (docs/decisions/0041-evidence-freshness-and-drift.md) added 57 bytes a step.
+    expect([Math.round(early), Math.round(late)]).toEqual([1963, 1976]);
     // Before decision 0011 the last checkpoint held the plan, every step record and every fact.
     const last = saver.db
       .prepare("SELECT checkpoint FROM checkpoints WHERE thread_id = 'chain-140' ORDER BY checkpoint_id DESC LIMIT 1")

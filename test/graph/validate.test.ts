@@ -213,7 +213,7 @@ describe("fields and inputs the validator used to let through", () => {
 describe("unknown fields, inputs and producers: messages and bounds", () => {
   const STEP_FIELDS =
     "id, goal, tool, args, inputs, produces, dependsOn, assumptions, preconditions, successSignal, when, retry, " +
-    "retryOnUnmet, fallback, sideEffects, idempotent, operation, honoursIdempotencyKey, verify, compensate, timeoutMs, estimateMs, cost, optional, human, external, agent, tier, complexity, validate";
+    "retryOnUnmet, fallback, sideEffects, idempotent, operation, honoursIdempotencyKey, verify, compensate, freshFor, inputsFreshForMs, timeoutMs, estimateMs, cost, optional, human, external, agent, tier, complexity, validate";
   const withInputs = {
     ...ctx,
     toolArguments: new Map<string, readonly string[] | undefined>([

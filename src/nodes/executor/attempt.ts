@@ -113,6 +113,7 @@ export function checkBefore(
     committed: [...v.state.sideEffects, ...v.effects],
     compensations: v.state.compensations,
     steps: v.steps,
+    now: v.rt.clock.now(),
   });
 }
 

@@ -11,7 +11,7 @@ import type { DispatchState, PlanManagerStateType, PlanManagerUpdate } from "../
 import { makeFacts, trustedValues } from "../../plan/facts.js";
 import { overlay } from "../../plan/overlay.js";
 import type { Plan } from "../../plan/schema/plan.js";
-import type { Fact, SideEffectRecord, StepRun } from "../../plan/schema/run.js";
+import type { Fact, SideEffectRecord, StepRun, WatchRecord } from "../../plan/schema/run.js";
 import type { Step } from "../../plan/schema/step.js";
 import type { Decision } from "../../policy/ladder/decision.js";
 import type { Deviation } from "../../policy/ladder/deviation.js";
@@ -29,6 +29,9 @@ export class Visit {
   readonly facts: Record<string, Fact> = {};
   readonly effects: SideEffectRecord[] = [];
   readonly decisions: Decision[] = [];
+  /** Watcher calls made in this visit; `watched`: the assumptions watched for the steps about to start. */
+  readonly watches: WatchRecord[] = [];
+  readonly watched = new Set<string>();
   /** Model calls made by agent steps whose attempts ended in this visit. */
   readonly usage: UsageEntry[] = [];
   readonly dispatch: DispatchState;
@@ -100,6 +103,7 @@ export class Visit {
       planVersion: this.plan.version,
       assumptions: step.assumptions ?? [],
       derivedFrom: step.inputs ?? [],
+      observedAt: run.endedAt ?? this.now(),
     };
     Object.assign(this.facts, makeFacts(values, provenance));
     Object.assign(this.trusted, values);
@@ -170,6 +174,7 @@ export class Visit {
     if (Object.keys(this.facts).length > 0) out.facts = this.facts;
     if (this.effects.length > 0) out.sideEffects = this.effects;
     if (this.decisions.length > 0) out.decisions = this.decisions;
+    if (this.watches.length > 0) out.watches = this.watches;
     if (this.usage.length > 0) out.usage = this.usage;
     if (this.spent !== state.budget.spent) out.budget = { ...state.budget, spent: this.spent };
     if (this.successes !== state.guards.successes) out.guards = { ...state.guards, successes: this.successes };

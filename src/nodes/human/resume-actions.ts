@@ -103,7 +103,11 @@ const HANDLERS: Handlers = {
     });
   },
   provide: (a, reply) => {
-    const facts = makeFacts(reply.facts, { producedBy: "human", planVersion: a.state.plan?.version ?? 0 });
+    const facts = makeFacts(reply.facts, {
+      producedBy: "human",
+      planVersion: a.state.plan?.version ?? 0,
+      observedAt: a.at,
+    });
     const names = Object.keys(reply.facts).join(", ") || "nothing";
     const update: PlanManagerUpdate = {
       facts,

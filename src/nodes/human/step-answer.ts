@@ -84,6 +84,7 @@ function personsOutput(a: Answering, step: Step, run: StepRun, output: unknown) 
     planVersion: a.state.plan?.version ?? 0,
     assumptions: step.assumptions ?? [],
     derivedFrom: step.inputs ?? [],
+    observedAt: a.at,
   });
   emitOnceDurable(a.config, {
     type: "step_finished",

@@ -45,6 +45,8 @@ export const ActionSchema = z.enum([
   "reuse",
   /** An abandoned side effect's compensation ran (`compensate.run`). */
   "compensate",
+  /** Stale inputs: the steps that produced them run again before the step that read them (`evidence.stale`). */
+  "refresh",
 ]);
 export type Action = z.infer<typeof ActionSchema>;
 

@@ -2,14 +2,36 @@
  * A plan draft (what a planner returns) and a plan version (what the manager stores).
  */
 import { z } from "zod";
-import { ExpressionSchema, IdSchema, LIMITS, TextSchema } from "./primitives.js";
+import { ExpressionSchema, IdSchema, JsonObjectSchema, LIMITS, TextSchema } from "./primitives.js";
 import { StepSchema } from "./step.js";
+
+/**
+ * A read-only tool that watches an assumption from outside the plan (docs/decisions/0041-evidence-freshness-and-drift.md):
+ * called before each step that rests on the assumption starts, at most once per `everyMs`.
+ */
+export const WatchSchema = z.object({
+  /** A registered tool without side effects. */
+  tool: z.string().min(1).max(LIMITS.maxIdLength),
+  args: JsonObjectSchema.optional(),
+  /** CEL over `output` (the tool's return) and `facts`; false → the assumption has drifted (it is falsified). */
+  check: ExpressionSchema,
+  /** At most one call per this many ms of the run's clock. Default 0: before every start of a step resting on it. */
+  everyMs: z
+    .number()
+    .int()
+    .min(0)
+    .max(30 * 86_400_000)
+    .optional(),
+});
+export type Watch = z.infer<typeof WatchSchema>;
 
 export const AssumptionSchema = z.object({
   id: IdSchema,
   statement: TextSchema.min(1),
   /** CEL over `facts`; false → the assumption is falsified. */
   check: ExpressionSchema.optional(),
+  /** Watched in the world while the run goes on: a false `watch.check` falsifies it (rule `assumption.drift`). */
+  watch: WatchSchema.optional(),
 });
 export type Assumption = z.infer<typeof AssumptionSchema>;
 

@@ -67,8 +67,29 @@ export const FactSchema = z.object({
   planVersion: z.number().int(),
   assumptions: z.array(z.string()),
   derivedFrom: z.array(z.string()),
+  /** When the fact was observed, on the run's clock (ISO). Absent in checkpoints written before 0.2: never stale. */
+  observedAt: z.string().optional(),
 });
 export type Fact = z.infer<typeof FactSchema>;
+
+/**
+ * One call of an assumption's watcher (docs/decisions/0041-evidence-freshness-and-drift.md): what it saw and what
+ * that said. `held` is false when the check found the assumption drifted; a call that threw has `error` and no verdict.
+ */
+export const WatchRecordSchema = z.object({
+  assumptionId: z.string(),
+  /** The step about to start that asked for the watch. */
+  stepId: z.string(),
+  tool: z.string(),
+  at: z.string(),
+  planVersion: z.number().int(),
+  output: z.unknown().optional(),
+  held: z.boolean().optional(),
+  error: ErrorInfoSchema.optional(),
+  /** The evidence rule that classed a call that threw (`transient.error`, …): recorded, never a falsification. */
+  evidence: z.string().optional(),
+});
+export type WatchRecord = z.infer<typeof WatchRecordSchema>;
 
 export const SideEffectRecordSchema = z.object({
   stepId: z.string(),

@@ -34,6 +34,13 @@ export const CompensateSchema = z.object({
 });
 export type Compensate = z.infer<typeof CompensateSchema>;
 
+/** A freshness bound: whole milliseconds, at least 1, at most 30 days (NaN, Infinity and negatives are refused). */
+export const FreshnessMsSchema = z
+  .number()
+  .int()
+  .min(1)
+  .max(30 * 86_400_000);
+
 export const HumanTaskSchema = z.object({
   prompt: TextSchema.min(1),
   timeoutMs: z.number().int().positive().optional(),
@@ -118,6 +125,13 @@ export const StepSchema = z.object({
   verify: VerifySchema.optional(),
   /** The undo of the step's committed side effect, run when a replan or the run's end abandons it. */
   compensate: CompensateSchema.optional(),
+  /**
+   * How old, in ms, a fact this step reads may be when it starts (docs/decisions/0041-evidence-freshness-and-drift.md):
+   * an input observed longer ago is stale for this step, and its producer runs again first. Keys are inputs of the step.
+   */
+  freshFor: z.record(FactKeySchema, FreshnessMsSchema).optional(),
+  /** `freshFor` for every input of the step at once; a key of `freshFor` overrides it. */
+  inputsFreshForMs: FreshnessMsSchema.optional(),
   timeoutMs: z.number().int().positive().max(86_400_000).optional(),
   /** How long the step should take: still running at `policy.stallFactor` × this, it is reported as stalled. */
   estimateMs: z.number().int().positive().max(86_400_000).optional(),

@@ -21,6 +21,7 @@ import { producerAssumptions, type Deviation } from "../ladder/deviation.js";
 import type { ResolvedPolicy } from "../options.js";
 import { coolingDown } from "../replan/guards.js";
 import { liveKey, undoneKeys } from "../compensation/redo-key.js";
+import { checkFreshness } from "./freshness.js";
 import {
   checkBudget,
   checkCommittedEffect,
@@ -78,6 +79,8 @@ export interface BeforeAttempt {
   steps: Readonly<Record<string, StepRun>>;
   /** The checkpoint shows this attempt running with no call in flight: it is called again, not charged again. */
   again?: boolean;
+  /** The run's clock (ms): given, inputs older than the step's `freshFor` stop the call (freshness.ts). */
+  now?: number;
 }
 
 export type Before =
@@ -93,7 +96,9 @@ export type Before =
 
 export function beforeAttempt(b: BeforeAttempt): Before {
   const { step } = b;
-  const pre = checkInputs(step, b.facts, b.trusted) ?? checkPreconditions(step, b.trusted);
+  // A call made again was fresh when it first started: its inputs are not judged twice.
+  const stale = b.now === undefined || b.again ? undefined : checkFreshness(step, b.facts, b.now);
+  const pre = checkInputs(step, b.facts, b.trusted) ?? stale ?? checkPreconditions(step, b.trusted);
   if (pre) return { kind: "refused", failure: pre };
   const undone = undoneKeys(b.compensations);
   const keys = liveKeys(effectKey(b.threadId, step, b.tool, b.args), undone);

@@ -15,6 +15,8 @@ export function recordAfter(action: Action, run: StepRun, delayMs = 0): StepRun 
       return { ...run, status: "pending", usedFallback: true, retryBase: run.attempts };
     case "skip":
       return { ...run, status: "skipped", skipReason: "optional_failed" };
+    case "refresh":
+      return { ...run, status: "pending" };
     default:
       return undefined;
   }
@@ -31,6 +33,9 @@ export function mayAskLlm(verdict: { failureClass: string; rule: string }): bool
   );
 }
 
-/** Actions an LLM classifier may choose: the ladder's, never a person's nor a record's (`reuse`, `compensate`). */
-const NOT_LADDER: ReadonlySet<Action> = new Set(["provide", "approve", "complete", "reuse", "compensate"]);
+/**
+ * Actions an LLM classifier may choose: the ladder's, never a person's nor a record's (`reuse`, `compensate`), nor
+ * `refresh`, which only stale evidence calls for.
+ */
+const NOT_LADDER: ReadonlySet<Action> = new Set(["provide", "approve", "complete", "reuse", "compensate", "refresh"]);
 export const LADDER_ACTIONS: readonly Action[] = ActionSchema.options.filter((a) => !NOT_LADDER.has(a));

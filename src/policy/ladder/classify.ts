@@ -46,6 +46,8 @@ export interface ClassifyInput {
   producerAssumptions?: readonly string[];
   /** The model tiers `createPlanManager({ models })` configures (agent steps move up through them). */
   tiers?: readonly ModelTier[];
+  /** For stale evidence: the answer `staleAnswer` (stale.ts) gives where the run stands on backtracking. */
+  stale?: { rule: RuleId; reason: string };
 }
 
 export interface Verdict {
@@ -141,9 +143,19 @@ const RUNGS_BY_CLASS: Record<FailureClass, Rungs> = {
       return replanOr(input, base, "assumption_broken", "assumption.several-global", assumption, reason);
     }
     const reason = `assumption "${assumption}" is false: ${what}`;
-    return replanOr(input, base, "assumption_broken", "assumption.replan-local", assumption, reason);
+    const drifted = deviation.kind === "assumption_broken" && deviation.watch !== undefined;
+    const rule = drifted ? "assumption.drift" : "assumption.replan-local";
+    return replanOr(input, base, "assumption_broken", rule, assumption, reason);
   },
   precondition_failed: (input, base, what) => {
+    if (input.deviation.kind === "stale_evidence") {
+      const answer = input.stale ?? {
+        rule: "evidence.stale-escalate",
+        reason: `${what}; nobody said who observes it again`,
+      };
+      if (answer.rule === "evidence.stale") return verdict(answer.rule, "precondition_failed", answer.reason, base);
+      return escalateOrSkip(input, base, "precondition_failed", answer.rule, answer.reason);
+    }
     const blamed = (input.producerAssumptions ?? []).find((a) => !input.replan.falsified.includes(a));
     if (!blamed) {
       const reason = `${what}; re-running earlier steps cannot fix it (no assumption to revise)`;

@@ -45,6 +45,15 @@ export const DeviationSchema = z.discriminatedUnion("kind", [
     assumptionId: z.string(),
     /** Every assumption found false at once (several → a global replan). */
     assumptionIds: z.array(z.string()).optional(),
+    /** The watcher whose check found it false, with what it saw (`error.evidence`): the assumption drifted. */
+    watch: z.object({ tool: z.string() }).optional(),
+  }),
+  /** Inputs older than the step's `freshFor` allows when it was to start (docs/decisions/0041-evidence-freshness-and-drift.md). */
+  z.object({
+    kind: z.literal("stale_evidence"),
+    ...base,
+    /** The stale facts, each with its age and bound in ms and the step that produced it. */
+    stale: z.array(z.object({ key: z.string(), ageMs: z.number(), freshForMs: z.number(), producedBy: z.string() })),
   }),
   z.object({ kind: z.literal("budget"), ...base }),
   z.object({ kind: z.literal("scope_change"), ...base }),

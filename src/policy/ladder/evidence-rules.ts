@@ -82,6 +82,12 @@ export const EVIDENCE_RULES: readonly EvidenceRule[] = [
     matches: (d) => isError(d) && d.error?.name === "AssumptionBrokenError",
   },
   {
+    id: "assumption.watch-false",
+    failureClass: "assumption_broken",
+    description: "an assumption's watcher saw it false before a step resting on it started",
+    matches: (d) => d.kind === "assumption_broken" && d.watch !== undefined,
+  },
+  {
     id: "assumption.check-false",
     failureClass: "assumption_broken",
     description: "an assumption check turned false",
@@ -215,6 +221,12 @@ export const EVIDENCE_RULES: readonly EvidenceRule[] = [
     failureClass: "precondition_failed",
     description: "a precondition is false or a needed fact is missing",
     matches: (d) => d.kind === "precondition",
+  },
+  {
+    id: "evidence.stale-input",
+    failureClass: "precondition_failed",
+    description: "an input is older than the step's freshFor allows",
+    matches: (d) => d.kind === "stale_evidence",
   },
   {
     id: "budget.max-cost",

@@ -156,6 +156,20 @@ export const RULES = {
     "replan_local",
     "a precondition is false: replan the steps that produce its facts",
   ),
+  // Evidence freshness and assumption drift (docs/decisions/0041-evidence-freshness-and-drift.md).
+  "evidence.stale": r(
+    "replan-local",
+    ["precondition_failed"],
+    "refresh",
+    "an input is older than the step's freshFor allows: the step that produced it runs again first (a bounded " +
+      "backtrack: policy.maxBacktrackDepth, policy.maxBacktracksPerStep)",
+  ),
+  "assumption.drift": r(
+    "replan-local",
+    ["assumption_broken"],
+    "replan_local",
+    "an assumption's watcher saw it false before a step resting on it started: replan the steps that rest on it",
+  ),
   // Global replan: everything not yet done.
   "assumption.several-global": r(
     "replan-global",
@@ -217,6 +231,13 @@ export const RULES = {
     ["precondition_failed"],
     "escalate",
     "a precondition is false and no producer rests on an assumption",
+  ),
+  "evidence.stale-escalate": r(
+    "escalate",
+    ["precondition_failed"],
+    "escalate",
+    "an input is stale, and the step that produced it has side effects (running it again would repeat them) " +
+      "or is no step of the plan (the run's input)",
   ),
   "unknown.escalate": r("escalate", ["unknown"], "escalate", "no evidence rule recognised the failure"),
   // The optional LLM classifier, consulted only for `unknown`: it chooses the class and the action.

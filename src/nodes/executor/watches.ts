@@ -1,0 +1,87 @@
+/**
+ * Assumption watchers, called before the steps that rest on their assumptions start
+ * (docs/decisions/0041-evidence-freshness-and-drift.md): what is due is the policy's (`policy/trust/watch.ts`);
+ * here the read-only tools are called, each call recorded in state `watches`. A watcher whose check is false
+ * queues the drift for the ladder; one that throws, or whose check cannot be evaluated, is recorded with its
+ * evidence rule and falsifies nothing: the step starts on the assumption as it stood.
+ */
+import type { Step } from "../../plan/schema/step.js";
+import type { WatchRecord } from "../../plan/schema/run.js";
+import { selectReady } from "../../plan/ready.js";
+import { toJsonSafe } from "../../plan/json-safe.js";
+import { errorInfo } from "../../policy/ladder/deviation.js";
+import { classifyEvidence } from "../../policy/ladder/evidence-rules.js";
+import {
+  driftDeviation,
+  dueWatches,
+  judgeWatch,
+  lastWatched,
+  watchedAssumptions,
+  type WatchedAssumption,
+} from "../../policy/trust/watch.js";
+import { callTool } from "../../runtime/call-tool.js";
+import type { Visit } from "./visit.js";
+
+/** The watchers due for the steps ready now, called one after another; stops at the first drift. */
+export async function watchReadySteps(v: Visit): Promise<void> {
+  const watched = watchedAssumptions(v.plan);
+  if (watched.size === 0 || v.holdReason() !== undefined) return;
+  const readiness = selectReady(v.plan, v.steps, v.trusted);
+  if (readiness.kind !== "ready") return;
+  const last = lastOf(v);
+  for (const step of readiness.steps) {
+    const due = dueWatches(step, watched, v.state.guards.falsified, last, v.watched, v.rt.clock.now());
+    for (const a of due) {
+      v.watched.add(a.id);
+      if (await drifted(v, step, a)) return;
+    }
+  }
+}
+
+/** Whether `step` must wait for a watcher this visit has not called (a step made ready after the visit's watches). */
+export function awaitsWatch(v: Visit, step: Step): boolean {
+  if (!step.assumptions?.length) return false;
+  const watched = watchedAssumptions(v.plan);
+  if (watched.size === 0) return false;
+  const last = lastOf(v);
+  return dueWatches(step, watched, v.state.guards.falsified, last, v.watched, v.rt.clock.now()).length > 0;
+}
+
+/** When each assumption was last watched, read from the records once per visit and kept up to date by its calls. */
+const lastCalls = new WeakMap<Visit, Map<string, number>>();
+function lastOf(v: Visit): Map<string, number> {
+  let last = lastCalls.get(v);
+  if (!last) lastCalls.set(v, (last = lastWatched([...v.state.watches, ...v.watches])));
+  return last;
+}
+
+async function drifted(v: Visit, step: Step, a: WatchedAssumption): Promise<boolean> {
+  const base = { assumptionId: a.id, stepId: step.id, tool: a.watch.tool, at: v.now(), planVersion: v.plan.version };
+  const tool = v.rt.tools.get(a.watch.tool);
+  let record: WatchRecord;
+  let output: unknown;
+  try {
+    if (!tool) throw new Error(`watch tool "${a.watch.tool}" is not in the registry`);
+    const call = {
+      tool,
+      args: { ...a.watch.args },
+      timeoutMs: v.rt.policy.defaultTimeoutMs,
+      configurable: { stepId: step.id, planVersion: v.plan.version, attempt: 0 },
+    };
+    output = toJsonSafe(await callTool(call, v.config, v.config.signal));
+    const judged = judgeWatch(a, output, v.trusted);
+    record =
+      "held" in judged
+        ? { ...base, output, held: judged.held }
+        : { ...base, output, error: { name: "WatchCheckUnreadable", message: judged.unreadable } };
+  } catch (thrown) {
+    const error = errorInfo(thrown);
+    const evidence = classifyEvidence({ kind: "error", message: error.message, error, attempt: 0 }).id;
+    record = { ...base, error, evidence };
+  }
+  v.watches.push(record);
+  lastOf(v).set(a.id, Date.parse(record.at));
+  if (record.held !== false) return false;
+  v.dispatch.queue.push(driftDeviation(a, step.id, output));
+  return true;
+}

@@ -1,0 +1,88 @@
+/**
+ * Assumption drift (docs/decisions/0041-evidence-freshness-and-drift.md): which watchers are due before a step
+ * starts, what a watcher's answer says, and the deviation a drifted assumption raises. Pure: the run's clock
+ * comes in as `now` (ms), the watcher's output as a value.
+ */
+import { evaluate } from "../../expr/cel.js";
+import type { Assumption, Plan } from "../../plan/schema/plan.js";
+import type { WatchRecord } from "../../plan/schema/run.js";
+import type { Step } from "../../plan/schema/step.js";
+import type { Deviation } from "../ladder/deviation.js";
+
+export type WatchedAssumption = Assumption & { watch: NonNullable<Assumption["watch"]> };
+
+const byPlan = new WeakMap<Plan, ReadonlyMap<string, WatchedAssumption>>();
+
+/** The plan's watched assumptions by id, found once per plan version (none: the plan pays nothing for watches). */
+export function watchedAssumptions(plan: Plan): ReadonlyMap<string, WatchedAssumption> {
+  let out = byPlan.get(plan);
+  if (out) return out;
+  const found = new Map<string, WatchedAssumption>();
+  for (const a of plan.assumptions) if (a.watch !== undefined) found.set(a.id, a as WatchedAssumption);
+  byPlan.set(plan, (out = found));
+  return out;
+}
+
+/** When each assumption's watcher was last called (ms on the run's clock), from the records. */
+export function lastWatched(records: readonly WatchRecord[]): Map<string, number> {
+  const last = new Map<string, number>();
+  for (const r of records) last.set(r.assumptionId, Date.parse(r.at));
+  return last;
+}
+
+/**
+ * The watchers due before `step` starts: its assumptions that are watched, not falsified, not watched already in
+ * this executor visit (`seen`), and whose last call was `everyMs` or longer ago (or never).
+ */
+export function dueWatches(
+  step: Step,
+  watched: ReadonlyMap<string, WatchedAssumption>,
+  falsified: readonly string[],
+  last: ReadonlyMap<string, number>,
+  seen: ReadonlySet<string>,
+  now: number,
+): WatchedAssumption[] {
+  const due: WatchedAssumption[] = [];
+  for (const id of step.assumptions ?? []) {
+    const a = watched.get(id);
+    if (a === undefined || seen.has(id) || falsified.includes(id)) continue;
+    const at = last.get(id);
+    if (at === undefined || now - at >= (a.watch.everyMs ?? 0)) due.push(a);
+  }
+  return due;
+}
+
+/**
+ * What a watcher's output says: the assumption holds, or it drifted; a check that cannot be evaluated (a missing
+ * fact, a field the output lacks) says nothing, like a watcher that threw.
+ */
+export function judgeWatch(
+  a: WatchedAssumption,
+  output: unknown,
+  trusted: Readonly<Record<string, unknown>>,
+): { held: boolean } | { unreadable: string } {
+  const result = evaluate(a.watch.check, "watch", trusted, output);
+  if (!result.ok)
+    return { unreadable: `watch check ${JSON.stringify(a.watch.check)} could not be evaluated: ${result.message}` };
+  if (typeof result.value !== "boolean")
+    return {
+      unreadable: `watch check ${JSON.stringify(a.watch.check)} gave ${JSON.stringify(result.value)}, not a boolean`,
+    };
+  return { held: result.value };
+}
+
+/** The deviation of a drifted assumption, named before `stepId` starts, with the watcher's output as evidence. */
+export function driftDeviation(a: WatchedAssumption, stepId: string, output: unknown): Deviation {
+  const message =
+    `assumption "${a.id}" (${a.statement}) drifted before step "${stepId}" started: ` +
+    `watcher ${a.watch.tool} check ${JSON.stringify(a.watch.check)} is false`;
+  return {
+    kind: "assumption_broken",
+    stepId,
+    attempt: 0,
+    assumptionId: a.id,
+    message,
+    watch: { tool: a.watch.tool },
+    error: { name: "AssumptionDrift", message, assumptionId: a.id, evidence: output },
+  };
+}
