@@ -44,7 +44,7 @@ function inspect(...method: string[]) {
 describe("the MCP Inspector's command line", () => {
   it("lists the planning service's tools, each with an input and an output schema", () => {
     const run = inspect("--method", "tools/list");
-    expect(run.code, run.err).toBe(0);
+    expect({ code: run.code, err: run.code === 0 ? "" : run.err }).toEqual({ code: 0, err: "" });
     const { tools } = JSON.parse(run.out) as {
       tools: { name: string; inputSchema?: { type: string }; outputSchema?: { type: string } }[];
     };
@@ -67,7 +67,7 @@ describe("the MCP Inspector's command line", () => {
 
   it("calls a tool: an unknown plan is an error result naming its code", () => {
     const run = inspect("--method", "tools/call", "--tool-name", "plan_status", "--tool-arg", "plan_id=nope--weather");
-    expect(run.code, run.err).toBe(0);
+    expect({ code: run.code, err: run.code === 0 ? "" : run.err }).toEqual({ code: 0, err: "" });
     const result = JSON.parse(run.out) as { isError?: boolean; content: { type: string; text: string }[] };
     expect(result.isError).toBe(true);
     expect(JSON.parse(result.content[0]!.text)).toMatchObject({ error: "invalid_input" });
