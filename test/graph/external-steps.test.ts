@@ -128,6 +128,7 @@ describe("external steps: a submitted output", () => {
       planVersion: 1,
       assumptions: ["portal-open"],
       derivedFrom: ["price"],
+      observedAt: "2026-01-01T00:00:00.000Z",
     });
     expect(h.notify.calls).toEqual([{ orderId: "PO-7" }]);
     expect(rules(state)).toEqual([]);
