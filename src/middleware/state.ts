@@ -32,6 +32,8 @@ export const EscalationSchema = z.object({
   call: z.string(),
   rule: z.string(),
   reason: z.string(),
+  /** The call's outcome is unknown (`effect.in-doubt`): the key it went out under; answered happened, retry or abort. */
+  inDoubt: z.object({ key: z.string() }).optional(),
 });
 export type Escalation = z.infer<typeof EscalationSchema>;
 
