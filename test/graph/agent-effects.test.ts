@@ -1,0 +1,194 @@
+/**
+ * Side effects inside createAgent (docs/decisions/0043-effects-in-the-middleware.md): a
+ * `sideEffectTools` call goes through the effect journal of the agent's checkpointer, and a call cut
+ * before it answered is settled as in the graph — never a silent second call. The process dies inside
+ * the call in these tests: the tool does its effect, then its task ends without an answer (it pauses
+ * the graph, which leaves what a kill leaves: the intent in the journal, no result, the call pending
+ * in the checkpoint). A new agent, with a new middleware, on the same checkpointer carries on.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Command, interrupt, MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
+import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import { createAgent } from "langchain";
+import { afterAll, describe, expect, it } from "vitest";
+import { planMiddleware, type PlanMiddlewareOptions } from "../../src/middleware/index.js";
+import { scriptedAgentModel, type Turn } from "../helpers/agent-model.js";
+import { countedTool, ledger, type Ledger } from "../helpers/agent-tools.js";
+
+const noWait = { sleep: async () => {}, now: () => 0 };
+const start = { messages: [{ role: "user", content: "Pay invoice 7" }] };
+const config = { configurable: { thread_id: "pay-7" } };
+
+const payPlan = (extra: Record<string, unknown> = {}) => ({
+  steps: [
+    { id: "pay", goal: "Pay the invoice", tool: "charge", args: { amount: 40 }, produces: ["receipt"], ...extra },
+  ],
+});
+
+/** The payment provider: a charge (the first one dies inside the call when `dies`) and a lookup of charges. */
+function provider(l: Ledger, dies: boolean, found: unknown = { happened: false }) {
+  return [
+    countedTool(l, "charge", (n) => {
+      if (dies && n === 1) interrupt("the process dies inside the call");
+      return { receipt: `R-${n}` };
+    }),
+    countedTool(l, "find_charge", () => found),
+  ];
+}
+
+function agent(
+  turns: Turn[],
+  tools: ReturnType<typeof countedTool>[],
+  checkpointer: BaseCheckpointSaver,
+  options: PlanMiddlewareOptions = {},
+) {
+  return createAgent({
+    model: scriptedAgentModel(turns),
+    tools,
+    middleware: [planMiddleware({ ...noWait, sideEffectTools: ["charge"], ...options })],
+    checkpointer,
+  });
+}
+
+/** The first process: it writes the plan and dies inside the charge. */
+async function diesInTheCharge(l: Ledger, saver: BaseCheckpointSaver, plan = payPlan(), options = {}) {
+  const first = agent(
+    [[{ name: "write_plan", args: plan }], [{ name: "charge", args: { amount: 40 } }], "never reached"],
+    provider(l, true),
+    saver,
+    options,
+  );
+  await first.invoke(start, config);
+  expect(l.calls).toEqual({ charge: 1 });
+}
+
+const rules = (out: { decisions: { rule: string }[] }) => out.decisions.map((d) => d.rule);
+const resume = (value: unknown) => new Command({ resume: value });
+
+describe("a side-effecting call inside createAgent cut by a crash", () => {
+  it("a tool that honours keys (effects.honoursKeys) is called again under the same key, once", async () => {
+    const l = ledger();
+    const saver = new MemorySaver();
+    const options = { effects: { honoursKeys: ["charge"] } };
+    await diesInTheCharge(l, saver, payPlan(), options);
+    const out = await agent(["paid"], provider(l, false), saver, options).invoke(resume("restarted"), config);
+    expect(l.calls).toEqual({ charge: 2 });
+    expect(l.keys.charge).toEqual([out.sideEffects[0]!.idempotencyKey, out.sideEffects[0]!.idempotencyKey]);
+    expect(out.sideEffects.map((e) => e.output)).toEqual([{ receipt: "R-2" }]);
+    expect([out.status, out.steps.pay!.status, rules(out)]).toEqual(["completed", "succeeded", []]);
+  });
+
+  it("a step's verify probe settles it: it happened, its output is recorded, the tool is not called again", async () => {
+    const l = ledger();
+    const saver = new MemorySaver();
+    const plan = payPlan({ verify: { tool: "find_charge", args: { invoice: 7 } } });
+    await diesInTheCharge(l, saver, plan);
+    const found = { happened: true, output: { receipt: "R-1" } };
+    const out = await agent(["paid"], provider(l, false, found), saver).invoke(resume("restarted"), config);
+    expect(l.calls).toEqual({ charge: 1, find_charge: 1 });
+    expect(out.steps.pay).toMatchObject({ status: "succeeded", output: { receipt: "R-1" } });
+    expect(out.sideEffects.map((e) => [e.idempotencyKey, e.output])).toEqual([[l.keys.charge![0], { receipt: "R-1" }]]);
+    expect(rules(out)).toEqual(["effect.verified"]);
+  });
+
+  it("neither: a person is asked (effect.in-doubt); retry makes exactly one more call under the key", async () => {
+    const l = ledger();
+    const saver = new MemorySaver();
+    await diesInTheCharge(l, saver);
+    const second = agent(
+      // The first model call comes after the person's answer.
+      [[{ name: "charge", args: { amount: 40 } }], "paid"],
+      provider(l, false),
+      saver,
+    );
+    const asked = await second.invoke(resume("restarted"), config);
+    expect(l.calls).toEqual({ charge: 1 });
+    const question = asked.__interrupt__![0]!.value as Record<string, unknown>;
+    expect(question).toMatchObject({
+      kind: "escalation",
+      rule: "effect.in-doubt",
+      stepId: "pay",
+      options: ["happened", "retry", "abort"],
+    });
+    expect(rules(asked)).toEqual(["effect.in-doubt"]);
+    const out = await second.invoke(resume({ action: "retry" }), config);
+    expect(l.calls).toEqual({ charge: 2 });
+    expect(l.keys.charge).toEqual([l.keys.charge![0], l.keys.charge![0]]);
+    expect(rules(out)).toEqual(["effect.in-doubt", "human.retry"]);
+    expect([out.status, out.sideEffects.map((e) => e.output)]).toEqual(["completed", [{ receipt: "R-2" }]]);
+  });
+
+  it("happened records the output a person gives, checked like the tool's; the tool is not called again", async () => {
+    const l = ledger();
+    const saver = new MemorySaver();
+    await diesInTheCharge(l, saver);
+    const second = agent(["paid"], provider(l, false), saver);
+    await second.invoke(resume("restarted"), config);
+    // No receipt in it: the step produces `receipt`, so it is not an answer; the question is asked again.
+    const again = await second.invoke(resume({ action: "happened", output: { ok: true } }), config);
+    expect((again.__interrupt__![0]!.value as { error?: string }).error).toMatch(
+      /^planMiddleware: the output given for step "pay" fails its checks: /,
+    );
+    const out = await second.invoke(resume({ action: "happened", output: { receipt: "R-1" } }), config);
+    expect(l.calls).toEqual({ charge: 1 });
+    expect(out.steps.pay).toMatchObject({ status: "succeeded", output: { receipt: "R-1" } });
+    expect(out.facts.receipt!.value).toBe("R-1");
+    expect(out.sideEffects.map((e) => [e.idempotencyKey, e.output])).toEqual([[l.keys.charge![0], { receipt: "R-1" }]]);
+    expect([out.status, rules(out)]).toEqual(["completed", ["effect.in-doubt", "human.effect-happened"]]);
+  });
+
+  it("abort ends the run; nothing is called again", async () => {
+    const l = ledger();
+    const saver = new MemorySaver();
+    await diesInTheCharge(l, saver);
+    const second = agent(["never reached"], provider(l, false), saver);
+    await second.invoke(resume("restarted"), config);
+    const out = await second.invoke(resume({ action: "abort", reason: "call the bank first" }), config);
+    expect(l.calls).toEqual({ charge: 1 });
+    expect([out.status, rules(out)]).toEqual(["aborted", ["effect.in-doubt", "human.abort"]]);
+  });
+});
+
+describe("a side-effecting call cut by the tool's own reset", () => {
+  it("is in doubt at once: not retried by the ladder, a person is asked", async () => {
+    const l = ledger();
+    const reset = countedTool(l, "charge", () => {
+      throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+    });
+    const a = agent(
+      [[{ name: "write_plan", args: payPlan({ retry: { maxAttempts: 3 } }) }], [{ name: "charge", args: {} }], "?"],
+      [reset],
+      new MemorySaver(),
+    );
+    const out = await a.invoke(start, config);
+    expect(l.calls).toEqual({ charge: 1 });
+    expect(rules(out)).toEqual(["effect.in-doubt"]);
+  });
+});
+
+describe("the journal on SQLite", () => {
+  const dir = mkdtempSync(join(tmpdir(), "agent-effects-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("a new process on the same file finds the intent in doubt, asks, and retry calls once more", async () => {
+    const file = join(dir, "agent.db");
+    const l = ledger();
+    await diesInTheCharge(l, SqliteSaver.fromConnString(file));
+    // A new process: a new saver on the file, a new agent and middleware.
+    const saver = SqliteSaver.fromConnString(file);
+    const second = agent([[{ name: "charge", args: { amount: 40 } }], "paid"], provider(l, false), saver);
+    const asked = await second.invoke(resume("restarted"), config);
+    expect((asked.__interrupt__![0]!.value as { rule: string }).rule).toBe("effect.in-doubt");
+    const out = await second.invoke(resume({ action: "retry" }), config);
+    expect(l.calls).toEqual({ charge: 2 });
+    expect([out.status, out.sideEffects.map((e) => e.output)]).toEqual(["completed", [{ receipt: "R-2" }]]);
+    // The journal is a table in the agent's file: the key's result is there.
+    const db = (saver as unknown as { db: { prepare: (sql: string) => { all: () => unknown[] } } }).db;
+    const rows = db.prepare("SELECT key, result FROM langgraph_replan_effects").all();
+    expect(rows).toEqual([
+      { key: l.keys.charge![0], result: JSON.stringify({ ok: true, output: { receipt: "R-2" } }) },
+    ]);
+  });
+});
