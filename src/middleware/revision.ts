@@ -9,6 +9,7 @@ import type { ReplanRecord } from "../plan/schema/decision.js";
 import type { Plan, PlanDraft } from "../plan/schema/plan.js";
 import type { Step } from "../plan/schema/step.js";
 import { sameStep } from "../policy/replan/merge.js";
+import { undoneKeys } from "../policy/compensation/redo-key.js";
 import { fingerprint } from "../policy/replan/scope.js";
 import { isFinished } from "../plan/ready.js";
 import type { AgentPlanValues, Trigger } from "./state.js";
@@ -21,6 +22,8 @@ export interface Revision {
   history: PlanVersionEntry;
   /** Steps the draft changed or dropped that had committed a side effect: kept as they were. */
   keptCommitted: string[];
+  /** Steps with a committed (not undone) effect that the draft dropped. */
+  dropped: string[];
   /** Steps the revision adds or changes (what the capability guard reads). */
   added: Step[];
   /** The no-progress fingerprints of the replaced steps and of their proposed replacement. */
@@ -28,12 +31,25 @@ export interface Revision {
   proposed: string;
 }
 
-type RevisionState = Pick<AgentPlanValues, "steps" | "facts" | "sideEffects"> & { plan: Plan };
+type RevisionState = Pick<AgentPlanValues, "steps" | "facts" | "sideEffects" | "compensations"> & { plan: Plan };
 
-export function revise(state: RevisionState, draft: PlanDraft, trigger: Trigger | null, at: string): Revision {
+/**
+ * `undone`: dropped steps whose effects are compensated (middleware/compensate.ts): they leave the
+ * plan like any dropped step; every other dropped step with a committed effect is kept as it was.
+ */
+export function revise(
+  state: RevisionState,
+  draft: PlanDraft,
+  trigger: Trigger | null,
+  at: string,
+  undone: ReadonlySet<string> = new Set(),
+): Revision {
   const old = state.plan;
   const before = new Map(old.steps.map((s) => [s.id, s]));
-  const committed = new Set(state.sideEffects.map((e) => e.stepId));
+  // An effect that was undone no longer stands: its step may change or leave like any other.
+  const undoneEffects = undoneKeys(state.compensations);
+  const standing = state.sideEffects.filter((e) => !undoneEffects.has(e.idempotencyKey));
+  const committed = new Set(standing.map((e) => e.stepId));
   const keptCommitted: string[] = [];
   const steps: Step[] = draft.steps.map((s) => {
     const was = before.get(s.id);
@@ -42,7 +58,8 @@ export function revise(state: RevisionState, draft: PlanDraft, trigger: Trigger 
     return was;
   });
   const drafted = new Set(steps.map((s) => s.id));
-  const dropped = old.steps.filter((s) => committed.has(s.id) && !drafted.has(s.id));
+  const droppedAll = old.steps.filter((s) => committed.has(s.id) && !drafted.has(s.id));
+  const dropped = droppedAll.filter((s) => !undone.has(s.id));
   keptCommitted.push(...dropped.map((s) => s.id));
   steps.unshift(...dropped);
   const known = new Set(old.assumptions.map((a) => a.id));
@@ -70,6 +87,7 @@ export function revise(state: RevisionState, draft: PlanDraft, trigger: Trigger 
     resets: Object.fromEntries(Object.keys(runs).map((id) => [id, null])),
     history,
     keptCommitted,
+    dropped: droppedAll.map((s) => s.id),
     added,
     replaced: fingerprint(
       old.steps.filter((s) => affected.includes(s.id)),

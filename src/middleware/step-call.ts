@@ -161,6 +161,7 @@ async function oneAttempt(
     charge,
     maxCost: env.options.policy.budget.maxCost,
     committed: state.sideEffects,
+    compensations: state.compensations,
     steps: state.steps,
   });
   if (next.kind === "refused") return { run: before, judged: refused(env, step, before, next.failure, decisions) };

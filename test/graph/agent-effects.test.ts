@@ -192,3 +192,108 @@ describe("the journal on SQLite", () => {
     ]);
   });
 });
+
+describe("a revision that drops a step whose effect committed", () => {
+  /** A flight and a hotel booked for the wrong dates; each booking can be cancelled. */
+  function travel(l: Ledger, cancelled: string[]) {
+    return [
+      countedTool(l, "book_flight", (_n, args) => ({ flight: `F-${String(args.date)}` })),
+      countedTool(l, "book_hotel", (_n, args) => ({ hotel: `H-${String(args.date)}` })),
+      countedTool(l, "cancel", (_n, args) => {
+        cancelled.push(String(args.flight ?? args.hotel));
+        return { cancelled: true };
+      }),
+    ];
+  }
+  /** The undo reads the booking the step produced (its fact), whatever happened to the plan since. */
+  const undo = (fact: string) => ({ tool: "cancel", inputs: [fact] });
+  const v1 = {
+    steps: [
+      { id: "flight", goal: "Book the flight", tool: "book_flight", args: { date: "05-01" }, produces: ["flight"] },
+      { id: "hotel", goal: "Book the hotel", tool: "book_hotel", args: { date: "05-01" }, produces: ["hotel"] },
+    ],
+  };
+  const withUndo = {
+    steps: [
+      { ...v1.steps[0]!, compensate: undo("flight") },
+      { ...v1.steps[1]!, compensate: undo("hotel") },
+    ],
+  };
+  /** The dates were wrong: both bookings are replaced by ones for the 2nd. */
+  const v2 = {
+    steps: [
+      { id: "flight2", goal: "Book the flight", tool: "book_flight", args: { date: "05-02" }, produces: ["flight"] },
+      { id: "hotel2", goal: "Book the hotel", tool: "book_hotel", args: { date: "05-02" }, produces: ["hotel"] },
+    ],
+  };
+  const effects = { sideEffectTools: ["book_flight", "book_hotel", "cancel"] };
+  const bookedThenRevised: Turn[] = [
+    [{ name: "book_flight", args: {} }],
+    [{ name: "book_hotel", args: {} }],
+    [{ name: "write_plan", args: v2 }],
+    [{ name: "book_flight", args: {} }],
+    [{ name: "book_hotel", args: {} }],
+    "booked",
+  ];
+
+  it("runs each compensate once, latest commit first, under <key>:compensate, recorded like the graph's", async () => {
+    const l = ledger();
+    const cancelled: string[] = [];
+    const a = agent(
+      [[{ name: "write_plan", args: withUndo }], ...bookedThenRevised],
+      travel(l, cancelled),
+      new MemorySaver(),
+      effects,
+    );
+    const out = await a.invoke(start, config);
+    expect(cancelled).toEqual(["H-05-01", "F-05-01"]);
+    const [flightKey, hotelKey] = out.sideEffects.map((e) => e.idempotencyKey);
+    expect(l.keys.cancel).toEqual([`${hotelKey}:compensate`, `${flightKey}:compensate`]);
+    expect(out.compensations!.map((c) => [c.stepId, c.idempotencyKey, c.compensationKey, c.status])).toEqual([
+      ["hotel", hotelKey, `${hotelKey}:compensate`, "done"],
+      ["flight", flightKey, `${flightKey}:compensate`, "done"],
+    ]);
+    expect(out.decisions.map((d) => [d.stepId, d.rule])).toEqual([
+      ["hotel", "compensate.run"],
+      ["flight", "compensate.run"],
+    ]);
+    // The undone steps left the plan; the new bookings were made once each.
+    expect(out.plan!.steps.map((s) => s.id)).toEqual(["flight2", "hotel2"]);
+    expect(l.calls).toEqual({ book_flight: 2, book_hotel: 2, cancel: 2 });
+    expect(out.status).toBe("completed");
+  });
+
+  it("a step with no compensate: a person is asked (compensate.missing) before the revision is recorded", async () => {
+    const l = ledger();
+    const cancelled: string[] = [];
+    const saver = new MemorySaver();
+    const a = agent([[{ name: "write_plan", args: v1 }], ...bookedThenRevised], travel(l, cancelled), saver, effects);
+    const asked = await a.invoke(start, config);
+    expect(asked.__interrupt__![0]!.value).toMatchObject({ kind: "plan_review", rule: "compensate.missing" });
+    expect([asked.plan!.version, asked.compensations]).toEqual([1, undefined]);
+    expect(asked.decisions.map((d) => d.rule)).toEqual([]);
+    const out = await a.invoke(resume({ action: "approve" }), config);
+    expect(out.decisions.map((d) => d.rule)).toEqual(["compensate.missing", "human.approve-replan"]);
+    // Let stand: recorded as waived, kept in the plan as they were; nothing cancelled.
+    expect(out.compensations!.map((c) => [c.stepId, c.status])).toEqual([
+      ["hotel", "waived"],
+      ["flight", "waived"],
+    ]);
+    expect(out.plan!.steps.map((s) => s.id)).toEqual(["flight", "hotel", "flight2", "hotel2"]);
+    expect([cancelled, out.plan!.version]).toEqual([[], 2]);
+  });
+
+  it("rejected, the revision is not recorded", async () => {
+    const l = ledger();
+    const a = agent(
+      [[{ name: "write_plan", args: v1 }], ...bookedThenRevised.slice(0, 3), "stopping"],
+      travel(l, []),
+      new MemorySaver(),
+      effects,
+    );
+    await a.invoke(start, config);
+    const out = await a.invoke(resume({ action: "reject", reason: "keep the bookings" }), config);
+    expect(out.decisions.map((d) => d.rule)).toEqual(["compensate.missing", "human.reject-replan"]);
+    expect([out.plan!.version, out.compensations, l.calls]).toEqual([1, undefined, { book_flight: 1, book_hotel: 1 }]);
+  });
+});
