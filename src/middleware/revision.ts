@@ -46,22 +46,7 @@ export function revise(
 ): Revision {
   const old = state.plan;
   const before = new Map(old.steps.map((s) => [s.id, s]));
-  // An effect that was undone no longer stands: its step may change or leave like any other.
-  const undoneEffects = undoneKeys(state.compensations);
-  const standing = state.sideEffects.filter((e) => !undoneEffects.has(e.idempotencyKey));
-  const committed = new Set(standing.map((e) => e.stepId));
-  const keptCommitted: string[] = [];
-  const steps: Step[] = draft.steps.map((s) => {
-    const was = before.get(s.id);
-    if (!was || !committed.has(s.id) || sameStep(was, s)) return s;
-    keptCommitted.push(s.id);
-    return was;
-  });
-  const drafted = new Set(steps.map((s) => s.id));
-  const droppedAll = old.steps.filter((s) => committed.has(s.id) && !drafted.has(s.id));
-  const dropped = droppedAll.filter((s) => !undone.has(s.id));
-  keptCommitted.push(...dropped.map((s) => s.id));
-  steps.unshift(...dropped);
+  const { steps, keptCommitted, dropped } = keepCommitted(state, draft, undone);
   const known = new Set(old.assumptions.map((a) => a.id));
   const plan: Plan = {
     version: old.version + 1,
@@ -87,7 +72,7 @@ export function revise(
     resets: Object.fromEntries(Object.keys(runs).map((id) => [id, null])),
     history,
     keptCommitted,
-    dropped: droppedAll.map((s) => s.id),
+    dropped,
     added,
     replaced: fingerprint(
       old.steps.filter((s) => affected.includes(s.id)),
@@ -99,6 +84,32 @@ export function revise(
       assumption,
     ),
   };
+}
+
+/**
+ * The draft's steps with every step whose effect stands kept as it was: one the draft changed, and
+ * one it dropped unless its effect is being undone (`undone`). An undone effect no longer stands:
+ * its step may change or leave like any other.
+ */
+function keepCommitted(state: RevisionState, draft: PlanDraft, undone: ReadonlySet<string>) {
+  const old = state.plan;
+  const before = new Map(old.steps.map((s) => [s.id, s]));
+  const undoneEffects = undoneKeys(state.compensations);
+  const standing = state.sideEffects.filter((e) => !undoneEffects.has(e.idempotencyKey));
+  const committed = new Set(standing.map((e) => e.stepId));
+  const keptCommitted: string[] = [];
+  const steps: Step[] = draft.steps.map((s) => {
+    const was = before.get(s.id);
+    if (!was || !committed.has(s.id) || sameStep(was, s)) return s;
+    keptCommitted.push(s.id);
+    return was;
+  });
+  const drafted = new Set(steps.map((s) => s.id));
+  const dropped = old.steps.filter((s) => committed.has(s.id) && !drafted.has(s.id));
+  const kept = dropped.filter((s) => !undone.has(s.id));
+  keptCommitted.push(...kept.map((s) => s.id));
+  steps.unshift(...kept);
+  return { steps, keptCommitted, dropped: dropped.map((s) => s.id) };
 }
 
 interface Change {
