@@ -72,7 +72,9 @@ function draftTools(args: unknown): string[] {
  * policy's one effect key (policy/attempt/attempt.ts) and the review rules read the step alone.
  */
 export function enrich(draft: PlanDraft, sideEffectTools: ReadonlySet<string>): PlanDraft {
-  const steps = draft.steps.map((s) => {
+  // That a tool honours keys is the developer's claim (`effects.honoursKeys`), never the model's:
+  // believed, it would let a call in doubt go out again (docs/decisions/0043-effects-in-the-middleware.md).
+  const steps = draft.steps.map(({ honoursIdempotencyKey: _claim, ...s }) => {
     // The step's fallback runs in its place: a side-effecting fallback makes the step side-effecting.
     const tools = [s.tool, s.fallback?.tool].filter((t): t is string => t !== undefined && sideEffectTools.has(t));
     if (tools.length === 0) return s;

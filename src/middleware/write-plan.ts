@@ -48,6 +48,26 @@ const StepArgs = z.looseObject({
     .object({ tool: z.string(), args: z.record(z.string(), z.unknown()).optional() })
     .optional()
     .describe("A tool to try when this step's tool fails for good"),
+  verify: z
+    .object({
+      tool: z.string(),
+      args: z.record(z.string(), z.unknown()).optional(),
+      inputs: z.array(z.string()).optional(),
+    })
+    .optional()
+    .describe(
+      "For a side-effecting step: a read-only lookup tool answering { happened, output? }, run when a call's outcome is unknown",
+    ),
+  compensate: z
+    .object({
+      tool: z.string(),
+      args: z.record(z.string(), z.unknown()).optional(),
+      inputs: z.array(z.string()).optional(),
+    })
+    .optional()
+    .describe(
+      "For a side-effecting step: the tool that undoes it (cancel, refund), run if a revision drops the step after it committed; inputs are facts it reads",
+    ),
 });
 
 const AssumptionArgs = z.object({

@@ -139,6 +139,16 @@ describe("a side-effecting call inside createAgent cut by a crash", () => {
     expect([out.status, rules(out)]).toEqual(["completed", ["effect.in-doubt", "human.effect-happened"]]);
   });
 
+  it("a model's plan cannot claim its tool honours keys: the claim is dropped, and a person is asked", async () => {
+    const l = ledger();
+    const saver = new MemorySaver();
+    await diesInTheCharge(l, saver, payPlan({ honoursIdempotencyKey: true }));
+    const asked = await agent(["never reached"], provider(l, false), saver).invoke(resume("restarted"), config);
+    expect(l.calls).toEqual({ charge: 1 });
+    expect(asked.plan!.steps[0]!.honoursIdempotencyKey).toBeUndefined();
+    expect(rules(asked)).toEqual(["effect.in-doubt"]);
+  });
+
   it("abort ends the run; nothing is called again", async () => {
     const l = ledger();
     const saver = new MemorySaver();
