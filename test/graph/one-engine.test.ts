@@ -116,6 +116,11 @@ const charge = (extra: Partial<PlanDraft["steps"][number]> = {}): PlanDraft => (
   steps: [{ id: "pay", goal: "Pay", tool: "charge", args: { amount: 5 }, produces: ["receipt"], ...extra }],
 });
 
+/** The booking for the right date, replacing the one for the wrong date. */
+const rebook: PlanDraft = {
+  steps: [{ id: "rebook", goal: "Book the hotel", tool: "book", args: { date: "05-02" }, produces: ["booking"] }],
+};
+
 const payPlan: PlanDraft = {
   assumptions: [{ id: "vendor_ok", statement: "the vendor accepts the order" }],
   steps: [
@@ -302,6 +307,37 @@ const CASES: Case[] = [
     effects: ["pay"],
     script: { pay: [{ receipt: "R-1" }] },
     rules: [],
+  },
+  {
+    name: "compensation: a replan drops the committed booking; its compensate runs once under <key>:compensate",
+    plan: {
+      assumptions: [{ id: "dates_ok", statement: "the dates are right" }],
+      steps: [
+        {
+          id: "book",
+          goal: "Book the hotel",
+          tool: "book",
+          args: { date: "05-01" },
+          produces: ["booking"],
+          assumptions: ["dates_ok"],
+          compensate: { tool: "cancel", inputs: ["booking"] },
+        },
+        { id: "confirm", goal: "Confirm", tool: "confirm", args: {}, dependsOn: ["book"], assumptions: ["dates_ok"] },
+      ],
+    },
+    effects: ["book", "cancel"],
+    script: {
+      book: [{ booking: "B-1" }, { booking: "B-2" }],
+      cancel: [{ cancelled: true }],
+      confirm: [new AssumptionBrokenError("dates_ok", "the guest meant the 2nd")],
+    },
+    calls: [
+      ["book", {}],
+      ["confirm", {}],
+    ],
+    replan: () => rebook,
+    revision: { plan: rebook, calls: [["book", { step: "rebook" }]] },
+    rules: ["assumption.replan-local", "compensate.run"],
   },
   {
     name: "in doubt: a call cut by the tool's own reset, to a tool that honours keys, goes out again under the same key once",
