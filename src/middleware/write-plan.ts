@@ -209,9 +209,10 @@ async function undoAndCommit(
     decisions.push(decide({ rule: answerRule("approve-replan"), action, reason, by: "person" }, place));
   }
   if (abandoned.length === 0) return commit(env, rev, decisions);
-  const undone = new Set(abandoned.filter((a) => a.step.compensate).map((a) => a.step.id));
-  if (undone.size > 0) rev = revise({ ...state, plan: old }, draft, state.planRun.trigger, env.at(), undone);
   const ran = await runCompensations(env, compensationRecords(abandoned, state.facts, env.at()), rev.plan.version);
+  // An undone step leaves the plan; one whose undo failed stands, kept as it was, like one let stand.
+  const undone = new Set(ran.records.filter((c) => c.status === "done").map((c) => c.stepId));
+  if (undone.size > 0) rev = revise({ ...state, plan: old }, draft, state.planRun.trigger, env.at(), undone);
   return commit(env, rev, [...decisions, ...ran.decisions], ran.records);
 }
 

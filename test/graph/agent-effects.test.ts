@@ -14,6 +14,7 @@ import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { createAgent } from "langchain";
 import { afterAll, describe, expect, it } from "vitest";
 import { planMiddleware, type PlanMiddlewareOptions } from "../../src/middleware/index.js";
+import { PermanentError } from "../../src/errors.js";
 import { scriptedAgentModel, type Turn } from "../helpers/agent-model.js";
 import { countedTool, ledger, type Ledger } from "../helpers/agent-tools.js";
 
@@ -291,6 +292,34 @@ describe("a revision that drops a step whose effect committed", () => {
     ]);
     expect(out.plan!.steps.map((s) => s.id)).toEqual(["flight", "hotel", "flight2", "hotel2"]);
     expect([cancelled, out.plan!.version]).toEqual([[], 2]);
+  });
+
+  it("an undo that keeps failing is retried per the step's retry policy, then recorded failed; its step stands", async () => {
+    const l = ledger();
+    const failing = countedTool(l, "cancel", () => {
+      throw new PermanentError("the hotel's system is down");
+    });
+    const [flight, hotel] = withUndo.steps;
+    const plan = { steps: [flight, { ...hotel!, retry: { maxAttempts: 2, backoff: "none" } }] };
+    const [bookFlight, bookHotel] = travel(l, []);
+    const a = agent(
+      [[{ name: "write_plan", args: plan }], ...bookedThenRevised],
+      [bookFlight!, bookHotel!, failing],
+      new MemorySaver(),
+      effects,
+    );
+    const out = await a.invoke(start, config);
+    // The hotel's undo twice (its retry policy), then the flight's three times (the default policy's).
+    expect(l.calls.cancel).toBe(5);
+    expect(out.compensations!.map((c) => [c.stepId, c.status, c.attempts])).toEqual([
+      ["hotel", "failed", 2],
+      ["flight", "failed", 3],
+    ]);
+    expect(out.decisions.map((d) => [d.stepId, d.rule])).toEqual([
+      ["hotel", "compensate.failed"],
+      ["flight", "compensate.failed"],
+    ]);
+    expect(out.plan!.steps.map((s) => s.id)).toEqual(["flight", "hotel", "flight2", "hotel2"]);
   });
 
   it("rejected, the revision is not recorded", async () => {
