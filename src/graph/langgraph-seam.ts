@@ -10,8 +10,9 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import { CompiledStateGraph, type Command, type StateDefinition, type StateGraph } from "@langchain/langgraph";
 import type { PlanManagerInput, PlanManagerOutput, PlanManagerState } from "../runtime/state.js";
 
-/** Where LangGraph lends a parent's checkpointer to a subgraph (its `CONFIG_KEY_CHECKPOINTER`). */
-export const LENT_CHECKPOINTER = "__pregel_checkpointer";
+// Where LangGraph lends a checkpointer (its `CONFIG_KEY_CHECKPOINTER`): one layer down, for planMiddleware too.
+import { LENT_CHECKPOINTER } from "../runtime/lent-checkpointer.js";
+export { LENT_CHECKPOINTER, lentCheckpointer } from "../runtime/lent-checkpointer.js";
 /** Present when this graph runs inside a parent's task (LangGraph's `CONFIG_KEY_READ`). */
 export const PARENT_READ = "__pregel_read";
 /** The durability a parent graph passes to the graphs it runs (LangGraph's `CONFIG_KEY_DURABILITY`). */
@@ -20,12 +21,6 @@ export const PARENT_DURABILITY = "__pregel_durability";
 export const STREAM_METHOD = "_streamIterator";
 
 type Configurable = Record<string, unknown>;
-
-/** The checkpointer a parent lends this run, if any. */
-export function lentCheckpointer(configurable: Configurable): object | undefined {
-  const lent = configurable[LENT_CHECKPOINTER];
-  return typeof lent === "object" && lent !== null ? lent : undefined;
-}
 
 /** Whether this run is nested in a parent graph (a subgraph node, or `invoke` from a node). */
 export function isNestedRun(configurable: Configurable): boolean {

@@ -18,12 +18,28 @@ import { decide } from "./decisions.js";
 import { PLAN_NOTE_ID, PLAN_VIEW_ID } from "./plan-view.js";
 import { ask, reviewRequest } from "./review.js";
 import { callKey } from "./route.js";
+import { answerInDoubt, type AnsweredDoubt } from "./in-doubt-answer.js";
+import type { RunJournal } from "../runtime/effect-journal.js";
 import { refusalKey, type AgentPlanUpdate, type AgentPlanValues, type Escalation } from "./state.js";
 
 type ModelState = AgentPlanValues & { messages: BaseMessage[] };
 
-export function beforeModel(state: ModelState, at: () => string): AgentPlanUpdate & { messages?: BaseMessage[] } {
+/** Where the hook writes what a person said about a call in doubt: the agent's effect journal. */
+export interface ModelHookContext {
+  at: () => string;
+  journal: RunJournal | undefined;
+  threadId: string;
+}
+
+export async function beforeModel(
+  state: ModelState,
+  ctx: ModelHookContext,
+): Promise<AgentPlanUpdate & { messages?: BaseMessage[]; jumpTo?: "end" }> {
+  const { at } = ctx;
   const answered = answerEscalations(state, at);
+  // After the interrupt, never before it: an effect a person said happened is the key's result now.
+  for (const h of answered.happened)
+    await ctx.journal?.result(ctx.threadId, h.key, { ok: true, output: h.output }).catch(() => undefined);
   const steps = { ...state.steps };
   for (const [id, run] of Object.entries(answered.update.steps ?? {})) if (run) steps[id] = run;
   const skipped = settleSkips(state, steps);
@@ -36,9 +52,12 @@ export function beforeModel(state: ModelState, at: () => string): AgentPlanUpdat
     answered.notes.length > 0
       ? [new HumanMessage({ id: `${PLAN_NOTE_ID}-${state.messages.length}`, content: answered.notes.join("\n") })]
       : [];
-  const update: AgentPlanUpdate & { messages?: BaseMessage[] } = { ...answered.update };
+  const update: AgentPlanUpdate & { messages?: BaseMessage[]; jumpTo?: "end" } = { ...answered.update };
   if (Object.keys(skipped).length > 0) update.steps = { ...update.steps, ...skipped };
-  if (status !== state.status) update.status = status;
+  if (answered.abort) {
+    update.status = "aborted";
+    update.jumpTo = "end";
+  } else if (status !== state.status) update.status = status;
   if (!state.goal) {
     const first = state.messages.find((m) => m.getType() === "human" && !m.id?.startsWith(PLAN_VIEW_ID));
     if (first && typeof first.content === "string") update.goal = cappedGoal(first.content);
@@ -79,18 +98,27 @@ function statusOf(noPlan: boolean, allDone: boolean): RunStatus {
 }
 
 /** Each escalation is one question; several are asked one after the other. */
-function answerEscalations(state: ModelState, at: () => string): { update: AgentPlanUpdate; notes: string[] } {
+function answerEscalations(state: ModelState, at: () => string): Answered {
   const steps: Record<string, StepRun> = {};
   const decisions: Decision[] = [];
   const notes: string[] = [];
   const escalations: Record<string, null> = {};
   const failedCalls: Record<string, boolean> = {};
+  const doubts: AnsweredDoubt[] = [];
   for (const e of Object.values(state.planRun.escalations)) {
     if (!e) continue;
     const run: StepRun = state.steps[e.stepId] ?? { status: "failed", attempts: 0 };
+    escalations[e.stepId] = null;
+    if (e.inDoubt) {
+      const doubt = answerInDoubt(state, { ...e, inDoubt: e.inDoubt }, run, at());
+      doubts.push(doubt);
+      notes.push(doubt.note);
+      failedCalls[e.call] = false;
+      if (doubt.abort) break;
+      continue;
+    }
     const answer = ask(question(state, e));
     const place = { stepId: e.stepId, attempt: run.attempts, planVersion: state.plan?.version ?? 0, at: at() };
-    escalations[e.stepId] = null;
     if (answer.type === "reject") {
       const reason = `a person refused step "${e.stepId}"${answer.message ? `: ${answer.message}` : ""}`;
       decisions.push(decide({ rule: answerRule("reject-call"), reason, by: "person" }, place));
@@ -112,7 +140,24 @@ function answerEscalations(state: ModelState, at: () => string): { update: Agent
   );
   const planRun = { escalations, failedCalls, refusals };
   const update: AgentPlanUpdate = notes.length === 0 ? {} : { steps, decisions, planRun };
-  return { update, notes };
+  for (const { update: d } of doubts) {
+    update.steps = { ...update.steps, ...d.steps };
+    update.decisions = [...(update.decisions ?? []), ...(d.decisions ?? [])];
+    if (d.facts) update.facts = { ...update.facts, ...d.facts };
+    if (d.sideEffects?.length) update.sideEffects = [...(update.sideEffects ?? []), ...d.sideEffects];
+    const successes = d.planRun?.successes ?? [];
+    if (successes.length)
+      update.planRun = { ...update.planRun, successes: [...(update.planRun?.successes ?? []), ...successes] };
+  }
+  const happened = doubts.flatMap((d) => (d.happened ? [d.happened] : []));
+  return { update, notes, happened, abort: doubts.some((d) => d.abort) };
+}
+
+interface Answered {
+  update: AgentPlanUpdate;
+  notes: string[];
+  happened: { key: string; output: unknown }[];
+  abort: boolean;
 }
 
 function question(state: ModelState, e: Escalation) {

@@ -10,6 +10,7 @@ import type { PlanIssue } from "../plan/issues.js";
 import { formatIssues, validatePlan } from "../plan/validate.js";
 import { checkOperations } from "../plan/validate-fields.js";
 import { DEFAULT_RETRY } from "../plan/retry.js";
+import type { CompensationRecord } from "../plan/schema/run.js";
 import type { AgentPlanValues } from "./state.js";
 import type { CallEnv, CallResult } from "./settle.js";
 
@@ -75,7 +76,9 @@ function draftTools(args: unknown): string[] {
  * policy's one effect key (policy/attempt/attempt.ts) and the review rules read the step alone.
  */
 export function enrich(draft: PlanDraft, sideEffectTools: ReadonlySet<string>): PlanDraft {
-  const steps = draft.steps.map((s) => {
+  // That a tool honours keys is the developer's claim (`effects.honoursKeys`), never the model's:
+  // believed, it would let a call in doubt go out again (docs/decisions/0043-effects-in-the-middleware.md).
+  const steps = draft.steps.map(({ honoursIdempotencyKey: _claim, ...s }) => {
     // The step's fallback runs in its place: a side-effecting fallback makes the step side-effecting.
     const tools = [s.tool, s.fallback?.tool].filter((t): t is string => t !== undefined && sideEffectTools.has(t));
     if (tools.length === 0) return s;
@@ -88,6 +91,7 @@ export function committedMessage(
   state: Pick<AgentPlanValues, "steps" | "facts"> & { plan: Plan },
   fresh: readonly string[],
   keptCommitted: readonly string[],
+  compensations: readonly CompensationRecord[] = [],
 ): string {
   const { plan } = state;
   const readiness = selectReady(plan, state.steps, factValues(state.facts));
@@ -98,6 +102,10 @@ export function committedMessage(
     lines.push(
       `Kept as they were (their side effects are committed and never run twice): ${keptCommitted.join(", ")}.`,
     );
+  const undone = compensations.filter((c) => c.status === "done").map((c) => `${c.stepId} (${c.tool})`);
+  if (undone.length > 0) lines.push(`Undone, their side effects compensated: ${undone.join(", ")}.`);
+  const failed = compensations.filter((c) => c.status === "failed").map((c) => `${c.stepId} (${c.error?.message})`);
+  if (failed.length > 0) lines.push(`Could not be undone, their side effects still stand: ${failed.join(", ")}.`);
   lines.push(ready.length > 0 ? `Ready now: ${ready.join(", ")}.` : "No step is ready.");
   return lines.join("\n");
 }

@@ -22,6 +22,7 @@ import { AgentPlanState, refusalKey, type AgentPlanValues } from "./state.js";
 import { runStep, type AttemptResult } from "./step-call.js";
 import { withPlanView } from "./plan-view.js";
 import { heldCall } from "./taint.js";
+import { journalFor } from "./journal.js";
 import { WRITE_PLAN, writePlan, writePlanTool } from "./write-plan.js";
 import { gaveUp, outputOf, probed, stepTimeout, textOf, withKey, type CallProbe } from "./tool-call.js";
 
@@ -44,7 +45,15 @@ export function planMiddleware(options: PlanMiddlewareOptions = {}) {
     name: "planMiddleware",
     stateSchema: AgentPlanState,
     tools: [writePlanTool],
-    beforeModel: (state) => beforeModel(state as unknown as Parameters<typeof beforeModel>[0], at),
+    beforeModel: {
+      canJumpTo: ["end"],
+      hook: (state, runtime) =>
+        beforeModel(state as unknown as Parameters<typeof beforeModel>[0], {
+          at,
+          journal: journalFor(runtime.configurable),
+          threadId: String(runtime.configurable?.thread_id ?? "agent"),
+        }),
+    },
     afterAgent: (state, runtime) => afterAgent(state as unknown as AgentPlanValues, writerOf(runtime)),
     wrapModelCall: (request, handler) => {
       for (const t of request.tools) if (typeof t.name === "string") offered.set(t.name, t);
@@ -123,6 +132,7 @@ function callEnv(
     state: request.state as unknown as AgentPlanValues,
     threadId,
     at,
+    journal: journalFor(request.runtime.configurable),
     emit: writerOf(request.runtime),
     sent: new Set(),
     running: () => flights.get(threadId) ?? 0,

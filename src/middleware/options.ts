@@ -16,6 +16,14 @@ export interface PlanMiddlewareOptions {
    */
   sideEffectTools?: readonly string[];
   /**
+   * Side-effecting calls go through the effect journal of the agent's checkpointer
+   * (docs/decisions/0043-effects-in-the-middleware.md). `honoursKeys`: tools that do an operation
+   * once per idempotency key, called again under the same key when a call's outcome is unknown (a
+   * step may say so itself with `honoursIdempotencyKey`). Other tools are settled by the step's
+   * `verify` probe, or a person is asked (`effect.in-doubt`). Default: no tool honours keys.
+   */
+  effects?: { honoursKeys?: readonly string[] };
+  /**
    * The agent's tools, checked against the plan's steps. Default: the tools the model is offered
    * (read from each model call).
    */
@@ -30,6 +38,7 @@ export interface ResolvedAgentOptions {
   policy: ResolvedPolicy;
   reviewPlan: boolean;
   sideEffectTools: ReadonlySet<string>;
+  honoursKeys: ReadonlySet<string>;
   tools: readonly string[];
   sleep: (ms: number) => Promise<void>;
   now: () => number;
@@ -40,6 +49,10 @@ const OptionsSchema = z
     policy: z.unknown().optional(),
     reviewPlan: z.boolean().optional(),
     sideEffectTools: z.array(z.string().min(1)).max(1000).optional(),
+    effects: z
+      .object({ honoursKeys: z.array(z.string().min(1)).max(1000).optional() })
+      .strict()
+      .optional(),
     tools: z.array(z.string().min(1)).max(1000).optional(),
     sleep: z.function().optional(),
     now: z.function().optional(),
@@ -62,6 +75,7 @@ export function resolveAgentOptions(options: PlanMiddlewareOptions = {}): Resolv
     policy: resolvePolicy(options.policy),
     reviewPlan: options.reviewPlan ?? false,
     sideEffectTools: new Set(options.sideEffectTools ?? []),
+    honoursKeys: new Set(options.effects?.honoursKeys ?? []),
     tools: [...(options.tools ?? [])],
     sleep: options.sleep ?? timer,
     now: options.now ?? Date.now,

@@ -20,7 +20,18 @@ export interface ReviewRequest {
   stepId?: string;
   /** Set when the previous answer could not be read: what was wrong with it. */
   error?: string;
+  /**
+   * The answers a question about a call whose outcome is unknown takes (`effect.in-doubt`), instead of
+   * HITL's decisions: `{ action: "happened", output }`, `{ action: "retry" }` or `{ action: "abort" }`.
+   */
+  options?: InDoubtAction[];
 }
+
+export type InDoubtAction = "happened" | "retry" | "abort";
+
+/** A person's answer to a call in doubt: it took effect (with what it returned), call it once more, or end the run. */
+export type InDoubtAnswer =
+  { type: "happened"; output: unknown } | { type: "retry" } | { type: "abort"; reason?: string };
 
 export type Answer =
   | { type: "approve" }
@@ -48,11 +59,13 @@ const EXPECTED =
  * Asks a person and waits (an interrupt). An answer that cannot be read is not an answer: the
  * same question is asked again, with `error` saying what was wrong, and nothing is lost.
  */
-export function ask(request: ReviewRequest): Answer {
+export function ask(request: ReviewRequest): Answer;
+export function ask<A>(request: ReviewRequest, read: (value: unknown) => A): A;
+export function ask(request: ReviewRequest, read: (value: unknown) => unknown = readAnswer): unknown {
   let value: unknown = interrupt(request);
   for (;;) {
     try {
-      return readAnswer(value);
+      return read(value);
     } catch (error) {
       if (!isPlanManagerError(error)) throw error;
       value = interrupt({ ...request, error: error.message });
@@ -76,6 +89,20 @@ export function readAnswer(value: unknown): Answer {
     return { type: "edit", args, ...(typeof edited?.name === "string" ? { name: edited.name } : {}) };
   }
   throw invalid(EXPECTED);
+}
+
+const IN_DOUBT_EXPECTED =
+  'expected { action: "happened", output } (the call took effect; output is what it returned), ' +
+  '{ action: "retry" } (call it once more under the same key) or { action: "abort", reason? }';
+
+/** A person's answer to an `effect.in-doubt` question; anything else throws `invalid_resume`. */
+export function readInDoubtAnswer(value: unknown): InDoubtAnswer {
+  const v = record(value);
+  if (v?.action === "happened" && Object.hasOwn(v, "output")) return { type: "happened", output: v.output };
+  if (v?.action === "retry") return { type: "retry" };
+  if (v?.action === "abort")
+    return typeof v.reason === "string" ? { type: "abort", reason: v.reason } : { type: "abort" };
+  throw invalid(IN_DOUBT_EXPECTED);
 }
 
 function rejection(message: unknown): Answer {

@@ -9,6 +9,7 @@ import type { ReplanRecord } from "../plan/schema/decision.js";
 import type { Plan, PlanDraft } from "../plan/schema/plan.js";
 import type { Step } from "../plan/schema/step.js";
 import { sameStep } from "../policy/replan/merge.js";
+import { undoneKeys } from "../policy/compensation/redo-key.js";
 import { fingerprint } from "../policy/replan/scope.js";
 import { isFinished } from "../plan/ready.js";
 import type { AgentPlanValues, Trigger } from "./state.js";
@@ -21,6 +22,8 @@ export interface Revision {
   history: PlanVersionEntry;
   /** Steps the draft changed or dropped that had committed a side effect: kept as they were. */
   keptCommitted: string[];
+  /** Steps with a committed (not undone) effect that the draft dropped. */
+  dropped: string[];
   /** Steps the revision adds or changes (what the capability guard reads). */
   added: Step[];
   /** The no-progress fingerprints of the replaced steps and of their proposed replacement. */
@@ -28,23 +31,22 @@ export interface Revision {
   proposed: string;
 }
 
-type RevisionState = Pick<AgentPlanValues, "steps" | "facts" | "sideEffects"> & { plan: Plan };
+type RevisionState = Pick<AgentPlanValues, "steps" | "facts" | "sideEffects" | "compensations"> & { plan: Plan };
 
-export function revise(state: RevisionState, draft: PlanDraft, trigger: Trigger | null, at: string): Revision {
+/**
+ * `undone`: dropped steps whose effects are compensated (middleware/compensate.ts): they leave the
+ * plan like any dropped step; every other dropped step with a committed effect is kept as it was.
+ */
+export function revise(
+  state: RevisionState,
+  draft: PlanDraft,
+  trigger: Trigger | null,
+  at: string,
+  undone: ReadonlySet<string> = new Set(),
+): Revision {
   const old = state.plan;
   const before = new Map(old.steps.map((s) => [s.id, s]));
-  const committed = new Set(state.sideEffects.map((e) => e.stepId));
-  const keptCommitted: string[] = [];
-  const steps: Step[] = draft.steps.map((s) => {
-    const was = before.get(s.id);
-    if (!was || !committed.has(s.id) || sameStep(was, s)) return s;
-    keptCommitted.push(s.id);
-    return was;
-  });
-  const drafted = new Set(steps.map((s) => s.id));
-  const dropped = old.steps.filter((s) => committed.has(s.id) && !drafted.has(s.id));
-  keptCommitted.push(...dropped.map((s) => s.id));
-  steps.unshift(...dropped);
+  const { steps, keptCommitted, dropped } = keepCommitted(state, draft, undone);
   const known = new Set(old.assumptions.map((a) => a.id));
   const plan: Plan = {
     version: old.version + 1,
@@ -70,6 +72,7 @@ export function revise(state: RevisionState, draft: PlanDraft, trigger: Trigger 
     resets: Object.fromEntries(Object.keys(runs).map((id) => [id, null])),
     history,
     keptCommitted,
+    dropped,
     added,
     replaced: fingerprint(
       old.steps.filter((s) => affected.includes(s.id)),
@@ -81,6 +84,32 @@ export function revise(state: RevisionState, draft: PlanDraft, trigger: Trigger 
       assumption,
     ),
   };
+}
+
+/**
+ * The draft's steps with every step whose effect stands kept as it was: one the draft changed, and
+ * one it dropped unless its effect is being undone (`undone`). An undone effect no longer stands:
+ * its step may change or leave like any other.
+ */
+function keepCommitted(state: RevisionState, draft: PlanDraft, undone: ReadonlySet<string>) {
+  const old = state.plan;
+  const before = new Map(old.steps.map((s) => [s.id, s]));
+  const undoneEffects = undoneKeys(state.compensations);
+  const standing = state.sideEffects.filter((e) => !undoneEffects.has(e.idempotencyKey));
+  const committed = new Set(standing.map((e) => e.stepId));
+  const keptCommitted: string[] = [];
+  const steps: Step[] = draft.steps.map((s) => {
+    const was = before.get(s.id);
+    if (!was || !committed.has(s.id) || sameStep(was, s)) return s;
+    keptCommitted.push(s.id);
+    return was;
+  });
+  const drafted = new Set(steps.map((s) => s.id));
+  const dropped = old.steps.filter((s) => committed.has(s.id) && !drafted.has(s.id));
+  const kept = dropped.filter((s) => !undone.has(s.id));
+  keptCommitted.push(...kept.map((s) => s.id));
+  steps.unshift(...kept);
+  return { steps, keptCommitted, dropped: dropped.map((s) => s.id) };
 }
 
 interface Change {

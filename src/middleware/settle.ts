@@ -19,6 +19,7 @@ import { falsify } from "../policy/trust/trust.js";
 import { decide } from "./decisions.js";
 import type { Writer } from "./events.js";
 import type { ResolvedAgentOptions } from "./options.js";
+import type { RunJournal } from "../runtime/effect-journal.js";
 import { callKey } from "./route.js";
 import type { AgentPlanUpdate, AgentPlanValues, Escalation, Trigger } from "./state.js";
 
@@ -41,6 +42,8 @@ export interface CallEnv {
   /** Sends a custom stream event (the graph's shapes); decisions sent during the call go into `sent`. */
   emit: Writer;
   sent: Set<Decision>;
+  /** The effect journal of the agent's checkpointer (middleware/journal.ts); none without one. */
+  journal: RunJournal | undefined;
   /** Step calls of this thread in flight (side-by-side calls of one model turn). */
   running: () => number;
   /** Runs one attempt of a tool, with an idempotency key for side-effecting calls, ended at `timeoutMs`. */
@@ -131,6 +134,8 @@ export function settle(env: CallEnv, s: Settling): CallResult {
     return { content, status: "error", update: { ...base, steps: { [step.id]: skipped }, planRun: { failedCalls } } };
   }
   const escalation = escalationOf(step.id, s.call, verdict.rule, verdict.reason);
+  // A call in doubt is asked about by its key: happened, retry under it, or abort.
+  if (s.deviation.kind === "effect_in_doubt") escalation.inDoubt = { key: s.deviation.key };
   return escalated(escalation, { ...base, planRun: { failedCalls } });
 }
 

@@ -12,10 +12,12 @@ import { RunStatusSchema, type RunStatus } from "../plan/schema/outcome.js";
 import { PlanSchema, type Plan } from "../plan/schema/plan.js";
 import {
   BudgetSchema,
+  CompensationRecordSchema,
   FactSchema,
   SideEffectRecordSchema,
   StepRunSchema,
   type Budget,
+  type CompensationRecord,
   type Fact,
   type SideEffectRecord,
   type StepRun,
@@ -32,6 +34,8 @@ export const EscalationSchema = z.object({
   call: z.string(),
   rule: z.string(),
   reason: z.string(),
+  /** The call's outcome is unknown (`effect.in-doubt`): the key it went out under; answered happened, retry or abort. */
+  inDoubt: z.object({ key: z.string() }).optional(),
 });
 export type Escalation = z.infer<typeof EscalationSchema>;
 
@@ -179,6 +183,22 @@ export const AgentPlanState = new StateSchema({
       reducer: appendNew<SideEffectRecord>((e) => `${e.stepId}|${e.idempotencyKey}`),
     },
   ),
+  compensations: new ReducedValue(
+    // No default: an agent that abandons nothing stores nothing, as in the graph.
+    z.array(CompensationRecordSchema).optional(),
+    {
+      // One record per compensation key: a later one (done after failed, say) replaces it in place.
+      reducer: (a: CompensationRecord[] | undefined, b: CompensationRecord[] | undefined) => {
+        const out = [...(a ?? [])];
+        for (const c of b ?? []) {
+          const i = out.findIndex((x) => x.compensationKey === c.compensationKey);
+          if (i < 0) out.push(c);
+          else out[i] = c;
+        }
+        return out;
+      },
+    },
+  ),
   budget: new ReducedValue(
     BudgetSchema.default(() => ({ spent: 0, replanSpent: 0 })),
     {
@@ -207,6 +227,8 @@ export interface AgentPlanValues {
   decisions: Decision[];
   replans: ReplanRecord[];
   sideEffects: SideEffectRecord[];
+  /** Undos of committed effects a revision abandoned (docs/decisions/0043-effects-in-the-middleware.md). */
+  compensations?: CompensationRecord[] | undefined;
   budget: Budget;
   planRun: PlanRun;
 }

@@ -21,7 +21,9 @@ import type { Decision } from "../policy/ladder/decision.js";
 import type { Deviation } from "../policy/ladder/deviation.js";
 import { attemptCost } from "../policy/ladder/budget.js";
 import type { CheckFailure } from "../policy/attempt/checks.js";
+import { journaledVerdict, verifiedVerdict } from "../policy/attempt/in-doubt.js";
 import { decide } from "./decisions.js";
+import { journaledAttempt, type JournaledAttempt } from "./journal.js";
 import { settle, standing, type AttemptResult, type CallEnv, type CallResult, type Succeeded } from "./settle.js";
 
 export type { AttemptResult } from "./settle.js";
@@ -159,6 +161,7 @@ async function oneAttempt(
     charge,
     maxCost: env.options.policy.budget.maxCost,
     committed: state.sideEffects,
+    compensations: state.compensations,
     steps: state.steps,
   });
   if (next.kind === "refused") return { run: before, judged: refused(env, step, before, next.failure, decisions) };
@@ -171,8 +174,10 @@ async function oneAttempt(
     const result: AttemptResult = { ok: true, content, output: next.output };
     return { run, judged: judge(env, step, run, result, undefined, decisions, trusted) };
   }
+  // A person's approval of a key is for one call: this one (the journal reads it from the state).
+  const { approvedKey: _approved, ...unapproved } = before;
   let run: StepRun = {
-    ...before,
+    ...unapproved,
     status: "running",
     attempts: before.attempts + 1,
     startedAt: before.startedAt ?? env.at(),
@@ -198,7 +203,12 @@ async function called(
   const { meter, charge } = c;
   const running = env.running() + 1;
   env.emit({ type: "step_started", stepId: step.id, goal: step.goal, attempt: run.attempts, tool: call.tool, running });
-  const result = await env.invoke(call.tool, call.args, key, step.timeoutMs ?? env.options.policy.defaultTimeoutMs);
+  const timeoutMs = step.timeoutMs ?? env.options.policy.defaultTimeoutMs;
+  const made =
+    key && env.journal
+      ? await journaledAttempt(env, env.journal, step, { ...call, key, attempt: run.attempts, timeoutMs }, c.trusted)
+      : { result: await env.invoke(call.tool, call.args, key, timeoutMs), key };
+  const result = made.result;
   // Calls a middleware below made on its own are attempts too: counted against retry.maxAttempts and charged.
   const extra = Math.max(0, Math.min((result.calls ?? 1) - 1, MAX_CALLS));
   if (extra > 0) {
@@ -206,7 +216,46 @@ async function called(
     meter.charged += charge * extra;
     run = { ...run, attempts: run.attempts + extra, ...(charge > 0 ? { cost: (run.cost ?? 0) + charge * extra } : {}) };
   }
-  return { run, judged: judge(env, step, run, result, key, c.decisions, c.trusted) };
+  if ("inDoubt" in made && made.inDoubt) return { run, judged: inDoubt(env, step, run, call.tool, made, c.decisions) };
+  if ("effect" in made && made.effect) c.decisions.push(settledDecision(env, step, run, call.tool, made));
+  return { run, judged: judge(env, step, run, result, made.key, c.decisions, c.trusted) };
+}
+
+/**
+ * A call whose outcome is unknown and that nothing settled: the step deviates with `effect_in_doubt`,
+ * and the ladder asks a person (docs/decisions/0043-effects-in-the-middleware.md).
+ */
+function inDoubt(
+  env: CallEnv,
+  step: Step,
+  run: StepRun,
+  tool: string,
+  made: JournaledAttempt,
+  decisions: Decision[],
+): Deviated {
+  const error = made.inDoubt!;
+  const deviation: Deviation = {
+    kind: "effect_in_doubt",
+    stepId: step.id,
+    attempt: run.attempts,
+    message: error.message,
+    error,
+    key: made.key,
+    tool,
+  };
+  const { plan, facts } = env.state;
+  const verdict = ladderVerdict(step, run, plan!, facts, deviation, runStanding(env, decisions));
+  return { kind: "deviation", deviation, verdict, error };
+}
+
+/** The decision saying the journal (a result the checkpoint lost) or the verify probe gave the output, not a new call. */
+function settledDecision(env: CallEnv, step: Step, run: StepRun, tool: string, made: JournaledAttempt): Decision {
+  const { rule, failureClass, reason } = (made.effect === "verified" ? verifiedVerdict : journaledVerdict)(
+    tool,
+    made.key,
+  );
+  const place = { stepId: step.id, attempt: run.attempts, planVersion: env.state.plan!.version, at: env.at() };
+  return decide({ rule, failureClass, reason }, place);
 }
 
 /** A check refused the attempt before it started: its deviation and the ladder's verdict on it. */

@@ -8,6 +8,10 @@
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
 import type { Plan, PlanDraft } from "../plan/schema/plan.js";
+import type { CompensationRecord } from "../plan/schema/run.js";
+import { compensationRecords, withoutCompensation } from "../policy/compensation/abandoned.js";
+import { missingDecision } from "../policy/compensation/verdict.js";
+import { abandonedByRevision, runCompensations } from "./compensate.js";
 import { capabilityBaseline, capabilityGuard, reviewedEffects } from "../policy/capability/guard.js";
 import type { Decision } from "../policy/ladder/decision.js";
 import type { GuardHit } from "../policy/replan/guards.js";
@@ -44,6 +48,26 @@ const StepArgs = z.looseObject({
     .object({ tool: z.string(), args: z.record(z.string(), z.unknown()).optional() })
     .optional()
     .describe("A tool to try when this step's tool fails for good"),
+  verify: z
+    .object({
+      tool: z.string(),
+      args: z.record(z.string(), z.unknown()).optional(),
+      inputs: z.array(z.string()).optional(),
+    })
+    .optional()
+    .describe(
+      "For a side-effecting step: a read-only lookup tool answering { happened, output? }, run when a call's outcome is unknown",
+    ),
+  compensate: z
+    .object({
+      tool: z.string(),
+      args: z.record(z.string(), z.unknown()).optional(),
+      inputs: z.array(z.string()).optional(),
+    })
+    .optional()
+    .describe(
+      "For a side-effecting step: the tool that undoes it (cancel, refund), run if a revision drops the step after it committed; inputs are facts it reads",
+    ),
 });
 
 const AssumptionArgs = z.object({
@@ -123,6 +147,7 @@ async function revision(env: CallEnv, old: Plan, draft: PlanDraft, tools: Readon
   if (dear) return dear;
   const hold = guard(env, old, rev);
   const decisions: Decision[] = [];
+  let current = draft;
   if (hold) {
     decisions.push(decide({ rule: hold.rule, reason: hold.reason }, place));
     const answer = ask(review(env, draft, `The revision needs a person: ${hold.reason}`, hold));
@@ -134,19 +159,61 @@ async function revision(env: CallEnv, old: Plan, draft: PlanDraft, tools: Readon
     if (answer.type === "edit") {
       const edited = validateDraft(env, answer.args, tools);
       if (!edited.ok) return { ...edited.result, update: { decisions } };
-      rev = revise(
-        { ...state, plan: old },
-        enrich(edited.draft, options.sideEffectTools),
-        state.planRun.trigger,
-        env.at(),
-      );
+      current = enrich(edited.draft, options.sideEffectTools);
+      rev = revise({ ...state, plan: old }, current, state.planRun.trigger, env.at());
     }
     // A revision answering a broken assumption replaces its branch; any other rewrites the plan.
     const action = state.planRun.trigger !== null ? "replan_local" : "replan_global";
     const reason = `a person approved: ${hold.reason}`;
     decisions.push(decide({ rule: answerRule("approve-replan"), action, reason, by: "person" }, place));
   }
-  return commit(env, rev, decisions);
+  return undoAndCommit(env, old, { rev, draft: current, decisions }, tools);
+}
+
+/**
+ * The effects the revision abandons (docs/decisions/0043-effects-in-the-middleware.md): those
+ * without `compensate` are a person's to let stand first (`compensate.missing`), asked before
+ * anything is called; then the undos run, latest commit first, and the revision is recorded with them.
+ */
+async function undoAndCommit(
+  env: CallEnv,
+  old: Plan,
+  r: { rev: Revision; draft: PlanDraft; decisions: Decision[] },
+  tools: ReadonlySet<string>,
+): Promise<CallResult> {
+  const { state, options } = env;
+  const { decisions } = r;
+  let { rev, draft } = r;
+  const place = { attempt: 0, planVersion: old.version, at: env.at() };
+  let abandoned = abandonedByRevision(env, old, rev);
+  const missing = withoutCompensation(abandoned);
+  if (missing.length > 0) {
+    const held = missingDecision(missing, { after: -1, planVersion: old.version, at: env.at() });
+    decisions.push(held);
+    const hit = { rule: held.rule, reason: held.reason };
+    const answer = ask(review(env, draft, `The revision needs a person: ${held.reason}`, hit));
+    if (answer.type === "reject") {
+      const reason = `a person rejected the revision${answer.message ? `: ${answer.message}` : ""}`;
+      decisions.push(decide({ rule: answerRule("reject-replan"), reason, by: "person" }, place));
+      return { content: `${reason}.`, status: "error", update: { decisions } };
+    }
+    if (answer.type === "edit") {
+      const edited = validateDraft(env, answer.args, tools);
+      if (!edited.ok) return { ...edited.result, update: { decisions } };
+      draft = enrich(edited.draft, options.sideEffectTools);
+      rev = revise({ ...state, plan: old }, draft, state.planRun.trigger, env.at());
+      abandoned = abandonedByRevision(env, old, rev);
+    }
+    const action = state.planRun.trigger !== null ? "replan_local" : "replan_global";
+    const reason = `a person approved: the effects of ${missing.map((m) => m.step.id).join(", ")} stand`;
+    decisions.push(decide({ rule: answerRule("approve-replan"), action, reason, by: "person" }, place));
+  }
+  if (abandoned.length === 0) return commit(env, rev, decisions);
+  const ran = await runCompensations(env, compensationRecords(abandoned, state.facts, env.at()), rev.plan.version);
+  // An undone step leaves the plan; one whose undo failed stands, kept as it was, like one let stand.
+  const undone = new Set(ran.records.filter((c) => c.status === "done").map((c) => c.stepId));
+  if (undone.size > 0) rev = revise({ ...state, plan: old }, draft, state.planRun.trigger, env.at(), undone);
+  return commit(env, rev, [...decisions, ...ran.decisions], ran.records);
 }
 
 /** The first guard that holds the revision for a person, in the rule table's order. */
@@ -180,12 +247,23 @@ function guard(env: CallEnv, old: Plan, rev: Revision): GuardHit | undefined {
   return capability ?? reviewedEffects(rev.added, (t) => options.sideEffectTools.has(t), options.reviewPlan);
 }
 
-function commit(env: CallEnv, rev: Revision, decisions: Decision[]): CallResult {
-  const content = committedMessage({ ...env.state, plan: rev.plan }, rev.record.newSteps, rev.keptCommitted);
+function commit(
+  env: CallEnv,
+  rev: Revision,
+  decisions: Decision[],
+  compensations: CompensationRecord[] = [],
+): CallResult {
+  const content = committedMessage(
+    { ...env.state, plan: rev.plan },
+    rev.record.newSteps,
+    rev.keptCommitted,
+    compensations,
+  );
   return {
     content,
     status: "success",
     update: {
+      ...(compensations.length > 0 ? { compensations } : {}),
       plan: rev.plan,
       planHistory: [rev.history],
       replans: [rev.record],

@@ -450,7 +450,10 @@ describe("planMiddleware: plan review, revisions and side effects", () => {
       [...payTools(l), countedTool(l, "notify", () => ({ sent: true }))],
       { sideEffectTools: ["pay"] },
     );
-    const out = await agent.invoke(start, config("keep"));
+    // Dropping a committed effect with no compensate asks a person first; approved, it stands.
+    const asked = await agent.invoke(start, config("keep"));
+    expect((asked.__interrupt__![0]!.value as { rule: string }).rule).toBe("compensate.missing");
+    const out = await agent.invoke(new Command({ resume: { action: "approve" } }), config("keep"));
     expect(out.plan!.steps.map((s) => s.id)).toEqual(["pay", "quote", "notify"]);
     expect(out.steps.pay!.status).toBe("succeeded");
     expect(lastResults(model.calls[4]!.messages)[0]!.content).toBe(

@@ -1,10 +1,11 @@
 /**
  * The effect journal on every backend (src/storage/journal*.ts): what one saver's journal records,
  * another saver on the same database reads — SQLite and PostgreSQL keep it beside the checkpoints;
- * any other saver keeps it in this process. A call cut on PostgreSQL is answered from a fresh saver.
+ * any other saver keeps it in this process. A call cut on PostgreSQL is answered from a fresh saver,
+ * in the graph and inside createAgent.
  */
 import { tool } from "@langchain/core/tools";
-import { MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
+import { Command, interrupt, MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -16,6 +17,10 @@ import { resumeRun } from "../../src/index.js";
 import { saverAdapter } from "../../src/storage/index.js";
 import { startPostgres, type PgServer } from "../../test-reliability/helpers/postgres.js";
 import { harness, type Loose } from "../helpers/graph.js";
+import { createAgent } from "langchain";
+import { planMiddleware } from "../../src/middleware/index.js";
+import { scriptedAgentModel, type Turn } from "../helpers/agent-model.js";
+import { countedTool, ledger } from "../helpers/agent-tools.js";
 
 let pg: PgServer;
 const closers: (() => Promise<void> | void)[] = [];
@@ -128,5 +133,38 @@ describe("a charge cut by its deadline on PostgreSQL", () => {
     const done = (await resumeRun(fresh.graph, fresh.config, { action: "retry" })) as Loose;
     expect(done.status).toBe("completed");
     expect(keys).toEqual([keys[0], keys[0]]);
+  });
+});
+
+describe("a createAgent charge that dies inside the call on PostgreSQL", () => {
+  it("a new agent on a fresh saver finds it in doubt, asks, and retry calls it once more under the key", async () => {
+    const schema = `agent${(schemas += 1)}`;
+    const l = ledger();
+    const charge = (dies: boolean) =>
+      countedTool(l, "charge", (n) => {
+        if (dies && n === 1) interrupt("the process dies inside the call");
+        return { receipt: `R-${n}` };
+      });
+    const plan = { steps: [{ id: "pay", goal: "Pay", tool: "charge", args: { amount: 40 }, produces: ["receipt"] }] };
+    const agent = (turns: Turn[], dies: boolean, checkpointer: BaseCheckpointSaver) =>
+      createAgent({
+        model: scriptedAgentModel(turns),
+        tools: [charge(dies)],
+        middleware: [planMiddleware({ sleep: async () => {}, now: () => 0, sideEffectTools: ["charge"] })],
+        checkpointer,
+      });
+    const config = { configurable: { thread_id: "pay-pg" } };
+    const turns: Turn[] = [[{ name: "write_plan", args: plan }], [{ name: "charge", args: {} }], "never"];
+    await agent(turns, true, await pgSaver(schema)).invoke({ messages: [{ role: "user", content: "pay" }] }, config);
+    const second = agent([[{ name: "charge", args: {} }], "paid"], false, await pgSaver(schema));
+    const asked = await second.invoke(new Command({ resume: "restarted" }), config);
+    expect([l.calls, (asked.__interrupt__![0]!.value as { rule: string }).rule]).toEqual([
+      { charge: 1 },
+      "effect.in-doubt",
+    ]);
+    const out = await second.invoke(new Command({ resume: { action: "retry" } }), config);
+    expect(l.calls).toEqual({ charge: 2 });
+    expect(l.keys.charge).toEqual([l.keys.charge![0], l.keys.charge![0]]);
+    expect([out.status, out.sideEffects.map((e) => e.output)]).toEqual(["completed", [{ receipt: "R-2" }]]);
   });
 });

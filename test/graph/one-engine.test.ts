@@ -24,6 +24,8 @@ interface Case {
   script: Script;
   /** The tools with side effects (tool metadata for the graph, `sideEffectTools` for the middleware). */
   effects?: string[];
+  /** Tools declared to honour idempotency keys (`effects.honoursKeys`, in both). */
+  honoursKeys?: string[];
   policy?: PolicyOptions;
   /** The calls the agent's model makes, one turn each, in order: [tool, args]. Default: each step once. */
   calls?: [string, Record<string, unknown>][];
@@ -63,7 +65,7 @@ async function throughGraph(c: Case, l: Ledger) {
   const h = harness(
     staticPlanner({ plan: c.plan, replan }),
     tools(l, c.script).map((t) => withMeta(t, c.effects ?? [])),
-    { policy: c.policy ?? {} },
+    { policy: c.policy ?? {}, ...(c.honoursKeys ? { effects: { honoursKeys: c.honoursKeys } } : {}) },
   );
   const out = await h.run();
   return ladderRules((out.decisions as { rule: string }[]).map((d) => d.rule));
@@ -80,7 +82,13 @@ async function throughAgent(c: Case, l: Ledger) {
     model: scriptedAgentModel(turns),
     tools: tools(l, c.script),
     middleware: [
-      planMiddleware({ sleep: async () => {}, now: () => 0, sideEffectTools: c.effects ?? [], policy: c.policy ?? {} }),
+      planMiddleware({
+        sleep: async () => {},
+        now: () => 0,
+        sideEffectTools: c.effects ?? [],
+        policy: c.policy ?? {},
+        ...(c.honoursKeys ? { effects: { honoursKeys: c.honoursKeys } } : {}),
+      }),
     ],
     checkpointer: new MemorySaver(),
   });
@@ -101,6 +109,17 @@ const one = (
 });
 const doc = [{ id: "doc_public", statement: "the document is public" }];
 const report = { report: "r" };
+
+/** The tool's own connection reset: the charge may have gone through (its outcome is unknown). */
+const reset = () => Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+const charge = (extra: Partial<PlanDraft["steps"][number]> = {}): PlanDraft => ({
+  steps: [{ id: "pay", goal: "Pay", tool: "charge", args: { amount: 5 }, produces: ["receipt"], ...extra }],
+});
+
+/** The booking for the right date, replacing the one for the wrong date. */
+const rebook: PlanDraft = {
+  steps: [{ id: "rebook", goal: "Book the hotel", tool: "book", args: { date: "05-02" }, produces: ["booking"] }],
+};
 
 const payPlan: PlanDraft = {
   assumptions: [{ id: "vendor_ok", statement: "the vendor accepts the order" }],
@@ -288,6 +307,66 @@ const CASES: Case[] = [
     effects: ["pay"],
     script: { pay: [{ receipt: "R-1" }] },
     rules: [],
+  },
+  {
+    name: "compensation: a replan drops the committed booking; its compensate runs once under <key>:compensate",
+    plan: {
+      assumptions: [{ id: "dates_ok", statement: "the dates are right" }],
+      steps: [
+        {
+          id: "book",
+          goal: "Book the hotel",
+          tool: "book",
+          args: { date: "05-01" },
+          produces: ["booking"],
+          assumptions: ["dates_ok"],
+          compensate: { tool: "cancel", inputs: ["booking"] },
+        },
+        { id: "confirm", goal: "Confirm", tool: "confirm", args: {}, dependsOn: ["book"], assumptions: ["dates_ok"] },
+      ],
+    },
+    effects: ["book", "cancel"],
+    script: {
+      book: [{ booking: "B-1" }, { booking: "B-2" }],
+      cancel: [{ cancelled: true }],
+      confirm: [new AssumptionBrokenError("dates_ok", "the guest meant the 2nd")],
+    },
+    calls: [
+      ["book", {}],
+      ["confirm", {}],
+    ],
+    replan: () => rebook,
+    revision: { plan: rebook, calls: [["book", { step: "rebook" }]] },
+    rules: ["assumption.replan-local", "compensate.run"],
+  },
+  {
+    name: "in doubt: a call cut by the tool's own reset, to a tool that honours keys, goes out again under the same key once",
+    plan: charge(),
+    effects: ["charge"],
+    honoursKeys: ["charge"],
+    script: { charge: [reset(), { receipt: "R-1" }] },
+    rules: [],
+  },
+  {
+    name: "in doubt: the step's verify probe says it happened; the tool is not called again",
+    plan: charge({ verify: { tool: "find_charge", args: { amount: 5 } } }),
+    effects: ["charge"],
+    script: { charge: [reset(), { receipt: "R-2" }], find_charge: [{ happened: true, output: { receipt: "R-1" } }] },
+    rules: ["effect.verified"],
+  },
+  {
+    name: "in doubt: the verify probe says it did not happen; called again under the same key",
+    plan: charge({ verify: { tool: "find_charge", args: { amount: 5 } } }),
+    effects: ["charge"],
+    script: { charge: [reset(), { receipt: "R-2" }], find_charge: [{ happened: false }] },
+    rules: ["transient.retry"],
+  },
+  {
+    name: "in doubt: no keys honoured, no probe: a person is asked (effect.in-doubt), the tool is not called again",
+    plan: charge({ retry: { maxAttempts: 3, ...fixed } }),
+    effects: ["charge"],
+    script: { charge: [reset(), { receipt: "R-2" }] },
+    rules: ["effect.in-doubt"],
   },
 ];
 

@@ -21,7 +21,7 @@ const BELOW: Record<string, readonly string[]> = {
   views: ["errors", "expr", "plan", "policy", "runtime"],
   storage: ["errors", "plan", "contracts"],
   graph: ["errors", "expr", "plan", "policy", "contracts", "runtime", "nodes", "views", "storage"],
-  middleware: ["errors", "expr", "plan", "policy", "contracts", "views"],
+  middleware: ["errors", "expr", "plan", "policy", "contracts", "runtime", "views", "storage"],
   worker: ["errors", "plan", "contracts", "runtime", "graph", "storage"],
   threads: ["errors", "plan", "graph", "storage"],
   mcp: ["errors", "plan", "policy", "runtime", "graph", "views", "worker", "storage"],

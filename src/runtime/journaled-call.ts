@@ -1,0 +1,171 @@
+/**
+ * A side-effecting call through the effect journal (docs/decisions/0038-effect-journal.md), for
+ * both engines: the graph's executor (nodes/executor/journaled-call.ts) and `planMiddleware`
+ * (middleware/journal.ts; docs/decisions/0043-effects-in-the-middleware.md) hand in how they call a
+ * tool and how they run a probe; the order is here, once. Before the call: a result the journal holds
+ * for the key is the call's (the run's checkpoint lost it); an intent without a result is in doubt and
+ * is settled first (policy/attempt/in-doubt.ts). Then the intent is made durable, the tool called, and
+ * its output or the error it threw recorded. A call cut by its deadline, or one the tool itself gave up
+ * on (its own timeout, a reset connection: `cutByTheTool`), is in doubt too, and settled at once: the
+ * ladder never moves on (a retry, the fallback) past an effect that may have happened.
+ */
+import type { ErrorInfo } from "../plan/schema/run.js";
+import type { Step } from "../plan/schema/step.js";
+import { readProbe, settleInDoubt, type Settlement } from "../policy/attempt/in-doubt.js";
+import { errorInfo } from "../policy/ladder/deviation.js";
+import { compensationKey } from "../policy/compensation/abandoned.js";
+import { liveKey } from "../policy/compensation/redo-key.js";
+import type { EffectResult, RunJournal } from "../contracts/effect-journal.js";
+
+/** How one call under a key ended: its output, or what it threw and whether that leaves its outcome unknown. */
+export type CallOutcome =
+  | { ok: true; output: unknown }
+  | {
+      ok: false;
+      error: ErrorInfo;
+      /** Cut before it answered (our deadline, the tool's own timeout, a reset connection): in doubt. */
+      cut: boolean;
+      /** What the caller's engine threw, handed back as it was. */
+      thrown?: unknown;
+    };
+
+export interface JournaledCall {
+  journal: RunJournal;
+  threadId: string;
+  key: string;
+  /** The step the call is made for; a compensation's undo declares neither keys nor a probe. */
+  step: Pick<Step, "id" | "honoursIdempotencyKey" | "verify">;
+  tool: string;
+  /** The call's arguments, as the intent records them. */
+  args: Record<string, unknown>;
+  attempt: number;
+  /** The step's trusted facts, for the probe's inputs. */
+  trusted: Readonly<Record<string, unknown>>;
+  /** Tools declared to honour idempotency keys (`effects.honoursKeys`). */
+  honoursKeys: ReadonlySet<string>;
+  /** A person's `retry` of exactly this key: one more call may go out. */
+  approvedKey: string | undefined;
+  /**
+   * The approval covers only an intent of an earlier attempt, the call the person was asked about: an
+   * intent of this attempt is the approved call itself, cut too (the process died in it), and is asked
+   * about again rather than called a third time. Without it the approval is spent by the first call.
+   */
+  approvalByAttempt?: boolean;
+  now: () => string;
+  /** Calls the tool once under `key` (the operation's, or a redo key). */
+  call: (key: string) => Promise<CallOutcome>;
+  /** Runs the step's read-only verify probe, with the call's key in its config; throws when it cannot. */
+  probe: (tool: string, args: Record<string, unknown>, key: string) => Promise<unknown>;
+}
+
+/** What the journal made of the call; `key`: the key it went out (or was settled) under. */
+export type Journaled =
+  | { kind: "answered"; key: string; outcome: CallOutcome; effect?: "journaled" | "verified" }
+  | { kind: "in_doubt"; key: string; reason: string };
+
+export async function journaledCall(j: JournaledCall): Promise<Journaled> {
+  let entry = await j.journal.lookup(j.threadId, j.key);
+  if (entry?.result?.ok) {
+    const live = await pastUndone(j);
+    if (live !== j.key) {
+      // The run's state did not know the effect was undone: the redo goes out under a fresh key.
+      j = { ...j, key: live };
+      entry = await j.journal.lookup(j.threadId, live);
+    }
+  }
+  if (entry?.result?.ok) return { kind: "answered", key: j.key, outcome: entry.result, effect: "journaled" };
+  if (entry && !entry.result) {
+    const approved = !j.approvalByAttempt || entry.attempt < j.attempt ? j.approvedKey : undefined;
+    const settled = await settle(j, approved);
+    if (settled.kind !== "call") return answer(j, settled);
+  }
+  return callOnce(j, true);
+}
+
+/**
+ * The key past those whose effect the journal shows undone (`<key>:compensate` succeeded): a result
+ * under an undone key is a cancelled booking, never this call's (policy/compensation/redo-key.ts).
+ * Read only when the journal holds a result to reuse, so a first call costs no extra read.
+ */
+async function pastUndone(j: JournaledCall): Promise<string> {
+  const undone = new Set<string>();
+  for (let key = j.key; ; key = liveKey(j.key, undone)) {
+    const undo = await j.journal.lookup(j.threadId, compensationKey(key));
+    if (!undo?.result?.ok) return key;
+    undone.add(key);
+  }
+}
+
+/** The intent, the call, the result; a call cut before it answered is settled before it returns. */
+async function callOnce(j: JournaledCall, first: boolean): Promise<Journaled> {
+  // An intent that cannot be made durable is not called: the error is the attempt's.
+  await j.journal.intent(j.threadId, {
+    key: j.key,
+    stepId: j.step.id,
+    tool: j.tool,
+    args: j.args,
+    attempt: j.attempt,
+    at: j.now(),
+  });
+  const outcome = await j.call(j.key);
+  if (outcome.ok) {
+    await record(j, { ok: true, output: outcome.output });
+    return { kind: "answered", key: j.key, outcome };
+  }
+  if (!outcome.cut) {
+    await record(j, { ok: false, error: outcome.error });
+    return { kind: "answered", key: j.key, outcome };
+  }
+  const settled = await settle(j, undefined);
+  // Called again under the key once; cut again, it is a person's to settle.
+  if (settled.kind === "call" && settled.why === "honours-keys" && first) return callOnce(j, false);
+  if (settled.kind === "call" && settled.why === "not-happened") {
+    await record(j, { ok: false, error: outcome.error });
+    return { kind: "answered", key: j.key, outcome };
+  }
+  if (settled.kind === "call") {
+    const reason = `${j.tool} under key ${j.key} was cut by its deadline twice (${outcome.error.message}): did it happen?`;
+    return answer(j, { kind: "ask", reason });
+  }
+  return answer(j, settled);
+}
+
+/** A settlement other than calling: the probe's output (recorded as the result), or a question for a person. */
+async function answer(j: JournaledCall, settled: Exclude<Settlement, { kind: "call" | "verify" }>): Promise<Journaled> {
+  if (settled.kind === "happened") {
+    await record(j, { ok: true, output: settled.output });
+    return { kind: "answered", key: j.key, outcome: { ok: true, output: settled.output }, effect: "verified" };
+  }
+  return { kind: "in_doubt", key: j.key, reason: settled.reason };
+}
+
+/** Settles a call in doubt: the policy's order, with the verify probe run when it comes to that. */
+async function settle(
+  j: JournaledCall,
+  approvedKey: string | undefined,
+): Promise<Exclude<Settlement, { kind: "verify" }>> {
+  const doubt = { step: j.step, tool: j.tool, key: j.key, honoursKeys: j.honoursKeys, approvedKey };
+  const first = settleInDoubt(doubt);
+  if (first.kind !== "verify") return first;
+  let problem: string;
+  try {
+    const inputs = Object.fromEntries(
+      (first.probe.inputs ?? []).filter((k) => Object.hasOwn(j.trusted, k)).map((k) => [k, j.trusted[k]]),
+    );
+    const read = readProbe(await j.probe(first.probe.tool, { ...first.probe.args, ...inputs }, j.key));
+    if (read.kind !== "unreadable") return read as Exclude<Settlement, { kind: "verify" }>;
+    problem = read.problem;
+  } catch (thrown) {
+    problem = `threw (${errorInfo(thrown).message})`;
+  }
+  const asked = settleInDoubt({ ...doubt, probeFailed: problem });
+  return asked.kind === "verify" ? { kind: "ask", reason: problem } : asked;
+}
+
+/**
+ * A result that cannot be written leaves the intent in doubt: the run's checkpoint still records the
+ * commit, and a branch that does not see it is asked rather than charged again.
+ */
+async function record(j: JournaledCall, result: EffectResult): Promise<void> {
+  await j.journal.result(j.threadId, j.key, result).catch(() => undefined);
+}
