@@ -35,9 +35,12 @@ export function compensationAnswer(a: Answering, reply: ResumeValue): Next | und
     });
   const next = (update: Next["update"]): Next =>
     asked.endStatus ? { goto: "executor", update: { status: asked.endStatus, ...update } } : running(update);
+  const record = records.find((c) => c.compensationKey === compensationKey);
   if (reply.action === "retry") {
-    // An undo whose outcome is unknown: the answer approves one more call under its key, no more.
-    const approved = asked.failed.inDoubt ? { approvedKey: compensationKey } : {};
+    // An undo whose outcome is unknown: the answer approves one more call under its key, the one after
+    // the call in doubt, which the journal numbers `approvedAttempt` (nodes/shared/compensations.ts).
+    const inDoubtAttempt = (record?.approvedAttempt ?? 0) + (record?.attempts ?? 0);
+    const approved = asked.failed.inDoubt ? { approvedKey: compensationKey, approvedAttempt: inDoubtAttempt } : {};
     const compensations = settle({ status: "pending", attempts: 0, ...approved });
     const decisions = decide(a, answerRule("retry"), `a person asked to run the compensation ${compensationKey} again`);
     return next({ compensations, decisions });
