@@ -162,7 +162,7 @@ describe("a compensation cut before it answered, whose tool does not honour keys
         "honour idempotency keys and the step has no verify probe: did it happen? " +
         "retry calls it once more under the same key; skip leaves it as it is",
     );
-    expect(out.pendingHuman.options).toEqual(["retry", "skip", "abort"]);
+    expect(out.pendingHuman.options).toEqual(["happened", "retry", "skip", "abort"]);
     expect(out.pendingHuman.context.compensation.failed).toMatchObject({ inDoubt: true, tool: "cancel" });
     expect(out.compensations[0]).toMatchObject({ status: "failed", inDoubt: true, attempts: 1 });
     // No step of the new version ran while the undo is in doubt.
@@ -319,7 +319,7 @@ describe("an undo in doubt at the run's end", () => {
     expect([asked.status, a.raw.cancel.length, asked.pendingHuman.options]).toEqual([
       "awaiting_human",
       1,
-      ["retry", "skip"],
+      ["happened", "retry", "skip"],
     ]);
     expect(asked.pendingHuman.context.compensation).toMatchObject({ endStatus: "aborted", failed: { inDoubt: true } });
     const out = await h.run(new Command({ resume: { action: "retry" } }));
@@ -407,7 +407,9 @@ describe("an undo in doubt that a person says happened", () => {
     const s = setup({ cancel: [new PermanentError("no such booking")] });
     const asked = await s.run();
     expect(asked.pendingHuman.options).toEqual(["retry", "skip", "abort"]);
-    const refused = await resumeRun(s.graph, s.config, { action: "happened" }).catch((e: unknown) => e);
+    const refused = await resumeRun(s.graph, s.config, { action: "happened", output: { cancelled: "B-1" } }).catch(
+      (e: unknown) => e,
+    );
     expect(isPlanManagerError(refused) && refused.code).toBe("invalid_resume");
     expect(s.raw.cancel.length).toBe(3);
   });

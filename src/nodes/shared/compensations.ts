@@ -136,6 +136,8 @@ function undoInvoke(
 
 /** The options of a failed compensation's question: run it again, leave it undone, or (mid-run) abort. */
 const FAILED_OPTIONS: readonly ResumeAction[] = ["retry", "skip", "abort"];
+/** An undo whose outcome is unknown may also have happened: a person who sees it did says so. */
+const IN_DOUBT_OPTIONS: readonly ResumeAction[] = ["happened", ...FAILED_OPTIONS];
 
 /**
  * Runs the first pending compensation; the update writes its record and decision, and asks a person
@@ -169,7 +171,8 @@ function failedQuestion(
   ended: CompensationRecord,
   endStatus: "aborted" | "failed" | undefined,
 ): PendingHuman {
-  const options = endStatus ? FAILED_OPTIONS.filter((o) => o !== "abort") : [...FAILED_OPTIONS];
+  const offered = ended.inDoubt ? IN_DOUBT_OPTIONS : FAILED_OPTIONS;
+  const options = endStatus ? offered.filter((o) => o !== "abort") : [...offered];
   // The step may have left the plan: the question is about the effect, not the step's attempts.
   const payload = escalationPayload({ ...state, decisions: [...state.decisions, decision] }, decision, options);
   const { stepId, idempotencyKey, compensationKey, tool, error, inDoubt } = ended;
