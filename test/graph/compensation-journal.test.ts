@@ -14,12 +14,15 @@ import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   AssumptionBrokenError,
+  isPlanManagerError,
   PermanentError,
+  resumeRun,
   staticPlanner,
   type PlanDraft,
   type PlanManagerOptions,
 } from "../../src/index.js";
 import { operationKey } from "../../src/plan/operation.js";
+import { LIMITS } from "../../src/plan/schema/primitives.js";
 import { sqliteJournal } from "../../src/storage/journal-sqlite.js";
 import { harness, scriptedTool, type Loose } from "../helpers/graph.js";
 
@@ -135,6 +138,14 @@ function setup(
 const key = (date: string) => operationKey("trip-1", "book", { what: "flight", date });
 const rules = (out: Loose) => out.decisions.map((d: Loose) => d.rule);
 const hang = () => new Promise<never>(() => undefined);
+/** A cancel that blocks after cancelling until released: the test kills the process while it waits. */
+function cutInside() {
+  let entered = () => {};
+  let release = () => {};
+  const inCall = new Promise<void>((r) => (entered = r));
+  const gate = new Promise<void>((r) => (release = r));
+  return { call: async () => (entered(), gate), entered: inCall, release: () => release() };
+}
 
 describe("a compensation cut before it answered, whose tool does not honour keys", () => {
   it("cut by its deadline: not called again; a person is asked, and told the undo's outcome is unknown", async () => {
@@ -151,7 +162,7 @@ describe("a compensation cut before it answered, whose tool does not honour keys
         "honour idempotency keys and the step has no verify probe: did it happen? " +
         "retry calls it once more under the same key; skip leaves it as it is",
     );
-    expect(out.pendingHuman.options).toEqual(["retry", "skip", "abort"]);
+    expect(out.pendingHuman.options).toEqual(["happened", "retry", "skip", "abort"]);
     expect(out.pendingHuman.context.compensation.failed).toMatchObject({ inDoubt: true, tool: "cancel" });
     expect(out.compensations[0]).toMatchObject({ status: "failed", inDoubt: true, attempts: 1 });
     // No step of the new version ran while the undo is in doubt.
@@ -230,6 +241,41 @@ describe("a compensation cut before it answered, whose tool does not honour keys
     expect(out.compensations[0]).toMatchObject({ status: "failed", inDoubt: true });
   });
 
+  it("a person's retry of the refund, killed in it too (SQLite), is asked about again: the undo is called twice in all", async () => {
+    const file = join(dir, "killed-twice.sqlite");
+    const cuts = [cutInside(), cutInside()];
+    const a = airline([cuts[0]!.call, cuts[1]!.call, "ok"]);
+    // The process dies in the cancel: its database connection is gone before the call answers.
+    const dieIn = async (saver: SqliteSaver, run: Promise<unknown>, cut: ReturnType<typeof cutInside>) => {
+      await cut.entered;
+      saver.db.close();
+      cut.release();
+      expect(await run.catch((e: unknown) => e)).toBeInstanceOf(Error);
+    };
+    const fresh = () => {
+      const saver = openSaver(file);
+      saver.db.prepare("DELETE FROM langgraph_replan_thread_claims").run();
+      return { saver, s: setup({ airline: a, checkpointer: saver, confirm: [{ ok: true }] }) };
+    };
+    const first = openSaver(file);
+    await dieIn(first, setup({ airline: a, checkpointer: first }).run(), cuts[0]!);
+    const second = fresh();
+    expect((await second.s.run(null)).status).toBe("awaiting_human");
+    await dieIn(second.saver, resumeRun(second.s.graph, second.s.config, { action: "retry" }), cuts[1]!);
+    expect(a.raw.cancel.length).toBe(2);
+    const third = fresh();
+    const out = await third.s.run(null);
+    expect(a.raw.cancel).toEqual([`${key("05-01")}:compensate`, `${key("05-01")}:compensate`]);
+    expect([out.status, out.pendingHuman.context.compensation.failed.inDoubt]).toEqual(["awaiting_human", true]);
+    expect(rules(out)).toEqual(["assumption.replan-local", "compensate.failed", "human.retry", "compensate.failed"]);
+    expect(out.compensations.map((c: Loose) => [c.status, c.inDoubt, c.approvedKey])).toEqual([
+      ["failed", true, undefined],
+    ]);
+    // Asked again and approved again: one more call, which answers.
+    const done = (await resumeRun(third.s.graph, third.s.config, { action: "retry" })) as Loose;
+    expect([done.status, a.raw.cancel.length, a.cancelled]).toEqual(["completed", 3, ["B-1", "B-1", "B-1"]]);
+  });
+
   it("a result the journal holds for the compensation's key is reused: the undo is done", async () => {
     const file = join(dir, "lost.sqlite");
     const saver = openSaver(file);
@@ -273,7 +319,7 @@ describe("an undo in doubt at the run's end", () => {
     expect([asked.status, a.raw.cancel.length, asked.pendingHuman.options]).toEqual([
       "awaiting_human",
       1,
-      ["retry", "skip"],
+      ["happened", "retry", "skip"],
     ]);
     expect(asked.pendingHuman.context.compensation).toMatchObject({ endStatus: "aborted", failed: { inDoubt: true } });
     const out = await h.run(new Command({ resume: { action: "retry" } }));
@@ -282,6 +328,90 @@ describe("an undo in doubt at the run's end", () => {
       [`${key("05-01")}:compensate`, `${key("05-01")}:compensate`],
       "done",
     ]);
+  });
+});
+
+describe("an undo in doubt that a person says happened", () => {
+  it("mid-run: recorded done under the person's decision, the cancel not called again, its output journaled", async () => {
+    const saver = openSaver(join(dir, "happened.sqlite"));
+    const s = setup({ cancel: [hang, "ok"], policy: { defaultTimeoutMs: 20 }, checkpointer: saver });
+    const compensationKey = `${key("05-01")}:compensate`;
+    expect((await s.run()).pendingHuman.options).toEqual(["happened", "retry", "skip", "abort"]);
+    await resumeRun(s.graph, s.config, { action: "happened", output: { cancelled: "B-1" } });
+    const out = await s.state();
+    expect([out.status, s.raw.cancel, s.raw.book]).toEqual([
+      "completed",
+      [compensationKey],
+      [key("05-01"), key("05-02")],
+    ]);
+    expect(rules(out)).toEqual(["assumption.replan-local", "compensate.failed", "human.effect-happened"]);
+    const said = out.decisions.at(-1);
+    expect([said.by, said.stepId, said.action, said.reason]).toEqual([
+      "person",
+      "flight",
+      "provide",
+      `a person said cancel under key ${compensationKey} took effect: the compensation is done and not called again`,
+    ]);
+    expect(out.compensations).toEqual([
+      {
+        stepId: "flight",
+        idempotencyKey: key("05-01"),
+        compensationKey,
+        status: "done",
+        at: said.at,
+        tool: "cancel",
+        args: { flight_id: "B-1" },
+        attempts: 1,
+      },
+    ]);
+    // Every branch of the thread sees the undo done: the journal holds the person's output as its result.
+    expect((await sqliteJournal(saver.db).lookup("trip-1", compensationKey))?.result).toEqual({
+      ok: true,
+      output: { cancelled: "B-1" },
+    });
+  });
+
+  it("at the run's end: the output is the undo's, checked against the fact limits, not the step's produces", async () => {
+    const a = airline([hang, "ok"]);
+    const pay = scriptedTool("pay", [new PermanentError("card declined")]);
+    const draft: PlanDraft = {
+      steps: [
+        {
+          id: "flight",
+          goal: "Book",
+          tool: "book",
+          args: { what: "flight", date: "05-01" },
+          produces: ["flight_id"],
+          compensate: { tool: "cancel", inputs: ["flight_id"] },
+        },
+        { id: "pay", goal: "Pay", tool: "pay", dependsOn: ["flight"] },
+      ],
+    };
+    const h = harness(draft, [a.book, a.cancel, pay], { threadId: "trip-1", policy: { defaultTimeoutMs: 20 } });
+    await h.run();
+    const asked = await h.run(new Command({ resume: { action: "abort" } }));
+    expect(asked.pendingHuman.options).toEqual(["happened", "retry", "skip"]);
+    const tooBig = { action: "happened", output: { note: "x".repeat(LIMITS.maxJsonBytes) } } as const;
+    const refused = await resumeRun(h.graph, h.config, tooBig).catch((e: unknown) => e);
+    expect(isPlanManagerError(refused) && refused.code).toBe("invalid_resume");
+    await resumeRun(h.graph, h.config, { action: "happened", output: { cancelled: "B-1" } });
+    const out = await h.state();
+    expect([out.status, a.raw.cancel.length]).toEqual(["aborted", 1]);
+    expect(out.compensations.map((c: Loose) => [c.status, c.attempts, c.inDoubt, c.error])).toEqual([
+      ["done", 1, undefined, undefined],
+    ]);
+    expect(rules(out).slice(-3)).toEqual(["human.abort", "compensate.failed", "human.effect-happened"]);
+  });
+
+  it("an undo that failed with an error, not in doubt, is not offered happened", async () => {
+    const s = setup({ cancel: [new PermanentError("no such booking")] });
+    const asked = await s.run();
+    expect(asked.pendingHuman.options).toEqual(["retry", "skip", "abort"]);
+    const refused = await resumeRun(s.graph, s.config, { action: "happened", output: { cancelled: "B-1" } }).catch(
+      (e: unknown) => e,
+    );
+    expect(isPlanManagerError(refused) && refused.code).toBe("invalid_resume");
+    expect(s.raw.cancel.length).toBe(3);
   });
 });
 

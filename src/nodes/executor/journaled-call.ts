@@ -34,10 +34,10 @@ export interface JournaledCall {
   trusted: Readonly<Record<string, unknown>>;
   approvedKey: string | undefined;
   /**
-   * A step's attempts count on across a person's retry, so the approval covers only an intent of an
-   * earlier attempt, the call they were asked about: an intent of this attempt is the approved call
-   * itself, cut too (the process died in it), and is asked about again rather than called a third time.
-   * A compensation's round counts from 1 again; its approval is spent by the round's first call.
+   * The approval covers only an intent of an earlier attempt, the call the person was asked about: an
+   * intent of this attempt is the approved call itself, cut too (the process died in it), and is asked
+   * about again rather than called a third time. A step's attempts count on across a person's retry; a
+   * compensation's are numbered on from the approved call (`approvedAttempt` in its record).
    */
   approvalByAttempt?: boolean;
   now: () => string;

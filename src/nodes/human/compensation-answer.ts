@@ -2,8 +2,9 @@
  * Answers to a compensation question (docs/decisions/0039-compensation.md). At a replan
  * that would abandon effects nothing undoes: approve commits the held version and leaves them standing
  * (waived), abort ends the run. At a compensation that failed: retry runs it again (a fresh round of
- * its retry policy; for one whose outcome is unknown, one more call under its key), skip leaves the effect standing, abort (mid-run) ends the run. A run that was
- * ending carries on to its end either way.
+ * its retry policy; for one whose outcome is unknown, one more call under its key), happened (an undo
+ * whose outcome is unknown) records it done without calling it, skip leaves the effect standing, abort
+ * (mid-run) ends the run. A run that was ending carries on to its end either way.
  */
 import type { ResumeValue } from "../../plan/schema/interrupts.js";
 import type { CompensationRecord } from "../../plan/schema/run.js";
@@ -35,19 +36,45 @@ export function compensationAnswer(a: Answering, reply: ResumeValue): Next | und
     });
   const next = (update: Next["update"]): Next =>
     asked.endStatus ? { goto: "executor", update: { status: asked.endStatus, ...update } } : running(update);
+  const record = records.find((c) => c.compensationKey === compensationKey);
   if (reply.action === "retry") {
-    // An undo whose outcome is unknown: the answer approves one more call under its key, no more.
-    const approved = asked.failed.inDoubt ? { approvedKey: compensationKey } : {};
+    // An undo whose outcome is unknown: the answer approves one more call under its key, the one after
+    // the call in doubt, which the journal numbers `approvedAttempt` (nodes/shared/compensations.ts).
+    const inDoubtAttempt = (record?.approvedAttempt ?? 0) + (record?.attempts ?? 0);
+    const approved = asked.failed.inDoubt ? { approvedKey: compensationKey, approvedAttempt: inDoubtAttempt } : {};
     const compensations = settle({ status: "pending", attempts: 0, ...approved });
     const decisions = decide(a, answerRule("retry"), `a person asked to run the compensation ${compensationKey} again`);
     return next({ compensations, decisions });
   }
+  if (reply.action === "happened" && asked.failed.inDoubt) return undoHappened(a, asked.failed, reply.output, next);
   if (reply.action === "skip") {
     const compensations = settle({ status: "waived" });
     const reason = `a person left the effect standing: compensation ${compensationKey} will not run again`;
     return next({ compensations, decisions: decide(a, answerRule("skip"), reason) });
   }
   return undefined;
+}
+
+/**
+ * A person saw the undo in doubt take effect: it is done, and not called again. Its output is the
+ * undo's result in the effect journal (`Next.effect`), so every branch of the thread finds it done and
+ * the operation, made again, moves to a fresh key (docs/decisions/0039-compensation.md).
+ */
+function undoHappened(
+  a: Answering,
+  failed: { compensationKey: string; tool?: string },
+  output: unknown,
+  next: (update: Next["update"]) => Next,
+): Next {
+  const { compensationKey } = failed;
+  const compensations = (a.state.compensations ?? []).map((c) => {
+    if (c.compensationKey !== compensationKey) return c;
+    const { inDoubt: _inDoubt, approvedKey: _key, approvedAttempt: _attempt, error: _error, ...rest } = c;
+    return { ...rest, status: "done" as const, at: a.at };
+  });
+  const reason = `a person said ${failed.tool ?? "the compensation"} under key ${compensationKey} took effect: the compensation is done and not called again`;
+  const decisions = decide(a, answerRule("effect-happened"), reason);
+  return { ...next({ compensations, decisions }), effect: { key: compensationKey, output } };
 }
 
 /** Commits the held version: the effects nothing undoes stand (waived); the others' compensations wait to run. */

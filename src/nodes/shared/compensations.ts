@@ -51,7 +51,9 @@ export function compensationPending(state: { compensations?: readonly Compensati
  * goes through the journal again. A call that succeeds after the stop is kept, like a step's. A call
  * whose outcome is unknown (cut by its deadline, a reset connection, a killed process) is not tried
  * again: its record is `failed` and `inDoubt` until a person answers; a person's `retry`
- * (`approvedKey`) lets exactly one more call go out under the key.
+ * (`approvedKey`) lets exactly one more call go out under the key. The journal numbers the undo's calls
+ * on from the call the person approved (`approvedAttempt`), though a round counts its `attempts` from 1:
+ * the approved call, cut too (the process killed in it), is then told from the one asked about.
  */
 export async function runCompensation(
   rt: Runtime,
@@ -63,7 +65,9 @@ export async function runCompensation(
   const tool = record.tool === undefined ? undefined : rt.tools.get(record.tool);
   const stop = dispatcherOf(config).stopSignal;
   const now = () => new Date(rt.clock.now()).toISOString();
-  const { error: _error, inDoubt: _inDoubt, approvedKey, ...rest } = record;
+  const { error: _error, inDoubt: _inDoubt, approvedKey, approvedAttempt = 0, ...rest } = record;
+  // Kept while the undo may be called again, so a later approval numbers on from it.
+  const numbered = approvedAttempt > 0 ? { approvedAttempt } : {};
   let attempts = record.attempts ?? 0;
   let error: ErrorInfo = { name: "PermanentError", message: `tool "${record.tool}" is not in the registry` };
   const tries = tool ? policy.maxAttempts : 0;
@@ -85,8 +89,8 @@ export async function runCompensation(
       idempotencyKey: record.compensationKey,
     };
     const seen: Pick<Flight, "effect"> = {};
-    // The approval is for one call: this round's first.
-    const invoke = undoInvoke(rt, config, record, attempts, tried === 0 ? approvedKey : undefined, seen);
+    // The approval covers the intent it was given for, numbered up to `approvedAttempt`, not this call's own.
+    const invoke = undoInvoke(rt, config, record, approvedAttempt + attempts, approvedKey, seen);
     try {
       const timeoutMs = rt.policy.defaultTimeoutMs;
       // A keyed call is not cut by a stop: its result is kept (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
@@ -94,11 +98,12 @@ export async function runCompensation(
       return { ...rest, status: "done", attempts, at: now() };
     } catch (thrown) {
       error = errorInfo(thrown);
-      if (seen.effect === "in_doubt") return { ...rest, status: "failed", attempts, error, inDoubt: true, at: now() };
+      if (seen.effect === "in_doubt")
+        return { ...rest, ...numbered, status: "failed", attempts, error, inDoubt: true, at: now() };
       if (stop?.aborted) return "stopped";
     }
   }
-  return { ...rest, status: "failed", attempts, error, at: now() };
+  return { ...rest, ...numbered, status: "failed", attempts, error, at: now() };
 }
 
 /** The undo's call: through the run's effect journal under the compensation's key, when the run has one. */
@@ -123,6 +128,7 @@ function undoInvoke(
     attempt,
     trusted: {},
     approvedKey,
+    approvalByAttempt: true,
     now: () => new Date(rt.clock.now()).toISOString(),
   };
   return journaledInvoke(call, seen);
@@ -130,6 +136,8 @@ function undoInvoke(
 
 /** The options of a failed compensation's question: run it again, leave it undone, or (mid-run) abort. */
 const FAILED_OPTIONS: readonly ResumeAction[] = ["retry", "skip", "abort"];
+/** An undo whose outcome is unknown may also have happened: a person who sees it did says so. */
+const IN_DOUBT_OPTIONS: readonly ResumeAction[] = ["happened", ...FAILED_OPTIONS];
 
 /**
  * Runs the first pending compensation; the update writes its record and decision, and asks a person
@@ -163,7 +171,8 @@ function failedQuestion(
   ended: CompensationRecord,
   endStatus: "aborted" | "failed" | undefined,
 ): PendingHuman {
-  const options = endStatus ? FAILED_OPTIONS.filter((o) => o !== "abort") : [...FAILED_OPTIONS];
+  const offered = ended.inDoubt ? IN_DOUBT_OPTIONS : FAILED_OPTIONS;
+  const options = endStatus ? offered.filter((o) => o !== "abort") : [...offered];
   // The step may have left the plan: the question is about the effect, not the step's attempts.
   const payload = escalationPayload({ ...state, decisions: [...state.decisions, decision] }, decision, options);
   const { stepId, idempotencyKey, compensationKey, tool, error, inDoubt } = ended;

@@ -134,5 +134,11 @@ export const CompensationRecordSchema = z.object({
   inDoubt: z.boolean().optional(),
   /** A person approved one more call under `compensationKey` though the last one is in doubt. */
   approvedKey: z.string().optional(),
+  /**
+   * The journal attempt of the undo's call in doubt that a person approved calling again: the undo's
+   * later calls are journaled from `approvedAttempt + 1`, so an intent numbered above it is the approved
+   * call itself, cut too, and is asked about again (docs/decisions/0039-compensation.md).
+   */
+  approvedAttempt: z.number().int().min(0).optional(),
 });
 export type CompensationRecord = z.infer<typeof CompensationRecordSchema>;

@@ -16,7 +16,7 @@ import { type Step } from "../../plan/schema/step.js";
 import { toJsonValue } from "../../plan/json.js";
 
 export interface AnswerContext {
-  pending: Pick<InterruptPayload, "kind" | "options" | "stepId">;
+  pending: Pick<InterruptPayload, "kind" | "options" | "stepId" | "context">;
   step: Step | undefined;
   facts: Readonly<Record<string, Fact>>;
   trusted: Readonly<Record<string, unknown>>;
@@ -32,8 +32,9 @@ export function answerProblem(raw: unknown, ctx: AnswerContext): string | undefi
   if (answer.action === "submit") return submitProblem(answer, ctx);
   if (answer.action !== "complete" && answer.action !== "happened") return undefined;
   const limits = valueProblem(answer.output, "output");
-  // A call in doubt that happened: its output is checked as the tool's would be.
-  const checked = ctx.pending.kind === "human_step" || answer.action === "happened";
+  // A call in doubt that happened: its output is checked as the tool's would be. An undo's output is
+  // the undo tool's, not the step's: only the limits apply.
+  const checked = ctx.pending.kind === "human_step" || (answer.action === "happened" && !undoAsked(ctx.pending));
   if (limits || !checked || !ctx.step) return limits;
   if (ctx.step.produces?.length) {
     const { missing } = producedValues(ctx.step, answer.output);
@@ -45,6 +46,11 @@ export function answerProblem(raw: unknown, ctx: AnswerContext): string | undefi
       return `output does not meet the step's success signal ${JSON.stringify(ctx.step.successSignal)}`;
   }
   return undefined;
+}
+
+/** Whether the question is about a compensation that failed (docs/decisions/0039-compensation.md). */
+function undoAsked(pending: AnswerContext["pending"]): boolean {
+  return "compensation" in pending.context && pending.context.compensation?.failed !== undefined;
 }
 
 export function provideProblem(
