@@ -39,7 +39,9 @@ export type PlanIssueCode =
   /** Two side-effecting steps make the same call without `operation` labels telling them apart. */
   | "duplicate_operation"
   /** A step's `verify` names a tool the registry does not have, or one with side effects (a probe must only read). */
-  | "invalid_verify_tool";
+  | "invalid_verify_tool"
+  /** A finding of the plan quality gate that would hold the version (docs/decisions/0040-plan-quality-gate.md). */
+  | "quality";
 
 export interface PlanIssue {
   code: PlanIssueCode;

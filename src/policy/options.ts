@@ -85,6 +85,26 @@ export const PolicyOptionsSchema = z
       .array(z.enum(["aborted", "failed"]))
       .max(2)
       .optional(),
+    /**
+     * The plan quality gate (docs/decisions/0040-plan-quality-gate.md): checks every plan version before
+     * its first step. `false` turns it off (no checks, no reviewer). Default `{ hold: "high", maxSpan: 100 }`.
+     */
+    quality: z
+      .union([
+        z.literal(false),
+        z
+          .object({
+            /**
+             * Findings at or above this severity hold the version for a person (`plan_review`); `"never"`
+             * records them only. Default `"high"`.
+             */
+            hold: z.enum(["low", "medium", "high", "never"]).optional(),
+            /** The widest `estimate.high / estimate.low` an assumption may carry. Default 100. */
+            maxSpan: z.number().finite().min(1).max(1e12).optional(),
+          })
+          .strict(),
+      ])
+      .optional(),
   })
   .strict();
 
@@ -120,6 +140,8 @@ export interface ResolvedPolicy {
   agentFeedback: boolean;
   /** Set only when given: runs that never set it resolve as before; `compensatesOn` reads the default. */
   compensateOn?: readonly ("aborted" | "failed")[];
+  /** Set only when given (`policy.quality`); `qualityPolicy` (policy/quality/findings.ts) reads the defaults. */
+  quality?: false | { hold?: "low" | "medium" | "high" | "never"; maxSpan?: number };
 }
 
 export function resolvePolicy(options: unknown = {}): ResolvedPolicy {
@@ -167,6 +189,7 @@ export function resolvePolicy(options: unknown = {}): ResolvedPolicy {
     replanTools: o.replanTools ?? "read-only",
     agentFeedback: o.agentFeedback ?? true,
     ...(o.compensateOn !== undefined ? { compensateOn: o.compensateOn } : {}),
+    ...(o.quality !== undefined ? { quality: o.quality } : {}),
   };
 }
 

@@ -34,6 +34,7 @@ import {
 import { DecisionSchema, type Decision } from "../policy/ladder/decision.js";
 import type { PlanVersionEntry } from "../plan/history.js";
 import { StopRequestSchema, type StopRequest } from "../policy/ladder/stop.js";
+import { QualityStateSchema, type QualityState } from "../policy/quality/findings.js";
 import type { ReplanGuards } from "../policy/replan/guards.js";
 import type { ProposedVersion } from "../policy/replan/replan.js";
 
@@ -178,6 +179,11 @@ export const PlanManagerOutput = Annotation.Root({
    */
   progress: lastValue<Progress>("progress", ProgressSchema, (): Progress => ({})),
   outcome: lastValue<Outcome | undefined>("outcome", OutcomeSchema.optional()),
+  /**
+   * The plan quality gate's findings, every version's (docs/decisions/0040-plan-quality-gate.md). No default:
+   * a run whose plans have no finding stores nothing for it.
+   */
+  quality: lastValue<QualityState | undefined>("quality", QualityStateSchema.optional()),
   usage: logOf<UsageEntry>("usage", UsageEntrySchema),
 });
 

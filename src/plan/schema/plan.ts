@@ -2,14 +2,35 @@
  * A plan draft (what a planner returns) and a plan version (what the manager stores).
  */
 import { z } from "zod";
-import { ExpressionSchema, IdSchema, LIMITS, TextSchema } from "./primitives.js";
+import { ExpressionSchema, FactKeySchema, IdSchema, LIMITS, TextSchema, list } from "./primitives.js";
 import { StepSchema } from "./step.js";
+
+/**
+ * A numeric assumption's range (the plan quality gate's Fermi check, docs/decisions/0040-plan-quality-gate.md):
+ * finite bounds; whether they are ordered and how wide they are is the gate's finding, not a schema error,
+ * so a planner is told why.
+ */
+export const EstimateSchema = z
+  .object({
+    /** Finite when given; a missing bound is the gate's finding (`quality.estimate-bounds`). */
+    low: z.number().finite().optional(),
+    high: z.number().finite().optional(),
+    unit: z.string().min(1).max(LIMITS.maxIdLength).optional(),
+    /** How sure the planner is of the range; `"low"` needs `evidence`. */
+    confidence: z.enum(["low", "medium", "high"]).optional(),
+    /** Fact keys the range rests on. */
+    evidence: list(FactKeySchema).optional(),
+  })
+  .strict();
+export type Estimate = z.infer<typeof EstimateSchema>;
 
 export const AssumptionSchema = z.object({
   id: IdSchema,
   statement: TextSchema.min(1),
   /** CEL over `facts`; false → the assumption is falsified. */
   check: ExpressionSchema.optional(),
+  /** A numeric assumption's range: `{ low, high, unit?, confidence?, evidence? }`. */
+  estimate: EstimateSchema.optional(),
 });
 export type Assumption = z.infer<typeof AssumptionSchema>;
 

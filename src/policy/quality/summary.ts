@@ -1,0 +1,45 @@
+/**
+ * How well a run went, beside its status (docs/decisions/0040-plan-quality-gate.md): `outcome.quality`.
+ * A run is degraded when its result rests on less than its plan promised: a fallback's output, an
+ * optional step skipped, a fact that became suspect after a step read it, or inputs refreshed because
+ * they went stale (decisions under `evidence.stale`). The gate's findings are listed, not counted as
+ * degradation: they are about the plan, and a person approved any that held it. Pure.
+ */
+import type { Decision } from "../ladder/decision.js";
+import type { QualityFinding, QualitySummary } from "../../plan/schema/quality.js";
+
+export type { QualitySummary } from "../../plan/schema/quality.js";
+
+/** The rule whose decisions count as stale refreshes (the evidence-freshness rule of the table, once it has one). */
+const STALE_RULE: string = "evidence.stale";
+
+export interface QualityFacts {
+  runs: readonly { usedFallback?: boolean | undefined; status: string; skipReason?: string | undefined }[];
+  /** Keys of the facts labelled suspect. */
+  suspect: ReadonlySet<string>;
+  /** Inputs of every step that succeeded. */
+  inputsRead: readonly (readonly string[])[];
+  decisions: readonly Pick<Decision, "rule">[];
+  findings: readonly QualityFinding[];
+}
+
+export function qualitySummary(q: QualityFacts): QualitySummary {
+  const fallbacksUsed = q.runs.filter((r) => r.usedFallback === true && r.status === "succeeded").length;
+  const optionalSkipped = q.runs.filter((r) => r.status === "skipped" && r.skipReason === "optional_failed").length;
+  const read = new Set(q.inputsRead.flat());
+  const suspectFactsUsed = [...q.suspect].filter((k) => read.has(k)).length;
+  const staleRefreshes = q.decisions.filter((d) => d.rule === STALE_RULE).length;
+  const degraded = fallbacksUsed + optionalSkipped + suspectFactsUsed + staleRefreshes > 0;
+  return { degraded, fallbacksUsed, optionalSkipped, suspectFactsUsed, findings: [...q.findings], staleRefreshes };
+}
+
+/** "1 fallback used, 2 optional steps skipped": why a run is degraded, for the summary line and the views. */
+export function degradedReasons(s: QualitySummary): string {
+  const parts: string[] = [];
+  const count = (n: number, one: string, many: string) => parts.push(`${n} ${n === 1 ? one : many}`);
+  if (s.fallbacksUsed > 0) count(s.fallbacksUsed, "fallback used", "fallbacks used");
+  if (s.optionalSkipped > 0) count(s.optionalSkipped, "optional step skipped", "optional steps skipped");
+  if (s.suspectFactsUsed > 0) count(s.suspectFactsUsed, "suspect fact used", "suspect facts used");
+  if (s.staleRefreshes > 0) count(s.staleRefreshes, "stale input refreshed", "stale inputs refreshed");
+  return parts.join(", ");
+}
