@@ -1,0 +1,143 @@
+/**
+ * The plan quality gate in the graph (docs/decisions/0040-plan-quality-gate.md): every plan version
+ * is checked before its first step; findings at or above policy.quality.hold wait for a person at
+ * plan review; the reviewer model's failures are findings, never crashes; outcome.quality says how
+ * well a finished run went.
+ */
+import { Command } from "@langchain/langgraph";
+import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { AssumptionBrokenError, PermanentError, staticPlanner, type PlanDraft } from "../../src/index.js";
+import { brief, harness, scriptedTool, type Loose } from "../helpers/graph.js";
+import { ScriptedChatModel } from "../helpers/scripted-chat-model.js";
+
+/** A quote whose price estimate spans 0.5 to 5000 (10,000×), then an order that rests on it. */
+const wide: PlanDraft = {
+  steps: [
+    { id: "quote", goal: "Get a quote", tool: "quote", produces: ["price"], assumptions: ["cheap"] },
+    {
+      id: "order",
+      goal: "Order at the quoted price",
+      tool: "order",
+      inputs: ["price"],
+      dependsOn: ["quote"],
+      produces: ["orderId"],
+      successSignal: "output.ok == true",
+    },
+  ],
+  assumptions: [{ id: "cheap", statement: "the price is low", estimate: { low: 0.5, high: 5000, unit: "USD" } }],
+};
+
+const tools = () => [scriptedTool("quote", [{ price: 12 }]), scriptedTool("order", [{ ok: true, orderId: "o-1" }])];
+
+const findingsOf = (list: Loose[]) => list.map((f) => `${f.rule} ${f.severity} ${f.assumptionId ?? f.stepId ?? "-"}`);
+
+describe("the plan quality gate", () => {
+  it("holds a first plan whose estimate is too wide at plan_review, through a SqliteSaver round trip; approve runs it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "quality-"));
+    const file = join(dir, "run.db");
+    const build = () => {
+      const [quote, order] = tools();
+      const h = harness(wide, [quote!, order!], { checkpointer: SqliteSaver.fromConnString(file), threadId: "q-1" });
+      return { h, quote: quote!, order: order! };
+    };
+    const first = build();
+    const held = await first.h.run();
+    expect(held.status).toBe("awaiting_review");
+    expect(first.quote.calls).toHaveLength(0);
+    const payload = held.__interrupt__[0].value;
+    expect([payload.kind, payload.planVersion, payload.options]).toEqual(["plan_review", 1, ["approve", "abort"]]);
+    expect(payload.reason).toBe(
+      "the plan quality gate holds the plan: 1 finding at or above high (quality.estimate-bounds); " +
+        "approve the plan before any step runs",
+    );
+    expect(payload.context.findings).toEqual([
+      {
+        rule: "quality.estimate-bounds",
+        severity: "high",
+        assumptionId: "cheap",
+        message: 'the estimate of assumption "cheap" (USD) is 10000× wide (0.5 to 5000), over policy.quality.maxSpan 100',
+        planVersion: 1,
+      },
+    ]);
+    expect(brief(held.decisions)).toEqual(["-: none → escalate [quality.hold]"]);
+    expect(findingsOf(held.quality.findings)).toEqual(["quality.estimate-bounds high cheap"]);
+
+    // Another process picks the thread up from the file and approves.
+    const second = build();
+    const out = await second.h.run(new Command({ resume: { action: "approve" } }));
+    expect(out.status).toBe("completed");
+    expect([second.quote.calls.length, second.order.calls.length]).toEqual([1, 1]);
+    expect(brief(out.decisions)).toEqual([
+      "-: none → escalate [quality.hold]",
+      "-: person → approve [human.approve-plan]",
+    ]);
+    expect(out.outcome.quality).toEqual({
+      degraded: false,
+      fallbacksUsed: 0,
+      optionalSkipped: 0,
+      suspectFactsUsed: 0,
+      findings: held.quality.findings,
+      staleRefreshes: 0,
+    });
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("records medium findings without holding; policy.quality false checks nothing", async () => {
+    const loose: PlanDraft = {
+      steps: [
+        { id: "ping", goal: "Ping the service", tool: "quote" },
+        { id: "send", goal: "Send it", tool: "order", dependsOn: ["ping"], sideEffects: ["email"] },
+      ],
+      assumptions: [{ id: "up", statement: "the service is up", estimate: { low: 1, high: 2, confidence: "low" } }],
+    };
+    const on = await harness(loose, tools()).run();
+    expect(on.status).toBe("completed");
+    expect(findingsOf(on.quality.findings)).toEqual([
+      "quality.estimate-evidence medium up",
+      "quality.structure medium ping",
+      "quality.structure medium send",
+    ]);
+    expect(on.outcome.quality.findings).toHaveLength(3);
+    const off = await harness(loose, tools(), { policy: { quality: false } }).run();
+    expect([off.status, off.quality, off.outcome.quality.findings]).toEqual(["completed", undefined, []]);
+  });
+
+  it("a reviewer that throws is a high finding of its own: the plan is held, never a crash", async () => {
+    const reviewer = new ScriptedChatModel([new Error("reviewer exploded")]);
+    const ok: PlanDraft = { steps: [{ id: "quote", goal: "Get a quote", tool: "quote", produces: ["price"] }] };
+    const out = await harness(ok, tools(), { reviewer }).run();
+    expect(out.status).toBe("awaiting_review");
+    const [finding] = out.__interrupt__[0].value.context.findings;
+    expect([finding.rule, finding.severity, finding.planVersion]).toEqual(["quality.reviewer-failed", "high", 1]);
+    expect(finding.message).toMatch(/^the reviewer did not review plan version 1: model call failed: reviewer exploded \[err_[0-9a-f]{8}\]$/);
+  });
+
+  it("a reviewer answering garbage is a finding; its well-formed findings are recorded with the step they name", async () => {
+    const ok: PlanDraft = { steps: [{ id: "quote", goal: "Get a quote", tool: "quote", produces: ["price"] }] };
+    const garbage = await harness(ok, tools(), { reviewer: new ScriptedChatModel([{ verdict: "fine" }]) }).run();
+    expect(garbage.__interrupt__[0].value.context.findings.map((f: Loose) => [f.rule, f.message])).toEqual([
+      [
+        "quality.reviewer-failed",
+        "the reviewer did not review plan version 1: its answer is not findings (Invalid input: expected array, received undefined at findings)",
+      ],
+    ]);
+    const answer = {
+      findings: [
+        { severity: "medium", stepId: "quote", message: "one source only" },
+        { severity: "low", stepId: "nope", message: "style" },
+      ],
+    };
+    const reviewer = new ScriptedChatModel([answer]);
+    const reviewed = await harness(ok, tools(), { reviewer }).run();
+    expect(reviewed.status).toBe("completed");
+    expect(reviewed.quality.findings).toEqual([
+      { rule: "quality.reviewer", severity: "medium", stepId: "quote", message: "one source only", planVersion: 1 },
+      { rule: "quality.reviewer", severity: "low", message: "style", planVersion: 1 },
+    ]);
+    expect(reviewer.received).toHaveLength(1);
+  });
+});
