@@ -140,4 +140,77 @@ describe("the plan quality gate", () => {
     ]);
     expect(reviewer.received).toHaveLength(1);
   });
+
+  it("a replan draft the gate would hold goes back with its findings as issues, then its version is held at plan_review", async () => {
+    const v1: PlanDraft = {
+      steps: [
+        { id: "quote", goal: "Get a quote", tool: "quote", produces: ["price"], assumptions: ["stock"] },
+        { id: "order", goal: "Order", tool: "order", inputs: ["price"], dependsOn: ["quote"], produces: ["orderId"] },
+      ],
+      assumptions: [{ id: "stock", statement: "the item is in stock" }],
+    };
+    const asked: Loose[] = [];
+    const replan = (r: Loose): PlanDraft => {
+      asked.push(r.issues ?? []);
+      return {
+        steps: [
+          { id: "quote2", goal: "Quote elsewhere", tool: "quote_b", produces: ["price"], assumptions: ["supplier"] },
+        ],
+        // Low above high: out of order.
+        assumptions: [{ id: "supplier", statement: "the supplier is cheap", estimate: { low: 9, high: 3 } }],
+      };
+    };
+    const quote = scriptedTool("quote", [new AssumptionBrokenError("stock", "sold out"), { price: 12 }]);
+    const order = scriptedTool("order", [{ ok: true, orderId: "o-1" }]);
+    const quoteB = scriptedTool("quote_b", [{ price: 14 }]);
+    const h = harness(staticPlanner({ plan: v1, replan: replan as never }), [quote, order, quoteB]);
+    const held = await h.run();
+    expect(asked.map((issues) => issues.map((i: Loose) => `${i.code} ${i.path.join(".")}: ${i.message}`))).toEqual([
+      [],
+      [
+        'quality assumptions.supplier.estimate: quality.estimate-bounds (high): the estimate of assumption "supplier" ' +
+          "has its bounds out of order (low 9 > high 3)",
+      ],
+    ]);
+    expect(held.status).toBe("awaiting_review");
+    expect(held.plan.version).toBe(2);
+    expect([quote.calls.length, quoteB.calls.length]).toEqual([1, 0]);
+    const payload = held.__interrupt__[0].value;
+    expect([payload.kind, payload.planVersion]).toEqual(["plan_review", 2]);
+    expect(payload.reason).toBe(
+      "the plan quality gate holds the plan: 1 finding at or above high (quality.estimate-bounds); " +
+        'approve plan version 2 (local replan: assumption.replan-local: assumption "stock" is false: quote: ' +
+        "AssumptionBrokenError: sold out)",
+    );
+    expect(findingsOf(payload.context.findings)).toEqual(["quality.estimate-bounds high supplier"]);
+    expect(brief(held.decisions).slice(-2)).toEqual([
+      "quote: assumption_broken → replan_local [assumption.replan-local]",
+      "-: none → escalate [quality.hold]",
+    ]);
+    const out = await h.run(new Command({ resume: { action: "approve" } }));
+    expect([out.status, quote.calls.length, quoteB.calls.length, order.calls.length]).toEqual(["completed", 1, 1, 1]);
+    expect(out.quality.findings.map((f: Loose) => f.planVersion)).toEqual([2]);
+  });
+
+  it("an extension with a held finding waits at plan_review before its first step", async () => {
+    const first: PlanDraft = {
+      steps: [{ id: "quote", goal: "Get a quote", tool: "quote", produces: ["price"] }],
+      complete: false,
+    };
+    const extend = (): PlanDraft => ({
+      steps: [
+        { id: "order", goal: "Order", tool: "order", inputs: ["price"], produces: ["orderId"], assumptions: ["qty"] },
+      ],
+      assumptions: [{ id: "qty", statement: "we need a few", estimate: { low: 0, high: 10 } }],
+    });
+    const [quote, order] = tools();
+    const h = harness(staticPlanner({ plan: first, extend }), [quote!, order!]);
+    const held = await h.run();
+    expect([held.status, held.plan.version, order!.calls.length]).toEqual(["awaiting_review", 2, 0]);
+    expect(held.__interrupt__[0].value.context.findings.map((f: Loose) => f.message)).toEqual([
+      'the estimate of assumption "qty" spans zero (0 to 10): its ratio is unbounded; give a range on one side of zero',
+    ]);
+    const out = await h.run(new Command({ resume: { action: "approve" } }));
+    expect([out.status, order!.calls.length]).toEqual(["completed", 1]);
+  });
 });
