@@ -15,7 +15,7 @@ import { qualityHold, qualityPolicy } from "../../policy/quality/findings.js";
 import { reviewerFailure } from "../../policy/quality/reviewer.js";
 import { decide } from "../../policy/ladder/decide.js";
 import type { Decision } from "../../policy/ladder/decision.js";
-import { reviewPlanVersion } from "../../planners/plan-reviewer.js";
+import { reviewPlanVersion } from "../../steps/plan-reviewer.js";
 import { withDeadline } from "../../runtime/deadline.js";
 import { modelTrace } from "../../contracts/trace.js";
 import { emit } from "../../runtime/events.js";

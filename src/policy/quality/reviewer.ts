@@ -3,7 +3,7 @@
  * asked of the reviewer model, and what its answer — or its failure — becomes. A reviewer that
  * throws, times out or answers something that is not findings never crashes the run: that is a
  * finding of its own (`quality.reviewer-failed`, high: the version went unreviewed, so a person
- * sees it). Pure: the model call is made by the node (planners/plan-reviewer.ts).
+ * sees it). Pure: the model call is made by the node (steps/plan-reviewer.ts).
  */
 import { z } from "zod";
 import { QUALITY_RULES, SeveritySchema, type QualityFinding } from "./findings.js";

@@ -1,6 +1,7 @@
 /**
  * The plan quality gate's optional reviewer (docs/decisions/0040-plan-quality-gate.md): a chat
- * model asked, once per plan version, for a red-team review as structured findings. The call goes
+ * model asked, once per plan version, for a red-team review as structured findings. It lives with
+ * the other models the graph's nodes ask themselves (an agent step's), below the nodes. The call goes
  * through the planners' model-call helper (retries of what may clear, usage, tracing); what the
  * answer — or the failure — becomes is decided in policy (policy/quality/reviewer.ts).
  */
@@ -10,8 +11,8 @@ import type { ModelTrace } from "../contracts/trace.js";
 import type { Plan } from "../plan/schema/plan.js";
 import type { QualityFinding } from "../plan/schema/quality.js";
 import { reviewerFailure, reviewerFindings, ReviewerAnswerSchema } from "../policy/quality/reviewer.js";
-import { callModel, structuredOutput, type UsageReport } from "./model-call.js";
-import { dataBlock } from "./prompts.js";
+import { callModel, structuredOutput, type UsageReport } from "../planners/model-call.js";
+import { dataBlock } from "../planners/prompts.js";
 
 export const REVIEWER_SYSTEM_PROMPT = [
   "You review plans before an executor runs them, as a red team: find what would make the plan fail,",
