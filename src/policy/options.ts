@@ -103,7 +103,7 @@ export const PolicyOptionsSchema = z
             maxSpan: z.number().finite().min(1).max(1e12).optional(),
           })
           .strict(),
-      ])
+      ], { error: "expected false or { hold?, maxSpan? }" })
       .optional(),
   })
   .strict();
@@ -144,10 +144,17 @@ export interface ResolvedPolicy {
   quality?: false | { hold?: "low" | "medium" | "high" | "never"; maxSpan?: number };
 }
 
+/** `policy.quality` is `false` or an object: an error inside the object names its field, not the union. */
+function namedIssue(issue: z.core.$ZodIssue): z.core.$ZodIssue {
+  if (issue.code !== "invalid_union" || issue.path[0] !== "quality") return issue;
+  const inner = issue.errors.flat().find((i) => i.path.length > 0);
+  return inner ? { ...inner, path: [...issue.path, ...inner.path] } : issue;
+}
+
 export function resolvePolicy(options: unknown = {}): ResolvedPolicy {
   const parsed = PolicyOptionsSchema.safeParse(options ?? {});
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
+    const issue = namedIssue(parsed.error.issues[0]!);
     const where = ["policy", ...issue.path.map(String)].join(".");
     if (issue.code === "unrecognized_keys") {
       // A typo must not be taken for a default: the nearest known key is named, as for createPlanManager.
