@@ -8,7 +8,7 @@
 import { ReducedValue, StateSchema } from "@langchain/langgraph";
 import { z } from "zod";
 import { ReplanRecordSchema, type ReplanRecord } from "../plan/schema/decision.js";
-import { RunStatusSchema, type RunStatus } from "../plan/schema/outcome.js";
+import { OutcomeSchema, RunStatusSchema, type Outcome, type RunStatus } from "../plan/schema/outcome.js";
 import { PlanSchema, type Plan } from "../plan/schema/plan.js";
 import {
   BudgetSchema,
@@ -187,6 +187,8 @@ export const AgentPlanState = new StateSchema({
       reducer: chargeBudget,
     },
   ),
+  /** How the agent's plan ended: its summary and `quality` (docs/decisions/0040-plan-quality-gate.md). No default. */
+  outcome: new ReducedValue(OutcomeSchema.optional(), { reducer: lastWins<Outcome | undefined> }),
   planRun: new ReducedValue(
     PlanRunSchema.default(() => EMPTY_RUN),
     {
@@ -208,6 +210,7 @@ export interface AgentPlanValues {
   replans: ReplanRecord[];
   sideEffects: SideEffectRecord[];
   budget: Budget;
+  outcome?: Outcome | undefined;
   planRun: PlanRun;
 }
 

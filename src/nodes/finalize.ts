@@ -4,8 +4,8 @@ import type { PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.j
 import type { Outcome } from "../plan/schema/outcome.js";
 import { emit } from "../runtime/events.js";
 import { stoppedOutcome } from "../policy/ladder/stop.js";
-import { isMissing, missingEntry, replanTally, requiredUndone, runQuality, uncertaintyNotes } from "./finalize/outcome.js";
-import { degradedReasons } from "../policy/quality/summary.js";
+import { isMissing, missingEntry, replanTally, requiredUndone, uncertaintyNotes } from "./finalize/outcome.js";
+import { degradedReasons, runQuality } from "../policy/quality/summary.js";
 
 export function finalizeNode(state: PlanManagerStateType, config: LangGraphRunnableConfig): PlanManagerUpdate {
   if (state.stop) return stopNode(state, config);

@@ -4,6 +4,7 @@
  * `mermaidScript` to inline it (the report then renders offline), or leave it out to get the
  * diagram sources as text.
  */
+import { statusLabel } from "./quality.js";
 import type { PlanManagerStateType } from "../runtime/state.js";
 import { planDiff } from "../plan/diff.js";
 import { planAtVersion, runHistory, runsAtVersion } from "../plan/history.js";
@@ -85,7 +86,7 @@ ${REPORT_STYLE}
 </style></head>
 <body>
 <h1>${esc(title)}</h1>
-<p><strong>Status:</strong> ${esc(state.status)} — ${esc(state.outcome?.summary ?? stepCount(state))}</p>
+<p><strong>Status:</strong> ${esc(statusLabel(state.status, state.outcome))} — ${esc(state.outcome?.summary ?? stepCount(state))}</p>
 <p><strong>Cost:</strong> execution ${esc(state.budget.spent)}, replanning ${esc(state.budget.replanSpent)} · \
 <strong>Side effects:</strong> ${esc(state.sideEffects.map((s) => s.idempotencyKey).join(", ") || "none")}</p>
 ${compensationBlock(state)}${tierTable(state)}

@@ -7,6 +7,7 @@ import { compensationCounts, type CompensationCounts } from "./compensations.js"
 import type { StepRun } from "../plan/schema/run.js";
 import { isFinished } from "../plan/ready.js";
 import { printable } from "./printable.js";
+import { statusLabel } from "./quality.js";
 
 /** What the view reads; `outcome` and `pendingHuman` are optional, so an agent's plan state (planMiddleware) fits. */
 type ViewState = Pick<PlanManagerStateType, "plan" | "steps" | "status"> &
@@ -44,7 +45,9 @@ export function userView(state: ViewState): string[] {
   if (horizon) lines.push(horizon);
   const abandoned = compensationCounts(state.compensations);
   if (abandoned) lines.push(undoneLine(abandoned));
-  if (state.status === "completed") lines.push("Done.");
+  if (state.status === "completed")
+    // A degraded result says so (docs/decisions/0040-plan-quality-gate.md): "Completed (degraded: 1 fallback used)."
+    lines.push(state.outcome?.quality?.degraded ? `C${statusLabel("completed", state.outcome).slice(1)}.` : "Done.");
   else if (state.status === "partial") {
     const undone = (state.outcome?.missing ?? []).map((m) => m.goal);
     lines.push(`Partly done. Not done: ${printable(undone.join("; ")) || "see the outcome"}.`);

@@ -13,6 +13,9 @@ import { describe, expect, it } from "vitest";
 import { AssumptionBrokenError, PermanentError, staticPlanner, type PlanDraft } from "../../src/index.js";
 import { brief, harness, scriptedTool, type Loose } from "../helpers/graph.js";
 import { ScriptedChatModel } from "../helpers/scripted-chat-model.js";
+import { htmlReport, operatorView, userView } from "../../src/views/index.js";
+import { threadLine } from "../../src/cli/thread-line.js";
+import { planStatus } from "../../src/mcp/status.js";
 
 /** A quote whose price estimate spans 0.5 to 5000 (10,000×), then an order that rests on it. */
 const wide: PlanDraft = {
@@ -212,5 +215,43 @@ describe("the plan quality gate", () => {
     ]);
     const out = await h.run(new Command({ resume: { action: "approve" } }));
     expect([out.status, order!.calls.length]).toEqual(["completed", 1]);
+  });
+
+  it("a completed run that used a fallback says completed (degraded: …) in the summary, the views, the report, the CLI and plan_status", async () => {
+    const plan: PlanDraft = {
+      steps: [
+        {
+          id: "fetch",
+          goal: "Fetch the rates",
+          tool: "primary",
+          produces: ["rates"],
+          fallback: { tool: "backup" },
+          retry: { maxAttempts: 1 },
+        },
+      ],
+    };
+    const primary = scriptedTool("primary", [new PermanentError("primary is gone")]);
+    const backup = scriptedTool("backup", [{ rates: [1, 2] }]);
+    const h = harness(plan, [primary, backup]);
+    const out = await h.run({ goal: "get the rates" });
+    expect(out.status).toBe("completed");
+    expect(out.outcome.summary).toBe('Completed (degraded: 1 fallback used) "get the rates": 1 of 1 steps succeeded (plan v1).');
+    expect(out.outcome.quality).toMatchObject({ degraded: true, fallbacksUsed: 1, optionalSkipped: 0 });
+    expect(userView(out as never).at(-1)).toBe("Completed (degraded: 1 fallback used).");
+    expect(operatorView(out as never, { now: Date.parse("2026-01-01T00:00:00Z") })[1]).toBe(
+      "status: completed (degraded: 1 fallback used)",
+    );
+    expect(htmlReport(out as never)).toContain("<strong>Status:</strong> completed (degraded: 1 fallback used) — ");
+    expect(threadLine("t1", out as never, Date.parse("2026-01-01T00:00:00Z")).split("  ")[1]).toBe(
+      "completed (degraded: 1 fallback used)",
+    );
+    const status = planStatus("p1", "g", (await h.graph.getState(h.config)) as never, { running: false });
+    expect(status.quality).toEqual(out.outcome.quality);
+    // A clean run: the same lines as before.
+    const clean = await harness(plan, [scriptedTool("primary", [{ rates: [1] }]), backup]).run({ goal: "get the rates" });
+    expect([clean.outcome.summary, userView(clean as never).at(-1)]).toEqual([
+      'Completed "get the rates": 1 of 1 steps succeeded (plan v1).',
+      "Done.",
+    ]);
   });
 });

@@ -6,7 +6,6 @@ import type { PlanManagerStateType } from "../../runtime/state.js";
 import type { Outcome } from "../../plan/schema/outcome.js";
 import type { StepRun } from "../../plan/schema/run.js";
 import type { Step } from "../../plan/schema/step.js";
-import { qualitySummary, type QualitySummary } from "../../policy/quality/summary.js";
 
 export type Missing = NonNullable<Outcome["missing"]>[number];
 
@@ -93,18 +92,3 @@ export function replanTally(records: readonly { scope: string }[]): string {
   return parts.length > 0 ? ` after ${parts.join(" and ")}` : "";
 }
 
-/** `outcome.quality` from the run's records: the steps of the current plan, the facts, the decisions, the findings. */
-export function runQuality(state: PlanManagerStateType): QualitySummary {
-  const steps = state.plan?.steps ?? [];
-  const runs = steps.flatMap((s) => (state.steps[s.id] ? [state.steps[s.id]!] : []));
-  const suspect = new Set(Object.keys(state.facts).filter((k) => state.facts[k]!.label === "suspect"));
-  const inputsRead =
-    suspect.size === 0 ? [] : steps.filter((s) => state.steps[s.id]?.status === "succeeded").map((s) => s.inputs ?? []);
-  return qualitySummary({
-    runs,
-    suspect,
-    inputsRead,
-    decisions: state.decisions,
-    findings: state.quality?.findings ?? [],
-  });
-}

@@ -6,6 +6,7 @@
  * degradation: they are about the plan, and a person approved any that held it. Pure.
  */
 import type { Decision } from "../ladder/decision.js";
+import type { Fact, StepRun } from "../../plan/schema/run.js";
 import type { QualityFinding, QualitySummary } from "../../plan/schema/quality.js";
 
 export type { QualitySummary } from "../../plan/schema/quality.js";
@@ -42,4 +43,29 @@ export function degradedReasons(s: QualitySummary): string {
   if (s.suspectFactsUsed > 0) count(s.suspectFactsUsed, "suspect fact used", "suspect facts used");
   if (s.staleRefreshes > 0) count(s.staleRefreshes, "stale input refreshed", "stale inputs refreshed");
   return parts.join(", ");
+}
+
+/** What `runQuality` reads of a run: the graph's state and the middleware's plan state both have it. */
+export interface RunRecords {
+  plan?: { steps: readonly { id: string; inputs?: string[] | undefined }[] } | undefined;
+  steps: Readonly<Record<string, StepRun>>;
+  facts: Readonly<Record<string, Pick<Fact, "label">>>;
+  decisions: readonly Pick<Decision, "rule">[];
+  quality?: { findings: QualityFinding[] } | undefined;
+}
+
+/** `outcome.quality` from a run's records: the current plan's steps, the facts' labels, the decisions, the findings. */
+export function runQuality(state: RunRecords): QualitySummary {
+  const steps = state.plan?.steps ?? [];
+  const runs = steps.flatMap((s) => (state.steps[s.id] ? [state.steps[s.id]!] : []));
+  const suspect = new Set(Object.keys(state.facts).filter((k) => state.facts[k]!.label === "suspect"));
+  const succeeded = steps.filter((s) => state.steps[s.id]?.status === "succeeded");
+  const inputsRead = suspect.size === 0 ? [] : succeeded.map((s) => s.inputs ?? []);
+  return qualitySummary({
+    runs,
+    suspect,
+    inputsRead,
+    decisions: state.decisions,
+    findings: state.quality?.findings ?? [],
+  });
 }
