@@ -9,7 +9,7 @@
  * object instead of `argsJson`, and an object where the JSON string is expected.
  */
 import { z } from "zod";
-import type { PlanDraft } from "../plan/schema/plan.js";
+import type { Estimate, PlanDraft } from "../plan/schema/plan.js";
 import type { Step } from "../plan/schema/step.js";
 
 const nullableList = z.array(z.string()).nullable();
@@ -26,7 +26,20 @@ const LlmVerifySchema = z.strictObject({
   argsJson: z.string().nullable(),
   inputs: nullableList.describe("fact keys passed to the probe as arguments of the same name"),
 });
-const LlmAssumptionSchema = z.strictObject({ id: z.string(), statement: z.string(), check: z.string().nullable() });
+/** A numeric assumption's range (the plan quality gate's Fermi check, docs/decisions/0040-plan-quality-gate.md). */
+const LlmEstimateSchema = z.strictObject({
+  low: z.number().describe("the lowest plausible value"),
+  high: z.number().describe("the highest plausible value"),
+  unit: z.string().nullable(),
+  confidence: z.enum(["low", "medium", "high"]).nullable(),
+  evidence: nullableList.describe("fact keys the range rests on"),
+});
+const LlmAssumptionSchema = z.strictObject({
+  id: z.string(),
+  statement: z.string(),
+  check: z.string().nullable(),
+  estimate: LlmEstimateSchema.nullable().describe("for a numeric assumption (a price, a count, a duration): its range"),
+});
 
 /** Agent steps (docs/decisions/0021-agent-steps.md): the agent, the model tier, how hard it is, its validation. */
 const LlmValidateSchema = z.strictObject({
@@ -146,7 +159,12 @@ export const LlmPlanAnswerSchema = lenient(
     steps: z.array(StepAnswerSchema),
     // A plan without assumptions is a natural answer too: a missing or null list is an empty one.
     assumptions: z
-      .array(lenient(LlmAssumptionSchema, LlmAssumptionSchema))
+      .array(
+        lenient(
+          LlmAssumptionSchema,
+          LlmAssumptionSchema.extend({ estimate: lenient(LlmEstimateSchema, LlmEstimateSchema).nullable() }),
+        ),
+      )
       .nullish()
       .transform((list) => list ?? []),
   }),
@@ -168,11 +186,23 @@ export function toPlanDraft(answer: LlmPlanAnswer): { draft: PlanDraft; issues: 
       id: a.id,
       statement: a.statement,
       ...(a.check !== null ? { check: a.check } : {}),
+      ...(a.estimate ? { estimate: toEstimate(a.estimate) } : {}),
     })),
   };
   if (answer.rationale !== null) draft.rationale = answer.rationale;
   if (answer.complete === false) draft.complete = false;
   return { draft, issues };
+}
+
+/** An estimate with its nulls dropped; the validator checks the numbers, the quality gate the range. */
+function toEstimate(e: NonNullable<LlmPlanAnswer["assumptions"][number]["estimate"]>): Estimate {
+  return {
+    low: e.low,
+    high: e.high,
+    ...(e.unit !== null ? { unit: e.unit } : {}),
+    ...(e.confidence !== null ? { confidence: e.confidence } : {}),
+    ...(e.evidence !== null ? { evidence: e.evidence } : {}),
+  };
 }
 
 type Args = Record<string, unknown>;

@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { AssumptionBrokenError, PermanentError, staticPlanner, type PlanDraft } from "../../src/index.js";
+import { AssumptionBrokenError, PermanentError, llmPlanner, staticPlanner, type PlanDraft } from "../../src/index.js";
+import { llmAnswer, llmStep } from "../helpers/llm-answers.js";
 import { brief, harness, scriptedTool, type Loose } from "../helpers/graph.js";
 import { ScriptedChatModel } from "../helpers/scripted-chat-model.js";
 import { htmlReport, operatorView, userView } from "../../src/views/index.js";
@@ -253,5 +254,35 @@ describe("the plan quality gate", () => {
       'Completed "get the rates": 1 of 1 steps succeeded (plan v1).',
       "Done.",
     ]);
+  });
+
+  it("llmPlanner asks for an estimate on numeric assumptions and carries it into the plan, where the gate checks it", async () => {
+    const answer = llmAnswer(
+      [llmStep("quote", { tool: "quote", produces: ["price"], assumptions: ["price_range"] })],
+      [
+        {
+          id: "price_range",
+          statement: "the price is between 10 and 20 USD",
+          check: null,
+          // Natural shape: unit and evidence left out.
+          estimate: { low: 10, high: 20000, confidence: "low" },
+        },
+      ],
+    );
+    const model = new ScriptedChatModel([answer]);
+    const out = await harness(llmPlanner({ model }), tools()).run();
+    expect(out.plan.assumptions).toEqual([
+      {
+        id: "price_range",
+        statement: "the price is between 10 and 20 USD",
+        estimate: { low: 10, high: 20000, confidence: "low" },
+      },
+    ]);
+    expect(findingsOf(out.__interrupt__[0].value.context.findings)).toEqual([
+      "quality.estimate-bounds high price_range",
+      "quality.estimate-evidence medium price_range",
+    ]);
+    const system = String(model.received[0]![0]!.content);
+    expect(system).toContain("A numeric assumption (a price, a count, a duration, a rate) gets an estimate");
   });
 });
