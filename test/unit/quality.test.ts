@@ -243,9 +243,15 @@ describe("outcome.quality", () => {
       findings: [],
       staleRefreshes: 1,
     });
-    expect(degradedReasons(s)).toBe(
-      "1 fallback used, 1 optional step skipped, 1 suspect fact used, 1 stale input refreshed",
-    );
+    expect(degradedReasons(s)).toBe("1 fallback used, 1 suspect fact used, 1 stale input refreshed");
+    const optionalOnly = qualitySummary({
+      runs: [{ status: "skipped", skipReason: "optional_failed" }],
+      suspect: new Set(),
+      inputsRead: [],
+      decisions: [],
+      findings: [],
+    });
+    expect([optionalOnly.optionalSkipped, optionalOnly.degraded]).toEqual([1, false]);
     const clean = qualitySummary({ runs: [], suspect: new Set(), inputsRead: [], decisions: [], findings: [] });
     expect([clean.degraded, degradedReasons(clean)]).toEqual([false, ""]);
   });

@@ -25,7 +25,7 @@ export type QualityState = z.infer<typeof QualityStateSchema>;
 
 /** `outcome.quality`: how well a finished run went, beside its status. */
 export const QualitySummarySchema = z.object({
-  /** Any of the counts below above zero: the result rests on less than the plan promised. */
+  /** A fallback used, a suspect fact used or a stale input refreshed: a required result rests on less than planned. */
   degraded: z.boolean(),
   /** Steps that succeeded through their fallback. */
   fallbacksUsed: z.number().int().min(0),

@@ -1,9 +1,11 @@
 /**
  * How well a run went, beside its status (docs/decisions/0040-plan-quality-gate.md): `outcome.quality`.
- * A run is degraded when its result rests on less than its plan promised: a fallback's output, an
- * optional step skipped, a fact that became suspect after a step read it, or inputs refreshed because
- * they went stale (decisions under `evidence.stale`). The gate's findings are listed, not counted as
- * degradation: they are about the plan, and a person approved any that held it. Pure.
+ * A run is degraded when a required result rests on less than its plan promised: a fallback's
+ * output, a fact that became suspect after a step read it, or inputs refreshed because they went
+ * stale (decisions under `evidence.stale`). Optional steps skipped are counted but do not degrade:
+ * the plan allowed them to fail, and the summary line already says how many were skipped. The
+ * gate's findings are listed, not counted as degradation: they are about the plan, and a person
+ * approved any that held it. Pure.
  */
 import type { Decision } from "../ladder/decision.js";
 import type { Fact, StepRun } from "../../plan/schema/run.js";
@@ -30,7 +32,7 @@ export function qualitySummary(q: QualityFacts): QualitySummary {
   const read = new Set(q.inputsRead.flat());
   const suspectFactsUsed = [...q.suspect].filter((k) => read.has(k)).length;
   const staleRefreshes = q.decisions.filter((d) => d.rule === STALE_RULE).length;
-  const degraded = fallbacksUsed + optionalSkipped + suspectFactsUsed + staleRefreshes > 0;
+  const degraded = fallbacksUsed + suspectFactsUsed + staleRefreshes > 0;
   return { degraded, fallbacksUsed, optionalSkipped, suspectFactsUsed, findings: [...q.findings], staleRefreshes };
 }
 
@@ -39,7 +41,6 @@ export function degradedReasons(s: QualitySummary): string {
   const parts: string[] = [];
   const count = (n: number, one: string, many: string) => parts.push(`${n} ${n === 1 ? one : many}`);
   if (s.fallbacksUsed > 0) count(s.fallbacksUsed, "fallback used", "fallbacks used");
-  if (s.optionalSkipped > 0) count(s.optionalSkipped, "optional step skipped", "optional steps skipped");
   if (s.suspectFactsUsed > 0) count(s.suspectFactsUsed, "suspect fact used", "suspect facts used");
   if (s.staleRefreshes > 0) count(s.staleRefreshes, "stale input refreshed", "stale inputs refreshed");
   return parts.join(", ");
