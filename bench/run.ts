@@ -21,6 +21,7 @@ import { markdownTable, printTable, type Table } from "./lib.js";
 import { overhead } from "./overhead.js";
 import { replanMemory } from "./replan-memory.js";
 import { parallel } from "./parallel.js";
+import { quality } from "./quality.js";
 import { threadClaims } from "./thread-claims.js";
 import { workers } from "./workers.js";
 
@@ -47,6 +48,7 @@ const suites: [string, () => Promise<Table>][] = [
   ["agents", () => agentSteps(quick)],
   ["mcp", () => mcpService(quick)],
   ["long", () => longRuns(quick)],
+  ["quality", () => quality(quick)],
 ];
 for (const [name, run] of suites) {
   if (only && !only.split(",").includes(name)) continue;

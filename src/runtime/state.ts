@@ -59,6 +59,10 @@ export type PendingOf<K extends PendingHuman["kind"]> = Extract<PendingHuman, { 
 
 const replace = <T>(_: T, update: T): T => update;
 
+/** Findings are appended, however replay batches the writes. */
+const appendFindings = (current: QualityState | undefined, writes: QualityState[]): QualityState | undefined =>
+  writes.length === 0 ? current : { findings: [...(current?.findings ?? []), ...writes.flatMap((w) => w.findings)] };
+
 /** `[]` clears the pending scope changes; anything else is appended (duplicates dropped). */
 const scopeReducer = (current: string[], update: string[] | undefined): string[] => {
   if (update === undefined) return current;
@@ -180,10 +184,16 @@ export const PlanManagerOutput = Annotation.Root({
   progress: lastValue<Progress>("progress", ProgressSchema, (): Progress => ({})),
   outcome: lastValue<Outcome | undefined>("outcome", OutcomeSchema.optional()),
   /**
-   * The plan quality gate's findings, every version's (docs/decisions/0040-plan-quality-gate.md). No default:
-   * a run whose plans have no finding stores nothing for it.
+   * The plan quality gate's findings, every version's (docs/decisions/0040-plan-quality-gate.md): a write
+   * appends its findings. A delta channel, so checkpoints do not store them again at every step; undefined
+   * until a version has a finding.
    */
-  quality: lastValue<QualityState | undefined>("quality", QualityStateSchema.optional()),
+  quality: new CheckedDeltaChannel<QualityState | undefined, QualityState>(
+    "quality",
+    QualityStateSchema,
+    appendFindings,
+    () => undefined,
+  ),
   usage: logOf<UsageEntry>("usage", UsageEntrySchema),
 });
 

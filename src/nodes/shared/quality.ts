@@ -54,13 +54,13 @@ export async function checkVersion(
   }
 }
 
-/** The findings appended to state `quality`; nothing when there are none. */
+/** The findings appended to state `quality` (the channel appends a write); nothing when there are none. */
 export function qualityWrite(
-  state: Pick<PlanManagerStateType, "quality">,
+  _state: Pick<PlanManagerStateType, "quality">,
   findings: readonly QualityFinding[],
 ): PlanManagerUpdate {
   if (findings.length === 0) return {};
-  return { quality: { findings: [...(state.quality?.findings ?? []), ...findings] } };
+  return { quality: { findings: [...findings] } };
 }
 
 /** When the findings hold the version: the `quality.hold` decision, emitted. */
