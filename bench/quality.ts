@@ -46,11 +46,11 @@ function gateMs(n: number, rounds: number): number {
 
 let thread = 0;
 
-async function runMs(draft: PlanDraft, quality: boolean): Promise<number> {
+async function runMs(draft: PlanDraft, gateOn: boolean): Promise<number> {
   const graph = createPlanManager({
     tools: [noop],
     planner: staticPlanner({ plan: draft }),
-    ...(quality ? {} : { policy: { quality: false } }),
+    ...(gateOn ? {} : { policy: { quality: false } }),
   }).compile({ checkpointer: new MemorySaver() });
   const t0 = performance.now();
   const out = (await graph.invoke({ goal: "bench" } as never, { configurable: { thread_id: `q${thread++}` } })) as {
@@ -67,7 +67,10 @@ export async function quality(quick: boolean): Promise<Table> {
   const pure = gateMs(n, rounds);
   const runRow = async (label: string, draft: PlanDraft) => {
     await runMs(draft, true); // warm-up
-    const pairs = await repeat(quick ? 3 : 9, async () => [await runMs(draft, true), await runMs(draft, false)] as const);
+    const pairs = await repeat(
+      quick ? 3 : 9,
+      async () => [await runMs(draft, true), await runMs(draft, false)] as const,
+    );
     const on = median(pairs.map((p) => p[0])) / n;
     const off = median(pairs.map((p) => p[1])) / n;
     const added = median(pairs.map((p) => (p[0] - p[1]) / n));
@@ -90,7 +93,13 @@ export async function quality(quick: boolean): Promise<Table> {
     title: "Plan quality gate at 200 steps",
     head: ["measure", "gate on", "gate off (policy.quality: false)", "difference per step (ms)", "≤ 1 ms per step"],
     rows: [
-      ["deterministic gate, one 200-step version (ms)", fmt(pure, 3), "0", fmt(pure / n, 4), pure / n <= 1 ? "yes" : "NO"],
+      [
+        "deterministic gate, one 200-step version (ms)",
+        fmt(pure, 3),
+        "0",
+        fmt(pure / n, 4),
+        pure / n <= 1 ? "yes" : "NO",
+      ],
       ...rows,
     ],
     note:

@@ -31,6 +31,7 @@ function endSummary(state: AgentPlanValues, status: RunStatus): string {
   if (!state.plan) return "finished without a plan";
   const succeeded = state.plan.steps.filter((s) => state.steps[s.id]?.status === "succeeded").length;
   const quality = runQuality(state);
-  const degraded = status === "completed" && quality.degraded ? `completed (degraded: ${degradedReasons(quality)}): ` : "";
+  const degraded =
+    status === "completed" && quality.degraded ? `completed (degraded: ${degradedReasons(quality)}): ` : "";
   return `${degraded}${succeeded} of ${state.plan.steps.length} steps succeeded (plan v${state.plan.version})`;
 }

@@ -90,20 +90,23 @@ export const PolicyOptionsSchema = z
      * its first step. `false` turns it off (no checks, no reviewer). Default `{ hold: "high", maxSpan: 100 }`.
      */
     quality: z
-      .union([
-        z.literal(false),
-        z
-          .object({
-            /**
-             * Findings at or above this severity hold the version for a person (`plan_review`); `"never"`
-             * records them only. Default `"high"`.
-             */
-            hold: z.enum(["low", "medium", "high", "never"]).optional(),
-            /** The widest `estimate.high / estimate.low` an assumption may carry. Default 100. */
-            maxSpan: z.number().finite().min(1).max(1e12).optional(),
-          })
-          .strict(),
-      ], { error: "expected false or { hold?, maxSpan? }" })
+      .union(
+        [
+          z.literal(false),
+          z
+            .object({
+              /**
+               * Findings at or above this severity hold the version for a person (`plan_review`); `"never"`
+               * records them only. Default `"high"`.
+               */
+              hold: z.enum(["low", "medium", "high", "never"]).optional(),
+              /** The widest `estimate.high / estimate.low` an assumption may carry. Default 100. */
+              maxSpan: z.number().finite().min(1).max(1e12).optional(),
+            })
+            .strict(),
+        ],
+        { error: "expected false or { hold?, maxSpan? }" },
+      )
       .optional(),
   })
   .strict();

@@ -63,7 +63,8 @@ describe("the plan quality gate", () => {
         rule: "quality.estimate-bounds",
         severity: "high",
         assumptionId: "cheap",
-        message: 'the estimate of assumption "cheap" (USD) is 10000× wide (0.5 to 5000), over policy.quality.maxSpan 100',
+        message:
+          'the estimate of assumption "cheap" (USD) is 10000× wide (0.5 to 5000), over policy.quality.maxSpan 100',
         planVersion: 1,
       },
     ]);
@@ -117,7 +118,9 @@ describe("the plan quality gate", () => {
     expect(out.status).toBe("awaiting_review");
     const [finding] = out.__interrupt__[0].value.context.findings;
     expect([finding.rule, finding.severity, finding.planVersion]).toEqual(["quality.reviewer-failed", "high", 1]);
-    expect(finding.message).toMatch(/^the reviewer did not review plan version 1: model call failed: reviewer exploded \[err_[0-9a-f]{8}\]$/);
+    expect(finding.message).toMatch(
+      /^the reviewer did not review plan version 1: model call failed: reviewer exploded \[err_[0-9a-f]{8}\]$/,
+    );
   });
 
   it("a reviewer answering garbage is a finding; its well-formed findings are recorded with the step they name", async () => {
@@ -236,7 +239,9 @@ describe("the plan quality gate", () => {
     const h = harness(plan, [primary, backup]);
     const out = await h.run({ goal: "get the rates" });
     expect(out.status).toBe("completed");
-    expect(out.outcome.summary).toBe('Completed (degraded: 1 fallback used) "get the rates": 1 of 1 steps succeeded (plan v1).');
+    expect(out.outcome.summary).toBe(
+      'Completed (degraded: 1 fallback used) "get the rates": 1 of 1 steps succeeded (plan v1).',
+    );
     expect(out.outcome.quality).toMatchObject({ degraded: true, fallbacksUsed: 1, optionalSkipped: 0 });
     expect(userView(out as never).at(-1)).toBe("Completed (degraded: 1 fallback used).");
     expect(operatorView(out as never, { now: Date.parse("2026-01-01T00:00:00Z") })[1]).toBe(
@@ -249,7 +254,9 @@ describe("the plan quality gate", () => {
     const status = planStatus("p1", "g", (await h.graph.getState(h.config)) as never, { running: false });
     expect(status.quality).toEqual(out.outcome.quality);
     // A clean run: the same lines as before.
-    const clean = await harness(plan, [scriptedTool("primary", [{ rates: [1] }]), backup]).run({ goal: "get the rates" });
+    const clean = await harness(plan, [scriptedTool("primary", [{ rates: [1] }]), backup]).run({
+      goal: "get the rates",
+    });
     expect([clean.outcome.summary, userView(clean as never).at(-1)]).toEqual([
       'Completed "get the rates": 1 of 1 steps succeeded (plan v1).',
       "Done.",

@@ -15,7 +15,8 @@ import { degradedReasons, qualitySummary } from "../../src/policy/quality/summar
 
 const q = DEFAULT_QUALITY;
 const messages = (list: { message: string }[]) => list.map((f) => f.message);
-const estimate = (e: Record<string, unknown>) => messages(estimateFindings([{ id: "a", statement: "s", estimate: e }], q));
+const estimate = (e: Record<string, unknown>) =>
+  messages(estimateFindings([{ id: "a", statement: "s", estimate: e }], q));
 
 describe("estimate checks", () => {
   it("names missing, unordered, zero-spanning and too-wide bounds as high; a narrow range passes", () => {
@@ -108,7 +109,12 @@ describe("estimate checks", () => {
 });
 
 describe("structure checks", () => {
-  const plan = (steps: Plan["steps"], extra: Partial<Plan> = {}): Plan => ({ version: 1, steps, assumptions: [], ...extra });
+  const plan = (steps: Plan["steps"], extra: Partial<Plan> = {}): Plan => ({
+    version: 1,
+    steps,
+    assumptions: [],
+    ...extra,
+  });
 
   it("finds a side effect without successSignal, a step that cannot fail loudly, a fact nothing uses", () => {
     const p = plan([
@@ -137,7 +143,9 @@ describe("structure checks", () => {
         produces: ["result"],
       },
     ];
-    const used = plan(steps, { assumptions: [{ id: "k", statement: "s", estimate: { low: 1, high: 2, evidence: ["w"] } }] });
+    const used = plan(steps, {
+      assumptions: [{ id: "k", statement: "s", estimate: { low: 1, high: 2, evidence: ["w"] } }],
+    });
     expect(messages(structureFindings(used, "report z"))).toEqual([]);
     expect(messages(structureFindings(used, "report"))).toEqual([
       'step "a" produces "z", which no step, expression or the goal uses',
@@ -193,12 +201,9 @@ describe("the hold and the options", () => {
         return (e as { path?: string }).path;
       }
     };
-    expect([error({ maxSpan: Number.NaN }), error({ maxSpan: 0.5 }), error({ hold: "critical" }), error(true)]).toEqual([
-      "policy.quality.maxSpan",
-      "policy.quality.maxSpan",
-      "policy.quality.hold",
-      "policy.quality",
-    ]);
+    expect([error({ maxSpan: Number.NaN }), error({ maxSpan: 0.5 }), error({ hold: "critical" }), error(true)]).toEqual(
+      ["policy.quality.maxSpan", "policy.quality.maxSpan", "policy.quality.hold", "policy.quality"],
+    );
   });
 });
 
@@ -212,7 +217,13 @@ describe("the reviewer's answer", () => {
     expect(reviewerFindings({ findings: [{ severity: "low", stepId: "__proto__", message: "m" }] }, plan)).toEqual([
       { rule: "quality.reviewer", severity: "low", message: "m", planVersion: 2 },
     ]);
-    for (const garbage of [null, "fine", 42, { findings: "none" }, { findings: [{ severity: "fatal", stepId: null, message: "m" }] }])
+    for (const garbage of [
+      null,
+      "fine",
+      42,
+      { findings: "none" },
+      { findings: [{ severity: "fatal", stepId: null, message: "m" }] },
+    ])
       expect(reviewerFindings(garbage, plan).map((f) => [f.rule, f.severity])).toEqual([
         ["quality.reviewer-failed", "high"],
       ]);

@@ -91,4 +91,3 @@ export function replanTally(records: readonly { scope: string }[]): string {
   ];
   return parts.length > 0 ? ` after ${parts.join(" and ")}` : "";
 }
-

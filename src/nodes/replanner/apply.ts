@@ -8,7 +8,8 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../../runtime/options.js";
 import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../../runtime/state.js";
 import type { Fact } from "../../plan/schema/run.js";
-import { commitVersion } from "../../policy/replan/replan.js";
+import { commitVersion, type ProposedVersion } from "../../policy/replan/replan.js";
+import type { Decision } from "../../policy/ladder/decision.js";
 import type { ReplanDecision } from "../../policy/replan/decide.js";
 import { emit } from "../../runtime/events.js";
 import { escalationPayload } from "../../runtime/interrupts.js";
@@ -79,6 +80,22 @@ export function applyOutcome(
     const held = holdProposal(rt, state, config, { decision: outcome.decision, notes }, proposal, outcome.hit);
     return { ...update, ...held, pendingHuman: withFindings(held.pendingHuman as PendingHuman, findings) };
   }
+  return committed(rt, state, config, { update, notes, proposal, findings });
+}
+
+/** The committed version, held for a person when `reviewReplans` asks or the quality gate's findings hold it. */
+function committed(
+  rt: Runtime,
+  state: PlanManagerStateType,
+  config: LangGraphRunnableConfig,
+  c: {
+    update: PlanManagerUpdate;
+    notes: readonly Decision[];
+    proposal: ProposedVersion;
+    findings: readonly QualityFinding[];
+  },
+): PlanManagerUpdate {
+  const { update, notes, proposal, findings } = c;
   emit(config, { type: "replan", record: proposal.record });
   const compensations = versionCompensations(
     state.plan!,

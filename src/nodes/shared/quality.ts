@@ -86,11 +86,7 @@ export function holdDecision(
 }
 
 /** A plan review that shows the gate's findings (all of the version's, the holding ones first in the reason). */
-export function withFindings(
-  review: PendingHuman,
-  findings: readonly QualityFinding[],
-  reason?: string,
-): PendingHuman {
+export function withFindings(review: PendingHuman, findings: readonly QualityFinding[], reason?: string): PendingHuman {
   if (review.kind !== "plan_review" || findings.length === 0) return review;
   return {
     ...review,

@@ -14,7 +14,9 @@ export const ReviewerAnswerSchema = z.strictObject({
   findings: z
     .array(
       z.strictObject({
-        severity: SeveritySchema.describe("high: the plan should not run as written; medium: worth a look; low: a note"),
+        severity: SeveritySchema.describe(
+          "high: the plan should not run as written; medium: worth a look; low: a note",
+        ),
         stepId: z.string().nullable().describe("the step the finding is about; null for the whole plan"),
         message: z.string().describe("what is wrong and why, in one or two sentences"),
       }),
