@@ -42,7 +42,7 @@ describe("planMiddleware: outcome.quality", () => {
         fallbacksUsed: 1,
         optionalSkipped: 0,
         suspectFactsUsed: 0,
-        findings: [],
+        findings: 0,
         staleRefreshes: 0,
       },
     });

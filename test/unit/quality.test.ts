@@ -251,7 +251,7 @@ describe("outcome.quality", () => {
       fallbacksUsed: 1,
       optionalSkipped: 1,
       suspectFactsUsed: 1,
-      findings: [],
+      findings: 0,
       staleRefreshes: 1,
     });
     expect(degradedReasons(s)).toBe("1 fallback used, 1 suspect fact used, 1 stale input refreshed");

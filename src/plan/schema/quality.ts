@@ -33,8 +33,8 @@ export const QualitySummarySchema = z.object({
   optionalSkipped: z.number().int().min(0),
   /** Facts suspect at the end that a step which succeeded read as an input. */
   suspectFactsUsed: z.number().int().min(0),
-  /** Every finding of the plan quality gate, over every version (state `quality.findings`). */
-  findings: z.array(QualityFindingSchema),
+  /** How many findings the plan quality gate made, over every version (they are in state `quality.findings`). */
+  findings: z.number().int().min(0),
   /** Producers run again because an input was older than its step allows (decisions under `evidence.stale`). */
   staleRefreshes: z.number().int().min(0),
 });

@@ -33,7 +33,7 @@ export function qualitySummary(q: QualityFacts): QualitySummary {
   const suspectFactsUsed = [...q.suspect].filter((k) => read.has(k)).length;
   const staleRefreshes = q.decisions.filter((d) => d.rule === STALE_RULE).length;
   const degraded = fallbacksUsed + suspectFactsUsed + staleRefreshes > 0;
-  return { degraded, fallbacksUsed, optionalSkipped, suspectFactsUsed, findings: [...q.findings], staleRefreshes };
+  return { degraded, fallbacksUsed, optionalSkipped, suspectFactsUsed, findings: q.findings.length, staleRefreshes };
 }
 
 /** "1 fallback used, 2 optional steps skipped": why a run is degraded, for the summary line and the views. */
