@@ -16,8 +16,10 @@ export function afterAgent(state: AgentPlanValues, emit: Writer): AgentPlanUpdat
   emit({ type: "finished", status, summary });
   const update: AgentPlanUpdate = status === state.status ? {} : { status };
   // How well the plan went, as the graph's outcome says it (docs/decisions/0040-plan-quality-gate.md).
-  if (state.plan && (status === "completed" || status === "partial"))
-    update.outcome = { summary, quality: runQuality(state) };
+  if (state.plan && (status === "completed" || status === "partial")) {
+    const quality = runQuality(state);
+    update.outcome = { ...(status === "completed" && quality.degraded ? { summary } : {}), quality };
+  }
   return update;
 }
 

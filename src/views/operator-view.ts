@@ -7,10 +7,12 @@ import { decisionLine } from "./decision-line.js";
 import { planMetrics, type PlanMetrics } from "./metrics.js";
 import { costsByTier, tierCostLine } from "./model-costs.js";
 import { compensationSummary } from "./compensations.js";
-import { statusLabel } from "./quality.js";
+import { statusLabel, type ViewOutcome } from "./quality.js";
 
 type OperatorState = Pick<PlanManagerStateType, "plan" | "steps" | "status" | "decisions" | "replans" | "budget"> &
-  Partial<Pick<PlanManagerStateType, "usage" | "pendingHuman" | "compensations" | "outcome">>;
+  Partial<Pick<PlanManagerStateType, "usage" | "pendingHuman" | "compensations">> & {
+    outcome?: ViewOutcome | undefined;
+  };
 
 const FINISHED: ReadonlySet<string> = new Set(["completed", "partial", "failed", "aborted"]);
 

@@ -4,7 +4,7 @@
  * `mermaidScript` to inline it (the report then renders offline), or leave it out to get the
  * diagram sources as text.
  */
-import { statusLabel } from "./quality.js";
+import { statusLabel, type ViewOutcome } from "./quality.js";
 import type { PlanManagerStateType } from "../runtime/state.js";
 import { planDiff } from "../plan/diff.js";
 import { planAtVersion, runHistory, runsAtVersion } from "../plan/history.js";
@@ -23,7 +23,7 @@ type ReportState = Pick<
   PlanManagerStateType,
   "goal" | "status" | "plan" | "planHistory" | "steps" | "facts" | "decisions" | "replans" | "budget" | "sideEffects"
 > &
-  Partial<Pick<PlanManagerStateType, "usage" | "outcome" | "compensations">>;
+  Partial<Pick<PlanManagerStateType, "usage" | "compensations">> & { outcome?: ViewOutcome | undefined };
 
 export interface ReportOptions {
   title?: string;

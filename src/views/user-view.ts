@@ -7,11 +7,11 @@ import { compensationCounts, type CompensationCounts } from "./compensations.js"
 import type { StepRun } from "../plan/schema/run.js";
 import { isFinished } from "../plan/ready.js";
 import { printable } from "./printable.js";
-import { statusLabel } from "./quality.js";
+import { statusLabel, type ViewOutcome } from "./quality.js";
 
 /** What the view reads; `outcome` and `pendingHuman` are optional, so an agent's plan state (planMiddleware) fits. */
 type ViewState = Pick<PlanManagerStateType, "plan" | "steps" | "status"> &
-  Partial<Pick<PlanManagerStateType, "outcome" | "pendingHuman" | "compensations">>;
+  Partial<Pick<PlanManagerStateType, "pendingHuman" | "compensations">> & { outcome?: ViewOutcome | undefined };
 
 export function userLine(text: string, run: StepRun | undefined, waitingOnPerson = false): string | undefined {
   const goal = printable(text);
