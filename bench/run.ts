@@ -24,6 +24,7 @@ import { markdownTable, printTable, type Table } from "./lib.js";
 import { overhead } from "./overhead.js";
 import { replanMemory } from "./replan-memory.js";
 import { parallel } from "./parallel.js";
+import { quality } from "./quality.js";
 import { threadClaims } from "./thread-claims.js";
 import { workers } from "./workers.js";
 
@@ -51,6 +52,7 @@ const suites: [string, () => Promise<Table>][] = [
   ["mcp", () => mcpService(quick)],
   ["long", () => longRuns(quick)],
   ["freshness", () => freshness(quick)],
+  ["quality", () => quality(quick)],
 ];
 for (const [name, run] of suites) {
   if (only && !only.split(",").includes(name)) continue;

@@ -1,5 +1,6 @@
 /** One line per thread for `threads`: where it stands, and for failures why and whether it can go on. */
 import type { PlanManagerStateType } from "../runtime/state.js";
+import { statusLabel } from "../views/quality.js";
 
 type LineState = Partial<Pick<PlanManagerStateType, "status" | "plan" | "steps" | "outcome" | "pendingHuman">>;
 
@@ -29,7 +30,7 @@ const quote = (text: string) => JSON.stringify(text);
 export function threadLine(threadId: string, state: LineState, now: number): string {
   const parts = [
     threadId,
-    state.status ?? "not started",
+    state.status ? statusLabel(state.status, state.outcome) : "not started",
     `step=${currentStep(state)}`,
     `plan=v${state.plan?.version ?? 0}`,
     `progress=${ago(lastProgress(state), now)}`,

@@ -15,6 +15,7 @@ import { BackgroundRuns } from "./runs.js";
 import { archiveThread, cursorAfter, deleteThread, listThreads, unarchiveThread } from "../graph/retention.js";
 import { planMetrics } from "../views/metrics.js";
 import { userView } from "../views/user-view.js";
+import { statusLabel } from "../views/quality.js";
 import { requestStop, resumeStopped, type StoppableGraph } from "../worker/stop.js";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { planStatus, type PlanStatus, type StatusValues } from "./status.js";
@@ -342,7 +343,7 @@ export class PlanService {
     const md = [
       `# ${status.goal}`,
       "",
-      `Status: **${status.status}**${status.outcome?.summary ? ` — ${status.outcome.summary}` : ""}`,
+      `Status: **${statusLabel(status.status, status.outcome)}**${status.outcome?.summary ? ` — ${status.outcome.summary}` : ""}`,
       "",
       "## Steps",
       "",

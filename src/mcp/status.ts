@@ -6,6 +6,7 @@
 import type { StateSnapshot } from "@langchain/langgraph";
 import type { InterruptPayload } from "../plan/schema/interrupts.js";
 import type { Outcome } from "../plan/schema/outcome.js";
+import type { QualitySummary } from "../plan/schema/quality.js";
 import type { Plan } from "../plan/schema/plan.js";
 import type { Budget, Fact, StepRun } from "../plan/schema/run.js";
 
@@ -41,6 +42,8 @@ export interface PlanStatus {
   /** Only when the plan failed, ended partial or was stopped, or its run threw. */
   error?: { failure_reason: string; failed_step?: string; message?: string; recoverable: boolean; code?: string };
   outcome?: Outcome;
+  /** How well a finished run went (`outcome.quality`, docs/decisions/0040-plan-quality-gate.md). */
+  quality?: QualitySummary;
   usage: { cost: number; replan_cost: number; input_tokens: number; output_tokens: number };
   parent_plan_id?: string;
 }
@@ -87,6 +90,7 @@ export function planStatus(
     ...(question && !extra.running ? { question } : {}),
     ...(error ? { error } : {}),
     ...(outcome ? { outcome } : {}),
+    ...(outcome?.quality ? { quality: outcome.quality } : {}),
     usage: usageOf(values),
     ...(extra.parentPlanId ? { parent_plan_id: extra.parentPlanId } : {}),
   };

@@ -7,12 +7,20 @@
 import { isFinished } from "../plan/ready.js";
 import type { RunStatus } from "../plan/schema/outcome.js";
 import type { Writer } from "./events.js";
+import { degradedReasons, runQuality } from "../policy/quality/summary.js";
 import type { AgentPlanUpdate, AgentPlanValues } from "./state.js";
 
 export function afterAgent(state: AgentPlanValues, emit: Writer): AgentPlanUpdate {
   const status = endStatus(state);
-  emit({ type: "finished", status, summary: endSummary(state) });
-  return status === state.status ? {} : { status };
+  const summary = endSummary(state, status);
+  emit({ type: "finished", status, summary });
+  const update: AgentPlanUpdate = status === state.status ? {} : { status };
+  // How well the plan went, as the graph's outcome says it (docs/decisions/0040-plan-quality-gate.md).
+  if (state.plan && (status === "completed" || status === "partial")) {
+    const quality = runQuality(state);
+    update.outcome = { ...(status === "completed" && quality.degraded ? { summary } : {}), quality };
+  }
+  return update;
 }
 
 function endStatus(state: AgentPlanValues): RunStatus {
@@ -21,8 +29,11 @@ function endStatus(state: AgentPlanValues): RunStatus {
   return state.plan.steps.every((s) => isFinished(state.steps[s.id])) ? "completed" : "partial";
 }
 
-function endSummary(state: AgentPlanValues): string {
+function endSummary(state: AgentPlanValues, status: RunStatus): string {
   if (!state.plan) return "finished without a plan";
   const succeeded = state.plan.steps.filter((s) => state.steps[s.id]?.status === "succeeded").length;
-  return `${succeeded} of ${state.plan.steps.length} steps succeeded (plan v${state.plan.version})`;
+  const quality = runQuality(state);
+  const degraded =
+    status === "completed" && quality.degraded ? `completed (degraded: ${degradedReasons(quality)}): ` : "";
+  return `${degraded}${succeeded} of ${state.plan.steps.length} steps succeeded (plan v${state.plan.version})`;
 }

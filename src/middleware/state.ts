@@ -8,7 +8,7 @@
 import { ReducedValue, StateSchema } from "@langchain/langgraph";
 import { z } from "zod";
 import { ReplanRecordSchema, type ReplanRecord } from "../plan/schema/decision.js";
-import { RunStatusSchema, type RunStatus } from "../plan/schema/outcome.js";
+import { OutcomeSchema, RunStatusSchema, type RunStatus } from "../plan/schema/outcome.js";
 import { PlanSchema, type Plan } from "../plan/schema/plan.js";
 import {
   BudgetSchema,
@@ -148,6 +148,10 @@ function chargeBudget(current: Budget | undefined, next: Budget | BudgetCharge):
 
 const HistorySchema = z.array(z.custom<PlanVersionEntry>((v) => typeof v === "object" && v !== null));
 
+/** The agent's outcome: the graph's, whose summary is set only when it says more than the status. */
+export const AgentOutcomeSchema = OutcomeSchema.extend({ summary: z.string().optional() });
+export type AgentOutcome = z.infer<typeof AgentOutcomeSchema>;
+
 export const AgentPlanState = new StateSchema({
   goal: new ReducedValue(z.string().default(""), { reducer: lastWins<string> }),
   status: new ReducedValue(RunStatusSchema.default("planning"), { reducer: lastWins<RunStatus> }),
@@ -207,6 +211,11 @@ export const AgentPlanState = new StateSchema({
       reducer: chargeBudget,
     },
   ),
+  /**
+   * How the agent's plan ended: `quality` (docs/decisions/0040-plan-quality-gate.md), and a `summary` when it
+   * completed degraded (the `finished` event has it always). No default.
+   */
+  outcome: new ReducedValue(AgentOutcomeSchema.optional(), { reducer: lastWins<AgentOutcome | undefined> }),
   planRun: new ReducedValue(
     PlanRunSchema.default(() => EMPTY_RUN),
     {
@@ -230,6 +239,7 @@ export interface AgentPlanValues {
   /** Undos of committed effects a revision abandoned (docs/decisions/0043-effects-in-the-middleware.md). */
   compensations?: CompensationRecord[] | undefined;
   budget: Budget;
+  outcome?: AgentOutcome | undefined;
   planRun: PlanRun;
 }
 

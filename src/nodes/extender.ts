@@ -12,7 +12,15 @@ import { failedReplan, plannerUnavailable, type GuardHit } from "../policy/repla
 import { extensionGuard } from "../policy/replan/horizon.js";
 import { emit } from "../runtime/events.js";
 import { escalationPayload } from "../runtime/interrupts.js";
-import { applyExtension, extendRequest, extensionsOf, validateExtension } from "./extender/extension.js";
+import {
+  applyExtension,
+  extendRequest,
+  extensionGate,
+  extensionsOf,
+  extensionVersion,
+  validateExtension,
+} from "./extender/extension.js";
+import { checkVersion } from "./shared/quality.js";
 import { isPlanManagerError } from "../errors.js";
 import { withDeadline } from "../runtime/deadline.js";
 import { capText } from "../plan/json-safe.js";
@@ -37,9 +45,13 @@ export function makeExtenderNode(rt: Runtime) {
       const hit = failedReplan("invalid_draft", formatIssues(validation.issues));
       return { ...escalate(rt, state, config, hit), usage, budget };
     }
-    const update = applyExtension(rt, state, config, validation.draft);
+    const version = extensionVersion(rt, state, validation.draft);
+    // The quality gate, before the version's first step (docs/decisions/0040-plan-quality-gate.md).
+    const findings = await checkVersion(rt, config, extensionGate(state, version), usage, "extend");
+    const spent = { ...budget, spent: state.budget.spent + usage.reduce((sum, u) => sum + u.cost, 0) };
+    const update = applyExtension(rt, state, config, version, findings);
     if (update.plan) emit(config, { type: "replan", record: update.replans as never });
-    return { ...update, usage, budget };
+    return { ...update, usage, budget: spent };
   };
 }
 

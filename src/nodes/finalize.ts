@@ -5,6 +5,7 @@ import type { Outcome } from "../plan/schema/outcome.js";
 import { emit } from "../runtime/events.js";
 import { stoppedOutcome } from "../policy/ladder/stop.js";
 import { isMissing, missingEntry, replanTally, requiredUndone, uncertaintyNotes } from "./finalize/outcome.js";
+import { degradedReasons, runQuality } from "../policy/quality/summary.js";
 
 export function finalizeNode(state: PlanManagerStateType, config: LangGraphRunnableConfig): PlanManagerUpdate {
   if (state.stop) return stopNode(state, config);
@@ -18,6 +19,7 @@ export function finalizeNode(state: PlanManagerStateType, config: LangGraphRunna
   const missing = steps.filter((s) => isMissing(state.steps[s.id])).map((s) => missingEntry(s, state.steps[s.id]!));
   const uncertainty = uncertaintyNotes(state, steps, missing, byPerson);
 
+  const quality = runQuality(state);
   let status = state.status;
   let outcome: Outcome;
   const tally =
@@ -41,10 +43,14 @@ export function finalizeNode(state: PlanManagerStateType, config: LangGraphRunna
         ? `Partly done "${state.goal}" (not done: ${required.join(", ")})`
         : `Completed "${state.goal}"`;
     const replans = replanTally(state.replans);
+    // A completed run that rests on less than its plan promised says so first (docs/decisions/0040-plan-quality-gate.md).
+    const degraded = status === "completed" && quality.degraded ? ` (degraded: ${degradedReasons(quality)})` : "";
+    const shown = degraded ? `Completed${degraded} "${state.goal}"` : verb;
     outcome = {
       summary:
-        `${verb}: ${tally}${missing.length ? `, ${missing.length} skipped` : ""}${replans} (plan ` +
+        `${shown}: ${tally}${missing.length ? `, ${missing.length} skipped` : ""}${replans} (plan ` +
         `v${plan?.version ?? 0}).`,
+      quality,
     };
   }
   if (missing.length > 0) outcome.missing = missing;

@@ -14,6 +14,7 @@ import { planReview } from "../runtime/interrupts.js";
 import { withDeadline } from "../runtime/deadline.js";
 import { capText } from "../plan/json-safe.js";
 import { modelTrace } from "../contracts/trace.js";
+import { checkVersion, holdDecision, qualityWrite, withFindings } from "./shared/quality.js";
 
 /** Why no plan came out: the run fails with this in `outcome`, and no tool runs. */
 interface NoPlan {
@@ -48,16 +49,25 @@ export function makePlannerNode(rt: Runtime) {
     if (enriched.rationale !== undefined) plan.rationale = enriched.rationale;
     if (enriched.complete === false) plan.complete = false;
     emit(config, { type: "plan", version: 1, steps: plan.steps.map((s) => ({ id: s.id, goal: s.goal })) });
+    // The quality gate, before the first step (docs/decisions/0040-plan-quality-gate.md).
+    const findings = await checkVersion(rt, config, { plan, goal: state.goal }, usage, "plan");
+    const held = holdDecision(rt, config, findings, plan, state.decisions.length);
+    const review = rt.reviewPlan || held !== undefined;
 
     const update: PlanManagerUpdate = {
       plan,
       budget: { ...budget, spent: planningCost(usage) },
-      status: rt.reviewPlan ? "awaiting_review" : "running",
+      status: review ? "awaiting_review" : "running",
+      ...qualityWrite(state, findings),
     };
     // Empty writes still cost a channel update per superstep: skip them.
     if (Object.keys(inputFacts).length > 0) update.facts = inputFacts;
     if (usage.length > 0) update.usage = usage;
-    if (rt.reviewPlan) update.pendingHuman = planReview(rt, state.goal, plan);
+    if (held) update.decisions = held.decision;
+    if (review) {
+      const reason = held ? `${held.decision.reason}; approve the plan before any step runs` : undefined;
+      update.pendingHuman = withFindings(planReview(rt, state.goal, plan), findings, reason);
+    }
     return update;
   };
 }

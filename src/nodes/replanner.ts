@@ -20,6 +20,9 @@ import { applyOutcome } from "./replanner/apply.js";
 import { reviewNewSteps } from "./shared/plan-review.js";
 import { modelTrace } from "../contracts/trace.js";
 import { effectsOf } from "./shared/compensations.js";
+import { checkVersion } from "./shared/quality.js";
+import type { ProposedVersion } from "../policy/replan/replan.js";
+import type { GateInput } from "../policy/quality/gate.js";
 
 export function makeReplannerNode(rt: Runtime) {
   const rules = draftRules(rt);
@@ -71,10 +74,25 @@ export function makeReplannerNode(rt: Runtime) {
       }
       step = decide();
     }
+    // The quality gate on the version it proposes, before its first step (docs/decisions/0040-plan-quality-gate.md).
+    const proposal = step.outcome.kind === "escalate" ? undefined : step.outcome.proposal;
+    const findings = proposal ? await checkVersion(rt, config, versionAdds(state, proposal), usage, "replan") : [];
     // Apply: state writes first; the store's after the decision, whatever becomes of them.
     const budget = step.charged ? chargeReplan(state, usage) : undefined;
-    const update = applyOutcome(rt, state, config, step, { usage, budget, facts: frame.falsification.labels.facts });
+    const spent = { usage, budget, facts: frame.falsification.labels.facts, findings };
+    const update = applyOutcome(rt, state, config, step, spent);
     if (store && step.writes.length > 0) await writeMemory(store, rt.memory.namespace, step.writes, config);
     return update;
+  };
+}
+
+/** What the gate checks of a replan's version: the steps and assumptions it adds, read against the whole version. */
+function versionAdds(state: PlanManagerStateType, proposal: ProposedVersion): GateInput {
+  const known = new Set((state.plan?.assumptions ?? []).map((a) => a.id));
+  return {
+    plan: proposal.plan,
+    goal: state.goal,
+    added: new Set(proposal.replacement),
+    addedAssumptions: new Set(proposal.plan.assumptions.filter((a) => !known.has(a.id)).map((a) => a.id)),
   };
 }

@@ -43,7 +43,9 @@ export type PlanIssueCode =
   /** A step's `freshFor` names a fact that is not one of its inputs, or a reserved name. */
   | "invalid_freshness"
   /** An assumption's `watch` names a tool the registry does not have, or one with side effects (a watcher only reads). */
-  | "invalid_watch_tool";
+  | "invalid_watch_tool"
+  /** A finding of the plan quality gate that would hold the version (docs/decisions/0040-plan-quality-gate.md). */
+  | "quality";
 
 export interface PlanIssue {
   code: PlanIssueCode;

@@ -9,7 +9,7 @@
  * object instead of `argsJson`, and an object where the JSON string is expected.
  */
 import { z } from "zod";
-import type { PlanDraft } from "../plan/schema/plan.js";
+import type { Estimate, PlanDraft } from "../plan/schema/plan.js";
 import type { Step } from "../plan/schema/step.js";
 
 const nullableList = z.array(z.string()).nullable();
@@ -40,11 +40,21 @@ const LlmWatchSchema = z.strictObject({
     .nullable()
     .describe("call it at most once per this many ms; null: before every step resting on it"),
 });
+
+/** A numeric assumption's range (the plan quality gate's Fermi check, docs/decisions/0040-plan-quality-gate.md). */
+const LlmEstimateSchema = z.strictObject({
+  low: z.number().describe("the lowest plausible value"),
+  high: z.number().describe("the highest plausible value"),
+  unit: z.string().nullable(),
+  confidence: z.enum(["low", "medium", "high"]).nullable(),
+  evidence: nullableList.describe("fact keys the range rests on"),
+});
 const LlmAssumptionSchema = z.strictObject({
   id: z.string(),
   statement: z.string(),
   check: z.string().nullable(),
   watch: LlmWatchSchema.nullable().describe("for a belief about the world that may change while the plan runs"),
+  estimate: LlmEstimateSchema.nullable().describe("for a numeric assumption (a price, a count, a duration): its range"),
 });
 
 /** Agent steps (docs/decisions/0021-agent-steps.md): the agent, the model tier, how hard it is, its validation. */
@@ -179,6 +189,7 @@ export const LlmPlanAnswerSchema = lenient(
           LlmAssumptionSchema,
           LlmAssumptionSchema.extend({
             watch: lenient(LlmWatchSchema, LlmWatchSchema.extend({ argsJson: ArgsAnswerSchema })).nullable(),
+            estimate: lenient(LlmEstimateSchema, LlmEstimateSchema).nullable(),
           }),
         ),
       )
@@ -204,11 +215,23 @@ export function toPlanDraft(answer: LlmPlanAnswer): { draft: PlanDraft; issues: 
       statement: a.statement,
       ...(a.check !== null ? { check: a.check } : {}),
       ...(a.watch !== null ? { watch: toWatch(a.watch, i, issues) } : {}),
+      ...(a.estimate ? { estimate: toEstimate(a.estimate) } : {}),
     })),
   };
   if (answer.rationale !== null) draft.rationale = answer.rationale;
   if (answer.complete === false) draft.complete = false;
   return { draft, issues };
+}
+
+/** An estimate with its nulls dropped; the validator checks the numbers, the quality gate the range. */
+function toEstimate(e: NonNullable<LlmPlanAnswer["assumptions"][number]["estimate"]>): Estimate {
+  return {
+    low: e.low,
+    high: e.high,
+    ...(e.unit !== null ? { unit: e.unit } : {}),
+    ...(e.confidence !== null ? { confidence: e.confidence } : {}),
+    ...(e.evidence !== null ? { evidence: e.evidence } : {}),
+  };
 }
 
 type Args = Record<string, unknown>;

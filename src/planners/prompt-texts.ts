@@ -16,6 +16,9 @@ export const PLANNER_SYSTEM_PROMPT = [
   "- Name your assumptions: every belief the plan depends on that could turn out false gets an " +
     'assumption with an id, a statement and, when a fact can test it, a CEL "check". Steps list the ' +
     "assumptions they rest on.",
+  "- A numeric assumption (a price, a count, a duration, a rate) gets an estimate: low and high bounds on " +
+    "one side of zero, high at most 100 times low, a unit, your confidence, and as evidence the fact keys " +
+    "the range rests on (low confidence needs evidence). A plan with an implausible range waits for a person.",
   '- Give every tool step a successSignal: what "done" means, as CEL.',
   '- Step ids start with a letter and use letters, digits, "_" or "-". dependsOn lists ids of earlier ' +
     "steps; no cycles.",

@@ -85,6 +85,29 @@ export const PolicyOptionsSchema = z
       .array(z.enum(["aborted", "failed"]))
       .max(2)
       .optional(),
+    /**
+     * The plan quality gate (docs/decisions/0040-plan-quality-gate.md): checks every plan version before
+     * its first step. `false` turns it off (no checks, no reviewer). Default `{ hold: "high", maxSpan: 100 }`.
+     */
+    quality: z
+      .union(
+        [
+          z.literal(false),
+          z
+            .object({
+              /**
+               * Findings at or above this severity hold the version for a person (`plan_review`); `"never"`
+               * records them only. Default `"high"`.
+               */
+              hold: z.enum(["low", "medium", "high", "never"]).optional(),
+              /** The widest `estimate.high / estimate.low` an assumption may carry. Default 100. */
+              maxSpan: z.number().finite().min(1).max(1e12).optional(),
+            })
+            .strict(),
+        ],
+        { error: "expected false or { hold?, maxSpan? }" },
+      )
+      .optional(),
   })
   .strict();
 
@@ -120,12 +143,21 @@ export interface ResolvedPolicy {
   agentFeedback: boolean;
   /** Set only when given: runs that never set it resolve as before; `compensatesOn` reads the default. */
   compensateOn?: readonly ("aborted" | "failed")[];
+  /** Set only when given (`policy.quality`); `qualityPolicy` (policy/quality/findings.ts) reads the defaults. */
+  quality?: false | { hold?: "low" | "medium" | "high" | "never"; maxSpan?: number };
+}
+
+/** `policy.quality` is `false` or an object: an error inside the object names its field, not the union. */
+function namedIssue(issue: z.core.$ZodIssue): z.core.$ZodIssue {
+  if (issue.code !== "invalid_union" || issue.path[0] !== "quality") return issue;
+  const inner = issue.errors.flat().find((i) => i.path.length > 0);
+  return inner ? { ...inner, path: [...issue.path, ...inner.path] } : issue;
 }
 
 export function resolvePolicy(options: unknown = {}): ResolvedPolicy {
   const parsed = PolicyOptionsSchema.safeParse(options ?? {});
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
+    const issue = namedIssue(parsed.error.issues[0]!);
     const where = ["policy", ...issue.path.map(String)].join(".");
     if (issue.code === "unrecognized_keys") {
       // A typo must not be taken for a default: the nearest known key is named, as for createPlanManager.
@@ -167,6 +199,7 @@ export function resolvePolicy(options: unknown = {}): ResolvedPolicy {
     replanTools: o.replanTools ?? "read-only",
     agentFeedback: o.agentFeedback ?? true,
     ...(o.compensateOn !== undefined ? { compensateOn: o.compensateOn } : {}),
+    ...(o.quality !== undefined ? { quality: o.quality } : {}),
   };
 }
 

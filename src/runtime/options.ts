@@ -85,6 +85,12 @@ export interface PlanManagerOptions {
    * is simply made again under its key (as a step's `honoursIdempotencyKey: true`). Default: none.
    */
   effects?: { honoursKeys?: readonly string[] };
+  /**
+   * A chat model that reviews every plan version before its first step, as a red team
+   * (docs/decisions/0040-plan-quality-gate.md): its findings join the gate's (rule `quality.reviewer`).
+   * It must support structured output. Not asked when `policy.quality` is `false`. Default: none.
+   */
+  reviewer?: BaseChatModel;
 }
 
 export interface Runtime {
@@ -116,6 +122,8 @@ export interface Runtime {
   agentCatalogue: AgentCatalogue;
   /** Tools declared to honour idempotency keys (`effects.honoursKeys`). */
   honoursKeys: ReadonlySet<string>;
+  /** The plan quality gate's reviewer model (`reviewer`). */
+  reviewer?: BaseChatModel;
 }
 
 /** Node fires a timer of more than 2^31 − 1 ms after 1 ms: longer waits are chained. */
@@ -197,6 +205,7 @@ const OPTION_NAMES: readonly string[] = Object.keys({
   models: true,
   prices: true,
   effects: true,
+  reviewer: true,
 } satisfies Record<keyof PlanManagerOptions, true>);
 
 /** A key no option has is refused: a typo (`reviewPlans`) taken silently would leave its option at the default. */
@@ -246,8 +255,21 @@ export function resolveOptions(options: PlanManagerOptions): Runtime {
     honoursKeys: new Set(options.effects?.honoursKeys ?? []),
   };
   if (options.classifier) runtime.classifier = options.classifier;
+  if (options.reviewer !== undefined) runtime.reviewer = checkReviewer(options.reviewer);
   checkTemplateTools(runtime);
   return runtime;
+}
+
+/** A reviewer is a chat model with structured output: anything else fails here, not at the first plan. */
+function checkReviewer(reviewer: unknown): BaseChatModel {
+  const model = reviewer as { invoke?: unknown; withStructuredOutput?: unknown } | null;
+  if (typeof model?.invoke === "function" && typeof model.withStructuredOutput === "function")
+    return reviewer as BaseChatModel;
+  throw new PlanManagerError(
+    "invalid_options",
+    "reviewer must be a LangChain chat model with structured output (withStructuredOutput)",
+    { path: "reviewer" },
+  );
 }
 
 function agentOptions(options: PlanManagerOptions) {

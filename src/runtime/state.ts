@@ -36,6 +36,7 @@ import {
 import { DecisionSchema, type Decision } from "../policy/ladder/decision.js";
 import type { PlanVersionEntry } from "../plan/history.js";
 import { StopRequestSchema, type StopRequest } from "../policy/ladder/stop.js";
+import { QualityStateSchema, type QualityState } from "../policy/quality/findings.js";
 import type { ReplanGuards } from "../policy/replan/guards.js";
 import type { ProposedVersion } from "../policy/replan/replan.js";
 
@@ -59,6 +60,10 @@ export type PendingHuman = InterruptPayload & {
 export type PendingOf<K extends PendingHuman["kind"]> = Extract<PendingHuman, { kind: K }>;
 
 const replace = <T>(_: T, update: T): T => update;
+
+/** Findings are appended, however replay batches the writes. */
+const appendFindings = (current: QualityState | undefined, writes: QualityState[]): QualityState | undefined =>
+  writes.length === 0 ? current : { findings: [...(current?.findings ?? []), ...writes.flatMap((w) => w.findings)] };
 
 /** `[]` clears the pending scope changes; anything else is appended (duplicates dropped). */
 const scopeReducer = (current: string[], update: string[] | undefined): string[] => {
@@ -182,6 +187,17 @@ export const PlanManagerOutput = Annotation.Root({
    */
   progress: lastValue<Progress>("progress", ProgressSchema, (): Progress => ({})),
   outcome: lastValue<Outcome | undefined>("outcome", OutcomeSchema.optional()),
+  /**
+   * The plan quality gate's findings, every version's (docs/decisions/0040-plan-quality-gate.md): a write
+   * appends its findings. A delta channel, so checkpoints do not store them again at every step; undefined
+   * until a version has a finding.
+   */
+  quality: new CheckedDeltaChannel<QualityState | undefined, QualityState>(
+    "quality",
+    QualityStateSchema,
+    appendFindings,
+    () => undefined,
+  ),
   usage: logOf<UsageEntry>("usage", UsageEntrySchema),
 });
 

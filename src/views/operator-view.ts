@@ -9,9 +9,12 @@ import { costsByTier, tierCostLine } from "./model-costs.js";
 import { compensationSummary } from "./compensations.js";
 import { inDoubtNow, inDoubtSummary } from "./effects.js";
 import { watchSummary } from "./watches.js";
+import { statusLabel, type ViewOutcome } from "./quality.js";
 
 type OperatorState = Pick<PlanManagerStateType, "plan" | "steps" | "status" | "decisions" | "replans" | "budget"> &
-  Partial<Pick<PlanManagerStateType, "usage" | "pendingHuman" | "compensations" | "watches">>;
+  Partial<Pick<PlanManagerStateType, "usage" | "pendingHuman" | "compensations" | "watches">> & {
+    outcome?: ViewOutcome | undefined;
+  };
 
 const FINISHED: ReadonlySet<string> = new Set(["completed", "partial", "failed", "aborted"]);
 
@@ -58,7 +61,7 @@ export function operatorView(state: OperatorState, options: OperatorViewOptions 
       : `$${state.budget.spent.toFixed(2)} spent (no limit)`;
   return [
     `step: ${current?.id ?? "-"}${together}`,
-    `status: ${state.status}${current ? ` (attempt ${run?.attempts ?? 0}/${max})` : ""}`,
+    `status: ${statusLabel(state.status, state.outcome)}${current ? ` (attempt ${run?.attempts ?? 0}/${max})` : ""}`,
     `elapsed: ${elapsed.toFixed(1)}s`,
     `budget: ${budget}; replans $${state.budget.replanSpent.toFixed(2)}`,
     `last_failure: ${lastFailure ? `${lastFailure.stepId ?? "-"} ${decisionLine(lastFailure)}` : "null"}`,

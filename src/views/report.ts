@@ -4,6 +4,7 @@
  * `mermaidScript` to inline it (the report then renders offline), or leave it out to get the
  * diagram sources as text.
  */
+import { statusLabel, type ViewOutcome } from "./quality.js";
 import type { PlanManagerStateType } from "../runtime/state.js";
 import { planDiff } from "../plan/diff.js";
 import { planAtVersion, runHistory, runsAtVersion } from "../plan/history.js";
@@ -23,7 +24,7 @@ type ReportState = Pick<
   PlanManagerStateType,
   "goal" | "status" | "plan" | "planHistory" | "steps" | "facts" | "decisions" | "replans" | "budget" | "sideEffects"
 > &
-  Partial<Pick<PlanManagerStateType, "usage" | "outcome" | "compensations">>;
+  Partial<Pick<PlanManagerStateType, "usage" | "compensations">> & { outcome?: ViewOutcome | undefined };
 
 export interface ReportOptions {
   title?: string;
@@ -86,7 +87,7 @@ ${REPORT_STYLE}
 </style></head>
 <body>
 <h1>${esc(title)}</h1>
-<p><strong>Status:</strong> ${esc(state.status)} — ${esc(state.outcome?.summary ?? stepCount(state))}</p>
+<p><strong>Status:</strong> ${esc(statusLabel(state.status, state.outcome))} — ${esc(state.outcome?.summary ?? stepCount(state))}</p>
 <p><strong>Cost:</strong> execution ${esc(state.budget.spent)}, replanning ${esc(state.budget.replanSpent)} · \
 <strong>Side effects:</strong> ${esc(state.sideEffects.map((s) => s.idempotencyKey).join(", ") || "none")}</p>
 ${inDoubtBlock(state)}${compensationBlock(state)}${tierTable(state)}

@@ -8,10 +8,13 @@ import { inDoubtCounts } from "./effects.js";
 import type { StepRun } from "../plan/schema/run.js";
 import { isFinished } from "../plan/ready.js";
 import { printable } from "./printable.js";
+import { statusLabel, type ViewOutcome } from "./quality.js";
 
 /** What the view reads; `outcome` and `pendingHuman` are optional, so an agent's plan state (planMiddleware) fits. */
 type ViewState = Pick<PlanManagerStateType, "plan" | "steps" | "status"> &
-  Partial<Pick<PlanManagerStateType, "outcome" | "pendingHuman" | "compensations" | "decisions">>;
+  Partial<Pick<PlanManagerStateType, "pendingHuman" | "compensations" | "decisions">> & {
+    outcome?: ViewOutcome | undefined;
+  };
 
 export function userLine(text: string, run: StepRun | undefined, waitingOnPerson = false): string | undefined {
   const goal = printable(text);
@@ -55,7 +58,9 @@ export function userView(state: ViewState): string[] {
     ].filter(Boolean);
     lines.push(`Side effects whose outcome was unknown: ${parts.join(", ")}.`);
   }
-  if (state.status === "completed") lines.push("Done.");
+  if (state.status === "completed")
+    // A degraded result says so (docs/decisions/0040-plan-quality-gate.md): "Completed (degraded: 1 fallback used)."
+    lines.push(state.outcome?.quality?.degraded ? `C${statusLabel("completed", state.outcome).slice(1)}.` : "Done.");
   else if (state.status === "partial") {
     const undone = (state.outcome?.missing ?? []).map((m) => m.goal);
     lines.push(`Partly done. Not done: ${printable(undone.join("; ")) || "see the outcome"}.`);

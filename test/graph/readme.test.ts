@@ -86,4 +86,24 @@ describe("README", () => {
     expect(out).toEqual([MCP_USAGE]);
     expect(blocks[1].mcpServers.plans.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
   });
+
+  it("runs the quality gate example as written and prints what it promises", () => {
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("## Quality gates"));
+    const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(code).toBeDefined();
+    const dir = mkdtempSync(join(root, "test", ".readme-"));
+    try {
+      const file = join(dir, "quality.ts");
+      writeFileSync(
+        file,
+        code!.replace('from "langgraph-replan"', `from ${JSON.stringify(join(root, "src/index.ts"))}`),
+      );
+      const run = spawnSync(process.execPath, ["--import", "tsx", file], { cwd: root, encoding: "utf8" });
+      expect(run.stderr.replace(/npm warn.*\n/g, "")).toBe("");
+      expect(run.stdout.trim().split("\n")).toEqual(["awaiting_review", "quality.estimate-bounds", "completed", "1"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

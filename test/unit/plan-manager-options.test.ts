@@ -31,7 +31,7 @@ describe("createPlanManager refuses option keys it does not know", () => {
     expect(refusal(() => createPlanManager({ tools, planner, checkpointer: {} } as never))).toBe(
       'invalid_options checkpointer: createPlanManager: "checkpointer" is not an option; the options are: tools, ' +
         "planner, policy, reviewPlan, reviewReplans, classifier, clock, recursionLimit, replanMemory, " +
-        "replanTemplates, agents, models, prices, effects",
+        "replanTemplates, agents, models, prices, effects, reviewer",
     );
     const own = JSON.parse('{"__proto__": {"reviewPlan": true}}') as object;
     expect(refusal(() => createPlanManager({ ...own, tools, planner } as never))).toMatch(

@@ -5,7 +5,7 @@
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../../runtime/options.js";
-import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../../runtime/state.js";
+import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../../runtime/state.js";
 import type { ExtendRequest } from "../../contracts/planner.js";
 import { enrichDraft } from "../../plan/enrich.js";
 import { factValues } from "../../plan/facts.js";
@@ -18,6 +18,9 @@ import type { KeyLookup } from "../../plan/issues.js";
 import { planProduces, stepPosition } from "../../plan/ready.js";
 import { decide } from "../../policy/ladder/decide.js";
 import { holdProposal, reviewNewSteps, versionReview } from "../shared/plan-review.js";
+import { holdDecision, qualityWrite, withFindings } from "../shared/quality.js";
+import type { GateInput } from "../../policy/quality/gate.js";
+import type { QualityFinding } from "../../plan/schema/quality.js";
 
 /** Extensions made so far in this run. */
 export const extensionsOf = (state: Pick<PlanManagerStateType, "replans">): number =>
@@ -122,18 +125,35 @@ function lazy<T extends object, K extends keyof T>(target: T, key: K, make: () =
  * widen what the run can do unseen (the capability guard holds it for a person), and under
  * `reviewReplans` a person reviews it anyway.
  */
-export function applyExtension(
-  rt: Runtime,
-  state: PlanManagerStateType,
-  config: LangGraphRunnableConfig,
-  draft: PlanDraft,
-): PlanManagerUpdate {
+export function extensionVersion(rt: Runtime, state: PlanManagerStateType, draft: PlanDraft) {
   const previous = state.plan!;
   const added = enrichDraft(draft, rt.metadataOf);
   // The channel is written the steps this version adds, not the whole plan: it builds `next` the
   // same way (runtime/plan-channel.ts; docs/decisions/0030-long-runs-per-step-cost.md).
   const append = appendToPlan(previous, added);
   const next = planWrites(previous, [append])!;
+  return { previous, added, append, next };
+}
+
+/** What the quality gate checks of an extension: the steps and assumptions it appends, read against the whole version. */
+export function extensionGate(state: PlanManagerStateType, version: ReturnType<typeof extensionVersion>): GateInput {
+  const known = new Set(version.previous.assumptions.map((a) => a.id));
+  return {
+    plan: version.next,
+    goal: state.goal,
+    added: new Set(version.added.steps.map((s) => s.id)),
+    addedAssumptions: new Set((version.added.assumptions ?? []).filter((a) => !known.has(a.id)).map((a) => a.id)),
+  };
+}
+
+export function applyExtension(
+  rt: Runtime,
+  state: PlanManagerStateType,
+  config: LangGraphRunnableConfig,
+  version: ReturnType<typeof extensionVersion>,
+  findings: readonly QualityFinding[] = [],
+): PlanManagerUpdate {
+  const { previous, added, append, next } = version;
   const labels = { trusted: [] as string[], suspect: [] as string[], invalidated: [] as string[] };
   for (const key of Object.keys(state.facts)) labels[state.facts[key]!.label].push(key);
   const record: ReplanRecord = {
@@ -158,17 +178,25 @@ export function applyExtension(
       planVersion: previous.version,
       at: record.at!,
     });
-    return holdProposal(rt, state, config, { decision, notes: [] }, proposal, held);
+    const update = holdProposal(rt, state, config, { decision, notes: [] }, proposal, held);
+    const pendingHuman = withFindings(update.pendingHuman as PendingHuman, findings);
+    return { ...update, ...qualityWrite(state, findings), pendingHuman };
   }
-  const update: PlanManagerUpdate = { plan: append, planHistory: historyEntry(previous, next), replans: record };
-  if (!rt.reviewReplans) return { ...update, status: "running" };
+  const update: PlanManagerUpdate = {
+    plan: append,
+    planHistory: historyEntry(previous, next),
+    replans: record,
+    ...qualityWrite(state, findings),
+  };
+  // The quality gate holds the version before its first step (docs/decisions/0040-plan-quality-gate.md).
+  const hold = holdDecision(rt, config, findings, next, state.decisions.length);
+  if (!rt.reviewReplans && !hold) return { ...update, status: "running" };
   const extension = `extension ${extensionsOf(state) + 1}: ${added.steps.length} more steps`;
-  const pendingHuman = versionReview(
-    rt,
-    state.goal,
-    next,
-    record,
-    `approve plan version ${next.version} (${extension})`,
+  const reason = `approve plan version ${next.version} (${extension})`;
+  const pendingHuman = withFindings(
+    versionReview(rt, state.goal, next, record, reason),
+    findings,
+    hold ? `${hold.decision.reason}; ${reason}` : undefined,
   );
-  return { ...update, status: "awaiting_review", pendingHuman };
+  return { ...update, ...(hold ? { decisions: hold.decision } : {}), status: "awaiting_review", pendingHuman };
 }

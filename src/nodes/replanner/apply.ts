@@ -6,15 +6,18 @@
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../../runtime/options.js";
-import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../../runtime/state.js";
+import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../../runtime/state.js";
 import type { Fact } from "../../plan/schema/run.js";
-import { commitVersion } from "../../policy/replan/replan.js";
+import { commitVersion, type ProposedVersion } from "../../policy/replan/replan.js";
+import type { Decision } from "../../policy/ladder/decision.js";
 import type { ReplanDecision } from "../../policy/replan/decide.js";
 import { emit } from "../../runtime/events.js";
 import { escalationPayload } from "../../runtime/interrupts.js";
 import { holdProposal, versionReview } from "../shared/plan-review.js";
 import { effectsOf, keepEffectsQuestion } from "../shared/compensations.js";
 import { versionCompensations } from "../../policy/compensation/replan-gate.js";
+import type { QualityFinding } from "../../plan/schema/quality.js";
+import { holdDecision, qualityWrite, withFindings } from "../shared/quality.js";
 
 /** What the replan spent, and the facts it relabelled (the evidence stands whatever the outcome). */
 export interface ReplanSpent {
@@ -22,6 +25,8 @@ export interface ReplanSpent {
   /** Set once the planner (or memory) was asked. */
   budget?: PlanManagerUpdate["budget"];
   facts: Record<string, Fact>;
+  /** The quality gate's findings about the proposed version (none without a proposal). */
+  findings?: readonly QualityFinding[];
 }
 
 /** The decision as state writes. */
@@ -30,7 +35,7 @@ export function applyOutcome(
   state: PlanManagerStateType,
   config: LangGraphRunnableConfig,
   { outcome, notes }: ReplanDecision,
-  { usage, budget, facts }: ReplanSpent,
+  { usage, budget, facts, findings = [] }: ReplanSpent,
 ): PlanManagerUpdate {
   if (outcome.kind === "escalate") {
     const { decision } = outcome;
@@ -47,7 +52,14 @@ export function applyOutcome(
       deviation: null,
     } satisfies PlanManagerUpdate;
   }
-  const update: PlanManagerUpdate = { facts, guards: outcome.guards, usage, budget, deviation: null };
+  const update: PlanManagerUpdate = {
+    facts,
+    guards: outcome.guards,
+    usage,
+    budget,
+    deviation: null,
+    ...qualityWrite(state, findings),
+  };
   // Replan memory's decisions (reused, hinted, passed over) come first, whatever happens next.
   if (notes.length > 0) update.decisions = [...notes];
   const { proposal } = outcome;
@@ -66,8 +78,24 @@ export function applyOutcome(
   }
   if (outcome.kind === "hold") {
     const held = holdProposal(rt, state, config, { decision: outcome.decision, notes }, proposal, outcome.hit);
-    return { ...update, ...held };
+    return { ...update, ...held, pendingHuman: withFindings(held.pendingHuman as PendingHuman, findings) };
   }
+  return committed(rt, state, config, { update, notes, proposal, findings });
+}
+
+/** The committed version, held for a person when `reviewReplans` asks or the quality gate's findings hold it. */
+function committed(
+  rt: Runtime,
+  state: PlanManagerStateType,
+  config: LangGraphRunnableConfig,
+  c: {
+    update: PlanManagerUpdate;
+    notes: readonly Decision[];
+    proposal: ProposedVersion;
+    findings: readonly QualityFinding[];
+  },
+): PlanManagerUpdate {
+  const { update, notes, proposal, findings } = c;
   emit(config, { type: "replan", record: proposal.record });
   const compensations = versionCompensations(
     state.plan!,
@@ -76,12 +104,19 @@ export function applyOutcome(
     proposal.record.at ?? new Date(rt.clock.now()).toISOString(),
   );
   Object.assign(update, commitVersion(state, proposal), compensations, { status: "running" });
-  if (!rt.reviewReplans) return update;
   const { plan: next, record } = proposal;
+  // The quality gate holds the version before its first step (docs/decisions/0040-plan-quality-gate.md).
+  const held = holdDecision(rt, config, findings, next, state.decisions.length + notes.length);
+  if (!rt.reviewReplans && !held) return update;
   const reason = `approve plan version ${next.version} (${record.scope} replan: ${record.trigger})`;
   return {
     ...update,
+    ...(held ? { decisions: [...notes, held.decision] } : {}),
     status: "awaiting_review" as const,
-    pendingHuman: versionReview(rt, state.goal, next, record, reason),
+    pendingHuman: withFindings(
+      versionReview(rt, state.goal, next, record, reason),
+      findings,
+      held ? `${held.decision.reason}; ${reason}` : undefined,
+    ),
   };
 }

@@ -40,6 +40,7 @@ export function frameOf(state: PlanManagerStateType, at: string): ReplanFrame | 
     falsification,
     affectedIds,
     at,
+    goal: state.goal,
   };
 }
 

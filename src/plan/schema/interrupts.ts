@@ -5,6 +5,7 @@
 import { z } from "zod";
 import type { FailureClass, PlanDiff, ReplanRecord } from "./decision.js";
 import type { Assumption } from "./plan.js";
+import type { QualityFinding } from "./quality.js";
 import { FactKeySchema, LIMITS } from "./primitives.js";
 
 export const InterruptKindSchema = z.enum(["plan_review", "escalation", "human_step", "external_step"]);
@@ -34,6 +35,8 @@ export interface PlanReviewContext {
   tools?: string;
   capabilities?: { kind: string; stepId: string; tool: string; sideEffects: string[]; detail: string }[];
   diff?: PlanDiff;
+  /** The plan quality gate's findings about the version (docs/decisions/0040-plan-quality-gate.md). */
+  findings?: QualityFinding[];
 }
 
 /** What an escalation shows: the rule and class, the step and its last attempt, what was tried. */

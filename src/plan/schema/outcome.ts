@@ -2,6 +2,7 @@
  * How a run ends: its status and the outcome that says what was achieved, what was not, and why.
  */
 import { z } from "zod";
+import { QualitySummarySchema } from "./quality.js";
 
 export const RunStatusSchema = z.enum([
   "planning",
@@ -32,5 +33,7 @@ export const OutcomeSchema = z.object({
   uncertainty: z.array(z.string()).optional(),
   /** Validator issues when the plan was rejected. */
   issues: z.array(z.unknown()).optional(),
+  /** How well the run went (docs/decisions/0040-plan-quality-gate.md); set when the run finishes with a plan. */
+  quality: QualitySummarySchema.optional(),
 });
 export type Outcome = z.infer<typeof OutcomeSchema>;

@@ -2,7 +2,7 @@
  * A plan draft (what a planner returns) and a plan version (what the manager stores).
  */
 import { z } from "zod";
-import { ExpressionSchema, IdSchema, JsonObjectSchema, LIMITS, TextSchema } from "./primitives.js";
+import { ExpressionSchema, FactKeySchema, IdSchema, JsonObjectSchema, LIMITS, TextSchema, list } from "./primitives.js";
 import { StepSchema } from "./step.js";
 
 /**
@@ -25,6 +25,25 @@ export const WatchSchema = z.object({
 });
 export type Watch = z.infer<typeof WatchSchema>;
 
+/**
+ * A numeric assumption's range (the plan quality gate's Fermi check, docs/decisions/0040-plan-quality-gate.md):
+ * finite bounds; whether they are ordered and how wide they are is the gate's finding, not a schema error,
+ * so a planner is told why.
+ */
+export const EstimateSchema = z
+  .object({
+    /** Finite when given; a missing bound is the gate's finding (`quality.estimate-bounds`). */
+    low: z.number().finite().optional(),
+    high: z.number().finite().optional(),
+    unit: z.string().min(1).max(LIMITS.maxIdLength).optional(),
+    /** How sure the planner is of the range; `"low"` needs `evidence`. */
+    confidence: z.enum(["low", "medium", "high"]).optional(),
+    /** Fact keys the range rests on. */
+    evidence: list(FactKeySchema).optional(),
+  })
+  .strict();
+export type Estimate = z.infer<typeof EstimateSchema>;
+
 export const AssumptionSchema = z.object({
   id: IdSchema,
   statement: TextSchema.min(1),
@@ -32,6 +51,8 @@ export const AssumptionSchema = z.object({
   check: ExpressionSchema.optional(),
   /** Watched in the world while the run goes on: a false `watch.check` falsifies it (rule `assumption.drift`). */
   watch: WatchSchema.optional(),
+  /** A numeric assumption's range: `{ low, high, unit?, confidence?, evidence? }`. */
+  estimate: EstimateSchema.optional(),
 });
 export type Assumption = z.infer<typeof AssumptionSchema>;
 

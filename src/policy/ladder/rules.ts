@@ -28,6 +28,7 @@ export const STAGES = [
   "llm",
   "replanning",
   "horizon",
+  "quality",
   "dispatch",
   "person",
 ] as const;
@@ -304,6 +305,13 @@ export const RULES = {
     "any",
     "escalate",
     "a rolling-horizon plan was extended policy.maxExtensions times and is still not complete",
+  ),
+  // The plan quality gate, before the first step of every plan version (docs/decisions/0040-plan-quality-gate.md).
+  "quality.hold": r(
+    "quality",
+    "any",
+    "escalate",
+    "a plan version's quality findings reach policy.quality.hold: it waits for a person at plan review",
   ),
   // Dispatch of steps running at once: not a rung, a record of a tool's concurrency changing.
   "rate.limit": r(

@@ -24,6 +24,8 @@ import {
   type Recall,
 } from "../memory/recall.js";
 import { compensationGate } from "../compensation/replan-gate.js";
+import { qualityPolicy } from "../quality/findings.js";
+import { qualityGate, qualityIssues } from "../quality/gate.js";
 import type { EffectsSnapshot } from "../compensation/abandoned.js";
 import { replanPrecheck, replanTransition, type ReplanOutcome, type ReplanSnapshot } from "./replan.js";
 
@@ -117,12 +119,35 @@ function fromPlanner(
   const first = answers[0];
   if (first === undefined) return ask();
   let drafted = answered(rules, f, first);
-  for (let sent = 0; "hit" in drafted && sendBackDraft(drafted.issues, sent, rules.policy); sent++) {
+  for (let sent = 0; ; sent++) {
+    // A draft the quality gate would hold goes back too, while retries remain; after that it commits and is held.
+    const issues = "hit" in drafted ? drafted.issues : gateIssues(rules, f, drafted);
+    if (!sendBackDraft(issues, sent, rules.policy)) break;
     const again = answers[sent + 1];
-    if (again === undefined) return ask(drafted.issues);
+    if (again === undefined) return ask(issues);
     drafted = answered(rules, f, again);
   }
   return drafted;
+}
+
+/** The quality gate's findings that would hold the version this draft makes, as typed issues (policy/quality/gate.ts). */
+function gateIssues(rules: DraftRules, f: ReplanFrame, drafted: ShapedDraft): PlanIssue[] {
+  const quality = qualityPolicy(rules.policy);
+  if (!quality) return [];
+  const known = new Set(f.plan.assumptions.map((a) => a.id));
+  const added = (drafted.proposed.assumptions ?? []).filter((a) => !known.has(a.id));
+  const plan = {
+    version: f.plan.version + 1,
+    steps: mergeSteps(f.plan.steps, [...f.affectedIds], drafted.steps),
+    assumptions: [...f.plan.assumptions, ...added],
+  };
+  const input = {
+    plan,
+    goal: f.goal ?? "",
+    added: new Set(drafted.steps.map((s) => s.id)),
+    addedAssumptions: new Set(added.map((a) => a.id)),
+  };
+  return qualityIssues(qualityGate(input, quality), quality);
 }
 
 function answered(rules: DraftRules, f: ReplanFrame, answer: PlannerAnswer): StoppedDraft | ShapedDraft {

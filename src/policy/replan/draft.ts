@@ -53,6 +53,8 @@ export interface ReplanFrame extends DraftFrame {
   scopeChanges: readonly string[];
   /** When the replan is decided (a clock reading: nothing pure reads a clock). */
   at: string;
+  /** The run's goal (the quality gate reads it: a fact the goal names is used). */
+  goal?: string;
 }
 
 /** A draft that passed every check. */

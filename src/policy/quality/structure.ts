@@ -1,0 +1,75 @@
+/**
+ * The gate's structural checks (docs/decisions/0040-plan-quality-gate.md), rule `quality.structure`,
+ * severity medium:
+ * - a side-effecting step without `successSignal`: nothing says whether the effect happened;
+ * - a produced fact nothing uses: no step's `inputs`, no expression of the plan (`facts.key`), no
+ *   estimate's `evidence`, and not the goal's (the goal names it, or its step is one no step depends
+ *   on, whose facts are the run's result). Not checked in a plan that is not complete: the steps that
+ *   read it may come with the next extension;
+ * - a step that cannot fail loudly: a tool or agent step with no `successSignal`, no `produces` (a
+ *   missing produced field fails a step) and no `validate`, so whatever it returns counts as done.
+ *   Human steps are done by a person; a side-effecting step is reported once, by the first check.
+ * Pure, and one pass over the plan: the per-step cost is bounded by the step's own expressions.
+ */
+import type { Plan } from "../../plan/schema/plan.js";
+import type { Step } from "../../plan/schema/step.js";
+import { QUALITY_RULES, type QualityFinding } from "./findings.js";
+
+const FACT_REFERENCE = /facts\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)|facts\s*\[\s*["']([^"'\]]+)["']\s*\]/g;
+const WORD = /[A-Za-z_][A-Za-z0-9_]*/g;
+
+function addReferences(expression: string | undefined, used: Set<string>): void {
+  if (expression === undefined) return;
+  for (const m of expression.matchAll(FACT_REFERENCE)) used.add(m[1] ?? m[2]!);
+}
+
+/** Fact keys something in the plan reads, and the ids of steps some step depends on. */
+function planUses(plan: Plan): { used: Set<string>; dependedOn: Set<string> } {
+  const used = new Set<string>();
+  const dependedOn = new Set<string>();
+  for (const step of plan.steps) {
+    for (const key of step.inputs ?? []) used.add(key);
+    for (const id of step.dependsOn ?? []) dependedOn.add(id);
+    for (const p of step.preconditions ?? []) addReferences(p, used);
+    addReferences(step.when, used);
+    addReferences(step.successSignal, used);
+    addReferences(step.validate?.successSignal, used);
+    for (const key of step.compensate?.inputs ?? []) used.add(key);
+    for (const key of step.verify?.inputs ?? []) used.add(key);
+  }
+  for (const a of plan.assumptions) {
+    addReferences(a.check, used);
+    for (const key of a.estimate?.evidence ?? []) used.add(key);
+  }
+  return { used, dependedOn };
+}
+
+/** Findings about the `checked` steps of `plan` (every step when not given), read against the whole plan. */
+export function structureFindings(plan: Plan, goal: string, checked?: ReadonlySet<string>): QualityFinding[] {
+  const findings: QualityFinding[] = [];
+  const { used, dependedOn } = planUses(plan);
+  const goalWords = new Set(goal.match(WORD) ?? []);
+  const finding = (step: Step, message: string) =>
+    findings.push({ rule: QUALITY_RULES.structure, severity: "medium", stepId: step.id, message });
+  for (const step of plan.steps) {
+    if (checked !== undefined && !checked.has(step.id)) continue;
+    if (step.human !== undefined) continue;
+    const effects = step.sideEffects ?? [];
+    const produces = step.produces ?? [];
+    if (effects.length > 0 && step.successSignal === undefined)
+      finding(
+        step,
+        `step "${step.id}" has side effects (${effects.join(", ")}) but no successSignal: nothing checks that the effect happened`,
+      );
+    else if (step.successSignal === undefined && produces.length === 0 && step.validate === undefined)
+      finding(
+        step,
+        `step "${step.id}" has no successSignal, produces nothing and has no validate: whatever it returns counts as done`,
+      );
+    if (plan.complete === false || !dependedOn.has(step.id)) continue;
+    for (const key of produces)
+      if (!used.has(key) && !goalWords.has(key))
+        finding(step, `step "${step.id}" produces "${key}", which no step, expression or the goal uses`);
+  }
+  return findings;
+}
