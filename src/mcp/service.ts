@@ -92,10 +92,22 @@ export class PlanService {
   private readonly dedupeWindowMs: number;
   readonly server: Created["server"];
   private readonly wakes: PlanWakes | undefined;
-  /** Runs this process is driving, by plan id; each one's end or pause is announced to other processes. */
-  private readonly runs = new BackgroundRuns((planId) => void this.wakes?.announce(planId));
+  /**
+   * Runs this process is driving, by plan id; each one's end or pause is announced to other
+   * processes once its status row is written, so that their waits read the row.
+   */
+  private readonly runs = new BackgroundRuns(
+    (planId) => void Promise.resolve(this.writing.get(planId)).then(() => this.wakes?.announce(planId)),
+  );
   /** Recent plans by goal, context and graph, for the dedupe window. */
   private readonly recent = new Map<string, { planId: string; at: number }>();
+  /**
+   * The status each run this process drove had when it returned, by plan id, while its status row is
+   * being written: a wait on that run returns it without reading the checkpoint again.
+   */
+  private readonly ending = new Map<string, StatusCore>();
+  /** Status rows being written, by plan id. */
+  private readonly writing = new Map<string, Promise<void>>();
   /** Iteration links (`parent_plan_id`), by plan id. */
   private readonly parents = new Map<string, string>();
 
@@ -160,7 +172,10 @@ export class PlanService {
   }
 
   async status(planId: string): Promise<PlanStatus> {
-    const core = await this.core(planId);
+    return this.statusFrom(planId, await this.core(planId));
+  }
+
+  private statusFrom(planId: string, core: StatusCore): PlanStatus {
     const parent = this.parents.get(planId);
     const thrown = this.runs.failure(planId);
     return planStatus(planId, this.graphNameOf(planId), core, {
@@ -183,7 +198,9 @@ export class PlanService {
     await this.core(planId);
     const ended =
       (await this.runs.waitFor(planId, timeoutS * 1000)) ?? (await this.waitElsewhere(planId, timeoutS * 1000));
-    return { ...(await this.status(planId)), timed_out: ended === false };
+    // The run this process drove has just returned: its status was read as it did (`start`).
+    const read = ended === true ? this.ending.get(planId) : undefined;
+    return { ...(read ? this.statusFrom(planId, read) : await this.status(planId)), timed_out: ended === false };
   }
 
   /** Answers the pending question, checked like `resumeRun` before anything is written; the run carries on in the background. */
@@ -344,12 +361,13 @@ export class PlanService {
   /** Ends the runs this process drives where they stand (a shutdown); their threads carry on with `resume`. */
   async close(): Promise<void> {
     this.runs.pauseAll();
-    await this.runs.settled();
+    await this.settled();
   }
 
   /** Lets the runs this process drives reach their next checkpoint (for a clean shutdown and tests). */
   async settled(): Promise<void> {
     await this.runs.settled();
+    await Promise.all(this.writing.values());
   }
 
   /**
@@ -385,6 +403,7 @@ export class PlanService {
    * readers then read the checkpoint again.
    */
   private start(planId: string, run: (graph: ServedGraph, config: LangGraphRunnableConfig) => Promise<unknown>): void {
+    this.ending.delete(planId);
     this.runs.start(planId, this.graphOf(this.graphNameOf(planId)), async (graph, config) => {
       try {
         return await run(graph, config);
@@ -395,14 +414,27 @@ export class PlanService {
     });
   }
 
-  /** Stores the status of the plan's latest checkpoint in its status row (storage/status-store.ts). */
+  /**
+   * Reads the plan's latest checkpoint and starts writing its status row (storage/status-store.ts);
+   * until the row is written, `ending` holds what it says for the waits on the run that just returned.
+   */
   private async storeStatus(planId: string): Promise<void> {
     const store = saverAdapter(this.saver).statuses;
     if (!store) return;
     const snapshot = await this.snapshot(planId);
     const checkpointId = snapshot.config.configurable?.checkpoint_id;
     if ((snapshot.values as StatusValues | undefined)?.status === undefined || typeof checkpointId !== "string") return;
-    await store.write(planId, { checkpointId, summary: JSON.stringify(summaryOf(snapshot)) });
+    const summary = summaryOf(snapshot);
+    this.ending.set(planId, summary.core);
+    const written: Promise<void> = store
+      .write(planId, { checkpointId, summary: JSON.stringify(summary) })
+      // A row that could not be written leaves readers on the checkpoint.
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.ending.get(planId) === summary.core) this.ending.delete(planId);
+        if (this.writing.get(planId) === written) this.writing.delete(planId);
+      });
+    this.writing.set(planId, written);
   }
 
   /** Status rows of `planIds` (none without a store). */
