@@ -196,10 +196,10 @@ export class PlanService {
         },
       );
     await this.core(planId);
-    const ended =
-      (await this.runs.waitFor(planId, timeoutS * 1000)) ?? (await this.waitElsewhere(planId, timeoutS * 1000));
+    const here = await this.runs.waitFor(planId, timeoutS * 1000);
+    const ended = here ?? (await this.waitElsewhere(planId, timeoutS * 1000));
     // The run this process drove has just returned: its status was read as it did (`start`).
-    const read = ended === true ? this.ending.get(planId) : undefined;
+    const read = here === true ? this.ending.get(planId) : undefined;
     return { ...(read ? this.statusFrom(planId, read) : await this.status(planId)), timed_out: ended === false };
   }
 

@@ -100,6 +100,8 @@ describe("plan_status from status rows", () => {
     };
 
     const paused = await service.wait(planId, 300);
+    // What a wait returns was read when the run returned; it is the checkpoint's status too.
+    expect(paused).toEqual({ ...(await fromCheckpoint(graph as ServedGraph, planId)), timed_out: false });
     expect(paused.status).toBe("awaiting_human");
     const atQuestion = await expectRowServes({ status: "awaiting_human", question: "human_step" });
     expect(fetch.calls).toHaveLength(2);
@@ -126,6 +128,7 @@ describe("plan_status from status rows", () => {
 
     await service.answer(planId, { action: "complete", output: { ship: true } });
     const ended = await service.wait(planId, 300);
+    expect(ended).toEqual({ ...(await fromCheckpoint(graph as ServedGraph, planId)), timed_out: false });
     expect(ended.status).toBe("completed");
     const done = await expectRowServes({ status: "completed" });
     expect(done.plan_version).toBe(2);
