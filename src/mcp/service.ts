@@ -450,9 +450,11 @@ export class PlanService {
    */
   private async core(planId: string): Promise<StatusCore> {
     this.graphNameOf(planId);
+    const store = saverAdapter(this.saver).statuses;
+    if (!store) return statusCore(await this.existing(planId));
     const [latest, rows] = await Promise.all([
       this.saver.getTuple({ configurable: { thread_id: planId, checkpoint_ns: "" } }),
-      this.statusRows([planId]),
+      store.read([planId]),
     ]);
     const row = rows.get(planId);
     if (latest && row?.checkpointId === latest.checkpoint.id) return storedSummary(row.summary).core;
