@@ -32,13 +32,11 @@ export interface LongRunResult {
   extensionMs: [number, number];
 }
 
-/** One run of `total` steps on a fresh thread; the block times come from the tool's own clock. */
-export async function longRun(
-  api: Api,
-  total: number,
-  saver: BaseCheckpointSaver = new MemorySaver(),
-  threadId = `long-${total}`,
-): Promise<LongRunResult> {
+/**
+ * The rolling-horizon plan manager of a `total`-step goal on `saver`, and the times its tool was
+ * called (bench/mcp.ts serves it through the planning service).
+ */
+export function longRunGraph(api: Api, total: number, saver: BaseCheckpointSaver) {
   const calls: number[] = [];
   const work = tool(
     async (args: Record<string, unknown>) => {
@@ -67,6 +65,17 @@ export async function longRun(
       recursionLimit: 1_000_000,
     })
     .compile({ checkpointer: saver });
+  return { graph, calls };
+}
+
+/** One run of `total` steps on a fresh thread; the block times come from the tool's own clock. */
+export async function longRun(
+  api: Api,
+  total: number,
+  saver: BaseCheckpointSaver = new MemorySaver(),
+  threadId = `long-${total}`,
+): Promise<LongRunResult> {
+  const { graph, calls } = longRunGraph(api, total, saver);
   const started = performance.now();
   const out = (await graph.invoke({ goal: "a long goal" } as never, {
     configurable: { thread_id: threadId },

@@ -18,7 +18,8 @@ import { userView } from "../views/user-view.js";
 import { statusLabel } from "../views/quality.js";
 import { requestStop, resumeStopped, type StoppableGraph } from "../worker/stop.js";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
-import { planStatus, type PlanStatus, type StatusValues } from "./status.js";
+import { saverAdapter } from "../storage/index.js";
+import { planStatus, statusCore, type PlanStatus, type StatusCore, type StatusValues } from "./status.js";
 import type { PlanWakes } from "./wakes.js";
 
 /** What the service needs of a served graph: a compiled plan manager with a checkpointer. */
@@ -99,10 +100,22 @@ export class PlanService {
   private readonly dedupeWindowMs: number;
   readonly server: Created["server"];
   private readonly wakes: PlanWakes | undefined;
-  /** Runs this process is driving, by plan id; each one's end or pause is announced to other processes. */
-  private readonly runs = new BackgroundRuns((planId) => void this.wakes?.announce(planId));
+  /**
+   * Runs this process is driving, by plan id; each one's end or pause is announced to other
+   * processes once its status row is written, so that their waits read the row.
+   */
+  private readonly runs = new BackgroundRuns(
+    (planId) => void Promise.resolve(this.writing.get(planId)).then(() => this.wakes?.announce(planId)),
+  );
   /** Recent plans by goal, context and graph, for the dedupe window. */
   private readonly recent = new Map<string, { planId: string; at: number }>();
+  /**
+   * The status each run this process drove had when it returned, by plan id, while its status row is
+   * being written: a wait on that run returns it without reading the checkpoint again.
+   */
+  private readonly ending = new Map<string, StatusCore>();
+  /** Status rows being written, by plan id. */
+  private readonly writing = new Map<string, Promise<void>>();
   /** Iteration links (`parent_plan_id`), by plan id. */
   private readonly parents = new Map<string, string>();
 
@@ -167,10 +180,13 @@ export class PlanService {
   }
 
   async status(planId: string): Promise<PlanStatus> {
-    const snapshot = await this.existing(planId);
+    return this.statusFrom(planId, await this.core(planId));
+  }
+
+  private statusFrom(planId: string, core: StatusCore): PlanStatus {
     const parent = this.parents.get(planId);
     const thrown = this.runs.failure(planId);
-    return planStatus(planId, this.graphNameOf(planId), snapshot, {
+    return planStatus(planId, this.graphNameOf(planId), core, {
       running: this.runs.has(planId),
       ...(parent ? { parentPlanId: parent } : {}),
       ...(thrown ? { thrown } : {}),
@@ -187,10 +203,12 @@ export class PlanService {
           path: "timeout_s",
         },
       );
-    await this.existing(planId);
-    const ended =
-      (await this.runs.waitFor(planId, timeoutS * 1000)) ?? (await this.waitElsewhere(planId, timeoutS * 1000));
-    return { ...(await this.status(planId)), timed_out: ended === false };
+    await this.core(planId);
+    const here = await this.runs.waitFor(planId, timeoutS * 1000);
+    const ended = here ?? (await this.waitElsewhere(planId, timeoutS * 1000));
+    // The run this process drove has just returned: its status was read as it did (`start`).
+    const read = here === true ? this.ending.get(planId) : undefined;
+    return { ...(read ? this.statusFrom(planId, read) : await this.status(planId)), timed_out: ended === false };
   }
 
   /** Answers the pending question, checked like `resumeRun` before anything is written; the run carries on in the background. */
@@ -262,7 +280,7 @@ export class PlanService {
       await requestStop(this.graphOf(this.graphNameOf(planId)), this.configOf(planId), {
         ...(reason ? { reason } : {}),
         now: this.now,
-      });
+      }).finally(() => this.storeStatus(planId).catch(() => undefined));
     return this.status(planId);
   }
 
@@ -306,20 +324,23 @@ export class PlanService {
           throw new PlanManagerError("invalid_input", error.message, error.path ? { path: error.path } : {});
         throw error;
       });
+      const rows = await this.statusRows(page.threads.map((t) => t.threadId));
       for (const [i, thread] of page.threads.entries()) {
         const graphName = this.servedGraphOf(thread.threadId);
         if (!graphName) continue;
-        const snapshot = await this.snapshot(thread.threadId);
-        const values = (snapshot.values ?? {}) as StatusValues;
-        const status = statusOf(snapshot, this.runs.has(thread.threadId));
+        // The thread's status row when it describes the checkpoint listed, else that checkpoint read.
+        const row = rows.get(thread.threadId);
+        const stored = row?.checkpointId === thread.checkpointId ? storedSummary(row.summary) : undefined;
+        const summary = stored ?? summaryOf(await this.snapshot(thread.threadId));
+        const status = statusOf(summary.core.stored, this.runs.has(thread.threadId));
         if (wanted && !wanted.has(status)) continue;
         plans.push({
           plan_id: thread.threadId,
           graph: graphName,
-          goal: values.goal ?? "",
+          goal: summary.core.goal,
           status,
           archived: thread.archived,
-          ...(snapshot.createdAt ? { updated_at: snapshot.createdAt } : {}),
+          ...(summary.createdAt ? { updated_at: summary.createdAt } : {}),
         });
         if (plans.length === limit) {
           const more = i < page.threads.length - 1 || page.nextCursor !== undefined;
@@ -376,12 +397,13 @@ export class PlanService {
   /** Ends the runs this process drives where they stand (a shutdown); their threads carry on with `resume`. */
   async close(): Promise<void> {
     this.runs.pauseAll();
-    await this.runs.settled();
+    await this.settled();
   }
 
   /** Lets the runs this process drives reach their next checkpoint (for a clean shutdown and tests). */
   async settled(): Promise<void> {
     await this.runs.settled();
+    await Promise.all(this.writing.values());
   }
 
   /**
@@ -399,7 +421,7 @@ export class PlanService {
     const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
     try {
       for (;;) {
-        if (!goingOn(await this.snapshot(planId))) return true;
+        if (!goingOn(await this.core(planId))) return true;
         if ((await Promise.race([woken.then(() => true as const), late])) === false) return false;
         woken = new Promise<void>((resolve) => (wake = resolve));
       }
@@ -409,8 +431,70 @@ export class PlanService {
     }
   }
 
+  /**
+   * Runs in the background; when the run returns (or throws, or pauses), and before it counts as
+   * settled, the status of the thread's latest checkpoint is stored beside it for `status`, `wait`
+   * and `list` to read in one lookup. The row is read from the checkpoint itself and keyed by its id,
+   * so it is right for that checkpoint whatever wrote it; a later checkpoint makes it stale, and
+   * readers then read the checkpoint again.
+   */
   private start(planId: string, run: (graph: ServedGraph, config: LangGraphRunnableConfig) => Promise<unknown>): void {
-    this.runs.start(planId, this.graphOf(this.graphNameOf(planId)), run);
+    this.ending.delete(planId);
+    this.runs.start(planId, this.graphOf(this.graphNameOf(planId)), async (graph, config) => {
+      try {
+        return await run(graph, config);
+      } finally {
+        // An optimisation only: a row that could not be written leaves readers on the checkpoint.
+        await this.storeStatus(planId).catch(() => undefined);
+      }
+    });
+  }
+
+  /**
+   * Reads the plan's latest checkpoint and starts writing its status row (storage/status-store.ts);
+   * until the row is written, `ending` holds what it says for the waits on the run that just returned.
+   */
+  private async storeStatus(planId: string): Promise<void> {
+    const store = saverAdapter(this.saver).statuses;
+    if (!store) return;
+    const snapshot = await this.snapshot(planId);
+    const checkpointId = snapshot.config.configurable?.checkpoint_id;
+    if ((snapshot.values as StatusValues | undefined)?.status === undefined || typeof checkpointId !== "string") return;
+    const summary = summaryOf(snapshot);
+    this.ending.set(planId, summary.core);
+    const written: Promise<void> = store
+      .write(planId, { checkpointId, summary: JSON.stringify(summary) })
+      // A row that could not be written leaves readers on the checkpoint.
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.ending.get(planId) === summary.core) this.ending.delete(planId);
+        if (this.writing.get(planId) === written) this.writing.delete(planId);
+      });
+    this.writing.set(planId, written);
+  }
+
+  /** Status rows of `planIds` (none without a store). */
+  private async statusRows(planIds: string[]) {
+    const store = saverAdapter(this.saver).statuses;
+    return store ? store.read(planIds) : new Map<string, { checkpointId: string; summary: string }>();
+  }
+
+  /**
+   * The plan's status as its latest checkpoint shows it: from its status row when the row names that
+   * checkpoint (one primary-key lookup each), else from the checkpoint (`getState`, which rebuilds the
+   * delta channels). `invalid_input` naming the id when there is no such plan.
+   */
+  private async core(planId: string): Promise<StatusCore> {
+    this.graphNameOf(planId);
+    const store = saverAdapter(this.saver).statuses;
+    if (!store) return statusCore(await this.existing(planId));
+    const [latest, rows] = await Promise.all([
+      this.saver.getTuple({ configurable: { thread_id: planId, checkpoint_ns: "" } }),
+      store.read([planId]),
+    ]);
+    const row = rows.get(planId);
+    if (latest && row?.checkpointId === latest.checkpoint.id) return storedSummary(row.summary).core;
+    return statusCore(await this.existing(planId));
   }
 
   private recentPlan(key: string): string | undefined {
@@ -475,17 +559,29 @@ export class PlanService {
  * `next`: it is empty while a step's call is in flight between checkpoints.) A run whose process
  * died looks the same: a wait on it lasts its timeout.
  */
-function goingOn(snapshot: StateSnapshot): boolean {
-  const status = (snapshot.values as StatusValues | undefined)?.status ?? "planning";
-  return !FINISHED.has(status) && status !== "stopped" && !pendingOf(snapshot);
+function goingOn(core: StatusCore): boolean {
+  return !FINISHED.has(core.stored) && core.stored !== "stopped" && !core.question;
 }
+
+/** What a status row holds: the status of one checkpoint, and when that checkpoint was written. */
+interface Summary {
+  core: StatusCore;
+  createdAt?: string;
+}
+
+function summaryOf(snapshot: StateSnapshot): Summary {
+  return { core: statusCore(snapshot), ...(snapshot.createdAt ? { createdAt: snapshot.createdAt } : {}) };
+}
+
+const storedSummary = (text: string): Summary => JSON.parse(text) as Summary;
 
 export function pendingOf(snapshot: StateSnapshot): InterruptPayload | undefined {
   return snapshot.tasks.flatMap((t) => t.interrupts ?? [])[0]?.value as InterruptPayload | undefined;
 }
 
 /** The status a caller sees: "running" while this process drives the run, else the checkpoint's. */
-export function statusOf(snapshot: StateSnapshot, running: boolean): string {
-  const status = (snapshot.values as StatusValues | undefined)?.status ?? "planning";
+export function statusOf(snapshot: StateSnapshot | string, running: boolean): string {
+  const status =
+    typeof snapshot === "string" ? snapshot : ((snapshot.values as StatusValues | undefined)?.status ?? "planning");
   return running && !FINISHED.has(status) ? "running" : status;
 }

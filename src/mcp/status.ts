@@ -50,12 +50,27 @@ export interface PlanStatus {
 
 const DONE = new Set(["succeeded", "skipped", "invalidated"]);
 
-export function planStatus(
-  planId: string,
-  graph: string,
-  snapshot: StateSnapshot,
-  extra: { running: boolean; parentPlanId?: string; thrown?: { code?: string; message: string } },
-): PlanStatus {
+/**
+ * What a plan's status says of one checkpoint alone, before the service adds what only it knows
+ * (whether it drives the run, the parent plan, what the run threw). JSON-safe: a status row
+ * (storage/status-store.ts) holds it as text, and `planStatus` of the row gives what it gives of
+ * the checkpoint.
+ */
+export interface StatusCore {
+  goal: string;
+  /** The checkpoint's status channel ("planning" before it has one). */
+  stored: string;
+  plan_version: number | null;
+  steps: PlanStatus["steps"];
+  progress: PlanStatus["progress"];
+  timing: PlanStatus["timing"];
+  question?: InterruptPayload;
+  outcome?: Outcome;
+  usage: PlanStatus["usage"];
+}
+
+/** The status of the checkpoint `snapshot` shows, as a `StatusCore`. */
+export function statusCore(snapshot: StateSnapshot): StatusCore {
   const values = (snapshot.values ?? {}) as StatusValues;
   const planned = values.plan?.steps ?? [];
   const runs = values.steps ?? {};
@@ -67,16 +82,11 @@ export function planStatus(
   }
   const times = Object.values(runs).flatMap((r) => [r.startedAt, r.endedAt].filter((t): t is string => !!t));
   times.sort();
-  const stored = values.status ?? "planning";
-  const status = extra.running && !["completed", "partial", "failed", "aborted"].includes(stored) ? "running" : stored;
   const question = snapshot.tasks.flatMap((t) => t.interrupts ?? [])[0]?.value as InterruptPayload | undefined;
   const outcome = values.outcome;
-  const error = errorOf(stored, outcome, extra.thrown);
   return {
-    plan_id: planId,
-    graph,
     goal: values.goal ?? "",
-    status,
+    stored: values.status ?? "planning",
     plan_version: values.plan?.version ?? null,
     steps: planned.map((step) => ({
       id: step.id,
@@ -87,11 +97,36 @@ export function planStatus(
     })),
     progress: { done: planned.filter((s) => DONE.has(runs[s.id]?.status ?? "")).length, total: planned.length },
     timing: { started_at: times[0] ?? null, last_progress_at: times.at(-1) ?? null },
+    ...(question ? { question } : {}),
+    ...(outcome ? { outcome } : {}),
+    usage: usageOf(values),
+  };
+}
+
+export function planStatus(
+  planId: string,
+  graph: string,
+  snapshot: StateSnapshot | StatusCore,
+  extra: { running: boolean; parentPlanId?: string; thrown?: { code?: string; message: string } },
+): PlanStatus {
+  const core = "stored" in snapshot ? snapshot : statusCore(snapshot);
+  const { stored, question, outcome } = core;
+  const status = extra.running && !["completed", "partial", "failed", "aborted"].includes(stored) ? "running" : stored;
+  const error = errorOf(stored, outcome, extra.thrown);
+  return {
+    plan_id: planId,
+    graph,
+    goal: core.goal,
+    status,
+    plan_version: core.plan_version,
+    steps: core.steps,
+    progress: core.progress,
+    timing: core.timing,
     ...(question && !extra.running ? { question } : {}),
     ...(error ? { error } : {}),
     ...(outcome ? { outcome } : {}),
     ...(outcome?.quality ? { quality: outcome.quality } : {}),
-    usage: usageOf(values),
+    usage: core.usage,
     ...(extra.parentPlanId ? { parent_plan_id: extra.parentPlanId } : {}),
   };
 }

@@ -10,6 +10,7 @@ import type { Backend, SaverAdapter } from "./saver-adapter.js";
 import { sqliteAdapter } from "./sqlite.js";
 
 export type { ArchiveStore } from "./archive-store.js";
+export type { StatusRow, StatusStore } from "./status-store.js";
 export type {
   DeleteThreadResult,
   ListThreadsOptions,

@@ -13,6 +13,7 @@ import { postgresSaverHandle, type PostgresSaverHandle } from "./langgraph-saver
 import { postgresJournal } from "./journal-postgres.js";
 import { checkListOptions } from "./list-options.js";
 import { postgresArchive } from "./postgres-archive.js";
+import { postgresStatus } from "./postgres-status.js";
 import type { ListThreadsOptions, SaverAdapter, ThreadSummary } from "./saver-adapter.js";
 
 /** The first key of a run's advisory lock: apart from the workers' own locks and the application's. */
@@ -29,6 +30,7 @@ export function postgresAdapter(saver: BaseCheckpointSaver): SaverAdapter | unde
   const fallback = anySaverAdapter(saver);
   const journal = postgresJournal(handle.query, handle.schema);
   const own = handle.ownTables;
+  const statuses = postgresStatus(handle);
   return {
     name: "PostgreSQL",
     claims: "database",
@@ -43,6 +45,7 @@ export function postgresAdapter(saver: BaseCheckpointSaver): SaverAdapter | unde
       : {},
     listThreads: own ? (options) => listThreads(handle, options) : fallback.listThreads,
     archive: postgresArchive(handle),
+    statuses,
     async deleteThread(threadId, onlyIf) {
       const claim = await claimThread(threadId);
       if ("heldBy" in claim) return { deleted: false, heldBy: claim.heldBy };
@@ -50,6 +53,7 @@ export function postgresAdapter(saver: BaseCheckpointSaver): SaverAdapter | unde
         if (onlyIf && !(await onlyIf())) return { deleted: false, declined: true };
         await saver.deleteThread(threadId);
         await journal.deleteThread(threadId);
+        await statuses.delete(threadId);
       } finally {
         await claim.release();
       }

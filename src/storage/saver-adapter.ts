@@ -8,6 +8,7 @@
 import type { BaseCheckpointSaver, CheckpointMetadata } from "@langchain/langgraph";
 import type { ArchiveStore } from "./archive-store.js";
 import type { EffectJournal } from "./journal.js";
+import type { StatusStore } from "./status-store.js";
 
 /** A thread as listed: its latest top-level checkpoint. */
 export interface ThreadSummary {
@@ -66,6 +67,8 @@ export interface SaverAdapter {
   deleteThread(threadId: string, onlyIf?: () => Promise<boolean>): Promise<DeleteThreadResult>;
   /** Archive marks in the same database; none for a saver whose storage is opaque (storage/archive-store.ts). */
   readonly archive?: ArchiveStore;
+  /** Status rows in the same database, deleted with the thread; none for an opaque saver (storage/status-store.ts). */
+  readonly statuses?: StatusStore;
   /** Where side-effecting calls are journaled (storage/journal.ts): the same database, or this process. */
   readonly journal: EffectJournal;
 }

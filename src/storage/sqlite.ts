@@ -12,6 +12,7 @@ import { sqliteJournal } from "./journal-sqlite.js";
 import { checkListOptions } from "./list-options.js";
 import type { ListThreadsOptions, SaverAdapter, ThreadSummary } from "./saver-adapter.js";
 import { sqliteArchive } from "./sqlite-archive.js";
+import { sqliteStatus } from "./sqlite-status.js";
 import { claimSqliteThread } from "./sqlite-claim.js";
 
 export function sqliteAdapter(saver: BaseCheckpointSaver): SaverAdapter | undefined {
@@ -25,6 +26,7 @@ export function sqliteAdapter(saver: BaseCheckpointSaver): SaverAdapter | undefi
   };
   const fallback = anySaverAdapter(saver);
   const journal = sqliteJournal(db);
+  const statuses = sqliteStatus(db);
   return {
     name: "SQLite",
     claims: "database",
@@ -33,6 +35,7 @@ export function sqliteAdapter(saver: BaseCheckpointSaver): SaverAdapter | undefi
     direct: handle.ownTables ? { getDeltaChannelHistory: (o) => history(saver, handle, o) } : {},
     listThreads: handle.ownTables ? (options) => listThreads(saver, handle, options) : fallback.listThreads,
     archive: sqliteArchive(db),
+    statuses,
     async deleteThread(threadId, onlyIf) {
       const claim = await claimThread(threadId);
       if ("heldBy" in claim) return { deleted: false, heldBy: claim.heldBy };
@@ -41,6 +44,7 @@ export function sqliteAdapter(saver: BaseCheckpointSaver): SaverAdapter | undefi
         handle.setup();
         await saver.deleteThread(threadId);
         await journal.deleteThread(threadId);
+        await statuses.delete(threadId);
       } finally {
         await claim.release();
       }

@@ -2,7 +2,8 @@
  * One suite every saver adapter passes (src/storage/, docs/decisions/0032-saver-adapters.md):
  * SQLite and PostgreSQL, and the fallback on MemorySaver and on a saver of another shape. Each
  * lists threads with their latest checkpoint's metadata, deletes a thread's checkpoints and writes,
- * and claims threads — across processes where the database can, in this process otherwise.
+ * and claims threads — across processes where the database can, in this process otherwise; the
+ * database backends keep status rows (storage/status-store.ts).
  */
 import { hostname } from "node:os";
 import { MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
@@ -200,6 +201,28 @@ describe.each(inDatabase)("listing through the %s adapter", (backend) => {
     const list = vi.spyOn(saver, "list");
     expect((await adapter.listThreads()).map((t) => t.threadId)).toEqual(["one"]);
     expect(list).toHaveBeenCalledTimes(0);
+  });
+});
+
+describe.each(inDatabase)("status rows through the %s adapter", (backend) => {
+  it("keep one row per thread, never replaced by an older checkpoint's, and go with the thread", async () => {
+    const saver = await backends[backend]!.open();
+    const statuses = saverAdapter(saver).statuses!;
+    await runThread(saver, "one");
+    await runThread(saver, "two");
+    expect(await statuses.read(["one", "two"])).toEqual(new Map());
+    await statuses.write("one", { checkpointId: "0002", summary: '{"n":2}' });
+    await statuses.write("one", { checkpointId: "0001", summary: '{"n":1}' });
+    await statuses.write("two", { checkpointId: "0001", summary: '{"n":1}' });
+    await statuses.write("two", { checkpointId: "0003", summary: '{"n":3}' });
+    expect(await statuses.read(["one", "two", "three"])).toEqual(
+      new Map([
+        ["one", { checkpointId: "0002", summary: '{"n":2}' }],
+        ["two", { checkpointId: "0003", summary: '{"n":3}' }],
+      ]),
+    );
+    expect(await deleteThread(saver, "one")).toBe(true);
+    expect([...(await statuses.read(["one", "two"])).keys()]).toEqual(["two"]);
   });
 });
 
