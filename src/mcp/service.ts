@@ -19,7 +19,7 @@ import { statusLabel } from "../views/quality.js";
 import { requestStop, resumeStopped, type StoppableGraph } from "../worker/stop.js";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { saverAdapter } from "../storage/index.js";
-import { planStatus, statusCore, type PlanStatus, type StatusCore, type StatusValues } from "./status.js";
+import { planStatus, runGoingOn, statusCore, type PlanStatus, type StatusCore, type StatusValues } from "./status.js";
 import type { PlanWakes } from "./wakes.js";
 
 /** What the service needs of a served graph: a compiled plan manager with a checkpointer. */
@@ -421,7 +421,7 @@ export class PlanService {
     const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
     try {
       for (;;) {
-        if (!goingOn(await this.core(planId))) return true;
+        if (!runGoingOn(await this.core(planId))) return true;
         if ((await Promise.race([woken.then(() => true as const), late])) === false) return false;
         woken = new Promise<void>((resolve) => (wake = resolve));
       }
@@ -559,9 +559,6 @@ export class PlanService {
  * `next`: it is empty while a step's call is in flight between checkpoints.) A run whose process
  * died looks the same: a wait on it lasts its timeout.
  */
-function goingOn(core: StatusCore): boolean {
-  return !FINISHED.has(core.stored) && core.stored !== "stopped" && !core.question;
-}
 
 /** What a status row holds: the status of one checkpoint, and when that checkpoint was written. */
 interface Summary {

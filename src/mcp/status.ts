@@ -67,6 +67,19 @@ export interface StatusCore {
   question?: InterruptPayload;
   outcome?: Outcome;
   usage: PlanStatus["usage"];
+  /**
+   * The status is final but the run has work left: an aborted (or failed) run's undos run after its
+   * status is written (docs/decisions/0039-compensation.md), and one may still ask a person.
+   */
+  ending?: true;
+}
+
+const FINAL: ReadonlySet<string> = new Set(["completed", "partial", "failed", "aborted"]);
+
+/** Whether the run of this status may still change it or ask something: not ended, stopped or asking. */
+export function runGoingOn(core: StatusCore): boolean {
+  if (core.question || core.stored === "stopped") return false;
+  return !FINAL.has(core.stored) || core.ending === true;
 }
 
 /** The status of the checkpoint `snapshot` shows, as a `StatusCore`. */
@@ -100,6 +113,7 @@ export function statusCore(snapshot: StateSnapshot): StatusCore {
     ...(question ? { question } : {}),
     ...(outcome ? { outcome } : {}),
     usage: usageOf(values),
+    ...(FINAL.has(values.status ?? "") && !question && snapshot.next.length > 0 ? { ending: true as const } : {}),
   };
 }
 

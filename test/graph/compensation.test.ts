@@ -19,6 +19,7 @@ import {
 } from "../../src/index.js";
 import { managerWrite } from "../../src/graph/boundary.js";
 import { operationKey } from "../../src/plan/operation.js";
+import { runGoingOn, statusCore } from "../../src/mcp/status.js";
 import { brief, harness, scriptedTool, type Loose } from "../helpers/graph.js";
 
 /**
@@ -295,6 +296,25 @@ describe("the run's end compensates", () => {
     expect(out.compensations.map((c: Loose) => c.status)).toEqual(["done"]);
     expect(rulesOf(out).slice(-2)).toEqual(["human.abort", "compensate.run"]);
     expect(out.outcome.summary).toContain("Aborted");
+  });
+
+  it("a plan status read while the aborted run's undo is still queued says the run goes on", async () => {
+    const s = payAfterBooking({});
+    await s.run();
+    await s.run(new Command({ resume: { action: "abort" } }));
+    const seen: [string, string[], boolean, boolean][] = [];
+    for await (const snapshot of s.graph.getStateHistory(s.config)) {
+      const core = statusCore(snapshot);
+      if (core.stored === "aborted")
+        seen.push([core.stored, [...snapshot.next], core.ending === true, runGoingOn(core)]);
+    }
+    // Newest first: the run's end; before it, finalize still to write the outcome; before that, the
+    // checkpoint written between the abort and the undo.
+    expect(seen).toEqual([
+      ["aborted", [], false, false],
+      ["aborted", ["finalize"], true, true],
+      ["aborted", ["executor"], true, true],
+    ]);
   });
 
   it("a failed run compensates only with policy.compensateOn including failed", async () => {

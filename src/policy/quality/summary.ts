@@ -8,13 +8,14 @@
  * approved any that held it. Pure.
  */
 import type { Decision } from "../ladder/decision.js";
+import type { RuleId } from "../ladder/rules.js";
 import type { Fact, StepRun } from "../../plan/schema/run.js";
 import type { QualityFinding, QualitySummary } from "../../plan/schema/quality.js";
 
 export type { QualitySummary } from "../../plan/schema/quality.js";
 
-/** The rule whose decisions count as stale refreshes (the evidence-freshness rule of the table, once it has one). */
-const STALE_RULE: string = "evidence.stale";
+/** The rule whose decisions count as stale refreshes: a producer run again because an input was too old. */
+const STALE_RULE: RuleId = "evidence.stale";
 
 export interface QualityFacts {
   runs: readonly { usedFallback?: boolean | undefined; status: string; skipReason?: string | undefined }[];
