@@ -34,10 +34,13 @@ export function validateDraft(env: CallEnv, args: unknown, tools: ReadonlySet<st
     const callers = checked.draft.steps.find((s) => s.external);
     const duplicate = duplicateOperation(checked.draft, options.sideEffectTools);
     if (duplicate) return { ok: false, result: { content: rejected(duplicate), status: "error", update: {} } };
-    if (!human && !callers) return checked;
+    const unsupported = unsupportedHere(checked.draft);
+    if (!human && !callers && !unsupported) return checked;
     const message = human
       ? `step "${human.id}" is a human step; inside createAgent use humanInTheLoopMiddleware instead`
-      : `step "${callers!.id}" is external; inside createAgent you do the work yourself: give the step one of your tools`;
+      : callers
+        ? `step "${callers.id}" is external; inside createAgent you do the work yourself: give the step one of your tools`
+        : unsupported!;
     return { ok: false, result: { content: rejected(message), status: "error", update: {} } };
   }
   return { ok: false, result: { content: rejected(formatIssues(checked.issues)), status: "error", update: {} } };
@@ -55,6 +58,21 @@ function duplicateOperation(draft: PlanDraft, sideEffectTools: ReadonlySet<strin
   const ctx = { tools: new Set<string>(), policy: { defaultRetry: DEFAULT_RETRY }, sideEffectTools };
   checkOperations({ ...draft, steps }, ctx, (issue) => issues.push(issue) > 0);
   return issues.length > 0 ? formatIssues(issues) : undefined;
+}
+
+/**
+ * Freshness bounds and watches are the graph's (docs/decisions/0041-evidence-freshness-and-drift.md):
+ * the middleware neither re-reads a stale input nor calls a watcher, so a plan asking for them is
+ * refused rather than recorded with a promise nothing keeps.
+ */
+function unsupportedHere(draft: PlanDraft): string | undefined {
+  const fresh = draft.steps.find((s) => s.freshFor !== undefined || s.inputsFreshForMs !== undefined);
+  if (fresh)
+    return `step "${fresh.id}" bounds its inputs' age (freshFor); inside createAgent call the tool again yourself when a fact may be stale`;
+  const watched = (draft.assumptions ?? []).find((a) => a.watch !== undefined);
+  if (watched)
+    return `assumption "${watched.id}" has a watch; inside createAgent check it yourself with a tool before the steps that rest on it`;
+  return undefined;
 }
 
 function rejected(issues: string): string {
