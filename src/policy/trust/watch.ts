@@ -4,7 +4,7 @@
  * comes in as `now` (ms), the watcher's output as a value.
  */
 import { evaluate } from "../../expr/cel.js";
-import type { Assumption, Plan } from "../../plan/schema/plan.js";
+import type { Assumption, Plan, Watch } from "../../plan/schema/plan.js";
 import type { WatchRecord } from "../../plan/schema/run.js";
 import type { Step } from "../../plan/schema/step.js";
 import type { Deviation } from "../ladder/deviation.js";
@@ -23,22 +23,45 @@ export function watchedAssumptions(plan: Plan): ReadonlyMap<string, WatchedAssum
   return out;
 }
 
-/** When each assumption's watcher was last called (ms on the run's clock), from the records. */
-export function lastWatched(records: readonly WatchRecord[]): Map<string, number> {
-  const last = new Map<string, number>();
-  for (const r of records) last.set(r.assumptionId, Date.parse(r.at));
+/** A watcher's call timeout when its `watch` gives no `timeoutMs`: at most this, less when the policy's default is less. */
+export const WATCH_TIMEOUT_MS = 30_000;
+
+/** After a watcher's call fails (it threw or timed out), no call before this many ms, even with `everyMs` 0. */
+export const WATCH_RETRY_AFTER_FAILURE_MS = 30_000;
+
+/** How long one call of `watch` may take: its `timeoutMs`, else the smaller of the policy's default and 30 s. */
+export function watchTimeoutMs(watch: Watch, defaultTimeoutMs: number): number {
+  return watch.timeoutMs ?? Math.min(defaultTimeoutMs, WATCH_TIMEOUT_MS);
+}
+
+/** The last call of an assumption's watcher: when (ms on the run's clock), and whether the call failed. */
+export interface LastWatch {
+  at: number;
+  failed: boolean;
+}
+
+/** Whether a record is of a call that failed (threw or timed out: it has an evidence rule), not of a check. */
+export function watchCallFailed(record: WatchRecord): boolean {
+  return record.evidence !== undefined;
+}
+
+/** When each assumption's watcher was last called, and whether that call failed, from the records. */
+export function lastWatched(records: readonly WatchRecord[]): Map<string, LastWatch> {
+  const last = new Map<string, LastWatch>();
+  for (const r of records) last.set(r.assumptionId, { at: Date.parse(r.at), failed: watchCallFailed(r) });
   return last;
 }
 
 /**
  * The watchers due before `step` starts: its assumptions that are watched, not falsified, not watched already in
- * this executor visit (`seen`), and whose last call was `everyMs` or longer ago (or never).
+ * this executor visit (`seen`), and whose last call was `everyMs` or longer ago (or never); after a failed call,
+ * `WATCH_RETRY_AFTER_FAILURE_MS` or `everyMs`, whichever is longer.
  */
 export function dueWatches(
   step: Step,
   watched: ReadonlyMap<string, WatchedAssumption>,
   falsified: readonly string[],
-  last: ReadonlyMap<string, number>,
+  last: ReadonlyMap<string, LastWatch>,
   seen: ReadonlySet<string>,
   now: number,
 ): WatchedAssumption[] {
@@ -46,8 +69,10 @@ export function dueWatches(
   for (const id of step.assumptions ?? []) {
     const a = watched.get(id);
     if (a === undefined || seen.has(id) || falsified.includes(id)) continue;
-    const at = last.get(id);
-    if (at === undefined || now - at >= (a.watch.everyMs ?? 0)) due.push(a);
+    const prev = last.get(id);
+    const every = a.watch.everyMs ?? 0;
+    const wait = prev?.failed ? Math.max(every, WATCH_RETRY_AFTER_FAILURE_MS) : every;
+    if (prev === undefined || now - prev.at >= wait) due.push(a);
   }
   return due;
 }
