@@ -18,10 +18,10 @@ import {
   dueWatches,
   judgeWatch,
   lastWatched,
+  lastWatchFailed,
   watchedAssumptions,
   watchCallFailed,
   watchTimeoutMs,
-  type LastWatch,
   type WatchedAssumption,
 } from "../../policy/trust/watch.js";
 import { callTool, StepTimeout } from "../../runtime/call-tool.js";
@@ -34,10 +34,9 @@ export async function watchReadySteps(v: Visit): Promise<void> {
   if (watched.size === 0 || v.holdReason() !== undefined) return;
   const readiness = selectReady(v.plan, v.steps, v.trusted);
   if (readiness.kind !== "ready") return;
-  const last = lastOf(v);
   const control = runControlOf(v.config);
   for (const step of readiness.steps) {
-    const due = dueWatches(step, watched, v.state.guards.falsified, last, v.watched, v.rt.clock.now());
+    const due = dueFor(v, step, watched);
     for (const a of due) {
       if (control?.wanted()) return;
       v.watched.add(a.id);
@@ -51,16 +50,28 @@ export function awaitsWatch(v: Visit, step: Step): boolean {
   if (!step.assumptions?.length) return false;
   const watched = watchedAssumptions(v.plan);
   if (watched.size === 0) return false;
-  const last = lastOf(v);
-  return dueWatches(step, watched, v.state.guards.falsified, last, v.watched, v.rt.clock.now()).length > 0;
+  return dueFor(v, step, watched).length > 0;
 }
 
-/** When each assumption was last watched, read from the records once per visit and kept up to date by its calls. */
-const lastCalls = new WeakMap<Visit, Map<string, LastWatch>>();
-function lastOf(v: Visit): Map<string, LastWatch> {
+/**
+ * When each assumption was last watched, and which last calls failed, read from the records once per visit and
+ * kept up to date by its calls.
+ */
+type LastCalls = { at: Map<string, number>; failed: Set<string> };
+const lastCalls = new WeakMap<Visit, LastCalls>();
+function lastOf(v: Visit): LastCalls {
   let last = lastCalls.get(v);
-  if (!last) lastCalls.set(v, (last = lastWatched([...v.state.watches, ...v.watches])));
+  if (!last) {
+    const records = [...v.state.watches, ...v.watches];
+    lastCalls.set(v, (last = { at: lastWatched(records), failed: lastWatchFailed(records) }));
+  }
   return last;
+}
+
+function dueFor(v: Visit, step: Step, watched: ReadonlyMap<string, WatchedAssumption>): WatchedAssumption[] {
+  const last = lastOf(v);
+  const falsified = v.state.guards.falsified;
+  return dueWatches(step, watched, falsified, last.at, v.watched, v.rt.clock.now(), last.failed);
 }
 
 async function drifted(v: Visit, step: Step, a: WatchedAssumption): Promise<boolean> {
@@ -91,7 +102,10 @@ async function drifted(v: Visit, step: Step, a: WatchedAssumption): Promise<bool
     record = { ...base, error, evidence };
   }
   v.watches.push(record);
-  lastOf(v).set(a.id, { at: Date.parse(record.at), failed: watchCallFailed(record) });
+  const last = lastOf(v);
+  last.at.set(a.id, Date.parse(record.at));
+  if (watchCallFailed(record)) last.failed.add(a.id);
+  else last.failed.delete(a.id);
   if (record.held !== false) return false;
   v.dispatch.queue.push(driftDeviation(a, step.id, output));
   return true;

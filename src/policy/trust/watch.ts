@@ -34,45 +34,49 @@ export function watchTimeoutMs(watch: Watch, defaultTimeoutMs: number): number {
   return watch.timeoutMs ?? Math.min(defaultTimeoutMs, WATCH_TIMEOUT_MS);
 }
 
-/** The last call of an assumption's watcher: when (ms on the run's clock), and whether the call failed. */
-export interface LastWatch {
-  at: number;
-  failed: boolean;
-}
-
 /** Whether a record is of a call that failed (threw or timed out: it has an evidence rule), not of a check. */
 export function watchCallFailed(record: WatchRecord): boolean {
   return record.evidence !== undefined;
 }
 
-/** When each assumption's watcher was last called, and whether that call failed, from the records. */
-export function lastWatched(records: readonly WatchRecord[]): Map<string, LastWatch> {
-  const last = new Map<string, LastWatch>();
-  for (const r of records) last.set(r.assumptionId, { at: Date.parse(r.at), failed: watchCallFailed(r) });
+/** When each assumption's watcher was last called (ms on the run's clock), from the records. */
+export function lastWatched(records: readonly WatchRecord[]): Map<string, number> {
+  const last = new Map<string, number>();
+  for (const r of records) last.set(r.assumptionId, Date.parse(r.at));
   return last;
+}
+
+/** The assumptions whose watcher's last call, in the records, failed. */
+export function lastWatchFailed(records: readonly WatchRecord[]): Set<string> {
+  const failed = new Set<string>();
+  for (const r of records)
+    if (watchCallFailed(r)) failed.add(r.assumptionId);
+    else failed.delete(r.assumptionId);
+  return failed;
 }
 
 /**
  * The watchers due before `step` starts: its assumptions that are watched, not falsified, not watched already in
- * this executor visit (`seen`), and whose last call was `everyMs` or longer ago (or never); after a failed call,
- * `WATCH_RETRY_AFTER_FAILURE_MS` or `everyMs`, whichever is longer.
+ * this executor visit (`seen`), and whose last call was `everyMs` or longer ago (or never); when that call failed
+ * (`failed`), `WATCH_RETRY_AFTER_FAILURE_MS` or `everyMs`, whichever is longer.
  */
 export function dueWatches(
   step: Step,
   watched: ReadonlyMap<string, WatchedAssumption>,
   falsified: readonly string[],
-  last: ReadonlyMap<string, LastWatch>,
+  last: ReadonlyMap<string, number>,
   seen: ReadonlySet<string>,
   now: number,
+  failed: ReadonlySet<string> = new Set(),
 ): WatchedAssumption[] {
   const due: WatchedAssumption[] = [];
   for (const id of step.assumptions ?? []) {
     const a = watched.get(id);
     if (a === undefined || seen.has(id) || falsified.includes(id)) continue;
-    const prev = last.get(id);
+    const at = last.get(id);
     const every = a.watch.everyMs ?? 0;
-    const wait = prev?.failed ? Math.max(every, WATCH_RETRY_AFTER_FAILURE_MS) : every;
-    if (prev === undefined || now - prev.at >= wait) due.push(a);
+    const wait = failed.has(id) ? Math.max(every, WATCH_RETRY_AFTER_FAILURE_MS) : every;
+    if (at === undefined || now - at >= wait) due.push(a);
   }
   return due;
 }
