@@ -60,7 +60,9 @@ export function makeExecutor(rt: Runtime) {
     // flight (the boundary comes next visit).
     // Watchers of the assumptions the ready steps rest on are called before any of them starts.
     if (!wanted && !flights.stopped) await watchReadySteps(v);
-    let next: Next = wanted || flights.stopped ? { kind: "go" } : startReady(v, flights);
+    // A stop asked while a watcher ran is taken as one asked before it: nothing starts (asked again, from memory).
+    const asked = wanted ?? (v.watches.length > 0 ? control?.wanted() : undefined);
+    let next: Next = asked || flights.stopped ? { kind: "go" } : startReady(v, flights);
     // The watches served the steps started just now: a step made ready later in this visit waits for its own.
     v.watched.clear();
     if (flights.size > 0) {

@@ -13,6 +13,8 @@ import { operatorView } from "../../src/views/index.js";
 import { z } from "zod";
 import { LlmPlanAnswerSchema, LlmPlanDraftSchema, toPlanDraft } from "../../src/planners/llm-schema.js";
 import { PLANNER_SYSTEM_PROMPT } from "../../src/planners/prompt-texts.js";
+import { RUN_CONTROL, type RunRequest } from "../../src/runtime/run-control.js";
+import { watchTimeoutMs, WATCH_RETRY_AFTER_FAILURE_MS } from "../../src/policy/trust/watch.js";
 import { harness, scriptedTool, type Harness, type Loose } from "../helpers/graph.js";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
@@ -115,7 +117,10 @@ describe("assumption drift", () => {
     expect(out.status).toBe("completed");
     expect(out.decisions).toEqual([]);
     expect(w.buy.calls).toEqual([{ limit: 120 }]);
-    expect(out.watches.map((x: Loose) => [x.stepId, x.held, x.output])).toEqual([["buy", true, { price: 100 }]]);
+    // A check that held keeps no output: only a false or unreadable check keeps its evidence.
+    expect(out.watches).toEqual([
+      { assumptionId: "price_ok", stepId: "buy", tool: "price", at: at(0), planVersion: 1, held: true },
+    ]);
     expect(operatorView(out as never, { now: T0 })).toContain("watches: 1 held");
   });
 
@@ -184,6 +189,126 @@ describe("assumption drift", () => {
     };
     const out = await harness(draft, [price, tick]).run();
     expect(out.watches.map((x: Loose) => x.stepId)).toEqual(["a", "b"]);
+  });
+});
+
+describe("a watcher's bounds", () => {
+  /** A watcher that never answers until its signal aborts. */
+  const hanging = (name: string) => {
+    const seen = { calls: 0, aborted: 0 };
+    const t = scriptedTool(name, [
+      (_a: Record<string, unknown>, c: unknown) => {
+        seen.calls++;
+        const signal = (c as { signal: AbortSignal }).signal;
+        return new Promise((_, reject) =>
+          signal.addEventListener("abort", () => {
+            seen.aborted++;
+            reject(new Error("aborted"));
+          }),
+        );
+      },
+    ]);
+    return { t, seen };
+  };
+
+  it("a hanging watcher ends at its watch timeoutMs, classed transient.timeout as a tool's timeout is; the step proceeds", async () => {
+    const { t, seen } = hanging("price");
+    const tick = scriptedTool("tick", [{ ok: true }]);
+    const draft: PlanDraft = {
+      assumptions: [{ ...watched(), watch: { ...watched().watch, timeoutMs: 5 } }],
+      steps: [{ id: "a", goal: "a", tool: "tick", assumptions: ["price_ok"] }],
+    };
+    const out = await harness(draft, [t, tick]).run();
+    expect(out.status).toBe("completed");
+    expect(seen).toEqual({ calls: 1, aborted: 1 });
+    expect(tick.calls).toHaveLength(1);
+    expect(out.watches).toEqual([
+      {
+        assumptionId: "price_ok",
+        stepId: "a",
+        tool: "price",
+        at: at(0),
+        planVersion: 1,
+        error: { name: "StepTimeout", message: "step timed out after 5 ms" },
+        evidence: "transient.timeout",
+      },
+    ]);
+  });
+
+  it("without timeoutMs a watcher gets the smaller of policy.defaultTimeoutMs and 30 s", async () => {
+    expect(watchTimeoutMs({ tool: "p", check: "true" }, 300_000)).toBe(30_000);
+    expect(watchTimeoutMs({ tool: "p", check: "true" }, 2_000)).toBe(2_000);
+    expect(watchTimeoutMs({ tool: "p", check: "true", timeoutMs: 90_000 }, 2_000)).toBe(90_000);
+    const { t } = hanging("price");
+    const tick = scriptedTool("tick", [{ ok: true }]);
+    const draft: PlanDraft = {
+      assumptions: [watched()],
+      steps: [{ id: "a", goal: "a", tool: "tick", assumptions: ["price_ok"], timeoutMs: 60_000 }],
+    };
+    const out = await harness(draft, [t, tick], { policy: { defaultTimeoutMs: 7 } }).run();
+    expect(out.watches.map((x: Loose) => [x.error?.message, x.evidence])).toEqual([
+      ["step timed out after 7 ms", "transient.timeout"],
+    ]);
+  });
+
+  it("after a watcher fails it is not called again for WATCH_RETRY_AFTER_FAILURE_MS, even with everyMs 0", async () => {
+    expect(WATCH_RETRY_AFTER_FAILURE_MS).toBe(30_000);
+    const h: { h?: Harness } = {};
+    const price = scriptedTool("price", [new TransientError("quote service busy (503)")]);
+    const tick = scriptedTool("tick", [
+      () => {
+        h.h!.clock.advance(20_000);
+        return { ok: true };
+      },
+    ]);
+    const rests = { tool: "tick", assumptions: ["price_ok"] };
+    const draft: PlanDraft = {
+      assumptions: [watched()],
+      steps: [
+        { id: "a", goal: "a", ...rests },
+        { id: "b", goal: "b", dependsOn: ["a"], ...rests },
+        { id: "c", goal: "c", dependsOn: ["b"], ...rests },
+      ],
+    };
+    h.h = harness(draft, [price, tick]);
+    const out = await h.h.run();
+    expect(out.status).toBe("completed");
+    expect(tick.calls).toHaveLength(3);
+    expect(out.watches.map((x: Loose) => [x.stepId, x.at, x.evidence])).toEqual([
+      ["a", at(0), "transient.error"],
+      ["c", at(40_000), "transient.error"],
+    ]);
+  });
+
+  it("an operator stop asked during a watcher call: no further watcher is called and no step starts", async () => {
+    const control = { wanted: undefined as RunRequest | undefined };
+    const price = scriptedTool("price", [
+      () => {
+        control.wanted = { kind: "stop", stop: { requestedAt: at(0), reason: "enough" } };
+        return { price: 100 };
+      },
+    ]);
+    const quote = scriptedTool("quote", [{ ok: true }]);
+    const tick = scriptedTool("tick", [{ ok: true }]);
+    const draft: PlanDraft = {
+      assumptions: [
+        watched(),
+        { id: "quote_ok", statement: "quotes flow", watch: { tool: "quote", check: "output.ok" } },
+      ],
+      steps: [
+        { id: "a", goal: "a", tool: "tick", assumptions: ["price_ok", "quote_ok"] },
+        { id: "free", goal: "rests on nothing", tool: "tick" },
+      ],
+    };
+    const h = harness(draft, [price, quote, tick]);
+    const config = { configurable: { thread_id: "t1", [RUN_CONTROL]: { wanted: () => control.wanted } } };
+    await h.graph.invoke({ goal: "test goal" } as never, config);
+    const out = (await h.graph.getState(config)).values;
+    expect(out.status).toBe("stopped");
+    expect(price.calls).toHaveLength(1);
+    expect(quote.calls).toEqual([]);
+    expect(tick.calls).toEqual([]);
+    expect(out.watches.map((x: Loose) => [x.assumptionId, x.held])).toEqual([["price_ok", true]]);
   });
 });
 
@@ -291,6 +416,18 @@ describe("freshFor and watch are validated like the rest of a plan", () => {
     ]);
     expect(issues(watching({ tool: "price", check: "output.ok", everyMs: -1 }))).toEqual([
       "schema assumptions.0.watch.everyMs",
+    ]);
+  });
+
+  it("accepts a watch timeoutMs like a step's, and refuses zero, a fraction and more than a day", () => {
+    expect(issues(watching({ tool: "price", check: "output.ok", timeoutMs: 2_000 }))).toEqual([]);
+    const refused = [0, 1.5, 86_400_001].map((timeoutMs) =>
+      issues(watching({ tool: "price", check: "output.ok", timeoutMs })),
+    );
+    expect(refused).toEqual([
+      ["schema assumptions.0.watch.timeoutMs"],
+      ["schema assumptions.0.watch.timeoutMs"],
+      ["too_large assumptions.0.watch.timeoutMs"],
     ]);
   });
 

@@ -153,6 +153,19 @@ describe("structure checks", () => {
     expect(messages(structureFindings({ ...used, complete: false }, "report"))).toEqual([]);
   });
 
+  it("counts a fact read only by an assumption's watch check as used", () => {
+    const steps: Plan["steps"] = [
+      { id: "a", goal: "A", tool: "t", produces: ["limit", "spare"] },
+      { id: "b", goal: "B", tool: "t", dependsOn: ["a"], assumptions: ["k"], produces: ["result"] },
+    ];
+    const watching = plan(steps, {
+      assumptions: [{ id: "k", statement: "s", watch: { tool: "quote", check: "output.price <= facts.limit" } }],
+    });
+    expect(messages(structureFindings(watching, "report"))).toEqual([
+      'step "a" produces "spare", which no step, expression or the goal uses',
+    ]);
+  });
+
   it("checks only the steps a version adds", () => {
     const p = plan([
       { id: "old", goal: "O", tool: "t" },

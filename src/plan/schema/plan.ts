@@ -22,6 +22,11 @@ export const WatchSchema = z.object({
     .min(0)
     .max(30 * 86_400_000)
     .optional(),
+  /**
+   * How long one call may take, like a step's `timeoutMs`. Default: the smaller of `policy.defaultTimeoutMs` and
+   * 30 s (a watcher is a quick read before a step starts, not the step's work).
+   */
+  timeoutMs: z.number().int().positive().max(86_400_000).optional(),
 });
 export type Watch = z.infer<typeof WatchSchema>;
 

@@ -2,9 +2,9 @@
  * The gate's structural checks (docs/decisions/0040-plan-quality-gate.md), rule `quality.structure`,
  * severity medium:
  * - a side-effecting step without `successSignal`: nothing says whether the effect happened;
- * - a produced fact nothing uses: no step's `inputs`, no expression of the plan (`facts.key`), no
- *   estimate's `evidence`, and not the goal's (the goal names it, or its step is one no step depends
- *   on, whose facts are the run's result). Not checked in a plan that is not complete: the steps that
+ * - a produced fact nothing uses: no step's `inputs`, no expression of the plan (`facts.key`; an
+ *   assumption's `check` and its `watch.check` included), no estimate's `evidence`, and not the goal's
+ *   (the goal names it, or its step is one no step depends on, whose facts are the run's result). Not checked in a plan that is not complete: the steps that
  *   read it may come with the next extension;
  * - a step that cannot fail loudly: a tool or agent step with no `successSignal`, no `produces` (a
  *   missing produced field fails a step) and no `validate`, so whatever it returns counts as done.
@@ -39,6 +39,7 @@ function planUses(plan: Plan): { used: Set<string>; dependedOn: Set<string> } {
   }
   for (const a of plan.assumptions) {
     addReferences(a.check, used);
+    addReferences(a.watch?.check, used);
     for (const key of a.estimate?.evidence ?? []) used.add(key);
   }
   return { used, dependedOn };

@@ -4,7 +4,7 @@
  * comes in as `now` (ms), the watcher's output as a value.
  */
 import { evaluate } from "../../expr/cel.js";
-import type { Assumption, Plan } from "../../plan/schema/plan.js";
+import type { Assumption, Plan, Watch } from "../../plan/schema/plan.js";
 import type { WatchRecord } from "../../plan/schema/run.js";
 import type { Step } from "../../plan/schema/step.js";
 import type { Deviation } from "../ladder/deviation.js";
@@ -23,6 +23,22 @@ export function watchedAssumptions(plan: Plan): ReadonlyMap<string, WatchedAssum
   return out;
 }
 
+/** A watcher's call timeout when its `watch` gives no `timeoutMs`: at most this, less when the policy's default is less. */
+export const WATCH_TIMEOUT_MS = 30_000;
+
+/** After a watcher's call fails (it threw or timed out), no call before this many ms, even with `everyMs` 0. */
+export const WATCH_RETRY_AFTER_FAILURE_MS = 30_000;
+
+/** How long one call of `watch` may take: its `timeoutMs`, else the smaller of the policy's default and 30 s. */
+export function watchTimeoutMs(watch: Watch, defaultTimeoutMs: number): number {
+  return watch.timeoutMs ?? Math.min(defaultTimeoutMs, WATCH_TIMEOUT_MS);
+}
+
+/** Whether a record is of a call that failed (threw or timed out: it has an evidence rule), not of a check. */
+export function watchCallFailed(record: WatchRecord): boolean {
+  return record.evidence !== undefined;
+}
+
 /** When each assumption's watcher was last called (ms on the run's clock), from the records. */
 export function lastWatched(records: readonly WatchRecord[]): Map<string, number> {
   const last = new Map<string, number>();
@@ -30,9 +46,19 @@ export function lastWatched(records: readonly WatchRecord[]): Map<string, number
   return last;
 }
 
+/** The assumptions whose watcher's last call, in the records, failed. */
+export function lastWatchFailed(records: readonly WatchRecord[]): Set<string> {
+  const failed = new Set<string>();
+  for (const r of records)
+    if (watchCallFailed(r)) failed.add(r.assumptionId);
+    else failed.delete(r.assumptionId);
+  return failed;
+}
+
 /**
  * The watchers due before `step` starts: its assumptions that are watched, not falsified, not watched already in
- * this executor visit (`seen`), and whose last call was `everyMs` or longer ago (or never).
+ * this executor visit (`seen`), and whose last call was `everyMs` or longer ago (or never); when that call failed
+ * (`failed`), `WATCH_RETRY_AFTER_FAILURE_MS` or `everyMs`, whichever is longer.
  */
 export function dueWatches(
   step: Step,
@@ -41,13 +67,16 @@ export function dueWatches(
   last: ReadonlyMap<string, number>,
   seen: ReadonlySet<string>,
   now: number,
+  failed: ReadonlySet<string> = new Set(),
 ): WatchedAssumption[] {
   const due: WatchedAssumption[] = [];
   for (const id of step.assumptions ?? []) {
     const a = watched.get(id);
     if (a === undefined || seen.has(id) || falsified.includes(id)) continue;
     const at = last.get(id);
-    if (at === undefined || now - at >= (a.watch.everyMs ?? 0)) due.push(a);
+    const every = a.watch.everyMs ?? 0;
+    const wait = failed.has(id) ? Math.max(every, WATCH_RETRY_AFTER_FAILURE_MS) : every;
+    if (at === undefined || now - at >= wait) due.push(a);
   }
   return due;
 }
