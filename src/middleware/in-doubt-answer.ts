@@ -25,7 +25,7 @@ export interface AnsweredDoubt {
 
 export function answerInDoubt(
   state: AgentPlanValues,
-  e: Escalation & { inDoubt: { key: string } },
+  e: Escalation & { inDoubt: { key: string; attempt?: number | undefined } },
   run: StepRun,
   at: string,
 ): AnsweredDoubt {
@@ -33,7 +33,7 @@ export function answerInDoubt(
   const version = state.plan?.version ?? 0;
   const answer = ask(question(state, e), (value) => checked(state, e, run, readInDoubtAnswer(value)));
   const place = { stepId: e.stepId, attempt: run.attempts, planVersion: version, at };
-  const { error: _error, approvedKey: _approved, ...rest } = run;
+  const { error: _error, approvedKey: _approved, approvedAttempt: _numbered, ...rest } = run;
   if (answer.type === "abort") {
     const reason = `a person ended the run at step "${e.stepId}"${answer.reason ? `: ${answer.reason}` : ""}`;
     const decisions: Decision[] = [decide({ rule: answerRule("abort"), reason, by: "person" }, place)];
@@ -42,7 +42,10 @@ export function answerInDoubt(
   if (answer.type === "retry") {
     const reason = `a person allowed ${e.tool} once more under key ${key}`;
     const decisions = [decide({ rule: answerRule("retry"), reason, by: "person" }, place)];
-    const steps = { [e.stepId]: { ...rest, status: "pending" as const, retryBase: run.attempts, approvedKey: key } };
+    // The approved call is journaled above the intent asked about (runtime/journaled-call.ts).
+    const numbered = e.inDoubt.attempt === undefined ? {} : { approvedAttempt: e.inDoubt.attempt };
+    const approved = { ...rest, status: "pending" as const, retryBase: run.attempts, approvedKey: key, ...numbered };
+    const steps = { [e.stepId]: approved };
     return { update: { decisions, steps }, note: `${reason}: call ${e.tool} with ${JSON.stringify(e.args)}.` };
   }
   const reason = `a person said ${e.tool} under key ${key} took effect; its output is recorded`;

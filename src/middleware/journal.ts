@@ -30,6 +30,8 @@ export interface JournaledAttempt {
   effect?: "journaled" | "verified";
   /** Nothing settled a call whose outcome is unknown: the error a person is asked about. */
   inDoubt?: ErrorInfo;
+  /** With `inDoubt`: the journal attempt of the intent asked about, which a person's retry approves. */
+  inDoubtAttempt?: number;
 }
 
 export async function journaledAttempt(
@@ -51,6 +53,7 @@ export async function journaledAttempt(
     trusted,
     honoursKeys: env.options.honoursKeys,
     approvedKey: env.state.steps[step.id]?.approvedKey,
+    approvedAttempt: env.state.steps[step.id]?.approvedAttempt,
     approvalByAttempt: true,
     now: env.at,
     call: async (key) => {
@@ -66,7 +69,8 @@ export async function journaledAttempt(
   });
   if (made.kind === "in_doubt") {
     const inDoubt = { name: "EffectInDoubt", message: made.reason };
-    return { result: { ok: false, error: inDoubt, calls: last?.calls ?? 1 }, key: made.key, inDoubt };
+    const result: AttemptResult = { ok: false, error: inDoubt, calls: last?.calls ?? 1 };
+    return { result, key: made.key, inDoubt, inDoubtAttempt: made.attempt };
   }
   const { outcome } = made;
   // The tool's own answer, as the ladder reads it (its text, its timeout flag), when it gave one.

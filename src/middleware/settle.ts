@@ -135,7 +135,10 @@ export function settle(env: CallEnv, s: Settling): CallResult {
   }
   const escalation = escalationOf(step.id, s.call, verdict.rule, verdict.reason);
   // A call in doubt is asked about by its key: happened, retry under it, or abort.
-  if (s.deviation.kind === "effect_in_doubt") escalation.inDoubt = { key: s.deviation.key };
+  if (s.deviation.kind === "effect_in_doubt") {
+    const { key, journalAttempt } = s.deviation;
+    escalation.inDoubt = journalAttempt === undefined ? { key } : { key, attempt: journalAttempt };
+  }
   return escalated(escalation, { ...base, planRun: { failedCalls } });
 }
 

@@ -35,7 +35,13 @@ export const EscalationSchema = z.object({
   rule: z.string(),
   reason: z.string(),
   /** The call's outcome is unknown (`effect.in-doubt`): the key it went out under; answered happened, retry or abort. */
-  inDoubt: z.object({ key: z.string() }).optional(),
+  inDoubt: z
+    .object({
+      key: z.string(),
+      /** The journal attempt of the intent asked about (another branch of the thread may have numbered it). */
+      attempt: z.number().int().min(0).optional(),
+    })
+    .optional(),
 });
 export type Escalation = z.infer<typeof EscalationSchema>;
 

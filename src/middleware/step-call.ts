@@ -175,7 +175,7 @@ async function oneAttempt(
     return { run, judged: judge(env, step, run, result, undefined, decisions, trusted) };
   }
   // A person's approval of a key is for one call: this one (the journal reads it from the state).
-  const { approvedKey: _approved, ...unapproved } = before;
+  const { approvedKey: _approved, approvedAttempt: _numbered, ...unapproved } = before;
   let run: StepRun = {
     ...unapproved,
     status: "running",
@@ -242,6 +242,7 @@ function inDoubt(
     error,
     key: made.key,
     tool,
+    ...(made.inDoubtAttempt === undefined ? {} : { journalAttempt: made.inDoubtAttempt }),
   };
   const { plan, facts } = env.state;
   const verdict = ladderVerdict(step, run, plan!, facts, deviation, runStanding(env, decisions));

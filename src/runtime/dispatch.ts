@@ -52,6 +52,8 @@ export interface Flight {
   invoke?: typeof callTool;
   /** What the effect journal made of the call, when it did more than pass it through. */
   effect?: "journaled" | "verified" | "in_doubt";
+  /** The journal attempt of the intent in doubt (`effect: "in_doubt"`), which a person's retry approves. */
+  inDoubtAttempt?: number;
 }
 
 /** How an attempt ends when the run is stopped before its tool is called (during its backoff). */

@@ -51,6 +51,12 @@ export interface JournaledCall {
    * about again rather than called a third time. Without it the approval is spent by the first call.
    */
   approvalByAttempt?: boolean;
+  /**
+   * The journal attempt of the intent the person was asked about (another branch of the thread may have
+   * numbered it above this step's own count): the approval covers intents up to it, and the approved call
+   * is journaled above it, so a cut of that call is asked about again.
+   */
+  approvedAttempt?: number | undefined;
   now: () => string;
   /** Calls the tool once under `key` (the operation's, or a redo key). */
   call: (key: string) => Promise<CallOutcome>;
@@ -61,9 +67,11 @@ export interface JournaledCall {
 /** What the journal made of the call; `key`: the key it went out (or was settled) under. */
 export type Journaled =
   | { kind: "answered"; key: string; outcome: CallOutcome; effect?: "journaled" | "verified" }
-  | { kind: "in_doubt"; key: string; reason: string };
+  | { kind: "in_doubt"; key: string; reason: string; attempt: number };
 
 export async function journaledCall(j: JournaledCall): Promise<Journaled> {
+  // A fork's step counts its attempts from its own checkpoint; the journal is the whole thread's.
+  if (j.approvedAttempt !== undefined && j.approvedAttempt >= j.attempt) j = { ...j, attempt: j.approvedAttempt + 1 };
   let entry = await j.journal.lookup(j.threadId, j.key);
   if (entry?.result?.ok) {
     const live = await pastUndone(j);
@@ -75,9 +83,10 @@ export async function journaledCall(j: JournaledCall): Promise<Journaled> {
   }
   if (entry?.result?.ok) return { kind: "answered", key: j.key, outcome: entry.result, effect: "journaled" };
   if (entry && !entry.result) {
-    const approved = !j.approvalByAttempt || entry.attempt < j.attempt ? j.approvedKey : undefined;
+    const covered = j.approvedAttempt ?? j.attempt - 1;
+    const approved = !j.approvalByAttempt || entry.attempt <= covered ? j.approvedKey : undefined;
     const settled = await settle(j, approved);
-    if (settled.kind !== "call") return answer(j, settled);
+    if (settled.kind !== "call") return answer(j, settled, entry.attempt);
   }
   return callOnce(j, true);
 }
@@ -125,18 +134,25 @@ async function callOnce(j: JournaledCall, first: boolean): Promise<Journaled> {
   }
   if (settled.kind === "call") {
     const reason = `${j.tool} under key ${j.key} was cut by its deadline twice (${outcome.error.message}): did it happen?`;
-    return answer(j, { kind: "ask", reason });
+    return answer(j, { kind: "ask", reason }, j.attempt);
   }
-  return answer(j, settled);
+  return answer(j, settled, j.attempt);
 }
 
-/** A settlement other than calling: the probe's output (recorded as the result), or a question for a person. */
-async function answer(j: JournaledCall, settled: Exclude<Settlement, { kind: "call" | "verify" }>): Promise<Journaled> {
+/**
+ * A settlement other than calling: the probe's output (recorded as the result), or a question for a
+ * person about the intent the journal numbered `attempt`.
+ */
+async function answer(
+  j: JournaledCall,
+  settled: Exclude<Settlement, { kind: "call" | "verify" }>,
+  attempt: number,
+): Promise<Journaled> {
   if (settled.kind === "happened") {
     await record(j, { ok: true, output: settled.output });
     return { kind: "answered", key: j.key, outcome: { ok: true, output: settled.output }, effect: "verified" };
   }
-  return { kind: "in_doubt", key: j.key, reason: settled.reason };
+  return { kind: "in_doubt", key: j.key, reason: settled.reason, attempt };
 }
 
 /** Settles a call in doubt: the policy's order, with the verify probe run when it comes to that. */

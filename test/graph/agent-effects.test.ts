@@ -121,6 +121,39 @@ describe("a side-effecting call inside createAgent cut by a crash", () => {
     expect([out.status, out.sideEffects.map((e) => e.output)]).toEqual(["completed", [{ receipt: "R-2" }]]);
   });
 
+  it("a person's retry on a fork, whose call in doubt another branch numbered higher, makes exactly one call", async () => {
+    const l = ledger();
+    const saver = new MemorySaver();
+    // The charge dies inside its first two calls; the third answers.
+    const dying = () => [
+      countedTool(l, "charge", (n) => {
+        if (n <= 2) interrupt("the process dies inside the call");
+        return { receipt: `R-${n}` };
+      }),
+    ];
+    await diesInTheCharge(l, saver);
+    const main = agent([[{ name: "charge", args: { amount: 40 } }], "paid"], dying(), saver);
+    await main.invoke(resume("restarted"), config);
+    await main.invoke(resume({ action: "retry" }), config);
+    expect(l.calls).toEqual({ charge: 2 });
+    const asked = await main.invoke(resume("restarted"), config);
+    expect(rules(asked)).toEqual(["effect.in-doubt", "human.retry", "effect.in-doubt"]);
+    let before: { config: typeof config } | undefined;
+    for await (const snapshot of main.graph.getStateHistory(config)) {
+      const last = (snapshot.values as { messages: { tool_calls?: { name: string }[] }[] }).messages.at(-1);
+      if (snapshot.next.includes("tools") && last?.tool_calls?.[0]?.name === "charge") before = snapshot as never;
+    }
+    expect(before).toBeDefined();
+    // The model's first call comes after the person's answer.
+    const fork = agent([[{ name: "charge", args: { amount: 40 } }], "paid"], dying(), saver);
+    const forked = await fork.invoke(null, before!.config);
+    expect([rules(forked).at(-1), l.calls]).toEqual(["effect.in-doubt", { charge: 2 }]);
+    const out = await fork.invoke(resume({ action: "retry" }), config);
+    expect(l.calls).toEqual({ charge: 3 });
+    expect(l.keys.charge).toEqual(Array(3).fill(l.keys.charge![0]));
+    expect([out.status, out.sideEffects.map((e) => e.output)]).toEqual(["completed", [{ receipt: "R-3" }]]);
+  });
+
   it("happened records the output a person gives, checked like the tool's; the tool is not called again", async () => {
     const l = ledger();
     const saver = new MemorySaver();

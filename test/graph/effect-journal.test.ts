@@ -146,6 +146,36 @@ const WAYS = [
 
 const rules = (out: Loose) => out.decisions.map((d: Loose) => d.rule);
 
+/**
+ * The main branch: the charge cut, a person's retry, cut again (two intents under one key). Then a fork
+ * from before the charge, asked about the call in doubt; the charge hangs on `more` further calls after that.
+ */
+async function forkedDoubt(more: number) {
+  const calls: { amount: unknown; key: unknown }[] = [];
+  const charge = Object.assign(
+    tool(
+      async (args: { amount: number }, config) => {
+        calls.push({ amount: args.amount, key: config.configurable?.idempotencyKey });
+        return calls.length <= 2 + more ? new Promise(() => undefined) : { receipt: `r-${calls.length}` };
+      },
+      { name: "charge", description: "charges the card", schema: z.object({ amount: z.number() }) },
+    ),
+    { calls },
+  );
+  const h = harness(plan({ timeoutMs: 100 }), [charge], { checkpointer: new MemorySaver() });
+  expect([(await h.run()).status, calls.length]).toEqual(["awaiting_human", 1]);
+  const second = (await resumeRun(h.graph, h.config, { action: "retry" })) as Loose;
+  expect([second.status, rules(second).at(-1), calls.length]).toEqual(["awaiting_human", "effect.in-doubt", 2]);
+  let before: Loose | undefined;
+  for await (const snapshot of h.graph.getStateHistory(h.config)) {
+    const values = snapshot.values as Loose;
+    if (values.plan && !values.steps?.pay && snapshot.next.includes("executor")) before = snapshot.config;
+  }
+  expect(before).toBeDefined();
+  const forked = (await h.graph.invoke(null, before)) as Loose;
+  return { h, charge, out: forked };
+}
+
 describe.each(WAYS)("a charge whose tool does not honour keys, $name", ({ cut }) => {
   it("a tool declared to honour keys is called again under the same key, once", async () => {
     const { charge, out } = await cut(plan({ honoursIdempotencyKey: true }), []);
@@ -292,6 +322,25 @@ describe("the journal's other windows", () => {
     expect(out.status).toBe("awaiting_human");
     expect(rules(out).at(-1)).toBe("effect.in-doubt");
     expect(out.pendingHuman.context.inDoubt).toEqual({ key: calls[0], tool: "charge" });
+  });
+
+  it("a person's retry on a fork, whose call in doubt another branch numbered higher, lets exactly one call go out", async () => {
+    const { h, charge, out } = await forkedDoubt(0);
+    expect([out.status, rules(out).at(-1), charge.calls.length]).toEqual(["awaiting_human", "effect.in-doubt", 2]);
+    const done = (await resumeRun(h.graph, h.config, { action: "retry" })) as Loose;
+    expect(done.status).toBe("completed");
+    expect(charge.calls.map((c) => c.key)).toEqual(Array(3).fill(charge.calls[0]!.key));
+    expect(done.facts.receipt.value).toBe("r-3");
+    expect(rules(done)).toEqual(["effect.in-doubt", "human.retry"]);
+  });
+
+  it("the approved call on a fork, cut too, is asked about again, not called a fourth time", async () => {
+    const { h, charge } = await forkedDoubt(1);
+    const out = (await resumeRun(h.graph, h.config, { action: "retry" })) as Loose;
+    expect([out.status, rules(out).at(-1), charge.calls.length]).toEqual(["awaiting_human", "effect.in-doubt", 3]);
+    expect((await h.state()).pendingHuman.context.inDoubt).toEqual({ key: charge.calls[0]!.key, tool: "charge" });
+    const again = (await h.graph.invoke(null, h.config)) as Loose;
+    expect([again.status, charge.calls.length]).toEqual(["awaiting_human", 3]);
   });
 
   it("a timed-out charge is settled before the ladder moves to the fallback: nothing is charged twice", async () => {

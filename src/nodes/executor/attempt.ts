@@ -51,7 +51,7 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
 
   const attempt = again ? previous.attempts : previous.attempts + 1;
   const cost = again ? 0 : charge;
-  const { nextDelayMs: delay, error: failure, approvedKey: _approved, ...rest } = previous;
+  const { nextDelayMs: delay, error: failure, approvedKey: _approved, approvedAttempt: _numbered, ...rest } = previous;
   const agent = step.agent !== undefined && !useFallback;
   const running: StepRun = {
     ...rest,
@@ -91,7 +91,8 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
   const journal = key && !work ? journalOf(config) : undefined;
   if (journal && key) {
     const j = { rt, journal, threadId, key, step, tool: toolName, attempt, trusted: v.trusted, now: () => v.now() };
-    flight.invoke = journaledInvoke({ ...j, approvedKey: previous.approvedKey, approvalByAttempt: true }, flight);
+    const approval = { approvedKey: previous.approvedKey, approvedAttempt: previous.approvedAttempt };
+    flight.invoke = journaledInvoke({ ...j, ...approval, approvalByAttempt: true }, flight);
   }
   flights.launch(flight, { tool, args, timeoutMs, configurable }, config, wait, () => v.now());
 }
@@ -132,7 +133,7 @@ export function reuseEffect(
   tool: string,
 ): void {
   const at = v.now();
-  const { nextDelayMs: _delay, error: _error, approvedKey: _approved, ...rest } = previous;
+  const { nextDelayMs: _delay, error: _error, approvedKey: _approved, approvedAttempt: _numbered, ...rest } = previous;
   const attempt = previous.attempts + 1;
   const ended: StepRun = { ...rest, status: "running", attempts: attempt, startedAt: at, endedAt: at };
   const judged = judge(v, step, ended, { ok: true, output });
@@ -207,6 +208,7 @@ function inDoubt(v: Visit, step: Step, flight: Flight, ended: StepRun, error: Er
     error,
     key: flight.key!,
     tool: flight.call.tool,
+    ...(flight.inDoubtAttempt === undefined ? {} : { journalAttempt: flight.inDoubtAttempt }),
   };
   v.fail(step, { deviation, error }, ended);
 }

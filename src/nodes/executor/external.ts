@@ -49,7 +49,7 @@ export async function externalStep(v: Visit, step: Step): Promise<PlanManagerUpd
     }
     await journal.intent(threadId, { key, stepId: step.id, tool: call.tool, args: call.args, attempt, at });
   }
-  const { nextDelayMs: delay, error, approvedKey: _approved, ...rest } = previous;
+  const { nextDelayMs: delay, error, approvedKey: _approved, approvedAttempt: _numbered, ...rest } = previous;
   const cost = again ? 0 : charge;
   v.spent += cost;
   v.write(step.id, {

@@ -40,6 +40,8 @@ export interface JournaledCall {
    * compensation's are numbered on from the approved call (`approvedAttempt` in its record).
    */
   approvalByAttempt?: boolean;
+  /** The journal attempt of the call in doubt a person approved (`approvedAttempt` on the step's run). */
+  approvedAttempt?: number | undefined;
   now: () => string;
 }
 
@@ -52,7 +54,7 @@ function keyed(call: ToolCall, key: string): ToolCall {
 /** `flight.effect` says what the journal made of the call, when it did more than pass it through. */
 export function journaledInvoke(
   j: JournaledCall,
-  flight: Pick<Flight, "effect" | "key">,
+  flight: Pick<Flight, "effect" | "key" | "inDoubtAttempt">,
 ): NonNullable<Flight["invoke"]> {
   return async (call, config, stop) => {
     const made = await journaledCall({
@@ -76,6 +78,7 @@ export function journaledInvoke(
     if (made.key !== j.key) flight.key = made.key;
     if (made.kind === "in_doubt") {
       flight.effect = "in_doubt";
+      flight.inDoubtAttempt = made.attempt;
       throw new EffectInDoubt(made.reason);
     }
     if (made.effect) flight.effect = made.effect;

@@ -71,10 +71,17 @@ function escalatedClass(pending: PendingOf<"escalation">): FailureClass {
 
 /**
  * A retry of a step whose changed side effect was escalated allows exactly that operation; of a call in
- * doubt, one more call under its key.
+ * doubt, one more call under its key, above the intent the journal numbered (the deviation's
+ * `journalAttempt`, from another branch of the thread on a fork).
  */
-export function approval(pending: PendingHuman): Pick<StepRun, "approvedKey"> {
+export function approval(
+  pending: PendingHuman,
+  deviation: PlanManagerStateType["deviation"],
+): Pick<StepRun, "approvedKey" | "approvedAttempt"> {
   const context = pending.kind === "escalation" ? pending.context : undefined;
-  if (context?.inDoubt) return { approvedKey: context.inDoubt.key };
+  if (context?.inDoubt) {
+    const numbered = deviation?.kind === "effect_in_doubt" ? deviation.journalAttempt : undefined;
+    return { approvedKey: context.inDoubt.key, ...(numbered === undefined ? {} : { approvedAttempt: numbered }) };
+  }
   return context?.sideEffect ? { approvedKey: context.sideEffect.proposedKey } : {};
 }

@@ -85,7 +85,7 @@ const HANDLERS: Handlers = {
       status: "pending",
       retryBase: a.run.attempts,
       nextDelayMs: 0,
-      ...approval(a.pending),
+      ...approval(a.pending, a.state.deviation),
     };
     return running({
       steps: { [a.pending.stepId]: run },

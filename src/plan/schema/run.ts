@@ -52,6 +52,12 @@ export const StepRunSchema = z.object({
    * step had already committed another one (escalation rule `guard.committed-side-effect`).
    */
   approvedKey: z.string().optional(),
+  /**
+   * With `approvedKey` for a call in doubt: the journal attempt of the intent the person was asked about.
+   * The approved call is journaled above it, so a cut of that call is asked about again, even on a fork
+   * whose own attempt count restarted (docs/decisions/0038-effect-journal.md).
+   */
+  approvedAttempt: z.number().int().min(0).optional(),
   /** The tier an agent step moved up to after a failure (rule `route.escalate-tier`); its next attempts run there. */
   tier: ModelTierSchema.optional(),
 });

@@ -74,6 +74,11 @@ export const DeviationSchema = z.discriminatedUnion("kind", [
     /** The operation's key, and the tool called under it. */
     key: z.string(),
     tool: z.string(),
+    /**
+     * The journal attempt of the intent in doubt; on a fork it may come from another branch of the
+     * thread, numbered above the step's own attempts (docs/decisions/0038-effect-journal.md).
+     */
+    journalAttempt: z.number().int().min(0).optional(),
   }),
 ]);
 
