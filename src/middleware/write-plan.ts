@@ -150,24 +150,45 @@ async function revision(env: CallEnv, old: Plan, draft: PlanDraft, tools: Readon
   let current = draft;
   if (hold) {
     decisions.push(decide({ rule: hold.rule, reason: hold.reason }, place));
-    const answer = ask(review(env, draft, `The revision needs a person: ${hold.reason}`, hold));
-    if (answer.type === "reject") {
-      const reason = `a person rejected the revision${answer.message ? `: ${answer.message}` : ""}`;
-      decisions.push(decide({ rule: answerRule("reject-replan"), reason, by: "person" }, place));
-      return { content: `${reason}.`, status: "error", update: { decisions } };
-    }
-    if (answer.type === "edit") {
-      const edited = validateDraft(env, answer.args, tools);
-      if (!edited.ok) return { ...edited.result, update: { decisions } };
-      current = enrich(edited.draft, options.sideEffectTools);
-      rev = revise({ ...state, plan: old }, current, state.planRun.trigger, env.at());
-    }
-    // A revision answering a broken assumption replaces its branch; any other rewrites the plan.
-    const action = state.planRun.trigger !== null ? "replan_local" : "replan_global";
-    const reason = `a person approved: ${hold.reason}`;
-    decisions.push(decide({ rule: answerRule("approve-replan"), action, reason, by: "person" }, place));
+    const answered = personReview(env, old, { draft, hit: hold, approved: hold.reason }, decisions, tools);
+    if ("result" in answered) return answered.result;
+    if (answered.edited) ({ draft: current, rev } = answered.edited);
   }
   return undoAndCommit(env, old, { rev, draft: current, decisions }, tools);
+}
+
+/**
+ * A person's say on a held revision (the capability guards, or effects it would abandon): rejected,
+ * it is not recorded; edited, the person's draft is checked and revised in its place; approved, it
+ * goes on. The decisions the answer makes are pushed onto `decisions`.
+ */
+function personReview(
+  env: CallEnv,
+  old: Plan,
+  held: { draft: PlanDraft; hit: GuardHit; approved: string },
+  decisions: Decision[],
+  tools: ReadonlySet<string>,
+): { result: CallResult } | { edited?: { draft: PlanDraft; rev: Revision } } {
+  const { state, options } = env;
+  const place = { attempt: 0, planVersion: old.version, at: env.at() };
+  const answer = ask(review(env, held.draft, `The revision needs a person: ${held.hit.reason}`, held.hit));
+  if (answer.type === "reject") {
+    const reason = `a person rejected the revision${answer.message ? `: ${answer.message}` : ""}`;
+    decisions.push(decide({ rule: answerRule("reject-replan"), reason, by: "person" }, place));
+    return { result: { content: `${reason}.`, status: "error", update: { decisions } } };
+  }
+  let edited: { draft: PlanDraft; rev: Revision } | undefined;
+  if (answer.type === "edit") {
+    const checked = validateDraft(env, answer.args, tools);
+    if (!checked.ok) return { result: { ...checked.result, update: { decisions } } };
+    const draft = enrich(checked.draft, options.sideEffectTools);
+    edited = { draft, rev: revise({ ...state, plan: old }, draft, state.planRun.trigger, env.at()) };
+  }
+  // A revision answering a broken assumption replaces its branch; any other rewrites the plan.
+  const action = state.planRun.trigger !== null ? "replan_local" : "replan_global";
+  const reason = `a person approved: ${held.approved}`;
+  decisions.push(decide({ rule: answerRule("approve-replan"), action, reason, by: "person" }, place));
+  return edited ? { edited } : {};
 }
 
 /**
@@ -181,32 +202,22 @@ async function undoAndCommit(
   r: { rev: Revision; draft: PlanDraft; decisions: Decision[] },
   tools: ReadonlySet<string>,
 ): Promise<CallResult> {
-  const { state, options } = env;
+  const { state } = env;
   const { decisions } = r;
   let { rev, draft } = r;
-  const place = { attempt: 0, planVersion: old.version, at: env.at() };
   let abandoned = abandonedByRevision(env, old, rev);
   const missing = withoutCompensation(abandoned);
   if (missing.length > 0) {
     const held = missingDecision(missing, { after: -1, planVersion: old.version, at: env.at() });
     decisions.push(held);
     const hit = { rule: held.rule, reason: held.reason };
-    const answer = ask(review(env, draft, `The revision needs a person: ${held.reason}`, hit));
-    if (answer.type === "reject") {
-      const reason = `a person rejected the revision${answer.message ? `: ${answer.message}` : ""}`;
-      decisions.push(decide({ rule: answerRule("reject-replan"), reason, by: "person" }, place));
-      return { content: `${reason}.`, status: "error", update: { decisions } };
-    }
-    if (answer.type === "edit") {
-      const edited = validateDraft(env, answer.args, tools);
-      if (!edited.ok) return { ...edited.result, update: { decisions } };
-      draft = enrich(edited.draft, options.sideEffectTools);
-      rev = revise({ ...state, plan: old }, draft, state.planRun.trigger, env.at());
+    const approved = `the effects of ${missing.map((m) => m.step.id).join(", ")} stand`;
+    const answered = personReview(env, old, { draft, hit, approved }, decisions, tools);
+    if ("result" in answered) return answered.result;
+    if (answered.edited) {
+      ({ draft, rev } = answered.edited);
       abandoned = abandonedByRevision(env, old, rev);
     }
-    const action = state.planRun.trigger !== null ? "replan_local" : "replan_global";
-    const reason = `a person approved: the effects of ${missing.map((m) => m.step.id).join(", ")} stand`;
-    decisions.push(decide({ rule: answerRule("approve-replan"), action, reason, by: "person" }, place));
   }
   if (abandoned.length === 0) return commit(env, rev, decisions);
   const ran = await runCompensations(env, compensationRecords(abandoned, state.facts, env.at()), rev.plan.version);
