@@ -28,6 +28,13 @@ import { untrustedText, vouchedText } from "./taint.js";
 
 export const WRITE_PLAN = "write_plan";
 
+/** A tool named by a step for its verify probe or its undo: arguments, and facts read as arguments. */
+const ToolCallArgs = z.object({
+  tool: z.string(),
+  args: z.record(z.string(), z.unknown()).optional(),
+  inputs: z.array(z.string()).optional(),
+});
+
 const StepArgs = z.looseObject({
   id: z.string().describe('A unique step id, e.g. "fetch_rate"'),
   goal: z.string().describe("What the step achieves, in a few words"),
@@ -48,26 +55,12 @@ const StepArgs = z.looseObject({
     .object({ tool: z.string(), args: z.record(z.string(), z.unknown()).optional() })
     .optional()
     .describe("A tool to try when this step's tool fails for good"),
-  verify: z
-    .object({
-      tool: z.string(),
-      args: z.record(z.string(), z.unknown()).optional(),
-      inputs: z.array(z.string()).optional(),
-    })
-    .optional()
-    .describe(
-      "For a side-effecting step: a read-only lookup tool answering { happened, output? }, run when a call's outcome is unknown",
-    ),
-  compensate: z
-    .object({
-      tool: z.string(),
-      args: z.record(z.string(), z.unknown()).optional(),
-      inputs: z.array(z.string()).optional(),
-    })
-    .optional()
-    .describe(
-      "For a side-effecting step: the tool that undoes it (cancel, refund), run if a revision drops the step after it committed; inputs are facts it reads",
-    ),
+  verify: ToolCallArgs.optional().describe(
+    "For a side-effecting step: a read-only lookup tool answering { happened, output? }, run when a call's outcome is unknown",
+  ),
+  compensate: ToolCallArgs.optional().describe(
+    "For a side-effecting step: the tool that undoes it (cancel, refund), run if a revision drops the step after it committed; inputs are facts it reads",
+  ),
 });
 
 const AssumptionArgs = z.object({
