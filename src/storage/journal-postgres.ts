@@ -5,19 +5,16 @@
  */
 import { entryOf, JOURNAL_TABLE, type EffectJournal, type StoredEntry } from "./journal.js";
 import type { PgPool } from "./langgraph-savers.js";
+import { createOnFirstUse } from "./postgres-ddl.js";
 
 export function postgresJournal(query: PgPool["query"], schema: string): EffectJournal {
   const table = `"${schema.replaceAll('"', '""')}".${JOURNAL_TABLE}`;
-  let created: Promise<unknown> | undefined;
-  const ready = () =>
-    (created ??= query(
-      `CREATE TABLE IF NOT EXISTS ${table} (thread_id TEXT NOT NULL, key TEXT NOT NULL, step_id TEXT NOT NULL, ` +
-        "tool TEXT NOT NULL, args TEXT NOT NULL, attempt INTEGER NOT NULL, at TEXT NOT NULL, result TEXT, " +
-        "PRIMARY KEY (thread_id, key))",
-    ).catch((error: unknown) => {
-      created = undefined;
-      throw error;
-    }));
+  const ready = createOnFirstUse(
+    (sql) => query(sql),
+    `CREATE TABLE IF NOT EXISTS ${table} (thread_id TEXT NOT NULL, key TEXT NOT NULL, step_id TEXT NOT NULL, ` +
+      "tool TEXT NOT NULL, args TEXT NOT NULL, attempt INTEGER NOT NULL, at TEXT NOT NULL, result TEXT, " +
+      "PRIMARY KEY (thread_id, key))",
+  );
   return {
     async intent(threadId, i) {
       await ready();

@@ -4,23 +4,14 @@
  */
 import { ARCHIVE_TABLE, type ArchiveStore } from "./archive-store.js";
 import type { PostgresSaverHandle } from "./langgraph-savers.js";
-
-/** Another process created the table at the same moment (`IF NOT EXISTS` races on the catalog). */
-const CREATED_BESIDE = new Set(["23505", "42P07"]);
+import { createOnFirstUse } from "./postgres-ddl.js";
 
 export function postgresArchive(handle: Pick<PostgresSaverHandle, "query" | "schema">): ArchiveStore {
   const table = `"${handle.schema}".${ARCHIVE_TABLE}`;
-  let ready: Promise<void> | undefined;
-  const ensure = () =>
-    (ready ??= handle
-      .query(`CREATE TABLE IF NOT EXISTS ${table} (thread_id text PRIMARY KEY, archived_at bigint NOT NULL)`)
-      .then(
-        () => undefined,
-        (error: { code?: string }) => {
-          ready = undefined;
-          if (!CREATED_BESIDE.has(String(error?.code))) throw error;
-        },
-      ));
+  const ensure = createOnFirstUse(
+    (sql) => handle.query(sql),
+    `CREATE TABLE IF NOT EXISTS ${table} (thread_id text PRIMARY KEY, archived_at bigint NOT NULL)`,
+  );
   return {
     async mark(threadId, at) {
       await ensure();

@@ -4,25 +4,14 @@
  */
 import { STATUS_TABLE, type StatusStore } from "./status-store.js";
 import type { PostgresSaverHandle } from "./langgraph-savers.js";
-
-/** Another process created the table at the same moment (`IF NOT EXISTS` races on the catalog). */
-const CREATED_BESIDE = new Set(["23505", "42P07"]);
+import { createOnFirstUse } from "./postgres-ddl.js";
 
 export function postgresStatus(handle: Pick<PostgresSaverHandle, "query" | "schema">): StatusStore {
   const table = `"${handle.schema}".${STATUS_TABLE}`;
-  let ready: Promise<void> | undefined;
-  const ensure = () =>
-    (ready ??= handle
-      .query(
-        `CREATE TABLE IF NOT EXISTS ${table} (thread_id text PRIMARY KEY, checkpoint_id text NOT NULL, summary text NOT NULL)`,
-      )
-      .then(
-        () => undefined,
-        (error: { code?: string }) => {
-          ready = undefined;
-          if (!CREATED_BESIDE.has(String(error?.code))) throw error;
-        },
-      ));
+  const ensure = createOnFirstUse(
+    (sql) => handle.query(sql),
+    `CREATE TABLE IF NOT EXISTS ${table} (thread_id text PRIMARY KEY, checkpoint_id text NOT NULL, summary text NOT NULL)`,
+  );
   return {
     async write(threadId, { checkpointId, summary }) {
       await ensure();
