@@ -31,7 +31,8 @@ export function readmeTsBlocks(readme: string): Block[] {
       while (start > 0 && !lines[start]!.includes("<!--")) start--;
       const comment = lines.slice(start, i).join("\n");
       const match = /^<!-- fragment:([\s\S]*)-->$/.exec(comment.trim());
-      if (match === null) throw new Error(`README.md:${start + 1}: the comment above a ts block is not <!-- fragment: … -->`);
+      if (match === null)
+        throw new Error(`README.md:${start + 1}: the comment above a ts block is not <!-- fragment: … -->`);
       assumes = match[1]!.trim();
     }
     blocks.push({ line: i + 2, code: lines.slice(i + 1, end).join("\n"), assumes });
