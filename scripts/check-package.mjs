@@ -4,8 +4,9 @@
 // `langgraph-replan/agent` subpath, so the root, `/policy`, `/views`, `/worker` and `/testing` load
 // without them.
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, posix, resolve } from "node:path";
 
 const run = (cmd, args) => execFileSync(cmd, args, { stdio: "inherit" });
 run("npm", ["run", "build"]);
@@ -62,3 +63,68 @@ console.log(
   "optional peers: langchain and deepagents are reached only from langgraph-replan/agent, " +
     "the PostgreSQL packages only from langgraph-replan/worker, the MCP SDK only from langgraph-replan/mcp",
 );
+
+// The README npm shows is the packed one: every relative link in it must open a file of the tarball
+// (links to the sources, tests and examples are absolute, to the repository), and every docs/ file it
+// names must ship (`docs/decisions/0011` names the record 0011-….md).
+const packDir = mkdtempSync(join(tmpdir(), "langgraph-replan-pack-"));
+try {
+  const [{ filename }] = JSON.parse(
+    execFileSync("npm", ["pack", "--json", "--pack-destination", packDir], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+    }),
+  );
+  const tarball = join(packDir, filename);
+  const packed = new Set(
+    execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" })
+      .split("\n")
+      .filter((name) => name.startsWith("package/"))
+      .map((name) => name.slice("package/".length)),
+  );
+  const readme = execFileSync("tar", ["-xzOf", tarball, "package/README.md"], { encoding: "utf8" });
+  const broken = readmeLinkProblems(readme, packed);
+  if (broken.length > 0)
+    throw new Error(`the packed README links ${broken.length} file(s) the tarball lacks:\n  ${broken.join("\n  ")}`);
+  console.log(`README: every relative link and docs/ path resolves in the tarball (${packed.size} files)`);
+} finally {
+  rmSync(packDir, { recursive: true, force: true });
+}
+
+/** The README's relative links and docs/ paths that name no file of `packed`, each with its line. */
+function readmeLinkProblems(readme, packed) {
+  const problems = [];
+  let fenced = false;
+  readme.split("\n").forEach((raw, index) => {
+    if (/^\s*(```|~~~)/.test(raw)) fenced = !fenced;
+    if (fenced) return;
+    const line = raw.replace(/<!--.*?-->/g, "");
+    // Code spans are not links (`tools[0](args)`), though a link's text may be one.
+    const prose = line.replace(/`[^`]*`/g, "code");
+    const at = `README.md:${index + 1}`;
+    // [text](target "title"), ![alt](target), [label]: target, href="target", src="target"
+    const targets = [
+      ...[...prose.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((m) => m[1]),
+      ...[...prose.matchAll(/^\s*\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/g)].map((m) => m[1]),
+      ...[...prose.matchAll(/\b(?:href|src)\s*=\s*"([^"]+)"/g)].map((m) => m[1]),
+    ];
+    for (const target of targets) {
+      if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith("#") || target.startsWith("//")) continue;
+      let path;
+      try {
+        path = posix.normalize(decodeURIComponent(target.split(/[?#]/)[0]));
+      } catch {
+        problems.push(`${at}: ${target} (not a readable path)`);
+        continue;
+      }
+      if (path.startsWith("../") || path.startsWith("/")) problems.push(`${at}: ${target} (outside the package)`);
+      else if (!packed.has(path) && ![...packed].some((file) => file.startsWith(`${path.replace(/\/$/, "")}/`)))
+        problems.push(`${at}: ${target}`);
+    }
+    // Plain-text paths under docs/ outside links are read as references too: they must ship.
+    for (const [, path] of line.replace(/\[[^\]]*\]\([^)]*\)/g, "").matchAll(/(?<![\w/.-])(docs\/[\w./-]*\w)/g))
+      if (!packed.has(path) && ![...packed].some((file) => file.startsWith(`${path}-`) || file.startsWith(`${path}/`)))
+        problems.push(`${at}: ${path} (named in the text)`);
+  });
+  return problems;
+}

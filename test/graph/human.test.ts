@@ -1,9 +1,11 @@
 import { rmSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { tool } from "@langchain/core/tools";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { createPlanManager, staticPlanner, type PlanDraft } from "../../src/index.js";
 import { createLoanTools, loanPlan } from "../../examples/loan/workflow.js";
 import { fakeClock } from "../helpers/clock.js";
@@ -293,5 +295,45 @@ describe("resumeRun", () => {
     expect((await h.state()).status).toBe("awaiting_human");
     const out = (await resumeRun(h.graph, h.config, { action: "retry" })) as { status: string };
     expect(out.status).toBe("completed");
+  });
+});
+
+describe("what a human step shows", () => {
+  it("shows the trusted values of the step's inputs, and no other fact", async () => {
+    const quote = tool(async () => ({ price: 130, vendor: "acme" }), {
+      name: "quote",
+      description: "quotes a price",
+      schema: z.object({}),
+    });
+    const graph = createPlanManager({
+      tools: [quote],
+      planner: staticPlanner({
+        plan: {
+          steps: [
+            { id: "quote", goal: "Get a quote", tool: "quote", produces: ["price", "vendor"] },
+            {
+              id: "pay",
+              goal: "Decide whether to pay",
+              human: { prompt: "Pay this price?" },
+              inputs: ["price"],
+              produces: ["pay"],
+              dependsOn: ["quote"],
+            },
+          ],
+        },
+      }),
+    }).compile({ checkpointer: new MemorySaver() });
+    const paused = await graph.invoke(
+      { goal: "Buy the part", context: { budget: 200 } },
+      { configurable: { thread_id: "price" } },
+    );
+    expect(paused.__interrupt__?.[0]?.value).toEqual({
+      kind: "human_step",
+      reason: "Pay this price?",
+      stepId: "pay",
+      planVersion: 1,
+      options: ["complete", "skip", "abort"],
+      context: { goal: "Buy the part", step: { id: "pay", goal: "Decide whether to pay" }, facts: { price: 130 } },
+    });
   });
 });

@@ -29,7 +29,7 @@ describe("README", () => {
 
   it.each([
     ["### Evidence freshness", ["completed", "evidence.stale", "101"]],
-    ["### Assumption drift", ["completed", "assumption.drift", "price_ok held=false at 130", "135"]],
+    ["### Assumption drift", ["completed", "assumption.drift", 'price_ok held=false: {"price":130}', "135"]],
   ])("runs the example under %s as written and prints what it promises", (heading, printed) => {
     const readme = readFileSync(join(root, "README.md"), "utf8");
     const section = readme.slice(readme.indexOf(heading));
