@@ -7,10 +7,11 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { LangGraphRunnableConfig, StateSnapshot } from "@langchain/langgraph";
 import { PlanManagerError, isPlanManagerError } from "../errors.js";
-import { checkInput } from "../graph/boundary.js";
+import { checkDraft, checkInput } from "../graph/boundary.js";
 import { answerProblemFor, resumeRun } from "../graph/resume.js";
 import type { InterruptPayload, ResumeValue, SubmittedError } from "../plan/schema/interrupts.js";
 import { ResumeValueSchema } from "../plan/schema/interrupts.js";
+import { asArgument } from "./argument-errors.js";
 import { BackgroundRuns } from "./runs.js";
 import { archiveThread, cursorAfter, deleteThread, listThreads, unarchiveThread } from "../graph/retention.js";
 import { planMetrics } from "../views/metrics.js";
@@ -142,6 +143,7 @@ export class PlanService {
     this.graphOf(graphName);
     // Checked before anything is read or written: a bad goal, context or plan is an error of this
     // call, not of a background run (and a value JSON cannot hold never reaches the dedupe key).
+    checkDraft(input.plan, "plan");
     const runInput = checkInput({
       goal: input.goal,
       ...(input.context ? { context: input.context } : {}),
@@ -168,7 +170,8 @@ export class PlanService {
           server: this.server,
         };
     }
-    if (input.parent_plan_id !== undefined) await this.existing(input.parent_plan_id);
+    if (input.parent_plan_id !== undefined)
+      await this.existing(input.parent_plan_id).catch(asArgument("parent_plan_id"));
     const id = planId ?? `${randomUUID().replaceAll("-", "")}${SEPARATOR}${graphName}`;
     // A second create with the same key that got here while the first was reading: no await since
     // this check, so the first one's run is already registered.
@@ -219,7 +222,10 @@ export class PlanService {
     if (!pending)
       throw new PlanManagerError(
         "invalid_resume",
-        `plan "${planId}" has no pending question (status: ${statusOf(snapshot, false)})`,
+        `plan "${planId}" has no pending question (status: ${statusOf(snapshot, false)})` +
+          ((snapshot.values as StatusValues).status === "stopped"
+            ? ": it was stopped; carry it on with plan_resume"
+            : ""),
       );
     const parsed = ResumeValueSchema.safeParse(answer);
     if (!parsed.success)
