@@ -6,7 +6,6 @@
  * Streamable HTTP on 127.0.0.1 with `--http [HOST:]PORT`.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
 import { dirname, extname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
@@ -15,6 +14,7 @@ import type { ServedGraph } from "../mcp/service.js";
 import { withDirectMethods } from "../storage/index.js";
 import type { CliIo } from "./context.js";
 import { loadPackage } from "./packages.js";
+import { bearerToken, httpAddress, refuseTokenFlag, serveHttp, TOKEN_ENV } from "./mcp-http.js";
 import { CliError, openTarget, type Target } from "./target.js";
 
 export const MCP_USAGE = [
@@ -23,6 +23,8 @@ export const MCP_USAGE = [
   "  --db      checkpoints: a SQLite file (default plans.sqlite, made when missing) or a postgresql:// URL",
   "  --config  the langgraph.json whose graphs are served (default ./langgraph.json)",
   "  --http    Streamable HTTP at HOST:PORT (HOST defaults to 127.0.0.1)",
+  `  --token-env NAME  the variable holding the bearer token HTTP clients must send (default ${TOKEN_ENV});`,
+  "            required to serve an address other than loopback",
 ].join("\n");
 
 const SDK_USER = "langgraph-replan mcp";
@@ -41,16 +43,6 @@ const isPlanManager = (value: GraphModuleValue | undefined): value is GraphModul
   typeof value.getState === "function" &&
   value.channels !== undefined &&
   ["plan", "steps", "decisions"].every((key) => key in value.channels!);
-
-/** Parses `--http`: a port, or HOST:PORT. */
-export function httpAddress(value: string): { host: string; port: number } {
-  const at = value.lastIndexOf(":");
-  const host = at < 0 ? "127.0.0.1" : value.slice(0, at) || "127.0.0.1";
-  const port = Number(at < 0 ? value : value.slice(at + 1));
-  if (!Number.isInteger(port) || port < 0 || port > 65_535)
-    throw new CliError(`--http needs a port or HOST:PORT (0 to 65535), got "${value}"`);
-  return { host, port };
-}
 
 /** Loads the graphs of a langgraph.json; the ones that are not plan managers are named and left out. */
 export async function loadGraphs(
@@ -109,12 +101,14 @@ async function openDb(db: string): Promise<Target> {
 
 /** Runs the server until its input ends (stdio) or the process is told to stop; returns the exit code. */
 export async function runMcp(argv: readonly string[], io: CliIo): Promise<number> {
+  refuseTokenFlag(argv);
   const { values: flags } = parseArgs({
     args: [...argv],
     options: {
       db: { type: "string" },
       config: { type: "string" },
       http: { type: "string" },
+      "token-env": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -123,6 +117,7 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
     return 0;
   }
   const address = flags.http !== undefined ? httpAddress(flags.http) : undefined;
+  const token = address ? bearerToken(address, flags["token-env"], process.env) : undefined;
   const { PlanService } = await loadPackage(SDK_USER, async () => {
     await import("@modelcontextprotocol/sdk/server/mcp.js");
     return import("../mcp/index.js");
@@ -151,7 +146,7 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
     const ended = new Promise<void>((done) => (stopped = done));
     process.once("SIGTERM", () => stopped());
     process.once("SIGINT", () => stopped());
-    const http = address ? await serveHttp(service, address, Object.keys(graphs), io) : undefined;
+    const http = address ? await serveHttp(service, address, token, Object.keys(graphs), io) : undefined;
     if (!address) await serveStdio(service, Object.keys(graphs), io, stopped);
     await ended;
     http?.close();
@@ -164,63 +159,6 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
 }
 
 type Service = InstanceType<(typeof import("../mcp/index.js"))["PlanService"]>;
-
-/**
- * Streamable HTTP, stateless: each request gets its own server object over the one service, so a
- * client that goes away takes nothing with it; the runs belong to the service.
- */
-async function serveHttp(
-  service: Service,
-  address: { host: string; port: number },
-  names: string[],
-  io: CliIo,
-): Promise<Server> {
-  const { createMcpServer } = await import("../mcp/index.js");
-  const { StreamableHTTPServerTransport } = await loadPackage(
-    SDK_USER,
-    () => import("@modelcontextprotocol/sdk/server/streamableHttp.js"),
-  );
-  let allowed: Set<string> = new Set();
-  const http = createServer((req, res) => {
-    // A web page the user visits may reach 127.0.0.1 through a name it controls (DNS rebinding):
-    // only this address, by the names it was bound to, and only /mcp, are served.
-    const refused = refusal(req.url, req.headers.host, req.headers.origin, allowed);
-    if (refused) {
-      res.writeHead(refused.status, { "content-type": "text/plain" }).end(refused.message);
-      return;
-    }
-    const server = createMcpServer(service);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on("close", () => void transport.close().then(() => server.close()));
-    void server.connect(transport).then(() => transport.handleRequest(req, res));
-  });
-  await new Promise<void>((listening, failed) => {
-    http.once("error", failed);
-    http.listen(address.port, address.host, () => listening());
-  });
-  const bound = http.address();
-  const port = typeof bound === "object" && bound ? bound.port : address.port;
-  const hosts =
-    address.host === "127.0.0.1" || address.host === "localhost" ? ["127.0.0.1", "localhost"] : [address.host];
-  allowed = new Set(hosts.map((h) => `${h}:${port}`));
-  io.err(`langgraph-replan mcp: serving ${names.join(", ")} on http://${address.host}:${port}/mcp`);
-  return http;
-}
-
-/** Why a request is not served (a path other than /mcp, a Host or Origin not this server's), or undefined. */
-export function refusal(
-  url: string | undefined,
-  host: string | undefined,
-  origin: string | undefined,
-  allowed: ReadonlySet<string>,
-): { status: number; message: string } | undefined {
-  if (new URL(url ?? "/", "http://x").pathname !== "/mcp")
-    return { status: 404, message: "not found: the server is at /mcp" };
-  if (!host || !allowed.has(host)) return { status: 403, message: `host ${host ?? "(none)"} is not this server` };
-  if (origin !== undefined && !allowed.has(origin.replace(/^https?:\/\//, "")))
-    return { status: 403, message: `origin ${origin} may not call this server` };
-  return undefined;
-}
 
 /**
  * stdio: the client closing its end is the end of the session, not of the runs: they reach their
