@@ -6,8 +6,9 @@
  * does best, listing the tools with their JSON schemas.
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { CallToolRequestSchema, ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { PlanManagerError } from "../errors.js";
 import { schemaError } from "./argument-errors.js";
 
 type ToolResult = CallToolResult;
@@ -28,9 +29,16 @@ export class CheckedTools {
   ) {}
 
   private readonly handle = async (request: z.output<typeof CallToolRequestSchema>): Promise<ToolResult> => {
-    const call = this.tools.get(request.params.name);
-    // As the SDK answers an unknown tool: a protocol error, since no tool's contract applies.
-    if (!call) throw new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
+    const { name } = request.params;
+    const call = this.tools.get(name);
+    // An error result, as the SDK answers an unknown tool, in the shape of every other refusal.
+    if (!call) {
+      const known = [...this.tools.keys()].join(", ");
+      const unknown = new PlanManagerError("invalid_input", `no tool "${name.slice(0, 64)}" (tools: ${known})`, {
+        path: "name",
+      });
+      return this.answer(() => Promise.reject(unknown));
+    }
     return call(request.params.arguments ?? {});
   };
 

@@ -112,6 +112,13 @@ describe("MCP errors name the tool's own arguments", () => {
       message: "plan_status: plan_id: Invalid input: expected string, received undefined (see the tool's inputSchema)",
       path: "plan_id",
     });
+    expect(await error("plan_make", {})).toEqual({
+      error: "invalid_input",
+      message:
+        'no tool "plan_make" (tools: plan_create, plan_answer, plan_stop, plan_resume, plan_status, plan_wait, ' +
+        "plan_list, plan_report, plan_archive, plan_delete, plan_next, plan_submit)",
+      path: "name",
+    });
     expect(await error("plan_list", { archived: "all" })).toMatchObject({ error: "invalid_input", path: "archived" });
     expect(await error("plan_submit", { plan_id: "p--weather", step_id: "s", error: { class: "x" } })).toMatchObject({
       error: "invalid_input",
