@@ -5,8 +5,7 @@
  * `postgresql://` URL. stdio by default (stdout is the protocol: messages go to stderr);
  * Streamable HTTP on 127.0.0.1 with `--http [HOST:]PORT`.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, extname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
@@ -15,6 +14,7 @@ import type { ServedGraph } from "../mcp/service.js";
 import { withDirectMethods } from "../storage/index.js";
 import type { CliIo } from "./context.js";
 import { loadPackage } from "./packages.js";
+import { bearerToken, httpAddress, refuseTokenFlag, serveHttp, TOKEN_ENV } from "./mcp-http.js";
 import { CliError, openTarget, type Target } from "./target.js";
 
 export const MCP_USAGE = [
@@ -23,6 +23,8 @@ export const MCP_USAGE = [
   "  --db      checkpoints: a SQLite file (default plans.sqlite, made when missing) or a postgresql:// URL",
   "  --config  the langgraph.json whose graphs are served (default ./langgraph.json)",
   "  --http    Streamable HTTP at HOST:PORT (HOST defaults to 127.0.0.1)",
+  `  --token-env NAME  the variable holding the bearer token HTTP clients must send (default ${TOKEN_ENV});`,
+  "            required to serve an address other than loopback",
 ].join("\n");
 
 const SDK_USER = "langgraph-replan mcp";
@@ -30,34 +32,38 @@ const SDK_USER = "langgraph-replan mcp";
 interface GraphModuleValue {
   invoke?: unknown;
   getState?: unknown;
+  compile?: unknown;
   channels?: Record<string, unknown>;
   builder?: { compile(options: { checkpointer: BaseCheckpointSaver }): unknown };
   name?: string;
 }
 
-/** A plan manager's compiled graph, told apart from other graphs (a createAgent agent) by its channels. */
-const isPlanManager = (value: GraphModuleValue | undefined): value is GraphModuleValue =>
-  typeof value?.invoke === "function" &&
-  typeof value.getState === "function" &&
-  value.channels !== undefined &&
-  ["plan", "steps", "decisions"].every((key) => key in value.channels!);
+/** A plan manager's graph, told apart from other graphs (a createAgent agent) by its channels. */
+const hasPlanChannels = (value: GraphModuleValue | undefined): boolean =>
+  value?.channels !== undefined && ["plan", "steps", "decisions"].every((key) => key in value.channels!);
 
-/** Parses `--http`: a port, or HOST:PORT. */
-export function httpAddress(value: string): { host: string; port: number } {
-  const at = value.lastIndexOf(":");
-  const host = at < 0 ? "127.0.0.1" : value.slice(0, at) || "127.0.0.1";
-  const port = Number(at < 0 ? value : value.slice(at + 1));
-  if (!Number.isInteger(port) || port < 0 || port > 65_535)
-    throw new CliError(`--http needs a port or HOST:PORT (0 to 65535), got "${value}"`);
-  return { host, port };
-}
+/** A plan manager, compiled (with or without a checkpointer). */
+const isCompiledPlanManager = (value: GraphModuleValue | undefined): value is GraphModuleValue =>
+  typeof value?.invoke === "function" && typeof value.getState === "function" && hasPlanChannels(value);
 
-/** Loads the graphs of a langgraph.json; the ones that are not plan managers are named and left out. */
-export async function loadGraphs(
-  configPath: string,
-  saver: BaseCheckpointSaver,
-  io: Pick<CliIo, "err">,
-): Promise<Record<string, ServedGraph>> {
+/**
+ * A plan manager left uncompiled: what `createPlanManager(...)` returns, `createWorker` takes and
+ * `langgraph dev` accepts.
+ */
+const isPlanManagerBuilder = (
+  value: GraphModuleValue | undefined,
+): value is GraphModuleValue & { compile(options: { checkpointer: BaseCheckpointSaver }): unknown } =>
+  typeof value?.compile === "function" && value.invoke === undefined && hasPlanChannels(value);
+
+/** A served graph, once the checkpointer is known. */
+export type GraphToServe = (saver: BaseCheckpointSaver) => ServedGraph;
+
+/**
+ * Loads the graphs of a langgraph.json, each to be compiled with the checkpointer (`GraphToServe`);
+ * the ones that are not plan managers are named and left out. Nothing is opened or written here,
+ * so a start that fails (no langgraph.json yet, tsx missing, a misspelled export) leaves nothing behind.
+ */
+export async function loadGraphs(configPath: string, io: Pick<CliIo, "err">): Promise<Record<string, GraphToServe>> {
   if (!existsSync(configPath)) throw new CliError(`no such file: ${configPath} (give --config PATH/langgraph.json)`);
   let config: { graphs?: Record<string, unknown> };
   try {
@@ -68,39 +74,52 @@ export async function loadGraphs(
   const entries = Object.entries(config.graphs ?? {});
   if (entries.length === 0)
     throw new CliError(`${configPath} names no graphs ("graphs": { "name": "./file.ts:export" })`);
-  const graphs: Record<string, ServedGraph> = {};
+  const graphs: Record<string, GraphToServe> = {};
   for (const [name, spec] of entries) {
-    if (typeof spec !== "string" || !spec.includes(":"))
-      throw new CliError(
-        `graph "${name}" in ${configPath}: expected "./path/to/file.ts:exportName", got ${JSON.stringify(spec)}`,
-      );
-    const at = spec.lastIndexOf(":");
-    const file = resolve(dirname(configPath), spec.slice(0, at));
-    const exported = spec.slice(at + 1);
-    if (!existsSync(file)) throw new CliError(`graph "${name}": no such file ${file}`);
-    if ([".ts", ".mts", ".cts", ".tsx"].includes(extname(file))) {
-      const tsx = await loadPackage("a TypeScript graph module", () => import("tsx/esm/api"));
-      tsx.register();
-    }
-    const module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
-    let value = module[exported] as GraphModuleValue | (() => unknown) | undefined;
-    if (typeof value === "function" && !("invoke" in value)) value = (await value()) as GraphModuleValue;
-    const graph = value as GraphModuleValue | undefined;
-    if (!isPlanManager(graph)) {
-      io.err(`langgraph-replan mcp: graph "${name}" is not a plan manager (createPlanManager): not served`);
-      continue;
-    }
+    const graph = await loadGraph(configPath, name, spec);
     // Compiled again with the checkpointer, as the graph would be in the user's own process.
-    graphs[name] = (graph.builder?.compile({ checkpointer: saver }) ??
-      Object.assign(graph, { checkpointer: withDirectMethods(saver) })) as ServedGraph;
+    if (isPlanManagerBuilder(graph)) graphs[name] = (saver) => graph.compile({ checkpointer: saver }) as ServedGraph;
+    else if (isCompiledPlanManager(graph))
+      graphs[name] = (saver) =>
+        (graph.builder?.compile({ checkpointer: saver }) ??
+          Object.assign(graph, { checkpointer: withDirectMethods(saver) })) as ServedGraph;
+    else io.err(`langgraph-replan mcp: graph "${name}" is not a plan manager (createPlanManager): not served`);
   }
   if (Object.keys(graphs).length === 0) throw new CliError(`${configPath} names no plan-manager graph to serve`);
   return graphs;
 }
 
-/** Opens `--db`: an existing checkpoint store, or a new SQLite file. */
+/** The value `spec` ("./file.ts:export") names: the export, or what the factory it names returns. */
+async function loadGraph(configPath: string, name: string, spec: unknown): Promise<GraphModuleValue | undefined> {
+  if (typeof spec !== "string" || !spec.includes(":"))
+    throw new CliError(
+      `graph "${name}" in ${configPath}: expected "./path/to/file.ts:exportName", got ${JSON.stringify(spec)}`,
+    );
+  const at = spec.lastIndexOf(":");
+  const file = resolve(dirname(configPath), spec.slice(0, at));
+  const exported = spec.slice(at + 1);
+  if (!existsSync(file)) throw new CliError(`graph "${name}": no such file ${file}`);
+  if ([".ts", ".mts", ".cts", ".tsx"].includes(extname(file))) {
+    const tsx = await loadPackage("a TypeScript graph module", () => import("tsx/esm/api"));
+    tsx.register();
+  }
+  const module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  if (!Object.hasOwn(module, exported))
+    throw new CliError(
+      `graph "${name}" in ${configPath}: no export "${exported}" in ${file} ` +
+        `(its exports: ${Object.keys(module).join(", ") || "none"})`,
+    );
+  const value = module[exported] as GraphModuleValue | (() => unknown) | undefined;
+  if (typeof value === "function" && !("invoke" in value)) return (await value()) as GraphModuleValue;
+  return value as GraphModuleValue | undefined;
+}
+
+/**
+ * Opens `--db`: an existing checkpoint store, or a new SQLite file. A 0-byte file is a new
+ * database too (SQLite writes nothing until the first table): an earlier start may have left one.
+ */
 async function openDb(db: string): Promise<Target> {
-  if (/^postgres(ql)?:\/\//.test(db) || existsSync(db)) return openTarget(db);
+  if (/^postgres(ql)?:\/\//.test(db) || (existsSync(db) && statSync(db).size > 0)) return openTarget(db);
   const Database = (await loadPackage("a SQLite file", () => import("better-sqlite3"))).default;
   const { SqliteSaver } = await loadPackage("a SQLite file", () => import("@langchain/langgraph-checkpoint-sqlite"));
   const handle = new Database(db);
@@ -109,12 +128,14 @@ async function openDb(db: string): Promise<Target> {
 
 /** Runs the server until its input ends (stdio) or the process is told to stop; returns the exit code. */
 export async function runMcp(argv: readonly string[], io: CliIo): Promise<number> {
+  refuseTokenFlag(argv);
   const { values: flags } = parseArgs({
     args: [...argv],
     options: {
       db: { type: "string" },
       config: { type: "string" },
       http: { type: "string" },
+      "token-env": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -123,11 +144,14 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
     return 0;
   }
   const address = flags.http !== undefined ? httpAddress(flags.http) : undefined;
+  const token = address ? bearerToken(address, flags["token-env"], process.env) : undefined;
   const { PlanService } = await loadPackage(SDK_USER, async () => {
     await import("@modelcontextprotocol/sdk/server/mcp.js");
     return import("../mcp/index.js");
   });
   const { db = "plans.sqlite" } = flags;
+  // The graphs load before the database opens: a start that fails here leaves no file behind.
+  const toServe = await loadGraphs(resolve(flags.config ?? "langgraph.json"), io);
   const target = await openDb(db);
   const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
   let wakes: Awaited<ReturnType<(typeof import("../worker/plan-wakes.js"))["openPlanWakes"]>> | undefined;
@@ -139,7 +163,7 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
       ).openPlanWakes(target.postgres, (error) =>
         io.err(`langgraph-replan mcp: plan wakes: ${error instanceof Error ? error.message : String(error)}`),
       );
-    const graphs = await loadGraphs(resolve(flags.config ?? "langgraph.json"), target.saver, io);
+    const graphs = Object.fromEntries(Object.entries(toServe).map(([name, compile]) => [name, compile(target.saver)]));
     const service = new PlanService({
       graphs,
       saver: target.saver,
@@ -151,7 +175,7 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
     const ended = new Promise<void>((done) => (stopped = done));
     process.once("SIGTERM", () => stopped());
     process.once("SIGINT", () => stopped());
-    const http = address ? await serveHttp(service, address, Object.keys(graphs), io) : undefined;
+    const http = address ? await serveHttp(service, address, token, Object.keys(graphs), io) : undefined;
     if (!address) await serveStdio(service, Object.keys(graphs), io, stopped);
     await ended;
     http?.close();
@@ -164,63 +188,6 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
 }
 
 type Service = InstanceType<(typeof import("../mcp/index.js"))["PlanService"]>;
-
-/**
- * Streamable HTTP, stateless: each request gets its own server object over the one service, so a
- * client that goes away takes nothing with it; the runs belong to the service.
- */
-async function serveHttp(
-  service: Service,
-  address: { host: string; port: number },
-  names: string[],
-  io: CliIo,
-): Promise<Server> {
-  const { createMcpServer } = await import("../mcp/index.js");
-  const { StreamableHTTPServerTransport } = await loadPackage(
-    SDK_USER,
-    () => import("@modelcontextprotocol/sdk/server/streamableHttp.js"),
-  );
-  let allowed: Set<string> = new Set();
-  const http = createServer((req, res) => {
-    // A web page the user visits may reach 127.0.0.1 through a name it controls (DNS rebinding):
-    // only this address, by the names it was bound to, and only /mcp, are served.
-    const refused = refusal(req.url, req.headers.host, req.headers.origin, allowed);
-    if (refused) {
-      res.writeHead(refused.status, { "content-type": "text/plain" }).end(refused.message);
-      return;
-    }
-    const server = createMcpServer(service);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on("close", () => void transport.close().then(() => server.close()));
-    void server.connect(transport).then(() => transport.handleRequest(req, res));
-  });
-  await new Promise<void>((listening, failed) => {
-    http.once("error", failed);
-    http.listen(address.port, address.host, () => listening());
-  });
-  const bound = http.address();
-  const port = typeof bound === "object" && bound ? bound.port : address.port;
-  const hosts =
-    address.host === "127.0.0.1" || address.host === "localhost" ? ["127.0.0.1", "localhost"] : [address.host];
-  allowed = new Set(hosts.map((h) => `${h}:${port}`));
-  io.err(`langgraph-replan mcp: serving ${names.join(", ")} on http://${address.host}:${port}/mcp`);
-  return http;
-}
-
-/** Why a request is not served (a path other than /mcp, a Host or Origin not this server's), or undefined. */
-export function refusal(
-  url: string | undefined,
-  host: string | undefined,
-  origin: string | undefined,
-  allowed: ReadonlySet<string>,
-): { status: number; message: string } | undefined {
-  if (new URL(url ?? "/", "http://x").pathname !== "/mcp")
-    return { status: 404, message: "not found: the server is at /mcp" };
-  if (!host || !allowed.has(host)) return { status: 403, message: `host ${host ?? "(none)"} is not this server` };
-  if (origin !== undefined && !allowed.has(origin.replace(/^https?:\/\//, "")))
-    return { status: 403, message: `origin ${origin} may not call this server` };
-  return undefined;
-}
 
 /**
  * stdio: the client closing its end is the end of the session, not of the runs: they reach their

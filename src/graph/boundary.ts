@@ -109,20 +109,23 @@ export function checkInput(input: unknown): unknown {
   return { ...input, context: values };
 }
 
-/** A draft given in the input must have a draft's shape; the planner node checks it against the tools. */
-function checkDraft(draft: unknown): void {
+/**
+ * A draft given in the input must have a draft's shape; the planner node checks it against the tools.
+ * `at` names it in errors: the input's `draft`, or the argument it came in (the MCP tool's `plan`).
+ */
+export function checkDraft(draft: unknown, at = "draft"): void {
   if (draft === undefined) return;
   const parsed = PlanDraftSchema.safeParse(draft);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    const path = ["draft", ...issue.path.map(String)].join(".");
+    const path = [at, ...issue.path.map(String)].join(".");
     throw inputError(path, `${path}: ${issue.message}`);
   }
   // Arguments are free-form JSON: held to the fact limits here, before the input is checkpointed.
   parsed.data.steps.forEach((step, i) => {
     for (const [where, args] of [
-      [`draft.steps.${i}.args`, step.args],
-      [`draft.steps.${i}.fallback.args`, step.fallback?.args],
+      [`${at}.steps.${i}.args`, step.args],
+      [`${at}.steps.${i}.fallback.args`, step.fallback?.args],
     ] as const) {
       if (args === undefined) continue;
       const json = factValue(args, where, "input");

@@ -8,6 +8,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { isPlanManagerError } from "../errors.js";
 import { SubmittedErrorSchema } from "../plan/schema/interrupts.js";
+import { CheckedTools } from "./checked-tools.js";
 import { MAX_WAIT_S, type PlanService } from "./service.js";
 
 const planId = z.string().min(1).max(200).describe("The plan's id, from plan_create or plan_list.");
@@ -64,15 +65,16 @@ export function createMcpServer(service: PlanService): McpServer {
     },
   );
 
-  registerRunTools(server, service);
-  registerReadTools(server, service);
-  registerRetentionTools(server, service);
-  registerExternalStepTools(server, service);
+  const tools = new CheckedTools(server, answer);
+  registerRunTools(tools, service);
+  registerReadTools(tools, service);
+  registerRetentionTools(tools, service);
+  registerExternalStepTools(tools, service);
   return server;
 }
 
 /** Tools that start or change a run: create, answer, stop, resume. */
-function registerRunTools(server: McpServer, service: PlanService): void {
+function registerRunTools(server: CheckedTools, service: PlanService): void {
   server.registerTool(
     "plan_create",
     {
@@ -137,7 +139,7 @@ function registerRunTools(server: McpServer, service: PlanService): void {
 }
 
 /** Tools that read plans: status, wait, list, report. */
-function registerReadTools(server: McpServer, service: PlanService): void {
+function registerReadTools(server: CheckedTools, service: PlanService): void {
   server.registerTool(
     "plan_status",
     {
@@ -189,7 +191,7 @@ function registerReadTools(server: McpServer, service: PlanService): void {
 }
 
 /** Tools that keep plans out of the way or remove them. */
-function registerRetentionTools(server: McpServer, service: PlanService): void {
+function registerRetentionTools(server: CheckedTools, service: PlanService): void {
   server.registerTool(
     "plan_archive",
     {
@@ -212,7 +214,7 @@ function registerRetentionTools(server: McpServer, service: PlanService): void {
 }
 
 /** Steps the calling agent does itself (docs/decisions/0042-external-steps.md): what is ready, and its result. */
-function registerExternalStepTools(server: McpServer, service: PlanService): void {
+function registerExternalStepTools(server: CheckedTools, service: PlanService): void {
   server.registerTool(
     "plan_next",
     {

@@ -7,10 +7,12 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { LangGraphRunnableConfig, StateSnapshot } from "@langchain/langgraph";
 import { PlanManagerError, isPlanManagerError } from "../errors.js";
-import { checkInput } from "../graph/boundary.js";
+import { checkDraft, checkInput } from "../graph/boundary.js";
 import { answerProblemFor, resumeRun } from "../graph/resume.js";
 import type { InterruptPayload, ResumeValue, SubmittedError } from "../plan/schema/interrupts.js";
 import { ResumeValueSchema } from "../plan/schema/interrupts.js";
+import { asArgument } from "./argument-errors.js";
+import { ExpiringMap } from "./expiring-map.js";
 import { BackgroundRuns } from "./runs.js";
 import { archiveThread, cursorAfter, deleteThread, listThreads, unarchiveThread } from "../graph/retention.js";
 import { planMetrics } from "../views/metrics.js";
@@ -88,6 +90,8 @@ export interface Listed {
 const SEPARATOR = "--";
 const FINISHED = new Set(["completed", "partial", "failed", "aborted"]);
 export const MAX_WAIT_S = 300;
+/** At most this many recent creates and iteration links are remembered (the oldest are forgotten first). */
+const MAX_REMEMBERED = 10_000;
 /** How long `stop` waits for a run in a long call to reach its boundary before it answers. */
 const STOP_WAIT_MS = 10_000;
 
@@ -107,8 +111,8 @@ export class PlanService {
   private readonly runs = new BackgroundRuns(
     (planId) => void Promise.resolve(this.writing.get(planId)).then(() => this.wakes?.announce(planId)),
   );
-  /** Recent plans by goal, context and graph, for the dedupe window. */
-  private readonly recent = new Map<string, { planId: string; at: number }>();
+  /** Recent plans by goal, context and graph, for the dedupe window (bounded: expiring-map.ts). */
+  private readonly recent: ExpiringMap<string, { planId: string; at: number }>;
   /**
    * The status each run this process drove had when it returned, by plan id, while its status row is
    * being written: a wait on that run returns it without reading the checkpoint again.
@@ -116,8 +120,8 @@ export class PlanService {
   private readonly ending = new Map<string, StatusCore>();
   /** Status rows being written, by plan id. */
   private readonly writing = new Map<string, Promise<void>>();
-  /** Iteration links (`parent_plan_id`), by plan id. */
-  private readonly parents = new Map<string, string>();
+  /** Iteration links (`parent_plan_id`), by plan id, for the dedupe window too (bounded). */
+  private readonly parents: ExpiringMap<string, string>;
 
   constructor(options: PlanServiceOptions) {
     const names = Object.keys(options.graphs);
@@ -133,6 +137,13 @@ export class PlanService {
     this.saver = options.saver;
     this.now = options.now ?? Date.now;
     this.dedupeWindowMs = options.dedupeWindowMs ?? 600_000;
+    if (!(this.dedupeWindowMs >= 0))
+      throw new PlanManagerError("invalid_options", `dedupeWindowMs must be ms ≥ 0, got ${this.dedupeWindowMs}`, {
+        path: "dedupeWindowMs",
+      });
+    const remembered = { ttlMs: this.dedupeWindowMs, maxEntries: MAX_REMEMBERED, now: () => this.now() };
+    this.recent = new ExpiringMap(remembered);
+    this.parents = new ExpiringMap(remembered);
     this.wakes = options.wakes;
     this.server = { ...(options.server ?? { name: "langgraph-replan", version: "0" }), graphs: names };
   }
@@ -142,6 +153,7 @@ export class PlanService {
     this.graphOf(graphName);
     // Checked before anything is read or written: a bad goal, context or plan is an error of this
     // call, not of a background run (and a value JSON cannot hold never reaches the dedupe key).
+    checkDraft(input.plan, "plan");
     const runInput = checkInput({
       goal: input.goal,
       ...(input.context ? { context: input.context } : {}),
@@ -168,7 +180,8 @@ export class PlanService {
           server: this.server,
         };
     }
-    if (input.parent_plan_id !== undefined) await this.existing(input.parent_plan_id);
+    if (input.parent_plan_id !== undefined)
+      await this.existing(input.parent_plan_id).catch(asArgument("parent_plan_id"));
     const id = planId ?? `${randomUUID().replaceAll("-", "")}${SEPARATOR}${graphName}`;
     // A second create with the same key that got here while the first was reading: no await since
     // this check, so the first one's run is already registered.
@@ -219,7 +232,10 @@ export class PlanService {
     if (!pending)
       throw new PlanManagerError(
         "invalid_resume",
-        `plan "${planId}" has no pending question (status: ${statusOf(snapshot, false)})`,
+        `plan "${planId}" has no pending question (status: ${statusOf(snapshot, false)})` +
+          ((snapshot.values as StatusValues).status === "stopped"
+            ? ": it was stopped; carry it on with plan_resume"
+            : ""),
       );
     const parsed = ResumeValueSchema.safeParse(answer);
     if (!parsed.success)

@@ -314,6 +314,20 @@ describe("external steps: a submission that cannot answer is refused, nothing wr
     );
   });
 
+  it("lacks a key the step produces, as a human step's complete would: the missing keys are named", async () => {
+    const h = setup({ produces: ["orderId", "eta"] });
+    await h.run();
+    expect(await refused(h, { action: "submit", stepId: "order", output: { orderId: "PO-7" } })).toBe(
+      'thread "t1", external_step for step "order": output is missing eta, which step "order" must produce',
+    );
+    expect(await refused(h, { action: "submit", stepId: "order", output: { note: "done" } })).toBe(
+      'thread "t1", external_step for step "order": output is missing orderId, eta, which step "order" must produce',
+    );
+    // An error is no output: nothing is missing from it.
+    const { question } = await submit(h, { error: { message: "portal timed out", class: "transient" } });
+    expect(question?.context).toMatchObject({ attempt: 2 });
+  });
+
   it("a __proto__ key in the output is data: the facts are the produced keys, no prototype is polluted", async () => {
     const h = setup();
     await h.run();

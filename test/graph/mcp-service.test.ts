@@ -234,7 +234,7 @@ describe("the plan service over MCP", () => {
     });
     expect(await error("plan_create", { goal: "g", plan: { steps: [{ id: "a" }] } })).toMatchObject({
       error: "invalid_input",
-      message: "input: draft.steps.0.goal: Invalid input: expected string, received undefined",
+      message: "input: plan.steps.0.goal: Invalid input: expected string, received undefined",
     });
     // Through the library (no JSON in between): a BigInt is a typed error too, not a crash.
     await expect(service.create({ goal: "g", context: { n: 1n } })).rejects.toMatchObject({ code: "invalid_input" });
@@ -279,7 +279,7 @@ describe("the plan service over MCP", () => {
     });
     const plan = { steps: [{ id: "only", goal: "plan", tool: "planDay", args: { forecast: big } }] };
     const args = await call("plan_create", { goal: "too much", plan });
-    expect(JSON.parse(args.content[0]!.text)).toMatchObject({ error: "invalid_input", path: "draft.steps.0.args" });
+    expect(JSON.parse(args.content[0]!.text)).toMatchObject({ error: "invalid_input", path: "plan.steps.0.args" });
     await service.settled();
     expect((await call("plan_list", {})).structuredContent.plans).toEqual([]);
     expect(db.prepare("SELECT count(*) AS n FROM checkpoints").get()).toEqual({ n: 0 });

@@ -3,7 +3,7 @@
  * may supply exactly what the step was to produce, within the limits a tool's output has (a
  * fact is a fact, whoever supplies it), and a human step's output must meet the step's own
  * success signal. A calling agent's submission for an external step names the step waiting and holds
- * an output within those limits or an error (its success signal is the ladder's to judge, not a reason
+ * an output within those limits with every key the step produces, or an error (its success signal is the ladder's to judge, not a reason
  * to refuse it: docs/decisions/0042-external-steps.md). Pure: each returns what is wrong, or undefined.
  */
 import { evaluate } from "../../expr/cel.js";
@@ -36,16 +36,23 @@ export function answerProblem(raw: unknown, ctx: AnswerContext): string | undefi
   // the undo tool's, not the step's: only the limits apply.
   const checked = ctx.pending.kind === "human_step" || (answer.action === "happened" && !undoAsked(ctx.pending));
   if (limits || !checked || !ctx.step) return limits;
-  if (ctx.step.produces?.length) {
-    const { missing } = producedValues(ctx.step, answer.output);
-    if (missing.length > 0) return `output is missing ${missing.join(", ")}, which step "${ctx.step.id}" must produce`;
-  }
+  const missing = missingProduced(ctx.step, answer.output);
+  if (missing) return missing;
   if (ctx.step.successSignal) {
     const result = evaluate(ctx.step.successSignal, "successSignal", ctx.trusted, answer.output);
     if (!result.ok || result.value !== true)
       return `output does not meet the step's success signal ${JSON.stringify(ctx.step.successSignal)}`;
   }
   return undefined;
+}
+
+/** The keys `step` produces that `output` lacks, as a refusal, or undefined when it holds them all. */
+function missingProduced(step: Step, output: unknown): string | undefined {
+  if (!step.produces?.length) return undefined;
+  const { missing } = producedValues(step, output);
+  return missing.length > 0
+    ? `output is missing ${missing.join(", ")}, which step "${step.id}" must produce`
+    : undefined;
 }
 
 /** Whether the question is about a compensation that failed (docs/decisions/0039-compensation.md). */
@@ -109,7 +116,9 @@ function submitProblem(answer: Extract<ResumeValue, { action: "submit" }>, ctx: 
   const hasOutput = answer.output !== undefined;
   if (hasOutput === (answer.error !== undefined))
     return "submit carries exactly one of output (the step's result) and error (what went wrong)";
-  if (hasOutput) return valueProblem(answer.output, "output");
+  // An output without a key the step produces is malformed, not a deviation for the ladder: refused
+  // up front, as a human step's `complete` is (its success signal stays the ladder's to judge).
+  if (hasOutput) return valueProblem(answer.output, "output") ?? (ctx.step && missingProduced(ctx.step, answer.output));
   const { error } = answer;
   if (error?.class === "assumption_broken") {
     const rests = ctx.step?.assumptions ?? [];
