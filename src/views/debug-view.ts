@@ -15,16 +15,7 @@ import type { ViewOutcome } from "./quality.js";
 
 type DebugState = Pick<
   PlanManagerStateType,
-  | "goal"
-  | "plan"
-  | "planHistory"
-  | "steps"
-  | "facts"
-  | "status"
-  | "decisions"
-  | "replans"
-  | "budget"
-  | "sideEffects"
+  "goal" | "plan" | "planHistory" | "steps" | "facts" | "status" | "decisions" | "replans" | "budget" | "sideEffects"
 > &
   Partial<Pick<PlanManagerStateType, "compensations">> & {
     outcome?: ViewOutcome | undefined;
