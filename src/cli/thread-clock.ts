@@ -30,7 +30,8 @@ export function latestStamp(values: Stamped): number | undefined {
   ]
     .map((t) => (typeof t === "string" ? Date.parse(t) : Number.NaN))
     .filter(Number.isFinite);
-  return stamps.length > 0 ? Math.max(...stamps) : undefined;
+  // A fold, not Math.max(...stamps): a long run has more stamps than a call takes arguments.
+  return stamps.length > 0 ? stamps.reduce((a, b) => (b > a ? b : a)) : undefined;
 }
 
 /**

@@ -92,7 +92,8 @@ export class ScriptedChatModel extends FakeListChatModel {
     runManager?: { handleLLMNewToken(token: string): unknown },
   ): AsyncGenerator<ChatGenerationChunk> {
     const whole = this.answer(messages);
-    for (const word of whole.text.match(/\s*\S+\s*/g) ?? []) {
+    const words = whole.text.match(/\s*\S+\s*/g) ?? (whole.text ? [whole.text] : []);
+    for (const word of words) {
       yield new ChatGenerationChunk({ text: word, message: new AIMessageChunk({ content: word, id: whole.id }) });
       await runManager?.handleLLMNewToken(word);
     }
