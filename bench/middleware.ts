@@ -166,7 +166,7 @@ async function runSetup(w: World, setup: Setup): Promise<Outcome> {
   return {
     recovered: recovered && (w.cell !== "new-evidence" || (ledger.calls.get("verify") ?? 0) > 0),
     attempts: ledger.attempts,
-    modelCalls: model.callCount,
+    modelCalls: model.received.length,
     // Calls under one idempotency key are one operation (the API answers a repeat with the first result).
     reexecuted: Math.max(0, ledger.commits.size - 1),
   };

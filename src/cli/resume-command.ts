@@ -6,13 +6,14 @@
  * A stopped thread is resumed without an answer: one that waited for a person asks its question
  * again, for `--answer`.
  */
-import { Command } from "@langchain/langgraph";
+import { Command, type StateSnapshot } from "@langchain/langgraph";
 import { answerProblemFor, type PausedValues } from "../graph/resume.js";
 import type { ResumeValue } from "../plan/schema/interrupts.js";
 import { reopenStopped } from "../worker/stop.js";
 import { pendingQuestion, snapshotOf, type Context } from "./context.js";
 import { loadPackage } from "./packages.js";
-import { CliError } from "./target.js";
+import { CliError, readerGraph } from "./target.js";
+import { threadClock } from "./thread-clock.js";
 
 /** The nodes that call tools, models or planners: a run the command line starts stops before them. */
 const OWNER_NODES = ["planner", "executor", "classifier", "replanner", "extender"];
@@ -30,7 +31,15 @@ const aboutQuestion = (question: { kind: string; stepId?: string }) =>
 /** The workers' queue, loaded only for a postgresql:// URL (a SQLite file must not need pg-boss). */
 const queueModule = () => loadPackage("a postgresql:// URL", () => import("../worker/queue.js"));
 
-async function resumeStopped(ctx: Context): Promise<number> {
+/**
+ * The graph that gives an answer here: its stamps (the answer's decision, the step's end, a human step's
+ * deadline) are on the run's clock, not the wall clock (thread-clock.ts).
+ */
+function answeringGraph(ctx: Context, snapshot: StateSnapshot) {
+  return readerGraph(ctx.target.saver, threadClock(snapshot.values as never, snapshot.createdAt, ctx.io.now));
+}
+
+async function resumeStopped(ctx: Context, snapshot: StateSnapshot): Promise<number> {
   if (ctx.options.answer !== undefined)
     throw new CliError(
       `thread "${ctx.thread}" is stopped: resume it without --answer first; it asks its question again`,
@@ -39,8 +48,9 @@ async function resumeStopped(ctx: Context): Promise<number> {
     throw new CliError(`thread "${ctx.thread}" is stopped: resume it without --value; it carries on where it stopped`);
   const config = { configurable: { thread_id: ctx.thread } };
   if (!ctx.target.postgres) {
-    await reopenStopped(ctx.graph, config);
-    let snapshot = await ctx.graph.getState(config);
+    const graph = answeringGraph(ctx, snapshot);
+    await reopenStopped(graph, config);
+    snapshot = await graph.getState(config);
     let status = (snapshot.values as { status: string }).status;
     if (status !== "awaiting_human" && status !== "awaiting_review") {
       ctx.io.out(`reopened "${ctx.thread}" (status: ${status}); ${carryOn(ctx.thread)}`);
@@ -48,8 +58,8 @@ async function resumeStopped(ctx: Context): Promise<number> {
     }
     // A thread that waited for a person needs an answer, not invoke(null): the question is asked
     // again here (the human node has no side effects before an answer), so --answer can give it.
-    await ctx.graph.invoke(null, { ...config, interruptBefore: OWNER_NODES });
-    snapshot = await ctx.graph.getState(config);
+    await graph.invoke(null, { ...config, interruptBefore: OWNER_NODES });
+    snapshot = await graph.getState(config);
     status = (snapshot.values as { status: string }).status;
     const question = pendingQuestion(snapshot)?.value;
     if (!question) {
@@ -84,10 +94,11 @@ function parseValue(raw: string | undefined, options: readonly string[], flag = 
 }
 
 /** Gives a checked answer over a SQLite file: the run takes it and stops before the owner's nodes. */
-async function answerHere(ctx: Context, value: unknown, about: string): Promise<number> {
+async function answerHere(ctx: Context, snapshot: StateSnapshot, value: unknown, about: string): Promise<number> {
   const config = { configurable: { thread_id: ctx.thread } };
-  await ctx.graph.invoke(new Command({ resume: value }), { ...config, interruptBefore: OWNER_NODES });
-  const values = (await ctx.graph.getState(config)).values as { status: string; outcome?: { summary?: string } };
+  const graph = answeringGraph(ctx, snapshot);
+  await graph.invoke(new Command({ resume: value }), { ...config, interruptBefore: OWNER_NODES });
+  const values = (await graph.getState(config)).values as { status: string; outcome?: { summary?: string } };
   if (ENDED.has(values.status)) {
     const summary = values.outcome?.summary ? ` — ${values.outcome.summary}` : "";
     ctx.io.out(`answered "${ctx.thread}" (${about}): ${values.status}${summary}`);
@@ -105,7 +116,7 @@ export async function queueResume(ctx: Context): Promise<number> {
     );
   const snapshot = await snapshotOf(ctx);
   const status = (snapshot.values as { status: string }).status;
-  if (status === "stopped") return resumeStopped(ctx);
+  if (status === "stopped") return resumeStopped(ctx, snapshot);
   const question = pendingQuestion(snapshot);
   if (!question?.value)
     throw new CliError(
@@ -116,7 +127,7 @@ export async function queueResume(ctx: Context): Promise<number> {
   const problem = answerProblemFor(value, question.value, snapshot.values as PausedValues);
   const about = aboutQuestion(question.value);
   if (problem) throw new CliError(`thread "${ctx.thread}", ${about}: ${problem}`);
-  if (!ctx.target.postgres && answer !== undefined) return answerHere(ctx, value, about);
+  if (!ctx.target.postgres && answer !== undefined) return answerHere(ctx, snapshot, value, about);
   if (!ctx.target.postgres)
     throw new CliError(
       `the answer is valid, but over a SQLite file it must be given by the process that owns the graph's tools: ` +

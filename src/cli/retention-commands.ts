@@ -16,7 +16,7 @@ import {
 } from "../graph/retention.js";
 import type { RunStatus } from "../plan/schema/outcome.js";
 import { agentSnapshot } from "./agent-thread.js";
-import type { CliIo, Context } from "./context.js";
+import { pendingQuestion, type CliIo, type Context } from "./context.js";
 import { CliError, type Target } from "./target.js";
 import { threadLine } from "./thread-line.js";
 
@@ -72,7 +72,8 @@ async function threads(ctx: RetentionContext): Promise<number> {
     const snapshot =
       (await agentSnapshot(target.saver, threadId)) ??
       (await graph.getState({ configurable: { thread_id: threadId } }));
-    const line = threadLine(threadId, snapshot.values as Record<string, never>, io.now());
+    const asked = pendingQuestion(snapshot)?.value?.stepId;
+    const line = threadLine(threadId, snapshot.values as Record<string, never>, io.now(), asked);
     io.out(isArchived ? `${line}  archived` : line);
   }
   // On stderr: stdout stays one line per thread for scripts.

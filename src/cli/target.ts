@@ -6,6 +6,7 @@
 import { existsSync } from "node:fs";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { createPlanManager } from "../graph/create-plan-manager.js";
+import type { Clock } from "../runtime/options.js";
 
 import { loadPackage } from "./packages.js";
 import { CliError } from "./target-error.js";
@@ -94,13 +95,14 @@ export function openTarget(target: string | undefined): Promise<Target> {
 
 /**
  * A plan manager with no tools, for reading and writing checkpoints: views, the stop request and
- * the finalize node need the graph's channels and routes, never a tool or a planner.
+ * the finalize node need the graph's channels and routes, never a tool or a planner. `clock`: the
+ * run's, when what it writes is stamped (an answer; see thread-clock.ts). Default: the wall clock.
  */
-export function readerGraph(saver: BaseCheckpointSaver) {
+export function readerGraph(saver: BaseCheckpointSaver, clock?: Pick<Clock, "now">) {
   const planner = {
     plan: async (): Promise<never> => {
       throw new CliError("the command line does not plan: start runs with a worker or your own process");
     },
   };
-  return createPlanManager({ tools: [], planner }).compile({ checkpointer: saver });
+  return createPlanManager({ tools: [], planner, ...(clock ? { clock } : {}) }).compile({ checkpointer: saver });
 }

@@ -4,10 +4,13 @@ import { statusLabel } from "../views/quality.js";
 
 type LineState = Partial<Pick<PlanManagerStateType, "status" | "plan" | "steps" | "outcome" | "pendingHuman">>;
 
-/** The step a thread is on: running, waiting for a person, or the one it failed at. */
-export function currentStep(state: LineState): string {
+/**
+ * The step a thread is on: running, waiting for a person, or the one it failed at. `askedAbout` is the step of the
+ * question the thread waits on: an agent's thread (planMiddleware) keeps its question in the interrupt, not in state.
+ */
+export function currentStep(state: LineState, askedAbout?: string): string {
   const running = state.plan?.steps.find((s) => state.steps?.[s.id]?.status === "running");
-  return running?.id ?? state.pendingHuman?.stepId ?? state.outcome?.failedStep ?? "-";
+  return running?.id ?? state.pendingHuman?.stepId ?? askedAbout ?? state.outcome?.failedStep ?? "-";
 }
 
 /** When a step last finished (the thread's last progress), or undefined. */
@@ -27,11 +30,11 @@ function ago(iso: string | undefined, now: number): string {
 
 const quote = (text: string) => JSON.stringify(text);
 
-export function threadLine(threadId: string, state: LineState, now: number): string {
+export function threadLine(threadId: string, state: LineState, now: number, askedAbout?: string): string {
   const parts = [
     threadId,
     state.status ? statusLabel(state.status, state.outcome) : "not started",
-    `step=${currentStep(state)}`,
+    `step=${currentStep(state, askedAbout)}`,
     `plan=v${state.plan?.version ?? 0}`,
     `progress=${ago(lastProgress(state), now)}`,
   ];

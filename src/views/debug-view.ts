@@ -11,22 +11,15 @@ import { decisionLine } from "./decision-line.js";
 import { compensationLines } from "./compensations.js";
 import { inDoubtLines } from "./effects.js";
 import { printable } from "./printable.js";
+import type { ViewOutcome } from "./quality.js";
 
 type DebugState = Pick<
   PlanManagerStateType,
-  | "goal"
-  | "plan"
-  | "planHistory"
-  | "steps"
-  | "facts"
-  | "status"
-  | "decisions"
-  | "replans"
-  | "budget"
-  | "sideEffects"
-  | "outcome"
+  "goal" | "plan" | "planHistory" | "steps" | "facts" | "status" | "decisions" | "replans" | "budget" | "sideEffects"
 > &
-  Partial<Pick<PlanManagerStateType, "compensations">>;
+  Partial<Pick<PlanManagerStateType, "compensations">> & {
+    outcome?: ViewOutcome | undefined;
+  };
 
 /** Each step's attempts, earlier plan versions first; a step a replan removed is listed once. */
 function stepLines(state: DebugState): string[] {
@@ -103,7 +96,8 @@ export function debugView(state: DebugState): string[] {
   if (doubted.length > 0) lines.push("effects in doubt:", ...doubted.map((l) => `  ${printable(l)}`));
   const undone = compensationLines(state.compensations);
   if (undone.length > 0) lines.push("compensations:", ...undone.map((l) => `  ${printable(l)}`));
-  if (state.outcome) lines.push(`outcome: ${printable(state.outcome.summary)}`);
+  // A planMiddleware thread's outcome has a summary only when it completed degraded.
+  if (state.outcome?.summary !== undefined) lines.push(`outcome: ${printable(state.outcome.summary)}`);
   return lines;
 }
 

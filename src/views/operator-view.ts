@@ -21,7 +21,10 @@ const FINISHED: ReadonlySet<string> = new Set(["completed", "partial", "failed",
 export interface OperatorViewOptions {
   /** Epoch ms used for "elapsed". Default: now. */
   now?: number;
-  /** The policy's default retry, to show attempt n/max. Default: the library default. */
+  /**
+   * The policy's default retry, to show attempt n/max. Default: the run's, as its state records it (`budget.maxAttempts`),
+   * else the library's.
+   */
   defaultRetry?: RetryPolicy;
   /** `policy.stallFactor`, to mark a running step past its estimate. Default 2. */
   stallFactor?: number;
@@ -41,7 +44,10 @@ export function operatorView(state: OperatorState, options: OperatorViewOptions 
   const max = current
     ? current.human
       ? 1
-      : { ...(options.defaultRetry ?? DEFAULT_RETRY), ...current.retry }.maxAttempts
+      : (current.retry?.maxAttempts ??
+        options.defaultRetry?.maxAttempts ??
+        state.budget.maxAttempts ??
+        DEFAULT_RETRY.maxAttempts)
     : 0;
   const started = Object.values(state.steps)
     .map((s) => (s.startedAt ? Date.parse(s.startedAt) : Number.NaN))

@@ -182,7 +182,7 @@ describe("planMiddleware: calls to a step that cannot run are bounded", () => {
     const turns: Turn[] = [[{ name: "write_plan", args: waitPlan }], ...Array.from({ length: 30 }, () => early)];
     const { agent, model } = agentWith(turns, tools(l), { policy: { maxRefusedCalls: 3 } });
     const out = await agent.invoke(start, config("refused"));
-    expect(model.callCount).toBe(4);
+    expect(model.received.length).toBe(4);
     expect(l.calls).toEqual({});
     expect(out.decisions.map((d) => [d.rule, d.stepId, d.action])).toEqual([
       ["guard.refused-calls", "use", "escalate"],
@@ -201,7 +201,7 @@ describe("planMiddleware: calls to a step that cannot run are bounded", () => {
     const turns: Turn[] = [[{ name: "write_plan", args: waitPlan }], ...Array.from({ length: 30 }, () => early)];
     const { agent, model } = agentWith(turns, tools(l));
     const out = await agent.invoke(start, config("refused-default"));
-    expect(model.callCount).toBe(6);
+    expect(model.received.length).toBe(6);
     expect(out.decisions.map((d) => d.rule)).toEqual(["guard.refused-calls"]);
   });
 });

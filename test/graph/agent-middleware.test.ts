@@ -162,7 +162,7 @@ describe("planMiddleware: the ladder inside the agent loop", () => {
     expect(out.decisions.map((d) => [d.rule, d.action])).toEqual([["deterministic.fallback", "fallback"]]);
     expect(out.steps.price).toMatchObject({ status: "succeeded", attempts: 2, usedFallback: true });
     expect(out.facts.price!.value).toBe(12);
-    expect(lastResults(model.calls[2]!.messages).map((m) => [m.name, m.content, m.status])).toEqual([
+    expect(lastResults(model.received[2]!).map((m) => [m.name, m.content, m.status])).toEqual([
       ["quote_a", '{"price":12}', "success"],
     ]);
   });
@@ -183,7 +183,7 @@ describe("planMiddleware: the ladder inside the agent loop", () => {
       orderWorld(l),
     );
     const out = await agent.invoke(start, config("assumption"));
-    const results = (n: number) => lastResults(model.calls[n]!.messages).map((m) => m.content);
+    const results = (n: number) => lastResults(model.received[n]!).map((m) => m.content);
     expect(results(2)).toEqual([
       [
         'Step "check" did not go as planned: assumption "in_stock" is false: assumption "in_stock" (the item is in ' +
@@ -264,7 +264,7 @@ describe("planMiddleware: the ladder inside the agent loop", () => {
       planVersion: 1,
       stepId: "fetch",
     });
-    expect(model.callCount).toBe(3);
+    expect(model.received.length).toBe(3);
     // HITL's vocabulary answers it; the person's approval outranks the false assumption for this step.
     const out = await agent.invoke(new Command({ resume: { decisions: [{ type: "approve" }] } }), config("repeat"));
     expect(l.calls).toEqual({ fetch_doc: 2 });
@@ -393,7 +393,7 @@ describe("planMiddleware: plan review, revisions and side effects", () => {
     const out = await agent.invoke(new Command({ resume }), config("review-reject"));
     expect(out.plan).toBeUndefined();
     expect(out.decisions.map((d) => d.rule)).toEqual(["human.reject-plan"]);
-    expect(lastResults(model.calls[1]!.messages)[0]!.content).toBe(
+    expect(lastResults(model.received[1]!)[0]!.content).toBe(
       "a person rejected the plan: pay by card. Write another with write_plan.",
     );
   });
@@ -425,7 +425,7 @@ describe("planMiddleware: plan review, revisions and side effects", () => {
     ]);
     expect(l.keys.quote).toEqual([undefined]);
     expect(out.plan!.steps[1]).toMatchObject({ sideEffects: ["pay"], idempotent: false });
-    expect(lastResults(model.calls[4]!.messages)[0]!.content).toBe(
+    expect(lastResults(model.received[4]!)[0]!.content).toBe(
       'Step "pay" already succeeded (not run again); its result: {"paid":40}',
     );
   });
@@ -456,7 +456,7 @@ describe("planMiddleware: plan review, revisions and side effects", () => {
     const out = await agent.invoke(new Command({ resume: { action: "approve" } }), config("keep"));
     expect(out.plan!.steps.map((s) => s.id)).toEqual(["pay", "quote", "notify"]);
     expect(out.steps.pay!.status).toBe("succeeded");
-    expect(lastResults(model.calls[4]!.messages)[0]!.content).toBe(
+    expect(lastResults(model.received[4]!)[0]!.content).toBe(
       [
         "Plan version 2 recorded: 3 steps.",
         "New steps: notify.",
@@ -533,7 +533,7 @@ describe("planMiddleware: plan review, revisions and side effects", () => {
       ["guard.max-replans", undefined],
     ]);
     expect(out.decisions[3]!.reason).toBe("1 revisions already (policy.maxReplans = 1)");
-    expect(lastResults(model.calls[5]!.messages)[0]!.content).toBe(
+    expect(lastResults(model.received[5]!)[0]!.content).toBe(
       "The plan was not revised: 1 revisions already (policy.maxReplans = 1). Finish with what is done, or stop and report.",
     );
   });
@@ -670,7 +670,7 @@ describe("planMiddleware: side-effecting calls outside the plan", () => {
     const second = await agent.invoke(approve, config("unplanned"));
     expect(l.calls).toEqual({ quote: 1 });
     expect(second.sideEffects).toEqual([]);
-    const results = (n: number) => lastResults(model.calls[n]!.messages).map((m) => [m.content, m.status]);
+    const results = (n: number) => lastResults(model.received[n]!).map((m) => [m.content, m.status]);
     expect(results(1)).toEqual([
       [
         "Not run: pay has side effects and there is no plan yet. Write the plan with write_plan first; a step " +
@@ -744,7 +744,7 @@ describe("planMiddleware: budget.maxCost and replanCooldownSteps", () => {
     expect(out.decisions.map((d) => [d.stepId, d.rule, d.failureClass, d.action, d.planVersion])).toEqual([
       [undefined, "budget.replan-cheaper", "budget_exhausted", "replan_global", 0],
     ]);
-    expect(lastResults(model.calls[1]!.messages)[0]!.content).toBe(
+    expect(lastResults(model.received[1]!)[0]!.content).toBe(
       "The plan was not recorded: plan version 1 costs 5 for the steps not yet done (send 5); 0 of 1 is spent, " +
         "so it would exceed budget.maxCost. Write a cheaper plan with write_plan.",
     );
@@ -787,7 +787,7 @@ describe("planMiddleware: budget.maxCost and replanCooldownSteps", () => {
     expect(out.decisions[1]!.reason).toBe(
       'step "send" costs 0.5; 1 of 1 is spent, so it would exceed budget.maxCost; asking the planner for a cheaper route',
     );
-    expect(lastResults(model.calls[3]!.messages)[0]!.content).toContain(
+    expect(lastResults(model.received[3]!)[0]!.content).toContain(
       'Step "send" did not go as planned: step "send" costs 0.5; 1 of 1 is spent',
     );
     expect(out.budget.spent).toBe(1);
@@ -916,7 +916,7 @@ describe("planMiddleware: keys name the operation", () => {
     expect(out.sideEffects.map((e) => e.stepId)).toEqual(["deposit"]);
     expect(out.steps.settle).toMatchObject({ status: "succeeded", output: { paid: 40 } });
     expect(out.decisions.map((d) => [d.stepId, d.rule, d.action])).toEqual([["settle", "effect.reused", "reuse"]]);
-    const results = lastResults(model.calls[3]!.messages).map((m) => m.content);
+    const results = lastResults(model.received[3]!).map((m) => m.content);
     expect(results).toEqual(['{"paid":40}']);
     expect(out.status).toBe("completed");
   });

@@ -7,6 +7,7 @@ import { createAgent } from "langchain";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { planMiddleware } from "../../src/middleware/index.js";
 import { runCli } from "../../src/cli/commands.js";
+import { debugView } from "../../src/views/index.js";
 import { scriptedAgentModel } from "../helpers/agent-model.js";
 import { countedTool, ledger } from "../helpers/agent-tools.js";
 
@@ -84,5 +85,42 @@ describe("langgraph-replan over an agent's thread", () => {
       ],
     });
     expect((await cli("stop", db, "review")).code).toBe(1);
+  });
+});
+
+/** What the debug view shows of the completed thread "done": its middleware outcome has no summary. */
+const DONE_DEBUG = [
+  "goal: Do a",
+  "status: completed",
+  "",
+  "steps:",
+  "  a: succeeded, 1 attempt, cost 0 1970-01-01T00:00:00.000Z → 1970-01-01T00:00:00.000Z",
+  "",
+  "decisions:",
+  "  (none)",
+  "",
+  "replans:",
+  "  (none)",
+  "",
+  "facts:",
+  "",
+  "cost: execution 0, replanning 0",
+];
+
+describe("the debug view of a completed agent thread", () => {
+  it("debugView reads the saved state of a completed, non-degraded agent run", async () => {
+    const saver = SqliteSaver.fromConnString(db);
+    try {
+      const values = (await saver.getTuple(cfg("done")))!.checkpoint.channel_values as Record<string, unknown>;
+      expect(values.status).toBe("completed");
+      expect(values.outcome).not.toHaveProperty("summary");
+      expect(debugView(values as never)).toEqual(DONE_DEBUG);
+    } finally {
+      saver.db.close();
+    }
+  });
+
+  it("show --view debug prints it", async () => {
+    expect(await cli("show", db, "done", "--view", "debug")).toEqual({ code: 0, err: [], out: DONE_DEBUG });
   });
 });

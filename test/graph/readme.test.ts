@@ -72,6 +72,28 @@ describe("README", () => {
     }
   });
 
+  it("runs the ScriptedChatModel example as written and prints what it promises", () => {
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("### Testing offline: `ScriptedChatModel`"));
+    const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(code).toBeDefined();
+    const dir = mkdtempSync(join(root, "test", ".readme-"));
+    try {
+      const file = join(dir, "scripted.ts");
+      writeFileSync(
+        file,
+        code!
+          .replace('from "langgraph-replan/agent"', `from ${JSON.stringify(join(root, "src/middleware/index.ts"))}`)
+          .replace('from "langgraph-replan/testing"', `from ${JSON.stringify(join(root, "src/testing/index.ts"))}`),
+      );
+      const run = spawnSync(process.execPath, ["--import", "tsx", file], { cwd: root, encoding: "utf8" });
+      expect(run.stderr.replace(/npm warn.*\n/g, "")).toBe("");
+      expect(run.stdout.trim().split("\n")).toEqual(["completed", "40", "3", "The desk costs 40."]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("gives MCP client configurations a client can read: our command with flags it takes, and a URL at /mcp", async () => {
     const readme = readFileSync(join(root, "README.md"), "utf8");
     const section = readme.slice(readme.indexOf("### Connecting a client"), readme.indexOf("### An agent session"));

@@ -141,9 +141,9 @@ describe("tracing through the run's callbacks", () => {
     const out = await graph.invoke({ goal: "rate" }, { configurable: { thread_id: "agent" }, callbacks: [recorder] });
     expect(out.status).toBe("completed");
     expect(recorder.seen).toEqual([
-      "chat FakeBuiltModel: stepId=rate attempt=1 planVersion=1 [langgraph-replan:step]",
+      "chat ScriptedChatModel: stepId=rate attempt=1 planVersion=1 [langgraph-replan:step]",
       "tool lookup: stepId=rate attempt=1 planVersion=1 [langgraph-replan:step]",
-      "chat FakeBuiltModel: stepId=rate attempt=1 planVersion=1 [langgraph-replan:step]",
+      "chat ScriptedChatModel: stepId=rate attempt=1 planVersion=1 [langgraph-replan:step]",
     ]);
   });
 

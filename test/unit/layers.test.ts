@@ -26,6 +26,7 @@ const BELOW: Record<string, readonly string[]> = {
   threads: ["errors", "plan", "graph", "storage"],
   mcp: ["errors", "plan", "policy", "runtime", "graph", "views", "worker", "storage"],
   cli: ["errors", "plan", "runtime", "graph", "views", "worker", "storage", "mcp"],
+  testing: ["errors"],
 };
 
 function sources(dir: string): string[] {

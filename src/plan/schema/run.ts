@@ -111,6 +111,11 @@ export const BudgetSchema = z.object({
   replanSpent: z.number(),
   maxCost: z.number().optional(),
   maxReplanCost: z.number().optional(),
+  /**
+   * Attempts per step under the run's `policy.defaultRetry` (a step's own `retry` overrides it), recorded when it
+   * is not the library's 3, so the views show attempt n/max without the policy.
+   */
+  maxAttempts: z.number().int().min(1).optional(),
 });
 export type Budget = z.infer<typeof BudgetSchema>;
 
