@@ -23,6 +23,7 @@ import { runStep, type AttemptResult } from "./step-call.js";
 import { withPlanView } from "./plan-view.js";
 import { heldCall } from "./taint.js";
 import { journalFor } from "./journal.js";
+import { overBudgetCall } from "./plan-budget.js";
 import { WRITE_PLAN, writePlan, writePlanTool } from "./write-plan.js";
 import { gaveUp, outputOf, probed, stepTimeout, textOf, withKey, type CallProbe } from "./tool-call.js";
 
@@ -87,7 +88,9 @@ async function governed(
   if (call.name === WRITE_PLAN) result = await writePlan(env, call.args, tools);
   else {
     const route = routeCall(state, call.name, call.args);
-    if (route.kind === "free") {
+    const dear = route.kind === "free" ? overBudgetCall(state, call.name) : undefined;
+    if (dear) result = dear;
+    else if (route.kind === "free") {
       const refused = unplannedEffect(call.name, call.args, state.plan?.version, options.sideEffectTools);
       if (!refused) return handler(request);
       const place = { attempt: 0, planVersion: state.plan?.version ?? 0, at: at() };
