@@ -133,7 +133,7 @@ function provider(l: Ledger) {
  * test/graph/effect-journal.test.ts. `find_charge` answers by the key it is handed, as a payment
  * provider's lookup does: without the key it cannot find the charge.
  */
-function killed(through: "graph" | "agent") {
+function killed(through: "graph" | "agent", given = true) {
   return async (): Promise<Face> => {
     const l = ledger();
     const byKey = new Map<string, unknown>();
@@ -177,13 +177,22 @@ function killed(through: "graph" | "agent") {
       saver.db.prepare("DELETE FROM langgraph_replan_thread_claims").run();
       return face(l, await harness(plan, marked(), { checkpointer: saver }).run(null));
     }
-    const agentOf = (saver: BaseCheckpointSaver, turns: Turn[]) =>
-      createAgent({
+    const agentOf = (saver: BaseCheckpointSaver, turns: Turn[]) => {
+      const own = tools();
+      // The tools themselves, so a restarted process can probe under the key before any model call.
+      const options = {
+        sleep: async () => {},
+        now: () => 0,
+        sideEffectTools: ["charge"],
+        ...(given ? { tools: own } : {}),
+      };
+      return createAgent({
         model: scriptedAgentModel(turns),
-        tools: tools(),
-        middleware: [planMiddleware({ sleep: async () => {}, now: () => 0, sideEffectTools: ["charge"] })],
+        tools: own,
+        middleware: [planMiddleware(options)],
         checkpointer: saver,
       });
+    };
     const first = agentOf(dying, [[{ name: "write_plan", args: plan }], [{ name: "charge", args: {} }], "never"])
       .invoke({ messages: [{ role: "user", content: "go" }] }, config)
       .catch((e: unknown) => e);
@@ -303,7 +312,6 @@ describe("parity: the graph and createAgent + planMiddleware keep the same guara
   it.each(ROWS)("$name", async (row) => {
     const graph = await row.graph();
     const agent = await row.agent();
-    console.log("FACES", row.name.slice(0, 40), JSON.stringify({ graph: { ...graph, said: [] }, agent }));
     expect({ graph: graph.rules, agent: agent.rules }).toEqual({
       graph: row.rules,
       agent: [...row.rules, ...(row.agentOnly ?? [])],
@@ -316,5 +324,12 @@ describe("parity: the graph and createAgent + planMiddleware keep the same guara
       const joined = f.said.join("\n");
       for (const text of row.said?.[who] ?? []) expect(joined, `${who} said`).toContain(text);
     }
+  });
+});
+
+describe("a restarted agent whose verify probe the middleware cannot hand the key", () => {
+  it("does not run the probe without it: a person is asked (effect.in-doubt), the card is charged once", async () => {
+    const agent = await killed("agent", false)();
+    expect([agent.rules, agent.calls]).toEqual([["effect.in-doubt"], { charge: 1 }]);
   });
 });
