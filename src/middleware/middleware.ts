@@ -141,10 +141,10 @@ async function sameTurn(
     return { content, status: "error", update: {} };
   }
   const { rule, reason } = reuseVerdict(step.id, effect.stepId, key);
-  const attempt = done?.update.steps?.[step.id]?.attempts ?? 1;
+  const attempts = done?.update.steps?.[step.id]?.attempts ?? 1;
   const decision = decide(
     { rule, reason },
-    { stepId: step.id, attempt, planVersion: env.state.plan!.version, at: env.at() },
+    { stepId: step.id, attempt: attempts, planVersion: env.state.plan!.version, at: env.at() },
   );
   const output = JSON.stringify(effect.output) ?? "null";
   const content = `Step "${step.id}" ran once for this operation in this model turn (not run again); its result: ${output}`;

@@ -29,8 +29,8 @@ export function overBudget(
     ...(step.tool !== undefined && attemptCost(step, false) > 0 ? [{ stepId: step.id, tool: step.tool }] : []),
     ...(step.fallback && attemptCost(step, true) > 0 ? [{ stepId: step.id, tool: step.fallback.tool }] : []),
   ]);
-  const overBudget = { reason: deviation.message, steps };
-  return { content, status: "error", update: { decisions: [decision], planRun: { overBudget } } };
+  const held = { reason: deviation.message, steps };
+  return { content, status: "error", update: { decisions: [decision], planRun: { overBudget: held } } };
 }
 
 /**

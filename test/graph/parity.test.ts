@@ -133,53 +133,58 @@ function provider(l: Ledger) {
  * test/graph/effect-journal.test.ts. `find_charge` answers by the key it is handed, as a payment
  * provider's lookup does: without the key it cannot find the charge.
  */
-function killed(through: "graph" | "agent", given = true) {
-  return async (): Promise<Face> => {
-    const l = ledger();
-    const byKey = new Map<string, unknown>();
-    let release!: () => void;
-    let entered!: () => void;
-    const inCharge = new Promise<void>((r) => (entered = r));
-    const gate = new Promise<void>((r) => (release = r));
-    const tools = () => [
-      countedTool(l, "charge", async (n) => {
-        const key = l.keys.charge!.at(-1)!;
-        byKey.set(key, receipt(n));
-        if (n === 1) {
-          entered();
-          await gate;
-        }
-        return receipt(n);
-      }),
-      countedTool(l, "find_charge", () => {
-        const key = l.keys.find_charge!.at(-1);
-        return key !== undefined && byKey.has(key) ? { happened: true, output: byKey.get(key) } : { happened: false };
-      }),
-    ];
-    const plan: PlanDraft = {
-      steps: [payStep({ tool: "charge", verify: { tool: "find_charge" } })],
-    };
-    const file = join(dir, `kill-${through}-${files++}.sqlite`);
+function killable() {
+  const l = ledger();
+  const byKey = new Map<string, unknown>();
+  let release!: () => void;
+  let entered!: () => void;
+  const inCharge = new Promise<void>((r) => (entered = r));
+  const gate = new Promise<void>((r) => (release = r));
+  const tools = () => [
+    countedTool(l, "charge", async (n) => {
+      byKey.set(l.keys.charge!.at(-1)!, receipt(n));
+      if (n === 1) {
+        entered();
+        await gate;
+      }
+      return receipt(n);
+    }),
+    countedTool(l, "find_charge", () => {
+      const key = l.keys.find_charge!.at(-1);
+      return key !== undefined && byKey.has(key) ? { happened: true, output: byKey.get(key) } : { happened: false };
+    }),
+  ];
+  const plan: PlanDraft = { steps: [payStep({ tool: "charge", verify: { tool: "find_charge" } })] };
+  /** Runs the first process on a new file until it is inside the charge, kills it, and opens the file anew. */
+  async function dies(first: (saver: SqliteSaver) => Promise<unknown>): Promise<SqliteSaver> {
+    const file = join(dir, `kill-${files++}.sqlite`);
     const dying = sqlite(file);
-    const config = { configurable: { thread_id: "t1" } };
-    if (through === "graph") {
-      const marked = () =>
-        tools().map((t) => (t.name === "charge" ? Object.assign(t, { metadata: { sideEffects: ["charge"] } }) : t));
-      const first = harness(plan, marked(), { checkpointer: dying })
-        .run()
-        .catch((e: unknown) => e);
-      await inCharge;
-      dying.db.close();
-      release();
-      expect(await first).toBeInstanceOf(Error);
-      const saver = sqlite(file);
-      // The dead process's lease on the thread: on another host it would run out; here its pid lives on.
-      saver.db.prepare("DELETE FROM langgraph_replan_thread_claims").run();
-      return face(l, await harness(plan, marked(), { checkpointer: saver }).run(null));
-    }
+    const run = first(dying).catch((e: unknown) => e);
+    await inCharge;
+    dying.db.close();
+    release();
+    expect(await run).toBeInstanceOf(Error);
+    return sqlite(file);
+  }
+  return { l, tools, plan, dies };
+}
+
+async function killedGraph(): Promise<Face> {
+  const { l, tools, plan, dies } = killable();
+  const marked = () =>
+    tools().map((t) => (t.name === "charge" ? Object.assign(t, { metadata: { sideEffects: ["charge"] } }) : t));
+  const saver = await dies((dying) => harness(plan, marked(), { checkpointer: dying }).run());
+  // The dead process's lease on the thread: on another host it would run out; here its pid lives on.
+  saver.db.prepare("DELETE FROM langgraph_replan_thread_claims").run();
+  return face(l, await harness(plan, marked(), { checkpointer: saver }).run(null));
+}
+
+/** `given`: the tools themselves are given to planMiddleware, so a restarted process can probe under the key before any model call. */
+function killedAgent(given = true) {
+  return async (): Promise<Face> => {
+    const { l, tools, plan, dies } = killable();
     const agentOf = (saver: BaseCheckpointSaver, turns: Turn[]) => {
       const own = tools();
-      // The tools themselves, so a restarted process can probe under the key before any model call.
       const options = {
         sleep: async () => {},
         now: () => 0,
@@ -193,16 +198,13 @@ function killed(through: "graph" | "agent", given = true) {
         checkpointer: saver,
       });
     };
-    const first = agentOf(dying, [[{ name: "write_plan", args: plan }], [{ name: "charge", args: {} }], "never"])
-      .invoke({ messages: [{ role: "user", content: "go" }] }, config)
-      .catch((e: unknown) => e);
-    await inCharge;
-    dying.db.close();
-    release();
-    expect(await first).toBeInstanceOf(Error);
+    const config = { configurable: { thread_id: "t1" } };
+    const turns: Turn[] = [[{ name: "write_plan", args: plan }], [{ name: "charge", args: {} }], "never"];
+    const saver = await dies((dying) =>
+      agentOf(dying, turns).invoke({ messages: [{ role: "user", content: "go" }] }, config),
+    );
     // A new process: a new saver on the file, a new agent and middleware; it resumes at the tools node.
-    const out = await agentOf(sqlite(file), ["paid"]).invoke(null, config);
-    return face(l, out);
+    return face(l, await agentOf(saver, ["paid"]).invoke(null, config));
   };
 }
 
@@ -279,8 +281,8 @@ const ROWS: Row[] = [
   },
   {
     name: "a process killed inside a side-effecting call, resumed with invoke(null): the verify probe gets the key and settles it (effect.verified)",
-    graph: killed("graph"),
-    agent: killed("agent"),
+    graph: killedGraph,
+    agent: killedAgent(),
     rules: ["effect.verified"],
     calls: { charge: 1, find_charge: 1 },
   },
@@ -329,7 +331,7 @@ describe("parity: the graph and createAgent + planMiddleware keep the same guara
 
 describe("a restarted agent whose verify probe the middleware cannot hand the key", () => {
   it("does not run the probe without it: a person is asked (effect.in-doubt), the card is charged once", async () => {
-    const agent = await killed("agent", false)();
+    const agent = await killedAgent(false)();
     expect([agent.rules, agent.calls]).toEqual([["effect.in-doubt"], { charge: 1 }]);
   });
 });
