@@ -108,7 +108,7 @@ async function stepCall(
   const turn = sideEffecting(step) ? turnOf(request.state.messages, callId) : undefined;
   if (turn === undefined || callId === undefined) return run();
   const key = firstKey(env, step, call.tool, args);
-  const taken = turns.take(env.threadId, turn, step.id, { callId, key, args });
+  const taken = turns.take(env.threadId, turn, { callId, stepId: step.id, key, args });
   if (taken.kind === "taken") return sameTurn(env, step, call, key, taken.claim);
   let result: CallResult | undefined;
   try {
@@ -135,6 +135,11 @@ async function sameTurn(
   }
   const done = await first.done.catch(() => undefined);
   const effect = done?.update.sideEffects?.find((e) => e.idempotencyKey === key);
+  // Another step's call made the operation: this step's call finds it committed, as a later turn's would.
+  if (effect && first.stepId !== step.id) {
+    const sideEffects = [...env.state.sideEffects, effect];
+    return runStep({ ...env, state: { ...env.state, sideEffects } }, step, call.tool, call.args);
+  }
   if (!effect) {
     const why = done ? `: ${done.content}` : "";
     const content = `Not run: step "${step.id}" is already being called in this model turn with the same arguments, and that call did not commit${why}`;

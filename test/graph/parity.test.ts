@@ -335,3 +335,20 @@ describe("a restarted agent whose verify probe the middleware cannot hand the ke
     expect([agent.rules, agent.calls]).toEqual([["effect.in-doubt"], { charge: 1 }]);
   });
 });
+
+describe("side-by-side calls of one model turn inside createAgent", () => {
+  it("two steps of one operation, called side by side: one charge; the second step is answered from it (effect.reused)", async () => {
+    const l = ledger();
+    // Both steps leave their arguments to the model, which gives both the same ones.
+    const open = (id: string) => ({ id, goal: "Pay ACME", tool: "pay", produces: ["receipt"] });
+    const call = (step: string) => ({ name: "pay", args: { to: "ACME", amount: 10, step } });
+    const turns: Turn[] = [
+      [{ name: "write_plan", args: { steps: [open("pay1"), open("pay2")] } }],
+      [call("pay1"), call("pay2")],
+      "done",
+    ];
+    const agent = await agentRun(l, turns, provider(l), { sideEffectTools: ["pay"] });
+    // One committed effect, recorded once (a reused operation adds no record, as in the graph).
+    expect([agent.calls, agent.rules, agent.effects.length]).toEqual([{ pay: 1 }, ["effect.reused"], 1]);
+  });
+});
