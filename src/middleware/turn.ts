@@ -4,9 +4,9 @@
  * two calls of one step would both run it (docs/decisions/0043-effects-in-the-middleware.md). The
  * first call to reach a side-effecting step takes it; a later call of the same operation waits for
  * it and reuses its result (`effect.reused`), whichever step it is for; a later call of another
- * operation to a taken step is refused. Kept per
- * process and per thread, for the turn in progress only: the calls of one turn run in one process,
- * and a call run again after a restart finds the journal instead.
+ * operation to a taken step is refused. Kept per process and per thread, for the turn in progress
+ * only: the calls of one turn run in one process, and a call run again after a restart finds the
+ * journal instead.
  */
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { CallResult } from "./settle.js";
