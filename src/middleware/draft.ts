@@ -7,7 +7,7 @@ import { factValues } from "../plan/facts.js";
 import { selectReady } from "../plan/ready.js";
 import type { Plan, PlanDraft } from "../plan/schema/plan.js";
 import type { PlanIssue } from "../plan/issues.js";
-import { formatIssues, validatePlan } from "../plan/validate.js";
+import { formatIssues, validatePlan, verifyIssues } from "../plan/validate.js";
 import { checkOperations } from "../plan/validate-fields.js";
 import { DEFAULT_RETRY } from "../plan/retry.js";
 import type { CompensationRecord } from "../plan/schema/run.js";
@@ -22,18 +22,24 @@ export function validateDraft(env: CallEnv, args: unknown, tools: ReadonlySet<st
   // Before the first model call of a resumed process the agent's tools are not known yet: trust the draft's.
   const known = tools.size > 0 ? tools : new Set(drafted);
   const external = (state.plan?.assumptions ?? []).map((a) => a.id).filter((a) => !state.planRun.falsified.includes(a));
-  const checked = validatePlan(args, {
+  const ctx = {
     tools: known,
     policy: { defaultRetry: options.policy.defaultRetry },
     falsified: state.planRun.falsified,
     externalAssumptions: external,
-  });
+  };
+  const checked = validatePlan(args, ctx);
   if (checked.ok) {
     const human = checked.draft.steps.find((s) => s.human);
     // Inside createAgent the agent is the caller: its own work is a step with one of its tools.
     const callers = checked.draft.steps.find((s) => s.external);
     const duplicate = duplicateOperation(checked.draft, options.sideEffectTools);
     if (duplicate) return { ok: false, result: { content: rejected(duplicate), status: "error", update: {} } };
+    // A verify probe runs when a call's outcome is unknown: one with side effects would be a second
+    // effect, so only read-only tools may probe (docs/decisions/0038-effect-journal.md).
+    const probes = verifyIssues(checked.draft, { ...ctx, sideEffectTools: options.sideEffectTools });
+    if (probes.length > 0)
+      return { ok: false, result: { content: rejected(formatIssues(probes)), status: "error", update: {} } };
     const unsupported = unsupportedHere(checked.draft);
     if (!human && !callers && !unsupported) return checked;
     const message = human

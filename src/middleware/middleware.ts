@@ -15,18 +15,25 @@ import { afterAgent } from "./after-agent.js";
 import { beforeModel } from "./before-model.js";
 import { updateEvents, writerOf } from "./events.js";
 import { decide } from "./decisions.js";
-import { resolveAgentOptions, type PlanMiddlewareOptions, type ResolvedAgentOptions } from "./options.js";
+import {
+  resolveAgentOptions,
+  type AgentTool,
+  type PlanMiddlewareOptions,
+  type ResolvedAgentOptions,
+} from "./options.js";
 import { callKey, routeCall } from "./route.js";
 import { holdCall, refuseRepeat, type CallEnv, type CallResult } from "./settle.js";
 import { AgentPlanState, refusalKey, type AgentPlanValues } from "./state.js";
-import { runStep, type AttemptResult } from "./step-call.js";
+import { firstKey, runStep, type AttemptResult } from "./step-call.js";
+import { TurnClaims, turnOf, type Claim } from "./turn.js";
+import { reuseVerdict, sideEffecting } from "../policy/attempt/attempt.js";
+import { preview } from "../policy/attempt/checks.js";
 import { withPlanView } from "./plan-view.js";
 import { heldCall } from "./taint.js";
 import { journalFor } from "./journal.js";
+import { overBudgetCall } from "./plan-budget.js";
 import { WRITE_PLAN, writePlan, writePlanTool } from "./write-plan.js";
 import { gaveUp, outputOf, probed, stepTimeout, textOf, withKey, type CallProbe } from "./tool-call.js";
-
-type AgentTool = NonNullable<ToolCallRequest["tool"]>;
 
 const SYSTEM_PROMPT =
   "Plan with write_plan before calling other tools: one step per tool call, with the steps each depends on " +
@@ -39,7 +46,7 @@ export function planMiddleware(options: PlanMiddlewareOptions = {}) {
   const resolved = resolveAgentOptions(options);
   /** The agent's tools, learned from the model calls (the tools are the agent's, the same for every thread). */
   const offered = new Map<string, AgentTool>();
-  const shared: Shared = { offered, flights: new Map() };
+  const shared: Shared = { offered, known: new Map(resolved.instances), flights: new Map(), turns: new TurnClaims() };
   const at = () => new Date(resolved.now()).toISOString();
   return createMiddleware({
     name: "planMiddleware",
@@ -54,7 +61,10 @@ export function planMiddleware(options: PlanMiddlewareOptions = {}) {
           threadId: String(runtime.configurable?.thread_id ?? "agent"),
         }),
     },
-    afterAgent: (state, runtime) => afterAgent(state as unknown as AgentPlanValues, writerOf(runtime)),
+    afterAgent: (state, runtime) => {
+      shared.turns.forget(String(runtime.configurable?.thread_id ?? "agent"));
+      return afterAgent(state as unknown as AgentPlanValues, writerOf(runtime));
+    },
     wrapModelCall: (request, handler) => {
       for (const t of request.tools) if (typeof t.name === "string") offered.set(t.name, t);
       const state = request.state as unknown as AgentPlanValues;
@@ -66,10 +76,84 @@ export function planMiddleware(options: PlanMiddlewareOptions = {}) {
   });
 }
 
-/** What the middleware keeps across calls: the tools the model is offered, and the step calls in flight per thread. */
+/**
+ * What the middleware keeps across calls: the tools the model is offered, the step calls in flight
+ * per thread, and the side-effecting steps the calls of a thread's model turn took.
+ */
 interface Shared {
   offered: Map<string, AgentTool>;
+  /** Tools the middleware can call before the model's first call in a process: given in `tools`, or met in a call. */
+  known: Map<string, AgentTool>;
   flights: Map<string, number>;
+  turns: TurnClaims;
+}
+
+/**
+ * A call of a plan step. A side-effecting step takes one call per model turn: the first to reach it
+ * runs it; another of the same operation gets its result (`effect.reused`), another of a different
+ * one is refused (middleware/turn.ts).
+ */
+async function stepCall(
+  env: CallEnv,
+  request: ToolCallRequest,
+  route: { step: Step; args: Record<string, unknown> },
+  options: ResolvedAgentOptions,
+  turns: TurnClaims,
+): Promise<CallResult> {
+  const { step, args } = route;
+  const call = { tool: request.toolCall.name, args };
+  const run = () =>
+    heldCall(env, step, call.tool, args, effectsOf(options, step, call.tool)) ?? runStep(env, step, call.tool, args);
+  const callId = request.toolCall.id;
+  const turn = sideEffecting(step) ? turnOf(request.state.messages, callId) : undefined;
+  if (turn === undefined || callId === undefined) return run();
+  const key = firstKey(env, step, call.tool, args);
+  const taken = turns.take(env.threadId, turn, { callId, stepId: step.id, key, args });
+  if (taken.kind === "taken") return sameTurn(env, step, call, key, taken.claim);
+  let result: CallResult | undefined;
+  try {
+    result = await run();
+    return result;
+  } finally {
+    taken.end(result);
+  }
+}
+
+/** A second call of a side-effecting step in one model turn: the first's result for the same operation, else refused. */
+async function sameTurn(
+  env: CallEnv,
+  step: Step,
+  call: { tool: string; args: Record<string, unknown> },
+  key: string | undefined,
+  first: Claim,
+): Promise<CallResult> {
+  if (key === undefined || first.key !== key) {
+    const why =
+      `step "${step.id}" is already being called in this model turn, with ${preview(first.args)}; ` +
+      "a side-effecting step makes one call: for another, add a step with write_plan";
+    return refuseNotReady(env, step, call, why);
+  }
+  const done = await first.done.catch(() => undefined);
+  const effect = done?.update.sideEffects?.find((e) => e.idempotencyKey === key);
+  // Another step's call made the operation: this step's call finds it committed, as a later turn's would.
+  if (effect && first.stepId !== step.id) {
+    const sideEffects = [...env.state.sideEffects, effect];
+    return runStep({ ...env, state: { ...env.state, sideEffects } }, step, call.tool, call.args);
+  }
+  if (!effect) {
+    const why = done ? `: ${done.content}` : "";
+    const content = `Not run: step "${step.id}" is already being called in this model turn with the same arguments, and that call did not commit${why}`;
+    return { content, status: "error", update: {} };
+  }
+  const { rule, reason } = reuseVerdict(step.id, effect.stepId, key);
+  const attempts = done?.update.steps?.[step.id]?.attempts ?? 1;
+  const decision = decide(
+    { rule, reason },
+    { stepId: step.id, attempt: attempts, planVersion: env.state.plan!.version, at: env.at() },
+  );
+  const output = JSON.stringify(effect.output) ?? "null";
+  const content = `Step "${step.id}" ran once for this operation in this model turn (not run again); its result: ${output}`;
+  return { content, status: "success", update: { decisions: [decision] } };
 }
 
 async function governed(
@@ -81,13 +165,18 @@ async function governed(
 ): Promise<ToolMessage | Command> {
   const state = request.state as unknown as AgentPlanValues;
   const call = request.toolCall;
+  // The agent's own tool for this call: one a later call may need before the model's next call.
+  if (request.tool && typeof request.tool.name === "string" && !shared.known.has(request.tool.name))
+    shared.known.set(request.tool.name, request.tool);
   const env = callEnv(request, handler, options, shared, at);
   const tools = new Set([...options.tools, ...shared.offered.keys()]);
   let result: CallResult;
   if (call.name === WRITE_PLAN) result = await writePlan(env, call.args, tools);
   else {
     const route = routeCall(state, call.name, call.args);
-    if (route.kind === "free") {
+    const dear = route.kind === "free" ? overBudgetCall(state, call.name) : undefined;
+    if (dear) result = dear;
+    else if (route.kind === "free") {
       const refused = unplannedEffect(call.name, call.args, state.plan?.version, options.sideEffectTools);
       if (!refused) return handler(request);
       const place = { attempt: 0, planVersion: state.plan?.version ?? 0, at: at() };
@@ -104,10 +193,7 @@ async function governed(
       result = state.planRun.failedCalls[callKey(route.step.id, call.name, route.args)]
         ? refuseRepeat(env, route.step, { tool: call.name, args: route.args })
         : refuseNotReady(env, route.step, { tool: call.name, args: route.args }, route.message);
-    else
-      result =
-        heldCall(env, route.step, call.name, route.args, effectsOf(options, route.step, call.name)) ??
-        (await runStep(env, route.step, call.name, route.args));
+    else result = await stepCall(env, request, route, options, shared.turns);
   }
   for (const event of updateEvents(result.update, state.plan, env.sent)) env.emit(event);
   const message = new ToolMessage({
@@ -123,7 +209,7 @@ function callEnv(
   request: ToolCallRequest,
   handler: Handler,
   options: ResolvedAgentOptions,
-  { offered, flights }: Shared,
+  { offered, known, flights }: Shared,
   at: () => string,
 ): CallEnv {
   const threadId = String(request.runtime.configurable?.thread_id ?? "agent");
@@ -139,7 +225,8 @@ function callEnv(
     invoke: async (tool, args, key, timeoutMs) => {
       flights.set(threadId, (flights.get(threadId) ?? 0) + 1);
       try {
-        return await attempt(request, handler, offered, { tool, args, key, timeoutMs });
+        const tools = { get: (name: string) => offered.get(name) ?? known.get(name) };
+        return await attempt(request, handler, tools, { tool, args, key, timeoutMs });
       } finally {
         const left = (flights.get(threadId) ?? 1) - 1;
         if (left > 0) flights.set(threadId, left);
@@ -171,10 +258,18 @@ function refuseNotReady(env: CallEnv, step: Step, call: { tool: string; args: Re
 async function attempt(
   request: ToolCallRequest,
   handler: Handler,
-  offered: Map<string, AgentTool>,
+  tools: { get: (name: string) => AgentTool | undefined },
   call: { tool: string; args: Record<string, unknown>; key: string | undefined; timeoutMs: number },
 ): Promise<AttemptResult> {
-  const own = call.tool === request.toolCall.name ? request.tool : offered.get(call.tool);
+  const own = call.tool === request.toolCall.name ? request.tool : tools.get(call.tool);
+  // Run by name, the tool would go out without its key: a probe could not find the charge, a
+  // charge would not be deduplicated. Not called; a probe that cannot run asks a person.
+  if (call.key !== undefined && own === undefined) {
+    const message =
+      `planMiddleware cannot hand tool "${call.tool}" its idempotency key: no model call in this process ` +
+      "has offered it, and no call has met it; give the tool itself in planMiddleware({ tools })";
+    return { ok: false, error: { name: "ToolUnavailable", message } };
+  }
   const probe: CallProbe = { calls: 0 };
   const controller = new AbortController();
   const tool = own ? probed(call.key ? withKey(own, call.key) : own, probe, controller.signal) : own;

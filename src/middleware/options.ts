@@ -1,4 +1,5 @@
 /** `planMiddleware` options: documented with their defaults, validated where they enter. */
+import type { ToolCallRequest } from "langchain";
 import { z } from "zod";
 import { PlanManagerError } from "../errors.js";
 import { resolvePolicy, type PolicyOptions, type ResolvedPolicy } from "../policy/options.js";
@@ -24,15 +25,21 @@ export interface PlanMiddlewareOptions {
    */
   effects?: { honoursKeys?: readonly string[] };
   /**
-   * The agent's tools, checked against the plan's steps. Default: the tools the model is offered
-   * (read from each model call).
+   * The agent's tools, checked against the plan's steps: names, or the tools themselves. A tool given
+   * itself can be called under an idempotency key before the model's first call in a process: a
+   * `verify` probe or a fallback when a restarted process takes a call in doubt up
+   * (`agent.invoke(null)`). Without it, such a probe is not run (it could not get the key) and a
+   * person is asked. Default: the tools the model is offered (read from each model call).
    */
-  tools?: readonly string[];
+  tools?: readonly (string | AgentTool)[];
   /** Waits before a retry. Default: a timer; tests pass one that records the delay and returns at once. */
   sleep?: (ms: number) => Promise<void>;
   /** The clock for records' timestamps. Default `Date.now`. */
   now?: () => number;
 }
+
+/** A tool of the agent, as LangChain hands it to a middleware. */
+export type AgentTool = NonNullable<ToolCallRequest["tool"]>;
 
 export interface ResolvedAgentOptions {
   policy: ResolvedPolicy;
@@ -40,6 +47,8 @@ export interface ResolvedAgentOptions {
   sideEffectTools: ReadonlySet<string>;
   honoursKeys: ReadonlySet<string>;
   tools: readonly string[];
+  /** The tools given themselves in `tools`, by name. */
+  instances: ReadonlyMap<string, AgentTool>;
   sleep: (ms: number) => Promise<void>;
   now: () => number;
 }
@@ -53,11 +62,25 @@ const OptionsSchema = z
       .object({ honoursKeys: z.array(z.string().min(1)).max(1000).optional() })
       .strict()
       .optional(),
-    tools: z.array(z.string().min(1)).max(1000).optional(),
+    tools: z
+      .array(
+        z.union([
+          z.string().min(1),
+          z.custom<AgentTool>(
+            (t) => typeof t === "object" && t !== null && typeof (t as { name?: unknown }).name === "string",
+            "a tool: an object with a name",
+          ),
+        ]),
+      )
+      .max(1000)
+      .optional(),
     sleep: z.function().optional(),
     now: z.function().optional(),
   })
   .strict();
+
+/** A tool's name (checked to be a string where the options enter). */
+const nameOf = (t: string | AgentTool): string => (typeof t === "string" ? t : String(t.name));
 
 const timer = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -71,12 +94,14 @@ export function resolveAgentOptions(options: PlanMiddlewareOptions = {}): Resolv
       issues: parsed.error.issues,
     });
   }
+  const given = options.tools ?? [];
   return {
     policy: resolvePolicy(options.policy),
     reviewPlan: options.reviewPlan ?? false,
     sideEffectTools: new Set(options.sideEffectTools ?? []),
     honoursKeys: new Set(options.effects?.honoursKeys ?? []),
-    tools: [...(options.tools ?? [])],
+    tools: given.map(nameOf),
+    instances: new Map(given.flatMap((t): [string, AgentTool][] => (typeof t === "string" ? [] : [[nameOf(t), t]]))),
     sleep: options.sleep ?? timer,
     now: options.now ?? Date.now,
   };

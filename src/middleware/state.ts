@@ -75,6 +75,14 @@ export const PlanRunSchema = z.object({
   lastReplanAt: z.record(z.string(), z.number()).default(() => ({})),
   /** Refused calls per `VERSION:STEP` (for `policy.maxRefusedCalls`); a person's answer sets it back to 0. */
   refusals: z.record(z.string(), z.number()).default(() => ({})),
+  /**
+   * A plan sent back over `budget.maxCost`, until a plan is recorded: the tools its costed steps call,
+   * which a call no recorded step governs may not run (middleware/plan-budget.ts).
+   */
+  overBudget: z
+    .object({ reason: z.string(), steps: z.array(z.object({ stepId: z.string(), tool: z.string() })) })
+    .nullable()
+    .default(null),
 });
 export type PlanRun = z.infer<typeof PlanRunSchema>;
 
@@ -91,6 +99,7 @@ export const EMPTY_RUN: PlanRun = {
   successes: [],
   lastReplanAt: {},
   refusals: {},
+  overBudget: null,
 };
 
 const union = (a: readonly string[], b: readonly string[]) => [...a, ...b.filter((x) => !a.includes(x))];
@@ -107,6 +116,7 @@ function mergeRun(current: PlanRun, next: PlanRunUpdate): PlanRun {
     successes: union(current.successes ?? [], next.successes ?? []),
     lastReplanAt: { ...current.lastReplanAt, ...next.lastReplanAt },
     refusals: { ...current.refusals, ...next.refusals },
+    overBudget: next.overBudget === undefined ? (current.overBudget ?? null) : next.overBudget,
   };
 }
 

@@ -11,6 +11,7 @@ import type { Step } from "../plan/schema/step.js";
 import {
   attempt,
   beforeAttempt,
+  effectKey,
   ladderDecisionCount,
   ladderVerdict,
   reuseVerdict,
@@ -74,6 +75,20 @@ function recorded(env: CallEnv, step: Step, result: CallResult, meter: Meter): C
   return { ...result, update };
 }
 
+/** The arguments a step's call runs with: the model's, under the plan's and the trusted facts the step reads. */
+function stepArgs(env: CallEnv, step: Step, modelArgs: Record<string, unknown>): Record<string, unknown> {
+  const trusted = factValues(env.state.facts);
+  const inputs = Object.fromEntries((step.inputs ?? []).filter((k) => k in trusted).map((k) => [k, trusted[k]]));
+  // The plan's arguments outrank the model's: a revision that changes them is a different call (and progress).
+  return { ...modelArgs, ...step.args, ...inputs };
+}
+
+/** The idempotency key the call's first attempt goes out under; undefined for a step without side effects. */
+export function firstKey(env: CallEnv, step: Step, tool: string, modelArgs: Record<string, unknown>) {
+  const args = stepArgs(env, step, modelArgs);
+  return effectKey(env.threadId, step, tool, tool !== step.tool ? { ...args, ...step.fallback?.args } : args)?.key;
+}
+
 async function ladder(
   env: CallEnv,
   step: Step,
@@ -83,9 +98,7 @@ async function ladder(
 ): Promise<CallResult> {
   const { state, options } = env;
   const trusted = factValues(state.facts);
-  const inputs = Object.fromEntries((step.inputs ?? []).filter((k) => k in trusted).map((k) => [k, trusted[k]]));
-  // The plan's arguments outrank the model's: a revision that changes them is a different call (and progress).
-  const args = { ...modelArgs, ...step.args, ...inputs };
+  const args = stepArgs(env, step, modelArgs);
   // The model may call a step's fallback tool itself: the step then runs on its fallback.
   const onFallback = tool !== step.tool;
   let run: StepRun = {

@@ -122,7 +122,7 @@ async function firstPlan(env: CallEnv, draft: PlanDraft, tools: ReadonlySet<stri
   return {
     content: committedMessage(state, [], []),
     status: "success",
-    update: { plan, status: "running", decisions },
+    update: { plan, status: "running", decisions, planRun: { overBudget: null } },
   };
 }
 
@@ -273,7 +273,12 @@ function commit(
       replans: [rev.record],
       steps: rev.resets,
       decisions,
-      planRun: { trigger: null, fingerprints: [rev.proposed], lastReplanAt: cooldownFrom(env.state) },
+      planRun: {
+        trigger: null,
+        fingerprints: [rev.proposed],
+        lastReplanAt: cooldownFrom(env.state),
+        overBudget: null,
+      },
     },
   };
 }

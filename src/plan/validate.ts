@@ -166,6 +166,18 @@ function validateStep(
   checkFreshFor(c);
 }
 
+/**
+ * The verify probes of a validated draft, checked as `validatePlan` checks them: `planMiddleware`
+ * checks side-effecting steps' operations its own way, so it asks for this check alone.
+ */
+export function verifyIssues(draft: PlanDraft, ctx: ValidationContext): PlanIssue[] {
+  const issues: PlanIssue[] = [];
+  draft.steps.forEach((step, i) =>
+    checkVerify({ step, at: (...rest) => ["steps", i, ...rest], add: (issue) => issues.push(issue) }, ctx),
+  );
+  return issues;
+}
+
 /** `freshFor` bounds the step's inputs: a key that is not one of them bounds nothing, and says the plan is confused. */
 function checkFreshFor({ step, at, add }: StepCheck) {
   for (const key of Object.keys(step.freshFor ?? {})) {

@@ -87,8 +87,11 @@ describe("a side-effecting call inside createAgent cut by a crash", () => {
     const plan = payPlan({ verify: { tool: "find_charge", args: { invoice: 7 } } });
     await diesInTheCharge(l, saver, plan);
     const found = { happened: true, output: { receipt: "R-1" } };
-    const out = await agent(["paid"], provider(l, false, found), saver).invoke(resume("restarted"), config);
+    // The tools themselves: the new process probes before any model call, under the call's key.
+    const tools = provider(l, false, found);
+    const out = await agent(["paid"], tools, saver, { tools }).invoke(resume("restarted"), config);
     expect(l.calls).toEqual({ charge: 1, find_charge: 1 });
+    expect(l.keys.find_charge).toEqual([l.keys.charge![0]]);
     expect(out.steps.pay).toMatchObject({ status: "succeeded", output: { receipt: "R-1" } });
     expect(out.sideEffects.map((e) => [e.idempotencyKey, e.output])).toEqual([[l.keys.charge![0], { receipt: "R-1" }]]);
     expect(rules(out)).toEqual(["effect.verified"]);

@@ -136,6 +136,10 @@ describe("planMiddleware options", () => {
     })();
     expect(isPlanManagerError(error) && [error.code, error.path]).toEqual(["invalid_options", "policy.maxReplans"]);
     expect(() => planMiddleware({ sideEffectTools: "pay" } as never)).toThrow(/^planMiddleware sideEffectTools: /);
+    // `tools` takes names or the tools themselves; anything else is refused.
+    expect(() => planMiddleware({ tools: [42] } as never)).toThrow(/^planMiddleware tools\.0: /);
+    expect(() => planMiddleware({ tools: [{ invoke: () => 1 }] } as never)).toThrow(/^planMiddleware tools\.0: /);
+    expect(() => planMiddleware({ tools: ["pay", countedTool(ledger(), "find", () => 1)] })).not.toThrow();
   });
 });
 
