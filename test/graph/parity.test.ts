@@ -115,9 +115,7 @@ async function agentRun(
     { messages: [{ role: "user", content: "go" }] },
     { configurable: { thread_id: "t1" } },
   );
-  const said = model.calls.flatMap((c: { messages: BaseMessage[] }) =>
-    lastResults(c.messages).map((m) => String(m.content)),
-  );
+  const said = model.received.flatMap((messages: BaseMessage[]) => lastResults(messages).map((m) => String(m.content)));
   return { ...face(l, out), said };
 }
 
