@@ -13,8 +13,11 @@ import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { PlanService, type ServedGraph } from "../../src/mcp/index.js";
+import { createPlanManager, staticPlanner, type PlanDraft } from "../../src/index.js";
+import { PlanService, RunRecovery, type ServedGraph } from "../../src/mcp/index.js";
+import { scriptedTool } from "../helpers/graph.js";
 import { graph as shop } from "../fixtures/mcp/effects-graph.js";
+import { graph as weather } from "../fixtures/mcp/graph.js";
 
 let dir: string;
 beforeEach(() => {
@@ -23,21 +26,12 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 /** `langgraph-replan mcp` over stdio on `db`, serving the fixture's `shop` graph, as an agent spawns it. */
-async function start(db: string) {
+async function start(db: string, config = "test/fixtures/mcp/effects.json", env: Record<string, string> = {}) {
   const transport = new StdioClientTransport({
     command: process.execPath,
     // One process (tsx's own command would fork a child the SDK's kill would miss).
-    args: [
-      "--import",
-      "tsx",
-      resolve("src/cli/main.ts"),
-      "mcp",
-      "--db",
-      db,
-      "--config",
-      resolve("test/fixtures/mcp/effects.json"),
-    ],
-    env: { PATH: process.env.PATH ?? "", MCP_TEST_DIR: dir },
+    args: ["--import", "tsx", resolve("src/cli/main.ts"), "mcp", "--db", db, "--config", resolve(config)],
+    env: { PATH: process.env.PATH ?? "", MCP_TEST_DIR: dir, ...env },
     stderr: "pipe",
   });
   let stderr = "";
@@ -183,4 +177,152 @@ describe("a server that dies mid-step on SQLite", () => {
       handle2.close();
     }
   }, 90_000);
+});
+
+describe("a server told to stop (SIGTERM)", () => {
+  it("ends its run at the next step boundary: a read-only call is cut and its attempt checkpointed, for the next server", async () => {
+    const db = join(dir, "plans.sqlite");
+    const gate = join(dir, "forecast-gate");
+    const first = await start(db, "test/fixtures/mcp/langgraph.json", { MCP_TEST_GATE: gate });
+    const created = await first.call("plan_create", { goal: "a day out" });
+    const planId = created.structuredContent.plan_id as string;
+    await until(`${gate}.reached`);
+    const pid = first.transport.pid!;
+    // stdin closed, then SIGTERM 2 s later: the forecast (no key) is cut there, not left to the SIGKILL.
+    await first.client.close();
+    await gone(pid);
+    const handle = new Database(db);
+    try {
+      const saver = new SqliteSaver(handle);
+      const served = (weather as unknown as { builder: { compile(o: object): ServedGraph } }).builder.compile({
+        checkpointer: saver,
+      });
+      const state = (await served.getState({ configurable: { thread_id: planId } })) as { values: any };
+      expect(state.values.status).toBe("running");
+      // Without the stop the checkpoint would end before the attempt (no record of "fetch" at all).
+      expect(state.values.steps.fetch).toMatchObject({ status: "running", attempts: 1 });
+      const cut = await new PlanService({ graphs: { weather: served }, saver }).status(planId);
+      expect(cut.server).toEqual({ live: false });
+      expect(cut.steps.map(({ id, status, attempts, started_at }) => ({ id, status, attempts, started_at }))).toEqual([
+        { id: "fetch", status: "running", attempts: 1, started_at: state.values.steps.fetch.startedAt },
+        { id: "plan", status: "pending", attempts: 0, started_at: undefined },
+      ]);
+    } finally {
+      handle.close();
+    }
+    writeFileSync(gate, "open");
+    const second = await start(db, "test/fixtures/mcp/langgraph.json", { MCP_TEST_GATE: gate });
+    try {
+      const done = await second.call("plan_wait", { plan_id: planId, timeout_s: 60 });
+      expect(done.structuredContent).toMatchObject({ status: "completed", progress: { done: 2, total: 2 } });
+      // The cut attempt is called again as the same attempt: not charged twice.
+      expect(done.structuredContent.steps.map((s: { id: string; attempts: number }) => [s.id, s.attempts])).toEqual([
+        ["fetch", 1],
+        ["plan", 1],
+      ]);
+    } finally {
+      await second.client.close();
+    }
+  }, 90_000);
+});
+
+/** A plan whose first step's first call never answers (its process "dies" in it); later calls answer at once. */
+function cutOnce() {
+  const forecast = scriptedTool("forecast", [() => new Promise(() => undefined), { forecast: "sunny" }]);
+  const planDay = scriptedTool("planDay", [{ day: "picnic" }]);
+  const draft: PlanDraft = {
+    steps: [
+      { id: "fetch", goal: "fetch the forecast", tool: "forecast", produces: ["forecast"] },
+      {
+        id: "plan",
+        goal: "plan the day",
+        tool: "planDay",
+        dependsOn: ["fetch"],
+        inputs: ["forecast"],
+        produces: ["day"],
+      },
+    ],
+  };
+  const manager = createPlanManager({ tools: [forecast, planDay], planner: staticPlanner({ plan: draft }) });
+  /** One server's view of the file: its own connection, saver and graph, as another process would have. */
+  const server = (db: string) => {
+    const handle = new Database(db);
+    const saver = new SqliteSaver(handle);
+    const service = new PlanService({ graphs: { weather: manager.compile({ checkpointer: saver }) as never }, saver });
+    return { handle, saver, service };
+  };
+  return { forecast, planDay, server };
+}
+
+/** Lets the lease of a process that "died" here lapse, as a dead holder's does (storage/sqlite-claim.ts). */
+const lapse = (handle: Database.Database) => handle.prepare("DELETE FROM langgraph_replan_thread_claims").run();
+
+describe("taking up runs no live process holds (PlanService.takeUp, RunRecovery)", () => {
+  it("two servers taking up the same cut run at once: it runs once, and neither reports an error", async () => {
+    const db = join(dir, "plans.sqlite");
+    const { forecast, planDay, server } = cutOnce();
+    const dead = server(db);
+    const { plan_id } = await dead.service.create({ goal: "a day out" });
+    while (forecast.calls.length === 0) await new Promise((r) => setTimeout(r, 5));
+    lapse(dead.handle);
+    const [a, b] = [server(db), server(db)];
+    const outcomes = await Promise.all([a.service.takeUp(plan_id), b.service.takeUp(plan_id)]);
+    await Promise.all([a.service.settled(), b.service.settled()]);
+    // Each may have started a run; the run's claim let exactly one of them call the tool.
+    expect(outcomes.every((o) => o === "started" || o === "held")).toBe(true);
+    expect(forecast.calls).toHaveLength(2);
+    expect(planDay.calls).toHaveLength(1);
+    for (const { service } of [a, b]) {
+      const status = await service.status(plan_id);
+      expect(status).toMatchObject({ status: "completed", progress: { done: 2, total: 2 } });
+      expect(status.error).toBeUndefined();
+      expect(status.steps.map((s) => [s.id, s.status, s.attempts])).toEqual([
+        ["fetch", "succeeded", 1],
+        ["plan", "succeeded", 1],
+      ]);
+    }
+    for (const { handle } of [a, b]) handle.close();
+  });
+
+  it("RunRecovery takes up only the runs nobody holds: not a held one, not a finished, stopped or waiting one", async () => {
+    const db = join(dir, "plans.sqlite");
+    const { forecast, server } = cutOnce();
+    const dead = server(db);
+    const cut = await dead.service.create({ goal: "a day out" });
+    while (forecast.calls.length === 0) await new Promise((r) => setTimeout(r, 5));
+    // A plan waiting for an answer, and one an operator stopped: theirs is a person's move, not a server's.
+    const ask: PlanDraft = { steps: [{ id: "ask", goal: "ask", human: { prompt: "Go?" } }] };
+    const waiting = await dead.service.create({ goal: "ask first", plan: ask });
+    const stopped = await dead.service.create({ goal: "ask, then stop", plan: ask });
+    await dead.service.wait(waiting.plan_id, 30);
+    await dead.service.wait(stopped.plan_id, 30);
+    await dead.service.stop(stopped.plan_id);
+    expect((await dead.service.status(waiting.plan_id)).status).toBe("awaiting_human");
+    expect((await dead.service.status(stopped.plan_id)).status).toBe("stopped");
+    const other = server(db);
+    const recovery = new RunRecovery(other.service, other.saver, { everyMs: 0 });
+    // Its claim is still held (this process is alive): a live server runs it.
+    expect(await recovery.scan()).toEqual([]);
+    expect((await other.service.status(cut.plan_id)).server).toEqual({ live: true });
+    lapse(dead.handle);
+    expect((await other.service.status(cut.plan_id)).server).toEqual({ live: false });
+    expect(await recovery.scan()).toEqual([cut.plan_id]);
+    await other.service.settled();
+    expect((await other.service.status(cut.plan_id)).status).toBe("completed");
+    // Finished now: nothing to take up again.
+    expect(await recovery.scan()).toEqual([]);
+    await recovery.close();
+    expect(await recovery.scan()).toEqual([]);
+    other.handle.close();
+  });
+
+  it("refuses an interval that is not a whole number of milliseconds", () => {
+    const { server } = cutOnce();
+    const one = server(join(dir, "plans.sqlite"));
+    for (const everyMs of [Number.NaN, -1, 1.5])
+      expect(() => new RunRecovery(one.service, one.saver, { everyMs })).toThrow(
+        expect.objectContaining({ code: "invalid_options", path: "everyMs" }),
+      );
+    one.handle.close();
+  });
 });
