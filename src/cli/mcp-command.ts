@@ -123,7 +123,7 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
     return 0;
   }
   const address = flags.http !== undefined ? httpAddress(flags.http) : undefined;
-  const { PlanService, RunRecovery } = await loadPackage(SDK_USER, async () => {
+  const { PlanService, takeUpRuns } = await loadPackage(SDK_USER, async () => {
     await import("@modelcontextprotocol/sdk/server/mcp.js");
     return import("../mcp/index.js");
   });
@@ -147,31 +147,24 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
       server: { name: "langgraph-replan", version: pkg.version },
       ...(wakes ? { wakes } : {}),
     });
-    // The runs a closed or killed server left mid-step are taken up here, at launch before the first
-    // request (a plan_wait finds its run) and then on an interval (src/mcp/recovery.ts).
-    const onError = (error: unknown) =>
-      io.err(`langgraph-replan mcp: taking up runs: ${error instanceof Error ? error.message : String(error)}`);
-    const recovery = new RunRecovery(service, target.saver, { onError });
-    await recovery.scan().catch(onError);
-    recovery.start();
+    // Runs a closed or killed server left mid-step are taken up (src/mcp/recovery.ts). The client going
+    // away lets the runs go on to their end; a signal (the SDK's close sends SIGTERM 2 s after closing
+    // stdin, then SIGKILL) ends them at their next step boundary instead, for the next server.
+    const onError = (error: unknown) => io.err(`langgraph-replan mcp: taking up runs: ${(error as Error).message}`);
+    const runs = await takeUpRuns(service, target.saver, { onError });
     let stopped!: () => void;
     const ended = new Promise<void>((done) => (stopped = done));
-    // The client going away lets the runs go on to their end; a signal (the SDK's close sends SIGTERM
-    // 2 s later, then SIGKILL) ends them at their next step boundary instead, for the next server.
-    let halted: Promise<void> | undefined;
     const halt = () => {
       stopped();
-      halted ??= recovery.close().then(() => service.halt());
+      runs.halt();
     };
     process.once("SIGTERM", halt);
     process.once("SIGINT", halt);
     const http = address ? await serveHttp(service, address, Object.keys(graphs), io) : undefined;
     if (!address) await serveStdio(service, Object.keys(graphs), io, stopped);
     await ended;
-    await recovery.close();
     http?.close();
-    await service.settled();
-    await halted;
+    await runs.ended();
     return 0;
   } finally {
     await wakes?.close();

@@ -97,3 +97,34 @@ export class RunRecovery {
     return started;
   }
 }
+
+/** A server's runs over its life (`langgraph-replan mcp`). */
+export interface ServerRuns {
+  /** A signal: no more take-ups, and the runs end at their next step boundary (`PlanService.halt`). */
+  halt(): void;
+  /** Resolves once no take-up is under way and every run has ended, or halted and been checkpointed. */
+  ended(): Promise<void>;
+}
+
+/**
+ * Takes up the runs no live process holds before the server answers its first request (so a
+ * `plan_wait` finds its run), then every `everyMs`, until the server ends.
+ */
+export async function takeUpRuns(
+  service: PlanService,
+  saver: BaseCheckpointSaver,
+  options: RecoveryOptions = {},
+): Promise<ServerRuns> {
+  const recovery = new RunRecovery(service, saver, options);
+  await recovery.scan().catch(options.onError ?? (() => undefined));
+  recovery.start();
+  let halted: Promise<void> | undefined;
+  return {
+    halt: () => void (halted ??= recovery.close().then(() => service.halt())),
+    async ended() {
+      await recovery.close();
+      await service.settled();
+      await halted;
+    },
+  };
+}
