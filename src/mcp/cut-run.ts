@@ -7,7 +7,7 @@
  * the checkpoint's next executor visit starts (their next attempt, from the checkpoint's time).
  */
 import type { StateSnapshot } from "@langchain/langgraph";
-import type { JournalEntry } from "../contracts/effect-journal.js";
+import type { JournalEntry } from "../storage/journal.js";
 import { trustedValues } from "../plan/facts.js";
 import { selectReady } from "../plan/ready.js";
 import type { Fact, StepRun } from "../plan/schema/run.js";
