@@ -10,7 +10,9 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { PlanManagerError } from "../errors.js";
 import { saverAdapter } from "../storage/index.js";
+import type { ThreadSummary } from "../storage/saver-adapter.js";
 import type { PlanService } from "./service.js";
+import { runGoingOn, type StatusCore } from "./status.js";
 
 export interface RecoveryOptions {
   /** Milliseconds between looks after the first (default 10 000; 0: at launch only). */
@@ -80,9 +82,10 @@ export class RunRecovery {
     let before: string | undefined;
     for (;;) {
       const page = await adapter.listThreads({ limit: PAGE, ...(before ? { before } : {}) });
+      const settled = await this.settledByRow(page.filter((t) => this.idle.get(t.threadId) !== t.checkpointId));
       for (const { threadId, checkpointId } of page) {
         if (this.closed) return started;
-        if (this.idle.get(threadId) === checkpointId) {
+        if (this.idle.get(threadId) === checkpointId || settled.has(threadId)) {
           idle.set(threadId, checkpointId);
           continue;
         }
@@ -95,6 +98,24 @@ export class RunRecovery {
     }
     this.idle = idle;
     return started;
+  }
+
+  /**
+   * The threads whose status row names their latest checkpoint and shows nothing to take up: one
+   * query for a page, so a database of finished plans is looked over without reading each one.
+   */
+  private async settledByRow(threads: readonly ThreadSummary[]): Promise<Set<string>> {
+    const store = saverAdapter(this.saver).statuses;
+    if (!store || threads.length === 0) return new Set();
+    const rows = await store.read(threads.map((t) => t.threadId));
+    const settled = new Set<string>();
+    for (const { threadId, checkpointId } of threads) {
+      const row = rows.get(threadId);
+      // The row's summary is the service's (mcp/service.ts `summaryOf`): `{ core, createdAt? }`.
+      if (row?.checkpointId === checkpointId && !runGoingOn((JSON.parse(row.summary) as { core: StatusCore }).core))
+        settled.add(threadId);
+    }
+    return settled;
   }
 }
 

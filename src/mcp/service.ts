@@ -21,7 +21,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { originalSaver, saverAdapter } from "../storage/index.js";
 import { planStatus, runGoingOn, statusCore, type PlanStatus, type StatusCore, type StatusValues } from "./status.js";
 import { cutRunStatus, inFlightOf } from "./cut-run.js";
-import { threadLetGo } from "../graph/thread-lock.js";
+import { heldHere, threadLetGo } from "../graph/thread-lock.js";
 import type { PlanWakes } from "./wakes.js";
 
 /** What the service needs of a served graph: a compiled plan manager with a checkpointer. */
@@ -192,11 +192,27 @@ export class PlanService {
    */
   private async withServer(planId: string, core: StatusCore, status: PlanStatus): Promise<PlanStatus> {
     if (!runGoingOn(core)) return status;
-    const adapter = saverAdapter(this.saver);
-    if (this.runs.has(planId) || (await adapter.heldBy(planId)) !== undefined)
-      return { ...status, server: { live: true } };
-    const [snapshot, unsettled] = await Promise.all([this.snapshot(planId), adapter.journal.unsettled(planId)]);
+    const live = await this.held(planId);
+    if (live === undefined) return status;
+    if (live) return { ...status, server: { live: true } };
+    const [snapshot, unsettled] = await Promise.all([
+      this.snapshot(planId),
+      saverAdapter(this.saver).journal.unsettled(planId),
+    ]);
     return cutRunStatus(status, inFlightOf(snapshot, unsettled));
+  }
+
+  /**
+   * Whether a live process holds the plan's run: a run of this process, or another's claim in the
+   * database (read, not taken). Undefined when the saver cannot tell: its claims reach this process
+   * only, and another process on the same storage would not show.
+   */
+  private async held(planId: string): Promise<boolean | undefined> {
+    if (this.runs.has(planId) || heldHere({ checkpointer: originalSaver(this.saver), threadId: planId, namespace: "" }))
+      return true;
+    const adapter = saverAdapter(this.saver);
+    if (adapter.claims !== "database") return undefined;
+    return (await adapter.heldBy(planId)) !== undefined;
   }
 
   private statusFrom(planId: string, core: StatusCore): PlanStatus {
@@ -327,7 +343,8 @@ export class PlanService {
    * way `resume` carries a plan on, so a call cut in flight is settled through the effect journal
    * (docs/decisions/0037-planning-service-over-mcp.md, "Runs outlive their server"; mcp/recovery.ts
    * asks at launch and on an interval). Not a plan that ended, was stopped or waits for an answer,
-   * one a live process holds, nor one whose run threw in this process (`plan_resume` retries that).
+   * one a live process holds, nor one whose run threw in this process (`plan_resume` retries that),
+   * nor any on a saver whose claims reach this process only (who else runs it cannot be told).
    * Two servers asking at once: the run's own claim lets one in, and the other's run ends at once.
    * `"started"`: this process runs it now; `"held"`: a live process holds it; `"idle"`: the checkpoint
    * shows nothing to take up; `"skipped"`: this process runs it, or its run threw here.
@@ -335,13 +352,15 @@ export class PlanService {
   async takeUp(planId: string): Promise<"started" | "held" | "idle" | "skipped"> {
     if (!this.servedGraphOf(planId)) return "idle";
     if (this.runs.has(planId) || this.runs.failure(planId)) return "skipped";
+    // Asked first: a run going on elsewhere is not read (a long plan's checkpoint costs a replay).
+    const live = await this.held(planId);
+    if (live !== false) return live ? "held" : "idle";
     const core = await this.core(planId).catch((error: unknown) => {
       // A thread with no plan in it yet (cut before its first status): nothing the service can name.
       if (isPlanManagerError(error) && error.code === "invalid_input") return undefined;
       throw error;
     });
     if (!core || !runGoingOn(core)) return "idle";
-    if ((await saverAdapter(this.saver).heldBy(planId)) !== undefined) return "held";
     if (this.runs.has(planId)) return "skipped";
     this.start(planId, (graph, config) =>
       graph.invoke(null, config).catch((error: unknown) => {

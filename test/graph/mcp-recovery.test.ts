@@ -10,9 +10,10 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import { MemorySaver } from "@langchain/langgraph";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createPlanManager, staticPlanner, type PlanDraft } from "../../src/index.js";
 import { PlanService, RunRecovery, type ServedGraph } from "../../src/mcp/index.js";
 import { scriptedTool } from "../helpers/graph.js";
@@ -301,19 +302,47 @@ describe("taking up runs no live process holds (PlanService.takeUp, RunRecovery)
     expect((await dead.service.status(stopped.plan_id)).status).toBe("stopped");
     const other = server(db);
     const recovery = new RunRecovery(other.service, other.saver, { everyMs: 0 });
-    // Its claim is still held (this process is alive): a live server runs it.
+    const takeUp = vi.spyOn(other.service, "takeUp");
+    // Its claim is still held (this process is alive): a live server runs it. The other two are
+    // settled by their status rows, not read one by one.
     expect(await recovery.scan()).toEqual([]);
+    expect(takeUp.mock.calls).toEqual([[cut.plan_id]]);
+    expect(await takeUp.mock.results[0]!.value).toBe("held");
     expect((await other.service.status(cut.plan_id)).server).toEqual({ live: true });
     lapse(dead.handle);
     expect((await other.service.status(cut.plan_id)).server).toEqual({ live: false });
     expect(await recovery.scan()).toEqual([cut.plan_id]);
     await other.service.settled();
     expect((await other.service.status(cut.plan_id)).status).toBe("completed");
-    // Finished now: nothing to take up again.
+    // Finished now: nothing to take up again, and its row says so.
+    takeUp.mockClear();
     expect(await recovery.scan()).toEqual([]);
+    expect(takeUp).not.toHaveBeenCalled();
     await recovery.close();
     expect(await recovery.scan()).toEqual([]);
     other.handle.close();
+  });
+
+  it("a run this process drives outside the service is live and not taken up; a saver with in-process claims is never taken up from", async () => {
+    const { forecast } = cutOnce();
+    const manager = createPlanManager({
+      tools: [forecast, scriptedTool("planDay", [{ day: "picnic" }])],
+      planner: staticPlanner({ plan: { steps: [{ id: "fetch", goal: "fetch", tool: "forecast" }] } }),
+    });
+    const saver = new MemorySaver();
+    const graph = manager.compile({ checkpointer: saver });
+    const service = new PlanService({ graphs: { weather: graph as never }, saver });
+    void graph.invoke({ goal: "held here" }, { configurable: { thread_id: "own--weather" } });
+    while (forecast.calls.length === 0) await new Promise((r) => setTimeout(r, 5));
+    expect((await service.status("own--weather")).server).toEqual({ live: true });
+    expect(await service.takeUp("own--weather")).toBe("held");
+    // A run that stopped before its first step (as one cut mid-step would look) on a saver whose
+    // claims reach this process only: another process could be running it, so it is left alone.
+    const stopsEarly = manager.compile({ checkpointer: saver, interruptBefore: ["executor"] });
+    await stopsEarly.invoke({ goal: "stopped early" }, { configurable: { thread_id: "early--weather" } });
+    const early = await service.status("early--weather");
+    expect([early.status, early.question, early.server]).toEqual(["running", undefined, undefined]);
+    expect(await service.takeUp("early--weather")).toBe("idle");
   });
 
   it("refuses an interval that is not a whole number of milliseconds", () => {
