@@ -145,7 +145,7 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
   }
   const address = flags.http !== undefined ? httpAddress(flags.http) : undefined;
   const token = address ? bearerToken(address, flags["token-env"], process.env) : undefined;
-  const { PlanService } = await loadPackage(SDK_USER, async () => {
+  const { PlanService, takeUpRuns } = await loadPackage(SDK_USER, async () => {
     await import("@modelcontextprotocol/sdk/server/mcp.js");
     return import("../mcp/index.js");
   });
@@ -171,15 +171,24 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
       server: { name: "langgraph-replan", version: pkg.version },
       ...(wakes ? { wakes } : {}),
     });
+    // Runs a closed or killed server left mid-step are taken up (src/mcp/recovery.ts). The client going
+    // away lets the runs go on to their end; a signal (the SDK's close sends SIGTERM 2 s after closing
+    // stdin, then SIGKILL) ends them at their next step boundary instead, for the next server.
+    const onError = (error: unknown) => io.err(`langgraph-replan mcp: taking up runs: ${(error as Error).message}`);
+    const runs = await takeUpRuns(service, target.saver, { onError });
     let stopped!: () => void;
     const ended = new Promise<void>((done) => (stopped = done));
-    process.once("SIGTERM", () => stopped());
-    process.once("SIGINT", () => stopped());
+    const halt = () => {
+      stopped();
+      runs.halt();
+    };
+    process.once("SIGTERM", halt);
+    process.once("SIGINT", halt);
     const http = address ? await serveHttp(service, address, token, Object.keys(graphs), io) : undefined;
     if (!address) await serveStdio(service, Object.keys(graphs), io, stopped);
     await ended;
     http?.close();
-    await service.settled();
+    await runs.ended();
     return 0;
   } finally {
     await wakes?.close();

@@ -99,6 +99,12 @@ export function threadLetGo(ref: ThreadRef): Promise<void> {
   return run ? new Promise((resolve) => run.whenFree(resolve)) : Promise.resolve();
 }
 
+/** Whether a run of this process holds the thread now. */
+export function heldHere(ref: ThreadRef): boolean {
+  if (ref.threadId === undefined || ref.checkpointer === undefined) return false;
+  return held.get(ref.checkpointer)?.has(`${ref.threadId}\u0000${ref.namespace}`) ?? false;
+}
+
 /** The config a run's nodes see: it carries the run's hold so that they can `trackNode`. */
 export function withThreadRun<C extends { configurable?: Record<string, unknown> }>(
   config: C | undefined,

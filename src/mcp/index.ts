@@ -8,3 +8,4 @@ export type { PlanServiceOptions, ServedGraph, CreateInput, Created, ListInput, 
 export type { PlanStatus } from "./status.js";
 export type { PlanWakes } from "./wakes.js";
 export { createMcpServer } from "./server.js";
+export { RunRecovery, takeUpRuns, type RecoveryOptions, type ServerRuns } from "./recovery.js";

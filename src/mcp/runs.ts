@@ -83,6 +83,12 @@ export class BackgroundRuns {
     for (const run of this.runs.values()) run.control.request = { kind: "pause" };
   }
 
+  /** Stops every run through its signal (its next step boundary, calls with a key left to end); their plan ids. */
+  abortAll(): string[] {
+    for (const run of this.runs.values()) run.controller.abort();
+    return [...this.runs.keys()];
+  }
+
   async settled(): Promise<void> {
     await Promise.all([...this.runs.values()].map((r) => r.done));
   }

@@ -26,11 +26,15 @@ const StatusShape = z.looseObject({
       status: z.string(),
       attempts: z.number(),
       facts: z.record(z.string(), z.string()),
+      started_at: z.string().optional(),
+      in_doubt: z.literal(true).optional(),
     }),
   ),
   progress: z.object({ done: z.number(), total: z.number() }),
   timing: z.object({ started_at: z.string().nullable(), last_progress_at: z.string().nullable() }),
   usage: z.object({ cost: z.number(), replan_cost: z.number(), input_tokens: z.number(), output_tokens: z.number() }),
+  server: z.object({ live: z.boolean() }).optional(),
+  message: z.string().optional(),
 });
 
 const Started = z.object({ plan_id: z.string(), status: z.string() });

@@ -20,8 +20,10 @@ import { userView } from "../views/user-view.js";
 import { statusLabel } from "../views/quality.js";
 import { requestStop, resumeStopped, type StoppableGraph } from "../worker/stop.js";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
-import { saverAdapter } from "../storage/index.js";
+import { originalSaver, saverAdapter } from "../storage/index.js";
 import { planStatus, runGoingOn, statusCore, type PlanStatus, type StatusCore, type StatusValues } from "./status.js";
+import { cutRunStatus, inFlightOf } from "./cut-run.js";
+import { heldHere, threadLetGo } from "../graph/thread-lock.js";
 import type { PlanWakes } from "./wakes.js";
 
 /** What the service needs of a served graph: a compiled plan manager with a checkpointer. */
@@ -193,7 +195,37 @@ export class PlanService {
   }
 
   async status(planId: string): Promise<PlanStatus> {
-    return this.statusFrom(planId, await this.core(planId));
+    const core = await this.core(planId);
+    return this.withServer(planId, core, this.statusFrom(planId, core));
+  }
+
+  /**
+   * A run going on says whether a live process holds it: this one, or another that holds its claim
+   * in the database. One nobody holds was cut mid-step: its attempt in flight is shown (mcp/cut-run.ts).
+   */
+  private async withServer(planId: string, core: StatusCore, status: PlanStatus): Promise<PlanStatus> {
+    if (!runGoingOn(core)) return status;
+    const live = await this.held(planId);
+    if (live === undefined) return status;
+    if (live) return { ...status, server: { live: true } };
+    const [snapshot, unsettled] = await Promise.all([
+      this.snapshot(planId),
+      saverAdapter(this.saver).journal.unsettled(planId),
+    ]);
+    return cutRunStatus(status, inFlightOf(snapshot, unsettled));
+  }
+
+  /**
+   * Whether a live process holds the plan's run: a run of this process, or another's claim in the
+   * database (read, not taken). Undefined when the saver cannot tell: its claims reach this process
+   * only, and another process on the same storage would not show.
+   */
+  private async held(planId: string): Promise<boolean | undefined> {
+    if (this.runs.has(planId) || heldHere({ checkpointer: originalSaver(this.saver), threadId: planId, namespace: "" }))
+      return true;
+    const adapter = saverAdapter(this.saver);
+    if (adapter.claims !== "database") return undefined;
+    return (await adapter.heldBy(planId)) !== undefined;
   }
 
   private statusFrom(planId: string, core: StatusCore): PlanStatus {
@@ -221,7 +253,10 @@ export class PlanService {
     const ended = here ?? (await this.waitElsewhere(planId, timeoutS * 1000));
     // The run this process drove has just returned: its status was read as it did (`start`).
     const read = here === true ? this.ending.get(planId) : undefined;
-    return { ...(read ? this.statusFrom(planId, read) : await this.status(planId)), timed_out: ended === false };
+    const status = read
+      ? await this.withServer(planId, read, this.statusFrom(planId, read))
+      : await this.status(planId);
+    return { ...status, timed_out: ended === false };
   }
 
   /** Answers the pending question, checked like `resumeRun` before anything is written; the run carries on in the background. */
@@ -319,6 +354,38 @@ export class PlanService {
     return { plan_id: planId, status: "running" };
   }
 
+  /**
+   * Takes up a plan whose run no live process holds — its server was closed or killed mid-step — the
+   * way `resume` carries a plan on, so a call cut in flight is settled through the effect journal
+   * (docs/decisions/0037-planning-service-over-mcp.md, "Runs outlive their server"; mcp/recovery.ts
+   * asks at launch and on an interval). Not a plan that ended, was stopped or waits for an answer,
+   * one a live process holds, nor one whose run threw in this process (`plan_resume` retries that),
+   * nor any on a saver whose claims reach this process only (who else runs it cannot be told).
+   * Two servers asking at once: the run's own claim lets one in, and the other's run ends at once.
+   * `"started"`: this process runs it now; `"held"`: a live process holds it; `"idle"`: the checkpoint
+   * shows nothing to take up; `"skipped"`: this process runs it, or its run threw here.
+   */
+  async takeUp(planId: string): Promise<"started" | "held" | "idle" | "skipped"> {
+    if (!this.servedGraphOf(planId)) return "idle";
+    if (this.runs.has(planId) || this.runs.failure(planId)) return "skipped";
+    // Asked first: a run going on elsewhere is not read (a long plan's checkpoint costs a replay).
+    const live = await this.held(planId);
+    if (live !== false) return live ? "held" : "idle";
+    const core = await this.core(planId).catch((error: unknown) => {
+      // A thread with no plan in it yet (cut before its first status): nothing the service can name.
+      if (isPlanManagerError(error) && error.code === "invalid_input") return undefined;
+      throw error;
+    });
+    if (!core || !runGoingOn(core)) return "idle";
+    if (this.runs.has(planId)) return "skipped";
+    this.start(planId, (graph, config) =>
+      graph.invoke(null, config).catch((error: unknown) => {
+        if (!isPlanManagerError(error) || error.code !== "thread_busy") throw error;
+      }),
+    );
+    return "started";
+  }
+
   /** Plans newest first, a page at a time; `status` keeps only those; archived ones only when asked. */
   async list(input: ListInput = {}): Promise<Listed> {
     const limit = input.limit ?? 20;
@@ -414,6 +481,20 @@ export class PlanService {
   async close(): Promise<void> {
     this.runs.pauseAll();
     await this.settled();
+  }
+
+  /**
+   * Ends the runs this process drives at their next step boundary, sooner than `close` (a SIGTERM,
+   * with a kill to follow): read-only calls in flight are cut, side-effecting ones run to their end,
+   * and every result is checkpointed before this resolves (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
+   * The plans stay `running` for a server on the same database to take up.
+   */
+  async halt(): Promise<void> {
+    const halted = this.runs.abortAll();
+    await this.runs.settled();
+    const checkpointer = originalSaver(this.saver);
+    await Promise.all(halted.map((threadId) => threadLetGo({ checkpointer, threadId, namespace: "" })));
+    await Promise.all(this.writing.values());
   }
 
   /** Lets the runs this process drives reach their next checkpoint (for a clean shutdown and tests). */

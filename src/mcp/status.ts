@@ -34,6 +34,10 @@ export interface PlanStatus {
     attempts: number;
     /** The trust label of each fact the step produced, by fact key. */
     facts: Record<string, string>;
+    /** When the attempt in flight started, for a run no live server holds (mcp/cut-run.ts). */
+    started_at?: string;
+    /** That attempt's side-effecting call was never answered: the run that takes the plan up settles it. */
+    in_doubt?: true;
   }[];
   progress: { done: number; total: number };
   timing: { started_at: string | null; last_progress_at: string | null };
@@ -46,6 +50,13 @@ export interface PlanStatus {
   quality?: QualitySummary;
   usage: { cost: number; replan_cost: number; input_tokens: number; output_tokens: number };
   parent_plan_id?: string;
+  /**
+   * While the run is going on (not ended, stopped or asking): whether a live process holds it. False
+   * when its server was closed or killed mid-step; a server started on the database takes it up.
+   */
+  server?: { live: boolean };
+  /** Says what `server.live: false` means and what to do. */
+  message?: string;
 }
 
 const DONE = new Set(["succeeded", "skipped", "invalidated"]);

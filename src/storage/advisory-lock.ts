@@ -41,3 +41,18 @@ export async function tryAdvisoryLock(pool: PgPool, space: string, key: string):
     },
   };
 }
+
+/**
+ * Whether some session holds the lock on `(space, key)` in this database, read from `pg_locks`
+ * without taking it: a probe that took and released the lock would refuse a run starting meanwhile.
+ * A two-key advisory lock shows its keys as `classid` and `objid` (int4 read as oid), `objsubid` 2.
+ */
+export async function advisoryLockHeld(query: PgPool["query"], space: string, key: string): Promise<boolean> {
+  const { rows } = await query(
+    "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 " +
+      "AND classid = hashtext($1)::oid AND objid = hashtext($2)::oid " +
+      "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())) AS held",
+    [space, key],
+  );
+  return rows[0]?.held === true;
+}

@@ -19,6 +19,7 @@ export function anySaverAdapter(saver: BaseCheckpointSaver): SaverAdapter {
     name: "any saver",
     claims: "process",
     claimThread: async () => free,
+    heldBy: async () => undefined,
     direct: {},
     journal,
     listThreads: (options) => listThreads(saver, options),

@@ -47,5 +47,13 @@ export function postgresJournal(query: PgPool["query"], schema: string): EffectJ
       await ready();
       await query(`DELETE FROM ${table} WHERE thread_id = $1`, [threadId]);
     },
+    async unsettled(threadId) {
+      await ready();
+      const { rows } = await query(
+        `SELECT key, step_id, tool, args, attempt, at, result FROM ${table} WHERE thread_id = $1 AND result IS NULL`,
+        [threadId],
+      );
+      return (rows as unknown as (StoredEntry & { key: string })[]).map((row) => entryOf(row.key, row));
+    },
   };
 }

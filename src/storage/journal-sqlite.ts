@@ -6,7 +6,7 @@ import { entryOf, JOURNAL_TABLE, type EffectJournal, type StoredEntry } from "./
 import type { SqliteDb, SqliteStatement } from "./langgraph-savers.js";
 
 export function sqliteJournal(db: SqliteDb): EffectJournal {
-  let statements: Record<"intent" | "result" | "lookup" | "delete", SqliteStatement> | undefined;
+  let statements: Record<"intent" | "result" | "lookup" | "delete" | "unsettled", SqliteStatement> | undefined;
   const ready = () => {
     if (statements) return statements;
     db.exec(
@@ -24,6 +24,9 @@ export function sqliteJournal(db: SqliteDb): EffectJournal {
         `SELECT step_id, tool, args, attempt, at, result FROM ${JOURNAL_TABLE} WHERE thread_id = ? AND key = ?`,
       ),
       delete: db.prepare(`DELETE FROM ${JOURNAL_TABLE} WHERE thread_id = ?`),
+      unsettled: db.prepare(
+        `SELECT key, step_id, tool, args, attempt, at, result FROM ${JOURNAL_TABLE} WHERE thread_id = ? AND result IS NULL`,
+      ),
     };
     return statements;
   };
@@ -40,6 +43,10 @@ export function sqliteJournal(db: SqliteDb): EffectJournal {
     },
     async deleteThread(threadId) {
       ready().delete.run(threadId);
+    },
+    async unsettled(threadId) {
+      const rows = ready().unsettled.all(threadId) as (StoredEntry & { key: string })[];
+      return rows.map((row) => entryOf(row.key, row));
     },
   };
 }

@@ -15,6 +15,8 @@ export type { EffectIntent, EffectResult, JournalEntry } from "../contracts/effe
 export interface EffectJournal extends RunJournal {
   /** Forgets a thread's entries (with its checkpoints). */
   deleteThread(threadId: string): Promise<void>;
+  /** The thread's intents with no result: calls whose outcome is unknown, for what a status shows of a cut run. */
+  unsettled(threadId: string): Promise<JournalEntry[]>;
 }
 
 /**
@@ -39,6 +41,11 @@ export function memoryJournal(): EffectJournal {
     },
     async deleteThread(threadId) {
       for (const k of entries.keys()) if (k.startsWith(`${threadId}\u0000`)) entries.delete(k);
+    },
+    async unsettled(threadId) {
+      return [...entries]
+        .filter(([k, entry]) => k.startsWith(`${threadId}\u0000`) && entry.result === undefined)
+        .map(([, entry]) => ({ ...entry }));
     },
   };
 }

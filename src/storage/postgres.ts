@@ -6,7 +6,7 @@
  * saver's storage keeps the claims and gets the rest from its own methods (storage/any-saver.ts).
  */
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
-import { tryAdvisoryLock } from "./advisory-lock.js";
+import { advisoryLockHeld, tryAdvisoryLock } from "./advisory-lock.js";
 import { anySaverAdapter } from "./any-saver.js";
 import { assembleHistory, revive, target, type HistoryOptions, type StoredRow } from "./history.js";
 import { postgresSaverHandle, type PostgresSaverHandle } from "./langgraph-savers.js";
@@ -35,6 +35,11 @@ export function postgresAdapter(saver: BaseCheckpointSaver): SaverAdapter | unde
     name: "PostgreSQL",
     claims: "database",
     claimThread,
+    async heldBy(threadId) {
+      return (await advisoryLockHeld(handle.query, RUN_LOCK_SPACE, threadId))
+        ? "it holds the thread's lock in PostgreSQL"
+        : undefined;
+    },
     journal,
     direct: own
       ? {

@@ -55,6 +55,11 @@ export interface SaverAdapter {
   readonly claims: "database" | "process";
   /** Claims a top-level thread for one run, or says who holds it. */
   claimThread(threadId: string): Promise<ThreadClaim | ThreadHeld>;
+  /**
+   * Who holds the top-level thread's claim in the database, or undefined when no live process does;
+   * read only, so asking never keeps a run from claiming. Always undefined when claims are `"process"`.
+   */
+  heldBy(threadId: string): Promise<string | undefined>;
   /** Replacements for the saver's own methods that read or write the same rows in fewer queries. */
   readonly direct: DirectMethods;
   /** The threads with a top-level checkpoint, newest first. */

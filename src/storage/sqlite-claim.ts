@@ -52,6 +52,20 @@ function alive(pid: number): boolean {
 const stillHeld = (row: ClaimRow, now: number): boolean =>
   row.expires_at > now && (row.host !== hostname() || alive(row.pid));
 
+/** Who holds the thread's claim, or undefined when no live process does (a read: nothing is written but the table). */
+export function sqliteClaimHolder(
+  db: SqliteDb,
+  threadId: string,
+  namespace: string,
+  now: () => number = Date.now,
+): ClaimHolder | undefined {
+  ensureTable(db);
+  const row = db
+    .prepare(`SELECT token, pid, host, expires_at FROM ${CLAIMS_TABLE} WHERE thread_id = ? AND checkpoint_ns = ?`)
+    .get(threadId, namespace) as ClaimRow | undefined;
+  return row && stillHeld(row, now()) ? { pid: row.pid, host: row.host } : undefined;
+}
+
 /** Claims the thread, or returns who holds it. `now` is the wall clock (a lease is shared across processes). */
 export function claimSqliteThread(
   db: SqliteDb,

@@ -13,7 +13,7 @@ import { checkListOptions } from "./list-options.js";
 import type { ListThreadsOptions, SaverAdapter, ThreadSummary } from "./saver-adapter.js";
 import { sqliteArchive } from "./sqlite-archive.js";
 import { sqliteStatus } from "./sqlite-status.js";
-import { claimSqliteThread } from "./sqlite-claim.js";
+import { claimSqliteThread, sqliteClaimHolder } from "./sqlite-claim.js";
 
 export function sqliteAdapter(saver: BaseCheckpointSaver): SaverAdapter | undefined {
   const handle = sqliteSaverHandle(saver);
@@ -31,6 +31,10 @@ export function sqliteAdapter(saver: BaseCheckpointSaver): SaverAdapter | undefi
     name: "SQLite",
     claims: "database",
     claimThread,
+    async heldBy(threadId) {
+      const holder = sqliteClaimHolder(db, threadId, "");
+      return holder && `pid ${holder.pid} on ${holder.host}`;
+    },
     journal,
     direct: handle.ownTables ? { getDeltaChannelHistory: (o) => history(saver, handle, o) } : {},
     listThreads: handle.ownTables ? (options) => listThreads(saver, handle, options) : fallback.listThreads,

@@ -97,6 +97,22 @@ describe.each(BACKENDS)("the effect journal on %s", (_name, open) => {
     await writer.deleteThread("t");
     expect(await reader.lookup("t", "t:k1")).toBeUndefined();
   });
+
+  it("lists a thread's intents with no result (calls in doubt), and only those", async () => {
+    const [one, two] = await open();
+    const writer = saverAdapter(one).journal;
+    const reader = saverAdapter(two).journal;
+    const cut = { key: "u:k1", stepId: "pay", tool: "charge", args: { amount: 10 }, attempt: 2, at: "2026-01-02" };
+    const answered = { ...cut, key: "u:k2", stepId: "ship", attempt: 1 };
+    await writer.intent("u", cut);
+    await writer.intent("u", answered);
+    await writer.result("u", "u:k2", { ok: true, output: { shipped: true } });
+    await writer.intent("elsewhere", { ...cut, key: "e:k1" });
+    expect(await reader.unsettled("u")).toEqual([cut]);
+    expect(await reader.unsettled("nothing")).toEqual([]);
+    await writer.result("u", "u:k1", { ok: true, output: { receipt: "r" } });
+    expect(await reader.unsettled("u")).toEqual([]);
+  });
 });
 
 describe("a charge cut by its deadline on PostgreSQL", () => {

@@ -5,7 +5,7 @@
  * deletion with `thread_busy`; archive, list and delete go through the database. Then the same
  * across two `langgraph-replan mcp --db postgresql://…` processes over stdio.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
@@ -13,7 +13,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPlanManager, staticPlanner, type PlanDraft } from "../../src/index.js";
-import { PlanService } from "../../src/mcp/index.js";
+import { PlanService, type ServedGraph } from "../../src/mcp/index.js";
+import { graph as shop } from "../fixtures/mcp/effects-graph.js";
 import { openPlanWakes } from "../../src/worker/index.js";
 import { startPostgres, type PgServer } from "../../test-reliability/helpers/postgres.js";
 import { scriptedTool } from "../helpers/graph.js";
@@ -201,5 +202,76 @@ describe("langgraph-replan mcp --db postgresql://", () => {
     const waiting = two("plan_wait", { plan_id, timeout_s: 120 });
     writeFileSync(gate, "open");
     expect(await waiting).toMatchObject({ plan_id, status: "completed", timed_out: false });
+  }, 120_000);
+});
+
+describe("langgraph-replan mcp --db postgresql://, a server closed mid-step", () => {
+  it("the next server takes the run up at launch (the dead server's lock went with its connection) and settles the cut charge: one charge", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mcp-pg-recovery-"));
+    closers.push(() => rmSync(dir, { recursive: true, force: true }));
+    const start = async () => {
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [
+          "--import",
+          "tsx",
+          resolve("src/cli/main.ts"),
+          "mcp",
+          "--db",
+          pg.url,
+          "--config",
+          resolve("test/fixtures/mcp/effects.json"),
+        ],
+        env: { PATH: process.env.PATH ?? "", MCP_TEST_DIR: dir },
+        stderr: "pipe",
+      });
+      const client = new Client({ name: "pg-agent", version: "1" });
+      await client.connect(transport);
+      const call = async (name: string, args: Record<string, unknown>) =>
+        ((await client.callTool({ name, arguments: args })) as { structuredContent: any }).structuredContent;
+      return { client, call, pid: transport.pid! };
+    };
+    const charges = () => readFileSync(join(dir, "charges"), "utf8").split("\n").filter(Boolean);
+    const first = await start();
+    const { plan_id } = await first.call("plan_create", { goal: "pay for order 18" });
+    while (!existsSync(join(dir, "charge.reached"))) await new Promise((r) => setTimeout(r, 20));
+    // The SDK's close: stdin, SIGTERM after 2 s, SIGKILL after 4 s; the charge never answers.
+    await first.client.close();
+    for (;;) {
+      try {
+        process.kill(first.pid, 0);
+      } catch {
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(charges()).toHaveLength(1);
+    // Before a server takes it up: no live server, and the charge in doubt as the journal has it.
+    const saver = PostgresSaver.fromConnString(pg.url);
+    try {
+      const served = (shop as unknown as { builder: { compile(o: object): ServedGraph } }).builder.compile({
+        checkpointer: saver,
+      });
+      const cut = await new PlanService({ graphs: { shop: served }, saver }).status(plan_id);
+      expect(cut).toMatchObject({ status: "running", server: { live: false } });
+      expect(cut.steps.map(({ id, status, attempts, in_doubt }) => ({ id, status, attempts, in_doubt }))).toEqual([
+        { id: "pay", status: "running", attempts: 1, in_doubt: true },
+        { id: "mail", status: "pending", attempts: 0, in_doubt: undefined },
+      ]);
+    } finally {
+      await saver.end();
+    }
+    writeFileSync(join(dir, "gate"), "open");
+    const second = await start();
+    closers.push(() => second.client.close());
+    const done = await second.call("plan_wait", { plan_id, timeout_s: 120 });
+    expect(done).toMatchObject({ status: "completed", timed_out: false, progress: { done: 2, total: 2 } });
+    expect(done.steps.map((s: { id: string; attempts: number }) => [s.id, s.attempts])).toEqual([
+      ["pay", 1],
+      ["mail", 1],
+    ]);
+    expect(charges()).toHaveLength(1);
+    const { report } = await second.call("plan_report", { plan_id, format: "json" });
+    expect(report.metrics).toMatchObject({ effectsVerified: 1, effectsInDoubt: 0, effectsHappened: 0, decisions: 1 });
   }, 120_000);
 });

@@ -1,7 +1,8 @@
 /**
  * `langgraph-replan mcp` as an agent meets it: a real MCP client spawns the command over stdio,
  * which loads the graphs of a langgraph.json (TypeScript, through tsx) onto a SQLite file. A
- * server killed while a step is in flight is started again and finds the plan where it was.
+ * server killed while a step is in flight leaves a plan no live server runs; the next server
+ * started on the file takes it up (test/graph/mcp-recovery.test.ts: the same through the SDK's close).
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,6 +10,10 @@ import { join, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import Database from "better-sqlite3";
+import { PlanService, type ServedGraph } from "../../src/mcp/index.js";
+import { graph as weather } from "../fixtures/mcp/graph.js";
 import { spawn } from "node:child_process";
 import { request } from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -45,6 +50,11 @@ async function start(env: Record<string, string> = {}) {
   return { client, call, transport, stderr: () => stderr };
 }
 
+/** Resolves once `path` exists (the fixture's tool writes its mark as it starts). */
+async function until(path: string) {
+  while (!existsSync(path)) await new Promise((r) => setTimeout(r, 20));
+}
+
 /** `langgraph-replan mcp --http 127.0.0.1:0` in a child process; its URL as it prints it. */
 async function startHttp() {
   const child = spawn(
@@ -76,7 +86,7 @@ async function startHttp() {
 }
 
 describe("langgraph-replan mcp over stdio", () => {
-  it("serves the plan managers of langgraph.json; a killed server, started again, finds the plan and carries it on", async () => {
+  it("serves the plan managers of langgraph.json; a killed server's plan shows no live server, and the next server takes it up with no plan_resume", async () => {
     const gate = join(dir, "gate");
     const first = await start({ MCP_TEST_GATE: gate });
     const info = first.client.getServerVersion();
@@ -89,21 +99,55 @@ describe("langgraph-replan mcp over stdio", () => {
     // The step is in flight (it waits for the gate): kill the server outright.
     const timedOut = await first.call("plan_wait", { plan_id: planId, timeout_s: 0.2 });
     expect(timedOut.structuredContent).toMatchObject({ status: "running", timed_out: true });
+    await until(`${gate}.reached`);
     process.kill(first.transport.pid!, "SIGKILL");
     await first.client.close().catch(() => undefined);
 
-    writeFileSync(gate, "open");
+    // Before a server takes it up: no live server, and the forecast's attempt in flight, from the
+    // checkpoint the run stopped at (the executor visit it led to started that step).
+    const handle = new Database(join(dir, "plans.sqlite"));
+    try {
+      const saver = new SqliteSaver(handle);
+      const served = (weather as unknown as { builder: { compile(o: object): ServedGraph } }).builder.compile({
+        checkpointer: saver,
+      });
+      const checkpoint = await served.getState({ configurable: { thread_id: planId } });
+      const cut = await new PlanService({ graphs: { weather: served }, saver }).status(planId);
+      expect(cut).toMatchObject({ status: "running", server: { live: false }, plan_version: 1 });
+      expect(cut.steps.map(({ id, status, attempts, started_at }) => ({ id, status, attempts, started_at }))).toEqual([
+        { id: "fetch", status: "running", attempts: 1, started_at: checkpoint.createdAt },
+        { id: "plan", status: "pending", attempts: 0, started_at: undefined },
+      ]);
+    } finally {
+      handle.close();
+    }
+
+    // The next server takes the plan up at launch, with no plan_resume: it is its run now.
+    rmSync(`${gate}.reached`);
     const second = await start({ MCP_TEST_GATE: gate });
+    await until(`${gate}.reached`);
     const found = await second.call("plan_status", { plan_id: planId });
-    expect(found.structuredContent).toMatchObject({ plan_id: planId, goal: "a day out", plan_version: 1 });
-    // The plan's checkpoint survived; the attempt in flight had not reached one.
-    expect(found.structuredContent.steps.map((s: { status: string }) => s.status)).toEqual(["pending", "pending"]);
+    expect(found.structuredContent).toMatchObject({
+      plan_id: planId,
+      goal: "a day out",
+      status: "running",
+      server: { live: true },
+    });
+    const resumed = await second.call("plan_resume", { plan_id: planId });
+    expect(resumed.isError).toBe(true);
+    expect(JSON.parse((resumed as unknown as { content: { text: string }[] }).content[0]!.text)).toMatchObject({
+      error: "thread_busy",
+    });
     // The same key still names the same plan after the restart.
     const again = await second.call("plan_create", { goal: "a day out", idempotency_key: "k1" });
     expect(again.structuredContent).toMatchObject({ plan_id: planId, created: false });
-    expect((await second.call("plan_resume", { plan_id: planId })).structuredContent.status).toBe("running");
+    writeFileSync(gate, "open");
     const done = await second.call("plan_wait", { plan_id: planId, timeout_s: 60 });
     expect(done.structuredContent).toMatchObject({ status: "completed", progress: { done: 2, total: 2 } });
+    expect(done.structuredContent.steps.map((s: { id: string; attempts: number }) => [s.id, s.attempts])).toEqual([
+      ["fetch", 1],
+      ["plan", 1],
+    ]);
     expect(done.structuredContent.steps.map((s: { facts: object }) => s.facts)).toEqual([
       { forecast: "trusted" },
       { day: "trusted" },

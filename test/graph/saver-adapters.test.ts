@@ -174,8 +174,12 @@ describe.each(inDatabase)("a claim through the %s adapter", (backend) => {
     const saver = await open();
     const adapter = saverAdapter(saver);
     await runThread(saver, "held");
+    expect(await adapter.heldBy("held")).toBeUndefined();
     const first = (await adapter.claimThread("held")) as ThreadClaim;
     expect(await adapter.claimThread("held")).toEqual({ heldBy });
+    // Asked without taking it: a read, so it never keeps a run from claiming.
+    expect(await adapter.heldBy("held")).toBe(heldBy);
+    expect(await adapter.heldBy("other")).toBeUndefined();
     expect(await adapter.deleteThread("held")).toEqual({ deleted: false, heldBy });
     const refused = await deleteThread(saver, "held").catch((error: unknown) => error);
     expect(isPlanManagerError(refused) && [refused.code, refused.message]).toEqual([
@@ -185,6 +189,7 @@ describe.each(inDatabase)("a claim through the %s adapter", (backend) => {
     ]);
     expect(await checkpointCount(saver, "held")).toBeGreaterThan(3);
     await first.release();
+    expect(await adapter.heldBy("held")).toBeUndefined();
     const again = (await adapter.claimThread("held")) as ThreadClaim;
     expect(typeof again.release).toBe("function");
     await again.release();
@@ -233,6 +238,7 @@ describe.each(inProcess)("a claim through the %s adapter", (backend) => {
     const first = (await adapter.claimThread("held")) as ThreadClaim;
     const second = (await adapter.claimThread("held")) as ThreadClaim;
     expect([typeof first.release, typeof second.release]).toEqual(["function", "function"]);
+    expect(await adapter.heldBy("held")).toBeUndefined();
     await Promise.all([first.release(), second.release()]);
   });
 });
