@@ -345,7 +345,7 @@ const CASES: Case[] = [
     effects: ["charge"],
     honoursKeys: ["charge"],
     script: { charge: [reset(), { receipt: "R-1" }] },
-    rules: [],
+    rules: ["effect.recalled"],
   },
   {
     name: "in doubt: the step's verify probe says it happened; the tool is not called again",
@@ -359,7 +359,7 @@ const CASES: Case[] = [
     plan: charge({ verify: { tool: "find_charge", args: { amount: 5 } } }),
     effects: ["charge"],
     script: { charge: [reset(), { receipt: "R-2" }], find_charge: [{ happened: false }] },
-    rules: ["transient.retry"],
+    rules: ["effect.not-happened", "transient.retry"],
   },
   {
     name: "in doubt: no keys honoured, no probe: a person is asked (effect.in-doubt), the tool is not called again",
