@@ -189,7 +189,7 @@ describe.each(WAYS)("a charge whose tool does not honour keys, $name", ({ cut })
     expect(out.decisions.map((d: Loose) => [d.rule, d.stepId, d.failureClass, d.action])).toEqual([
       ["effect.recalled", "pay", "none", "retry"],
     ]);
-    expect(planMetrics(out).effectsRecalled).toBe(1);
+    expect(planMetrics(out as never).effectsRecalled).toBe(1);
   });
 
   it("effects.honoursKeys in the options does the same for the tools it names", async () => {
@@ -226,7 +226,7 @@ describe.each(WAYS)("a charge whose tool does not honour keys, $name", ({ cut })
       `charge: the call under key ${charge.calls[0]!.key} was cut before it answered; the verify probe says it ` +
         "did not happen, so it may go out again under the same key",
     );
-    const m = planMetrics(out);
+    const m = planMetrics(out as never);
     expect([m.effectsVerified, m.effectsNotHappened, m.effectsRecalled, m.effectsInDoubt]).toEqual([0, 1, 0, 0]);
   });
 
@@ -277,7 +277,7 @@ describe.each(WAYS)("a charge whose tool does not honour keys, $name", ({ cut })
     const state = await h.state();
     expect(rules(state)).toEqual(["effect.in-doubt", "human.effect-retry"]);
     expect(state.decisions[1].reason).toBe(`a person allowed charge once more under key ${charge.calls[0]!.key}`);
-    expect([planMetrics(state).effectsInDoubt, planMetrics(state).effectsRetried]).toEqual([1, 1]);
+    expect([planMetrics(state as never).effectsInDoubt, planMetrics(state as never).effectsRetried]).toEqual([1, 1]);
   });
 
   it("answered abort: the run ends aborted, the tool not called again", async () => {

@@ -348,6 +348,15 @@ export const RULES = {
     "retry",
     "a side-effecting call's outcome was unknown and its tool honours idempotency keys: it was called again under the same key",
   ),
+  // Not a rung: a record that an assumption's watcher answered what its check cannot read, so its drift went
+  // undetected (docs/decisions/0041-evidence-freshness-and-drift.md).
+  "assumption.watch-unreadable": r(
+    "dispatch",
+    ["unknown"],
+    "proceed",
+    "an assumption's watcher answered what its check cannot read (over the evidence size limit, a field it lacks): " +
+      "drift is not detected and the step starts on the assumption as it stood; recorded once per run of such answers",
+  ),
   // Compensation of abandoned side effects (docs/decisions/0039-compensation.md).
   "compensate.run": r(
     "dispatch",
