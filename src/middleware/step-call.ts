@@ -130,7 +130,12 @@ async function ladder(
 function runStanding(env: CallEnv, decisions: readonly Decision[]): RunStanding {
   const policy = env.options.policy;
   const decisionCount = ladderDecisionCount(env.state.decisions) + ladderDecisionCount(decisions);
-  return { policy, replan: standing(env.state, policy), decisionCount };
+  return {
+    policy,
+    replan: standing(env.state, policy),
+    decisionCount,
+    decisions: [...env.state.decisions, ...decisions],
+  };
 }
 
 /**

@@ -183,6 +183,18 @@ const CASES: Case[] = [
     rules: ["unmet.retry-once", "unmet.escalate"],
   },
   {
+    name: "retryOnUnmet counts unmet results, not attempts: an unmet signal after a transient failure is retried once",
+    plan: one({ successSignal: "output.report != ''", retryOnUnmet: true, retry: { maxAttempts: 3, ...fixed } }),
+    script: { fetch: [new TransientError("busy"), { report: "" }, report] },
+    rules: ["transient.retry", "unmet.retry-once"],
+  },
+  {
+    name: "retryOnUnmet after a transient failure still retries an unmet signal only once",
+    plan: one({ successSignal: "output.report != ''", retryOnUnmet: true, retry: { maxAttempts: 3, ...fixed } }),
+    script: { fetch: [new TransientError("busy"), { report: "" }, { report: "" }] },
+    rules: ["transient.retry", "unmet.retry-once", "unmet.escalate"],
+  },
+  {
     name: "a produced field missing (validation): unmet, on an assumption: replan",
     plan: one({ assumptions: ["doc_public"] }, doc),
     script: { fetch: [{ other: 1 }] },
