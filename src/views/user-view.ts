@@ -66,7 +66,7 @@ export function userView(state: ViewState): string[] {
   if (horizon) lines.push(horizon);
   const abandoned = compensationCounts(state.compensations);
   if (abandoned) lines.push(undoneLine(abandoned));
-  const settled = settledLine(inDoubtCounts(state.decisions));
+  const settled = settledLine(inDoubtCounts(state.decisions), doubted.size);
   if (settled) lines.push(settled);
   if (state.status === "completed")
     // A degraded result says so (docs/decisions/0040-plan-quality-gate.md): "Completed (degraded: 1 fallback used)."
@@ -83,9 +83,11 @@ export function userView(state: ViewState): string[] {
   return lines;
 }
 
-/** How the side effects whose outcome was unknown were settled (docs/decisions/0038-effect-journal.md). */
-function settledLine(c: InDoubtCounts): string | undefined {
-  const open = Math.max(0, c.asked - c.happened - c.retried);
+/**
+ * How the side effects whose outcome was unknown were settled (docs/decisions/0038-effect-journal.md); `open`:
+ * the steps whose call is still in doubt.
+ */
+function settledLine(c: InDoubtCounts, open: number): string | undefined {
   const parts = [
     c.verified ? `${c.verified} verified by a probe` : "",
     c.notHappened ? `${c.notHappened} found not done by a probe` : "",
