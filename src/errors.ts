@@ -29,7 +29,10 @@ export type PlanManagerErrorCode =
   | "thread_stopped"
   /** A tool returned a value that cannot be stored as JSON. */
   | "invalid_output"
-  /** A retention call (archive, unarchive, delete) named a thread the checkpointer has no checkpoint of. */
+  /**
+   * A retention call (archive, unarchive, delete) named a thread the checkpointer has no checkpoint of, or
+   * `invoke(null)` asked to resume one: there is nothing to resume.
+   */
   | "thread_not_found"
   /** The checkpointer cannot do what was asked (archiving needs LangGraph's SQLite or PostgreSQL saver). */
   | "unsupported_saver";

@@ -46,7 +46,11 @@ function summary(values: Record<string, any>) {
     facts: Object.fromEntries(
       Object.entries(values.facts ?? {}).map(([k, f]: [string, any]) => [k, { value: f.value, label: f.label }]),
     ),
-    decisions: (values.decisions ?? []).map((d: any) => `${d.stepId ?? "-"}:${d.action}:${d.rule}`),
+    // A call the killed worker left in doubt goes out again under its key (these tools honour keys), and a
+    // decision says so (docs/decisions/0038-effect-journal.md): the one trace a kill may leave.
+    decisions: (values.decisions ?? [])
+      .map((d: any) => `${d.stepId ?? "-"}:${d.action}:${d.rule}`)
+      .filter((d: string) => !d.endsWith(":retry:effect.recalled")),
     steps: Object.fromEntries(Object.entries(values.steps ?? {}).map(([k, s]: [string, any]) => [k, s.status])),
     planVersion: values.plan?.version,
     sideEffects: (values.sideEffects ?? []).map((e: any) => e.stepId),

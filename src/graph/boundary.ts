@@ -188,6 +188,21 @@ export function hasPendingInterrupt(snapshot: { tasks: readonly { interrupts: re
   return snapshot.tasks.some((t) => t.interrupts.length > 0);
 }
 
+/**
+ * `invoke(null)` resumes from the thread's last checkpoint: with none (a first run killed before its first
+ * checkpoint, or a thread never started) there is nothing to resume, and LangGraph's own `EmptyInputError`
+ * would not say what to do.
+ */
+export function nothingToResume(thread: string | undefined): PlanManagerError {
+  const which = thread === undefined ? "the run has no thread_id or no checkpointer, so it" : `thread "${thread}"`;
+  return new PlanManagerError(
+    "thread_not_found",
+    `${which} has no checkpoint, so there is nothing to resume (its first run ended before its first checkpoint, ` +
+      "or it never started): start it with invoke({ goal, context? }, config)",
+    { path: "input" },
+  );
+}
+
 /** `thread_finished`, naming the status. */
 export function finished(thread: string, status: string, why = "start a new run on a new thread_id"): PlanManagerError {
   return new PlanManagerError("thread_finished", `thread "${thread}" has finished (status: ${status}): ${why}`, {

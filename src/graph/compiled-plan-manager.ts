@@ -30,6 +30,7 @@ import {
   finished,
   hasPendingInterrupt,
   isFinished,
+  nothingToResume,
 } from "./boundary.js";
 import { carryEffects, nothingMissing, missingEffects, withEffects } from "./committed-effects.js";
 import { COPY_CHECKPOINT, forkNeedsCopy } from "./fork-start.js";
@@ -145,6 +146,8 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     checkCommandUpdate(input);
     if (isNestedRun(configurable) || configurable.checkpoint_ns) return { input: checked };
     const branch = await this.branchOf(configurable);
+    if ((input === null || input === undefined) && !branch?.started)
+      throw nothingToResume(typeof configurable.thread_id === "string" ? configurable.thread_id : undefined);
     if (!branch) return { input: checked };
     // A stopped thread takes an answer only to a question still pending (read only then: it is rare).
     const asking = branch.status === "stopped" && isCommand(input) && branch.fork === undefined;
@@ -171,7 +174,7 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
    */
   private async branchOf(
     configurable: Record<string, unknown>,
-  ): Promise<{ thread: string; status: unknown; fork?: string } | undefined> {
+  ): Promise<{ thread: string; status: unknown; started: boolean; fork?: string } | undefined> {
     const thread = configurable.thread_id;
     const saver = this.runCheckpointer(configurable) as Partial<Pick<BaseCheckpointSaver, "getTuple">> | undefined;
     if (typeof thread !== "string" || !saver?.getTuple) return undefined;
@@ -183,7 +186,7 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     // A checkpoint id the thread does not have is LangGraph's to answer, as before.
     const fork = other && (await saver.getTuple({ configurable: { ...threadRoot(thread), checkpoint_id: asked } }));
     const status = latest?.checkpoint.channel_values.status;
-    return { thread, status, ...(fork ? { fork: asked as string } : {}) };
+    return { thread, status, started: latest !== undefined, ...(fork ? { fork: asked as string } : {}) };
   }
 
   /** An update on an earlier checkpoint takes the effects committed since with it (graph/committed-effects.ts). */

@@ -62,11 +62,15 @@ export async function resumeRun(
   if (!pending) {
     const what =
       values.status === "stopped"
-        ? "it was stopped by an operator: carry on with resumeStopped(graph, config)"
-        : "there is nothing to resume";
+        ? "; it was stopped by an operator: carry on with resumeStopped(graph, config)"
+        : values.status === "running" || values.status === "planning"
+          ? // No answer is taken on its behalf: the run takes up where its last checkpoint left it.
+            ": no question waits for an answer, but the run was cut before it finished (its process ended); " +
+            "take it up with graph.invoke(null, config)"
+          : "; there is nothing to resume";
     throw new PlanManagerError(
       "invalid_resume",
-      `thread "${thread}" has no pending interrupt (status: ${values.status ?? "not started"}); ${what}`,
+      `thread "${thread}" has no pending interrupt (status: ${values.status ?? "not started"})${what}`,
     );
   }
   const problem = answerProblemFor(value, pending, values);

@@ -41,7 +41,7 @@ export function answerInDoubt(
   }
   if (answer.type === "retry") {
     const reason = `a person allowed ${e.tool} once more under key ${key}`;
-    const decisions = [decide({ rule: answerRule("retry"), reason, by: "person" }, place)];
+    const decisions = [decide({ rule: answerRule("effect-retry"), reason, by: "person" }, place)];
     // The approved call is journaled above the intent asked about (runtime/journaled-call.ts).
     const numbered = e.inDoubt.attempt === undefined ? {} : { approvedAttempt: e.inDoubt.attempt };
     const approved = { ...rest, status: "pending" as const, retryBase: run.attempts, approvedKey: key, ...numbered };

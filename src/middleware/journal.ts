@@ -11,7 +11,7 @@ import type { ErrorInfo } from "../plan/schema/run.js";
 import type { Step } from "../plan/schema/step.js";
 import { cutByTheTool } from "../policy/attempt/in-doubt.js";
 import type { RunJournal } from "../runtime/effect-journal.js";
-import { journaledCall } from "../runtime/journaled-call.js";
+import { journaledCall, type SettledDoubt } from "../runtime/journaled-call.js";
 import { lentCheckpointer } from "../runtime/lent-checkpointer.js";
 import { saverAdapter } from "../storage/index.js";
 import type { AttemptResult, CallEnv } from "./settle.js";
@@ -32,6 +32,8 @@ export interface JournaledAttempt {
   inDoubt?: ErrorInfo;
   /** With `inDoubt`: the journal attempt of the intent asked about, which a person's retry approves. */
   inDoubtAttempt?: number;
+  /** Calls in doubt the journal settled on the way, in order: each is a decision. */
+  settled: SettledDoubt[];
 }
 
 export async function journaledAttempt(
@@ -70,7 +72,7 @@ export async function journaledAttempt(
   if (made.kind === "in_doubt") {
     const inDoubt = { name: "EffectInDoubt", message: made.reason };
     const result: AttemptResult = { ok: false, error: inDoubt, calls: last?.calls ?? 1 };
-    return { result, key: made.key, inDoubt, inDoubtAttempt: made.attempt };
+    return { result, key: made.key, inDoubt, inDoubtAttempt: made.attempt, settled: made.settled };
   }
   const { outcome } = made;
   // The tool's own answer, as the ladder reads it (its text, its timeout flag), when it gave one.
@@ -78,5 +80,5 @@ export async function journaledAttempt(
   const result: AttemptResult = outcome.ok
     ? { ok: true, content: own?.ok ? own.content : (JSON.stringify(outcome.output) ?? "null"), output: outcome.output }
     : (own ?? { ok: false, error: outcome.error });
-  return { result, key: made.key, ...(made.effect ? { effect: made.effect } : {}) };
+  return { result, key: made.key, ...(made.effect ? { effect: made.effect } : {}), settled: made.settled };
 }

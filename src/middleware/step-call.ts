@@ -22,7 +22,7 @@ import type { Decision } from "../policy/ladder/decision.js";
 import type { Deviation } from "../policy/ladder/deviation.js";
 import { attemptCost } from "../policy/ladder/budget.js";
 import type { CheckFailure } from "../policy/attempt/checks.js";
-import { journaledVerdict, verifiedVerdict } from "../policy/attempt/in-doubt.js";
+import { journaledVerdict, settledVerdict } from "../policy/attempt/in-doubt.js";
 import { decide } from "./decisions.js";
 import { journaledAttempt, type JournaledAttempt } from "./journal.js";
 import { settle, standing, type AttemptResult, type CallEnv, type CallResult, type Succeeded } from "./settle.js";
@@ -143,7 +143,12 @@ async function ladder(
 function runStanding(env: CallEnv, decisions: readonly Decision[]): RunStanding {
   const policy = env.options.policy;
   const decisionCount = ladderDecisionCount(env.state.decisions) + ladderDecisionCount(decisions);
-  return { policy, replan: standing(env.state, policy), decisionCount };
+  return {
+    policy,
+    replan: standing(env.state, policy),
+    decisionCount,
+    decisions: [...env.state.decisions, ...decisions],
+  };
 }
 
 /**
@@ -229,8 +234,11 @@ async function called(
     meter.charged += charge * extra;
     run = { ...run, attempts: run.attempts + extra, ...(charge > 0 ? { cost: (run.cost ?? 0) + charge * extra } : {}) };
   }
+  for (const s of "settled" in made ? made.settled : [])
+    c.decisions.push(settledDecision(env, step, run, settledVerdict(s.how, call.tool, s.key)));
   if ("inDoubt" in made && made.inDoubt) return { run, judged: inDoubt(env, step, run, call.tool, made, c.decisions) };
-  if ("effect" in made && made.effect) c.decisions.push(settledDecision(env, step, run, call.tool, made));
+  if ("effect" in made && made.effect === "journaled")
+    c.decisions.push(settledDecision(env, step, run, journaledVerdict(call.tool, made.key)));
   return { run, judged: judge(env, step, run, result, made.key, c.decisions, c.trusted) };
 }
 
@@ -262,12 +270,13 @@ function inDoubt(
   return { kind: "deviation", deviation, verdict, error };
 }
 
-/** The decision saying the journal (a result the checkpoint lost) or the verify probe gave the output, not a new call. */
-function settledDecision(env: CallEnv, step: Step, run: StepRun, tool: string, made: JournaledAttempt): Decision {
-  const { rule, failureClass, reason } = (made.effect === "verified" ? verifiedVerdict : journaledVerdict)(
-    tool,
-    made.key,
-  );
+/** The decision saying how the journal settled the call: a result the checkpoint lost, or a call in doubt settled. */
+function settledDecision(
+  env: CallEnv,
+  step: Step,
+  run: StepRun,
+  { rule, failureClass, reason }: ReturnType<typeof journaledVerdict | typeof settledVerdict>,
+): Decision {
   const place = { stepId: step.id, attempt: run.attempts, planVersion: env.state.plan!.version, at: env.at() };
   return decide({ rule, failureClass, reason }, place);
 }

@@ -8,7 +8,13 @@ import type { Step } from "../plan/schema/step.js";
 import type { Decision } from "../policy/ladder/decision.js";
 import { producerAssumptions, type Deviation } from "../policy/ladder/deviation.js";
 import { LADDER_ACTIONS, mayAskLlm, recordAfter } from "../policy/attempt/records.js";
-import { classifierVerdict, classify, type ReplanStanding, type Verdict } from "../policy/ladder/classify.js";
+import {
+  classifierVerdict,
+  classify,
+  retriedOnUnmet,
+  type ReplanStanding,
+  type Verdict,
+} from "../policy/ladder/classify.js";
 import { isConcurrencyRecord } from "../policy/attempt/dispatch.js";
 import { coolingDown } from "../policy/replan/guards.js";
 import { decide } from "../policy/ladder/decide.js";
@@ -55,6 +61,7 @@ export function makeClassifierNode(rt: Runtime) {
       producerAssumptions: producerAssumptions(state.plan!, state.facts, deviation),
       tiers: rt.tiers,
       ...(stale ? { stale } : {}),
+      ...(step ? { unmetRetried: retriedOnUnmet(state.decisions, step.id, state.plan.version) } : {}),
     });
     const usage: UsageEntry[] = [];
     // Built only when the LLM classifier is asked: most failures never reach it.

@@ -32,8 +32,15 @@ export function toJsonSafe(value: unknown): unknown {
   const text = JSON.stringify(safe) ?? "";
   const end = Math.min(text.length, LIMITS.maxErrorMessageLength);
   const cut = isHighSurrogate(text.charCodeAt(end - 1)) ? end - 1 : end;
-  return `${text.slice(0, cut)}… [evidence over ${LIMITS.maxJsonBytes.toLocaleString("en-US")} bytes of JSON, cut]`;
+  return `${text.slice(0, cut)}${CUT_MARK}`;
 }
+
+/** Whether `toJsonSafe` had to cut the value to the start of its JSON (it was over `LIMITS.maxJsonBytes`). */
+export function wasCut(safe: unknown): boolean {
+  return typeof safe === "string" && safe.endsWith(CUT_MARK);
+}
+
+const CUT_MARK = `… [evidence over ${LIMITS.maxJsonBytes.toLocaleString("en-US")} bytes of JSON, cut]`;
 
 const MAX_DEPTH = LIMITS.maxJsonDepth;
 

@@ -31,6 +31,9 @@ export function resumeProblem(raw: unknown, options: readonly ResumeAction[]): s
   const parsed = ResumeValueSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
+    const field = issue?.path.length === 1 ? String(issue.path[0]) : undefined;
+    // A field left out is named, with what goes in it: the value sent is not what is expected.
+    if (field !== undefined && !Object.hasOwn(raw, field)) return missingField(action, field);
     const where = issue && issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
     return (
       `invalid resume value: ${where}${issue?.message ?? "malformed"}; expected one of ` +
@@ -40,6 +43,21 @@ export function resumeProblem(raw: unknown, options: readonly ResumeAction[]): s
   if (!options.includes(parsed.data.action))
     return `action "${parsed.data.action}" is not available here; choose one of: ${options.join(", ")}`;
   return undefined;
+}
+
+/** What a field of an answer holds, where the name alone does not say. */
+const FIELD_MEANS: Readonly<Record<string, string>> = {
+  "happened.output": "what the call returned, recorded as its result",
+  "complete.output": "the step's result",
+  "provide.facts": "the facts the step was to produce",
+};
+
+function missingField(action: string, field: string): string {
+  const means = FIELD_MEANS[`${action}.${field}`];
+  return (
+    `invalid resume value: { action: "${action}" } needs ${field}${means ? ` (${means})` : ""}, which is missing; ` +
+    `send { action: "${action}", ${field}: ... }`
+  );
 }
 
 function quote(text: string): string {

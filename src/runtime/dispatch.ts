@@ -18,6 +18,7 @@ import type { RunningCall } from "../policy/attempt/dispatch.js";
 import type { UsageEntry } from "../contracts/usage.js";
 import type { ValidationOutcome } from "../policy/ladder/agent-routing.js";
 import { callTool, StepTimeout, type ToolCall } from "./call-tool.js";
+import type { SettledDoubt } from "./journaled-call.js";
 
 /** How an attempt ended, as plain data: thrown values are read at once (a class cannot cross a checkpoint). */
 export type CallResult = { ok: true; output: unknown } | { ok: false; error: ErrorInfo; timeout: boolean };
@@ -54,6 +55,8 @@ export interface Flight {
   effect?: "journaled" | "verified" | "in_doubt";
   /** The journal attempt of the intent in doubt (`effect: "in_doubt"`), which a person's retry approves. */
   inDoubtAttempt?: number;
+  /** Calls in doubt the journal settled on the way, in order: each is a decision (runtime/journaled-call.ts). */
+  settled?: SettledDoubt[];
 }
 
 /** How an attempt ends when the run is stopped before its tool is called (during its backoff). */

@@ -11,7 +11,7 @@
  */
 import type { ErrorInfo } from "../plan/schema/run.js";
 import type { Step } from "../plan/schema/step.js";
-import { readProbe, settleInDoubt, type Settlement } from "../policy/attempt/in-doubt.js";
+import { readProbe, settleInDoubt, type SettledHow, type Settlement } from "../policy/attempt/in-doubt.js";
 import { errorInfo } from "../policy/ladder/deviation.js";
 import { compensationKey } from "../policy/compensation/abandoned.js";
 import { liveKey } from "../policy/compensation/redo-key.js";
@@ -35,6 +35,8 @@ export interface JournaledCall {
   key: string;
   /** The step the call is made for; a compensation's undo declares neither keys nor a probe. */
   step: Pick<Step, "id" | "honoursIdempotencyKey" | "verify">;
+  /** The call is a compensation's undo: nothing but `effects.honoursKeys` settles it, and its question says so. */
+  undo?: boolean;
   tool: string;
   /** The call's arguments, as the intent records them. */
   args: Record<string, unknown>;
@@ -64,12 +66,33 @@ export interface JournaledCall {
   probe: (tool: string, args: Record<string, unknown>, key: string) => Promise<unknown>;
 }
 
+/**
+ * A call in doubt the journal settled without a person, in the order it did: the probe said it happened
+ * (`verified`) or did not (`not-happened`, so it may go out again), or the tool honours keys and it went
+ * out again under the same one (`recalled`). Each is a decision of the caller's engine
+ * (policy/attempt/in-doubt.ts, `settledVerdict`), so no settlement leaves the run without a trace.
+ */
+export interface SettledDoubt {
+  how: SettledHow;
+  key: string;
+}
+
 /** What the journal made of the call; `key`: the key it went out (or was settled) under. */
 export type Journaled =
-  | { kind: "answered"; key: string; outcome: CallOutcome; effect?: "journaled" | "verified" }
-  | { kind: "in_doubt"; key: string; reason: string; attempt: number };
+  | {
+      kind: "answered";
+      key: string;
+      outcome: CallOutcome;
+      effect?: "journaled" | "verified";
+      settled: SettledDoubt[];
+    }
+  | { kind: "in_doubt"; key: string; reason: string; attempt: number; settled: SettledDoubt[] };
 
-export async function journaledCall(j: JournaledCall): Promise<Journaled> {
+/** The call's own record of what settled its doubts on the way (see `SettledDoubt`). */
+type Settling = JournaledCall & { settled: SettledDoubt[] };
+
+export async function journaledCall(call: JournaledCall): Promise<Journaled> {
+  let j: Settling = { ...call, settled: [] };
   // A fork's step counts its attempts from its own checkpoint; the journal is the whole thread's.
   if (j.approvedAttempt !== undefined && j.approvedAttempt >= j.attempt) j = { ...j, attempt: j.approvedAttempt + 1 };
   let entry = await j.journal.lookup(j.threadId, j.key);
@@ -81,14 +104,22 @@ export async function journaledCall(j: JournaledCall): Promise<Journaled> {
       entry = await j.journal.lookup(j.threadId, live);
     }
   }
-  if (entry?.result?.ok) return { kind: "answered", key: j.key, outcome: entry.result, effect: "journaled" };
+  if (entry?.result?.ok)
+    return { kind: "answered", key: j.key, outcome: entry.result, effect: "journaled", settled: j.settled };
   if (entry && !entry.result) {
     const covered = j.approvedAttempt ?? j.attempt - 1;
     const approved = !j.approvalByAttempt || entry.attempt <= covered ? j.approvedKey : undefined;
     const settled = await settle(j, approved);
     if (settled.kind !== "call") return answer(j, settled, entry.attempt);
+    noteCall(j, settled.why);
   }
   return callOnce(j, true);
+}
+
+/** A settlement that lets the call go out again, noted unless a person's retry (their answer is its decision). */
+function noteCall(j: Settling, why: Extract<Settlement, { kind: "call" }>["why"]): void {
+  if (why === "honours-keys") j.settled.push({ how: "recalled", key: j.key });
+  if (why === "not-happened") j.settled.push({ how: "not-happened", key: j.key });
 }
 
 /**
@@ -96,7 +127,7 @@ export async function journaledCall(j: JournaledCall): Promise<Journaled> {
  * under an undone key is a cancelled booking, never this call's (policy/compensation/redo-key.ts).
  * Read only when the journal holds a result to reuse, so a first call costs no extra read.
  */
-async function pastUndone(j: JournaledCall): Promise<string> {
+async function pastUndone(j: Settling): Promise<string> {
   const undone = new Set<string>();
   for (let key = j.key; ; key = liveKey(j.key, undone)) {
     const undo = await j.journal.lookup(j.threadId, compensationKey(key));
@@ -106,7 +137,7 @@ async function pastUndone(j: JournaledCall): Promise<string> {
 }
 
 /** The intent, the call, the result; a call cut before it answered is settled before it returns. */
-async function callOnce(j: JournaledCall, first: boolean): Promise<Journaled> {
+async function callOnce(j: Settling, first: boolean): Promise<Journaled> {
   // An intent that cannot be made durable is not called: the error is the attempt's.
   await j.journal.intent(j.threadId, {
     key: j.key,
@@ -119,18 +150,23 @@ async function callOnce(j: JournaledCall, first: boolean): Promise<Journaled> {
   const outcome = await j.call(j.key);
   if (outcome.ok) {
     await record(j, { ok: true, output: outcome.output });
-    return { kind: "answered", key: j.key, outcome };
+    return { kind: "answered", key: j.key, outcome, settled: j.settled };
   }
   if (!outcome.cut) {
     await record(j, { ok: false, error: outcome.error });
-    return { kind: "answered", key: j.key, outcome };
+    return { kind: "answered", key: j.key, outcome, settled: j.settled };
   }
   const settled = await settle(j, undefined);
   // Called again under the key once; cut again, it is a person's to settle.
-  if (settled.kind === "call" && settled.why === "honours-keys" && first) return callOnce(j, false);
+  if (settled.kind === "call" && settled.why === "honours-keys" && first) {
+    noteCall(j, settled.why);
+    return callOnce(j, false);
+  }
   if (settled.kind === "call" && settled.why === "not-happened") {
+    // The attempt failed with the cut's error; the ladder decides whether it goes out again.
+    noteCall(j, settled.why);
     await record(j, { ok: false, error: outcome.error });
-    return { kind: "answered", key: j.key, outcome };
+    return { kind: "answered", key: j.key, outcome, settled: j.settled };
   }
   if (settled.kind === "call") {
     const reason = `${j.tool} under key ${j.key} was cut by its deadline twice (${outcome.error.message}): did it happen?`;
@@ -144,15 +180,17 @@ async function callOnce(j: JournaledCall, first: boolean): Promise<Journaled> {
  * person about the intent the journal numbered `attempt`.
  */
 async function answer(
-  j: JournaledCall,
+  j: Settling,
   settled: Exclude<Settlement, { kind: "call" | "verify" }>,
   attempt: number,
 ): Promise<Journaled> {
   if (settled.kind === "happened") {
     await record(j, { ok: true, output: settled.output });
-    return { kind: "answered", key: j.key, outcome: { ok: true, output: settled.output }, effect: "verified" };
+    j.settled.push({ how: "verified", key: j.key });
+    const outcome = { ok: true as const, output: settled.output };
+    return { kind: "answered", key: j.key, outcome, effect: "verified", settled: j.settled };
   }
-  return { kind: "in_doubt", key: j.key, reason: settled.reason, attempt };
+  return { kind: "in_doubt", key: j.key, reason: settled.reason, attempt, settled: j.settled };
 }
 
 /** Settles a call in doubt: the policy's order, with the verify probe run when it comes to that. */
@@ -160,7 +198,7 @@ async function settle(
   j: JournaledCall,
   approvedKey: string | undefined,
 ): Promise<Exclude<Settlement, { kind: "verify" }>> {
-  const doubt = { step: j.step, tool: j.tool, key: j.key, honoursKeys: j.honoursKeys, approvedKey };
+  const doubt = { step: j.step, tool: j.tool, key: j.key, honoursKeys: j.honoursKeys, approvedKey, undo: j.undo };
   const first = settleInDoubt(doubt);
   if (first.kind !== "verify") return first;
   let problem: string;

@@ -35,13 +35,20 @@ export interface PlanMetrics {
   /** Compensations of abandoned side effects per status; present only when an effect was abandoned. */
   compensations?: CompensationCounts;
   /**
-   * Side-effecting calls whose outcome was unknown (docs/decisions/0038-effect-journal.md): settled by
-   * the step's verify probe, asked about (`effect.in-doubt`), and said happened by a person. The three
-   * are present only when the run had a call in doubt.
+   * Side-effecting calls whose outcome was unknown (docs/decisions/0038-effect-journal.md), one count per
+   * settlement, 0 when none: the step's verify probe said it happened (`effect.verified`) …
    */
-  effectsVerified?: number;
-  effectsInDoubt?: number;
-  effectsHappened?: number;
+  effectsVerified: number;
+  /** … or that it did not, so it may go out again (`effect.not-happened`); */
+  effectsNotHappened: number;
+  /** called again under a key its tool honours (`effect.recalled`); */
+  effectsRecalled: number;
+  /** a person was asked (`effect.in-doubt`) … */
+  effectsInDoubt: number;
+  /** … and said it happened, with its output (`human.effect-happened`), */
+  effectsHappened: number;
+  /** … or to call it once more under its key (`human.effect-retry`). */
+  effectsRetried: number;
 }
 
 type MetricsState = Pick<PlanManagerStateType, "replans" | "decisions" | "steps" | "status"> &
@@ -75,7 +82,6 @@ export function planMetrics(state: MetricsState): PlanMetrics {
   const compensations = compensationCounts(state.compensations);
   const doubt = inDoubtCounts(state.decisions);
   return {
-    ...(doubt ? { effectsVerified: doubt.verified, effectsInDoubt: doubt.asked, effectsHappened: doubt.happened } : {}),
     ...(compensations ? { compensations } : {}),
     ...(tiers.length > 0 ? { costByTier: Object.fromEntries(tiers.map((t) => [t.tier, t.cost])) } : {}),
     replans: replans.length,
@@ -90,5 +96,11 @@ export function planMetrics(state: MetricsState): PlanMetrics {
     doneByPerson: Object.values(state.steps).filter((s) => s.doneBy === "person").length,
     extensions: state.replans.length - replans.length,
     stalls: Object.values(state.steps).filter((s) => s.stalled === true).length,
+    effectsVerified: doubt.verified,
+    effectsNotHappened: doubt.notHappened,
+    effectsRecalled: doubt.recalled,
+    effectsInDoubt: doubt.asked,
+    effectsHappened: doubt.happened,
+    effectsRetried: doubt.retried,
   };
 }

@@ -78,13 +78,14 @@ export function operatorView(state: OperatorState, options: OperatorViewOptions 
       `${pct(m.retryExhaustionRate)}${m.doneByPerson ? ` · done by a person ${m.doneByPerson}` : ""}`,
     ...stallsLine(state, now, options.stallFactor ?? 2),
     ...compensationSummary(m.compensations),
-    ...(m.effectsInDoubt === undefined
-      ? []
-      : inDoubtSummary({
-          verified: m.effectsVerified ?? 0,
-          asked: m.effectsInDoubt,
-          happened: m.effectsHappened ?? 0,
-        })),
+    ...inDoubtSummary({
+      verified: m.effectsVerified,
+      notHappened: m.effectsNotHappened,
+      recalled: m.effectsRecalled,
+      asked: m.effectsInDoubt,
+      happened: m.effectsHappened,
+      retried: m.effectsRetried,
+    }),
     ...(state.status === "awaiting_human" ? inDoubtNow(state.pendingHuman) : []),
     ...watchSummary(state.watches),
     ...modelsLine(state),

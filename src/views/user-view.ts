@@ -4,7 +4,7 @@
  */
 import type { PlanManagerStateType } from "../runtime/state.js";
 import { compensationCounts, type CompensationCounts } from "./compensations.js";
-import { inDoubtCounts } from "./effects.js";
+import { inDoubtCounts, stillInDoubt, type InDoubtCounts } from "./effects.js";
 import type { StepRun } from "../plan/schema/run.js";
 import { isFinished } from "../plan/ready.js";
 import { printable } from "./printable.js";
@@ -16,8 +16,19 @@ type ViewState = Pick<PlanManagerStateType, "plan" | "steps" | "status"> &
     outcome?: ViewOutcome | undefined;
   };
 
-export function userLine(text: string, run: StepRun | undefined, waitingOnPerson = false): string | undefined {
+/**
+ * One step's line. `inDoubt`: its side-effecting call's outcome is unknown (a person is asked, or the run
+ * ended before anyone answered): it may well have happened, so it is not shown as failed.
+ */
+export function userLine(
+  text: string,
+  run: StepRun | undefined,
+  waitingOnPerson = false,
+  inDoubt = false,
+): string | undefined {
   const goal = printable(text);
+  if (inDoubt && run?.status === "failed")
+    return `? ${goal} (outcome unknown${waitingOnPerson ? ": waiting for a person to say whether it happened" : ""})`;
   switch (run?.status) {
     case "succeeded":
       return run.doneBy === "person" ? `✓ ${goal} (done by a person)` : `✓ ${goal}`;
@@ -36,10 +47,15 @@ export function userView(state: ViewState): string[] {
   const lines: string[] = [];
   // A stopped run keeps its question for the resume, but nobody is asked until then.
   const asking = state.status === "awaiting_human" || state.status === "awaiting_review";
+  const doubted = stillInDoubt(state.decisions);
   for (const step of runOrder(state.plan?.steps ?? [])) {
     // The graph's output omits internal channels: a running step while the run awaits a person is waiting on one.
-    const waiting = asking && (state.pendingHuman?.stepId === step.id || state.steps[step.id]?.status === "running");
-    const line = userLine(step.goal, state.steps[step.id], waiting);
+    const waiting =
+      asking &&
+      (state.pendingHuman?.stepId === step.id ||
+        state.steps[step.id]?.status === "running" ||
+        (doubted.has(step.id) && state.pendingHuman === undefined));
+    const line = userLine(step.goal, state.steps[step.id], waiting, doubted.has(step.id));
     if (line) lines.push(line);
   }
   const running = (state.plan?.steps ?? []).filter(
@@ -50,14 +66,8 @@ export function userView(state: ViewState): string[] {
   if (horizon) lines.push(horizon);
   const abandoned = compensationCounts(state.compensations);
   if (abandoned) lines.push(undoneLine(abandoned));
-  const doubt = inDoubtCounts(state.decisions);
-  if (doubt && doubt.verified + doubt.happened > 0) {
-    const parts = [
-      doubt.verified ? `${doubt.verified} verified by a probe` : "",
-      doubt.happened ? `${doubt.happened} a person said happened` : "",
-    ].filter(Boolean);
-    lines.push(`Side effects whose outcome was unknown: ${parts.join(", ")}.`);
-  }
+  const settled = settledLine(inDoubtCounts(state.decisions), doubted.size);
+  if (settled) lines.push(settled);
   if (state.status === "completed")
     // A degraded result says so (docs/decisions/0040-plan-quality-gate.md): "Completed (degraded: 1 fallback used)."
     lines.push(state.outcome?.quality?.degraded ? `C${statusLabel("completed", state.outcome).slice(1)}.` : "Done.");
@@ -71,6 +81,22 @@ export function userView(state: ViewState): string[] {
   else if (state.status === "awaiting_human" || state.status === "awaiting_review")
     lines.push("Waiting for a person to review.");
   return lines;
+}
+
+/**
+ * How the side effects whose outcome was unknown were settled (docs/decisions/0038-effect-journal.md); `open`:
+ * the steps whose call is still in doubt.
+ */
+function settledLine(c: InDoubtCounts, open: number): string | undefined {
+  const parts = [
+    c.verified ? `${c.verified} verified by a probe` : "",
+    c.notHappened ? `${c.notHappened} found not done by a probe` : "",
+    c.recalled ? `${c.recalled} made again under the same key` : "",
+    c.happened ? `${c.happened} a person said happened` : "",
+    c.retried ? `${c.retried} made again on a person's say-so` : "",
+    open ? `${open} still unknown` : "",
+  ].filter(Boolean);
+  return parts.length > 0 ? `Side effects whose outcome was unknown: ${parts.join(", ")}.` : undefined;
 }
 
 /** What became of the side effects the run abandoned (docs/decisions/0039-compensation.md). */

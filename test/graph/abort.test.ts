@@ -233,7 +233,8 @@ describe.each(savers)("a run stopped mid-step (%s)", (name, saver) => {
     expect(keys).toHaveLength(1);
     expect(t.calls.get(keys[0]!)).toBe(2);
     expect(out.steps.pay.attempts).toBe(1);
-    expect(out.decisions).toEqual([]);
+    // The cut call made again under its key is a settlement, recorded; no ladder decision.
+    expect(out.decisions.map((d: Loose) => [d.rule, d.stepId, d.attempt])).toEqual([["effect.recalled", "pay", 1]]);
   });
 
   it("a write made right after the stop lands after the stopped run's last results, not beside them", async () => {

@@ -78,7 +78,7 @@ describe("a side-effecting call inside createAgent cut by a crash", () => {
     expect(l.calls).toEqual({ charge: 2 });
     expect(l.keys.charge).toEqual([out.sideEffects[0]!.idempotencyKey, out.sideEffects[0]!.idempotencyKey]);
     expect(out.sideEffects.map((e) => e.output)).toEqual([{ receipt: "R-2" }]);
-    expect([out.status, out.steps.pay!.status, rules(out)]).toEqual(["completed", "succeeded", []]);
+    expect([out.status, out.steps.pay!.status, rules(out)]).toEqual(["completed", "succeeded", ["effect.recalled"]]);
   });
 
   it("a step's verify probe settles it: it happened, its output is recorded, the tool is not called again", async () => {
@@ -120,7 +120,7 @@ describe("a side-effecting call inside createAgent cut by a crash", () => {
     const out = await second.invoke(resume({ action: "retry" }), config);
     expect(l.calls).toEqual({ charge: 2 });
     expect(l.keys.charge).toEqual([l.keys.charge![0], l.keys.charge![0]]);
-    expect(rules(out)).toEqual(["effect.in-doubt", "human.retry"]);
+    expect(rules(out)).toEqual(["effect.in-doubt", "human.effect-retry"]);
     expect([out.status, out.sideEffects.map((e) => e.output)]).toEqual(["completed", [{ receipt: "R-2" }]]);
   });
 
@@ -140,7 +140,7 @@ describe("a side-effecting call inside createAgent cut by a crash", () => {
     await main.invoke(resume({ action: "retry" }), config);
     expect(l.calls).toEqual({ charge: 2 });
     const asked = await main.invoke(resume("restarted"), config);
-    expect(rules(asked)).toEqual(["effect.in-doubt", "human.retry", "effect.in-doubt"]);
+    expect(rules(asked)).toEqual(["effect.in-doubt", "human.effect-retry", "effect.in-doubt"]);
     let before: { config: typeof config } | undefined;
     for await (const snapshot of main.graph.getStateHistory(config)) {
       const last = (snapshot.values as { messages: { tool_calls?: { name: string }[] }[] }).messages.at(-1);

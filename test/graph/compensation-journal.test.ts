@@ -157,9 +157,9 @@ describe("a compensation cut before it answered, whose tool does not honour keys
     const decision = out.decisions.at(-1);
     expect(decision.reason).toBe(
       `the outcome of cancel for the effect of step "flight" (${key("05-01")}) under key ${key("05-01")}:compensate ` +
-        "is unknown: the outcome of cancel under key " +
-        `${key("05-01")}:compensate is unknown (the call was cut before it answered); the tool is not declared to ` +
-        "honour idempotency keys and the step has no verify probe: did it happen? " +
+        "is unknown: the outcome of the undo cancel under key " +
+        `${key("05-01")}:compensate is unknown (the call was cut before it answered), and cancel is not declared to ` +
+        "honour idempotency keys (effects.honoursKeys): did it happen? " +
         "retry calls it once more under the same key; skip leaves it as it is",
     );
     expect(out.pendingHuman.options).toEqual(["happened", "retry", "skip", "abort"]);
@@ -178,7 +178,12 @@ describe("a compensation cut before it answered, whose tool does not honour keys
     expect(out.compensations.map((c: Loose) => [c.status, c.attempts, c.inDoubt, c.approvedKey])).toEqual([
       ["done", 1, undefined, undefined],
     ]);
-    expect(rules(out)).toEqual(["assumption.replan-local", "compensate.failed", "human.retry", "compensate.run"]);
+    expect(rules(out)).toEqual([
+      "assumption.replan-local",
+      "compensate.failed",
+      "human.effect-retry",
+      "compensate.run",
+    ]);
   });
 
   it("an approved call cut again is asked about again, not looped", async () => {
@@ -187,7 +192,7 @@ describe("a compensation cut before it answered, whose tool does not honour keys
     const out = await s.run(new Command({ resume: { action: "retry" } }));
     expect(out.status).toBe("awaiting_human");
     expect(s.raw.cancel.length).toBe(2);
-    expect(rules(out).slice(-2)).toEqual(["human.retry", "compensate.failed"]);
+    expect(rules(out).slice(-2)).toEqual(["human.effect-retry", "compensate.failed"]);
     const again = await s.run(new Command({ resume: { action: "skip" } }));
     expect([again.status, s.raw.cancel.length, again.compensations[0].status]).toEqual(["completed", 2, "waived"]);
   });
@@ -197,7 +202,9 @@ describe("a compensation cut before it answered, whose tool does not honour keys
     const out = await s.run();
     expect(out.status).toBe("completed");
     expect(s.raw.cancel).toEqual([`${key("05-01")}:compensate`, `${key("05-01")}:compensate`]);
-    expect(rules(out)).toEqual(["assumption.replan-local", "compensate.run"]);
+    // The call made again is a settlement of the undo in doubt, recorded before the undo's own decision.
+    expect(rules(out)).toEqual(["assumption.replan-local", "effect.recalled", "compensate.run"]);
+    expect(out.decisions[1]).toMatchObject({ stepId: "flight", failureClass: "none", action: "retry" });
   });
 
   it("a connection reset after the cancellation is in doubt too: one call, a person asked", async () => {
@@ -267,7 +274,12 @@ describe("a compensation cut before it answered, whose tool does not honour keys
     const out = await third.s.run(null);
     expect(a.raw.cancel).toEqual([`${key("05-01")}:compensate`, `${key("05-01")}:compensate`]);
     expect([out.status, out.pendingHuman.context.compensation.failed.inDoubt]).toEqual(["awaiting_human", true]);
-    expect(rules(out)).toEqual(["assumption.replan-local", "compensate.failed", "human.retry", "compensate.failed"]);
+    expect(rules(out)).toEqual([
+      "assumption.replan-local",
+      "compensate.failed",
+      "human.effect-retry",
+      "compensate.failed",
+    ]);
     expect(out.compensations.map((c: Loose) => [c.status, c.inDoubt, c.approvedKey])).toEqual([
       ["failed", true, undefined],
     ]);

@@ -192,6 +192,125 @@ describe("assumption drift", () => {
   });
 });
 
+describe("a watch whatever the run's clock does", () => {
+  it("everyMs 0: a clock stepped back (NTP) does not skip the watch; b2 is not bought at the drifted price", async () => {
+    const m = { price: 100, h: undefined as Harness | undefined };
+    const price = scriptedTool("price", [() => ({ price: m.price })]);
+    const prepare = scriptedTool("prepare", [
+      () => {
+        m.price = 130;
+        // The host's clock is corrected backwards while the step runs.
+        m.h?.clock.advance(-5_000);
+        return { ready: true };
+      },
+    ]);
+    const buy = scriptedTool("buy", [(args: Record<string, unknown>) => ({ bought: args.lot })], {
+      sideEffects: ["buys shares"],
+    });
+    const quote = scriptedTool("quote", [{ quoted: true }]);
+    const draft: PlanDraft = {
+      assumptions: [watched()],
+      steps: [
+        { id: "q1", goal: "Quote lot 1", tool: "quote", assumptions: ["price_ok"] },
+        { id: "prepare", goal: "Prepare lot 2", tool: "prepare", dependsOn: ["q1"] },
+        {
+          id: "b2",
+          goal: "Buy lot 2",
+          tool: "buy",
+          args: { lot: 2 },
+          dependsOn: ["prepare"],
+          assumptions: ["price_ok"],
+        },
+      ],
+    };
+    const replan = () => ({ steps: [{ id: "b2_later", goal: "Wait for a better price", tool: "quote" }] });
+    const h = (m.h = harness(staticPlanner({ plan: draft, replan }), [price, prepare, buy, quote]));
+    const out = await h.run();
+    expect(buy.calls).toEqual([]);
+    expect(out.watches.slice(0, 2).map((x: Loose) => [x.stepId, x.at, x.held])).toEqual([
+      ["q1", at(0), true],
+      ["b2", at(-5_000), false],
+    ]);
+    expect(out.decisions[0]).toMatchObject({ rule: "assumption.drift", stepId: "b2", brokenAssumption: "price_ok" });
+  });
+
+  it("everyMs set: a clock stepped back counts as due, not as a watch just made", async () => {
+    const h: { h?: Harness } = {};
+    const price = scriptedTool("price", [{ price: 100 }]);
+    const back = scriptedTool("back", [
+      () => {
+        h.h!.clock.advance(-120_000);
+        return { ok: true };
+      },
+    ]);
+    const draft: PlanDraft = {
+      assumptions: [watched(60_000)],
+      steps: [
+        { id: "a", goal: "a", tool: "back", assumptions: ["price_ok"] },
+        { id: "b", goal: "b", tool: "back", dependsOn: ["a"], assumptions: ["price_ok"] },
+      ],
+    };
+    h.h = harness(draft, [price, back]);
+    const out = await h.h.run();
+    expect(out.watches.map((x: Loose) => [x.stepId, x.at])).toEqual([
+      ["a", at(0)],
+      ["b", at(-120_000)],
+    ]);
+  });
+});
+
+describe("a watcher whose answer cannot be read", () => {
+  const big = (n: number) => ({ price: 100, history: "x".repeat(n) });
+
+  it("an answer over the 64,000-byte limit is a decision naming the limit, once per run of such answers, not silence", async () => {
+    const price = scriptedTool("price", [big(70_000), big(70_000), { price: 100 }, big(70_000)]);
+    const tick = scriptedTool("tick", [{ ok: true }]);
+    const rests = { tool: "tick", assumptions: ["price_ok"] };
+    const draft: PlanDraft = {
+      assumptions: [watched()],
+      steps: [
+        { id: "a", goal: "a", ...rests },
+        { id: "b", goal: "b", dependsOn: ["a"], ...rests },
+        { id: "c", goal: "c", dependsOn: ["b"], ...rests },
+        { id: "d", goal: "d", dependsOn: ["c"], ...rests },
+      ],
+    };
+    const out = await harness(draft, [price, tick]).run();
+    expect(out.status).toBe("completed");
+    expect(out.watches.map((x: Loose) => [x.stepId, x.held ?? x.error?.name])).toEqual([
+      ["a", "WatchCheckUnreadable"],
+      ["b", "WatchCheckUnreadable"],
+      ["c", true],
+      ["d", "WatchCheckUnreadable"],
+    ]);
+    const reason =
+      'watcher price of assumption "price_ok" answered over 64,000 bytes of JSON (the limit on stored evidence), ' +
+      "so its check output.price <= 120 cannot read it and drift is not detected; the step starts on the " +
+      "assumption as it stood. Have the watcher answer only the fields its check reads";
+    expect(out.decisions.map((d: Loose) => [d.rule, d.stepId, d.failureClass, d.action, d.reason])).toEqual([
+      ["assumption.watch-unreadable", "a", "unknown", "proceed", reason],
+      ["assumption.watch-unreadable", "d", "unknown", "proceed", reason],
+    ]);
+    expect(out.watches[0].error.message).toBe(reason);
+    expect(operatorView(out as never, { now: T0 })).toContain("watches: 1 held, 3 could not tell");
+  });
+
+  it("a check that cannot read the answer (a field it lacks) is a decision too", async () => {
+    const price = scriptedTool("price", [{ cost: 100 }]);
+    const tick = scriptedTool("tick", [{ ok: true }]);
+    const draft: PlanDraft = {
+      assumptions: [watched()],
+      steps: [{ id: "a", goal: "a", tool: "tick", assumptions: ["price_ok"] }],
+    };
+    const out = await harness(draft, [price, tick]).run();
+    expect(out.status).toBe("completed");
+    expect(out.decisions.map((d: Loose) => [d.rule, d.action])).toEqual([["assumption.watch-unreadable", "proceed"]]);
+    expect(out.decisions[0].reason).toMatch(
+      /^watch check "output.price <= 120" could not be evaluated: .*; the step starts/,
+    );
+  });
+});
+
 describe("a watcher's bounds", () => {
   /** A watcher that never answers until its signal aborts. */
   const hanging = (name: string) => {

@@ -15,6 +15,7 @@ import { z } from "zod";
 import { resumeRun, type PlanDraft, type PlanManagerOptions } from "../../src/index.js";
 import { validatePlan } from "../../src/policy/index.js";
 import { isPlanManagerError } from "../../src/errors.js";
+import { planMetrics } from "../../src/views/index.js";
 import { harness, type Loose } from "../helpers/graph.js";
 import { llmAnswer, llmStep } from "../helpers/llm-answers.js";
 import { LlmPlanAnswerSchema, LlmStepSchema, toPlanDraft } from "../../src/planners/llm-schema.js";
@@ -184,6 +185,11 @@ describe.each(WAYS)("a charge whose tool does not honour keys, $name", ({ cut })
     expect(charge.calls[1]!.key).toBe(charge.calls[0]!.key);
     expect(out.facts.receipt.value).toBe("r-2");
     expect(out.sideEffects.map((e: Loose) => e.idempotencyKey)).toEqual([charge.calls[0]!.key]);
+    // The call made again is a settlement, recorded and counted.
+    expect(out.decisions.map((d: Loose) => [d.rule, d.stepId, d.failureClass, d.action])).toEqual([
+      ["effect.recalled", "pay", "none", "retry"],
+    ]);
+    expect(planMetrics(out as never).effectsRecalled).toBe(1);
   });
 
   it("effects.honoursKeys in the options does the same for the tools it names", async () => {
@@ -213,6 +219,15 @@ describe.each(WAYS)("a charge whose tool does not honour keys, $name", ({ cut })
     expect(charge.calls.map((c) => c.key)).toEqual([charge.calls[0]!.key, charge.calls[0]!.key]);
     expect(out.facts.receipt.value).toBe("r-2");
     expect(probe.keys.length).toBe(1);
+    // The probe's "no" is a decision; cut by our deadline, the attempt failed and the ladder retried it.
+    const resumed = cut === killInCall;
+    expect(rules(out)).toEqual(resumed ? ["effect.not-happened"] : ["effect.not-happened", "transient.retry"]);
+    expect(out.decisions[0].reason).toBe(
+      `charge: the call under key ${charge.calls[0]!.key} was cut before it answered; the verify probe says it ` +
+        "did not happen, so it may go out again under the same key",
+    );
+    const m = planMetrics(out as never);
+    expect([m.effectsVerified, m.effectsNotHappened, m.effectsRecalled, m.effectsInDoubt]).toEqual([0, 1, 0, 0]);
   });
 
   it("a verify probe that throws or answers garbage settles nothing: a person is asked", async () => {
@@ -259,6 +274,10 @@ describe.each(WAYS)("a charge whose tool does not honour keys, $name", ({ cut })
     const done = (await resumeRun(h.graph, h.config, { action: "retry" })) as Loose;
     expect(done.status).toBe("completed");
     expect(charge.calls.map((c) => c.key)).toEqual([charge.calls[0]!.key, charge.calls[0]!.key]);
+    const state = await h.state();
+    expect(rules(state)).toEqual(["effect.in-doubt", "human.effect-retry"]);
+    expect(state.decisions[1].reason).toBe(`a person allowed charge once more under key ${charge.calls[0]!.key}`);
+    expect([planMetrics(state as never).effectsInDoubt, planMetrics(state as never).effectsRetried]).toEqual([1, 1]);
   });
 
   it("answered abort: the run ends aborted, the tool not called again", async () => {
@@ -331,7 +350,7 @@ describe("the journal's other windows", () => {
     expect(done.status).toBe("completed");
     expect(charge.calls.map((c) => c.key)).toEqual(Array(3).fill(charge.calls[0]!.key));
     expect(done.facts.receipt.value).toBe("r-3");
-    expect(rules(done)).toEqual(["effect.in-doubt", "human.retry"]);
+    expect(rules(done)).toEqual(["effect.in-doubt", "human.effect-retry"]);
   });
 
   it("the approved call on a fork, cut too, is asked about again, not called a fourth time", async () => {
@@ -398,7 +417,7 @@ describe("the journal's other windows", () => {
     const out = await harness(plan({ honoursIdempotencyKey: true }), [hangs]).run();
     expect(out.status).toBe("awaiting_human");
     expect(keys).toEqual([keys[0], keys[0]]);
-    expect(rules(out)).toEqual(["effect.in-doubt"]);
+    expect(rules(out)).toEqual(["effect.recalled", "effect.in-doubt"]);
     expect(out.pendingHuman.reason).toContain("was cut by its deadline twice");
   });
 

@@ -64,9 +64,21 @@ const plan = {
   ],
 };
 
-function graphOn(saver: SqliteSaver) {
-  const tools = [hangingFirst("ship", { shipment: "s-1" }), hangingFirst("charge", { receipt: "r-1" }), findShipment];
-  return createPlanManager({ tools, planner: staticPlanner({ plan }), clock: fakeClock() }).compile({
+const noShipment = tool(async () => ({ happened: false }), {
+  name: "find_shipment",
+  description: "looks a shipment up by key (read-only): finds none",
+  schema: z.object({}).passthrough(),
+});
+
+/** `again`: the probe finds no shipment (so it goes out again) and the charge's tool honours keys. */
+function graphOn(saver: SqliteSaver, again = false) {
+  const tools = [
+    hangingFirst("ship", { shipment: "s-1" }),
+    hangingFirst("charge", { receipt: "r-1" }),
+    again ? noShipment : findShipment,
+  ];
+  const effects = again ? { effects: { honoursKeys: ["charge"] } } : {};
+  return createPlanManager({ tools, planner: staticPlanner({ plan }), clock: fakeClock(), ...effects }).compile({
     checkpointer: saver,
   });
 }
@@ -86,6 +98,9 @@ const cfg = (thread_id: string) => ({ configurable: { thread_id } });
 let asked: Record<string, any>;
 let answered: Record<string, any>;
 let key: string;
+let again: Record<string, any>;
+let retried: Record<string, any>;
+let aborted: Record<string, any>;
 
 beforeAll(async () => {
   const saver = SqliteSaver.fromConnString(db);
@@ -98,6 +113,17 @@ beforeAll(async () => {
   await graph.invoke({ goal: "ship and charge" }, cfg("answered"));
   await resumeRun(graph, cfg("answered"), { action: "happened", output: { receipt: "r-by-hand" } });
   answered = (await graph.getState(cfg("answered"))).values;
+  graph = graphOn(saver, true);
+  await graph.invoke({ goal: "ship and charge" }, cfg("again"));
+  again = (await graph.getState(cfg("again"))).values;
+  graph = graphOn(saver);
+  await graph.invoke({ goal: "ship and charge" }, cfg("retried"));
+  await resumeRun(graph, cfg("retried"), { action: "retry" });
+  retried = (await graph.getState(cfg("retried"))).values;
+  graph = graphOn(saver);
+  await graph.invoke({ goal: "ship and charge" }, cfg("aborted"));
+  await resumeRun(graph, cfg("aborted"), { action: "abort" });
+  aborted = (await graph.getState(cfg("aborted"))).values;
   saver.db.close();
 });
 
@@ -116,13 +142,77 @@ describe("calls in doubt in the views", () => {
     ]);
   });
 
-  it("planMetrics counts them; a run without any has no such fields", () => {
-    const m = planMetrics(asked as never);
-    expect([m.effectsVerified, m.effectsInDoubt, m.effectsHappened]).toEqual([1, 1, 0]);
-    const done = planMetrics(answered as never);
-    expect([done.effectsVerified, done.effectsInDoubt, done.effectsHappened]).toEqual([1, 1, 1]);
-    const none = planMetrics({ ...answered, decisions: [] } as never);
-    expect(["effectsVerified", "effectsInDoubt", "effectsHappened"].filter((f) => f in none)).toEqual([]);
+  it("planMetrics counts every settlement; a run without any counts 0 of each", () => {
+    const counts = (state: Record<string, any>) => {
+      const m = planMetrics(state as never);
+      return [
+        m.effectsVerified,
+        m.effectsNotHappened,
+        m.effectsRecalled,
+        m.effectsInDoubt,
+        m.effectsHappened,
+        m.effectsRetried,
+      ];
+    };
+    expect(counts(asked)).toEqual([1, 0, 0, 1, 0, 0]);
+    expect(counts(answered)).toEqual([1, 0, 0, 1, 1, 0]);
+    expect(counts(again)).toEqual([0, 1, 1, 0, 0, 0]);
+    expect(counts(retried)).toEqual([1, 0, 0, 1, 0, 1]);
+    expect(counts({ ...answered, decisions: [] })).toEqual([0, 0, 0, 0, 0, 0]);
+  });
+
+  it("a probe that found nothing done and a call again under an honoured key are decisions, each with its rule", () => {
+    expect(again.status).toBe("completed");
+    // The ship's probe said no: the attempt failed on its deadline and the ladder retried it; the charge's
+    // tool honours keys, so it went out again under the same key at once.
+    expect(again.decisions.map((d: any) => `${d.stepId}:${d.rule}`)).toEqual([
+      "ship:effect.not-happened",
+      "ship:transient.retry",
+      "pay:effect.recalled",
+    ]);
+    expect(retried.decisions.map((d: any) => `${d.stepId}:${d.rule}:${d.by ?? "-"}`)).toEqual([
+      "ship:effect.verified:-",
+      "pay:effect.in-doubt:-",
+      "pay:human.effect-retry:person",
+    ]);
+  });
+
+  it("every view and the report show those settlements too", () => {
+    expect(operatorView(again as never, { now: NOW }).filter((l) => l.includes("in doubt"))).toEqual([
+      "effects in doubt: 1 not happened by its probe, 1 called again under its key",
+    ]);
+    expect(operatorView(retried as never, { now: NOW }).filter((l) => l.includes("in doubt"))).toEqual([
+      "effects in doubt: 1 verified by its probe, 1 asked a person, 1 called again by a person",
+    ]);
+    const lines = debugView(again as never);
+    const at = lines.indexOf("effects in doubt:");
+    expect(lines.slice(at, at + 3)).toEqual([
+      "effects in doubt:",
+      "  ship attempt 1 (#1): its probe said it did not happen",
+      "  pay attempt 1 (#3): called again under the key its tool honours",
+    ]);
+    expect(userView(again as never)).toContain(
+      "Side effects whose outcome was unknown: 1 found not done by a probe, 1 made again under the same key.",
+    );
+    expect(userView(retried as never)).toContain(
+      "Side effects whose outcome was unknown: 1 verified by a probe, 1 made again on a person's say-so.",
+    );
+    expect(htmlReport(retried as never)).toContain("<li>pay attempt 1 (#3): a person had it called again</li>");
+  });
+
+  it("the user view shows a call in doubt as in doubt, not as failed, while asked and after an abort", () => {
+    expect(userView(asked as never)).toEqual([
+      "✓ Ship the parcel",
+      "? Charge the card (outcome unknown: waiting for a person to say whether it happened)",
+      "Side effects whose outcome was unknown: 1 verified by a probe, 1 still unknown.",
+      "Waiting for a person to review.",
+    ]);
+    expect(aborted.status).toBe("aborted");
+    expect(userView(aborted as never).slice(0, 3)).toEqual([
+      "✓ Ship the parcel",
+      "? Charge the card (outcome unknown)",
+      "Side effects whose outcome was unknown: 1 verified by a probe, 1 still unknown.",
+    ]);
   });
 
   it("the operator view sums them up and names the call in doubt now, with its tool and key", () => {

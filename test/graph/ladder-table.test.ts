@@ -21,7 +21,7 @@ describe("the ladder as one table", () => {
       "guard.replan-budget",
       "guard.replan-cooldown",
     ]);
-    expect(RULE_IDS).toHaveLength(64);
+    expect(RULE_IDS).toHaveLength(68);
   });
 
   it("states each disagreement a decision can have with its rule", () => {

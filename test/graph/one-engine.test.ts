@@ -183,6 +183,18 @@ const CASES: Case[] = [
     rules: ["unmet.retry-once", "unmet.escalate"],
   },
   {
+    name: "retryOnUnmet counts unmet results, not attempts: an unmet signal after a transient failure is retried once",
+    plan: one({ successSignal: "output.report != ''", retryOnUnmet: true, retry: { maxAttempts: 3, ...fixed } }),
+    script: { fetch: [new TransientError("busy"), { report: "" }, report] },
+    rules: ["transient.retry", "unmet.retry-once"],
+  },
+  {
+    name: "retryOnUnmet after a transient failure still retries an unmet signal only once",
+    plan: one({ successSignal: "output.report != ''", retryOnUnmet: true, retry: { maxAttempts: 3, ...fixed } }),
+    script: { fetch: [new TransientError("busy"), { report: "" }, { report: "" }] },
+    rules: ["transient.retry", "unmet.retry-once", "unmet.escalate"],
+  },
+  {
     name: "a produced field missing (validation): unmet, on an assumption: replan",
     plan: one({ assumptions: ["doc_public"] }, doc),
     script: { fetch: [{ other: 1 }] },
@@ -345,7 +357,7 @@ const CASES: Case[] = [
     effects: ["charge"],
     honoursKeys: ["charge"],
     script: { charge: [reset(), { receipt: "R-1" }] },
-    rules: [],
+    rules: ["effect.recalled"],
   },
   {
     name: "in doubt: the step's verify probe says it happened; the tool is not called again",
@@ -359,7 +371,7 @@ const CASES: Case[] = [
     plan: charge({ verify: { tool: "find_charge", args: { amount: 5 } } }),
     effects: ["charge"],
     script: { charge: [reset(), { receipt: "R-2" }], find_charge: [{ happened: false }] },
-    rules: ["transient.retry"],
+    rules: ["effect.not-happened", "transient.retry"],
   },
   {
     name: "in doubt: no keys honoured, no probe: a person is asked (effect.in-doubt), the tool is not called again",

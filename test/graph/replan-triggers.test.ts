@@ -172,6 +172,13 @@ describe("metrics", () => {
       stalls: 0,
       decisions: 1,
       toolAttempts: 7,
+      // No call was in doubt: each settlement counts 0.
+      effectsVerified: 0,
+      effectsNotHappened: 0,
+      effectsRecalled: 0,
+      effectsInDoubt: 0,
+      effectsHappened: 0,
+      effectsRetried: 0,
     });
   });
 });

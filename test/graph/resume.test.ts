@@ -1,4 +1,10 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { describe, expect, it } from "vitest";
+import { createPlanManager, staticPlanner } from "../../src/index.js";
+import { isPlanManagerError } from "../../src/errors.js";
 import { resumeRun } from "../../src/graph/resume.js";
 import { resumeProblem } from "../../src/plan/resume.js";
 import { harness, httpError, scriptedTool } from "../helpers/graph.js";
@@ -86,5 +92,84 @@ describe("resume values", () => {
       'thread "t1", escalation for step "a": invalid resume value: unknown action "aprove" (did you mean "approve"? it is not available here); ' +
         'choose one of: retry, skip, provide, abort (as { action: "..." })',
     );
+  });
+});
+
+describe("what a resume says when there is nothing to answer", () => {
+  it("an answer missing a field it needs names that field, not the value just sent", () => {
+    expect(resumeProblem({ action: "happened" }, ["happened", "retry", "abort"])).toBe(
+      'invalid resume value: { action: "happened" } needs output (what the call returned, recorded as its result), ' +
+        'which is missing; send { action: "happened", output: ... }',
+    );
+    expect(resumeProblem({ action: "complete" }, ["complete", "skip"])).toBe(
+      'invalid resume value: { action: "complete" } needs output (the step\'s result), which is missing; ' +
+        'send { action: "complete", output: ... }',
+    );
+    expect(resumeProblem({ action: "replan" }, ["replan"])).toBe(
+      'invalid resume value: { action: "replan" } needs constraint, which is missing; send { action: "replan", constraint: ... }',
+    );
+    // A field present but wrong is still reported as the schema sees it.
+    expect(resumeProblem({ action: "replan", constraint: "" }, ["replan"])).toMatch(
+      /^invalid resume value: constraint: .*; expected one of \{ action: "replan" \}$/,
+    );
+  });
+
+  it("invoke(null) on a thread with no checkpoint (killed before its first) is a typed error: nothing to resume, invoke with { goal }", async () => {
+    const saver = SqliteSaver.fromConnString(":memory:");
+    const h = harness({ steps: [{ id: "a", goal: "A", tool: "a" }] }, [scriptedTool("a", [{}])], {
+      checkpointer: saver,
+    });
+    const error = await h.graph.invoke(null, h.config).catch((e: unknown) => e);
+    expect(isPlanManagerError(error) && [error.code, error.message]).toEqual([
+      "thread_not_found",
+      'thread "t1" has no checkpoint, so there is nothing to resume (its first run ended before its first ' +
+        "checkpoint, or it never started): start it with invoke({ goal, context? }, config)",
+    ]);
+    // Without a checkpointer there is no checkpoint to resume from either.
+    const none: unknown = await createPlanManager({
+      tools: [scriptedTool("a", [{}])],
+      planner: staticPlanner({ plan: { steps: [] } }),
+    })
+      .compile()
+      .invoke(null, h.config)
+      .catch((e: unknown) => e);
+    expect(isPlanManagerError(none) && none.code).toBe("thread_not_found");
+    // And the thread still starts with a goal.
+    expect((await h.run()).status).toBe("completed");
+  });
+
+  it("resumeRun on a run cut before it finished says invoke(null) takes it up", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "resume-crash-"));
+    try {
+      const file = join(dir, "threads.sqlite");
+      let entered!: () => void;
+      const inCall = new Promise<void>((r) => (entered = r));
+      const hang = scriptedTool("a", [
+        () => {
+          entered();
+          return new Promise(() => undefined);
+        },
+      ]);
+      const draft = { steps: [{ id: "a", goal: "A", tool: "a" }] };
+      const dying = SqliteSaver.fromConnString(file);
+      void harness(draft, [hang], { checkpointer: dying })
+        .run()
+        .catch(() => undefined);
+      await inCall;
+      dying.db.close();
+      const saver = SqliteSaver.fromConnString(file);
+      saver.db.prepare("DELETE FROM langgraph_replan_thread_claims").run();
+      const h = harness(draft, [scriptedTool("a", [{ done: true }])], { checkpointer: saver });
+      const error = await resumeRun(h.graph, h.config, { action: "retry" }).catch((e: unknown) => e);
+      expect(isPlanManagerError(error) && [error.code, error.message]).toEqual([
+        "invalid_resume",
+        'thread "t1" has no pending interrupt (status: running): no question waits for an answer, but the run was ' +
+          "cut before it finished (its process ended); take it up with graph.invoke(null, config)",
+      ]);
+      expect((await h.run(null)).status).toBe("completed");
+      saver.db.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

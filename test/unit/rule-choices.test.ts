@@ -32,6 +32,7 @@ describe("a person's answer", () => {
       "abort",
       "complete",
       "effect-happened",
+      "effect-retry",
     ];
     const rules: string[] = answers.map((a) => answerRule(a));
     expect(rules).toEqual([
@@ -48,6 +49,7 @@ describe("a person's answer", () => {
       "human.abort",
       "human.complete",
       "human.effect-happened",
+      "human.effect-retry",
     ]);
     // The deadline, not the person who answered late, decides a late answer.
     expect(rulesOf("person").filter((r) => !rules.includes(r))).toEqual(["human.deadline-passed"]);

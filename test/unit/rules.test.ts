@@ -24,7 +24,7 @@ describe("the rule table", () => {
     }
     const unknown = [...quoted].filter((id) => !isRuleId(id) && !EVIDENCE_RULES.some((r) => r.id === id));
     expect(unknown).toEqual([]);
-    expect(Object.keys(RULES)).toHaveLength(64);
+    expect(Object.keys(RULES)).toHaveLength(68);
   });
 
   it("decides replan.unavailable and guard.new-capability in policy only, and asks once whether the planner replans", () => {

@@ -4,7 +4,7 @@
  */
 import { attemptCost, usageCost } from "../../policy/ladder/budget.js";
 import type { ErrorInfo, SideEffectRecord, StepRun } from "../../plan/schema/run.js";
-import { journaledVerdict, verifiedVerdict } from "../../policy/attempt/in-doubt.js";
+import { journaledVerdict, settledVerdict } from "../../policy/attempt/in-doubt.js";
 import type { Step } from "../../plan/schema/step.js";
 import { stepPosition } from "../../plan/ready.js";
 import {
@@ -174,6 +174,8 @@ export function recordEnd(v: Visit, flight: Flight): void {
     v.spent += usageCost(flight.agent.usage);
   }
   const tool = flight.call.tool;
+  for (const settled of flight.settled ?? [])
+    settledRecord(v, step, flight, settledVerdict(settled.how, tool, settled.key));
   if (!result.ok && flight.effect === "in_doubt") return inDoubt(v, step, flight, ended, result.error);
   if (!result.ok) {
     v.adjustLimit(step, flight.attempt, tool, result.error, flight.toolCallsAtEnd ?? 1);
@@ -193,7 +195,7 @@ export function recordEnd(v: Visit, flight: Flight): void {
   const judged = judge(v, step, ended, { ok: true, output: result.output }, flight.agent?.validation);
   if (judged.kind === "deviation") return failJudged(v, step, judged, ended);
   v.adjustLimit(step, flight.attempt, tool, null, flight.toolCallsAtEnd ?? 1);
-  if (flight.effect === "journaled" || flight.effect === "verified") settledRecord(v, step, flight);
+  if (flight.effect === "journaled") settledRecord(v, step, flight, journaledVerdict(tool, flight.key!));
   v.succeed(step, { ...ended, status: "succeeded", output: judged.output }, judged.values, flight.key);
 }
 
@@ -213,10 +215,16 @@ function inDoubt(v: Visit, step: Step, flight: Flight, ended: StepRun, error: Er
   v.fail(step, { deviation, error }, ended);
 }
 
-/** The decision saying the journal (a result the checkpoint lost) or the verify probe gave the output, not a new call. */
-function settledRecord(v: Visit, step: Step, flight: Flight): void {
-  const made = flight.effect === "verified" ? verifiedVerdict : journaledVerdict;
-  const verdict = made(flight.call.tool, flight.key!);
+/**
+ * The decision saying how the journal settled the call: a result the checkpoint lost reused, or a call in
+ * doubt settled by the verify probe (either way) or called again under a key its tool honours.
+ */
+function settledRecord(
+  v: Visit,
+  step: Step,
+  flight: Flight,
+  verdict: ReturnType<typeof journaledVerdict | typeof settledVerdict>,
+): void {
   const decision = decide(verdict.rule, {
     after: v.state.decisions.length + v.decisions.length,
     stepId: step.id,

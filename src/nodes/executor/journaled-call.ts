@@ -28,6 +28,8 @@ export interface JournaledCall {
   key: string;
   /** The step the call is made for; a compensation's undo declares neither keys nor a probe. */
   step: Pick<Step, "id" | "honoursIdempotencyKey" | "verify">;
+  /** The call is a compensation's undo (its question names no probe). */
+  undo?: boolean;
   tool: string;
   attempt: number;
   /** The step's trusted facts, for the probe's inputs. */
@@ -54,7 +56,7 @@ function keyed(call: ToolCall, key: string): ToolCall {
 /** `flight.effect` says what the journal made of the call, when it did more than pass it through. */
 export function journaledInvoke(
   j: JournaledCall,
-  flight: Pick<Flight, "effect" | "key" | "inDoubtAttempt">,
+  flight: Pick<Flight, "effect" | "key" | "inDoubtAttempt" | "settled">,
 ): NonNullable<Flight["invoke"]> {
   return async (call, config, stop) => {
     const made = await journaledCall({
@@ -76,6 +78,7 @@ export function journaledInvoke(
       },
     });
     if (made.key !== j.key) flight.key = made.key;
+    if (made.settled.length > 0) flight.settled = made.settled;
     if (made.kind === "in_doubt") {
       flight.effect = "in_doubt";
       flight.inDoubtAttempt = made.attempt;

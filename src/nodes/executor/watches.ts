@@ -10,7 +10,7 @@
 import type { Step } from "../../plan/schema/step.js";
 import type { WatchRecord } from "../../plan/schema/run.js";
 import { selectReady } from "../../plan/ready.js";
-import { toJsonSafe } from "../../plan/json-safe.js";
+import { toJsonSafe, wasCut } from "../../plan/json-safe.js";
 import { errorInfo } from "../../policy/ladder/deviation.js";
 import { classifyEvidence } from "../../policy/ladder/evidence-rules.js";
 import {
@@ -22,8 +22,12 @@ import {
   watchedAssumptions,
   watchCallFailed,
   watchTimeoutMs,
+  unreadableVerdict,
+  watchUnreadable,
+  WATCH_UNREADABLE,
   type WatchedAssumption,
 } from "../../policy/trust/watch.js";
+import { decide } from "../../policy/ladder/decide.js";
 import { callTool, StepTimeout } from "../../runtime/call-tool.js";
 import { runControlOf } from "../../runtime/run-control.js";
 import type { Visit } from "./visit.js";
@@ -74,6 +78,28 @@ function dueFor(v: Visit, step: Step, watched: ReadonlyMap<string, WatchedAssump
   return dueWatches(step, watched, falsified, last.at, v.watched, v.rt.clock.now(), last.failed);
 }
 
+/**
+ * A check that could not read its watcher's answer leaves the step unwatched: a decision says so, the first of a
+ * run of such answers for the assumption (docs/decisions/0041-evidence-freshness-and-drift.md).
+ */
+function unreadable(v: Visit, step: Step, a: WatchedAssumption, problem: string): void {
+  const previous =
+    v.watches.findLast((r) => r.assumptionId === a.id) ?? v.state.watches.findLast((r) => r.assumptionId === a.id);
+  if (watchUnreadable(previous)) return;
+  const verdict = unreadableVerdict(problem);
+  const decision = decide(verdict.rule, {
+    after: v.state.decisions.length + v.decisions.length,
+    stepId: step.id,
+    attempt: 0,
+    failureClass: verdict.failureClass,
+    reason: verdict.reason,
+    planVersion: v.plan.version,
+    at: v.now(),
+  });
+  v.decisions.push(decision);
+  v.send({ type: "decision", decision });
+}
+
 async function drifted(v: Visit, step: Step, a: WatchedAssumption): Promise<boolean> {
   const base = { assumptionId: a.id, stepId: step.id, tool: a.watch.tool, at: v.now(), planVersion: v.plan.version };
   const tool = v.rt.tools.get(a.watch.tool);
@@ -88,12 +114,13 @@ async function drifted(v: Visit, step: Step, a: WatchedAssumption): Promise<bool
       configurable: { stepId: step.id, planVersion: v.plan.version, attempt: 0 },
     };
     output = toJsonSafe(await callTool(call, v.config, v.config.signal));
-    const judged = judgeWatch(a, output, v.trusted);
+    const judged = judgeWatch(a, output, v.trusted, wasCut(output));
     // A check that held needs no evidence: 1,000 steps would otherwise carry 1,000 outputs in state.
     record =
       "held" in judged
         ? { ...base, ...(judged.held ? {} : { output }), held: judged.held }
-        : { ...base, output, error: { name: "WatchCheckUnreadable", message: judged.unreadable } };
+        : { ...base, output, error: { name: WATCH_UNREADABLE, message: judged.unreadable } };
+    if (!("held" in judged)) unreadable(v, step, a, judged.unreadable);
   } catch (thrown) {
     const error = errorInfo(thrown);
     // Classed as a tool call's failure is: a timeout as a timeout (docs/decisions/0041-evidence-freshness-and-drift.md).

@@ -43,7 +43,8 @@ export function compensationAnswer(a: Answering, reply: ResumeValue): Next | und
     const inDoubtAttempt = (record?.approvedAttempt ?? 0) + (record?.attempts ?? 0);
     const approved = asked.failed.inDoubt ? { approvedKey: compensationKey, approvedAttempt: inDoubtAttempt } : {};
     const compensations = settle({ status: "pending", attempts: 0, ...approved });
-    const decisions = decide(a, answerRule("retry"), `a person asked to run the compensation ${compensationKey} again`);
+    const rule = answerRule(asked.failed.inDoubt ? "effect-retry" : "retry");
+    const decisions = decide(a, rule, `a person asked to run the compensation ${compensationKey} again`);
     return next({ compensations, decisions });
   }
   if (reply.action === "happened" && asked.failed.inDoubt) return undoHappened(a, asked.failed, reply.output, next);

@@ -87,10 +87,12 @@ const HANDLERS: Handlers = {
       nextDelayMs: 0,
       ...approval(a.pending, a.state.deviation),
     };
-    return running({
-      steps: { [a.pending.stepId]: run },
-      decisions: decide(a, answerRule("retry"), "a person asked to retry the step"),
-    });
+    // A call in doubt called again is a settlement of its own (views/effects.ts counts it).
+    const doubt = a.pending.kind === "escalation" ? a.pending.context.inDoubt : undefined;
+    const decisions = doubt
+      ? decide(a, answerRule("effect-retry"), `a person allowed ${doubt.tool} once more under key ${doubt.key}`)
+      : decide(a, answerRule("retry"), "a person asked to retry the step");
+    return running({ steps: { [a.pending.stepId]: run }, decisions });
   },
   skip: (a) => {
     if (a.pending.kind === "escalation" && a.pending.context.horizon !== undefined && a.state.plan)

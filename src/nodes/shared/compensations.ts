@@ -21,7 +21,10 @@ import {
   type Abandoned,
   type EffectsSnapshot,
 } from "../../policy/compensation/abandoned.js";
-import { compensationDecision } from "../../policy/compensation/verdict.js";
+import { compensationDecision, type DecisionPlace } from "../../policy/compensation/verdict.js";
+import { settledVerdict } from "../../policy/attempt/in-doubt.js";
+import { decide } from "../../policy/ladder/decide.js";
+import type { SettledDoubt } from "../../runtime/journaled-call.js";
 import { callTool } from "../../runtime/call-tool.js";
 import { dispatcherOf, type Flight } from "../../runtime/dispatch.js";
 import { journalOf } from "../../runtime/effect-journal.js";
@@ -60,6 +63,7 @@ export async function runCompensation(
   config: LangGraphRunnableConfig,
   record: CompensationRecord,
   planVersion: number,
+  settled: SettledDoubt[] = [],
 ): Promise<CompensationRecord | "stopped"> {
   const policy = effectiveRetry(record.retry ? { retry: record.retry } : undefined, rt.policy);
   const tool = record.tool === undefined ? undefined : rt.tools.get(record.tool);
@@ -88,13 +92,15 @@ export async function runCompensation(
       attempt: attempts,
       idempotencyKey: record.compensationKey,
     };
-    const seen: Pick<Flight, "effect"> = {};
+    const seen: Pick<Flight, "effect" | "settled"> = {};
     // The approval covers the intent it was given for, numbered up to `approvedAttempt`, not this call's own.
     const invoke = undoInvoke(rt, config, record, approvedAttempt + attempts, approvedKey, seen);
     try {
       const timeoutMs = rt.policy.defaultTimeoutMs;
       // A keyed call is not cut by a stop: its result is kept (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
-      await invoke({ tool: tool!, args: { ...record.args }, timeoutMs, configurable }, config);
+      await invoke({ tool: tool!, args: { ...record.args }, timeoutMs, configurable }, config).finally(() =>
+        settled.push(...(seen.settled ?? [])),
+      );
       return { ...rest, status: "done", attempts, at: now() };
     } catch (thrown) {
       error = errorInfo(thrown);
@@ -113,7 +119,7 @@ function undoInvoke(
   record: CompensationRecord,
   attempt: number,
   approvedKey: string | undefined,
-  seen: Pick<Flight, "effect">,
+  seen: Pick<Flight, "effect" | "settled">,
 ): typeof callTool {
   const journal = journalOf(config);
   if (!journal) return callTool;
@@ -124,6 +130,7 @@ function undoInvoke(
     key: record.compensationKey,
     // The step's own declarations are about its tool, not its undo: only effects.honoursKeys counts.
     step: { id: record.stepId },
+    undo: true,
     tool: record.tool!,
     attempt,
     trusted: {},
@@ -153,16 +160,41 @@ export async function compensateNext(
   const index = records.findIndex((c) => c.status === "pending");
   if (index < 0) return undefined;
   const planVersion = state.plan?.version ?? 0;
-  const ended = await runCompensation(rt, config, records[index]!, planVersion);
+  const settled: SettledDoubt[] = [];
+  const ended = await runCompensation(rt, config, records[index]!, planVersion, settled);
   // Stopped: nothing is written, and the run ends at the next node's start.
   if (ended === "stopped") return {};
   const compensations = records.map((c, i) => (i === index ? ended : c));
-  const place = { after: state.decisions.length, planVersion, at: ended.at };
-  const decision = compensationDecision(ended, place);
-  emit(config, { type: "decision", decision });
-  if (ended.status === "done") return { compensations, decisions: decision };
-  const pendingHuman = failedQuestion(state, decision, ended, endStatus);
-  return { compensations, decisions: decision, status: "awaiting_human", pendingHuman, deviation: null };
+  // An undo in doubt the journal settled (called again under a key its tool honours) is a decision too.
+  const decisions = settled.map((s, i) =>
+    settledDecision(s, ended, { after: state.decisions.length + i, planVersion, at: ended.at }),
+  );
+  const decision = compensationDecision(ended, {
+    after: state.decisions.length + decisions.length,
+    planVersion,
+    at: ended.at,
+  });
+  decisions.push(decision);
+  for (const d of decisions) emit(config, { type: "decision", decision: d });
+  if (ended.status === "done") return { compensations, decisions };
+  const pendingHuman = failedQuestion(
+    { ...state, decisions: [...state.decisions, ...decisions.slice(0, -1)] },
+    decision,
+    ended,
+    endStatus,
+  );
+  return { compensations, decisions, status: "awaiting_human", pendingHuman, deviation: null };
+}
+
+function settledDecision(s: SettledDoubt, record: CompensationRecord, place: DecisionPlace): Decision {
+  const verdict = settledVerdict(s.how, record.tool ?? "compensation", s.key);
+  return decide(verdict.rule, {
+    ...place,
+    stepId: record.stepId,
+    attempt: record.attempts ?? 0,
+    failureClass: verdict.failureClass,
+    reason: verdict.reason,
+  });
 }
 
 function failedQuestion(

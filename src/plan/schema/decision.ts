@@ -47,6 +47,11 @@ export const ActionSchema = z.enum([
   "compensate",
   /** Stale inputs: the steps that produced them run again before the step that read them (`evidence.stale`). */
   "refresh",
+  /**
+   * A step starts on an assumption its watcher could not check (`assumption.watch-unreadable`): a record that
+   * drift went undetected, never a rung.
+   */
+  "proceed",
 ]);
 export type Action = z.infer<typeof ActionSchema>;
 

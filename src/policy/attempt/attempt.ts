@@ -15,10 +15,11 @@ import type { Plan } from "../../plan/schema/plan.js";
 import type { CompensationRecord, ErrorInfo, Fact, SideEffectRecord, StepRun } from "../../plan/schema/run.js";
 import type { ModelTier, Step } from "../../plan/schema/step.js";
 import { activeAssumptionChecks, assumptionDeviation } from "../trust/assumptions.js";
-import { classify, type ReplanStanding, type Verdict } from "../ladder/classify.js";
+import { classify, retriedOnUnmet, type ReplanStanding, type Verdict } from "../ladder/classify.js";
 import { validationFailure, type ValidationOutcome } from "../ladder/agent-routing.js";
 import { producerAssumptions, type Deviation } from "../ladder/deviation.js";
 import type { ResolvedPolicy } from "../options.js";
+import type { Decision } from "../ladder/decision.js";
 import { coolingDown } from "../replan/guards.js";
 import { liveKey, undoneKeys } from "../compensation/redo-key.js";
 import { checkFreshness } from "./freshness.js";
@@ -131,6 +132,8 @@ export interface RunStanding {
   /** Ladder decisions already taken in the run. */
   decisionCount: number;
   tiers?: readonly ModelTier[];
+  /** The run's decisions, so far: `retryOnUnmet` counts the step's unmet results in them (`retriedOnUnmet`). */
+  decisions?: readonly Decision[];
 }
 
 export interface AttemptInput {
@@ -198,6 +201,7 @@ export function ladderVerdict(
     decisionCount: s.decisionCount,
     producerAssumptions: producerAssumptions(plan, facts, deviation),
     ...(s.tiers ? { tiers: s.tiers } : {}),
+    ...(s.decisions ? { unmetRetried: retriedOnUnmet(s.decisions, step.id, plan.version) } : {}),
   });
 }
 

@@ -9,6 +9,7 @@
 import type { ErrorInfo } from "../../plan/schema/run.js";
 import type { Step, Verify } from "../../plan/schema/step.js";
 import type { DeviationOf } from "../ladder/deviation.js";
+import type { RuleId } from "../ladder/rules.js";
 
 export type Settlement =
   /** Call again under the same key: the tool does the operation once per key, or a person said so. */
@@ -32,12 +33,21 @@ export interface InDoubt {
   approvedKey?: string | undefined;
   /** The probe was run already and could not say (it threw, or answered something else). */
   probeFailed?: string;
+  /** The call is a compensation's undo: it has no probe, only `effects.honoursKeys` settles it. */
+  undo?: boolean | undefined;
 }
 
 export function settleInDoubt(d: InDoubt): Settlement {
   if (d.approvedKey === d.key) return { kind: "call", why: "approved" };
   if (d.step.honoursIdempotencyKey === true || d.honoursKeys.has(d.tool)) return { kind: "call", why: "honours-keys" };
   if (d.step.verify && d.probeFailed === undefined) return { kind: "verify", probe: d.step.verify };
+  if (d.undo === true)
+    return {
+      kind: "ask",
+      reason:
+        `the outcome of the undo ${d.tool} under key ${d.key} is unknown (the call was cut before it answered), ` +
+        `and ${d.tool} is not declared to honour idempotency keys (effects.honoursKeys): did it happen?`,
+    };
   const probe = d.probeFailed === undefined ? "the step has no verify probe" : `its verify probe ${d.probeFailed}`;
   return {
     kind: "ask",
@@ -82,10 +92,24 @@ export function inDoubtVerdict(deviation: DeviationOf<"effect_in_doubt">) {
   } as const;
 }
 
-/** The record of a call in doubt that the step's verify probe found done. */
-export function verifiedVerdict(tool: string, key: string) {
-  const reason = `${tool}: the call under key ${key} was cut before it answered; the verify probe says it happened, so its output is recorded and the tool is not called again`;
-  return { rule: "effect.verified", failureClass: "none", reason } as const;
+/** How the journal settled a call in doubt without a person (runtime/journaled-call.ts, `SettledDoubt`). */
+export type SettledHow = "verified" | "not-happened" | "recalled";
+
+const SETTLED_RULES = {
+  verified: "effect.verified",
+  "not-happened": "effect.not-happened",
+  recalled: "effect.recalled",
+} as const satisfies Record<SettledHow, RuleId>;
+
+/** The record of a call in doubt the journal settled: the probe's answer either way, or a call again under an honoured key. */
+export function settledVerdict(how: SettledHow, tool: string, key: string) {
+  const cut = `${tool}: the call under key ${key} was cut before it answered`;
+  const reason = {
+    verified: `${cut}; the verify probe says it happened, so its output is recorded and the tool is not called again`,
+    "not-happened": `${cut}; the verify probe says it did not happen, so it may go out again under the same key`,
+    recalled: `${cut}; the tool honours idempotency keys, so it was called again under the same key`,
+  }[how];
+  return { rule: SETTLED_RULES[how], failureClass: "none", reason } as const;
 }
 
 /** The record of a call whose result the journal holds though the run's checkpoint lost it. */
@@ -94,16 +118,23 @@ export function journaledVerdict(tool: string, key: string) {
   return { rule: "effect.reused", failureClass: "none", reason } as const;
 }
 
-/** How a decision settled a call in doubt, as the views count it (`views/effects.ts`). */
-export type InDoubtSettlement = "verified" | "asked" | "happened";
+/**
+ * How a decision settled a call in doubt, as the views count it (`views/effects.ts`): the probe said it
+ * happened (`verified`) or not (`notHappened`), the tool honours keys and was called again (`recalled`), a
+ * person was asked (`asked`) and said it happened (`happened`) or to call it again (`retried`).
+ */
+export type InDoubtSettlement = "verified" | "notHappened" | "recalled" | "asked" | "happened" | "retried";
 
 const SETTLED_BY: Readonly<Record<string, InDoubtSettlement>> = {
   "effect.verified": "verified",
+  "effect.not-happened": "notHappened",
+  "effect.recalled": "recalled",
   "effect.in-doubt": "asked",
   "human.effect-happened": "happened",
-};
+  "human.effect-retry": "retried",
+} satisfies Partial<Record<RuleId, InDoubtSettlement>>;
 
-/** The settlement a decision's rule records, if it is one: the probe verified it, a person was asked, or said it happened. */
+/** The settlement a decision's rule records, if it is one. */
 export function inDoubtSettlement(rule: string): InDoubtSettlement | undefined {
   return Object.hasOwn(SETTLED_BY, rule) ? SETTLED_BY[rule] : undefined;
 }

@@ -34,8 +34,16 @@ export function mayAskLlm(verdict: { failureClass: string; rule: string }): bool
 }
 
 /**
- * Actions an LLM classifier may choose: the ladder's, never a person's nor a record's (`reuse`, `compensate`), nor
+ * Actions an LLM classifier may choose: the ladder's, never a person's nor a record's (`reuse`, `compensate`, `proceed`), nor
  * `refresh`, which only stale evidence calls for.
  */
-const NOT_LADDER: ReadonlySet<Action> = new Set(["provide", "approve", "complete", "reuse", "compensate", "refresh"]);
+const NOT_LADDER: ReadonlySet<Action> = new Set([
+  "provide",
+  "approve",
+  "complete",
+  "reuse",
+  "compensate",
+  "refresh",
+  "proceed",
+]);
 export const LADDER_ACTIONS: readonly Action[] = ActionSchema.options.filter((a) => !NOT_LADDER.has(a));

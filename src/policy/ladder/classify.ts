@@ -7,6 +7,7 @@
  * rule that named the failure class (`evidence`).
  */
 import type { Action, FailureClass } from "../../plan/schema/decision.js";
+import type { Decision } from "./decision.js";
 import type { StepRun } from "../../plan/schema/run.js";
 import type { ModelTier, Step } from "../../plan/schema/step.js";
 import { agentRoute } from "./agent-routing.js";
@@ -48,6 +49,11 @@ export interface ClassifyInput {
   tiers?: readonly ModelTier[];
   /** For stale evidence: the answer `staleAnswer` (stale.ts) gives where the run stands on backtracking. */
   stale?: { rule: RuleId; reason: string };
+  /**
+   * The step's unmet success signal was retried once already in this round (`retriedOnUnmet`): `retryOnUnmet`
+   * counts unmet results, not attempts. Left out, the step's attempts in the round stand in for it.
+   */
+  unmetRetried?: boolean;
 }
 
 export interface Verdict {
@@ -101,6 +107,25 @@ export function classify(input: ClassifyInput): Verdict {
   return RUNGS_BY_CLASS[evidence.failureClass](input, base, what);
 }
 
+/**
+ * Whether the step's unmet success signal was retried once already in its current round: an `unmet.retry-once`
+ * decision for it in this plan version since a person last gave it a fresh round (a person's retry). A transient
+ * failure retried before the unmet result does not spend the retry (README: "retry once on an unmet success signal").
+ */
+export function retriedOnUnmet(
+  decisions: readonly Pick<Decision, "rule" | "stepId" | "by" | "action" | "planVersion">[],
+  stepId: string,
+  planVersion: number,
+): boolean {
+  for (let i = decisions.length - 1; i >= 0; i--) {
+    const d = decisions[i]!;
+    if (d.stepId !== stepId || d.planVersion !== planVersion) continue;
+    if (d.rule === "unmet.retry-once") return true;
+    if (d.by === "person" && d.action === "retry") return false;
+  }
+  return false;
+}
+
 type Rungs = (input: ClassifyInput, base: { evidence: string }, what: string) => Verdict;
 
 /** Each failure class's rungs, read top to bottom in the order of the rule table (rules.ts). */
@@ -120,7 +145,8 @@ const RUNGS_BY_CLASS: Record<FailureClass, Rungs> = {
   deterministic: (input, base, what) => afterPermanentFailure(input, base, "deterministic", what, "deterministic"),
   success_signal_unmet: (input, base, what) => {
     const { step, run } = input;
-    if (step?.retryOnUnmet && (run?.attempts ?? 1) - (run?.retryBase ?? 0) < 2) {
+    const retried = input.unmetRetried ?? (run?.attempts ?? 1) - (run?.retryBase ?? 0) >= 2;
+    if (step?.retryOnUnmet && !retried) {
       const reason = `${what}; the step is marked retryOnUnmet`;
       return verdict("unmet.retry-once", "success_signal_unmet", reason, { ...base, delayMs: 0 });
     }

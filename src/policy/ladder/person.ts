@@ -26,6 +26,8 @@ const ANSWER_RULES = {
   abort: "human.abort",
   /** Said that a side-effecting call whose outcome was unknown took effect. */
   "effect-happened": "human.effect-happened",
+  /** Said that a side-effecting call whose outcome was unknown may go out once more under its key. */
+  "effect-retry": "human.effect-retry",
   /** Did a human step. */
   complete: "human.complete",
 } as const satisfies Record<string, RuleIdOf<"person">>;

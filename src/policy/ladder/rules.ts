@@ -334,6 +334,29 @@ export const RULES = {
     "reuse",
     "a side-effecting call's outcome was unknown; the step's verify probe says it happened: its output is recorded, the tool not called again",
   ),
+  // Not a rung: a record that the verify probe says a call whose outcome was unknown did not happen.
+  "effect.not-happened": r(
+    "dispatch",
+    ["none"],
+    "retry",
+    "a side-effecting call's outcome was unknown; the step's verify probe says it did not happen: it may go out again under the same key",
+  ),
+  // Not a rung: a record that a call whose outcome was unknown went out again under a key its tool honours.
+  "effect.recalled": r(
+    "dispatch",
+    ["none"],
+    "retry",
+    "a side-effecting call's outcome was unknown and its tool honours idempotency keys: it was called again under the same key",
+  ),
+  // Not a rung: a record that an assumption's watcher answered what its check cannot read, so its drift went
+  // undetected (docs/decisions/0041-evidence-freshness-and-drift.md).
+  "assumption.watch-unreadable": r(
+    "dispatch",
+    ["unknown"],
+    "proceed",
+    "an assumption's watcher answered what its check cannot read (over the evidence size limit, a field it lacks): " +
+      "drift is not detected and the step starts on the assumption as it stood; recorded once per run of such answers",
+  ),
   // Compensation of abandoned side effects (docs/decisions/0039-compensation.md).
   "compensate.run": r(
     "dispatch",
@@ -377,6 +400,12 @@ export const RULES = {
     "any",
     "provide",
     "a person said a call whose outcome was unknown took effect, and gave its output: recorded as committed",
+  ),
+  "human.effect-retry": r(
+    "person",
+    "any",
+    "retry",
+    "a person said a call whose outcome was unknown may go out once more under its key",
   ),
   "human.approve-plan": r(
     "person",

@@ -8,6 +8,7 @@ import type { Assumption, Plan, Watch } from "../../plan/schema/plan.js";
 import type { WatchRecord } from "../../plan/schema/run.js";
 import type { Step } from "../../plan/schema/step.js";
 import type { Deviation } from "../ladder/deviation.js";
+import { LIMITS } from "../../plan/schema/primitives.js";
 
 export type WatchedAssumption = Assumption & { watch: NonNullable<Assumption["watch"]> };
 
@@ -57,8 +58,9 @@ export function lastWatchFailed(records: readonly WatchRecord[]): Set<string> {
 
 /**
  * The watchers due before `step` starts: its assumptions that are watched, not falsified, not watched already in
- * this executor visit (`seen`), and whose last call was `everyMs` or longer ago (or never); when that call failed
- * (`failed`), `WATCH_RETRY_AFTER_FAILURE_MS` or `everyMs`, whichever is longer.
+ * this executor visit (`seen`), and whose last call was `everyMs` or longer ago (or never, or later than `now`: the
+ * run's clock stepped back); when that call failed (`failed`), `WATCH_RETRY_AFTER_FAILURE_MS` or `everyMs`,
+ * whichever is longer. With `everyMs` 0 every step resting on the assumption is watched, whatever the clock does.
  */
 export function dueWatches(
   step: Step,
@@ -76,7 +78,8 @@ export function dueWatches(
     const at = last.get(id);
     const every = a.watch.everyMs ?? 0;
     const wait = failed.has(id) ? Math.max(every, WATCH_RETRY_AFTER_FAILURE_MS) : every;
-    if (at === undefined || now - at >= wait) due.push(a);
+    // A clock that went back (an NTP step) cannot say how long ago the last call was: it is due.
+    if (at === undefined || now < at || now - at >= wait) due.push(a);
   }
   return due;
 }
@@ -89,7 +92,16 @@ export function judgeWatch(
   a: WatchedAssumption,
   output: unknown,
   trusted: Readonly<Record<string, unknown>>,
+  tooLarge = false,
 ): { held: boolean } | { unreadable: string } {
+  if (tooLarge)
+    return {
+      unreadable:
+        `watcher ${a.watch.tool} of assumption ${JSON.stringify(a.id)} answered over ` +
+        `${LIMITS.maxJsonBytes.toLocaleString("en-US")} bytes of JSON (the limit on stored evidence), so its check ` +
+        `${a.watch.check} cannot read it and drift is not detected; the step starts on the assumption as it stood. ` +
+        "Have the watcher answer only the fields its check reads",
+    };
   const result = evaluate(a.watch.check, "watch", trusted, output);
   if (!result.ok)
     return { unreadable: `watch check ${JSON.stringify(a.watch.check)} could not be evaluated: ${result.message}` };
@@ -99,6 +111,27 @@ export function judgeWatch(
     };
   return { held: result.value };
 }
+
+/**
+ * The record of a watcher whose answer its check could not read: the step starts unwatched, and the decision
+ * says so (docs/decisions/0041-evidence-freshness-and-drift.md). Only the first of a run of such answers for an
+ * assumption is recorded (`previousUnreadable`): a watcher that always answers too much would otherwise add a
+ * decision per step.
+ */
+export function unreadableVerdict(unreadable: string) {
+  const reason = unreadable.includes("drift is not detected")
+    ? unreadable
+    : `${unreadable}: drift is not detected; the step starts on the assumption as it stood`;
+  return { rule: "assumption.watch-unreadable", failureClass: "unknown", reason } as const;
+}
+
+/** Whether a record is of a check that could not read its watcher's answer. */
+export function watchUnreadable(record: WatchRecord | undefined): boolean {
+  return record?.error?.name === WATCH_UNREADABLE;
+}
+
+/** The error name a record of an unreadable check carries. */
+export const WATCH_UNREADABLE = "WatchCheckUnreadable";
 
 /** The deviation of a drifted assumption, named before `stepId` starts, with the watcher's output as evidence. */
 export function driftDeviation(a: WatchedAssumption, stepId: string, output: unknown): Deviation {
