@@ -171,24 +171,10 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
       server: { name: "langgraph-replan", version: pkg.version },
       ...(wakes ? { wakes } : {}),
     });
-    // Runs a closed or killed server left mid-step are taken up (src/mcp/recovery.ts). The client going
-    // away lets the runs go on to their end; a signal (the SDK's close sends SIGTERM 2 s after closing
-    // stdin, then SIGKILL) ends them at their next step boundary instead, for the next server.
+    // Runs a closed or killed server left mid-step are taken up (src/mcp/recovery.ts).
     const onError = (error: unknown) => io.err(`langgraph-replan mcp: taking up runs: ${(error as Error).message}`);
     const runs = await takeUpRuns(service, target.saver, { onError });
-    let stopped!: () => void;
-    const ended = new Promise<void>((done) => (stopped = done));
-    const halt = () => {
-      stopped();
-      runs.halt();
-    };
-    process.once("SIGTERM", halt);
-    process.once("SIGINT", halt);
-    const http = address ? await serveHttp(service, address, token, Object.keys(graphs), io) : undefined;
-    if (!address) await serveStdio(service, Object.keys(graphs), io, stopped);
-    await ended;
-    http?.close();
-    await runs.ended();
+    await serveUntilStopped(service, runs, { address, token, graphs: Object.keys(graphs) }, io);
     return 0;
   } finally {
     await wakes?.close();
@@ -197,6 +183,34 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
 }
 
 type Service = InstanceType<(typeof import("../mcp/index.js"))["PlanService"]>;
+
+type RunsTakenUp = Awaited<ReturnType<(typeof import("../mcp/index.js"))["takeUpRuns"]>>;
+
+/**
+ * Serves until the input ends (stdio) or a signal comes. The client going away lets the runs go on to
+ * their end; a signal (the SDK's close sends SIGTERM 2 s after closing stdin, then SIGKILL) ends them at
+ * their next step boundary instead, for the next server to take up.
+ */
+async function serveUntilStopped(
+  service: Service,
+  runs: RunsTakenUp,
+  how: { address: ReturnType<typeof httpAddress> | undefined; token: string | undefined; graphs: string[] },
+  io: CliIo,
+): Promise<void> {
+  let stopped!: () => void;
+  const ended = new Promise<void>((done) => (stopped = done));
+  const halt = () => {
+    stopped();
+    runs.halt();
+  };
+  process.once("SIGTERM", halt);
+  process.once("SIGINT", halt);
+  const http = how.address ? await serveHttp(service, how.address, how.token, how.graphs, io) : undefined;
+  if (!how.address) await serveStdio(service, how.graphs, io, stopped);
+  await ended;
+  http?.close();
+  await runs.ended();
+}
 
 /**
  * stdio: the client closing its end is the end of the session, not of the runs: they reach their
