@@ -17,6 +17,7 @@ import { planMetrics } from "../views/metrics.js";
 import { userView } from "../views/user-view.js";
 import { statusLabel } from "../views/quality.js";
 import { requestStop, resumeStopped, type StoppableGraph } from "../worker/stop.js";
+import { CALLS_HELD } from "../runtime/run-control.js";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { saverAdapter } from "../storage/index.js";
 import { planStatus, runGoingOn, statusCore, type PlanStatus, type StatusCore, type StatusValues } from "./status.js";
@@ -53,7 +54,16 @@ export interface CreateInput {
   plan?: unknown;
   graph?: string;
   parent_plan_id?: string;
+  /**
+   * Names the plan for good: the same key with the same goal, context, plan and graph returns it;
+   * with another, `idempotency_conflict` naming the key.
+   */
   idempotency_key?: string;
+  /**
+   * Start a new plan even when the same request made one within the dedupe window (after a plan that
+   * failed, was aborted or stopped). Not with an `idempotency_key` that names a plan already.
+   */
+  new_run?: boolean;
 }
 
 export interface Created {
@@ -93,6 +103,27 @@ const STOP_WAIT_MS = 10_000;
 
 const digest = (...parts: string[]) => createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 24);
 
+/** The checkpoint id of the status row a create writes before its run has written one. */
+const NO_CHECKPOINT = "";
+
+/** JSON with object keys sorted, so that one request has one digest however its keys were ordered or stored. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
+
+/** What a plan was asked for, as a digest: its graph, goal, context and given plan (as its checkpoint holds them too). */
+const requestOf = (graph: string, input: { goal?: string; context?: unknown; draft?: unknown }) =>
+  digest("request", graph, canonical([input.goal ?? "", input.context ?? {}, input.draft ?? null]));
+
+const keyConflict = (key: string, planId: string, problem: string) =>
+  new PlanManagerError("idempotency_conflict", `idempotency_key ${JSON.stringify(key)} ${problem.split("%").join(planId)}`, {
+    path: "idempotency_key",
+  });
+
 export class PlanService {
   private readonly graphs: Readonly<Record<string, ServedGraph>>;
   private readonly saver: BaseCheckpointSaver;
@@ -118,6 +149,11 @@ export class PlanService {
   private readonly writing = new Map<string, Promise<void>>();
   /** Iteration links (`parent_plan_id`), by plan id. */
   private readonly parents = new Map<string, string>();
+  /**
+   * Creates under way, by the plan their key names or by their request: a create of the same joins
+   * the one under way, so the lookup and the start are one step in this process.
+   */
+  private readonly creating = new Map<string, { request: string; created: Promise<Created> }>();
 
   constructor(options: PlanServiceOptions) {
     const names = Object.keys(options.graphs);
@@ -140,6 +176,10 @@ export class PlanService {
   async create(input: CreateInput): Promise<Created> {
     const graphName = input.graph ?? Object.keys(this.graphs)[0]!;
     this.graphOf(graphName);
+    if (input.new_run !== undefined && typeof input.new_run !== "boolean")
+      throw new PlanManagerError("invalid_input", `new_run must be true or false, got ${String(input.new_run)}`, {
+        path: "new_run",
+      });
     // Checked before anything is read or written: a bad goal, context or plan is an error of this
     // call, not of a background run (and a value JSON cannot hold never reaches the dedupe key).
     const runInput = checkInput({
@@ -147,36 +187,105 @@ export class PlanService {
       ...(input.context ? { context: input.context } : {}),
       ...(input.plan !== undefined ? { draft: input.plan } : {}),
     }) as { goal: string; context?: Record<string, unknown>; draft?: unknown };
-    const recentKey = digest(
-      graphName,
-      runInput.goal,
-      JSON.stringify([runInput.context ?? {}, runInput.draft ?? null]),
-    );
-    // A key names the plan for good (the id is derived from it, so a restarted service finds it);
-    // the same goal, context and plan within the window return the plan just made.
-    const planId =
-      input.idempotency_key !== undefined
-        ? `${digest("key", graphName, input.idempotency_key)}${SEPARATOR}${graphName}`
-        : this.recentPlan(recentKey);
-    if (planId !== undefined) {
-      const existing = await this.snapshot(planId);
-      if ((existing.values as StatusValues | undefined)?.status !== undefined || this.runs.has(planId))
-        return {
-          plan_id: planId,
-          status: statusOf(existing, this.runs.has(planId)),
-          created: false,
-          server: this.server,
-        };
+    const request = requestOf(graphName, runInput);
+    const recentKey = digest(request, input.parent_plan_id ?? "");
+    // A key names the plan for good (the id is derived from it, so a restarted service finds it).
+    const key = input.idempotency_key;
+    const keyed = key !== undefined ? `${digest("key", graphName, key)}${SEPARATOR}${graphName}` : undefined;
+    const slot = keyed ?? (input.new_run === true ? undefined : `request:${recentKey}`);
+    const under = slot !== undefined ? this.creating.get(slot) : undefined;
+    if (under) {
+      if (key !== undefined && keyed !== undefined && (under.request !== request || input.new_run === true))
+        throw keyConflict(key, keyed, "names plan \"%\", being created for another request: use a new key for a new plan");
+      return { ...(await under.created), created: false };
     }
+    const created = this.createOnce({ graphName, runInput, request, recentKey, keyed, input });
+    if (slot !== undefined) {
+      const entry = { request, created };
+      this.creating.set(slot, entry);
+      const done = () => void (this.creating.get(slot) === entry && this.creating.delete(slot));
+      created.then(done, done);
+    }
+    return created;
+  }
+
+  /** `create` once no other create of the same plan or request is under way in this process. */
+  private async createOnce(c: {
+    graphName: string;
+    runInput: { goal: string; context?: Record<string, unknown>; draft?: unknown };
+    request: string;
+    recentKey: string;
+    keyed: string | undefined;
+    input: CreateInput;
+  }): Promise<Created> {
+    const { graphName, runInput, request, recentKey, keyed, input } = c;
+    // The same goal, context and plan within the window return the plan just made, unless a new run is asked.
+    const planId = keyed ?? (input.new_run === true ? undefined : this.recentPlan(recentKey));
+    const known = planId !== undefined ? await this.made(planId, graphName) : undefined;
+    if (planId !== undefined && known) {
+      if (input.idempotency_key !== undefined) this.sameRequest(input.idempotency_key, planId, known, c);
+      return { plan_id: planId, status: known.status, created: false, server: this.server };
+    }
+    if (input.idempotency_key !== undefined) await this.keyOnOtherGraphs(input.idempotency_key, graphName);
     if (input.parent_plan_id !== undefined) await this.existing(input.parent_plan_id);
     const id = planId ?? `${randomUUID().replaceAll("-", "")}${SEPARATOR}${graphName}`;
-    // A second create with the same key that got here while the first was reading: no await since
-    // this check, so the first one's run is already registered.
     if (this.runs.has(id)) return { plan_id: id, status: "running", created: false, server: this.server };
+    const starting = { checkpointId: NO_CHECKPOINT, summary: { core: startingCore(runInput.goal), request } };
+    try {
+      await this.begin(id, starting, (graph, config) => graph.invoke(runInput, config));
+    } catch (error) {
+      // Another process started the plan this key names first: its claim on the thread says so.
+      const other = keyed && isPlanManagerError(error) && error.code === "thread_busy" && (await this.made(id, graphName));
+      if (!other) throw error;
+      this.sameRequest(input.idempotency_key!, id, other, c);
+      return { plan_id: id, status: other.status, created: false, server: this.server };
+    }
     this.recent.set(recentKey, { planId: id, at: this.now() });
     if (input.parent_plan_id !== undefined) this.parents.set(id, input.parent_plan_id);
-    this.start(id, (graph, config) => graph.invoke(runInput, config));
     return { plan_id: id, status: "running", created: true, server: this.server };
+  }
+
+  /** A key reused for another request is refused (a payment API does the same); `new_run` needs a new key. */
+  private sameRequest(key: string, planId: string, known: { request?: string }, c: { request: string; input: CreateInput }) {
+    if (c.input.new_run === true)
+      throw keyConflict(key, planId, "names plan \"%\" already: new_run starts a new plan only under a new key (or none)");
+    if (known.request !== undefined && known.request !== c.request)
+      throw keyConflict(
+        key,
+        planId,
+        "was used for plan \"%\" with another goal, context, plan or graph: send the same request to get that plan back, or use a new key for a new plan",
+      );
+  }
+
+  /** The same key on another served graph names another plan id: refused as another request. */
+  private async keyOnOtherGraphs(key: string, graphName: string): Promise<void> {
+    for (const other of Object.keys(this.graphs)) {
+      if (other === graphName) continue;
+      const id = `${digest("key", other, key)}${SEPARATOR}${other}`;
+      if (await this.made(id, other))
+        throw keyConflict(
+          key,
+          id,
+          "was used for plan \"%\" with another goal, context, plan or graph: send the same request to get that plan back, or use a new key for a new plan",
+        );
+    }
+  }
+
+  /**
+   * The plan `planId` names, if it was made: its status, and the request it was made for (from its
+   * checkpoint, or from the row its create wrote before the first checkpoint); undefined otherwise.
+   */
+  private async made(planId: string, graphName: string): Promise<{ status: string; request?: string } | undefined> {
+    const snapshot = await this.snapshot(planId);
+    const values = snapshot.values as (StatusValues & { context?: unknown; draft?: unknown }) | undefined;
+    if (values?.status !== undefined)
+      return { status: statusOf(snapshot, this.runs.has(planId)), request: requestOf(graphName, values) };
+    const row = (await this.statusRows([planId])).get(planId);
+    if (row?.checkpointId === NO_CHECKPOINT) {
+      const stored = storedSummary(row.summary);
+      return { status: statusOf(stored.core.stored, true), ...(stored.request ? { request: stored.request } : {}) };
+    }
+    return this.runs.has(planId) ? { status: "running" } : undefined;
   }
 
   async status(planId: string): Promise<PlanStatus> {
@@ -232,7 +341,7 @@ export class PlanService {
     if (problem)
       throw new PlanManagerError("invalid_resume", `plan "${planId}", ${pending.kind}: ${problem}`, { path: "answer" });
     const value: ResumeValue = parsed.data;
-    this.start(planId, (graph, config) => resumeRun(graph, config, value));
+    await this.begin(planId, startedFrom(snapshot), (graph, config) => resumeRun(graph, config, value));
     return { plan_id: planId, status: "running" };
   }
 
@@ -242,11 +351,12 @@ export class PlanService {
    * inputs, success signal, attempt, idempotency key); none while the run is going or asks something else.
    */
   async next(planId: string): Promise<{ plan_id: string; status: string; steps: InterruptPayload[] }> {
-    const snapshot = await this.existing(planId);
-    const running = this.runs.has(planId);
-    const pending = running ? undefined : pendingOf(snapshot);
+    const core = await this.core(planId);
+    // A run another service started from this checkpoint is answering its question already.
+    const running = this.runs.has(planId) || core.running === true;
+    const pending = running ? undefined : core.question;
     const steps = pending?.kind === "external_step" ? [pending] : [];
-    return { plan_id: planId, status: statusOf(snapshot, running), steps };
+    return { plan_id: planId, status: statusOf(core.stored, running), steps };
   }
 
   /**
@@ -297,7 +407,7 @@ export class PlanService {
       );
     if (pendingOf(snapshot) && status !== "stopped")
       throw new PlanManagerError("invalid_resume", `plan "${planId}" waits for an answer: use plan_answer`);
-    this.start(planId, (graph, config) =>
+    await this.begin(planId, startedFrom(snapshot), (graph, config) =>
       status === "stopped" ? resumeStopped(graph, config) : graph.invoke(null, config),
     );
     return { plan_id: planId, status: "running" };
@@ -332,7 +442,7 @@ export class PlanService {
         const row = rows.get(thread.threadId);
         const stored = row?.checkpointId === thread.checkpointId ? storedSummary(row.summary) : undefined;
         const summary = stored ?? summaryOf(await this.snapshot(thread.threadId));
-        const status = statusOf(summary.core.stored, this.runs.has(thread.threadId));
+        const status = statusOf(summary.core.stored, this.runs.has(thread.threadId) || summary.core.running === true);
         if (wanted && !wanted.has(status)) continue;
         plans.push({
           plan_id: thread.threadId,
@@ -432,33 +542,73 @@ export class PlanService {
   }
 
   /**
-   * Runs in the background; when the run returns (or throws, or pauses), and before it counts as
-   * settled, the status of the thread's latest checkpoint is stored beside it for `status`, `wait`
-   * and `list` to read in one lookup. The row is read from the checkpoint itself and keyed by its id,
-   * so it is right for that checkpoint whatever wrote it; a later checkpoint makes it stale, and
-   * readers then read the checkpoint again.
+   * Runs in the background, and resolves once the run holds the plan's thread (in the database on
+   * SQLite and PostgreSQL): until then another process may still take or delete it, and "running"
+   * would not be true. What refused the run then (the thread busy elsewhere, or deleted: an unknown
+   * plan) is this call's error. First a status row says that a run is going on from `from`, so a
+   * service in another process does not answer a wait with the question being answered, nor "no
+   * plan" before the first checkpoint. When the run returns (or throws, or pauses), and before it
+   * counts as settled, the status of the thread's latest checkpoint is stored beside it for
+   * `status`, `wait` and `list` to read in one lookup. The row is read from the checkpoint itself
+   * and keyed by its id, so it is right for that checkpoint whatever wrote it; a later checkpoint
+   * makes it stale, and readers then read the checkpoint again.
    */
-  private start(planId: string, run: (graph: ServedGraph, config: LangGraphRunnableConfig) => Promise<unknown>): void {
+  private async begin(
+    planId: string,
+    from: { checkpointId: string; summary: Summary } | undefined,
+    run: (graph: ServedGraph, config: LangGraphRunnableConfig) => Promise<unknown>,
+  ): Promise<void> {
     this.ending.delete(planId);
-    this.runs.start(planId, this.graphOf(this.graphNameOf(planId)), async (graph, config) => {
-      try {
-        return await run(graph, config);
-      } finally {
-        // An optimisation only: a row that could not be written leaves readers on the checkpoint.
-        await this.storeStatus(planId).catch(() => undefined);
-      }
+    const graph = this.graphOf(this.graphNameOf(planId));
+    const store = saverAdapter(this.saver).statuses;
+    const held = this.runs.start(
+      planId,
+      graph,
+      async (g, config) => {
+        if (store && from)
+          await store
+            .write(planId, { checkpointId: from.checkpointId, summary: JSON.stringify(runningFrom(from.summary)) })
+            // An optimisation only, as every row is: without it other services read the checkpoint.
+            .catch(() => undefined);
+        let refused: unknown;
+        try {
+          return await run(g, config);
+        } catch (error) {
+          refused = this.runs.holds(planId) ? undefined : error;
+          throw error;
+        } finally {
+          // A run that never held the thread wrote nothing: the row is put right, unless the thread
+          // is another run's (whose row it is) — an optimisation only, like every row.
+          const othersRun = isPlanManagerError(refused) && refused.code === "thread_busy";
+          if (!othersRun) await this.storeStatus(planId, refused !== undefined).catch(() => undefined);
+        }
+      },
+      (graph as Partial<Record<typeof CALLS_HELD, unknown>>)[CALLS_HELD] === true,
+    );
+    await held.catch(async (error: unknown) => {
+      // Deleted since it was read (here or by another process): an unknown plan, as it now is.
+      if (!(await this.stillThere(planId))) throw noPlan(planId);
+      throw error;
     });
+  }
+
+  /** Whether the plan has a checkpoint, or a run started with none yet. */
+  private async stillThere(planId: string): Promise<boolean> {
+    const latest = await this.saver.getTuple({ configurable: { thread_id: planId, checkpoint_ns: "" } });
+    return latest !== undefined || (await this.statusRows([planId])).get(planId)?.checkpointId === NO_CHECKPOINT;
   }
 
   /**
    * Reads the plan's latest checkpoint and starts writing its status row (storage/status-store.ts);
    * until the row is written, `ending` holds what it says for the waits on the run that just returned.
    */
-  private async storeStatus(planId: string): Promise<void> {
+  private async storeStatus(planId: string, refused = false): Promise<void> {
     const store = saverAdapter(this.saver).statuses;
     if (!store) return;
     const snapshot = await this.snapshot(planId);
     const checkpointId = snapshot.config.configurable?.checkpoint_id;
+    // A create refused before its first checkpoint leaves no row saying a run was started.
+    if (refused && typeof checkpointId !== "string") await store.delete(planId);
     if ((snapshot.values as StatusValues | undefined)?.status === undefined || typeof checkpointId !== "string") return;
     const summary = summaryOf(snapshot);
     this.ending.set(planId, summary.core);
@@ -494,6 +644,8 @@ export class PlanService {
     ]);
     const row = rows.get(planId);
     if (latest && row?.checkpointId === latest.checkpoint.id) return storedSummary(row.summary).core;
+    // A plan whose run was started (here or in another process) and has not written its first checkpoint.
+    if (!latest && row?.checkpointId === NO_CHECKPOINT) return storedSummary(row.summary).core;
     return statusCore(await this.existing(planId));
   }
 
@@ -512,10 +664,7 @@ export class PlanService {
 
   private graphNameOf(planId: string): string {
     const name = this.servedGraphOf(planId);
-    if (!name)
-      throw new PlanManagerError("invalid_input", `no plan "${planId}" (plan ids come from plan_create or plan_list)`, {
-        path: "plan_id",
-      });
+    if (!name) throw noPlan(planId);
     return name;
   }
 
@@ -547,9 +696,8 @@ export class PlanService {
   private async existing(planId: string): Promise<StateSnapshot> {
     const snapshot = await this.snapshot(planId);
     if ((snapshot.values as StatusValues | undefined)?.status === undefined && !this.runs.has(planId))
-      throw new PlanManagerError("invalid_input", `no plan "${planId}" (plan ids come from plan_create or plan_list)`, {
-        path: "plan_id",
-      });
+      // Not trusted to this process alone: a run another one started may not have written its first checkpoint.
+      if ((await this.statusRows([planId])).get(planId)?.checkpointId !== NO_CHECKPOINT) throw noPlan(planId);
     return snapshot;
   }
 }
@@ -564,6 +712,37 @@ export class PlanService {
 interface Summary {
   core: StatusCore;
   createdAt?: string;
+  /** The request a create made the plan for (`requestOf`), until its first checkpoint holds it. */
+  request?: string;
+}
+
+const noPlan = (planId: string) =>
+  new PlanManagerError("invalid_input", `no plan "${planId}" (plan ids come from plan_create or plan_list)`, {
+    path: "plan_id",
+  });
+
+/** The status of a plan whose create has started its run, before the run's first checkpoint. */
+function startingCore(goal: string): StatusCore {
+  return {
+    goal,
+    stored: "planning",
+    plan_version: null,
+    steps: [],
+    progress: { done: 0, total: 0 },
+    timing: { started_at: null, last_progress_at: null },
+    usage: { cost: 0, replan_cost: 0, input_tokens: 0, output_tokens: 0 },
+  };
+}
+
+/** Where a run starts from an existing checkpoint (an answer, a resume): that checkpoint and its status. */
+function startedFrom(snapshot: StateSnapshot): { checkpointId: string; summary: Summary } | undefined {
+  const checkpointId = snapshot.config.configurable?.checkpoint_id;
+  return typeof checkpointId === "string" ? { checkpointId, summary: summaryOf(snapshot) } : undefined;
+}
+
+/** The row written as a run starts: the checkpoint's status, with a run going on that it does not show yet. */
+function runningFrom(summary: Summary): Summary {
+  return { ...summary, core: { ...summary.core, running: true } };
 }
 
 function summaryOf(snapshot: StateSnapshot): Summary {
