@@ -165,7 +165,7 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
    * An answer to a thread deleted since it was checked (by another process, or this one) is refused
    * once the thread is held, when nothing can delete it any more: LangGraph would run it from an
    * empty state and a deleted plan would come back with no goal (docs/decisions/0036-thread-retention.md).
-   * Then the run's driver is told that it holds the thread (`RunControl.held`).
+   * Then the run's driver is told that it holds the thread (`RunControl.held`), and may still refuse it.
    */
   private async stillThere(input: unknown, configurable: Record<string, unknown>): Promise<void> {
     if (isNestedRun(configurable) || configurable.checkpoint_ns) return;
@@ -178,7 +178,7 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
         `thread "${thread}" has no checkpoint (deleted?): there is no question to answer; start a new run with a goal`,
         { path: "configurable.thread_id" },
       );
-    runControlOf({ configurable })?.held?.();
+    await runControlOf({ configurable })?.held?.();
   }
 
   /** The run's options starting from a copy of the checkpoint they name (graph/fork-start.ts); written once the thread is held. */

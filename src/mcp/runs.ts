@@ -46,15 +46,16 @@ export class BackgroundRuns {
   /**
    * Runs `run` in the background on the plan's thread. What it throws (a planner that fails before
    * the first plan, a saver that cannot write) is kept for `failure`; a pause or a shutdown is not a failure.
-   * Resolves once the run holds the plan's thread (`RunControl.held`; at once for a graph that does
-   * not say, `callsHeld` false); rejects with what the run threw if it ended before that (another
-   * process held the thread, or it was deleted), which is then the caller's error, not the plan's.
+   * Resolves once the run holds the plan's thread (`RunControl.held`) and `whenHeld` did not refuse
+   * it (at once for a graph that does not say it calls `held`: `callsHeld` false); rejects with what
+   * the run threw if it ended before that (another process held the thread, it was deleted, or
+   * `whenHeld` refused), which is then the caller's error, not the plan's.
    */
   start<G>(
     planId: string,
     graph: G,
     run: (graph: G, config: LangGraphRunnableConfig) => Promise<unknown>,
-    callsHeld = false,
+    options: { callsHeld?: boolean; whenHeld?: () => Promise<void> } = {},
   ): Promise<void> {
     if (this.runs.has(planId)) throw new PlanManagerError("thread_busy", `plan "${planId}" is already running`);
     const controller = new AbortController();
@@ -62,12 +63,16 @@ export class BackgroundRuns {
     const holds = new Promise<void>((resolve) => (held = resolve));
     const control: Control = {
       wanted: () => control.request,
-      held: () => {
+      held: async () => {
+        await options.whenHeld?.();
         control.holds = true;
         held();
       },
     };
-    if (!callsHeld) control.held!();
+    if (!options.callsHeld) {
+      control.holds = true;
+      held();
+    }
     this.failures.delete(planId);
     const config = { configurable: { thread_id: planId, [RUN_CONTROL]: control }, signal: controller.signal };
     let refused: { error: unknown } | undefined;

@@ -16,7 +16,7 @@ import { archiveThread, cursorAfter, deleteThread, listThreads, unarchiveThread 
 import { planMetrics } from "../views/metrics.js";
 import { userView } from "../views/user-view.js";
 import { statusLabel } from "../views/quality.js";
-import { requestStop, resumeStopped, type StoppableGraph } from "../worker/stop.js";
+import { reopenStopped, requestStop, type StoppableGraph } from "../worker/stop.js";
 import { CALLS_HELD } from "../runtime/run-control.js";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { saverAdapter } from "../storage/index.js";
@@ -232,13 +232,28 @@ export class PlanService {
     if (this.runs.has(id)) return { plan_id: id, status: "running", created: false, server: this.server };
     const starting = { checkpointId: NO_CHECKPOINT, summary: { core: startingCore(runInput.goal), request } };
     try {
-      await this.begin(id, starting, (graph, config) => graph.invoke(runInput, config));
+      // A new plan starts on an empty thread only: checked while the run holds it, so another
+      // process that made the plan this key names first cannot be run over.
+      await this.begin(id, starting, (graph, config) => graph.invoke(runInput, config), async () => {
+        if (await this.saver.getTuple({ configurable: { thread_id: id, checkpoint_ns: "" } }))
+          throw new PlanManagerError("thread_busy", `plan "${id}" was started by another create meanwhile`);
+      });
     } catch (error) {
-      // Another process started the plan this key names first: its claim on the thread says so.
-      const other = keyed && isPlanManagerError(error) && error.code === "thread_busy" && (await this.made(id, graphName));
-      if (!other) throw error;
-      this.sameRequest(input.idempotency_key!, id, other, c);
-      return { plan_id: id, status: other.status, created: false, server: this.server };
+      if (keyed === undefined || input.idempotency_key === undefined) throw error;
+      // Another process started the plan this key names first: its row or checkpoint says so, or,
+      // in the moment between its claim and its row, its claim alone (then no plan is started twice).
+      const other = await this.made(id, graphName);
+      if (other) {
+        this.sameRequest(input.idempotency_key, id, other, c);
+        return { plan_id: id, status: other.status, created: false, server: this.server };
+      }
+      if (!isPlanManagerError(error) || error.code !== "thread_busy") throw error;
+      throw new PlanManagerError(
+        "thread_busy",
+        `plan "${id}" (idempotency_key ${JSON.stringify(input.idempotency_key)}) is being started by another ` +
+          "server: call plan_create again to get it",
+        { path: "idempotency_key" },
+      );
     }
     this.recent.set(recentKey, { planId: id, at: this.now() });
     if (input.parent_plan_id !== undefined) this.parents.set(id, input.parent_plan_id);
@@ -341,7 +356,7 @@ export class PlanService {
     if (problem)
       throw new PlanManagerError("invalid_resume", `plan "${planId}", ${pending.kind}: ${problem}`, { path: "answer" });
     const value: ResumeValue = parsed.data;
-    await this.begin(planId, startedFrom(snapshot), (graph, config) => resumeRun(graph, config, value));
+    await this.carryOn(planId, snapshot, (graph, config) => resumeRun(graph, config, value));
     return { plan_id: planId, status: "running" };
   }
 
@@ -407,9 +422,12 @@ export class PlanService {
       );
     if (pendingOf(snapshot) && status !== "stopped")
       throw new PlanManagerError("invalid_resume", `plan "${planId}" waits for an answer: use plan_answer`);
-    await this.begin(planId, startedFrom(snapshot), (graph, config) =>
-      status === "stopped" ? resumeStopped(graph, config) : graph.invoke(null, config),
-    );
+    await this.carryOn(planId, snapshot, async (graph, config) => {
+      if (status !== "stopped") return graph.invoke(null, config);
+      // The run keeps this service's control (a stop, a pause at shutdown, the hold it answers after).
+      const reopened = await reopenStopped(graph, config);
+      return graph.invoke(null, { ...config, configurable: { ...config.configurable, ...reopened.configurable } });
+    });
     return { plan_id: planId, status: "running" };
   }
 
@@ -545,18 +563,20 @@ export class PlanService {
    * Runs in the background, and resolves once the run holds the plan's thread (in the database on
    * SQLite and PostgreSQL): until then another process may still take or delete it, and "running"
    * would not be true. What refused the run then (the thread busy elsewhere, or deleted: an unknown
-   * plan) is this call's error. First a status row says that a run is going on from `from`, so a
-   * service in another process does not answer a wait with the question being answered, nor "no
-   * plan" before the first checkpoint. When the run returns (or throws, or pauses), and before it
-   * counts as settled, the status of the thread's latest checkpoint is stored beside it for
-   * `status`, `wait` and `list` to read in one lookup. The row is read from the checkpoint itself
-   * and keyed by its id, so it is right for that checkpoint whatever wrote it; a later checkpoint
-   * makes it stale, and readers then read the checkpoint again.
+   * plan; `whenHeld`) is this call's error, and nothing was written. Once held, and before the run
+   * writes anything, a status row says that a run is going on from `from`, so that a service in
+   * another process does not answer a wait with the question being answered, nor "no plan" before
+   * the first checkpoint. When the run returns (or throws, or pauses), and before it counts as
+   * settled, the status of the thread's latest checkpoint is stored beside it for `status`, `wait`
+   * and `list` to read in one lookup. The row is read from the checkpoint itself and keyed by its
+   * id, so it is right for that checkpoint whatever wrote it; a later checkpoint makes it stale, and
+   * readers then read the checkpoint again.
    */
   private async begin(
     planId: string,
     from: { checkpointId: string; summary: Summary } | undefined,
     run: (graph: ServedGraph, config: LangGraphRunnableConfig) => Promise<unknown>,
+    whenHeld?: () => Promise<void>,
   ): Promise<void> {
     this.ending.delete(planId);
     const graph = this.graphOf(this.graphNameOf(planId));
@@ -565,28 +585,38 @@ export class PlanService {
       planId,
       graph,
       async (g, config) => {
-        if (store && from)
-          await store
-            .write(planId, { checkpointId: from.checkpointId, summary: JSON.stringify(runningFrom(from.summary)) })
-            // An optimisation only, as every row is: without it other services read the checkpoint.
-            .catch(() => undefined);
-        let refused: unknown;
         try {
           return await run(g, config);
-        } catch (error) {
-          refused = this.runs.holds(planId) ? undefined : error;
-          throw error;
         } finally {
-          // A run that never held the thread wrote nothing: the row is put right, unless the thread
-          // is another run's (whose row it is) — an optimisation only, like every row.
-          const othersRun = isPlanManagerError(refused) && refused.code === "thread_busy";
-          if (!othersRun) await this.storeStatus(planId, refused !== undefined).catch(() => undefined);
+          // A run refused before it held the thread wrote nothing, and has no row to write.
+          // An optimisation only: a row that could not be written leaves readers on the checkpoint.
+          if (this.runs.holds(planId)) await this.storeStatus(planId).catch(() => undefined);
         }
       },
-      (graph as Partial<Record<typeof CALLS_HELD, unknown>>)[CALLS_HELD] === true,
+      {
+        callsHeld: (graph as Partial<Record<typeof CALLS_HELD, unknown>>)[CALLS_HELD] === true,
+        whenHeld: async () => {
+          // The row first, so that a create in another process refused by this run's claim finds it
+          // sooner; a row written for a create that `whenHeld` then refuses is ignored, as the thread
+          // has a checkpoint, which a row with no checkpoint cannot describe.
+          if (store && from)
+            await store
+              .write(planId, { checkpointId: from.checkpointId, summary: JSON.stringify(runningFrom(from.summary)) })
+              .catch(() => undefined);
+          await whenHeld?.();
+        },
+      },
     );
-    await held.catch(async (error: unknown) => {
-      // Deleted since it was read (here or by another process): an unknown plan, as it now is.
+    await held;
+  }
+
+  /** `begin` for a plan that exists: one deleted since it was read (here or by another process) is an unknown plan, as it now is. */
+  private async carryOn(
+    planId: string,
+    snapshot: StateSnapshot,
+    run: (graph: ServedGraph, config: LangGraphRunnableConfig) => Promise<unknown>,
+  ): Promise<void> {
+    await this.begin(planId, startedFrom(snapshot), run).catch(async (error: unknown) => {
       if (!(await this.stillThere(planId))) throw noPlan(planId);
       throw error;
     });
@@ -602,13 +632,11 @@ export class PlanService {
    * Reads the plan's latest checkpoint and starts writing its status row (storage/status-store.ts);
    * until the row is written, `ending` holds what it says for the waits on the run that just returned.
    */
-  private async storeStatus(planId: string, refused = false): Promise<void> {
+  private async storeStatus(planId: string): Promise<void> {
     const store = saverAdapter(this.saver).statuses;
     if (!store) return;
     const snapshot = await this.snapshot(planId);
     const checkpointId = snapshot.config.configurable?.checkpoint_id;
-    // A create refused before its first checkpoint leaves no row saying a run was started.
-    if (refused && typeof checkpointId !== "string") await store.delete(planId);
     if ((snapshot.values as StatusValues | undefined)?.status === undefined || typeof checkpointId !== "string") return;
     const summary = summaryOf(snapshot);
     this.ending.set(planId, summary.core);

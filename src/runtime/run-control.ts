@@ -23,9 +23,10 @@ export interface RunControl {
    * Called once, when the run holds its thread (in this process and, on SQLite or PostgreSQL, in the
    * database) and a resumed thread has been found still there: from then on no other run or delete
    * can take the thread until this run lets go. A driver that answers "running" only then tells the
-   * truth (the MCP service does). Graphs that call it carry `CALLS_HELD`.
+   * truth (the MCP service does); what it throws (or rejects with) refuses the run before it writes
+   * anything, so a check made here cannot race another process. Graphs that call it carry `CALLS_HELD`.
    */
-  held?(): void;
+  held?(): void | Promise<void>;
 }
 
 /** Set on a compiled graph whose top-level runs call `RunControl.held` (feature detection across package copies). */

@@ -34,7 +34,7 @@ afterAll(async () => {
   for (const close of closers.reverse()) await close();
   pg?.stop();
   rmSync(dir, { recursive: true, force: true });
-});
+}, 60_000);
 
 /** A forecast, a person's confirmation (the question), then the day. */
 const confirmed: PlanDraft = {
@@ -146,6 +146,38 @@ describe("two plan services on one PostgreSQL database", () => {
     expect(a.planDay.calls).toHaveLength(0);
   }, 120_000);
 
+  it("two creates with one key at once, one on each server: one plan, run once; another request is refused", async () => {
+    const { a, b } = await pgPair();
+    for (let round = 0; round < 4; round += 1) {
+      const key = `pg-key-${round}`;
+      const both = await Promise.allSettled([
+        a.service.create({ goal: "one plan", idempotency_key: key }),
+        b.service.create({ goal: "one plan", idempotency_key: key }),
+      ]);
+      const made = both.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+      expect(made.filter((c) => c.created)).toHaveLength(1);
+      const planId = made.find((c) => c.created)!.plan_id;
+      expect(made.every((c) => c.plan_id === planId)).toBe(true);
+      // Between the first server's claim and its row, the second sees only the claim: it starts nothing.
+      for (const r of both)
+        if (r.status === "rejected")
+          expect(r.reason).toMatchObject({
+            code: "thread_busy",
+            path: "idempotency_key",
+            message: `plan "${planId}" (idempotency_key "${key}") is being started by another server: call plan_create again to get it`,
+          });
+      expect((await a.service.wait(planId, 120)).status).toBe("awaiting_human");
+      expect(await b.service.create({ goal: "one plan", idempotency_key: key })).toMatchObject({
+        plan_id: planId,
+        created: false,
+      });
+      await expect(b.service.create({ goal: "another plan", idempotency_key: key })).rejects.toMatchObject({
+        code: "idempotency_conflict",
+      });
+    }
+    expect(a.forecast.calls.length + b.forecast.calls.length).toBe(4);
+  }, 120_000);
+
   it("plan_delete racing plan_answer: exactly one is refused, and the plan is never left empty", async () => {
     const { a, b } = await pgPair();
     for (let round = 0; round < 6; round += 1) {
@@ -242,6 +274,46 @@ describe("plan_delete racing plan_answer on SQLite", () => {
   });
 });
 
+describe("runs answer once they hold the plan", () => {
+  it("plan_resume of a stopped plan answers while the plan's next step is in flight", async () => {
+    const db = new Database(join(dir, `resume-${(schemas += 1)}.sqlite`));
+    closers.push(() => void db.close());
+    const saver = new SqliteSaver(db);
+    const fetched = deferred();
+    const planned = deferred();
+    const reached = deferred();
+    const forecast = scriptedTool("forecast", [
+      async () => {
+        await fetched.promise;
+        return { forecast: "sunny" };
+      },
+    ]);
+    const planDay = scriptedTool("planDay", [
+      async () => {
+        reached.resolve();
+        await planned.promise;
+        return { day: "picnic" };
+      },
+    ]);
+    const twoSteps: PlanDraft = { steps: [confirmed.steps[0]!, { ...confirmed.steps[2]!, dependsOn: ["fetch"] }] };
+    const graph = createPlanManager({ tools: [forecast, planDay], planner: staticPlanner({ plan: twoSteps }) }).compile(
+      { checkpointer: saver },
+    );
+    const service = new PlanService({ graphs: { weather: graph }, saver });
+    closers.push(() => service.close());
+    const { plan_id } = await service.create({ goal: "stopped, then resumed" });
+    const stopping = service.stop(plan_id, "operator");
+    fetched.resolve();
+    expect((await stopping).status).toBe("stopped");
+    expect(await service.resume(plan_id)).toEqual({ plan_id, status: "running" });
+    await reached.promise;
+    expect((await service.status(plan_id)).status).toBe("running");
+    planned.resolve();
+    expect((await service.wait(plan_id, 120)).status).toBe("completed");
+    expect([forecast.calls.length, planDay.calls.length]).toEqual([1, 1]);
+  });
+});
+
 describe("idempotency keys and new runs", () => {
   function sqliteService() {
     const db = new Database(join(dir, `keys-${(schemas += 1)}.sqlite`));
@@ -288,6 +360,17 @@ describe("idempotency keys and new runs", () => {
       service.create({ goal: "transfer 10,000 EUR", context: { to: "ana" }, idempotency_key: "k-1", new_run: true }),
     ).rejects.toMatchObject({ code: "idempotency_conflict", path: "idempotency_key" });
     expect((await service.list()).plans.map((p) => p.plan_id)).toEqual([first.plan_id]);
+  });
+
+  it("the same request with its keys in another order, and with a plan draft, is the same request", async () => {
+    const service = sqliteService();
+    const plan = { steps: [{ id: "only", goal: "plan the day", tool: "planDay", args: { a: 1, b: [1, 2] } }] };
+    const first = await service.create({ goal: "g", context: { x: 1, y: { p: 1, q: 2 } }, plan, idempotency_key: "k" });
+    await service.wait(first.plan_id, 120);
+    const reordered = { steps: [{ args: { b: [1, 2], a: 1 }, tool: "planDay", goal: "plan the day", id: "only" }] };
+    expect(
+      await service.create({ goal: "g", context: { y: { q: 2, p: 1 }, x: 1 }, plan: reordered, idempotency_key: "k" }),
+    ).toMatchObject({ plan_id: first.plan_id, status: "completed", created: false });
   });
 
   it("two creates at once with one key and different goals: one plan, the other refused", async () => {
