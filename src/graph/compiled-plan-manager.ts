@@ -172,7 +172,12 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     const thread = configurable.thread_id;
     const saver = this.runCheckpointer(configurable) as Partial<Pick<BaseCheckpointSaver, "getTuple">> | undefined;
     const resuming = isCommand(input) && input.resume !== undefined;
-    if (resuming && typeof thread === "string" && saver?.getTuple && !(await saver.getTuple({ configurable: threadRoot(thread) })))
+    if (
+      resuming &&
+      typeof thread === "string" &&
+      saver?.getTuple &&
+      !(await saver.getTuple({ configurable: threadRoot(thread) }))
+    )
       throw new PlanManagerError(
         "thread_not_found",
         `thread "${thread}" has no checkpoint (deleted?): there is no question to answer; start a new run with a goal`,

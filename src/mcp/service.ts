@@ -120,9 +120,13 @@ const requestOf = (graph: string, input: { goal?: string; context?: unknown; dra
   digest("request", graph, canonical([input.goal ?? "", input.context ?? {}, input.draft ?? null]));
 
 const keyConflict = (key: string, planId: string, problem: string) =>
-  new PlanManagerError("idempotency_conflict", `idempotency_key ${JSON.stringify(key)} ${problem.split("%").join(planId)}`, {
-    path: "idempotency_key",
-  });
+  new PlanManagerError(
+    "idempotency_conflict",
+    `idempotency_key ${JSON.stringify(key)} ${problem.split("%").join(planId)}`,
+    {
+      path: "idempotency_key",
+    },
+  );
 
 export class PlanService {
   private readonly graphs: Readonly<Record<string, ServedGraph>>;
@@ -196,7 +200,11 @@ export class PlanService {
     const under = slot !== undefined ? this.creating.get(slot) : undefined;
     if (under) {
       if (key !== undefined && keyed !== undefined && (under.request !== request || input.new_run === true))
-        throw keyConflict(key, keyed, "names plan \"%\", being created for another request: use a new key for a new plan");
+        throw keyConflict(
+          key,
+          keyed,
+          'names plan "%", being created for another request: use a new key for a new plan',
+        );
       return { ...(await under.created), created: false };
     }
     const created = this.createOnce({ graphName, runInput, request, recentKey, keyed, input });
@@ -234,10 +242,15 @@ export class PlanService {
     try {
       // A new plan starts on an empty thread only: checked while the run holds it, so another
       // process that made the plan this key names first cannot be run over.
-      await this.begin(id, starting, (graph, config) => graph.invoke(runInput, config), async () => {
-        if (await this.saver.getTuple({ configurable: { thread_id: id, checkpoint_ns: "" } }))
-          throw new PlanManagerError("thread_busy", `plan "${id}" was started by another create meanwhile`);
-      });
+      await this.begin(
+        id,
+        starting,
+        (graph, config) => graph.invoke(runInput, config),
+        async () => {
+          if (await this.saver.getTuple({ configurable: { thread_id: id, checkpoint_ns: "" } }))
+            throw new PlanManagerError("thread_busy", `plan "${id}" was started by another create meanwhile`);
+        },
+      );
     } catch (error) {
       if (keyed === undefined || input.idempotency_key === undefined) throw error;
       // Another process started the plan this key names first: its row or checkpoint says so, or,
@@ -261,14 +274,23 @@ export class PlanService {
   }
 
   /** A key reused for another request is refused (a payment API does the same); `new_run` needs a new key. */
-  private sameRequest(key: string, planId: string, known: { request?: string }, c: { request: string; input: CreateInput }) {
+  private sameRequest(
+    key: string,
+    planId: string,
+    known: { request?: string },
+    c: { request: string; input: CreateInput },
+  ) {
     if (c.input.new_run === true)
-      throw keyConflict(key, planId, "names plan \"%\" already: new_run starts a new plan only under a new key (or none)");
+      throw keyConflict(
+        key,
+        planId,
+        'names plan "%" already: new_run starts a new plan only under a new key (or none)',
+      );
     if (known.request !== undefined && known.request !== c.request)
       throw keyConflict(
         key,
         planId,
-        "was used for plan \"%\" with another goal, context, plan or graph: send the same request to get that plan back, or use a new key for a new plan",
+        'was used for plan "%" with another goal, context, plan or graph: send the same request to get that plan back, or use a new key for a new plan',
       );
   }
 
@@ -281,7 +303,7 @@ export class PlanService {
         throw keyConflict(
           key,
           id,
-          "was used for plan \"%\" with another goal, context, plan or graph: send the same request to get that plan back, or use a new key for a new plan",
+          'was used for plan "%" with another goal, context, plan or graph: send the same request to get that plan back, or use a new key for a new plan',
         );
     }
   }

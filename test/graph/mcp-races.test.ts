@@ -17,7 +17,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPlanManager, staticPlanner, type PlanDraft } from "../../src/index.js";
+import { createPlanManager, staticPlanner, type PlanDraft, type PlanManagerError } from "../../src/index.js";
 import { createMcpServer, PlanService } from "../../src/mcp/index.js";
 import { openPlanWakes } from "../../src/worker/index.js";
 import { startPostgres, type PgServer } from "../../test-reliability/helpers/postgres.js";
@@ -68,9 +68,9 @@ function serviceOn(saver: BaseCheckpointSaver, extra: Partial<ConstructorParamet
       return { day: "picnic" };
     },
   ]);
-  const graph = createPlanManager({ tools: [forecast, planDay], planner: staticPlanner({ plan: confirmed }) }).compile(
-    { checkpointer: saver },
-  );
+  const graph = createPlanManager({ tools: [forecast, planDay], planner: staticPlanner({ plan: confirmed }) }).compile({
+    checkpointer: saver,
+  });
   const service = new PlanService({ graphs: { weather: graph }, saver, ...extra });
   closers.push(() => service.close());
   return { service, forecast, planDay, day, graph };
@@ -159,13 +159,11 @@ describe("two plan services on one PostgreSQL database", () => {
       const planId = made.find((c) => c.created)!.plan_id;
       expect(made.every((c) => c.plan_id === planId)).toBe(true);
       // Between the first server's claim and its row, the second sees only the claim: it starts nothing.
-      for (const r of both)
-        if (r.status === "rejected")
-          expect(r.reason).toMatchObject({
-            code: "thread_busy",
-            path: "idempotency_key",
-            message: `plan "${planId}" (idempotency_key "${key}") is being started by another server: call plan_create again to get it`,
-          });
+      const refusals = both.flatMap((r) => (r.status === "rejected" ? [r.reason as PlanManagerError] : []));
+      const busy = `plan "${planId}" (idempotency_key "${key}") is being started by another server: call plan_create again to get it`;
+      expect(refusals.map((e) => [e.code, e.path, e.message])).toEqual(
+        refusals.map(() => ["thread_busy", "idempotency_key", busy]),
+      );
       expect((await a.service.wait(planId, 120)).status).toBe("awaiting_human");
       expect(await b.service.create({ goal: "one plan", idempotency_key: key })).toMatchObject({
         plan_id: planId,
@@ -206,18 +204,29 @@ async function settledRace(
   b: PlanService,
 ): Promise<void> {
   expect([answered.status, deleted.status].sort()).toEqual(["fulfilled", "rejected"]);
-  const refused = (answered.status === "rejected" ? answered : deleted) as PromiseRejectedResult;
-  if (deleted.status === "rejected") {
-    expect(refused.reason).toMatchObject({ code: "thread_busy" });
-    const done = await a.wait(planId, 120);
-    expect(done).toMatchObject({ status: "completed", progress: { done: 3, total: 3 } });
-    expect(done.goal).toBe(goal);
-    return;
-  }
-  expect(["thread_busy", "invalid_input"]).toContain(refused.reason.code);
-  for (const service of [a, b])
-    await expect(service.status(planId)).rejects.toMatchObject({ code: "invalid_input", path: "plan_id" });
-  expect((await a.list({ archived: "include" })).plans.map((p) => p.plan_id)).not.toContain(planId);
+  const answerWon = answered.status === "fulfilled";
+  const refused = ((answerWon ? deleted : answered) as PromiseRejectedResult).reason as PlanManagerError;
+  // What each server sees once the runs have settled: the plan answered and run to its end, or no plan at all.
+  await Promise.all([a.settled(), b.settled()]);
+  const seen = await Promise.all(
+    [a, b].map((service) =>
+      service.status(planId).then(
+        (w) => `${w.status}: ${w.goal} (${w.progress.done}/${w.progress.total})`,
+        (error: PlanManagerError) => `${error.code} at ${error.path}`,
+      ),
+    ),
+  );
+  const listed = (await a.list({ archived: "include" })).plans.some((p) => p.plan_id === planId);
+  expect({ seen, listed }).toEqual(
+    answerWon
+      ? { seen: [`completed: ${goal} (3/3)`, `completed: ${goal} (3/3)`], listed: true }
+      : { seen: ["invalid_input at plan_id", "invalid_input at plan_id"], listed: false },
+  );
+  // An answer is refused while the delete holds the plan (thread_busy), or once it is gone (no plan).
+  const refusal = `${answerWon ? "delete" : "answer"}: ${refused.code}${refused.code === "invalid_input" ? ` at ${refused.path}` : ""}`;
+  expect(answerWon ? ["delete: thread_busy"] : ["answer: thread_busy", "answer: invalid_input at plan_id"]).toContain(
+    refusal,
+  );
 }
 
 describe("plan_delete racing plan_answer on SQLite", () => {
@@ -264,7 +273,10 @@ describe("plan_delete racing plan_answer on SQLite", () => {
       return snapshot;
     };
     try {
-      await expect(a.service.answer(plan_id, complete)).rejects.toMatchObject({ code: "invalid_input", path: "plan_id" });
+      await expect(a.service.answer(plan_id, complete)).rejects.toMatchObject({
+        code: "invalid_input",
+        path: "plan_id",
+      });
     } finally {
       graph.getState = getState;
     }
@@ -425,14 +437,12 @@ describe("idempotency keys and new runs", () => {
     await client.connect(clientSide);
     const { tools } = await client.listTools();
     const create = tools.find((t) => t.name === "plan_create")!;
-    expect((create.inputSchema.properties as Record<string, { type?: string; description?: string }>).new_run).toEqual(
-      {
-        type: "boolean",
-        description:
-          "Start a new plan even when the same goal, context and graph made one within 10 minutes " +
-          "(after a plan that failed, was aborted or stopped). Not with an idempotency_key that names a plan already.",
-      },
-    );
+    expect((create.inputSchema.properties as Record<string, { type?: string; description?: string }>).new_run).toEqual({
+      type: "boolean",
+      description:
+        "Start a new plan even when the same goal, context and graph made one within 10 minutes " +
+        "(after a plan that failed, was aborted or stopped). Not with an idempotency_key that names a plan already.",
+    });
     await client.close();
   });
 });
