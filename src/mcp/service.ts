@@ -4,7 +4,7 @@
  * answer is read from the thread's latest checkpoint, so a restarted service finds each plan where
  * it was. Transport-free: src/mcp/server.ts puts these methods behind MCP tools.
  */
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type { LangGraphRunnableConfig, StateSnapshot } from "@langchain/langgraph";
 import { PlanManagerError, isPlanManagerError } from "../errors.js";
 import { checkInput } from "../graph/boundary.js";
@@ -12,7 +12,9 @@ import { answerProblemFor, resumeRun } from "../graph/resume.js";
 import type { InterruptPayload, ResumeValue, SubmittedError } from "../plan/schema/interrupts.js";
 import { ResumeValueSchema } from "../plan/schema/interrupts.js";
 import { BackgroundRuns } from "./runs.js";
+import { digest, keyConflict, requestOf } from "./requests.js";
 import { archiveThread, cursorAfter, deleteThread, listThreads, unarchiveThread } from "../graph/retention.js";
+import { deleteThread as deleteUnlessHeld } from "../graph/process-claim.js";
 import { planMetrics } from "../views/metrics.js";
 import { userView } from "../views/user-view.js";
 import { statusLabel } from "../views/quality.js";
@@ -101,32 +103,8 @@ export const MAX_WAIT_S = 300;
 /** How long `stop` waits for a run in a long call to reach its boundary before it answers. */
 const STOP_WAIT_MS = 10_000;
 
-const digest = (...parts: string[]) => createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 24);
-
 /** The checkpoint id of the status row a create writes before its run has written one. */
 const NO_CHECKPOINT = "";
-
-/** JSON with object keys sorted, so that one request has one digest however its keys were ordered or stored. */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  );
-}
-
-/** What a plan was asked for, as a digest: its graph, goal, context and given plan (as its checkpoint holds them too). */
-const requestOf = (graph: string, input: { goal?: string; context?: unknown; draft?: unknown }) =>
-  digest("request", graph, canonical([input.goal ?? "", input.context ?? {}, input.draft ?? null]));
-
-const keyConflict = (key: string, planId: string, problem: string) =>
-  new PlanManagerError(
-    "idempotency_conflict",
-    `idempotency_key ${JSON.stringify(key)} ${problem.split("%").join(planId)}`,
-    {
-      path: "idempotency_key",
-    },
-  );
 
 export class PlanService {
   private readonly graphs: Readonly<Record<string, ServedGraph>>;
@@ -200,11 +178,7 @@ export class PlanService {
     const under = slot !== undefined ? this.creating.get(slot) : undefined;
     if (under) {
       if (key !== undefined && keyed !== undefined && (under.request !== request || input.new_run === true))
-        throw keyConflict(
-          key,
-          keyed,
-          'names plan "%", being created for another request: use a new key for a new plan',
-        );
+        throw keyConflict(key, keyed, "underWay");
       return { ...(await under.created), created: false };
     }
     const created = this.createOnce({ graphName, runInput, request, recentKey, keyed, input });
@@ -280,18 +254,8 @@ export class PlanService {
     known: { request?: string },
     c: { request: string; input: CreateInput },
   ) {
-    if (c.input.new_run === true)
-      throw keyConflict(
-        key,
-        planId,
-        'names plan "%" already: new_run starts a new plan only under a new key (or none)',
-      );
-    if (known.request !== undefined && known.request !== c.request)
-      throw keyConflict(
-        key,
-        planId,
-        'was used for plan "%" with another goal, context, plan or graph: send the same request to get that plan back, or use a new key for a new plan',
-      );
+    if (c.input.new_run === true) throw keyConflict(key, planId, "newRun");
+    if (known.request !== undefined && known.request !== c.request) throw keyConflict(key, planId, "other");
   }
 
   /** The same key on another served graph names another plan id: refused as another request. */
@@ -299,12 +263,7 @@ export class PlanService {
     for (const other of Object.keys(this.graphs)) {
       if (other === graphName) continue;
       const id = `${digest("key", other, key)}${SEPARATOR}${other}`;
-      if (await this.made(id, other))
-        throw keyConflict(
-          key,
-          id,
-          'was used for plan "%" with another goal, context, plan or graph: send the same request to get that plan back, or use a new key for a new plan',
-        );
+      if (await this.made(id, other)) throw keyConflict(key, id, "other");
     }
   }
 
@@ -315,13 +274,15 @@ export class PlanService {
   private async made(planId: string, graphName: string): Promise<{ status: string; request?: string } | undefined> {
     const snapshot = await this.snapshot(planId);
     const values = snapshot.values as (StatusValues & { context?: unknown; draft?: unknown }) | undefined;
-    if (values?.status !== undefined)
+    if (values?.status !== undefined && values.goal !== undefined)
       return { status: statusOf(snapshot, this.runs.has(planId)), request: requestOf(graphName, values) };
+    // No checkpoint yet, or only the run's first, which holds its input before the goal is read from it.
     const row = (await this.statusRows([planId])).get(planId);
-    if (row?.checkpointId === NO_CHECKPOINT) {
-      const stored = storedSummary(row.summary);
-      return { status: statusOf(stored.core.stored, true), ...(stored.request ? { request: stored.request } : {}) };
-    }
+    const request = row?.checkpointId === NO_CHECKPOINT ? storedSummary(row.summary).request : undefined;
+    if (values?.status !== undefined)
+      return { status: statusOf(snapshot, this.runs.has(planId)), ...(request ? { request } : {}) };
+    if (row?.checkpointId === NO_CHECKPOINT)
+      return { status: statusOf(storedSummary(row.summary).core.stored, true), ...(request ? { request } : {}) };
     return this.runs.has(planId) ? { status: "running" } : undefined;
   }
 
@@ -436,6 +397,12 @@ export class PlanService {
     const snapshot = await this.existing(planId);
     this.notRunning(planId);
     const status = (snapshot.values as StatusValues).status;
+    if (status === undefined)
+      throw new PlanManagerError(
+        "invalid_resume",
+        `plan "${planId}" has no checkpoint yet: its run is starting (plan_wait for it), or its server stopped ` +
+          "before the first one (plan_delete it and create it again)",
+      );
     // A run that ended but still has work queued (undoing abandoned effects) carries on like any other.
     if (FINISHED.has(status ?? "") && snapshot.next.length === 0)
       throw new PlanManagerError(
@@ -529,9 +496,11 @@ export class PlanService {
 
   /** Deletes the plan's checkpoints, writes and marks; a plan whose run is going on refuses with `thread_busy`. */
   async delete(planId: string): Promise<{ plan_id: string; deleted: true }> {
-    await this.existing(planId);
+    const snapshot = await this.existing(planId);
     this.notRunning(planId);
-    await deleteThread(this.saver, planId);
+    // A create's row with no checkpoint yet goes under the thread's claim: a run still starting refuses it.
+    if ((snapshot.values as StatusValues | undefined)?.status === undefined) await deleteUnlessHeld(this.saver, planId);
+    else await deleteThread(this.saver, planId);
     this.parents.delete(planId);
     return { plan_id: planId, deleted: true };
   }

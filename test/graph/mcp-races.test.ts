@@ -326,6 +326,38 @@ describe("runs answer once they hold the plan", () => {
   });
 });
 
+describe("a plan whose server stopped before its first checkpoint", () => {
+  it("shows the create's row as running; plan_resume says why it cannot; plan_delete removes it", async () => {
+    const db = new Database(join(dir, `orphan-${(schemas += 1)}.sqlite`));
+    closers.push(() => void db.close());
+    const { service } = serviceOn(new SqliteSaver(db));
+    // What a create leaves when its server dies between taking the plan and its first checkpoint:
+    // the row it writes once its run holds the plan (no checkpoint id, a run going on).
+    const orphan = `${"0".repeat(24)}--weather`;
+    const core = {
+      goal: "cut short",
+      stored: "planning",
+      plan_version: null,
+      steps: [],
+      progress: { done: 0, total: 0 },
+      timing: { started_at: null, last_progress_at: null },
+      usage: { cost: 0, replan_cost: 0, input_tokens: 0, output_tokens: 0 },
+      running: true,
+    };
+    await service.status(orphan).catch(() => undefined); // the status table is made on first use
+    db.prepare("INSERT INTO langgraph_replan_thread_status VALUES (?, '', ?)").run(orphan, JSON.stringify({ core }));
+    expect(await service.status(orphan)).toMatchObject({ plan_id: orphan, goal: "cut short", status: "running" });
+    await expect(service.resume(orphan)).rejects.toMatchObject({
+      code: "invalid_resume",
+      message:
+        `plan "${orphan}" has no checkpoint yet: its run is starting (plan_wait for it), or its server stopped ` +
+        "before the first one (plan_delete it and create it again)",
+    });
+    expect(await service.delete(orphan)).toEqual({ plan_id: orphan, deleted: true });
+    await expect(service.status(orphan)).rejects.toMatchObject({ code: "invalid_input", path: "plan_id" });
+  });
+});
+
 describe("idempotency keys and new runs", () => {
   function sqliteService() {
     const db = new Database(join(dir, `keys-${(schemas += 1)}.sqlite`));
@@ -383,6 +415,37 @@ describe("idempotency keys and new runs", () => {
     expect(
       await service.create({ goal: "g", context: { y: { q: 2, p: 1 }, x: 1 }, plan: reordered, idempotency_key: "k" }),
     ).toMatchObject({ plan_id: first.plan_id, status: "completed", created: false });
+  });
+
+  it("the same key and request while the plan's only checkpoint is its input (no goal read yet) returns the plan", async () => {
+    const db = new Database(join(dir, `input-${(schemas += 1)}.sqlite`));
+    closers.push(() => void db.close());
+    const saver = new SqliteSaver(db);
+    // The run stops right after writing its first checkpoint, which holds the input unread.
+    const inputWritten = deferred();
+    const carryOn = deferred();
+    const put = saver.put.bind(saver);
+    saver.put = async (...args: Parameters<typeof put>) => {
+      const written = await put(...args);
+      if (args[2].source === "input") {
+        inputWritten.resolve();
+        await carryOn.promise;
+      }
+      return written;
+    };
+    const { service } = serviceOn(saver);
+    const first = await service.create({ goal: "read later", context: { n: 1 }, idempotency_key: "early" });
+    await inputWritten.promise;
+    expect(await service.create({ goal: "read later", context: { n: 1 }, idempotency_key: "early" })).toEqual({
+      ...first,
+      status: "running",
+      created: false,
+    });
+    await expect(service.create({ goal: "something else", idempotency_key: "early" })).rejects.toMatchObject({
+      code: "idempotency_conflict",
+    });
+    carryOn.resolve();
+    expect((await service.wait(first.plan_id, 120)).status).toBe("awaiting_human");
   });
 
   it("two creates at once with one key and different goals: one plan, the other refused", async () => {
