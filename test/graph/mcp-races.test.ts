@@ -182,10 +182,16 @@ describe("two plan services on one PostgreSQL database", () => {
       const goal = `deleted or answered ${round}`;
       const { plan_id } = await a.service.create({ goal });
       expect((await a.service.wait(plan_id, 120)).status).toBe("awaiting_human");
+      // An answer that wins holds the plan until the race is over (its last step waits), so the
+      // delete cannot simply come after it.
+      a.day.gate = deferred();
+      b.day.gate = deferred();
       const [answered, deleted] = await Promise.allSettled([
         (round % 2 === 0 ? a : b).service.answer(plan_id, complete),
         (round % 3 === 0 ? a : b).service.delete(plan_id),
       ]);
+      a.day.gate.resolve();
+      b.day.gate.resolve();
       await settledRace(goal, plan_id, answered, deleted, a.service, b.service);
     }
   }, 120_000);
@@ -236,10 +242,16 @@ describe("plan_delete racing plan_answer on SQLite", () => {
       const goal = `deleted or answered ${round}`;
       const { plan_id } = await a.service.create({ goal });
       expect((await a.service.wait(plan_id, 120)).status).toBe("awaiting_human");
+      // An answer that wins holds the plan until the race is over (its last step waits), so the
+      // delete cannot simply come after it.
+      a.day.gate = deferred();
+      b.day.gate = deferred();
       const [answered, deleted] = await Promise.allSettled([
         a.service.answer(plan_id, complete),
         a.service.delete(plan_id),
       ]);
+      a.day.gate.resolve();
+      b.day.gate.resolve();
       await settledRace(goal, plan_id, answered, deleted, a.service, b.service);
     }
   });
@@ -250,10 +262,16 @@ describe("plan_delete racing plan_answer on SQLite", () => {
       const goal = `deleted or answered ${round}`;
       const { plan_id } = await a.service.create({ goal });
       expect((await a.service.wait(plan_id, 120)).status).toBe("awaiting_human");
+      // An answer that wins holds the plan until the race is over (its last step waits), so the
+      // delete cannot simply come after it.
+      a.day.gate = deferred();
+      b.day.gate = deferred();
       const [answered, deleted] = await Promise.allSettled([
         (round % 2 === 0 ? a : b).service.answer(plan_id, complete),
         (round % 2 === 0 ? b : a).service.delete(plan_id),
       ]);
+      a.day.gate.resolve();
+      b.day.gate.resolve();
       await settledRace(goal, plan_id, answered, deleted, a.service, b.service);
     }
   });
