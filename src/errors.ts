@@ -35,7 +35,9 @@ export type PlanManagerErrorCode =
    */
   | "thread_not_found"
   /** The checkpointer cannot do what was asked (archiving needs LangGraph's SQLite or PostgreSQL saver). */
-  | "unsupported_saver";
+  | "unsupported_saver"
+  /** An idempotency key already names a plan made for another request (the MCP service's `plan_create`). */
+  | "idempotency_conflict";
 
 export interface PlanManagerErrorDetails {
   /** Dotted path of the offending field, e.g. `policy.maxReplans` or `steps[2].tool`. */
@@ -84,6 +86,7 @@ const HTTP_STATUS: Partial<Record<PlanManagerErrorCode, number>> = {
   thread_finished: 409,
   thread_stopped: 409,
   thread_not_found: 404,
+  idempotency_conflict: 409,
 };
 
 export function isPlanManagerError(value: unknown): value is PlanManagerError {

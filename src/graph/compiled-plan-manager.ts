@@ -6,7 +6,9 @@ import {
   type CompiledStateGraph,
   type LangGraphRunnableConfig,
 } from "@langchain/langgraph";
+import { PlanManagerError } from "../errors.js";
 import { withDispatch } from "../runtime/dispatch.js";
+import { CALLS_HELD, runControlOf } from "../runtime/run-control.js";
 import { withJournal, type RunJournal } from "../runtime/effect-journal.js";
 import { originalSaver, saverAdapter } from "../storage/index.js";
 import { CheckedDeltaChannel } from "../runtime/delta-channel.js";
@@ -53,6 +55,8 @@ type BaseBulkUpdate = BaseCompiled["bulkUpdateState"];
  * (graph/langgraph-seam.ts).
  */
 export class CompiledPlanManager<T extends Transformers = []> extends HookedCompiledGraph<T> {
+  readonly [CALLS_HELD] = true;
+
   protected override async *aroundRun(input: unknown, options: Partial<RunnableConfig> | undefined, run: GraphRun) {
     const configurable = (options?.configurable ?? {}) as Record<string, unknown>;
     const { input: checked, copy } = await this.checkRunStart(input, configurable);
@@ -61,6 +65,7 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
       threadId: typeof configurable.thread_id === "string" ? configurable.thread_id : undefined,
       namespace: typeof configurable.checkpoint_ns === "string" ? configurable.checkpoint_ns : "",
     });
+    await this.stillThere(input, configurable).catch(letGoOf(thread));
     // The caller's signal (aborted, or a stream left with `break`) stops the run at the next step boundary
     // rather than at once, as LangGraph would, dropping the result of a tool call in flight: the run gets
     // it through its dispatcher (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
@@ -157,6 +162,31 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     const carried = carryEffects(checked, await missingEffects(this, branch.thread, branch.fork), branch.thread);
     const saver = this.runCheckpointer(configurable) as Parameters<typeof forkNeedsCopy>[0];
     return { input: carried, copy: await forkNeedsCopy(saver, this.channels, branch.thread, branch.fork) };
+  }
+
+  /**
+   * An answer to a thread deleted since it was checked (by another process, or this one) is refused
+   * once the thread is held, when nothing can delete it any more: LangGraph would run it from an
+   * empty state and a deleted plan would come back with no goal (docs/decisions/0036-thread-retention.md).
+   * Then the run's driver is told that it holds the thread (`RunControl.held`), and may still refuse it.
+   */
+  private async stillThere(input: unknown, configurable: Record<string, unknown>): Promise<void> {
+    if (isNestedRun(configurable) || configurable.checkpoint_ns) return;
+    const thread = configurable.thread_id;
+    const saver = this.runCheckpointer(configurable) as Partial<Pick<BaseCheckpointSaver, "getTuple">> | undefined;
+    const resuming = isCommand(input) && input.resume !== undefined;
+    if (
+      resuming &&
+      typeof thread === "string" &&
+      saver?.getTuple &&
+      !(await saver.getTuple({ configurable: threadRoot(thread) }))
+    )
+      throw new PlanManagerError(
+        "thread_not_found",
+        `thread "${thread}" has no checkpoint (deleted?): there is no question to answer; start a new run with a goal`,
+        { path: "configurable.thread_id" },
+      );
+    await runControlOf({ configurable })?.held?.();
   }
 
   /** The run's options starting from a copy of the checkpoint they name (graph/fork-start.ts); written once the thread is held. */

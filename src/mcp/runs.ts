@@ -10,6 +10,8 @@ import { RUN_CONTROL, isRunPaused, type RunControl, type RunRequest } from "../r
 /** The say a service has over a run it drives: an operator's stop, or a pause at shutdown. */
 interface Control extends RunControl {
   request?: RunRequest;
+  /** Set when the run has taken its thread. */
+  holds?: boolean;
 }
 
 interface Run {
@@ -44,17 +46,41 @@ export class BackgroundRuns {
   /**
    * Runs `run` in the background on the plan's thread. What it throws (a planner that fails before
    * the first plan, a saver that cannot write) is kept for `failure`; a pause or a shutdown is not a failure.
+   * Resolves once the run holds the plan's thread (`RunControl.held`) and `whenHeld` did not refuse
+   * it (at once for a graph that does not say it calls `held`: `callsHeld` false); rejects with what
+   * the run threw if it ended before that (another process held the thread, it was deleted, or
+   * `whenHeld` refused), which is then the caller's error, not the plan's.
    */
-  start<G>(planId: string, graph: G, run: (graph: G, config: LangGraphRunnableConfig) => Promise<unknown>): void {
+  start<G>(
+    planId: string,
+    graph: G,
+    run: (graph: G, config: LangGraphRunnableConfig) => Promise<unknown>,
+    options: { callsHeld?: boolean; whenHeld?: () => Promise<void> } = {},
+  ): Promise<void> {
     if (this.runs.has(planId)) throw new PlanManagerError("thread_busy", `plan "${planId}" is already running`);
     const controller = new AbortController();
-    const control: Control = { wanted: () => control.request };
+    let held!: () => void;
+    const holds = new Promise<void>((resolve) => (held = resolve));
+    const control: Control = {
+      wanted: () => control.request,
+      held: async () => {
+        await options.whenHeld?.();
+        control.holds = true;
+        held();
+      },
+    };
+    if (!options.callsHeld) {
+      control.holds = true;
+      held();
+    }
     this.failures.delete(planId);
     const config = { configurable: { thread_id: planId, [RUN_CONTROL]: control }, signal: controller.signal };
+    let refused: { error: unknown } | undefined;
     const done = run(graph, config).then(
       () => undefined,
       (error: unknown) => {
-        if (!controller.signal.aborted && !isRunPaused(error)) this.failures.set(planId, thrown(error));
+        if (!control.holds) refused = { error };
+        else if (!controller.signal.aborted && !isRunPaused(error)) this.failures.set(planId, thrown(error));
       },
     );
     const settled = done.finally(() => {
@@ -62,6 +88,17 @@ export class BackgroundRuns {
       this.onSettled(planId);
     });
     this.runs.set(planId, { done: settled, controller, control });
+    return Promise.race([
+      holds,
+      done.then(() => {
+        if (refused) throw refused.error;
+      }),
+    ]);
+  }
+
+  /** Whether the plan's run (registered, not yet settled) has taken its thread. */
+  holds(planId: string): boolean {
+    return this.runs.get(planId)?.control.holds === true;
   }
 
   /** Waits for the plan's run to return or pause, at most `ms`: true if it did, false if time ran out, undefined if none runs. */

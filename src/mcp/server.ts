@@ -77,6 +77,34 @@ export function createMcpServer(service: PlanService): McpServer {
   return server;
 }
 
+/** `plan_create`'s input, naming the graphs served. */
+const createInput = (graphs: readonly string[]) => ({
+  goal: z.string().describe("What the plan must achieve."),
+  context: z.record(z.string(), z.unknown()).optional().describe("Input facts, by key."),
+  plan: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe("A plan draft ({ steps, assumptions? }) to run instead of asking the graph's planner."),
+  graph: z
+    .string()
+    .optional()
+    .describe(`One of: ${graphs.join(", ")} (default: the first).`),
+  parent_plan_id: z.string().optional().describe("The plan this one iterates on."),
+  idempotency_key: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe("Names this request: the same key with another goal, context, plan or graph is refused."),
+  new_run: z
+    .boolean()
+    .optional()
+    .describe(
+      "Start a new plan even when the same goal, context and graph made one within 10 minutes " +
+        "(after a plan that failed, was aborted or stopped). Not with an idempotency_key that names a plan already.",
+    ),
+});
+
 /** Tools that start or change a run: create, answer, stop, resume. */
 function registerRunTools(server: CheckedTools, service: PlanService): void {
   server.registerTool(
@@ -84,21 +112,9 @@ function registerRunTools(server: CheckedTools, service: PlanService): void {
     {
       description:
         "Start a plan for a goal in the background. The same idempotency_key (or the same goal, context and graph " +
-        "within 10 minutes) returns the plan already made.",
-      inputSchema: {
-        goal: z.string().describe("What the plan must achieve."),
-        context: z.record(z.string(), z.unknown()).optional().describe("Input facts, by key."),
-        plan: z
-          .record(z.string(), z.unknown())
-          .optional()
-          .describe("A plan draft ({ steps, assumptions? }) to run instead of asking the graph's planner."),
-        graph: z
-          .string()
-          .optional()
-          .describe(`One of: ${service.server.graphs.join(", ")} (default: the first).`),
-        parent_plan_id: z.string().optional().describe("The plan this one iterates on."),
-        idempotency_key: z.string().min(1).max(200).optional(),
-      },
+        "within 10 minutes) returns the plan already made; a key reused for another request is refused " +
+        "(idempotency_conflict); new_run starts again.",
+      inputSchema: createInput(service.server.graphs),
       outputSchema: {
         plan_id: z.string(),
         status: z.string(),

@@ -4,7 +4,7 @@
  * answer is read from the thread's latest checkpoint, so a restarted service finds each plan where
  * it was. Transport-free: src/mcp/server.ts puts these methods behind MCP tools.
  */
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type { LangGraphRunnableConfig, StateSnapshot } from "@langchain/langgraph";
 import { PlanManagerError, isPlanManagerError } from "../errors.js";
 import { checkDraft, checkInput } from "../graph/boundary.js";
@@ -14,11 +14,14 @@ import { ResumeValueSchema } from "../plan/schema/interrupts.js";
 import { asArgument } from "./argument-errors.js";
 import { ExpiringMap } from "./expiring-map.js";
 import { BackgroundRuns } from "./runs.js";
+import { digest, keyConflict, requestOf } from "./requests.js";
 import { archiveThread, cursorAfter, deleteThread, listThreads, unarchiveThread } from "../graph/retention.js";
+import { deleteThread as deleteUnlessHeld } from "../graph/process-claim.js";
 import { planMetrics } from "../views/metrics.js";
 import { userView } from "../views/user-view.js";
 import { statusLabel } from "../views/quality.js";
-import { requestStop, resumeStopped, type StoppableGraph } from "../worker/stop.js";
+import { reopenStopped, requestStop, type StoppableGraph } from "../worker/stop.js";
+import { CALLS_HELD } from "../runtime/run-control.js";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { originalSaver, saverAdapter } from "../storage/index.js";
 import { planStatus, runGoingOn, statusCore, type PlanStatus, type StatusCore, type StatusValues } from "./status.js";
@@ -57,7 +60,16 @@ export interface CreateInput {
   plan?: unknown;
   graph?: string;
   parent_plan_id?: string;
+  /**
+   * Names the plan for good: the same key with the same goal, context, plan and graph returns it;
+   * with another, `idempotency_conflict` naming the key.
+   */
   idempotency_key?: string;
+  /**
+   * Start a new plan even when the same request made one within the dedupe window (after a plan that
+   * failed, was aborted or stopped). Not with an `idempotency_key` that names a plan already.
+   */
+  new_run?: boolean;
 }
 
 export interface Created {
@@ -97,7 +109,8 @@ const MAX_REMEMBERED = 10_000;
 /** How long `stop` waits for a run in a long call to reach its boundary before it answers. */
 const STOP_WAIT_MS = 10_000;
 
-const digest = (...parts: string[]) => createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 24);
+/** The checkpoint id of the status row a create writes before its run has written one. */
+const NO_CHECKPOINT = "";
 
 export class PlanService {
   private readonly graphs: Readonly<Record<string, ServedGraph>>;
@@ -124,6 +137,11 @@ export class PlanService {
   private readonly writing = new Map<string, Promise<void>>();
   /** Iteration links (`parent_plan_id`), by plan id, for the dedupe window too (bounded). */
   private readonly parents: ExpiringMap<string, string>;
+  /**
+   * Creates under way, by the plan their key names or by their request: a create of the same joins
+   * the one under way, so the lookup and the start are one step in this process.
+   */
+  private readonly creating = new Map<string, { request: string; created: Promise<Created> }>();
 
   constructor(options: PlanServiceOptions) {
     const names = Object.keys(options.graphs);
@@ -153,6 +171,10 @@ export class PlanService {
   async create(input: CreateInput): Promise<Created> {
     const graphName = input.graph ?? Object.keys(this.graphs)[0]!;
     this.graphOf(graphName);
+    if (input.new_run !== undefined && typeof input.new_run !== "boolean")
+      throw new PlanManagerError("invalid_input", `new_run must be true or false, got ${String(input.new_run)}`, {
+        path: "new_run",
+      });
     // Checked before anything is read or written: a bad goal, context or plan is an error of this
     // call, not of a background run (and a value JSON cannot hold never reaches the dedupe key).
     checkDraft(input.plan, "plan");
@@ -161,37 +183,122 @@ export class PlanService {
       ...(input.context ? { context: input.context } : {}),
       ...(input.plan !== undefined ? { draft: input.plan } : {}),
     }) as { goal: string; context?: Record<string, unknown>; draft?: unknown };
-    const recentKey = digest(
-      graphName,
-      runInput.goal,
-      JSON.stringify([runInput.context ?? {}, runInput.draft ?? null]),
-    );
-    // A key names the plan for good (the id is derived from it, so a restarted service finds it);
-    // the same goal, context and plan within the window return the plan just made.
-    const planId =
-      input.idempotency_key !== undefined
-        ? `${digest("key", graphName, input.idempotency_key)}${SEPARATOR}${graphName}`
-        : this.recentPlan(recentKey);
-    if (planId !== undefined) {
-      const existing = await this.snapshot(planId);
-      if ((existing.values as StatusValues | undefined)?.status !== undefined || this.runs.has(planId))
-        return {
-          plan_id: planId,
-          status: statusOf(existing, this.runs.has(planId)),
-          created: false,
-          server: this.server,
-        };
+    const request = requestOf(graphName, runInput);
+    const recentKey = digest(request, input.parent_plan_id ?? "");
+    // A key names the plan for good (the id is derived from it, so a restarted service finds it).
+    const key = input.idempotency_key;
+    const keyed = key !== undefined ? `${digest("key", graphName, key)}${SEPARATOR}${graphName}` : undefined;
+    const slot = keyed ?? (input.new_run === true ? undefined : `request:${recentKey}`);
+    const under = slot !== undefined ? this.creating.get(slot) : undefined;
+    if (under) {
+      if (key !== undefined && keyed !== undefined && (under.request !== request || input.new_run === true))
+        throw keyConflict(key, keyed, "underWay");
+      return { ...(await under.created), created: false };
     }
+    const created = this.createOnce({ graphName, runInput, request, recentKey, keyed, input });
+    if (slot !== undefined) {
+      const entry = { request, created };
+      this.creating.set(slot, entry);
+      const done = () => void (this.creating.get(slot) === entry && this.creating.delete(slot));
+      created.then(done, done);
+    }
+    return created;
+  }
+
+  /** `create` once no other create of the same plan or request is under way in this process. */
+  private async createOnce(c: {
+    graphName: string;
+    runInput: { goal: string; context?: Record<string, unknown>; draft?: unknown };
+    request: string;
+    recentKey: string;
+    keyed: string | undefined;
+    input: CreateInput;
+  }): Promise<Created> {
+    const { graphName, runInput, request, recentKey, keyed, input } = c;
+    // The same goal, context and plan within the window return the plan just made, unless a new run is asked.
+    const planId = keyed ?? (input.new_run === true ? undefined : this.recentPlan(recentKey));
+    const known = planId !== undefined ? await this.made(planId, graphName) : undefined;
+    if (planId !== undefined && known) {
+      if (input.idempotency_key !== undefined) this.sameRequest(input.idempotency_key, planId, known, c);
+      return { plan_id: planId, status: known.status, created: false, server: this.server };
+    }
+    if (input.idempotency_key !== undefined) await this.keyOnOtherGraphs(input.idempotency_key, graphName);
     if (input.parent_plan_id !== undefined)
       await this.existing(input.parent_plan_id).catch(asArgument("parent_plan_id"));
     const id = planId ?? `${randomUUID().replaceAll("-", "")}${SEPARATOR}${graphName}`;
-    // A second create with the same key that got here while the first was reading: no await since
-    // this check, so the first one's run is already registered.
     if (this.runs.has(id)) return { plan_id: id, status: "running", created: false, server: this.server };
+    const starting = { checkpointId: NO_CHECKPOINT, summary: { core: startingCore(runInput.goal), request } };
+    try {
+      // A new plan starts on an empty thread only: checked while the run holds it, so another
+      // process that made the plan this key names first cannot be run over.
+      await this.begin(
+        id,
+        starting,
+        (graph, config) => graph.invoke(runInput, config),
+        async () => {
+          if (await this.saver.getTuple({ configurable: { thread_id: id, checkpoint_ns: "" } }))
+            throw new PlanManagerError("thread_busy", `plan "${id}" was started by another create meanwhile`);
+        },
+      );
+    } catch (error) {
+      if (keyed === undefined || input.idempotency_key === undefined) throw error;
+      // Another process started the plan this key names first: its row or checkpoint says so, or,
+      // in the moment between its claim and its row, its claim alone (then no plan is started twice).
+      const other = await this.made(id, graphName);
+      if (other) {
+        this.sameRequest(input.idempotency_key, id, other, c);
+        return { plan_id: id, status: other.status, created: false, server: this.server };
+      }
+      if (!isPlanManagerError(error) || error.code !== "thread_busy") throw error;
+      throw new PlanManagerError(
+        "thread_busy",
+        `plan "${id}" (idempotency_key ${JSON.stringify(input.idempotency_key)}) is being started by another ` +
+          "server: call plan_create again to get it",
+        { path: "idempotency_key" },
+      );
+    }
     this.recent.set(recentKey, { planId: id, at: this.now() });
     if (input.parent_plan_id !== undefined) this.parents.set(id, input.parent_plan_id);
-    this.start(id, (graph, config) => graph.invoke(runInput, config));
     return { plan_id: id, status: "running", created: true, server: this.server };
+  }
+
+  /** A key reused for another request is refused (a payment API does the same); `new_run` needs a new key. */
+  private sameRequest(
+    key: string,
+    planId: string,
+    known: { request?: string },
+    c: { request: string; input: CreateInput },
+  ) {
+    if (c.input.new_run === true) throw keyConflict(key, planId, "newRun");
+    if (known.request !== undefined && known.request !== c.request) throw keyConflict(key, planId, "other");
+  }
+
+  /** The same key on another served graph names another plan id: refused as another request. */
+  private async keyOnOtherGraphs(key: string, graphName: string): Promise<void> {
+    for (const other of Object.keys(this.graphs)) {
+      if (other === graphName) continue;
+      const id = `${digest("key", other, key)}${SEPARATOR}${other}`;
+      if (await this.made(id, other)) throw keyConflict(key, id, "other");
+    }
+  }
+
+  /**
+   * The plan `planId` names, if it was made: its status, and the request it was made for (from its
+   * checkpoint, or from the row its create wrote before the first checkpoint); undefined otherwise.
+   */
+  private async made(planId: string, graphName: string): Promise<{ status: string; request?: string } | undefined> {
+    const snapshot = await this.snapshot(planId);
+    const values = snapshot.values as (StatusValues & { context?: unknown; draft?: unknown }) | undefined;
+    if (values?.status !== undefined && values.goal !== undefined)
+      return { status: statusOf(snapshot, this.runs.has(planId)), request: requestOf(graphName, values) };
+    // No checkpoint yet, or only the run's first, which holds its input before the goal is read from it.
+    const row = (await this.statusRows([planId])).get(planId);
+    const request = row?.checkpointId === NO_CHECKPOINT ? storedSummary(row.summary).request : undefined;
+    if (values?.status !== undefined)
+      return { status: statusOf(snapshot, this.runs.has(planId)), ...(request ? { request } : {}) };
+    if (row?.checkpointId === NO_CHECKPOINT)
+      return { status: statusOf(storedSummary(row.summary).core.stored, true), ...(request ? { request } : {}) };
+    return this.runs.has(planId) ? { status: "running" } : undefined;
   }
 
   async status(planId: string): Promise<PlanStatus> {
@@ -283,7 +390,7 @@ export class PlanService {
     if (problem)
       throw new PlanManagerError("invalid_resume", `plan "${planId}", ${pending.kind}: ${problem}`, { path: "answer" });
     const value: ResumeValue = parsed.data;
-    this.start(planId, (graph, config) => resumeRun(graph, config, value));
+    await this.carryOn(planId, snapshot, (graph, config) => resumeRun(graph, config, value));
     return { plan_id: planId, status: "running" };
   }
 
@@ -293,11 +400,12 @@ export class PlanService {
    * inputs, success signal, attempt, idempotency key); none while the run is going or asks something else.
    */
   async next(planId: string): Promise<{ plan_id: string; status: string; steps: InterruptPayload[] }> {
-    const snapshot = await this.existing(planId);
-    const running = this.runs.has(planId);
-    const pending = running ? undefined : pendingOf(snapshot);
+    const core = await this.core(planId);
+    // A run another service started from this checkpoint is answering its question already.
+    const running = this.runs.has(planId) || core.running === true;
+    const pending = running ? undefined : core.question;
     const steps = pending?.kind === "external_step" ? [pending] : [];
-    return { plan_id: planId, status: statusOf(snapshot, running), steps };
+    return { plan_id: planId, status: statusOf(core.stored, running), steps };
   }
 
   /**
@@ -340,6 +448,12 @@ export class PlanService {
     const snapshot = await this.existing(planId);
     this.notRunning(planId);
     const status = (snapshot.values as StatusValues).status;
+    if (status === undefined)
+      throw new PlanManagerError(
+        "invalid_resume",
+        `plan "${planId}" has no checkpoint yet: its run is starting (plan_wait for it), or its server stopped ` +
+          "before the first one (plan_delete it and create it again)",
+      );
     // A run that ended but still has work queued (undoing abandoned effects) carries on like any other.
     if (FINISHED.has(status ?? "") && snapshot.next.length === 0)
       throw new PlanManagerError(
@@ -348,9 +462,12 @@ export class PlanService {
       );
     if (pendingOf(snapshot) && status !== "stopped")
       throw new PlanManagerError("invalid_resume", `plan "${planId}" waits for an answer: use plan_answer`);
-    this.start(planId, (graph, config) =>
-      status === "stopped" ? resumeStopped(graph, config) : graph.invoke(null, config),
-    );
+    await this.carryOn(planId, snapshot, async (graph, config) => {
+      if (status !== "stopped") return graph.invoke(null, config);
+      // The run keeps this service's control (a stop, a pause at shutdown, the hold it answers after).
+      const reopened = await reopenStopped(graph, config);
+      return graph.invoke(null, { ...config, configurable: { ...config.configurable, ...reopened.configurable } });
+    });
     return { plan_id: planId, status: "running" };
   }
 
@@ -378,11 +495,13 @@ export class PlanService {
     });
     if (!core || !runGoingOn(core)) return "idle";
     if (this.runs.has(planId)) return "skipped";
-    this.start(planId, (graph, config) =>
-      graph.invoke(null, config).catch((error: unknown) => {
-        if (!isPlanManagerError(error) || error.code !== "thread_busy") throw error;
-      }),
-    );
+    try {
+      // Resolves once the run holds the thread; another server's claim refuses it with thread_busy.
+      await this.begin(planId, startedFrom(await this.snapshot(planId)), (graph, config) => graph.invoke(null, config));
+    } catch (error) {
+      if (isPlanManagerError(error) && error.code === "thread_busy") return "held";
+      throw error;
+    }
     return "started";
   }
 
@@ -415,7 +534,7 @@ export class PlanService {
         const row = rows.get(thread.threadId);
         const stored = row?.checkpointId === thread.checkpointId ? storedSummary(row.summary) : undefined;
         const summary = stored ?? summaryOf(await this.snapshot(thread.threadId));
-        const status = statusOf(summary.core.stored, this.runs.has(thread.threadId));
+        const status = statusOf(summary.core.stored, this.runs.has(thread.threadId) || summary.core.running === true);
         if (wanted && !wanted.has(status)) continue;
         plans.push({
           plan_id: thread.threadId,
@@ -462,9 +581,11 @@ export class PlanService {
 
   /** Deletes the plan's checkpoints, writes and marks; a plan whose run is going on refuses with `thread_busy`. */
   async delete(planId: string): Promise<{ plan_id: string; deleted: true }> {
-    await this.existing(planId);
+    const snapshot = await this.existing(planId);
     this.notRunning(planId);
-    await deleteThread(this.saver, planId);
+    // A create's row with no checkpoint yet goes under the thread's claim: a run still starting refuses it.
+    if ((snapshot.values as StatusValues | undefined)?.status === undefined) await deleteUnlessHeld(this.saver, planId);
+    else await deleteThread(this.saver, planId);
     this.parents.delete(planId);
     return { plan_id: planId, deleted: true };
   }
@@ -529,22 +650,72 @@ export class PlanService {
   }
 
   /**
-   * Runs in the background; when the run returns (or throws, or pauses), and before it counts as
+   * Runs in the background, and resolves once the run holds the plan's thread (in the database on
+   * SQLite and PostgreSQL): until then another process may still take or delete it, and "running"
+   * would not be true. What refused the run then (the thread busy elsewhere, or deleted: an unknown
+   * plan; `whenHeld`) is this call's error, and nothing was written. Once held, and before the run
+   * writes anything, a status row says that a run is going on from `from`, so that a service in
+   * another process does not answer a wait with the question being answered, nor "no plan" before
+   * the first checkpoint. When the run returns (or throws, or pauses), and before it counts as
    * settled, the status of the thread's latest checkpoint is stored beside it for `status`, `wait`
-   * and `list` to read in one lookup. The row is read from the checkpoint itself and keyed by its id,
-   * so it is right for that checkpoint whatever wrote it; a later checkpoint makes it stale, and
+   * and `list` to read in one lookup. The row is read from the checkpoint itself and keyed by its
+   * id, so it is right for that checkpoint whatever wrote it; a later checkpoint makes it stale, and
    * readers then read the checkpoint again.
    */
-  private start(planId: string, run: (graph: ServedGraph, config: LangGraphRunnableConfig) => Promise<unknown>): void {
+  private async begin(
+    planId: string,
+    from: { checkpointId: string; summary: Summary } | undefined,
+    run: (graph: ServedGraph, config: LangGraphRunnableConfig) => Promise<unknown>,
+    whenHeld?: () => Promise<void>,
+  ): Promise<void> {
     this.ending.delete(planId);
-    this.runs.start(planId, this.graphOf(this.graphNameOf(planId)), async (graph, config) => {
-      try {
-        return await run(graph, config);
-      } finally {
-        // An optimisation only: a row that could not be written leaves readers on the checkpoint.
-        await this.storeStatus(planId).catch(() => undefined);
-      }
+    const graph = this.graphOf(this.graphNameOf(planId));
+    const store = saverAdapter(this.saver).statuses;
+    const held = this.runs.start(
+      planId,
+      graph,
+      async (g, config) => {
+        try {
+          return await run(g, config);
+        } finally {
+          // A run refused before it held the thread wrote nothing, and has no row to write.
+          // An optimisation only: a row that could not be written leaves readers on the checkpoint.
+          if (this.runs.holds(planId)) await this.storeStatus(planId).catch(() => undefined);
+        }
+      },
+      {
+        callsHeld: (graph as Partial<Record<typeof CALLS_HELD, unknown>>)[CALLS_HELD] === true,
+        whenHeld: async () => {
+          // The row first, so that a create in another process refused by this run's claim finds it
+          // sooner; a row written for a create that `whenHeld` then refuses is ignored, as the thread
+          // has a checkpoint, which a row with no checkpoint cannot describe.
+          if (store && from)
+            await store
+              .write(planId, { checkpointId: from.checkpointId, summary: JSON.stringify(runningFrom(from.summary)) })
+              .catch(() => undefined);
+          await whenHeld?.();
+        },
+      },
+    );
+    await held;
+  }
+
+  /** `begin` for a plan that exists: one deleted since it was read (here or by another process) is an unknown plan, as it now is. */
+  private async carryOn(
+    planId: string,
+    snapshot: StateSnapshot,
+    run: (graph: ServedGraph, config: LangGraphRunnableConfig) => Promise<unknown>,
+  ): Promise<void> {
+    await this.begin(planId, startedFrom(snapshot), run).catch(async (error: unknown) => {
+      if (!(await this.stillThere(planId))) throw noPlan(planId);
+      throw error;
     });
+  }
+
+  /** Whether the plan has a checkpoint, or a run started with none yet. */
+  private async stillThere(planId: string): Promise<boolean> {
+    const latest = await this.saver.getTuple({ configurable: { thread_id: planId, checkpoint_ns: "" } });
+    return latest !== undefined || (await this.statusRows([planId])).get(planId)?.checkpointId === NO_CHECKPOINT;
   }
 
   /**
@@ -591,6 +762,8 @@ export class PlanService {
     ]);
     const row = rows.get(planId);
     if (latest && row?.checkpointId === latest.checkpoint.id) return storedSummary(row.summary).core;
+    // A plan whose run was started (here or in another process) and has not written its first checkpoint.
+    if (!latest && row?.checkpointId === NO_CHECKPOINT) return storedSummary(row.summary).core;
     return statusCore(await this.existing(planId));
   }
 
@@ -609,10 +782,7 @@ export class PlanService {
 
   private graphNameOf(planId: string): string {
     const name = this.servedGraphOf(planId);
-    if (!name)
-      throw new PlanManagerError("invalid_input", `no plan "${planId}" (plan ids come from plan_create or plan_list)`, {
-        path: "plan_id",
-      });
+    if (!name) throw noPlan(planId);
     return name;
   }
 
@@ -644,9 +814,8 @@ export class PlanService {
   private async existing(planId: string): Promise<StateSnapshot> {
     const snapshot = await this.snapshot(planId);
     if ((snapshot.values as StatusValues | undefined)?.status === undefined && !this.runs.has(planId))
-      throw new PlanManagerError("invalid_input", `no plan "${planId}" (plan ids come from plan_create or plan_list)`, {
-        path: "plan_id",
-      });
+      // Not trusted to this process alone: a run another one started may not have written its first checkpoint.
+      if ((await this.statusRows([planId])).get(planId)?.checkpointId !== NO_CHECKPOINT) throw noPlan(planId);
     return snapshot;
   }
 }
@@ -661,6 +830,37 @@ export class PlanService {
 interface Summary {
   core: StatusCore;
   createdAt?: string;
+  /** The request a create made the plan for (`requestOf`), until its first checkpoint holds it. */
+  request?: string;
+}
+
+const noPlan = (planId: string) =>
+  new PlanManagerError("invalid_input", `no plan "${planId}" (plan ids come from plan_create or plan_list)`, {
+    path: "plan_id",
+  });
+
+/** The status of a plan whose create has started its run, before the run's first checkpoint. */
+function startingCore(goal: string): StatusCore {
+  return {
+    goal,
+    stored: "planning",
+    plan_version: null,
+    steps: [],
+    progress: { done: 0, total: 0 },
+    timing: { started_at: null, last_progress_at: null },
+    usage: { cost: 0, replan_cost: 0, input_tokens: 0, output_tokens: 0 },
+  };
+}
+
+/** Where a run starts from an existing checkpoint (an answer, a resume): that checkpoint and its status. */
+function startedFrom(snapshot: StateSnapshot): { checkpointId: string; summary: Summary } | undefined {
+  const checkpointId = snapshot.config.configurable?.checkpoint_id;
+  return typeof checkpointId === "string" ? { checkpointId, summary: summaryOf(snapshot) } : undefined;
+}
+
+/** The row written as a run starts: the checkpoint's status, with a run going on that it does not show yet. */
+function runningFrom(summary: Summary): Summary {
+  return { ...summary, core: { ...summary.core, running: true } };
 }
 
 function summaryOf(snapshot: StateSnapshot): Summary {

@@ -83,12 +83,19 @@ export interface StatusCore {
    * status is written (docs/decisions/0039-compensation.md), and one may still ask a person.
    */
   ending?: true;
+  /**
+   * Written by the service that started a run from this checkpoint, before it answered "running":
+   * a run is going on that this checkpoint does not show yet (in this process or another), so the
+   * question it shows is being answered and the run has not ended.
+   */
+  running?: true;
 }
 
 const FINAL: ReadonlySet<string> = new Set(["completed", "partial", "failed", "aborted"]);
 
 /** Whether the run of this status may still change it or ask something: not ended, stopped or asking. */
 export function runGoingOn(core: StatusCore): boolean {
+  if (core.running) return true;
   if (core.question || core.stored === "stopped") return false;
   return !FINAL.has(core.stored) || core.ending === true;
 }
@@ -136,7 +143,8 @@ export function planStatus(
 ): PlanStatus {
   const core = "stored" in snapshot ? snapshot : statusCore(snapshot);
   const { stored, question, outcome } = core;
-  const status = extra.running && !["completed", "partial", "failed", "aborted"].includes(stored) ? "running" : stored;
+  const running = extra.running || core.running === true;
+  const status = running && !["completed", "partial", "failed", "aborted"].includes(stored) ? "running" : stored;
   const error = errorOf(stored, outcome, extra.thrown);
   return {
     plan_id: planId,
@@ -147,7 +155,7 @@ export function planStatus(
     steps: core.steps,
     progress: core.progress,
     timing: core.timing,
-    ...(question && !extra.running ? { question } : {}),
+    ...(question && !running ? { question } : {}),
     ...(error ? { error } : {}),
     ...(outcome ? { outcome } : {}),
     ...(outcome?.quality ? { quality: outcome.quality } : {}),

@@ -19,7 +19,18 @@ export type RunRequest = { kind: "stop"; stop: StopRequest } | { kind: "pause" }
 export interface RunControl {
   /** What the driver wants now, if anything. Called at every executor visit: it must only read memory. */
   wanted(): RunRequest | undefined;
+  /**
+   * Called once, when the run holds its thread (in this process and, on SQLite or PostgreSQL, in the
+   * database) and a resumed thread has been found still there: from then on no other run or delete
+   * can take the thread until this run lets go. A driver that answers "running" only then tells the
+   * truth (the MCP service does); what it throws (or rejects with) refuses the run before it writes
+   * anything, so a check made here cannot race another process. Graphs that call it carry `CALLS_HELD`.
+   */
+  held?(): void | Promise<void>;
 }
+
+/** Set on a compiled graph whose top-level runs call `RunControl.held` (feature detection across package copies). */
+export const CALLS_HELD = Symbol.for("langgraph-replan.run-control.held");
 
 /** Where a run's control travels in `configurable` (the `__` prefix keeps it out of checkpoint metadata). */
 export const RUN_CONTROL = "__langgraph_replan_run_control";
