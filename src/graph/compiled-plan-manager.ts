@@ -84,6 +84,9 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
       });
     } finally {
       thread.end();
+      // The run's promise resolves only once its claim in the database is let go, so that a caller
+      // deleting the thread or running it elsewhere right after does not find it still claimed.
+      await thread.released();
     }
   }
 
@@ -275,9 +278,10 @@ const threadRoot = (thread: string) => ({ thread_id: thread, checkpoint_ns: "" }
 
 /** Lets go of a held thread when the run fails before it starts, and passes the error on. */
 const letGoOf =
-  (thread: { end(): void }) =>
-  (error: unknown): never => {
+  (thread: { end(): void; released(): Promise<void> }) =>
+  async (error: unknown): Promise<never> => {
     thread.end();
+    await thread.released();
     throw error;
   };
 

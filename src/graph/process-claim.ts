@@ -36,17 +36,34 @@ async function claimInDatabase(checkpointer: object, threadId: string): Promise<
   return () => claim.release();
 }
 
+/** A run's hold on its thread, as `holdThread` takes it. */
+export interface HeldThread extends ThreadRun {
+  /**
+   * Resolves once the claim in the database has been released, when the thread is free now; at
+   * once while tracked work still holds it (a stopped run) or when nothing was claimed there.
+   */
+  released(): Promise<void>;
+}
+
+const settled = (release: Promise<unknown> | undefined): Promise<void> =>
+  (release ?? Promise.resolve()).then(
+    () => undefined,
+    () => undefined,
+  );
+
 /**
  * Holds the thread for a run, in this process and, on a SQLite or PostgreSQL saver, across
  * processes. A subgraph's run happens inside its parent's, which holds the thread already.
  */
-export async function holdThread(ref: ThreadRef): Promise<ThreadRun> {
+export async function holdThread(ref: ThreadRef): Promise<HeldThread> {
   const run = acquireThread(ref);
-  if (ref.threadId === undefined || ref.checkpointer === undefined || ref.namespace !== "") return run;
+  if (ref.threadId === undefined || ref.checkpointer === undefined || ref.namespace !== "")
+    return { ...run, released: () => settled(undefined) };
   const { checkpointer, threadId } = ref;
   let pending = releasing.get(checkpointer);
   if (!pending) releasing.set(checkpointer, (pending = new Map()));
   const releases = pending;
+  let mine: Promise<unknown> | undefined;
   try {
     // This process's previous run on the thread may still be letting go of it (an unlock in flight).
     await releases.get(threadId);
@@ -56,12 +73,13 @@ export async function holdThread(ref: ThreadRef): Promise<ThreadRun> {
         if (releases.get(threadId) === done) releases.delete(threadId);
       });
       releases.set(threadId, done);
+      mine = done;
     });
   } catch (error) {
     run.end();
     throw error;
   }
-  return run;
+  return { ...run, released: () => settled(mine) };
 }
 
 /**
@@ -76,8 +94,12 @@ export async function deleteThread(
   onlyIf?: () => Promise<boolean>,
 ): Promise<boolean> {
   // Runs hold the thread under the caller's saver, not the graph's view of it.
-  const run = acquireThread({ checkpointer: originalSaver(checkpointer), threadId, namespace: "" });
+  const saver = originalSaver(checkpointer);
+  const run = acquireThread({ checkpointer: saver, threadId, namespace: "" });
   try {
+    // A run of this process that has let go of the thread may still be unlocking it in the
+    // database (freed in the background when a stopped run's last call returned): not a holder.
+    await settled(releasing.get(saver)?.get(threadId));
     const result = await saverAdapter(checkpointer).deleteThread(threadId, onlyIf);
     if (!result.deleted && result.heldBy !== undefined) throw busy(threadId, result.heldBy);
     return result.deleted;

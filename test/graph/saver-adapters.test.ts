@@ -11,7 +11,7 @@ import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { isPlanManagerError } from "../../src/errors.js";
-import { deleteThread } from "../../src/graph/process-claim.js";
+import { deleteThread, holdThread } from "../../src/graph/process-claim.js";
 import { saverAdapter, type ThreadClaim } from "../../src/storage/index.js";
 import { startPostgres, type PgServer } from "../../test-reliability/helpers/postgres.js";
 import { harness, scriptedTool } from "../helpers/graph.js";
@@ -195,6 +195,67 @@ describe.each(inDatabase)("a claim through the %s adapter", (backend) => {
     await again.release();
     await deleteThread(saver, "held");
     expect(await checkpointCount(saver, "held")).toBe(0);
+  });
+});
+
+/**
+ * Makes every run's claim on `saver` slow to let go, as a loaded machine can: its release reaches
+ * the database only once the next deletion through the adapter has been answered (or after 500 ms,
+ * for code that waits for the release first and would otherwise wait forever). Returns the threads
+ * released so far, in order.
+ */
+function slowReleases(saver: BaseCheckpointSaver): string[] {
+  const adapter = saverAdapter(saver);
+  const claim = adapter.claimThread.bind(adapter);
+  const remove = adapter.deleteThread.bind(adapter);
+  let answered!: () => void;
+  const deletionAnswered = new Promise<void>((resolve) => (answered = resolve));
+  const released: string[] = [];
+  vi.spyOn(adapter, "deleteThread").mockImplementation(async (...args) => {
+    try {
+      return await remove(...args);
+    } finally {
+      answered();
+    }
+  });
+  vi.spyOn(adapter, "claimThread").mockImplementation(async (threadId) => {
+    const held = await claim(threadId);
+    if (!("release" in held)) return held;
+    return {
+      release: async () => {
+        await Promise.race([deletionAnswered, new Promise((resolve) => setTimeout(resolve, 500))]);
+        await held.release();
+        released.push(threadId);
+      },
+    };
+  });
+  return released;
+}
+
+describe.each(inDatabase)("a run's claim through the %s adapter, slow to let go", (backend) => {
+  it("is released before the run's promise resolves: a delete right after it deletes the thread", async () => {
+    const saver = await backends[backend]!.open();
+    const released = slowReleases(saver);
+    const h = harness(plan, [scriptedTool("work", [{ x: 1, y: 2 }])], { checkpointer: saver, threadId: "just-ran" });
+    const out = await h.graph.invoke({ goal: "test goal", context: {} } as never, h.config);
+    const releasedByThen = [...released];
+    expect([out.status, releasedByThen, await deleteThread(saver, "just-ran")]).toEqual([
+      "completed",
+      ["just-ran"],
+      true,
+    ]);
+    expect(await checkpointCount(saver, "just-ran")).toBe(0);
+  });
+
+  it("is waited for by deleteThread when this process let go of the thread in the background", async () => {
+    const saver = await backends[backend]!.open();
+    await runThread(saver, "let-go");
+    const released = slowReleases(saver);
+    // A stopped run frees its thread when its last tool call returns, long after its caller moved on.
+    const run = await holdThread({ checkpointer: saver, threadId: "let-go", namespace: "" });
+    run.end();
+    expect(await deleteThread(saver, "let-go")).toBe(true);
+    expect([released, await checkpointCount(saver, "let-go")]).toEqual([["let-go"], 0]);
   });
 });
 
