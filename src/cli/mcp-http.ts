@@ -28,10 +28,14 @@ export interface HttpAddress {
   port: number;
 }
 
-/** Parses `--http`: a port, or HOST:PORT. */
+/**
+ * Parses `--http`: a port, or HOST:PORT, an IPv6 host in brackets as in a URL (`[::1]:3100`). The
+ * host comes back bare (`::1`), as `listen` takes it; `urlHost` puts the brackets back.
+ */
 export function httpAddress(value: string): HttpAddress {
   const at = value.lastIndexOf(":");
-  const host = at < 0 ? "127.0.0.1" : value.slice(0, at) || "127.0.0.1";
+  const named = at < 0 ? "" : value.slice(0, at);
+  const host = /^\[[^\]]+\]$/.test(named) ? named.slice(1, -1) : named || "127.0.0.1";
   const port = Number(at < 0 ? value : value.slice(at + 1));
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
     throw new CliError(`--http needs a port or HOST:PORT (0 to 65535), got "${value}"`);
@@ -40,6 +44,18 @@ export function httpAddress(value: string): HttpAddress {
 
 const isLoopback = (host: string) => /^(localhost|127(\.\d{1,3}){3}|::1|\[::1\])$/i.test(host);
 const isWildcard = (host: string) => ["0.0.0.0", "::", "[::]"].includes(host);
+/** The host as a URL and a Host header write it: an IPv6 address in brackets. */
+const urlHost = (host: string) => (host.includes(":") && !host.startsWith("[") ? `[${host}]` : host);
+
+/**
+ * The Host headers a server bound to `host` answers (its Origins too), or undefined for any (bound
+ * to every interface, the server has no one name: the token is what keeps strangers out).
+ */
+export function allowedHosts(host: string, port: number): ReadonlySet<string> | undefined {
+  if (isWildcard(host)) return undefined;
+  const names = host === "127.0.0.1" || host === "localhost" ? ["127.0.0.1", "localhost"] : [urlHost(host)];
+  return new Set(names.map((h) => `${h}:${port}`));
+}
 
 /**
  * The bearer token the server requires, or undefined for none: read from the variable `--token-env`
@@ -60,7 +76,7 @@ export function bearerToken(
     );
   if (token === undefined && !isLoopback(address.host))
     throw new CliError(
-      `--http ${address.host}:${address.port} serves other machines, which needs a bearer token: put one in ` +
+      `--http ${urlHost(address.host)}:${address.port} serves other machines, which needs a bearer token: put one in ` +
         `${TOKEN_ENV} (or in a variable named by --token-env NAME; never on the command line), or serve 127.0.0.1`,
     );
   return token;
@@ -99,8 +115,11 @@ export async function serveHttp(
         unauthorized(req.headers.authorization, token) ??
         (req.method === "POST" ? await readBatch(req) : { body: undefined });
       if ("status" in refused) {
-        res.writeHead(refused.status, refused.headers).end(refused.message);
-        return;
+        // A body left unread (refused before or while reading it) is not drained: a client could
+        // stream one without end. The connection closes once the answer is sent.
+        if (req.complete) return void res.writeHead(refused.status, refused.headers).end(refused.message);
+        res.writeHead(refused.status, { ...refused.headers, connection: "close" });
+        return void res.end(refused.message, () => req.socket.destroy());
       }
       const server = createMcpServer(service);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
@@ -118,17 +137,9 @@ export async function serveHttp(
   });
   const bound = http.address();
   const port = typeof bound === "object" && bound ? bound.port : address.port;
-  // Bound to every interface, the server has no one name: the token is what keeps strangers out.
-  allowed = isWildcard(address.host)
-    ? undefined
-    : new Set(
-        (address.host === "127.0.0.1" || address.host === "localhost"
-          ? ["127.0.0.1", "localhost"]
-          : [address.host]
-        ).map((h) => `${h}:${port}`),
-      );
+  allowed = allowedHosts(address.host, port);
   io.err(
-    `langgraph-replan mcp: serving ${names.join(", ")} on http://${address.host}:${port}/mcp` +
+    `langgraph-replan mcp: serving ${names.join(", ")} on http://${urlHost(address.host)}:${port}/mcp` +
       (token ? " (bearer token required)" : ""),
   );
   return http;
@@ -193,9 +204,9 @@ async function readBatch(req: IncomingMessage): Promise<{ body: unknown } | Refu
     req.on("data", (chunk: Buffer) => {
       size += chunk.length;
       if (size <= MAX_BODY_BYTES) return void chunks.push(chunk);
-      // Answered at once; the rest is drained unread (a destroyed request could not be answered).
+      // Answered at once, and the connection then closed (serveHttp): the rest is never read.
       req.removeAllListeners("data");
-      req.resume();
+      req.pause();
       done(undefined);
     });
     req.once("end", () => done(Buffer.concat(chunks)));

@@ -135,7 +135,10 @@ export class PlanService {
   private readonly ending = new Map<string, StatusCore>();
   /** Status rows being written, by plan id. */
   private readonly writing = new Map<string, Promise<void>>();
-  /** Iteration links (`parent_plan_id`), by plan id, for the dedupe window too (bounded). */
+  /**
+   * Iteration links (`parent_plan_id`), by plan id: `plan_status` reports them for a day, far past
+   * the dedupe window, and a count bounds them on a long-lived server (expiring-map.ts).
+   */
   private readonly parents: ExpiringMap<string, string>;
   /**
    * Creates under way, by the plan their key names or by their request: a create of the same joins
@@ -163,7 +166,7 @@ export class PlanService {
       });
     const remembered = { ttlMs: this.dedupeWindowMs, maxEntries: MAX_REMEMBERED, now: () => this.now() };
     this.recent = new ExpiringMap(remembered);
-    this.parents = new ExpiringMap(remembered);
+    this.parents = new ExpiringMap({ ttlMs: 24 * 3_600_000, maxEntries: 10 * MAX_REMEMBERED, now: remembered.now });
     this.wakes = options.wakes;
     this.server = { ...(options.server ?? { name: "langgraph-replan", version: "0" }), graphs: names };
   }

@@ -6,12 +6,21 @@
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { request } from "node:http";
+import { connect as connectTcp } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { bearerToken, MAX_BATCH, refusal, refuseTokenFlag, unauthorized } from "../../src/cli/mcp-http.js";
+import {
+  allowedHosts,
+  bearerToken,
+  httpAddress,
+  MAX_BATCH,
+  refusal,
+  refuseTokenFlag,
+  unauthorized,
+} from "../../src/cli/mcp-http.js";
 
 const TOKEN = "s3cret-token-of-32-characters-xx";
 
@@ -131,6 +140,25 @@ describe("mcp --http: the bearer token", () => {
     expect(refusal("/other", "127.0.0.1:3100", undefined, loopback)?.status).toBe(404);
   });
 
+  it("IPv6 loopback: --http [::1]:PORT gives listen the bare ::1, and the Host clients send, [::1]:PORT, is allowed", () => {
+    expect(httpAddress("[::1]:3100")).toEqual({ host: "::1", port: 3100 });
+    expect(httpAddress("::1:3100")).toEqual({ host: "::1", port: 3100 });
+    expect(httpAddress("3100")).toEqual({ host: "127.0.0.1", port: 3100 });
+    expect(httpAddress(":3100")).toEqual({ host: "127.0.0.1", port: 3100 });
+    expect(() => httpAddress("[::1]:port")).toThrow('--http needs a port or HOST:PORT (0 to 65535), got "[::1]:port"');
+    const v6 = allowedHosts("::1", 3100);
+    expect(v6 && [...v6]).toEqual(["[::1]:3100"]);
+    expect(refusal("/mcp", "[::1]:3100", "http://[::1]:3100", v6)).toBeUndefined();
+    expect(refusal("/mcp", "[::1]:3100", "http://evil.example", v6)?.status).toBe(403);
+    expect(refusal("/mcp", "127.0.0.1:3100", undefined, v6)?.status).toBe(403);
+    const v4 = allowedHosts("127.0.0.1", 3100);
+    expect(v4 && [...v4]).toEqual(["127.0.0.1:3100", "localhost:3100"]);
+    expect([allowedHosts("0.0.0.0", 3100), allowedHosts("::", 3100)]).toEqual([undefined, undefined]);
+    expect(() => bearerToken({ host: "::", port: 3100 }, undefined, {})).toThrow(
+      /^--http \[::\]:3100 serves other machines/,
+    );
+  });
+
   it("the command refuses 0.0.0.0 without a token, and a token on its command line, before opening anything", () => {
     const env = { PATH: process.env.PATH ?? "" };
     const open = spawnSync(process.execPath, mcpArgs("--http", "0.0.0.0:0"), { env, encoding: "utf8" });
@@ -200,6 +228,41 @@ describe("mcp --http: batches", () => {
       const listed = (await client.callTool({ name: "plan_list", arguments: {} })) as any;
       expect(listed.structuredContent.plans).toEqual([]);
       await client.close();
+    } finally {
+      child.kill("SIGTERM");
+    }
+  }, 60_000);
+});
+
+describe("mcp --http: the body limit", () => {
+  it("a body over 4 MiB is answered 413 and the connection closed: the server stops reading it", async () => {
+    const { child, url } = await startHttp({});
+    try {
+      const port = Number(new URL(url).port);
+      const socket = connectTcp(port, "127.0.0.1");
+      await new Promise<void>((open, failed) => socket.once("connect", open).once("error", failed));
+      let answer = "";
+      socket.on("data", (chunk: Buffer) => (answer += chunk.toString()));
+      const closed = new Promise<void>((done) => socket.once("close", () => done()));
+      socket.on("error", () => undefined);
+      socket.write(
+        `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\n` +
+          "accept: application/json, text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+      );
+      // A client streaming 64 MiB: the server must hang up long before the end.
+      const chunk = Buffer.from(`100000\r\n${"x".repeat(0x100000)}\r\n`);
+      let sent = 0;
+      while (!socket.destroyed && sent < 64) {
+        sent += 1;
+        if (!socket.write(chunk))
+          await Promise.race([new Promise<void>((drained) => socket.once("drain", () => drained())), closed]);
+      }
+      if (!socket.destroyed) socket.end("0\r\n\r\n");
+      await closed;
+      expect(answer.split("\r\n")[0]).toBe("HTTP/1.1 413 Payload Too Large");
+      expect(sent).toBeLessThan(64);
+      expect(answer.toLowerCase()).toContain("connection: close");
+      expect(answer).toContain('"message":"request body over 4194304 bytes"');
     } finally {
       child.kill("SIGTERM");
     }

@@ -189,6 +189,12 @@ const CASES: Case[] = [
     rules: ["transient.retry", "unmet.retry-once"],
   },
   {
+    name: "retryOnUnmet never goes past maxAttempts: transient then unmet with maxAttempts 2 escalates",
+    plan: one({ successSignal: "output.report != ''", retryOnUnmet: true, retry: { maxAttempts: 2, ...fixed } }),
+    script: { fetch: [new TransientError("busy"), { report: "" }, report] },
+    rules: ["transient.retry", "unmet.escalate"],
+  },
+  {
     name: "retryOnUnmet after a transient failure still retries an unmet signal only once",
     plan: one({ successSignal: "output.report != ''", retryOnUnmet: true, retry: { maxAttempts: 3, ...fixed } }),
     script: { fetch: [new TransientError("busy"), { report: "" }, { report: "" }] },

@@ -2,9 +2,12 @@
  * The plan service's memory of recent creates and iteration links (src/mcp/expiring-map.ts): an
  * entry lives `ttlMs`, and there are never more than `maxEntries`.
  */
+import { MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { ExpiringMap } from "../../src/mcp/expiring-map.js";
 import { PlanService } from "../../src/mcp/service.js";
+import { createPlanManager, staticPlanner } from "../../src/index.js";
+import { scriptedTool } from "../helpers/graph.js";
 
 function clocked(ttlMs: number, maxEntries: number) {
   let now = 1_000;
@@ -72,5 +75,32 @@ describe("PlanService's dedupe window", () => {
       expect(() => new PlanService({ graphs: { g: {} as never }, saver: {} as never, dedupeWindowMs })).toThrow(
         expect.objectContaining({ code: "invalid_options", path: "dedupeWindowMs" }),
       );
+  });
+});
+
+describe("PlanService's iteration links", () => {
+  it("parent_plan_id outlives the dedupe window: plan_status still names it 23 hours later, a new create is not a duplicate", async () => {
+    let now = Date.UTC(2026, 0, 1);
+    const saver = new MemorySaver();
+    const tool = scriptedTool("t", [{ a: 1 }]);
+    const plan = { steps: [{ id: "s", goal: "s", tool: "t" }] };
+    const graph = createPlanManager({ tools: [tool], planner: staticPlanner({ plan }) }).compile({
+      checkpointer: saver,
+    });
+    const service = new PlanService({ graphs: { w: graph as never }, saver, now: () => now });
+    const parent = await service.create({ goal: "one" });
+    await service.wait(parent.plan_id, 10);
+    const child = await service.create({ goal: "two", parent_plan_id: parent.plan_id });
+    await service.wait(child.plan_id, 10);
+    const linked = async () => (await service.status(child.plan_id)).parent_plan_id;
+    expect(await linked()).toBe(parent.plan_id);
+    now += 11 * 60_000;
+    expect(await linked()).toBe(parent.plan_id);
+    // The dedupe window (10 minutes) has passed all the same: the same goal is a new plan.
+    const again = await service.create({ goal: "two", parent_plan_id: parent.plan_id });
+    expect(again.plan_id).not.toBe(child.plan_id);
+    await service.wait(again.plan_id, 10);
+    now += 23 * 3_600_000;
+    expect(await linked()).toBe(parent.plan_id);
   });
 });

@@ -144,9 +144,13 @@ const RUNGS_BY_CLASS: Record<FailureClass, Rungs> = {
   },
   deterministic: (input, base, what) => afterPermanentFailure(input, base, "deterministic", what, "deterministic"),
   success_signal_unmet: (input, base, what) => {
-    const { step, run } = input;
+    const { deviation, step, run, policy } = input;
     const retried = input.unmetRetried ?? (run?.attempts ?? 1) - (run?.retryBase ?? 0) >= 2;
-    if (step?.retryOnUnmet && !retried) {
+    // The one retry is an attempt like any other: it counts against the step's maxAttempts
+    // (docs/architecture.md, the ladder), so a step whose attempts are spent escalates instead.
+    const used = (run?.attempts ?? deviation.attempt) - (run?.retryBase ?? 0);
+    const attemptsLeft = used < effectiveRetry(step, policy).maxAttempts;
+    if (step?.retryOnUnmet && !retried && attemptsLeft) {
       const reason = `${what}; the step is marked retryOnUnmet`;
       return verdict("unmet.retry-once", "success_signal_unmet", reason, { ...base, delayMs: 0 });
     }

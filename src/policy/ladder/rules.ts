@@ -98,7 +98,7 @@ export const RULES = {
     "retry",
     ["success_signal_unmet"],
     "retry",
-    "an unmet success signal on a step marked retryOnUnmet is retried once",
+    "an unmet success signal on a step marked retryOnUnmet is retried once, if its retry.maxAttempts allows one more attempt",
   ),
   // Agent steps: a model that answered wrong is asked again, told why (docs/decisions/0021-agent-steps.md).
   "agent.retry-with-feedback": r(
