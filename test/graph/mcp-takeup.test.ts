@@ -106,6 +106,11 @@ describe("a static breakpoint", () => {
     expect(await recovery.scan()).toEqual([]);
     await a.service.settled();
     expect(pay.calls.length).toBe(0);
+    const waiting = await a.service.status(plan_id);
+    expect(waiting.server).toEqual({ live: false });
+    expect(waiting.message).toBe(
+      `plan "${plan_id}" waits at a breakpoint of its graph (interruptBefore / interruptAfter): call plan_resume to carry it on`,
+    );
     // plan_resume runs past it when asked.
     await a.service.resume(plan_id);
     await a.service.settled();
@@ -202,6 +207,39 @@ describe("a keyed create cut between its claim and its first checkpoint", () => 
     expect(waited.status).toBe("completed");
     expect(pay.calls.length).toBe(1);
     expect(await b.service.create(input)).toMatchObject({ plan_id: made.plan_id, status: "completed", created: false });
+    b.handle.close();
+    a.handle.close();
+  });
+});
+
+describe("a run that threw in this server", () => {
+  it("is not taken up again, and its status says plan_resume, not a take-up", async () => {
+    const db = join(dir, "plans.sqlite");
+    const pay = scriptedTool("pay", [() => new Promise(() => undefined)]);
+    const manager = createPlanManager({ tools: [pay], planner: staticPlanner({ plan: payDraft }) });
+    const a = serverOn(db, (saver) => manager.compile({ checkpointer: saver }) as unknown as ServedGraph);
+    const { plan_id } = await a.service.create({ goal: "pay" });
+    while (pay.calls.length === 0) await tick();
+    a.handle.prepare("DELETE FROM langgraph_replan_thread_claims").run();
+    // A server whose runs throw as they start (a saver that cannot write, say).
+    const b = serverOn(db, (saver) => {
+      const real = manager.compile({ checkpointer: saver }) as unknown as ServedGraph;
+      return {
+        getState: (c: LangGraphRunnableConfig) => real.getState(c),
+        updateState: real.updateState.bind(real),
+        invoke: () => Promise.reject(new Error("disk full")),
+      } as unknown as ServedGraph;
+    });
+    const recovery = new RunRecovery(b.service, b.saver, { everyMs: 0 });
+    expect(await recovery.scan()).toEqual([plan_id]);
+    await b.service.settled();
+    expect(await recovery.scan()).toEqual([]);
+    const status = await b.service.status(plan_id);
+    expect(status.server).toEqual({ live: false });
+    expect(status.error?.message).toBe("disk full");
+    expect(status.message).toBe(
+      `plan "${plan_id}": its run threw in this server (see error) and is not taken up again; call plan_resume to retry it`,
+    );
     b.handle.close();
     a.handle.close();
   });
