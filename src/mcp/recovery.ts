@@ -160,14 +160,20 @@ export interface ServerRuns {
 export async function takeUpRuns(
   service: PlanService,
   saver: BaseCheckpointSaver,
-  options: RecoveryOptions = {},
+  options: RecoveryOptions & {
+    /** Halts as `ServerRuns.halt` does, also during the first look (a signal that comes while it takes runs up). */
+    signal?: AbortSignal;
+  } = {},
 ): Promise<ServerRuns> {
   const recovery = new RunRecovery(service, saver, options);
+  let halted: Promise<void> | undefined;
+  const halt = () => void (halted ??= recovery.close().then(() => service.halt()));
+  if (options.signal?.aborted) halt();
+  options.signal?.addEventListener("abort", halt, { once: true });
   await recovery.scan().catch(options.onError ?? (() => undefined));
   recovery.start();
-  let halted: Promise<void> | undefined;
   return {
-    halt: () => void (halted ??= recovery.close().then(() => service.halt())),
+    halt,
     async ended() {
       await recovery.close();
       await service.settled();

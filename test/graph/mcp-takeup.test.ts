@@ -11,7 +11,7 @@ import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createPlanManager, staticPlanner, type PlanDraft } from "../../src/index.js";
-import { PlanService, RunRecovery, type ServedGraph } from "../../src/mcp/index.js";
+import { PlanService, RunRecovery, takeUpRuns, type ServedGraph } from "../../src/mcp/index.js";
 import { CALLS_HELD, RUN_CONTROL, type RunControl } from "../../src/runtime/run-control.js";
 import { claimSqliteThread, sqliteClaimHolder } from "../../src/storage/sqlite-claim.js";
 import { scriptedTool } from "../helpers/graph.js";
@@ -240,6 +240,28 @@ describe("a run that threw in this server", () => {
     expect(status.message).toBe(
       `plan "${plan_id}": its run threw in this server (see error) and is not taken up again; call plan_resume to retry it`,
     );
+    b.handle.close();
+    a.handle.close();
+  });
+});
+
+describe("a server told to stop as it takes runs up (takeUpRuns' signal)", () => {
+  it("a signal that came before or during the first look halts it: no run is carried on past it", async () => {
+    const db = join(dir, "plans.sqlite");
+    const pay = scriptedTool("pay", [() => new Promise(() => undefined), { paid: 2 }]);
+    const manager = createPlanManager({ tools: [pay], planner: staticPlanner({ plan: payDraft }) });
+    const graphOf = (saver: SqliteSaver) => manager.compile({ checkpointer: saver }) as unknown as ServedGraph;
+    const a = serverOn(db, graphOf);
+    const { plan_id } = await a.service.create({ goal: "pay" });
+    while (pay.calls.length === 0) await tick();
+    a.handle.prepare("DELETE FROM langgraph_replan_thread_claims").run();
+    const b = serverOn(db, graphOf);
+    const signalled = new AbortController();
+    signalled.abort();
+    const runs = await takeUpRuns(b.service, b.saver, { signal: signalled.signal });
+    await runs.ended();
+    expect(pay.calls.length).toBe(1);
+    expect((await b.service.status(plan_id)).server).toEqual({ live: false });
     b.handle.close();
     a.handle.close();
   });
