@@ -25,13 +25,7 @@ import { CALLS_HELD } from "../runtime/run-control.js";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { originalSaver, saverAdapter } from "../storage/index.js";
 import { planStatus, runGoingOn, statusCore, type PlanStatus, type StatusCore, type StatusValues } from "./status.js";
-import {
-  breakpointMessage,
-  cutRunStatus,
-  inFlightOf,
-  neverStartedMessage,
-  threwHereMessage,
-} from "./cut-run.js";
+import { breakpointMessage, cutRunStatus, inFlightOf, neverStartedMessage, threwHereMessage } from "./cut-run.js";
 import { heldHere, threadLetGo } from "../graph/thread-lock.js";
 import type { PlanWakes } from "./wakes.js";
 
@@ -633,6 +627,7 @@ export class PlanService {
     // A create's row with no checkpoint yet goes under the thread's claim: a run still starting refuses it.
     if ((snapshot.values as StatusValues | undefined)?.status === undefined) await deleteUnlessHeld(this.saver, planId);
     else await deleteThread(this.saver, planId);
+    this.runs.forget(planId);
     this.parents.delete(planId);
     return { plan_id: planId, deleted: true };
   }

@@ -13,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createPlanManager, staticPlanner, type PlanDraft } from "../../src/index.js";
 import { PlanService, RunRecovery, takeUpRuns, type ServedGraph } from "../../src/mcp/index.js";
 import { CALLS_HELD, RUN_CONTROL, type RunControl } from "../../src/runtime/run-control.js";
+import { BackgroundRuns, MAX_FAILURES } from "../../src/mcp/runs.js";
 import { claimSqliteThread, sqliteClaimHolder } from "../../src/storage/sqlite-claim.js";
 import { scriptedTool } from "../helpers/graph.js";
 
@@ -70,12 +71,12 @@ describe("a live process's claim on SQLite", () => {
     // Another process on this host that has exited: a pid that cannot be running.
     handle.prepare("UPDATE langgraph_replan_thread_claims SET pid = ? WHERE thread_id = 't'").run(2 ** 22 + 7);
     expect(sqliteClaimHolder(handle, "t", "", () => Date.now() - 60_000)).toBeUndefined();
-    handle.prepare("UPDATE langgraph_replan_thread_claims SET pid = ?, host = ? WHERE thread_id = 't'").run(
-      process.pid,
-      "another-host",
-    );
-    const lease = (handle.prepare("SELECT expires_at FROM langgraph_replan_thread_claims").get() as { expires_at: number })
-      .expires_at;
+    handle
+      .prepare("UPDATE langgraph_replan_thread_claims SET pid = ?, host = ? WHERE thread_id = 't'")
+      .run(process.pid, "another-host");
+    const lease = (
+      handle.prepare("SELECT expires_at FROM langgraph_replan_thread_claims").get() as { expires_at: number }
+    ).expires_at;
     expect(sqliteClaimHolder(handle, "t", "", () => lease - 1)).toEqual({ pid: process.pid, host: "another-host" });
     expect(sqliteClaimHolder(handle, "t", "", () => lease)).toBeUndefined();
     // The claim-taking path reads the same way: another host's live lease refuses, a lapsed one is taken.
@@ -83,7 +84,10 @@ describe("a live process's claim on SQLite", () => {
     const taken = claimSqliteThread(handle, "t", "", () => lease);
     expect("release" in taken).toBe(true);
     // This process's own live claim holds whatever the clock says, for the read and for the claim.
-    expect(sqliteClaimHolder(handle, "t", "", () => lease + 10 ** 9)).toEqual({ pid: process.pid, host: expect.any(String) });
+    expect(sqliteClaimHolder(handle, "t", "", () => lease + 10 ** 9)).toEqual({
+      pid: process.pid,
+      host: expect.any(String),
+    });
     expect("pid" in claimSqliteThread(handle, "t", "", () => lease + 10 ** 9)).toBe(true);
     (taken as { release(): void }).release();
     (mine as { release(): void }).release();
@@ -264,5 +268,20 @@ describe("a server told to stop as it takes runs up (takeUpRuns' signal)", () =>
     expect((await b.service.status(plan_id)).server).toEqual({ live: false });
     b.handle.close();
     a.handle.close();
+  });
+});
+
+describe("what background runs threw (BackgroundRuns)", () => {
+  it("is kept for at most MAX_FAILURES plans, the oldest dropped first, and dropped when the plan is deleted", async () => {
+    const runs = new BackgroundRuns();
+    const fail = (id: string) =>
+      runs.start(id, undefined, () => Promise.reject(new Error(`threw ${id}`))).catch(() => undefined);
+    for (let i = 0; i <= MAX_FAILURES; i++) await fail(`p${i}`);
+    await runs.settled();
+    expect(runs.failure("p0")).toBeUndefined();
+    expect(runs.failure("p1")).toEqual({ message: "threw p1" });
+    expect(runs.failure(`p${MAX_FAILURES}`)).toEqual({ message: `threw p${MAX_FAILURES}` });
+    runs.forget("p1");
+    expect(runs.failure("p1")).toBeUndefined();
   });
 });
