@@ -49,6 +49,9 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The tokens of the claims this process holds and has not released. */
+const heldHere = new Set<string>();
+
 /**
  * A holder on this host holds its claim as long as its process is there, whatever the lease says:
  * the lease is read on the wall clock, which a step forward (NTP) or a stalled event loop would
@@ -56,7 +59,12 @@ function alive(pid: number): boolean {
  * cannot be asked, holds until its lease ends.
  */
 const stillHeld = (row: ClaimRow, now: number): boolean =>
-  row.host === hostname() ? alive(row.pid) : row.expires_at > now;
+  row.host !== hostname()
+    ? row.expires_at > now
+    : row.pid === process.pid
+      ? // This process's own row: held while one of its claims has it (a row whose release could not delete it is not).
+        heldHere.has(row.token)
+      : alive(row.pid);
 
 /** Who holds the thread's claim, or undefined when no live process does (a read: nothing is written but the table). */
 export function sqliteClaimHolder(
@@ -95,6 +103,7 @@ export function claimSqliteThread(
   });
   const holder = take.immediate();
   if (holder) return holder;
+  heldHere.add(token);
   const renew = setInterval(() => {
     try {
       db.prepare(`UPDATE ${CLAIMS_TABLE} SET expires_at = ? WHERE ${where} AND token = ?`).run(
@@ -111,6 +120,7 @@ export function claimSqliteThread(
   return {
     release() {
       clearInterval(renew);
+      heldHere.delete(token);
       try {
         db.prepare(`DELETE FROM ${CLAIMS_TABLE} WHERE ${where} AND token = ?`).run(threadId, namespace, token);
       } catch {

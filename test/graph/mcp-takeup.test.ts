@@ -4,7 +4,7 @@
  * breakpoint, one unreadable thread among many, and a keyed create cut before its first checkpoint.
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
@@ -91,6 +91,14 @@ describe("a live process's claim on SQLite", () => {
     expect("pid" in claimSqliteThread(handle, "t", "", () => lease + 10 ** 9)).toBe(true);
     (taken as { release(): void }).release();
     (mine as { release(): void }).release();
+    // A row of this process that none of its claims has (its release could not delete it) holds nothing.
+    handle
+      .prepare(
+        "INSERT INTO langgraph_replan_thread_claims (thread_id, checkpoint_ns, token, pid, host, expires_at) " +
+          "VALUES ('t', '', 'left-over', ?, ?, ?)",
+      )
+      .run(process.pid, hostname(), Date.now() + 60_000);
+    expect(sqliteClaimHolder(handle, "t", "")).toBeUndefined();
     handle.close();
   });
 });
