@@ -498,8 +498,10 @@ export class PlanService {
    * Takes up a plan whose run no live process holds — its server was closed or killed mid-step — the
    * way `resume` carries a plan on, so a call cut in flight is settled through the effect journal
    * (docs/decisions/0037-planning-service-over-mcp.md, "Runs outlive their server"; mcp/recovery.ts
-   * asks at launch and on an interval). Not a plan that ended, was stopped or waits for an answer,
-   * one a live process holds, nor one whose run threw in this process (`plan_resume` retries that),
+   * asks at launch and on an interval). Not a plan that ended, was stopped, waits for an answer or
+   * at a static breakpoint of its graph, one a create left before its first checkpoint (nothing to
+   * carry on from: `plan_create` starts it again), one a live process holds, nor one whose run threw
+   * in this process (`plan_resume` retries that),
    * nor any on a saver whose claims reach this process only (who else runs it cannot be told).
    * Two servers asking at once: the run's own claim lets one in, and the other's run ends at once.
    * `"started"`: this process runs it now; `"held"`: a live process holds it; `"idle"`: the checkpoint
