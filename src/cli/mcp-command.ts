@@ -173,8 +173,13 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
     });
     // Runs a closed or killed server left mid-step are taken up (src/mcp/recovery.ts).
     const onError = (error: unknown) => io.err(`langgraph-replan mcp: taking up runs: ${(error as Error).message}`);
-    const runs = await takeUpRuns(service, target.saver, { onError });
-    await serveUntilStopped(service, runs, { address, token, graphs: Object.keys(graphs) }, io);
+    // The signals are heard before the first take-up: one that comes during it halts the runs it started.
+    const signalled = new AbortController();
+    const halt = () => signalled.abort();
+    process.once("SIGTERM", halt);
+    process.once("SIGINT", halt);
+    const runs = await takeUpRuns(service, target.saver, { onError, signal: signalled.signal });
+    await serveUntilStopped(service, runs, signalled.signal, { address, token, graphs: Object.keys(graphs) }, io);
     return 0;
   } finally {
     await wakes?.close();
@@ -194,17 +199,15 @@ type RunsTakenUp = Awaited<ReturnType<(typeof import("../mcp/index.js"))["takeUp
 async function serveUntilStopped(
   service: Service,
   runs: RunsTakenUp,
+  signalled: AbortSignal,
   how: { address: ReturnType<typeof httpAddress> | undefined; token: string | undefined; graphs: string[] },
   io: CliIo,
 ): Promise<void> {
   let stopped!: () => void;
   const ended = new Promise<void>((done) => (stopped = done));
-  const halt = () => {
-    stopped();
-    runs.halt();
-  };
-  process.once("SIGTERM", halt);
-  process.once("SIGINT", halt);
+  // `runs` halts on the signal itself (`takeUpRuns`'s `signal`).
+  if (signalled.aborted) stopped();
+  signalled.addEventListener("abort", () => stopped(), { once: true });
   const http = how.address ? await serveHttp(service, how.address, how.token, how.graphs, io) : undefined;
   if (!how.address) await serveStdio(service, how.graphs, io, stopped);
   await ended;

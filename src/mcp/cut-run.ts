@@ -61,8 +61,30 @@ export function inFlightOf(snapshot: StateSnapshot, unsettled: readonly JournalE
   return found;
 }
 
-/** The status of a run no live server holds: `server.live` false, a message, and its attempts in flight. */
-export function cutRunStatus(status: PlanStatus, inFlight: ReadonlyMap<string, InFlight>): PlanStatus {
+/** A create whose process ended after it took the plan's thread and before its first checkpoint: nothing to carry on from. */
+export const neverStartedMessage = (planId: string): string =>
+  `plan "${planId}" was never started: the process that created it ended before its first checkpoint, ` +
+  "and no server takes it up; call plan_create again with the same idempotency_key and request to start it " +
+  "(a plan made without a key: plan_delete it and create it again)";
+
+/** A run that threw in this server: take-up leaves it to the caller (what it threw is in `error`). */
+export const threwHereMessage = (planId: string): string =>
+  `plan "${planId}": its run threw in this server (see error) and is not taken up again; ` +
+  "call plan_resume to retry it";
+
+/** A plan at a static breakpoint of its graph (`interruptBefore` / `interruptAfter`): it waits there. */
+export const breakpointMessage = (planId: string): string =>
+  `plan "${planId}" waits at a breakpoint of its graph (interruptBefore / interruptAfter): call plan_resume to carry it on`;
+
+/**
+ * The status of a run no live server holds: `server.live` false, a message (the cut run's unless
+ * another is given), and its attempts in flight.
+ */
+export function cutRunStatus(
+  status: PlanStatus,
+  inFlight: ReadonlyMap<string, InFlight>,
+  message: string = cutRunMessage(status.plan_id),
+): PlanStatus {
   const steps = status.steps.map((step) => {
     const attempt = inFlight.get(step.id);
     return attempt ? { ...step, status: "running", ...attempt } : step;
@@ -74,6 +96,6 @@ export function cutRunStatus(status: PlanStatus, inFlight: ReadonlyMap<string, I
     steps,
     timing: { ...status.timing, started_at: first },
     server: { live: false },
-    message: cutRunMessage(status.plan_id),
+    message,
   };
 }

@@ -35,6 +35,8 @@ export class RunRecovery {
    * holds no thread the database no longer has.
    */
   private idle = new Map<string, string>();
+  /** Threads whose take-up threw, with the checkpoint it threw on: reported once each (rebuilt at each look). */
+  private failed = new Map<string, string>();
   private looking: Promise<string[]> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -79,6 +81,7 @@ export class RunRecovery {
     const adapter = saverAdapter(this.saver);
     const started: string[] = [];
     const idle = new Map<string, string>();
+    const failed = new Map<string, string>();
     let before: string | undefined;
     for (;;) {
       const page = await adapter.listThreads({ limit: PAGE, ...(before ? { before } : {}) });
@@ -89,7 +92,21 @@ export class RunRecovery {
           idle.set(threadId, checkpointId);
           continue;
         }
-        const outcome = await this.service.takeUp(threadId);
+        // One thread that cannot be read (a corrupt checkpoint, a graph that throws on it) is that
+        // thread's problem: the plans after it are still taken up, and it is reported once per checkpoint.
+        const outcome = await this.service.takeUp(threadId).catch((error: unknown) => {
+          if (this.failed.get(threadId) !== checkpointId)
+            this.onError(
+              new Error(
+                `could not take up plan "${threadId}" (checkpoint ${checkpointId}): ` +
+                  `${error instanceof Error ? error.message : String(error)}; the other plans are taken up, ` +
+                  "and this one is tried again at every look (repair or plan_delete it)",
+                { cause: error },
+              ),
+            );
+          failed.set(threadId, checkpointId);
+          return "failed" as const;
+        });
         if (outcome === "started") started.push(threadId);
         if (outcome === "idle") idle.set(threadId, checkpointId);
       }
@@ -97,6 +114,7 @@ export class RunRecovery {
       before = page.at(-1)!.checkpointId;
     }
     this.idle = idle;
+    this.failed = failed;
     return started;
   }
 
@@ -112,10 +130,18 @@ export class RunRecovery {
     for (const { threadId, checkpointId } of threads) {
       const row = rows.get(threadId);
       // The row's summary is the service's (mcp/service.ts `summaryOf`): `{ core, createdAt? }`.
-      if (row?.checkpointId === checkpointId && !runGoingOn((JSON.parse(row.summary) as { core: StatusCore }).core))
-        settled.add(threadId);
+      if (row?.checkpointId === checkpointId && rowSettled(row.summary)) settled.add(threadId);
     }
     return settled;
+  }
+}
+
+/** Whether a row shows nothing to take up; a row that cannot be read does not (the checkpoint is read instead). */
+function rowSettled(summary: string): boolean {
+  try {
+    return !runGoingOn((JSON.parse(summary) as { core: StatusCore }).core);
+  } catch {
+    return false;
   }
 }
 
@@ -134,14 +160,20 @@ export interface ServerRuns {
 export async function takeUpRuns(
   service: PlanService,
   saver: BaseCheckpointSaver,
-  options: RecoveryOptions = {},
+  options: RecoveryOptions & {
+    /** Halts as `ServerRuns.halt` does, also during the first look (a signal that comes while it takes runs up). */
+    signal?: AbortSignal;
+  } = {},
 ): Promise<ServerRuns> {
   const recovery = new RunRecovery(service, saver, options);
+  let halted: Promise<void> | undefined;
+  const halt = () => void (halted ??= recovery.close().then(() => service.halt()));
+  if (options.signal?.aborted) halt();
+  options.signal?.addEventListener("abort", halt, { once: true });
   await recovery.scan().catch(options.onError ?? (() => undefined));
   recovery.start();
-  let halted: Promise<void> | undefined;
   return {
-    halt: () => void (halted ??= recovery.close().then(() => service.halt())),
+    halt,
     async ended() {
       await recovery.close();
       await service.settled();

@@ -23,6 +23,9 @@ interface Run {
 
 export type Thrown = { code?: string; message: string };
 
+/** At most this many runs' failures are kept (a server whose saver fails for days must not grow without end). */
+export const MAX_FAILURES = 10_000;
+
 export class BackgroundRuns {
   private readonly runs = new Map<string, Run>();
   /** Called once a run has returned or paused and no longer counts as running (mcp/wakes.ts announces it). */
@@ -32,7 +35,10 @@ export class BackgroundRuns {
     this.onSettled = onSettled;
   }
 
-  /** What a background run threw, by plan id, until the plan runs again. */
+  /**
+   * What a background run threw, by plan id, until the plan runs again or is deleted (`forget`); at
+   * most `MAX_FAILURES`, the oldest dropped first (that plan's status then shows its checkpoint alone).
+   */
   private readonly failures = new Map<string, Thrown>();
 
   has(planId: string): boolean {
@@ -41,6 +47,11 @@ export class BackgroundRuns {
 
   failure(planId: string): Thrown | undefined {
     return this.failures.get(planId);
+  }
+
+  /** Drops what the plan's run threw (the plan was deleted). */
+  forget(planId: string): void {
+    this.failures.delete(planId);
   }
 
   /**
@@ -80,7 +91,7 @@ export class BackgroundRuns {
       () => undefined,
       (error: unknown) => {
         if (!control.holds) refused = { error };
-        else if (!controller.signal.aborted && !isRunPaused(error)) this.failures.set(planId, thrown(error));
+        else if (!controller.signal.aborted && !isRunPaused(error)) this.failed(planId, thrown(error));
       },
     );
     const settled = done.finally(() => {
@@ -94,6 +105,16 @@ export class BackgroundRuns {
         if (refused) throw refused.error;
       }),
     ]);
+  }
+
+  private failed(planId: string, what: Thrown): void {
+    this.failures.delete(planId);
+    this.failures.set(planId, what);
+    // A map in insertion order: the first key is the oldest failure.
+    for (const oldest of this.failures.keys()) {
+      if (this.failures.size <= MAX_FAILURES) break;
+      this.failures.delete(oldest);
+    }
   }
 
   /** Whether the plan's run (registered, not yet settled) has taken its thread. */

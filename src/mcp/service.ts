@@ -25,7 +25,7 @@ import { CALLS_HELD } from "../runtime/run-control.js";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { originalSaver, saverAdapter } from "../storage/index.js";
 import { planStatus, runGoingOn, statusCore, type PlanStatus, type StatusCore, type StatusValues } from "./status.js";
-import { cutRunStatus, inFlightOf } from "./cut-run.js";
+import { breakpointMessage, cutRunStatus, inFlightOf, neverStartedMessage, threwHereMessage } from "./cut-run.js";
 import { heldHere, threadLetGo } from "../graph/thread-lock.js";
 import type { PlanWakes } from "./wakes.js";
 
@@ -221,9 +221,12 @@ export class PlanService {
     // The same goal, context and plan within the window return the plan just made, unless a new run is asked.
     const planId = keyed ?? (input.new_run === true ? undefined : this.recentPlan(recentKey));
     const known = planId !== undefined ? await this.made(planId, graphName) : undefined;
+    // A keyed plan whose create died between its claim and its first checkpoint has nothing to carry
+    // on from and no server takes it up: the same key and request start it now (its thread is empty).
+    const restart = keyed !== undefined && known !== undefined && (await this.neverStarted(keyed));
     if (planId !== undefined && known) {
       if (input.idempotency_key !== undefined) this.sameRequest(input.idempotency_key, planId, known, c);
-      return { plan_id: planId, status: known.status, created: false, server: this.server };
+      if (!restart) return { plan_id: planId, status: known.status, created: false, server: this.server };
     }
     if (input.idempotency_key !== undefined) await this.keyOnOtherGraphs(input.idempotency_key, graphName);
     if (input.parent_plan_id !== undefined)
@@ -276,6 +279,17 @@ export class PlanService {
     if (known.request !== undefined && known.request !== c.request) throw keyConflict(key, planId, "other");
   }
 
+  /**
+   * Whether the plan is a create's row with no checkpoint that no live process holds: its process
+   * ended before the run's first checkpoint. False when the saver cannot tell who holds it.
+   */
+  private async neverStarted(planId: string): Promise<boolean> {
+    if (this.runs.has(planId)) return false;
+    if (await this.saver.getTuple({ configurable: { thread_id: planId, checkpoint_ns: "" } })) return false;
+    if ((await this.statusRows([planId])).get(planId)?.checkpointId !== NO_CHECKPOINT) return false;
+    return (await this.held(planId)) === false;
+  }
+
   /** The same key on another served graph names another plan id: refused as another request. */
   private async keyOnOtherGraphs(key: string, graphName: string): Promise<void> {
     for (const other of Object.keys(this.graphs)) {
@@ -322,7 +336,16 @@ export class PlanService {
       this.snapshot(planId),
       saverAdapter(this.saver).journal.unsettled(planId),
     ]);
-    return cutRunStatus(status, inFlightOf(snapshot, unsettled));
+    // What `takeUp` would do with it, said plainly: only a cut run with a checkpoint is taken up.
+    const message =
+      startedFrom(snapshot) === undefined
+        ? neverStartedMessage(planId)
+        : this.runs.failure(planId)
+          ? threwHereMessage(planId)
+          : (await this.atBreakpoint(planId, snapshot))
+            ? breakpointMessage(planId)
+            : undefined;
+    return cutRunStatus(status, inFlightOf(snapshot, unsettled), message);
   }
 
   /**
@@ -478,8 +501,10 @@ export class PlanService {
    * Takes up a plan whose run no live process holds — its server was closed or killed mid-step — the
    * way `resume` carries a plan on, so a call cut in flight is settled through the effect journal
    * (docs/decisions/0037-planning-service-over-mcp.md, "Runs outlive their server"; mcp/recovery.ts
-   * asks at launch and on an interval). Not a plan that ended, was stopped or waits for an answer,
-   * one a live process holds, nor one whose run threw in this process (`plan_resume` retries that),
+   * asks at launch and on an interval). Not a plan that ended, was stopped, waits for an answer or
+   * at a static breakpoint of its graph, one a create left before its first checkpoint (nothing to
+   * carry on from: `plan_create` starts it again), one a live process holds, nor one whose run threw
+   * in this process (`plan_resume` retries that),
    * nor any on a saver whose claims reach this process only (who else runs it cannot be told).
    * Two servers asking at once: the run's own claim lets one in, and the other's run ends at once.
    * `"started"`: this process runs it now; `"held"`: a live process holds it; `"idle"`: the checkpoint
@@ -497,15 +522,33 @@ export class PlanService {
       throw error;
     });
     if (!core || !runGoingOn(core)) return "idle";
+    const snapshot = await this.snapshot(planId);
+    // A create cut before its first checkpoint has no input to carry on from: plan_create starts it again.
+    if (startedFrom(snapshot) === undefined || (await this.atBreakpoint(planId, snapshot))) return "idle";
     if (this.runs.has(planId)) return "skipped";
     try {
       // Resolves once the run holds the thread; another server's claim refuses it with thread_busy.
-      await this.begin(planId, startedFrom(await this.snapshot(planId)), (graph, config) => graph.invoke(null, config));
+      await this.begin(planId, startedFrom(snapshot), (graph, config) => graph.invoke(null, config));
     } catch (error) {
       if (isPlanManagerError(error) && error.code === "thread_busy") return "held";
       throw error;
     }
     return "started";
+  }
+
+  /**
+   * Whether the checkpoint is where the served graph's static breakpoints stop it (its public
+   * `interruptBefore` / `interruptAfter`): a plan waiting there for `plan_resume`, which a cut run's
+   * checkpoint looks like. Before: a node it runs next; after: a node that ran to write it (the
+   * previous checkpoint's next).
+   */
+  private async atBreakpoint(planId: string, snapshot: StateSnapshot): Promise<boolean> {
+    const graph = this.graphOf(this.graphNameOf(planId)) as ServedGraph & Breakpoints;
+    const stops = (nodes: Breakpoints["interruptBefore"], at: readonly string[]) =>
+      nodes === "*" ? at.length > 0 : Array.isArray(nodes) && at.some((node) => nodes.includes(node));
+    if (stops(graph.interruptBefore, snapshot.next)) return true;
+    if (graph.interruptAfter === undefined || graph.interruptAfter.length === 0 || !snapshot.parentConfig) return false;
+    return stops(graph.interruptAfter, (await graph.getState(snapshot.parentConfig)).next);
   }
 
   /** Plans newest first, a page at a time; `status` keeps only those; archived ones only when asked. */
@@ -589,6 +632,7 @@ export class PlanService {
     // A create's row with no checkpoint yet goes under the thread's claim: a run still starting refuses it.
     if ((snapshot.values as StatusValues | undefined)?.status === undefined) await deleteUnlessHeld(this.saver, planId);
     else await deleteThread(this.saver, planId);
+    this.runs.forget(planId);
     this.parents.delete(planId);
     return { plan_id: planId, deleted: true };
   }
@@ -828,6 +872,12 @@ export class PlanService {
  * `next`: it is empty while a step's call is in flight between checkpoints.) A run whose process
  * died looks the same: a wait on it lasts its timeout.
  */
+
+/** A compiled graph's static breakpoints, as LangGraph's `CompiledStateGraph` shows them. */
+interface Breakpoints {
+  interruptBefore?: readonly string[] | "*";
+  interruptAfter?: readonly string[] | "*";
+}
 
 /** What a status row holds: the status of one checkpoint, and when that checkpoint was written. */
 interface Summary {

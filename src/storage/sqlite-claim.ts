@@ -2,8 +2,8 @@
  * A run's claim on its thread in a SQLite checkpoint file, for other processes to see: one row
  * per held thread in the saver's own database, written in an immediate transaction (SQLite's
  * write lock makes the check and the write one step). A claim is a lease, renewed while the run
- * lasts; a holder that died (on this host: its pid is gone; elsewhere: its lease ran out) no
- * longer holds the thread. docs/decisions/0018-one-run-per-thread-across-processes.md.
+ * lasts; a holder that died (on this host: its pid is gone, the lease notwithstanding; elsewhere:
+ * its lease ran out) no longer holds the thread. docs/decisions/0018-one-run-per-thread-across-processes.md.
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
@@ -49,8 +49,22 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The tokens of the claims this process holds and has not released. */
+const heldHere = new Set<string>();
+
+/**
+ * A holder on this host holds its claim as long as its process is there, whatever the lease says:
+ * the lease is read on the wall clock, which a step forward (NTP) or a stalled event loop would
+ * otherwise turn into a live run's thread taken by another. A holder on another host, whose process
+ * cannot be asked, holds until its lease ends.
+ */
 const stillHeld = (row: ClaimRow, now: number): boolean =>
-  row.expires_at > now && (row.host !== hostname() || alive(row.pid));
+  row.host !== hostname()
+    ? row.expires_at > now
+    : row.pid === process.pid
+      ? // This process's own row: held while one of its claims has it (a row whose release could not delete it is not).
+        heldHere.has(row.token)
+      : alive(row.pid);
 
 /** Who holds the thread's claim, or undefined when no live process does (a read: nothing is written but the table). */
 export function sqliteClaimHolder(
@@ -89,6 +103,7 @@ export function claimSqliteThread(
   });
   const holder = take.immediate();
   if (holder) return holder;
+  heldHere.add(token);
   const renew = setInterval(() => {
     try {
       db.prepare(`UPDATE ${CLAIMS_TABLE} SET expires_at = ? WHERE ${where} AND token = ?`).run(
@@ -105,6 +120,7 @@ export function claimSqliteThread(
   return {
     release() {
       clearInterval(renew);
+      heldHere.delete(token);
       try {
         db.prepare(`DELETE FROM ${CLAIMS_TABLE} WHERE ${where} AND token = ?`).run(threadId, namespace, token);
       } catch {
