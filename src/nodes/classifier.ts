@@ -7,7 +7,7 @@ import type { PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.j
 import type { Step } from "../plan/schema/step.js";
 import type { Decision } from "../policy/ladder/decision.js";
 import { producerAssumptions, type Deviation } from "../policy/ladder/deviation.js";
-import { LADDER_ACTIONS, mayAskLlm, recordAfter } from "../policy/attempt/records.js";
+import { LADDER_ACTIONS, mayAskLlm, recordAfter } from "../policy/ladder/records.js";
 import {
   classifierVerdict,
   classify,
@@ -16,7 +16,7 @@ import {
   type Verdict,
 } from "../policy/ladder/classify.js";
 import { isConcurrencyRecord } from "../policy/attempt/dispatch.js";
-import { coolingDown } from "../policy/replan/guards.js";
+import { coolingDown } from "../policy/ladder/guards.js";
 import { decide } from "../policy/ladder/decide.js";
 import { emit } from "../runtime/events.js";
 import { ESCALATION_OPTIONS, IN_DOUBT_OPTIONS, escalationPayload, offered } from "../runtime/interrupts.js";
