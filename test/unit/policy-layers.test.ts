@@ -52,4 +52,11 @@ describe("policy folders", () => {
     }
     expect(wrong).toEqual([]);
   });
+
+  it("src/policy reads no package but zod and node:crypto: LangChain's errors are read by their fields", () => {
+    const packages = new Set<string>();
+    for (const file of sources("src/policy"))
+      for (const m of readFileSync(file, "utf8").matchAll(/from\s+"([^".][^"]*)"/g)) packages.add(m[1]!);
+    expect([...packages].sort()).toEqual(["node:crypto", "zod"]);
+  });
 });
