@@ -47,14 +47,17 @@ describe("LangChain's parser errors, by shape", () => {
   });
 
   it("a ToolInputParsingException from this copy, another copy, and a plain object with its fields read the same", () => {
-    const Copy = class ToolInputParsingException extends Error {
-      constructor(
-        message: string,
-        readonly output?: string,
-      ) {
-        super(message);
-      }
-    };
+    // Another copy's class: same name, another identity.
+    const Copy = {
+      ToolInputParsingException: class extends Error {
+        constructor(
+          message: string,
+          readonly output?: string,
+        ) {
+          super(message);
+        }
+      },
+    }.ToolInputParsingException;
     const expected = ["ToolInputParsingException", "deterministic.invalid-arguments"];
     expect([
       read(new ToolInputParsingException(TOOL_INPUT, '{"n":"seven"}')),
@@ -92,7 +95,11 @@ describe("thrown values that are not errors, by shape", () => {
     circularPlain.self = circularPlain;
     const circularInstance = new Rejection(undefined) as { self: unknown };
     circularInstance.self = circularInstance;
-    class Empty {}
+    class Empty {
+      get kind() {
+        return "empty";
+      }
+    }
     expect([errorInfo(circularInstance), errorInfo(circularPlain), errorInfo(new Empty()), errorInfo({})]).toEqual([
       { name: "Error", message: "a thrown object with keys self" },
       { name: "Error", message: "a thrown object with keys self" },
