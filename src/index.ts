@@ -14,7 +14,7 @@ export { requestScopeChange } from "./graph/scope-change.js";
 export { requestStop, resumeStopped } from "./worker/stop.js";
 export type { PlanManagerOptions, Clock, StepAgent, AgentGraph, ModelTiers } from "./runtime/options.js";
 export type { PolicyOptions, ReplanMemoryOptions } from "./policy/options.js";
-export type { ReplanTemplate } from "./policy/memory/memory.js";
+export type { ReplanTemplate } from "./policy/options.js";
 export { PlanManagerState, PlanManagerInput, PlanManagerOutput } from "./runtime/state.js";
 export type { PlanManagerStateType, PlanManagerInputType, PlanManagerOutputType } from "./runtime/state.js";
 export type { UsageEntry } from "./contracts/usage.js";

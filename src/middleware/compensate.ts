@@ -9,7 +9,7 @@
 import { backoffDelay, effectiveRetry } from "../plan/retry.js";
 import type { Plan } from "../plan/schema/plan.js";
 import type { CompensationRecord, ErrorInfo } from "../plan/schema/run.js";
-import { cutByTheTool } from "../policy/attempt/in-doubt.js";
+import { cutByTheTool } from "../policy/ladder/in-doubt.js";
 import { abandonedBy, type Abandoned } from "../policy/compensation/abandoned.js";
 import { compensationDecision } from "../policy/compensation/verdict.js";
 import type { Decision } from "../policy/ladder/decision.js";

@@ -9,7 +9,7 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { ErrorInfo } from "../plan/schema/run.js";
 import type { Step } from "../plan/schema/step.js";
-import { cutByTheTool } from "../policy/attempt/in-doubt.js";
+import { cutByTheTool } from "../policy/ladder/in-doubt.js";
 import type { RunJournal } from "../runtime/effect-journal.js";
 import { journaledCall, type SettledDoubt } from "../runtime/journaled-call.js";
 import { lentCheckpointer } from "../runtime/lent-checkpointer.js";

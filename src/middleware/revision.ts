@@ -9,7 +9,7 @@ import type { ReplanRecord } from "../plan/schema/decision.js";
 import type { Plan, PlanDraft } from "../plan/schema/plan.js";
 import type { Step } from "../plan/schema/step.js";
 import { sameStep } from "../policy/replan/merge.js";
-import { undoneKeys } from "../policy/compensation/redo-key.js";
+import { undoneKeys } from "../policy/attempt/redo-key.js";
 import { fingerprint } from "../policy/replan/scope.js";
 import { isFinished } from "../plan/ready.js";
 import type { AgentPlanValues, Trigger } from "./state.js";

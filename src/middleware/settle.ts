@@ -13,7 +13,7 @@ import { repeatVerdict, replanStanding } from "../policy/attempt/attempt.js";
 import type { ReplanStanding, Verdict } from "../policy/ladder/classify.js";
 import type { Decision } from "../policy/ladder/decision.js";
 import type { Deviation } from "../policy/ladder/deviation.js";
-import type { GuardHit } from "../policy/replan/guards.js";
+import type { GuardHit } from "../policy/ladder/guards.js";
 import { globalScope, localScope } from "../policy/replan/scope.js";
 import { falsify } from "../policy/trust/trust.js";
 import { decide } from "./decisions.js";

@@ -22,7 +22,7 @@ import type { Decision } from "../policy/ladder/decision.js";
 import type { Deviation } from "../policy/ladder/deviation.js";
 import { attemptCost } from "../policy/ladder/budget.js";
 import type { CheckFailure } from "../policy/attempt/checks.js";
-import { journaledVerdict, settledVerdict } from "../policy/attempt/in-doubt.js";
+import { journaledVerdict, settledVerdict } from "../policy/ladder/in-doubt.js";
 import { decide } from "./decisions.js";
 import { journaledAttempt, type JournaledAttempt } from "./journal.js";
 import { settle, standing, type AttemptResult, type CallEnv, type CallResult, type Succeeded } from "./settle.js";

@@ -14,7 +14,7 @@ import { missingDecision } from "../policy/compensation/verdict.js";
 import { abandonedByRevision, runCompensations } from "./compensate.js";
 import { capabilityBaseline, capabilityGuard, reviewedEffects } from "../policy/capability/guard.js";
 import type { Decision } from "../policy/ladder/decision.js";
-import type { GuardHit } from "../policy/replan/guards.js";
+import type { GuardHit } from "../policy/ladder/guards.js";
 import { answerRule } from "../policy/ladder/person.js";
 import { revisionCountGuard, revisionProgressGuard, untrustedFirstPlanGuard } from "../policy/replan/plan-writes.js";
 import { decide } from "./decisions.js";

@@ -7,16 +7,10 @@ import type { PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.j
 import type { Step } from "../plan/schema/step.js";
 import type { Decision } from "../policy/ladder/decision.js";
 import { producerAssumptions, type Deviation } from "../policy/ladder/deviation.js";
-import { LADDER_ACTIONS, mayAskLlm, recordAfter } from "../policy/attempt/records.js";
-import {
-  classifierVerdict,
-  classify,
-  retriedOnUnmet,
-  type ReplanStanding,
-  type Verdict,
-} from "../policy/ladder/classify.js";
+import { LADDER_ACTIONS, mayAskLlm, recordAfter } from "../policy/ladder/records.js";
+import { classifierVerdict, classify, retriedOnUnmet, type Verdict } from "../policy/ladder/classify.js";
 import { isConcurrencyRecord } from "../policy/attempt/dispatch.js";
-import { coolingDown } from "../policy/replan/guards.js";
+import { replanStanding } from "../policy/attempt/attempt.js";
 import { decide } from "../policy/ladder/decide.js";
 import { emit } from "../runtime/events.js";
 import { ESCALATION_OPTIONS, IN_DOUBT_OPTIONS, escalationPayload, offered } from "../runtime/interrupts.js";
@@ -26,17 +20,6 @@ import { withDeadline } from "../runtime/deadline.js";
 import { capText } from "../plan/json-safe.js";
 import type { FallbackAnswer } from "../contracts/classifier.js";
 import { modelTrace, type ModelTrace } from "../contracts/trace.js";
-
-export function replanStanding(state: PlanManagerStateType, rt: Runtime): ReplanStanding {
-  const g = state.guards;
-  return {
-    available: rt.canReplan,
-    count: g.count,
-    spent: state.budget.replanSpent,
-    coolingDown: coolingDown(g.lastReplanAt, g.successes, rt.policy),
-    falsified: g.falsified,
-  };
-}
 
 export function makeClassifierNode(rt: Runtime) {
   return async function classifier(
@@ -55,7 +38,7 @@ export function makeClassifierNode(rt: Runtime) {
       ...(step ? { step } : {}),
       ...(run ? { run } : {}),
       policy: rt.policy,
-      replan: replanStanding(state, rt),
+      replan: replanStanding({ ...state.guards, available: rt.canReplan, spent: state.budget.replanSpent }, rt.policy),
       // The dispatcher's bookkeeping is not a ladder decision (docs/architecture.md "Parallel steps").
       decisionCount: state.decisions.filter((d) => !isConcurrencyRecord(d)).length,
       producerAssumptions: producerAssumptions(state.plan!, state.facts, deviation),

@@ -8,7 +8,7 @@ import type { Runtime } from "../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../runtime/state.js";
 import type { PlanDraft } from "../plan/schema/plan.js";
 import { formatIssues } from "../plan/validate.js";
-import { failedReplan, plannerUnavailable, type GuardHit } from "../policy/replan/guards.js";
+import { failedReplan, plannerUnavailable, type GuardHit } from "../policy/ladder/guards.js";
 import { extensionGuard } from "../policy/replan/horizon.js";
 import { emit } from "../runtime/events.js";
 import { escalationPayload } from "../runtime/interrupts.js";

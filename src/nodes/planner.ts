@@ -13,7 +13,7 @@ import { emit } from "../runtime/events.js";
 import { planReview } from "../runtime/interrupts.js";
 import { withDeadline } from "../runtime/deadline.js";
 import { capText } from "../plan/json-safe.js";
-import { DEFAULT_RETRY } from "../plan/retry.js";
+import { startingBudget } from "../policy/ladder/budget.js";
 import { modelTrace } from "../contracts/trace.js";
 import { checkVersion, holdDecision, qualityWrite, withFindings } from "./shared/quality.js";
 
@@ -30,7 +30,7 @@ export function makePlannerNode(rt: Runtime) {
     config: LangGraphRunnableConfig,
   ): Promise<PlanManagerUpdate> {
     if (state.plan) return {};
-    const budget = { spent: 0, replanSpent: 0, ...pickDefined(rt.policy.budget), ...attemptsWrite(rt) };
+    const budget = startingBudget(rt.policy);
     const usage: UsageEntry[] = [];
     const badContext = Object.keys(state.context ?? {}).filter((k) => !FactKeySchema.safeParse(k).success);
     if (badContext.length > 0) {
@@ -81,7 +81,6 @@ async function draftPlan(
   usage: UsageEntry[],
   config: LangGraphRunnableConfig,
 ): Promise<PlanDraft | NoPlan> {
-  const canExtend = typeof rt.planner.extend === "function";
   const context = {
     tools: rt.toolNames,
     agents: rt.agentNames,
@@ -89,7 +88,7 @@ async function draftPlan(
     toolArguments: rt.toolArguments,
     sideEffectTools: rt.sideEffectTools,
     availableFacts,
-    canExtend,
+    canExtend: typeof rt.planner.extend === "function",
   };
   let draft: PlanDraft;
   // A draft the caller gave in the input runs instead of the planner's, checked the same way.
@@ -148,14 +147,4 @@ function failed(
 /** The first plan's model cost counts against the run's budget (replans go to replanSpent). */
 function planningCost(usage: readonly UsageEntry[]): number {
   return usage.reduce((sum, u) => sum + u.cost, 0);
-}
-
-/** The policy's attempts per step, for the views; left out at the library's default, as no default is stored. */
-function attemptsWrite(rt: Runtime): { maxAttempts?: number } {
-  const { maxAttempts } = rt.policy.defaultRetry;
-  return maxAttempts === DEFAULT_RETRY.maxAttempts ? {} : { maxAttempts };
-}
-
-function pickDefined<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

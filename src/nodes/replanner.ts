@@ -11,7 +11,7 @@ import type { Runtime } from "../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../runtime/state.js";
 import { decideReplan, type PlannerAnswer, type ReplanStep } from "../policy/replan/decide.js";
 import { validateReplanDraft } from "../policy/replan/draft.js";
-import type { MemoryRead } from "../policy/memory/recall.js";
+import type { MemoryRead } from "../policy/replan/recall.js";
 import { outcomeId } from "../runtime/replan-memory.js";
 import { chargeReplan, draftRules, frameOf } from "./replanner/context.js";
 import { readMemory, writeMemory } from "./replanner/memory-read.js";

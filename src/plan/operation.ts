@@ -10,6 +10,15 @@ import { createHash } from "node:crypto";
 import { canonical } from "./diff.js";
 import type { Step } from "./schema/step.js";
 
+/**
+ * A step's calls commit side effects when it declares them and is not idempotent. Tools known to
+ * have side effects (a tool's metadata, the middleware's `sideEffectTools`) are marked on the step
+ * when the plan is recorded, so this marking is the only one read here.
+ */
+export function sideEffecting(step: Step): boolean {
+  return (step.sideEffects?.length ?? 0) > 0 && step.idempotent === false;
+}
+
 /** `thread:<16 hex digits of sha-256 over the canonical tool, arguments and label>`. */
 export function operationKey(
   threadId: string,

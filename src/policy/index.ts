@@ -29,10 +29,10 @@ export {
 export type { MemoryEntry, Score } from "./memory/memory.js";
 export { capabilityGuard, capabilityBaseline } from "./capability/guard.js";
 export type { CapabilityInput, CapabilityHit } from "./capability/guard.js";
-export type { CapabilityFinding, CapabilityBaseline, ReplanTools } from "./capability/types.js";
+export type { CapabilityFinding, CapabilityBaseline } from "./capability/types.js";
 export { mayStart, lowerLimit, raiseLimit, isRateLimit, nextQueued } from "./attempt/dispatch.js";
 export type { StartContext, StartVerdict, RunningCall, LimitChange, LimitUpdate } from "./attempt/dispatch.js";
-export type { PolicyOptions, ResolvedPolicy } from "./options.js";
+export type { PolicyOptions, ReplanTools, ResolvedPolicy } from "./options.js";
 export { validatePlan, formatIssues } from "../plan/validate.js";
 export type { PlanIssue, PlanIssueCode, PlanValidation } from "../plan/validate.js";
 export { ReplanRecordSchema } from "../plan/schema/decision.js";

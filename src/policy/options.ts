@@ -7,9 +7,23 @@ import { PlanManagerError } from "../errors.js";
 import { nearest } from "../plan/nearest.js";
 import { DEFAULT_RETRY, retryPolicyProblem } from "../plan/retry.js";
 import { LIMITS } from "../plan/schema/primitives.js";
-import { RetryPolicySchema, type RetryPolicy } from "../plan/schema/step.js";
-import { ReplanTemplateSchema, type ReplanMemoryMode, type ReplanTemplate } from "./memory/memory.js";
-import type { ReplanTools } from "./capability/types.js";
+import { AssumptionSchema } from "../plan/schema/plan.js";
+import { RetryPolicySchema, StepSchema, type RetryPolicy } from "../plan/schema/step.js";
+
+/** Which tools a replan may introduce without a person: `"read-only"` (default), `"any"`, or exactly these. */
+export type ReplanTools = "read-only" | "any" | readonly string[];
+
+export type ReplanMemoryMode = "reuse" | "hint" | "off";
+
+/** A replacement given up front for a broken assumption (`replanTemplates`), kept as a memory entry. */
+export const ReplanTemplateSchema = z
+  .object({
+    assumption: z.string().min(1).max(LIMITS.maxIdLength),
+    steps: z.array(StepSchema).min(1).max(LIMITS.maxSteps),
+    assumptions: z.array(AssumptionSchema).max(LIMITS.maxAssumptions).optional(),
+  })
+  .strict();
+export type ReplanTemplate = z.infer<typeof ReplanTemplateSchema>;
 
 export const PolicyOptionsSchema = z
   .object({

@@ -16,7 +16,7 @@ import type { ErrorInfo } from "../plan/schema/run.js";
 import { errorInfo } from "../policy/ladder/deviation.js";
 import type { RunningCall } from "../policy/attempt/dispatch.js";
 import type { UsageEntry } from "../contracts/usage.js";
-import type { ValidationOutcome } from "../policy/ladder/agent-routing.js";
+import type { ValidationOutcome } from "../policy/attempt/agent-validation.js";
 import { callTool, StepTimeout, type ToolCall } from "./call-tool.js";
 import type { SettledDoubt } from "./journaled-call.js";
 

@@ -4,17 +4,17 @@
  * (middleware/journal.ts; docs/decisions/0043-effects-in-the-middleware.md) hand in how they call a
  * tool and how they run a probe; the order is here, once. Before the call: a result the journal holds
  * for the key is the call's (the run's checkpoint lost it); an intent without a result is in doubt and
- * is settled first (policy/attempt/in-doubt.ts). Then the intent is made durable, the tool called, and
+ * is settled first (policy/ladder/in-doubt.ts). Then the intent is made durable, the tool called, and
  * its output or the error it threw recorded. A call cut by its deadline, or one the tool itself gave up
  * on (its own timeout, a reset connection: `cutByTheTool`), is in doubt too, and settled at once: the
  * ladder never moves on (a retry, the fallback) past an effect that may have happened.
  */
 import type { ErrorInfo } from "../plan/schema/run.js";
 import type { Step } from "../plan/schema/step.js";
-import { readProbe, settleInDoubt, type SettledHow, type Settlement } from "../policy/attempt/in-doubt.js";
+import { readProbe, settleInDoubt, type SettledHow, type Settlement } from "../policy/ladder/in-doubt.js";
 import { errorInfo } from "../policy/ladder/deviation.js";
 import { compensationKey } from "../policy/compensation/abandoned.js";
-import { liveKey } from "../policy/compensation/redo-key.js";
+import { liveKey } from "../policy/attempt/redo-key.js";
 import type { EffectResult, RunJournal } from "../contracts/effect-journal.js";
 
 /** How one call under a key ended: its output, or what it threw and whether that leaves its outcome unknown. */
@@ -70,7 +70,7 @@ export interface JournaledCall {
  * A call in doubt the journal settled without a person, in the order it did: the probe said it happened
  * (`verified`) or did not (`not-happened`, so it may go out again), or the tool honours keys and it went
  * out again under the same one (`recalled`). Each is a decision of the caller's engine
- * (policy/attempt/in-doubt.ts, `settledVerdict`), so no settlement leaves the run without a trace.
+ * (policy/ladder/in-doubt.ts, `settledVerdict`), so no settlement leaves the run without a trace.
  */
 export interface SettledDoubt {
   how: SettledHow;
@@ -124,7 +124,7 @@ function noteCall(j: Settling, why: Extract<Settlement, { kind: "call" }>["why"]
 
 /**
  * The key past those whose effect the journal shows undone (`<key>:compensate` succeeded): a result
- * under an undone key is a cancelled booking, never this call's (policy/compensation/redo-key.ts).
+ * under an undone key is a cancelled booking, never this call's (policy/attempt/redo-key.ts).
  * Read only when the journal holds a result to reuse, so a first call costs no extra read.
  */
 async function pastUndone(j: Settling): Promise<string> {

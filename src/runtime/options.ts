@@ -13,7 +13,8 @@ import {
   type ResolvedPolicy,
   type ResolvedReplanMemory,
 } from "../policy/options.js";
-import { unregisteredTools, type ReplanTemplate } from "../policy/memory/memory.js";
+import { unregisteredTools } from "../policy/memory/memory.js";
+import type { ReplanTemplate } from "../policy/options.js";
 import type { AgentCatalogue, Planner, ToolInfo } from "../contracts/planner.js";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import {

@@ -1,7 +1,7 @@
 /**
  * Replan memory's store access on LangGraph's store (docs/architecture.md "Replan memory"): read an entry and its
  * score, count one outcome. What to do with an entry is decided in policy/memory/memory.ts and
- * policy/memory/recall.ts; the replanner reads and writes through nodes/replanner/memory-read.ts.
+ * policy/replan/recall.ts; the replanner reads and writes through nodes/replanner/memory-read.ts.
  */
 import type { BaseStore } from "@langchain/langgraph";
 import {

@@ -37,10 +37,10 @@ import { DecisionSchema, type Decision } from "../policy/ladder/decision.js";
 import type { PlanVersionEntry } from "../plan/history.js";
 import { StopRequestSchema, type StopRequest } from "../policy/ladder/stop.js";
 import { QualityStateSchema, type QualityState } from "../policy/quality/findings.js";
-import type { ReplanGuards } from "../policy/replan/guards.js";
+import type { ReplanGuards } from "../policy/ladder/guards.js";
 import type { ProposedVersion } from "../policy/replan/replan.js";
 
-export type { ReplanGuards } from "../policy/replan/guards.js";
+export type { ReplanGuards } from "../policy/ladder/guards.js";
 
 /** Dispatch bookkeeping that must survive a crash (see `dispatch` below). */
 export interface DispatchState {

@@ -4,10 +4,10 @@
  * it did not), by a call again under a key the tool honours, or by a person asked about it (it happened, or
  * call it again) — one line per settlement, the call in doubt now, and the steps still in doubt. Pure.
  */
-import { inDoubtSettlement, type InDoubtSettlement } from "../policy/attempt/in-doubt.js";
+import { inDoubtSettlement, type InDoubtSettlement } from "../policy/ladder/in-doubt.js";
 import type { PlanManagerStateType } from "../runtime/state.js";
 
-/** Settlements of calls in doubt, by kind (policy/attempt/in-doubt.ts, `InDoubtSettlement`); 0 when none. */
+/** Settlements of calls in doubt, by kind (policy/ladder/in-doubt.ts, `InDoubtSettlement`); 0 when none. */
 export type InDoubtCounts = Record<InDoubtSettlement, number>;
 
 type Decisions = PlanManagerStateType["decisions"];

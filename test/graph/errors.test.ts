@@ -73,7 +73,10 @@ describe("argument errors (item 2)", () => {
     }.ToolInputParsingException;
     expect(Copy.name).toBe("ToolInputParsingException");
     expect(new Copy("bad") instanceof ToolInputParsingException).toBe(false);
-    expect(errorInfo(new Copy("bad", "{}")).name).toBe("ToolInputParsingException");
+    // Read by its fields, not its class: the message @langchain/core writes and the `output` it carries.
+    expect(errorInfo(new Copy("Received tool input did not match expected schema", "{}")).name).toBe(
+      "ToolInputParsingException",
+    );
     // A minifier renames the class; what stays is the message @langchain/core writes and the `output` it carries.
     const Minified = class a extends Error {
       constructor(
@@ -165,13 +168,13 @@ describe("what errorInfo reads from a thrown value (item 3)", () => {
     expect(message.endsWith("...")).toBe(true);
     const circular: Record<string, unknown> = { reason: 1 };
     circular.self = circular;
-    expect(errorInfo(circular)).toEqual({ name: "Error", message: "a thrown Object with keys reason, self" });
+    expect(errorInfo(circular)).toEqual({ name: "Error", message: "a thrown object with keys reason, self" });
     class Weird {
       get kind() {
         return "weird";
       }
     }
-    expect(errorInfo(new Weird())).toEqual({ name: "Error", message: "a thrown Weird with no keys" });
+    expect(errorInfo(new Weird())).toEqual({ name: "Error", message: "a thrown object with no keys" });
   });
 
   it("reads the HTTP status from status, statusCode, response.status or response.statusCode, number or digits", () => {

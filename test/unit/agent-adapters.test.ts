@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { gaveUp } from "../../src/middleware/tool-call.js";
 import { usageCost } from "../../src/policy/ladder/budget.js";
-import { coolingDown } from "../../src/policy/replan/guards.js";
+import { coolingDown } from "../../src/policy/ladder/guards.js";
 import { unplannedEffect } from "../../src/policy/capability/unplanned-effect.js";
 
 describe("the middleware's small pure pieces", () => {

@@ -3,7 +3,7 @@
  * (docs/decisions/0039-compensation.md): past every undone key, the same on every branch.
  */
 import { describe, expect, it } from "vitest";
-import { liveKey, undoneKeys } from "../../src/policy/compensation/redo-key.js";
+import { liveKey, undoneKeys } from "../../src/policy/attempt/redo-key.js";
 
 const record = (idempotencyKey: string, status: "pending" | "done" | "failed" | "waived") => ({
   stepId: "s",

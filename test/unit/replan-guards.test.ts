@@ -5,7 +5,7 @@ import {
   deadlinePassed,
   failedReplan,
   noProgressGuard,
-} from "../../src/policy/replan/guards.js";
+} from "../../src/policy/ladder/guards.js";
 
 describe("replan guards (pure)", () => {
   it("bounds how far back a local replan reaches", () => {

@@ -4,7 +4,7 @@
  */
 import { attemptCost, usageCost } from "../../policy/ladder/budget.js";
 import type { ErrorInfo, SideEffectRecord, StepRun } from "../../plan/schema/run.js";
-import { journaledVerdict, settledVerdict } from "../../policy/attempt/in-doubt.js";
+import { journaledVerdict, settledVerdict } from "../../policy/ladder/in-doubt.js";
 import type { Step } from "../../plan/schema/step.js";
 import { stepPosition } from "../../plan/ready.js";
 import {

@@ -5,7 +5,7 @@
  * (nodes/shared/compensations.ts) both go through here.
  */
 import type { Step } from "../../plan/schema/step.js";
-import { cutByTheTool } from "../../policy/attempt/in-doubt.js";
+import { cutByTheTool } from "../../policy/ladder/in-doubt.js";
 import { errorInfo } from "../../policy/ladder/deviation.js";
 import { callTool, StepTimeout, type ToolCall } from "../../runtime/call-tool.js";
 import type { Flight } from "../../runtime/dispatch.js";

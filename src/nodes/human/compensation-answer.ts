@@ -9,7 +9,7 @@
 import type { ResumeValue } from "../../plan/schema/interrupts.js";
 import type { CompensationRecord } from "../../plan/schema/run.js";
 import { commitVersion } from "../../policy/replan/replan.js";
-import { versionCompensations } from "../../policy/compensation/replan-gate.js";
+import { versionCompensations } from "../../policy/replan/compensation-gate.js";
 import { answerRule } from "../../policy/ladder/person.js";
 import { emit } from "../../runtime/events.js";
 import { effectsOf } from "../shared/compensations.js";

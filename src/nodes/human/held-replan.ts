@@ -13,7 +13,7 @@ import { commitVersion, type ProposedVersion } from "../../policy/replan/replan.
 import { staleHold } from "../../policy/capability/guard.js";
 import { answerRule } from "../../policy/ladder/person.js";
 import type { Abandoned } from "../../policy/compensation/abandoned.js";
-import { missingOf, versionCompensations } from "../../policy/compensation/replan-gate.js";
+import { missingOf, versionCompensations } from "../../policy/replan/compensation-gate.js";
 import { missingDecision } from "../../policy/compensation/verdict.js";
 import { effectsOf, keepEffectsQuestion } from "../shared/compensations.js";
 

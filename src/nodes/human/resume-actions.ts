@@ -10,7 +10,7 @@ import { completeHumanStep, effectHappened } from "./step-answer.js";
 import { approveHeld, rejectHeld } from "./held-replan.js";
 import type { PlanManagerUpdate } from "../../runtime/state.js";
 import { offered } from "../../runtime/interrupts.js";
-import { plannerUnavailable } from "../../policy/replan/guards.js";
+import { plannerUnavailable } from "../../policy/ladder/guards.js";
 import { answerRule } from "../../policy/ladder/person.js";
 import { compensationAnswer } from "./compensation-answer.js";
 import { submitExternal } from "./external-answer.js";

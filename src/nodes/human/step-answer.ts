@@ -6,7 +6,7 @@ import type { PendingHuman } from "../../runtime/state.js";
 import { makeFacts, producedValues } from "../../plan/facts.js";
 import type { StepRun } from "../../plan/schema/run.js";
 import type { Step } from "../../plan/schema/step.js";
-import { deadlinePassed } from "../../policy/replan/guards.js";
+import { deadlinePassed } from "../../policy/ladder/guards.js";
 import type { RuleId } from "../../policy/ladder/rules.js";
 import { answerRule } from "../../policy/ladder/person.js";
 import { decide, running, type Answering, type Next } from "./answer-context.js";

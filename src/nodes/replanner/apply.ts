@@ -15,7 +15,7 @@ import { emit } from "../../runtime/events.js";
 import { escalationPayload } from "../../runtime/interrupts.js";
 import { holdProposal, versionReview } from "../shared/plan-review.js";
 import { effectsOf, keepEffectsQuestion } from "../shared/compensations.js";
-import { versionCompensations } from "../../policy/compensation/replan-gate.js";
+import { versionCompensations } from "../../policy/replan/compensation-gate.js";
 import type { QualityFinding } from "../../plan/schema/quality.js";
 import { holdDecision, qualityWrite, withFindings } from "../shared/quality.js";
 

@@ -1,13 +1,13 @@
 /**
  * Replan memory on LangGraph's store (docs/architecture.md "Replan memory"), read for one replan:
  * the entry under the replan's key and the broken assumption's template, each with its score.
- * What to make of them is decided in policy/memory/recall.ts; the failures it counts are written
+ * What to make of them is decided in policy/replan/recall.ts; the failures it counts are written
  * by the replanner once the replan is decided (`writeMemory`). Without a store
  * (`compile({ store })`) or with mode `off`, nothing here runs.
  */
 import type { BaseStore, LangGraphRunnableConfig } from "@langchain/langgraph";
 import { templateEntry } from "../../policy/memory/memory.js";
-import type { MemoryRead, MemoryWrite } from "../../policy/memory/recall.js";
+import type { MemoryRead, MemoryWrite } from "../../policy/replan/recall.js";
 import { capText } from "../../plan/json-safe.js";
 import { emit } from "../../runtime/events.js";
 import type { Runtime } from "../../runtime/options.js";

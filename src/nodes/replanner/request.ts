@@ -5,10 +5,10 @@
  */
 import { factValues } from "../../plan/facts.js";
 import type { PlanIssue } from "../../plan/validate.js";
-import { failedReplan } from "../../policy/replan/guards.js";
+import { failedReplan } from "../../policy/ladder/guards.js";
 import type { PlannerAnswer } from "../../policy/replan/decide.js";
 import { affectedSteps, labelledFacts, type ReplanFrame } from "../../policy/replan/draft.js";
-import type { MemoryHint } from "../../policy/memory/recall.js";
+import type { MemoryHint } from "../../policy/replan/recall.js";
 import { isPlanManagerError } from "../../errors.js";
 import type { ReplanRequest } from "../../contracts/planner.js";
 import type { ModelTrace } from "../../contracts/trace.js";

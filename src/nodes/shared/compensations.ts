@@ -22,7 +22,7 @@ import {
   type EffectsSnapshot,
 } from "../../policy/compensation/abandoned.js";
 import { compensationDecision, type DecisionPlace } from "../../policy/compensation/verdict.js";
-import { settledVerdict } from "../../policy/attempt/in-doubt.js";
+import { settledVerdict } from "../../policy/ladder/in-doubt.js";
 import { decide } from "../../policy/ladder/decide.js";
 import type { SettledDoubt } from "../../runtime/journaled-call.js";
 import { callTool } from "../../runtime/call-tool.js";

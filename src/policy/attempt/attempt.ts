@@ -10,18 +10,18 @@
  * - `effectKey`: the one idempotency key of a side-effecting call
  *   (docs/decisions/0006-idempotency-keys-name-the-operation.md).
  */
-import { operationKey, stepKey } from "../../plan/operation.js";
+import { operationKey, sideEffecting, stepKey } from "../../plan/operation.js";
 import type { Plan } from "../../plan/schema/plan.js";
 import type { CompensationRecord, ErrorInfo, Fact, SideEffectRecord, StepRun } from "../../plan/schema/run.js";
 import type { ModelTier, Step } from "../../plan/schema/step.js";
 import { activeAssumptionChecks, assumptionDeviation } from "../trust/assumptions.js";
 import { classify, retriedOnUnmet, type ReplanStanding, type Verdict } from "../ladder/classify.js";
-import { validationFailure, type ValidationOutcome } from "../ladder/agent-routing.js";
+import { validationFailure, type ValidationOutcome } from "./agent-validation.js";
 import { producerAssumptions, type Deviation } from "../ladder/deviation.js";
 import type { ResolvedPolicy } from "../options.js";
 import type { Decision } from "../ladder/decision.js";
-import { coolingDown } from "../replan/guards.js";
-import { liveKey, undoneKeys } from "../compensation/redo-key.js";
+import { coolingDown } from "../ladder/guards.js";
+import { liveKey, undoneKeys } from "./redo-key.js";
 import { checkFreshness } from "./freshness.js";
 import {
   checkBudget,
@@ -35,14 +35,7 @@ import {
   type ReusedEffect,
 } from "./checks.js";
 
-/**
- * A step's calls commit side effects when it declares them and is not idempotent. Tools known to
- * have side effects (a tool's metadata, the middleware's `sideEffectTools`) are marked on the step
- * when the plan is recorded, so this marking is the only one read here.
- */
-export function sideEffecting(step: Step): boolean {
-  return (step.sideEffects?.length ?? 0) > 0 && step.idempotent === false;
-}
+export { sideEffecting };
 
 /**
  * The idempotency key of a call of `step` (its tool or its fallback) with the resolved `args`:
@@ -115,7 +108,7 @@ export function beforeAttempt(b: BeforeAttempt): Before {
   return { kind: "call", key, operation: keys?.key ?? operationKey(b.threadId, b.tool, b.args, step.operation) };
 }
 
-/** The keys an operation commits under now: past the undone ones (policy/compensation/redo-key.ts). */
+/** The keys an operation commits under now: past the undone ones (policy/attempt/redo-key.ts). */
 function liveKeys(keys: EffectKey | undefined, undone: ReadonlySet<string>): EffectKey | undefined {
   if (!keys || undone.size === 0) return keys;
   return { key: liveKey(keys.key, undone), legacy: liveKey(keys.legacy, undone) };

@@ -9,7 +9,7 @@
  */
 import type { Fact } from "../../plan/schema/run.js";
 import type { Step } from "../../plan/schema/step.js";
-import type { GuardHit } from "../replan/guards.js";
+import type { GuardHit } from "../ladder/guards.js";
 import { canonical } from "../../plan/diff.js";
 import { flowOf, keptFeeds, newFeed } from "./flow.js";
 import {
@@ -23,7 +23,8 @@ import {
   type TaintedText,
   type ToolUse,
 } from "./taint.js";
-import type { CapabilityBaseline, CapabilityFinding, ReplanTools } from "./types.js";
+import type { CapabilityBaseline, CapabilityFinding } from "./types.js";
+import type { ReplanTools } from "../options.js";
 
 export interface CapabilityInput {
   /** The steps the replan adds or hands back (after merging). */

@@ -1,7 +1,4 @@
-/** What the capability guard works with: the tools a replan may introduce, what earlier versions did, and a finding. */
-/** Which tools a replan may introduce without a person: `"read-only"` (default), `"any"`, or exactly these. */
-export type ReplanTools = "read-only" | "any" | readonly string[];
-
+/** What the capability guard works with: what earlier plan versions did, and a finding (the tools a replan may introduce are a policy option, `ReplanTools`). */
 export interface CapabilityFinding {
   /** `new_tool`: a tool no earlier version used; `untrusted_input` / `untrusted_argument`: data from after the plan. */
   kind: "new_tool" | "untrusted_input" | "untrusted_argument";

@@ -5,7 +5,7 @@
  * the revision guards and `reviewPlan` see it (docs/decisions/0027-middleware-governs-every-effect-and-cost.md).
  * Pure.
  */
-import type { GuardHit } from "../replan/guards.js";
+import type { GuardHit } from "../ladder/guards.js";
 import { preview } from "../attempt/checks.js";
 
 /** The guard's decision and the message the agent reads in the refused call's place. */

@@ -7,7 +7,7 @@
  * (docs/decisions/0013-untrusted-facts-do-not-steer-the-plan.md). Pure.
  */
 import { callFindings, leaves, type TaintedText } from "./taint.js";
-import type { GuardHit } from "../replan/guards.js";
+import type { GuardHit } from "../ladder/guards.js";
 import { preview } from "../attempt/checks.js";
 
 export interface UntrustedCall {

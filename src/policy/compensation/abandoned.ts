@@ -7,8 +7,8 @@ import { operationKey } from "../../plan/operation.js";
 import type { Plan } from "../../plan/schema/plan.js";
 import type { CompensationRecord, Fact, SideEffectRecord } from "../../plan/schema/run.js";
 import type { Step } from "../../plan/schema/step.js";
-import { sideEffecting } from "../attempt/attempt.js";
-import { liveKey, undoneKeys } from "./redo-key.js";
+import { sideEffecting } from "../../plan/operation.js";
+import { liveKey, undoneKeys } from "../attempt/redo-key.js";
 
 /** What the run has committed and compensated so far, with the facts a compensation's inputs read. */
 export interface EffectsSnapshot {

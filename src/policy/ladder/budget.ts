@@ -6,8 +6,26 @@
  */
 import type { Deviation } from "./deviation.js";
 import type { Plan } from "../../plan/schema/plan.js";
-import type { StepRun } from "../../plan/schema/run.js";
+import type { Budget, StepRun } from "../../plan/schema/run.js";
 import type { Step } from "../../plan/schema/step.js";
+import { DEFAULT_RETRY } from "../../plan/retry.js";
+import type { ResolvedPolicy } from "../options.js";
+
+/**
+ * A run's budget record before anything is spent: the policy's limits, and its attempts per step
+ * for the views — left out at the library's default, as no default is stored.
+ */
+export function startingBudget(policy: Pick<ResolvedPolicy, "budget" | "defaultRetry">): Budget {
+  const { maxCost, maxReplanCost } = policy.budget;
+  const { maxAttempts } = policy.defaultRetry;
+  return {
+    spent: 0,
+    replanSpent: 0,
+    ...(maxCost !== undefined ? { maxCost } : {}),
+    ...(maxReplanCost !== undefined ? { maxReplanCost } : {}),
+    ...(maxAttempts !== DEFAULT_RETRY.maxAttempts ? { maxAttempts } : {}),
+  };
+}
 
 /** What one attempt of `step` is charged. */
 export function attemptCost(step: Step, usedFallback: boolean): number {

@@ -15,11 +15,11 @@ import { backoffDelay } from "../../plan/retry.js";
 import { namedAssumption, type Deviation } from "./deviation.js";
 import { classifyEvidence } from "./evidence-rules.js";
 import type { ResolvedPolicy } from "../options.js";
-import { plannerUnavailable } from "../replan/guards.js";
+import { plannerUnavailable } from "./guards.js";
 import { effectiveRetry } from "../../plan/retry.js";
 import { actionsOf, rulesOf, type RuleId, type RuleIdOf } from "./rules.js";
-import { LADDER_ACTIONS } from "../attempt/records.js";
-import { inDoubtVerdict } from "../attempt/in-doubt.js";
+import { LADDER_ACTIONS } from "./records.js";
+import { inDoubtVerdict } from "./in-doubt.js";
 
 /** Where the run stands with respect to replanning guardrails. */
 export interface ReplanStanding {

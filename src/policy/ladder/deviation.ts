@@ -1,6 +1,4 @@
 /** A deviation: anything the executor saw that is not "the step succeeded". Plain data. */
-import { OutputParserException } from "@langchain/core/output_parsers";
-import { ToolInputParsingException } from "@langchain/core/tools";
 import { z } from "zod";
 import { type Plan } from "../../plan/schema/plan.js";
 import { ErrorInfoSchema, type ErrorInfo, type Fact } from "../../plan/schema/run.js";
@@ -136,7 +134,7 @@ export function errorInfo(error: unknown): ErrorInfo {
 function readError(error: object): ErrorInfo {
   const e = error as Record<string, unknown>;
   const message = typeof e.message === "string" ? e.message : objectPreview(error);
-  const name = recognisedName(error, message) ?? nonEmpty(e.name) ?? "Error";
+  const name = recognisedName(e, message) ?? nonEmpty(e.name) ?? "Error";
   const info: ErrorInfo = { name: capText(name, MAX_NAME), message: capText(message) };
   const status = httpStatus(e);
   if (status !== undefined) info.status = status;
@@ -157,37 +155,28 @@ const MAX_NAME = 200;
 const TOOL_INPUT_MESSAGE = "Received tool input did not match expected schema";
 
 /**
- * @langchain/core 1.4 throws ToolInputParsingException with `name` "Error", so the class is what
- * identifies it: the real class, or — for another copy of the package, or a minified build — its
- * constructor name, or the message it writes together with the `output` string it carries.
- * zod v4 throws ZodError (classic) or $ZodError (core): both carry an `issues` array.
+ * LangChain's parser errors and zod's are recognised by the fields they carry, never by class:
+ * a second copy of a package, a minified build and a plain object with the same fields read the
+ * same, and a class only named like one of them is not taken for it. @langchain/core 1.4 throws
+ * both parser errors with `name` "Error", so their own fields tell them apart:
+ * - OutputParserException: LangChain's code `OUTPUT_PARSING_FAILURE`, or (a copy that sets no code)
+ *   the three fields the class declares, `llmOutput`, `observation` and a boolean `sendToLLM`;
+ * - ToolInputParsingException: that name, or the message @langchain/core writes together with the
+ *   `output` string it carries (an `output` field alone is any tool's);
+ * - zod v4: `ZodError` (classic) or `$ZodError` (core), with an `issues` array.
  */
 function recognisedName(
-  error: object,
+  e: Record<string, unknown>,
   message: string,
 ): "ToolInputParsingException" | "ZodError" | "OutputParserException" | undefined {
-  const e = error as Record<string, unknown>;
-  const constructorName = nonEmpty((error as { constructor?: { name?: unknown } }).constructor?.name);
-  // OutputParserException also keeps `name` "Error"; LangChain marks it with its error code.
+  const parserFields = "llmOutput" in e && "observation" in e && typeof e.sendToLLM === "boolean";
+  if (e.lc_error_code === "OUTPUT_PARSING_FAILURE" || parserFields) return "OutputParserException";
   if (
-    error instanceof OutputParserException ||
-    constructorName === "OutputParserException" ||
-    e.lc_error_code === "OUTPUT_PARSING_FAILURE"
-  ) {
-    return "OutputParserException";
-  }
-  if (
-    error instanceof ToolInputParsingException ||
-    constructorName === "ToolInputParsingException" ||
     e.name === "ToolInputParsingException" ||
     (typeof e.output === "string" && message.startsWith(TOOL_INPUT_MESSAGE))
-  ) {
+  )
     return "ToolInputParsingException";
-  }
-  const zodNamed = [e.name, constructorName].some((name) => name === "ZodError" || name === "$ZodError");
-  if (error instanceof z.core.$ZodError || (Array.isArray(e.issues) && zodNamed)) {
-    return "ZodError";
-  }
+  if (Array.isArray(e.issues) && (e.name === "ZodError" || e.name === "$ZodError")) return "ZodError";
   return undefined;
 }
 
@@ -223,7 +212,7 @@ function primitiveMessage(value: unknown): string {
 
 const MAX_PREVIEW = 200;
 
-/** A thrown object without a message: its JSON, shortened; never "[object Object]". */
+/** A thrown object without a message: its JSON, shortened; never "[object Object]", and never its class's name. */
 function objectPreview(error: object): string {
   let text: string | undefined;
   try {
@@ -232,9 +221,8 @@ function objectPreview(error: object): string {
     text = undefined;
   }
   if (text === undefined || text === "{}") {
-    const kind = nonEmpty((error as { constructor?: { name?: unknown } }).constructor?.name) ?? "object";
     const keys = Object.keys(error);
-    text = `a thrown ${kind} with ${keys.length > 0 ? `keys ${keys.join(", ")}` : "no keys"}`;
+    text = `a thrown object with ${keys.length > 0 ? `keys ${keys.join(", ")}` : "no keys"}`;
   }
   return text.length > MAX_PREVIEW ? `${text.slice(0, MAX_PREVIEW - 3)}...` : text;
 }

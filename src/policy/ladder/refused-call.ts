@@ -4,7 +4,7 @@
  * step of a plan version, a person is asked, so a model that keeps trying cannot loop until the
  * graph's recursion limit (docs/decisions/0022-agent-middleware.md). Pure.
  */
-import type { GuardHit } from "../replan/guards.js";
+import type { GuardHit } from "./guards.js";
 import type { ResolvedPolicy } from "../options.js";
 
 export type RefusedCall =

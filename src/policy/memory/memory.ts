@@ -15,8 +15,7 @@ import { type StepRun } from "../../plan/schema/run.js";
 import { StepSchema, type Step } from "../../plan/schema/step.js";
 import type { Decision } from "../ladder/decision.js";
 import { decide } from "../ladder/decide.js";
-
-export type ReplanMemoryMode = "reuse" | "hint" | "off";
+import type { ReplanMemoryMode, ReplanTemplate } from "../options.js";
 
 /** An entry is no longer reused once it has this many settled uses and a success rate below `MEMORY_MIN_RATE`. */
 export const MEMORY_MIN_USES = 3;
@@ -93,15 +92,6 @@ export function tally(outcomes: readonly unknown[]): Score {
   }
   return { uses, successes };
 }
-
-export const ReplanTemplateSchema = z
-  .object({
-    assumption: z.string().min(1).max(LIMITS.maxIdLength),
-    steps: z.array(StepSchema).min(1).max(LIMITS.maxSteps),
-    assumptions: z.array(AssumptionSchema).max(LIMITS.maxAssumptions).optional(),
-  })
-  .strict();
-export type ReplanTemplate = z.infer<typeof ReplanTemplateSchema>;
 
 /**
  * The key of a replan: the broken assumption and the shape of the steps it affects — tools and

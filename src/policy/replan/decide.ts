@@ -11,8 +11,8 @@ import type { CapabilityHit } from "../capability/guard.js";
 import { leaves, type TaintedText } from "../capability/taint.js";
 import type { Decision } from "../ladder/decision.js";
 import { shapeDraft, type DraftRules, type ReplanFrame, type ShapedDraft, type StoppedDraft } from "./draft.js";
-import { sendBackDraft, type GuardHit } from "./guards.js";
-import type { ReplanMemoryMode } from "../memory/memory.js";
+import { sendBackDraft, type GuardHit } from "../ladder/guards.js";
+import type { ReplanMemoryMode } from "../options.js";
 import { mergeSteps } from "./merge.js";
 import {
   recallFrom,
@@ -22,8 +22,8 @@ import {
   type MemoryRead,
   type MemoryWrite,
   type Recall,
-} from "../memory/recall.js";
-import { compensationGate } from "../compensation/replan-gate.js";
+} from "./recall.js";
+import { compensationGate } from "./compensation-gate.js";
 import { qualityPolicy } from "../quality/findings.js";
 import { qualityGate, qualityIssues } from "../quality/gate.js";
 import type { EffectsSnapshot } from "../compensation/abandoned.js";

@@ -13,7 +13,7 @@ import type { Step } from "../../plan/schema/step.js";
 import { formatIssues, validatePlan, type PlanIssue } from "../../plan/validate.js";
 import type { Decision } from "../ladder/decision.js";
 import type { ResolvedPolicy } from "../options.js";
-import { backtracksGuard, failedReplan, noProgressGuard, type GuardHit, type ReplanGuards } from "./guards.js";
+import { backtracksGuard, failedReplan, noProgressGuard, type GuardHit, type ReplanGuards } from "../ladder/guards.js";
 import { droppedFacts, keptSteps } from "./keep.js";
 import { withRevalidation } from "./merge.js";
 import { fingerprint } from "./scope.js";

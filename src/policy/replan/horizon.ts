@@ -4,7 +4,7 @@
  */
 import type { Decision } from "../ladder/decision.js";
 import type { ResolvedPolicy } from "../options.js";
-import type { GuardHit } from "./guards.js";
+import type { GuardHit } from "../ladder/guards.js";
 
 /**
  * `policy.maxExtensions` bounds the extensions of one run. A person who answers `retry` at the

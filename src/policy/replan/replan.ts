@@ -13,7 +13,7 @@ import type { Step } from "../../plan/schema/step.js";
 import type { CapabilityHit } from "../capability/guard.js";
 import { decide } from "../ladder/decide.js";
 import type { Decision } from "../ladder/decision.js";
-import { backtrackDepthGuard, type GuardHit, type ReplanGuards } from "./guards.js";
+import { backtrackDepthGuard, type GuardHit, type ReplanGuards } from "../ladder/guards.js";
 import { isFinished } from "../../plan/ready.js";
 import type { ResolvedPolicy } from "../options.js";
 import { mergeSteps, sameStep } from "./merge.js";
@@ -74,7 +74,7 @@ export type ReplanOutcome =
   | { kind: "hold"; decision: Decision; proposal: ProposedVersion; hit: CapabilityHit; guards: ReplanGuards }
   | { kind: "commit"; proposal: ProposedVersion; guards: ReplanGuards }
   /**
-   * The version would abandon committed side effects that have no `compensate` (policy/compensation/replan-gate.ts):
+   * The version would abandon committed side effects that have no `compensate` (policy/replan/compensation-gate.ts):
    * held for a person, who keeps them (the version commits) or aborts.
    */
   | { kind: "keep-effects"; decision: Decision; proposal: ProposedVersion; guards: ReplanGuards; missing: Abandoned[] };
@@ -157,7 +157,7 @@ export interface VersionWrites {
   steps: Record<string, StepRun>;
   replans: ReplanRecord;
   scopeChanges?: string[];
-  /** The run's compensations with those of the effects this version abandons (policy/compensation/replan-gate.ts). */
+  /** The run's compensations with those of the effects this version abandons (policy/replan/compensation-gate.ts). */
   compensations?: CompensationRecord[];
 }
 

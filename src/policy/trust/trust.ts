@@ -7,7 +7,7 @@ import type { Plan } from "../../plan/schema/plan.js";
 import type { Fact } from "../../plan/schema/run.js";
 import type { Decision } from "../ladder/decision.js";
 import type { Deviation } from "../ladder/deviation.js";
-import { relabel, type Relabelling } from "../replan/scope.js";
+import { relabel, type Relabelling } from "./relabel.js";
 
 /** Failure classes whose named assumption counts as proven false. */
 export const FALSIFYING: ReadonlySet<Decision["failureClass"]> = new Set([

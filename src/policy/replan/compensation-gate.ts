@@ -5,9 +5,14 @@
  */
 import type { CompensationRecord } from "../../plan/schema/run.js";
 import type { Decision } from "../ladder/decision.js";
-import type { ProposedVersion, ReplanOutcome, VersionWrites } from "../replan/replan.js";
-import { abandonedBy, compensationRecords, withoutCompensation, type EffectsSnapshot } from "./abandoned.js";
-import { missingDecision } from "./verdict.js";
+import type { ProposedVersion, ReplanOutcome, VersionWrites } from "./replan.js";
+import {
+  abandonedBy,
+  compensationRecords,
+  withoutCompensation,
+  type EffectsSnapshot,
+} from "../compensation/abandoned.js";
+import { missingDecision } from "../compensation/verdict.js";
 import type { Plan } from "../../plan/schema/plan.js";
 
 /** A committing outcome turned into a question when the version would abandon effects without `compensate`. */

@@ -4,7 +4,7 @@
  * Pure: each returns the rule that fires and why, or undefined.
  */
 import type { ResolvedPolicy } from "../options.js";
-import type { RuleId } from "../ladder/rules.js";
+import type { RuleId } from "./rules.js";
 
 /** Guardrail bookkeeping for replans and backtracking. */
 export interface ReplanGuards {

@@ -8,8 +8,8 @@
  */
 import type { ErrorInfo } from "../../plan/schema/run.js";
 import type { Step, Verify } from "../../plan/schema/step.js";
-import type { DeviationOf } from "../ladder/deviation.js";
-import type { RuleId } from "../ladder/rules.js";
+import type { DeviationOf } from "./deviation.js";
+import type { RuleId } from "./rules.js";
 
 export type Settlement =
   /** Call again under the same key: the tool does the operation once per key, or a person said so. */

@@ -10,17 +10,11 @@ import { formatIssues } from "../../plan/validate.js";
 import type { PlanDraft } from "../../plan/schema/plan.js";
 import type { Step } from "../../plan/schema/step.js";
 import type { Decision } from "../ladder/decision.js";
-import { noProgressGuard, type GuardHit } from "../replan/guards.js";
-import { affectedSteps, byPerson, validateReplanDraft, type DraftRules, type ReplanFrame } from "../replan/draft.js";
-import {
-  chooseEntry,
-  memoryDecision,
-  memoryKey,
-  withUniqueIds,
-  type ReplanMemoryMode,
-  type ScoredEntry,
-} from "./memory.js";
-import { fingerprint } from "../replan/scope.js";
+import { noProgressGuard, type GuardHit } from "../ladder/guards.js";
+import { affectedSteps, byPerson, validateReplanDraft, type DraftRules, type ReplanFrame } from "./draft.js";
+import { chooseEntry, memoryDecision, memoryKey, withUniqueIds, type ScoredEntry } from "../memory/memory.js";
+import type { ReplanMemoryMode } from "../options.js";
+import { fingerprint } from "./scope.js";
 
 /** What the store held for this replan's key and its assumption's template, or why it could not be read. */
 export type MemoryRead = { found: readonly (ScoredEntry | undefined)[] } | { error: string };
