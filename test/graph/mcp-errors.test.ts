@@ -3,31 +3,20 @@
  * included, is an `isError` result whose text is `{ error, message, path? }`, its `path` naming the
  * tool's own argument; and the refusals that say what to call instead.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import Database from "better-sqlite3";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createPlanManager, staticPlanner, type PlanDraft } from "../../src/index.js";
-import { createMcpServer, PlanService } from "../../src/mcp/index.js";
+import { PlanService } from "../../src/mcp/index.js";
 import { scriptedTool } from "../helpers/graph.js";
+import { connectInMemory, tempSqlite } from "../helpers/mcp.js";
 
-let dir: string;
 let db: Database.Database;
 let saver: SqliteSaver;
+let drop: () => void;
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "mcp-errors-"));
-  db = new Database(join(dir, "plans.sqlite"));
-  saver = new SqliteSaver(db);
-});
-afterEach(() => {
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+beforeEach(() => void ({ db, saver, drop } = tempSqlite("mcp-errors-")));
+afterEach(() => drop());
 
 function served(draft: PlanDraft, gate?: Promise<void>) {
   const forecast = scriptedTool("forecast", [
@@ -51,17 +40,7 @@ const twoSteps: PlanDraft = {
 };
 
 async function connect(service: PlanService) {
-  const server = createMcpServer(service);
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  const client = new Client({ name: "test-agent", version: "1" });
-  await client.connect(clientSide);
-  const call = async (name: string, args: Record<string, unknown>) =>
-    (await client.callTool({ name, arguments: args })) as {
-      structuredContent?: Record<string, any>;
-      isError?: boolean;
-      content: { text: string }[];
-    };
+  const { call, close } = await connectInMemory(service);
   /** The error result's payload (and that it is one). */
   const error = async (name: string, args: Record<string, unknown>) => {
     const result = await call(name, args);
@@ -69,7 +48,7 @@ async function connect(service: PlanService) {
     expect(result.structuredContent).toBeUndefined();
     return JSON.parse(result.content[0]!.text) as { error: string; message: string; path?: string };
   };
-  return { call, error, close: () => client.close() };
+  return { call, error, close };
 }
 
 const checkpoints = () => db.prepare("SELECT count(*) AS n FROM checkpoints").get();

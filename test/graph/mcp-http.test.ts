@@ -3,12 +3,12 @@
  * command line) required for any address other than loopback and checked on every request, and a
  * JSON-RPC batch bounded so one request cannot start thousands of runs. Only 127.0.0.1 is served.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { request } from "node:http";
 import { connect as connectTcp } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -21,6 +21,7 @@ import {
   refuseTokenFlag,
   unauthorized,
 } from "../../src/cli/mcp-http.js";
+import { mcpArgs as helperArgs, startHttp as startHttpServer } from "../helpers/mcp.js";
 
 const TOKEN = "s3cret-token-of-32-characters-xx";
 
@@ -30,35 +31,11 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-const mcpArgs = (...extra: string[]) => [
-  "--import",
-  "tsx",
-  resolve("src/cli/main.ts"),
-  "mcp",
-  "--db",
-  join(dir, "plans.sqlite"),
-  "--config",
-  resolve("test/fixtures/mcp/langgraph.json"),
-  ...extra,
-];
+const mcpArgs = (...extra: string[]) =>
+  helperArgs(join(dir, "plans.sqlite"), "test/fixtures/mcp/langgraph.json", ...extra);
 
 /** The server in a child process, with `env`; its URL as it prints it. */
-async function startHttp(env: Record<string, string>) {
-  const child = spawn(process.execPath, mcpArgs("--http", "127.0.0.1:0"), {
-    env: { PATH: process.env.PATH ?? "", ...env },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let text = "";
-  const url = await new Promise<string>((found, failed) => {
-    child.stderr.on("data", (chunk: Buffer) => {
-      text += chunk.toString();
-      const match = /on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(text);
-      if (match) found(match[1]!);
-    });
-    child.once("exit", (code) => failed(new Error(`mcp exited ${code}: ${text}`)));
-  });
-  return { child, url, stderr: () => text };
-}
+const startHttp = (env: Record<string, string>) => startHttpServer(mcpArgs("--http", "127.0.0.1:0"), env);
 
 /** A raw POST to the server: status, headers and body. */
 function post(url: string, body: string, headers: Record<string, string> = {}) {

@@ -5,12 +5,10 @@
  * deletion with `thread_busy`; archive, list and delete go through the database. Then the same
  * across two `langgraph-replan mcp --db postgresql://…` processes over stdio.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPlanManager, staticPlanner, type PlanDraft } from "../../src/index.js";
 import { PlanService, type ServedGraph } from "../../src/mcp/index.js";
@@ -18,6 +16,7 @@ import { graph as shop } from "../fixtures/mcp/effects-graph.js";
 import { openPlanWakes } from "../../src/worker/index.js";
 import { startPostgres, type PgServer } from "../../test-reliability/helpers/postgres.js";
 import { scriptedTool } from "../helpers/graph.js";
+import { startStdio, until, weatherDraft } from "../helpers/mcp.js";
 
 let pg: PgServer;
 const closers: (() => Promise<void> | void)[] = [];
@@ -29,19 +28,7 @@ afterAll(async () => {
   pg?.stop();
 });
 
-const draft: PlanDraft = {
-  steps: [
-    { id: "fetch", goal: "fetch the forecast", tool: "forecast", produces: ["forecast"] },
-    {
-      id: "plan",
-      goal: "plan the day",
-      tool: "planDay",
-      dependsOn: ["fetch"],
-      inputs: ["forecast"],
-      produces: ["day"],
-    },
-  ],
-};
+const draft = weatherDraft;
 
 /** The same, with a person's confirmation between the forecast and the day: a question after the first step. */
 const confirmed: PlanDraft = {
@@ -172,32 +159,20 @@ describe("langgraph-replan mcp --db postgresql://", () => {
     closers.push(() => rmSync(dir, { recursive: true, force: true }));
     const gate = join(dir, "gate");
     const start = async () => {
-      const transport = new StdioClientTransport({
-        command: process.execPath,
-        args: [
-          "--import",
-          "tsx",
-          resolve("src/cli/main.ts"),
-          "mcp",
-          "--db",
-          pg.url,
-          "--config",
-          resolve("test/fixtures/mcp/langgraph.json"),
-        ],
-        env: { PATH: process.env.PATH ?? "", LANGGRAPH_CLI_NO_ANALYTICS: "1", MCP_TEST_GATE: gate },
-        stderr: "pipe",
+      const { client, call } = await startStdio({
+        db: pg.url,
+        config: "test/fixtures/mcp/langgraph.json",
+        env: { LANGGRAPH_CLI_NO_ANALYTICS: "1", MCP_TEST_GATE: gate },
+        name: "pg-agent",
       });
-      const client = new Client({ name: "pg-agent", version: "1" });
-      await client.connect(transport);
       closers.push(() => client.close());
-      return async (name: string, args: Record<string, unknown>) =>
-        ((await client.callTool({ name, arguments: args })) as { structuredContent: any }).structuredContent;
+      return async (name: string, args: Record<string, unknown>) => (await call(name, args)).structuredContent;
     };
     const one = await start();
     const two = await start();
     const { plan_id } = await one("plan_create", { goal: "a day out across servers" });
     // The forecast has reached the gate (the plan is checkpointed) and waits for the gate file.
-    while (!existsSync(`${gate}.reached`)) await new Promise((r) => setTimeout(r, 20));
+    await until(`${gate}.reached`);
     expect(await two("plan_wait", { plan_id, timeout_s: 0.3 })).toMatchObject({ timed_out: true });
     const waiting = two("plan_wait", { plan_id, timeout_s: 120 });
     writeFileSync(gate, "open");
@@ -210,31 +185,22 @@ describe("langgraph-replan mcp --db postgresql://, a server closed mid-step", ()
     const dir = mkdtempSync(join(tmpdir(), "mcp-pg-recovery-"));
     closers.push(() => rmSync(dir, { recursive: true, force: true }));
     const start = async () => {
-      const transport = new StdioClientTransport({
-        command: process.execPath,
-        args: [
-          "--import",
-          "tsx",
-          resolve("src/cli/main.ts"),
-          "mcp",
-          "--db",
-          pg.url,
-          "--config",
-          resolve("test/fixtures/mcp/effects.json"),
-        ],
-        env: { PATH: process.env.PATH ?? "", MCP_TEST_DIR: dir },
-        stderr: "pipe",
+      const { client, call, transport } = await startStdio({
+        db: pg.url,
+        config: "test/fixtures/mcp/effects.json",
+        env: { MCP_TEST_DIR: dir },
+        name: "pg-agent",
       });
-      const client = new Client({ name: "pg-agent", version: "1" });
-      await client.connect(transport);
-      const call = async (name: string, args: Record<string, unknown>) =>
-        ((await client.callTool({ name, arguments: args })) as { structuredContent: any }).structuredContent;
-      return { client, call, pid: transport.pid! };
+      return {
+        client,
+        call: async (name: string, args: Record<string, unknown>) => (await call(name, args)).structuredContent,
+        pid: transport.pid!,
+      };
     };
     const charges = () => readFileSync(join(dir, "charges"), "utf8").split("\n").filter(Boolean);
     const first = await start();
     const { plan_id } = await first.call("plan_create", { goal: "pay for order 18" });
-    while (!existsSync(join(dir, "charge.reached"))) await new Promise((r) => setTimeout(r, 20));
+    await until(join(dir, "charge.reached"));
     // The SDK's close: stdin, SIGTERM after 2 s, SIGKILL after 4 s; the charge never answers.
     await first.client.close();
     for (;;) {

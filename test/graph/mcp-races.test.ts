@@ -8,20 +8,18 @@
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import Database from "better-sqlite3";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPlanManager, staticPlanner, type PlanDraft, type PlanManagerError } from "../../src/index.js";
-import { createMcpServer, PlanService } from "../../src/mcp/index.js";
+import { PlanService } from "../../src/mcp/index.js";
 import { openPlanWakes } from "../../src/worker/index.js";
 import { startPostgres, type PgServer } from "../../test-reliability/helpers/postgres.js";
 import { scriptedTool } from "../helpers/graph.js";
+import { connectInMemory, startStdio } from "../helpers/mcp.js";
 
 let pg: PgServer;
 let dir: string;
@@ -511,11 +509,7 @@ describe("idempotency keys and new runs", () => {
   });
 
   it("plan_create's input schema documents new_run", async () => {
-    const server = createMcpServer(sqliteService());
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await server.connect(serverSide);
-    const client = new Client({ name: "schema-reader", version: "1" });
-    await client.connect(clientSide);
+    const { client } = await connectInMemory(sqliteService());
     const { tools } = await client.listTools();
     const create = tools.find((t) => t.name === "plan_create")!;
     expect((create.inputSchema.properties as Record<string, { type?: string; description?: string }>).new_run).toEqual({
@@ -531,29 +525,15 @@ describe("idempotency keys and new runs", () => {
 describe("two langgraph-replan mcp --db postgresql:// processes", () => {
   it("a plan created on one is waited on at once on the other; a question answered on one is not returned by a wait on the other", async () => {
     const start = async () => {
-      const transport = new StdioClientTransport({
-        command: process.execPath,
-        args: [
-          "--import",
-          "tsx",
-          resolve("src/cli/main.ts"),
-          "mcp",
-          "--db",
-          pg.url,
-          "--config",
-          resolve("test/fixtures/mcp-races/langgraph.json"),
-        ],
-        env: { PATH: process.env.PATH ?? "", LANGGRAPH_CLI_NO_ANALYTICS: "1" },
-        stderr: "pipe",
+      const { client, call } = await startStdio({
+        db: pg.url,
+        config: "test/fixtures/mcp-races/langgraph.json",
+        env: { LANGGRAPH_CLI_NO_ANALYTICS: "1" },
+        name: "race-agent",
       });
-      const client = new Client({ name: "race-agent", version: "1" });
-      await client.connect(transport);
       closers.push(() => client.close());
       return async (name: string, args: Record<string, unknown>) => {
-        const result = (await client.callTool({ name, arguments: args })) as {
-          structuredContent?: Record<string, unknown>;
-          content: { text: string }[];
-        };
+        const result = await call(name, args);
         return result.structuredContent ?? JSON.parse(result.content[0]!.text);
       };
     };

@@ -5,18 +5,17 @@
  * cut in flight through the effect journal. Until then `plan_status` says no live server runs the
  * plan and shows the attempt in flight.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import Database from "better-sqlite3";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { MemorySaver } from "@langchain/langgraph";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createPlanManager, staticPlanner, type PlanDraft } from "../../src/index.js";
 import { PlanService, RunRecovery, type ServedGraph } from "../../src/mcp/index.js";
 import { scriptedTool } from "../helpers/graph.js";
+import { startStdio, until, weatherDraft } from "../helpers/mcp.js";
 import { graph as shop } from "../fixtures/mcp/effects-graph.js";
 import { graph as weather } from "../fixtures/mcp/graph.js";
 
@@ -27,27 +26,8 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 /** `langgraph-replan mcp` over stdio on `db`, serving the fixture's `shop` graph, as an agent spawns it. */
-async function start(db: string, config = "test/fixtures/mcp/effects.json", env: Record<string, string> = {}) {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    // One process (tsx's own command would fork a child the SDK's kill would miss).
-    args: ["--import", "tsx", resolve("src/cli/main.ts"), "mcp", "--db", db, "--config", resolve(config)],
-    env: { PATH: process.env.PATH ?? "", MCP_TEST_DIR: dir, ...env },
-    stderr: "pipe",
-  });
-  let stderr = "";
-  transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const client = new Client({ name: "test-agent", version: "1" });
-  await client.connect(transport);
-  const call = async (name: string, args: Record<string, unknown>) =>
-    (await client.callTool({ name, arguments: args })) as { structuredContent?: any; isError?: boolean };
-  return { client, call, transport, stderr: () => stderr };
-}
-
-/** Resolves once `path` exists (the fixture's tools write their marks as they go). */
-async function until(path: string) {
-  while (!existsSync(path)) await new Promise((r) => setTimeout(r, 20));
-}
+const start = (db: string, config = "test/fixtures/mcp/effects.json", env: Record<string, string> = {}) =>
+  startStdio({ db, config, env: { MCP_TEST_DIR: dir, ...env } });
 
 /** Resolves once process `pid` has exited (the SDK sends SIGKILL and does not wait for it). */
 async function gone(pid: number) {
@@ -231,19 +211,8 @@ describe("a server told to stop (SIGTERM)", () => {
 function cutOnce() {
   const forecast = scriptedTool("forecast", [() => new Promise(() => undefined), { forecast: "sunny" }]);
   const planDay = scriptedTool("planDay", [{ day: "picnic" }]);
-  const draft: PlanDraft = {
-    steps: [
-      { id: "fetch", goal: "fetch the forecast", tool: "forecast", produces: ["forecast"] },
-      {
-        id: "plan",
-        goal: "plan the day",
-        tool: "planDay",
-        dependsOn: ["fetch"],
-        inputs: ["forecast"],
-        produces: ["day"],
-      },
-    ],
-  };
+  const draft = weatherDraft;
+
   const manager = createPlanManager({ tools: [forecast, planDay], planner: staticPlanner({ plan: draft }) });
   /** One server's view of the file: its own connection, saver and graph, as another process would have. */
   const server = (db: string) => {

@@ -3,45 +3,24 @@
  * transport): create, wait (woken by the run), status from one checkpoint, answer, stop, resume,
  * list, report, delete — and errors as `isError` results that write nothing.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createPlanManager, staticPlanner, type PlanDraft } from "../../src/index.js";
-import { createMcpServer, PlanService } from "../../src/mcp/index.js";
+import { PlanService } from "../../src/mcp/index.js";
 import { scriptedTool } from "../helpers/graph.js";
+import { connectInMemory, weatherDraft, tempSqlite } from "../helpers/mcp.js";
 
-const draft: PlanDraft = {
-  steps: [
-    { id: "fetch", goal: "fetch the forecast", tool: "forecast", produces: ["forecast"] },
-    {
-      id: "plan",
-      goal: "plan the day",
-      tool: "planDay",
-      dependsOn: ["fetch"],
-      inputs: ["forecast"],
-      produces: ["day"],
-    },
-  ],
-};
+const draft = weatherDraft;
 
 let dir: string;
 let db: Database.Database;
 let saver: SqliteSaver;
+let drop: () => void;
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "mcp-"));
-  db = new Database(join(dir, "plans.sqlite"));
-  saver = new SqliteSaver(db);
-});
-afterEach(() => {
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+beforeEach(() => void ({ dir, db, saver, drop } = tempSqlite("mcp-")));
+afterEach(() => drop());
 
 function served(
   options: { gate?: Promise<void>; reached?: () => void; reviewPlan?: boolean; now?: () => number } = {},
@@ -68,18 +47,7 @@ function served(
   return { service, forecast, planDay, graph };
 }
 
-async function connect(service: PlanService) {
-  const server = createMcpServer(service);
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  const client = new Client({ name: "test-agent", version: "1" });
-  await client.connect(clientSide);
-  const call = async (name: string, args: Record<string, unknown>) => {
-    const result = await client.callTool({ name, arguments: args });
-    return result as { structuredContent?: any; isError?: boolean; content: { text: string }[] };
-  };
-  return { client, call, close: () => client.close() };
-}
+const connect = connectInMemory;
 
 function deferred() {
   let resolve!: () => void;

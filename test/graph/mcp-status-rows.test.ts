@@ -5,9 +5,6 @@
  * a retry, a replan, a question and a stop; a row that names an older checkpoint, or none at all, is
  * not used; deleting a plan removes its row.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import Database from "better-sqlite3";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -18,20 +15,14 @@ import { requestStop } from "../../src/worker/stop.js";
 import { codingPlan, codingReplan, createCodingTools } from "../fixtures/coding-agent.js";
 import { fakeClock } from "../helpers/clock.js";
 import { httpError, scriptedTool } from "../helpers/graph.js";
+import { tempSqlite } from "../helpers/mcp.js";
 
-let dir: string;
 let db: Database.Database;
 let saver: SqliteSaver;
+let drop: () => void;
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "mcp-rows-"));
-  db = new Database(join(dir, "plans.sqlite"));
-  saver = new SqliteSaver(db);
-});
-afterEach(() => {
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+beforeEach(() => void ({ db, saver, drop } = tempSqlite("mcp-rows-")));
+afterEach(() => drop());
 
 /** The coding agent's plan (its first fix fails its test: a replan), a flaky fetch first, and a question last. */
 const draft: PlanDraft = {

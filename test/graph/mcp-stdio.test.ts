@@ -6,17 +6,16 @@
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import Database from "better-sqlite3";
 import { PlanService, type ServedGraph } from "../../src/mcp/index.js";
 import { graph as weather } from "../fixtures/mcp/graph.js";
-import { spawn } from "node:child_process";
 import { request } from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { mcpArgs, startHttp as startHttpServer, startStdio, until } from "../helpers/mcp.js";
 
 let dir: string;
 beforeEach(() => {
@@ -24,66 +23,16 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-async function start(env: Record<string, string> = {}) {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    // One process (tsx's own command would fork a child the kill below would miss).
-    args: [
-      "--import",
-      "tsx",
-      resolve("src/cli/main.ts"),
-      "mcp",
-      "--db",
-      join(dir, "plans.sqlite"),
-      "--config",
-      resolve("test/fixtures/mcp/langgraph.json"),
-    ],
-    env: { PATH: process.env.PATH ?? "", LANGGRAPH_CLI_NO_ANALYTICS: "1", ...env },
-    stderr: "pipe",
+const start = (env: Record<string, string> = {}) =>
+  startStdio({
+    db: join(dir, "plans.sqlite"),
+    config: "test/fixtures/mcp/langgraph.json",
+    env: { LANGGRAPH_CLI_NO_ANALYTICS: "1", ...env },
   });
-  let stderr = "";
-  transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const client = new Client({ name: "test-agent", version: "1" });
-  await client.connect(transport);
-  const call = async (name: string, args: Record<string, unknown>) =>
-    (await client.callTool({ name, arguments: args })) as { structuredContent?: any; isError?: boolean };
-  return { client, call, transport, stderr: () => stderr };
-}
-
-/** Resolves once `path` exists (the fixture's tool writes its mark as it starts). */
-async function until(path: string) {
-  while (!existsSync(path)) await new Promise((r) => setTimeout(r, 20));
-}
 
 /** `langgraph-replan mcp --http 127.0.0.1:0` in a child process; its URL as it prints it. */
-async function startHttp() {
-  const child = spawn(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      resolve("src/cli/main.ts"),
-      "mcp",
-      "--db",
-      join(dir, "plans.sqlite"),
-      "--config",
-      resolve("test/fixtures/mcp/langgraph.json"),
-      "--http",
-      "127.0.0.1:0",
-    ],
-    { env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "ignore", "pipe"] },
-  );
-  const url = await new Promise<string>((found, failed) => {
-    let text = "";
-    child.stderr.on("data", (chunk: Buffer) => {
-      text += chunk.toString();
-      const match = /on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(text);
-      if (match) found(match[1]!);
-    });
-    child.once("exit", (code) => failed(new Error(`mcp exited ${code}: ${text}`)));
-  });
-  return { child, url };
-}
+const startHttp = () =>
+  startHttpServer(mcpArgs(join(dir, "plans.sqlite"), "test/fixtures/mcp/langgraph.json", "--http", "127.0.0.1:0"));
 
 describe("langgraph-replan mcp over stdio", () => {
   it("serves the plan managers of langgraph.json; a killed server's plan shows no live server, and the next server takes it up with no plan_resume", async () => {
@@ -157,32 +106,8 @@ describe("langgraph-replan mcp over stdio", () => {
   }, 60_000);
 
   it("--http serves Streamable HTTP on 127.0.0.1; a plan goes on after its client disconnects", async () => {
-    const child = spawn(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        resolve("src/cli/main.ts"),
-        "mcp",
-        "--db",
-        join(dir, "plans.sqlite"),
-        "--config",
-        resolve("test/fixtures/mcp/langgraph.json"),
-        "--http",
-        "127.0.0.1:0",
-      ],
-      { env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "ignore", "pipe"] },
-    );
+    const { child, url } = await startHttp();
     try {
-      const url = await new Promise<string>((found, failed) => {
-        let text = "";
-        child.stderr.on("data", (chunk: Buffer) => {
-          text += chunk.toString();
-          const match = /on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(text);
-          if (match) found(match[1]!);
-        });
-        child.once("exit", (code) => failed(new Error(`mcp exited ${code}: ${text}`)));
-      });
       const connect = async () => {
         const client = new Client({ name: "http-agent", version: "1" });
         await client.connect(new StreamableHTTPClientTransport(new URL(url)));
