@@ -18,6 +18,9 @@ import {
   undoBase,
   undoEnded,
   undoRetry,
+  undoRoundKey,
+  UNDO_IN_DOUBT,
+  type UndoEnd,
   type UndoProgress,
 } from "../policy/compensation/undo-round.js";
 import { decide } from "../policy/ladder/decide.js";
@@ -71,6 +74,8 @@ export async function runUndo(port: UndoPort, record: CompensationRecord): Promi
   const settled: SettledDoubt[] = [];
   if (record.tool === undefined || !port.has(record.tool))
     return { record: undoEnded(record, { kind: "missing-tool" }, record.attempts ?? 0, port.now()), settled };
+  const replay = await replayedEnd(port, record);
+  if (replay) return { record: replay, settled };
   const entry = await port.journal?.lookup(port.threadId, record.compensationKey);
   const replayed = replayedCalls(record, entry);
   const progress: UndoProgress = {
@@ -84,7 +89,7 @@ export async function runUndo(port: UndoPort, record: CompensationRecord): Promi
     const move = nextUndoMove(progress);
     if (move.kind === "give-up") {
       const error = progress.error ?? { name: "CompensationFailed", message: "not called" };
-      return { record: undoEnded(record, { kind: "failed", error }, attempts, port.now()), settled };
+      return { record: await roundEnded(port, record, { kind: "failed", error }, attempts), settled };
     }
     if (move.kind === "sleep") {
       // A stop ends the backoff: nothing more is called in this run.
@@ -97,14 +102,41 @@ export async function runUndo(port: UndoPort, record: CompensationRecord): Promi
     const made = await undoCall(port, record, attempts);
     settled.push(...made.settled);
     if (made.kind === "in_doubt") {
-      const error = { name: "EffectInDoubt", message: made.reason };
-      return { record: undoEnded(record, { kind: "in-doubt", error }, attempts, port.now()), settled };
+      const error = { name: UNDO_IN_DOUBT, message: made.reason };
+      return { record: await roundEnded(port, record, { kind: "in-doubt", error }, attempts), settled };
     }
     // A keyed call is not cut by a stop: its result is kept (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
     if (made.outcome.ok) return { record: undoEnded(record, { kind: "done" }, attempts, port.now()), settled };
     progress.error = made.outcome.error;
     if (port.stopped()) return "stopped";
   }
+}
+
+/** How this round ended, when the journal kept it (a hook ran again after asking about it). */
+async function replayedEnd(port: UndoPort, record: CompensationRecord): Promise<CompensationRecord | undefined> {
+  const kept = await port.journal?.lookup(port.threadId, undoRoundKey(record));
+  if (!kept?.result || kept.result.ok) return undefined;
+  const { error } = kept.result;
+  const end = error.name === UNDO_IN_DOUBT ? { kind: "in-doubt" as const, error } : { kind: "failed" as const, error };
+  return undoEnded(record, end, kept.attempt, port.now());
+}
+
+/** A round that did not succeed: its end kept in the journal under the round's key, then its record. */
+async function roundEnded(
+  port: UndoPort,
+  record: CompensationRecord,
+  end: Extract<UndoEnd, { kind: "failed" | "in-doubt" }>,
+  attempts: number,
+): Promise<CompensationRecord> {
+  const ended = undoEnded(record, end, attempts, port.now());
+  const key = undoRoundKey(record);
+  const intent = { key, stepId: record.stepId, tool: record.tool!, args: {}, attempt: attempts, at: ended.at };
+  // Unwritten, the round is replayed from the undo's own entries instead: the same end, or a question.
+  await port.journal
+    ?.intent(port.threadId, intent)
+    .then(() => port.journal!.result(port.threadId, key, { ok: false, error: end.error }))
+    .catch(() => undefined);
+  return ended;
 }
 
 /**

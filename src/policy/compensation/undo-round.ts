@@ -27,6 +27,18 @@ export function undoBase(record: CompensationRecord): number {
   return record.approvedAttempt ?? 0;
 }
 
+/**
+ * The key under which the journal keeps how a round that did not succeed ended (`<compensation
+ * key>#<first journal attempt>`): a hook that runs again after asking about it replays that end rather
+ * than calling the undo again, one round at a time, whatever later rounds left in the journal.
+ */
+export function undoRoundKey(record: CompensationRecord): string {
+  return `${record.compensationKey}#${undoBase(record) + (record.attempts ?? 0)}`;
+}
+
+/** An undo in doubt is recorded under this error name, so its round's end reads back as in doubt. */
+export const UNDO_IN_DOUBT = "EffectInDoubt";
+
 /** Where a round stands: calls made in it, the backoffs slept, and the last call's error. */
 export interface UndoProgress {
   policy: RetryPolicy;
