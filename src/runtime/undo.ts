@@ -25,7 +25,7 @@ import {
 } from "../policy/compensation/undo-round.js";
 import { decide } from "../policy/ladder/decide.js";
 import type { Decision } from "../policy/ladder/decision.js";
-import type { RunJournal } from "../contracts/effect-journal.js";
+import type { JournalEntry, RunJournal } from "../contracts/effect-journal.js";
 import { journaledCall, type CallOutcome, type Journaled, type SettledDoubt } from "./journaled-call.js";
 
 /** One call of an undo's tool, under `key`; `attempt` counts the undo's calls in its record. */
@@ -72,11 +72,10 @@ export interface UndoRan {
  */
 export async function runUndo(port: UndoPort, record: CompensationRecord): Promise<UndoRan | "stopped"> {
   const settled: SettledDoubt[] = [];
-  if (record.tool === undefined || !port.has(record.tool))
-    return { record: undoEnded(record, { kind: "missing-tool" }, record.attempts ?? 0, port.now()), settled };
   const replay = await replayedEnd(port, record);
   if (replay) return { record: replay, settled };
   const entry = await port.journal?.lookup(port.threadId, record.compensationKey);
+  if (record.tool === undefined || !port.has(record.tool)) return { record: withoutTool(port, record, entry), settled };
   const replayed = replayedCalls(record, entry);
   const progress: UndoProgress = {
     policy: undoRetry(record, port.policy),
@@ -110,6 +109,18 @@ export async function runUndo(port: UndoPort, record: CompensationRecord): Promi
     progress.error = made.outcome.error;
     if (port.stopped()) return "stopped";
   }
+}
+
+/**
+ * An undo whose tool the face cannot call (not in its registry; a restarted process that was never
+ * handed it): what the journal holds settles it — its result, or an intent without one, in doubt.
+ */
+function withoutTool(port: UndoPort, record: CompensationRecord, entry: JournalEntry | undefined): CompensationRecord {
+  const attempts = record.attempts ?? 0;
+  if (entry?.result?.ok) return undoEnded(record, { kind: "done" }, attempts, port.now());
+  if (!entry || entry.result) return undoEnded(record, { kind: "missing-tool" }, attempts, port.now());
+  const message = `the call of ${record.tool} under key ${record.compensationKey} was cut before it answered, and the tool is not in the registry to settle it`;
+  return undoEnded(record, { kind: "in-doubt", error: { name: UNDO_IN_DOUBT, message } }, attempts, port.now());
 }
 
 /** How this round ended, when the journal kept it (a hook ran again after asking about it). */

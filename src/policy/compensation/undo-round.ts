@@ -7,7 +7,6 @@
 import { backoffDelay, effectiveRetry } from "../../plan/retry.js";
 import type { CompensationRecord, ErrorInfo } from "../../plan/schema/run.js";
 import type { RetryPolicy } from "../../plan/schema/step.js";
-import type { ResumeAction } from "../../plan/schema/interrupts.js";
 
 /** The first compensation waiting to run, in the order the records were written (latest commit first). */
 export function nextPendingUndo(records: readonly CompensationRecord[]): number {
@@ -94,11 +93,14 @@ export function undoEnded(record: CompensationRecord, end: UndoEnd, attempts: nu
   return { ...rest, ...numbered, status: "failed", attempts, error, at };
 }
 
+/** The answers a failed undo's question takes (those of the graph's resume values). */
+export type UndoAction = "happened" | "retry" | "skip" | "abort";
+
 /** The options of a failed undo's question: run it again, leave it undone, or (mid-run) abort. */
-const FAILED_OPTIONS: readonly ResumeAction[] = ["retry", "skip", "abort"];
+const FAILED_OPTIONS: readonly UndoAction[] = ["retry", "skip", "abort"];
 
 /** An undo whose outcome is unknown may also have happened: a person who saw it did says so. */
-export function undoOptions(record: CompensationRecord, ending: boolean): ResumeAction[] {
+export function undoOptions(record: CompensationRecord, ending: boolean): UndoAction[] {
   const offered = record.inDoubt ? ["happened" as const, ...FAILED_OPTIONS] : [...FAILED_OPTIONS];
   return ending ? offered.filter((o) => o !== "abort") : offered;
 }
