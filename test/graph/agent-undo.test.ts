@@ -21,7 +21,8 @@ const start = { messages: [{ role: "user", content: "Book the trip" }] };
 const config = { configurable: { thread_id: "trip-1" } };
 const resume = (value: unknown) => new Command({ resume: value });
 const rules = (out: { decisions: { rule: string }[] }) => out.decisions.map((d) => d.rule);
-const asked = (out: { __interrupt__?: { value: unknown }[] }) => out.__interrupt__?.[0]?.value as Record<string, unknown>;
+const asked = (out: { __interrupt__?: { value: unknown }[] }) =>
+  out.__interrupt__?.[0]?.value as Record<string, unknown>;
 
 const dir = mkdtempSync(join(tmpdir(), "agent-undo-"));
 const opened: SqliteSaver[] = [];
