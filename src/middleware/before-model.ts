@@ -20,6 +20,7 @@ import { ask, reviewRequest } from "./review.js";
 import { callKey } from "./route.js";
 import { answerInDoubt, type AnsweredDoubt } from "./in-doubt-answer.js";
 import type { RunJournal } from "../runtime/effect-journal.js";
+import { settleUndos, type UndoContext, type UndosSettled } from "./compensate.js";
 import { refusalKey, type AgentPlanUpdate, type AgentPlanValues, type Escalation } from "./state.js";
 
 type ModelState = AgentPlanValues & { messages: BaseMessage[] };
@@ -29,6 +30,8 @@ export interface ModelHookContext {
   at: () => string;
   journal: RunJournal | undefined;
   threadId: string;
+  /** How the hook runs the undos waiting (middleware/compensate.ts); none: they wait. */
+  undos?: UndoContext | undefined;
 }
 
 export async function beforeModel(
@@ -38,7 +41,8 @@ export async function beforeModel(
   const { at } = ctx;
   const answered = answerEscalations(state, at);
   // After the interrupt, never before it: an effect a person said happened is the key's result now.
-  for (const h of answered.happened)
+  const undos = await runUndos(state, answered, ctx);
+  for (const h of [...answered.happened, ...undos.happened])
     await ctx.journal?.result(ctx.threadId, h.key, { ok: true, output: h.output }).catch(() => undefined);
   const steps = { ...state.steps };
   for (const [id, run] of Object.entries(answered.update.steps ?? {})) if (run) steps[id] = run;
@@ -48,13 +52,16 @@ export async function beforeModel(
   const stale = state.messages
     .filter((m) => m.id?.startsWith(PLAN_VIEW_ID))
     .map((m) => new RemoveMessage({ id: m.id! }));
+  const notes = [...answered.notes, ...undos.notes];
   const fresh =
-    answered.notes.length > 0
-      ? [new HumanMessage({ id: `${PLAN_NOTE_ID}-${state.messages.length}`, content: answered.notes.join("\n") })]
+    notes.length > 0
+      ? [new HumanMessage({ id: `${PLAN_NOTE_ID}-${state.messages.length}`, content: notes.join("\n") })]
       : [];
   const update: AgentPlanUpdate & { messages?: BaseMessage[]; jumpTo?: "end" } = { ...answered.update };
+  if (undos.compensations) update.compensations = undos.compensations;
+  if (undos.decisions.length > 0) update.decisions = [...(update.decisions ?? []), ...undos.decisions];
   if (Object.keys(skipped).length > 0) update.steps = { ...update.steps, ...skipped };
-  if (answered.abort) {
+  if (answered.abort || undos.abort) {
     update.status = "aborted";
     update.jumpTo = "end";
   } else if (status !== state.status) update.status = status;
@@ -64,6 +71,17 @@ export async function beforeModel(
   }
   if (stale.length > 0 || fresh.length > 0) update.messages = [...stale, ...fresh];
   return update;
+}
+
+/**
+ * The undos waiting run before the model's next call, after a person's answers (an answer may end
+ * the run, whose effects are then undone too); the hook runs again with each answer they ask for.
+ */
+async function runUndos(state: ModelState, answered: Answered, ctx: ModelHookContext): Promise<UndosSettled> {
+  if (!ctx.undos) return { decisions: [], notes: [], happened: [], abort: false };
+  const { sideEffects = [], facts = {} } = answered.update;
+  const now = { ...state, sideEffects: [...state.sideEffects, ...sideEffects], facts: { ...state.facts, ...facts } };
+  return settleUndos(now, ctx.undos, answered.abort);
 }
 
 /**

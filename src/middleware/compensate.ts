@@ -1,21 +1,36 @@
 /**
- * Compensation inside createAgent (docs/decisions/0043-effects-in-the-middleware.md): a
- * `write_plan` revision that drops a step whose effect committed abandons it. Which effects, what
- * their undo calls, the records and the decisions are the graph's (policy/compensation/,
- * docs/decisions/0039-compensation.md); here the undos run, latest commit first, each under
- * `<effect key>:compensate` through the effect journal (runtime/journaled-call.ts) and retried per
- * its step's retry policy, before the revision is recorded.
+ * Compensation inside createAgent (docs/decisions/0043-effects-in-the-middleware.md,
+ * docs/decisions/0047-one-undo-runner.md): a `write_plan` revision that drops a step whose effect
+ * committed abandons it, and a run that ends aborted abandons the effects of its plan. Which effects,
+ * what their undo calls, the records, the decisions and the questions are the graph's
+ * (policy/compensation/, docs/decisions/0039-compensation.md); the undos run, latest commit first,
+ * through the one undo runner (runtime/undo.ts) before the next model call. This file is its port:
+ * the agent's own tools called directly, and a person asked with the graph's `compensate.failed`.
  */
-import { backoffDelay, effectiveRetry } from "../plan/retry.js";
+import { PlanManagerError } from "../errors.js";
 import type { Plan } from "../plan/schema/plan.js";
-import type { CompensationRecord, ErrorInfo } from "../plan/schema/run.js";
+import type { CompensationRecord } from "../plan/schema/run.js";
 import { cutByTheTool } from "../policy/ladder/in-doubt.js";
-import { abandonedBy, type Abandoned } from "../policy/compensation/abandoned.js";
-import { compensationDecision } from "../policy/compensation/verdict.js";
+import {
+  abandonedAtEnd,
+  abandonedBy,
+  compensatesOn,
+  compensationRecords,
+  type Abandoned,
+} from "../policy/compensation/abandoned.js";
+import { undoOptions, type UndoAction } from "../policy/compensation/undo-round.js";
 import type { Decision } from "../policy/ladder/decision.js";
-import { journaledCall, type CallOutcome } from "../runtime/journaled-call.js";
+import { errorInfo } from "../policy/ladder/deviation.js";
+import { answerRule } from "../policy/ladder/person.js";
+import { callTool, StepTimeout, type Invocable } from "../runtime/call-tool.js";
+import type { RunJournal } from "../runtime/effect-journal.js";
+import { undoNext, type UndoPort } from "../runtime/undo.js";
+import { decide } from "./decisions.js";
+import type { AgentTool, ResolvedAgentOptions } from "./options.js";
+import { ask, reviewRequest } from "./review.js";
 import type { Revision } from "./revision.js";
 import type { CallEnv } from "./settle.js";
+import type { AgentPlanValues } from "./state.js";
 
 /**
  * The committed effects a revision abandons, latest commit first: owned by a step the draft dropped,
@@ -47,71 +62,177 @@ export function abandonedByRevision(env: CallEnv, old: Plan, rev: Revision): Aba
   return abandoned.filter((a) => !tools(a.step).some((t) => open.has(t)));
 }
 
-/** Runs the pending undos in order; each ends `done` or `failed`, with its `compensate.*` decision. */
-export async function runCompensations(
-  env: CallEnv,
-  records: readonly CompensationRecord[],
-  planVersion: number,
-): Promise<{ records: CompensationRecord[]; decisions: Decision[] }> {
-  const ended: CompensationRecord[] = [];
-  const decisions: Decision[] = [];
-  for (const record of records) {
-    if (record.status !== "pending") {
-      ended.push(record);
-      continue;
-    }
-    const done = await runOne(env, record);
-    ended.push(done);
-    const decision = compensationDecision(done, { after: -1, planVersion, at: done.at });
-    decisions.push(decision);
-    env.emit({ type: "decision", decision });
-    env.sent.add(decision);
-  }
-  return { records: ended, decisions };
+/** What the undos of a thread need from the middleware. */
+export interface UndoContext {
+  options: ResolvedAgentOptions;
+  /** The agent's tools the middleware can call itself: given in `tools`, offered to the model, or met in a call. */
+  tool: (name: string) => AgentTool | undefined;
+  journal: RunJournal | undefined;
+  threadId: string;
+  at: () => string;
 }
 
-/** One undo, until it is done or its retry policy runs out; a call in doubt is not tried again. */
-async function runOne(env: CallEnv, record: CompensationRecord): Promise<CompensationRecord> {
-  const policy = effectiveRetry(record.retry ? { retry: record.retry } : undefined, env.options.policy);
-  const { error: _error, inDoubt: _inDoubt, approvedKey: _approved, ...rest } = record;
-  const tool = record.tool!;
-  const args = { ...record.args };
-  const timeoutMs = env.options.policy.defaultTimeoutMs;
-  let attempts = record.attempts ?? 0;
-  let error: ErrorInfo = { name: "CompensationFailed", message: "not called" };
-  for (let tried = 0; tried < policy.maxAttempts; tried++) {
-    if (tried > 0) await env.options.sleep(backoffDelay(policy, tried, error.retryAfterMs));
-    attempts++;
-    const call = async (key: string): Promise<CallOutcome> => {
-      const r = await env.invoke(tool, args, key, timeoutMs);
-      return r.ok
-        ? { ok: true, output: r.output }
-        : { ok: false, error: r.error, cut: r.timeout === true || cutByTheTool(r.error) };
-    };
-    const made = env.journal
-      ? await journaledCall({
-          journal: env.journal,
-          threadId: env.threadId,
-          key: record.compensationKey,
-          // The step's own declarations are about its tool, not its undo: only effects.honoursKeys counts.
-          step: { id: record.stepId },
-          tool,
-          args,
-          attempt: attempts,
-          trusted: {},
-          honoursKeys: env.options.honoursKeys,
-          approvedKey: undefined,
-          now: env.at,
-          call,
-          probe: async () => undefined,
-        })
-      : { kind: "answered" as const, key: record.compensationKey, outcome: await call(record.compensationKey) };
-    if (made.kind === "in_doubt") {
-      const doubt = { name: "EffectInDoubt", message: made.reason };
-      return { ...rest, status: "failed", attempts, error: doubt, inDoubt: true, at: env.at() };
+/** The middleware's port of the undo runner: the tool is called directly, under the undo's key. */
+function undoPort(ctx: UndoContext, planVersion: number): UndoPort {
+  const { options } = ctx;
+  return {
+    journal: ctx.journal,
+    threadId: ctx.threadId,
+    honoursKeys: options.honoursKeys,
+    policy: options.policy,
+    has: (name) => invocable(ctx.tool(name)) !== undefined,
+    call: async (c) => {
+      const configurable = { stepId: c.stepId, planVersion, attempt: c.attempt, idempotencyKey: c.key };
+      const call = { tool: invocable(ctx.tool(c.tool))!, args: c.args, timeoutMs: c.timeoutMs, configurable };
+      try {
+        return { ok: true, output: await callTool(call, { configurable: { thread_id: ctx.threadId } }) };
+      } catch (thrown) {
+        const error = errorInfo(thrown);
+        return { ok: false, error, cut: thrown instanceof StepTimeout || cutByTheTool(error), thrown };
+      }
+    },
+    sleep: async (ms) => {
+      await options.sleep(ms);
+      return true;
+    },
+    stopped: () => false,
+    now: ctx.at,
+  };
+}
+
+/** A tool the middleware can call itself (a provider's server-side tool cannot be). */
+function invocable(tool: AgentTool | undefined): Invocable | undefined {
+  return tool !== undefined && "invoke" in tool && typeof tool.invoke === "function" ? (tool as Invocable) : undefined;
+}
+
+/** What the undos before a model call wrote, and whether a person ended the run while asked about one. */
+export interface UndosSettled {
+  compensations?: CompensationRecord[];
+  decisions: Decision[];
+  notes: string[];
+  /** Outputs a person said undos in doubt returned: written to the journal under their keys. */
+  happened: { key: string; output: unknown }[];
+  abort: boolean;
+}
+
+/**
+ * Runs the pending undos, latest commit first; `ending`: the run ends aborted, and its plan's
+ * committed effects are undone too (`policy.compensateOn`). An undo that fails, or whose outcome is
+ * unknown, asks a person at once (the graph's question and answers): the undos before it are not
+ * called again when the hook runs again with the answer, since the runner replays them from the
+ * journal (runtime/undo.ts). Abort ends the run: the undos still waiting run before it ends.
+ */
+export async function settleUndos(state: AgentPlanValues, ctx: UndoContext, ending: boolean): Promise<UndosSettled> {
+  const planVersion = state.plan?.version ?? 0;
+  const port = undoPort(ctx, planVersion);
+  let records = [...(state.compensations ?? [])];
+  const out: UndosSettled = { decisions: [], notes: [], happened: [], abort: false };
+  if (ending) records = [...records, ...endRecords(state, records, ctx)];
+  let changed = records.length !== (state.compensations ?? []).length;
+  for (;;) {
+    const ran = await undoNext(port, records, { planVersion, after: -1 });
+    if (ran === undefined || ran === "stopped") break;
+    changed = true;
+    records[ran.index] = ran.record;
+    out.decisions.push(...ran.decisions);
+    if (ran.record.status === "done") continue;
+    const answer = askUndo(state, ran.record, ran.decisions.at(-1)!, ending || out.abort);
+    const answered = answerUndo(ran.record, answer, { planVersion, at: ctx.at() });
+    records[ran.index] = answered.record;
+    out.decisions.push(answered.decision);
+    out.notes.push(`${answered.decision.reason}.`);
+    if (answer.action === "happened") out.happened.push({ key: ran.record.compensationKey, output: answer.output });
+    if (answer.action === "abort" && !out.abort) {
+      out.abort = true;
+      records = [...records, ...endRecords({ ...state, compensations: records }, records, ctx)];
     }
-    if (made.outcome.ok) return { ...rest, status: "done", attempts, at: env.at() };
-    error = made.outcome.error;
   }
-  return { ...rest, status: "failed", attempts, error, at: env.at() };
+  if (changed) out.compensations = records;
+  return out;
+}
+
+/** The undos a run ending aborted adds: one per committed effect of its plan whose step has `compensate`. */
+function endRecords(state: AgentPlanValues, records: CompensationRecord[], ctx: UndoContext): CompensationRecord[] {
+  if (!state.plan || !compensatesOn("aborted", ctx.options.policy.compensateOn)) return [];
+  const effects = { threadId: ctx.threadId, committed: state.sideEffects, compensations: records, facts: state.facts };
+  const undoable = abandonedAtEnd(state.plan, effects).filter((a) => a.step.compensate !== undefined);
+  return compensationRecords(undoable, state.facts, ctx.at());
+}
+
+type UndoAnswer = { action: "retry" | "skip" | "abort" } | { action: "happened"; output: unknown };
+
+/** The graph's `compensate.failed` question, in the middleware's vocabulary; only the offered answers are read. */
+function askUndo(state: AgentPlanValues, record: CompensationRecord, decision: Decision, ending: boolean): UndoAnswer {
+  const options = undoOptions(record, ending);
+  const { stepId, idempotencyKey, compensationKey, tool, error, inDoubt } = record;
+  const failed = { stepId, idempotencyKey, compensationKey, ...(tool ? { tool } : {}), ...(error ? { error } : {}) };
+  const listed = options.map((o) => (o === "happened" ? '{ action: "happened", output }' : `{ action: "${o}" }`));
+  const description = `${decision.reason} [${decision.rule}]. Answer ${listed.join(", ")}.`;
+  const request = reviewRequest(
+    "escalation",
+    { name: tool ?? "compensation", args: { ...record.args }, description },
+    { rule: decision.rule, planVersion: state.plan?.version ?? 0, stepId },
+  );
+  const compensation = {
+    failed: { ...failed, ...(inDoubt ? { inDoubt } : {}) },
+    ...(ending ? { endStatus: "aborted" } : {}),
+  };
+  // The graph's context of the question rides along, so one reader serves both faces' questions.
+  const question = { ...request, reviewConfigs: [], options, compensation };
+  return ask(question, (value) => readUndoAnswer(value, options));
+}
+
+function readUndoAnswer(value: unknown, options: readonly UndoAction[]): UndoAnswer {
+  const v = typeof value === "object" && value !== null ? (value as Record<string, unknown>) : {};
+  const action = v.action as UndoAction;
+  if (options.includes(action)) {
+    if (action === "happened" && Object.hasOwn(v, "output")) return { action, output: v.output };
+    if (action === "retry" || action === "skip" || action === "abort") return { action };
+  }
+  const expected = options.map((o) => (o === "happened" ? '{ action: "happened", output }' : `{ action: "${o}" }`));
+  throw new PlanManagerError("invalid_resume", `planMiddleware: unreadable answer; expected ${expected.join(", ")}`, {
+    path: "resume",
+  });
+}
+
+/**
+ * A person's answer, as the graph takes it (nodes/human/compensation-answer.ts): retry runs a fresh
+ * round (one more call under the key, for an undo in doubt), happened records it done without a
+ * call, skip leaves the effect standing, abort ends the run with the undo left failed.
+ */
+function answerUndo(
+  record: CompensationRecord,
+  answer: UndoAnswer,
+  place: { planVersion: number; at: string },
+): { record: CompensationRecord; decision: Decision } {
+  const { inDoubt: _inDoubt, approvedKey: _key, approvedAttempt: _attempt, error: _error, ...rest } = record;
+  const key = record.compensationKey;
+  const where = { stepId: record.stepId, attempt: record.attempts ?? 0, ...place };
+  const person = (rule: Parameters<typeof answerRule>[0], reason: string) =>
+    decide({ rule: answerRule(rule), reason, by: "person" }, where);
+  if (answer.action === "retry") {
+    // The new round is journaled above the last call (runtime/undo.ts); in doubt, the answer approves one call.
+    const lastAttempt = (record.approvedAttempt ?? 0) + (record.attempts ?? 0);
+    const approved = record.inDoubt ? { approvedKey: key } : {};
+    const again = {
+      ...rest,
+      status: "pending" as const,
+      attempts: 0,
+      approvedAttempt: lastAttempt,
+      ...approved,
+      at: place.at,
+    };
+    const rule = record.inDoubt ? "effect-retry" : "retry";
+    return { record: again, decision: person(rule, `a person asked to run the compensation ${key} again`) };
+  }
+  if (answer.action === "happened") {
+    const reason = `a person said ${record.tool ?? "the compensation"} under key ${key} took effect: the compensation is done and not called again`;
+    return { record: { ...rest, status: "done", at: place.at }, decision: person("effect-happened", reason) };
+  }
+  if (answer.action === "skip") {
+    const reason = `a person left the effect standing: compensation ${key} will not run again`;
+    return { record: { ...rest, status: "waived", at: place.at }, decision: person("skip", reason) };
+  }
+  const reason = `a person ended the run at the compensation ${key}`;
+  return { record, decision: person("abort", reason) };
 }

@@ -126,6 +126,9 @@ export function committedMessage(
     lines.push(
       `Kept as they were (their side effects are committed and never run twice): ${keptCommitted.join(", ")}.`,
     );
+  const pending = compensations.filter((c) => c.status === "pending").map((c) => `${c.stepId} (${c.tool})`);
+  if (pending.length > 0)
+    lines.push(`Left the plan; their side effects are undone before your next turn: ${pending.join(", ")}.`);
   const undone = compensations.filter((c) => c.status === "done").map((c) => `${c.stepId} (${c.tool})`);
   if (undone.length > 0) lines.push(`Undone, their side effects compensated: ${undone.join(", ")}.`);
   const failed = compensations.filter((c) => c.status === "failed").map((c) => `${c.stepId} (${c.error?.message})`);

@@ -31,6 +31,7 @@ import { preview } from "../policy/attempt/checks.js";
 import { withPlanView } from "./plan-view.js";
 import { heldCall } from "./taint.js";
 import { journalFor } from "./journal.js";
+import type { UndoContext } from "./compensate.js";
 import { overBudgetCall } from "./plan-budget.js";
 import { WRITE_PLAN, writePlan, writePlanTool } from "./write-plan.js";
 import { gaveUp, outputOf, probed, stepTimeout, textOf, withKey, type CallProbe } from "./tool-call.js";
@@ -59,6 +60,7 @@ export function planMiddleware(options: PlanMiddlewareOptions = {}) {
           at,
           journal: journalFor(runtime.configurable),
           threadId: String(runtime.configurable?.thread_id ?? "agent"),
+          undos: undoContext(resolved, shared, runtime.configurable, at),
         }),
     },
     afterAgent: (state, runtime) => {
@@ -86,6 +88,18 @@ interface Shared {
   known: Map<string, AgentTool>;
   flights: Map<string, number>;
   turns: TurnClaims;
+}
+
+/** The undos of a thread: the tools the middleware knows, the thread's journal. */
+function undoContext(
+  options: ResolvedAgentOptions,
+  { offered, known }: Shared,
+  configurable: Record<string, unknown> | undefined,
+  at: () => string,
+): UndoContext {
+  const threadId = String(configurable?.thread_id ?? "agent");
+  const tool = (name: string) => offered.get(name) ?? known.get(name);
+  return { options, tool, journal: journalFor(configurable), threadId, at };
 }
 
 /**

@@ -22,9 +22,10 @@ export interface ReviewRequest {
   error?: string;
   /**
    * The answers a question about a call whose outcome is unknown takes (`effect.in-doubt`), instead of
-   * HITL's decisions: `{ action: "happened", output }`, `{ action: "retry" }` or `{ action: "abort" }`.
+   * HITL's decisions: `{ action: "happened", output }`, `{ action: "retry" }` or `{ action: "abort" }`;
+   * about an undo that failed (`compensate.failed`), `{ action: "skip" }` too.
    */
-  options?: InDoubtAction[];
+  options?: (InDoubtAction | "skip")[];
 }
 
 export type InDoubtAction = "happened" | "retry" | "abort";

@@ -11,7 +11,7 @@ import type { Plan, PlanDraft } from "../plan/schema/plan.js";
 import type { CompensationRecord } from "../plan/schema/run.js";
 import { compensationRecords, withoutCompensation } from "../policy/compensation/abandoned.js";
 import { missingDecision } from "../policy/compensation/verdict.js";
-import { abandonedByRevision, runCompensations } from "./compensate.js";
+import { abandonedByRevision } from "./compensate.js";
 import { capabilityBaseline, capabilityGuard, reviewedEffects } from "../policy/capability/guard.js";
 import type { Decision } from "../policy/ladder/decision.js";
 import type { GuardHit } from "../policy/ladder/guards.js";
@@ -187,14 +187,14 @@ function personReview(
 /**
  * The effects the revision abandons (docs/decisions/0043-effects-in-the-middleware.md): those
  * without `compensate` are a person's to let stand first (`compensate.missing`), asked before
- * anything is called; then the undos run, latest commit first, and the revision is recorded with them.
+ * anything is called; then the revision is recorded with the undos, which run before the next model call.
  */
-async function undoAndCommit(
+function undoAndCommit(
   env: CallEnv,
   old: Plan,
   r: { rev: Revision; draft: PlanDraft; decisions: Decision[] },
   tools: ReadonlySet<string>,
-): Promise<CallResult> {
+): CallResult {
   const { state } = env;
   const { decisions } = r;
   let { rev, draft } = r;
@@ -213,11 +213,12 @@ async function undoAndCommit(
     }
   }
   if (abandoned.length === 0) return commit(env, rev, decisions);
-  const ran = await runCompensations(env, compensationRecords(abandoned, state.facts, env.at()), rev.plan.version);
-  // An undone step leaves the plan; one whose undo failed stands, kept as it was, like one let stand.
-  const undone = new Set(ran.records.filter((c) => c.status === "done").map((c) => c.stepId));
+  // The abandoned steps leave the plan; their undos wait, and run before the next model call
+  // (middleware/compensate.ts), as the graph's run before its next step.
+  const records = compensationRecords(abandoned, state.facts, env.at());
+  const undone = new Set(records.filter((c) => c.status === "pending").map((c) => c.stepId));
   if (undone.size > 0) rev = revise({ ...state, plan: old }, draft, state.planRun.trigger, env.at(), undone);
-  return commit(env, rev, [...decisions, ...ran.decisions], ran.records);
+  return commit(env, rev, decisions, records);
 }
 
 /** The first guard that holds the revision for a person, in the rule table's order. */

@@ -330,7 +330,7 @@ describe("a revision that drops a step whose effect committed", () => {
     expect([cancelled, out.plan!.version]).toEqual([[], 2]);
   });
 
-  it("an undo that keeps failing is retried per the step's retry policy, then recorded failed; its step stands", async () => {
+  it("an undo that keeps failing is retried per the step's retry policy, then a person is asked (compensate.failed)", async () => {
     const l = ledger();
     const failing = countedTool(l, "cancel", () => {
       throw new PermanentError("the hotel's system is down");
@@ -344,18 +344,30 @@ describe("a revision that drops a step whose effect committed", () => {
       new MemorySaver(),
       effects,
     );
-    const out = await a.invoke(start, config);
-    // The hotel's undo twice (its retry policy), then the flight's three times (the default policy's).
-    expect(l.calls.cancel).toBe(5);
+    const first = await a.invoke(start, config);
+    // The hotel's undo twice (its retry policy), then a person is asked before the model's next call.
+    expect([first.__interrupt__![0]!.value, l.calls.cancel]).toMatchObject([
+      { rule: "compensate.failed", stepId: "hotel" },
+      2,
+    ]);
+    const second = await a.invoke(resume({ action: "skip" }), config);
+    // The flight's three times (the default policy's); the hotel's is not called again as the hook runs again.
+    expect([second.__interrupt__![0]!.value, l.calls.cancel]).toMatchObject([
+      { rule: "compensate.failed", stepId: "flight" },
+      5,
+    ]);
+    const out = await a.invoke(resume({ action: "skip" }), config);
     expect(out.compensations!.map((c) => [c.stepId, c.status, c.attempts])).toEqual([
-      ["hotel", "failed", 2],
-      ["flight", "failed", 3],
+      ["hotel", "waived", 2],
+      ["flight", "waived", 3],
     ]);
     expect(out.decisions.map((d) => [d.stepId, d.rule])).toEqual([
       ["hotel", "compensate.failed"],
+      ["hotel", "human.skip"],
       ["flight", "compensate.failed"],
+      ["flight", "human.skip"],
     ]);
-    expect(out.plan!.steps.map((s) => s.id)).toEqual(["flight", "hotel", "flight2", "hotel2"]);
+    expect([l.calls.cancel, out.plan!.steps.map((s) => s.id)]).toEqual([5, ["flight2", "hotel2"]]);
   });
 
   it("rejected, the revision is not recorded", async () => {

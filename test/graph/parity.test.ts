@@ -9,12 +9,18 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BaseMessage } from "@langchain/core/messages";
-import { MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
+import { Command, MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { createAgent } from "langchain";
 import { afterAll, describe, expect, it } from "vitest";
 import { planMiddleware, type PlanMiddlewareOptions } from "../../src/middleware/index.js";
-import { staticPlanner, type PlanDraft, type PolicyOptions } from "../../src/index.js";
+import {
+  AssumptionBrokenError,
+  PermanentError,
+  staticPlanner,
+  type PlanDraft,
+  type PolicyOptions,
+} from "../../src/index.js";
 import { RULES, type RuleId } from "../../src/policy/ladder/rules.js";
 import { lastResults, scriptedAgentModel, type Turn } from "../helpers/agent-model.js";
 import { countedTool, ledger, type Ledger } from "../helpers/agent-tools.js";
@@ -348,5 +354,215 @@ describe("side-by-side calls of one model turn inside createAgent", () => {
     const agent = await agentRun(l, turns, provider(l), { sideEffectTools: ["pay"] });
     // One committed effect, recorded once (a reused operation adds no record, as in the graph).
     expect([agent.calls, agent.rules, agent.effects.length]).toEqual([{ pay: 1 }, ["effect.reused"], 1]);
+  });
+});
+
+/**
+ * Undos on both faces: one runner (runtime/undo.ts), so the same questions, answers and calls. A hotel
+ * is booked on the wrong date; the confirmation says so; the revision books another date, and the
+ * first booking is released (`release_hotel`), or the run is aborted and the booking released.
+ */
+const release = { tool: "release_hotel", inputs: ["hotel"] };
+const hotelStep = (id: string, date: string, extra: Partial<PlanDraft["steps"][number]> = {}) => ({
+  id,
+  goal: "Book the hotel",
+  tool: "book_hotel",
+  args: { date },
+  produces: ["hotel"],
+  ...extra,
+});
+const datedTrip: PlanDraft = {
+  assumptions: [{ id: "dates_ok", statement: "the dates are right" }],
+  steps: [
+    hotelStep("hotel", "05-01", {
+      assumptions: ["dates_ok"],
+      compensate: release,
+      retry: { maxAttempts: 2, backoff: "none" },
+    }),
+    { id: "confirm", goal: "Confirm", tool: "confirm", dependsOn: ["hotel"], assumptions: ["dates_ok"] },
+  ],
+};
+const redatedTrip: PlanDraft = {
+  steps: [hotelStep("hotel2", "05-02"), { id: "confirm2", goal: "Confirm", tool: "confirm", dependsOn: ["hotel2"] }],
+};
+const undoEffects = ["book_hotel", "release_hotel", "charge"];
+
+function trip(l: Ledger, releaseBody: (n: number) => unknown) {
+  return [
+    countedTool(l, "book_hotel", (_n, args) => ({ hotel: `H-${String(args.date)}` })),
+    countedTool(l, "release_hotel", (n) => releaseBody(n)),
+    countedTool(l, "confirm", (n) => {
+      if (n === 1) throw new AssumptionBrokenError("dates_ok", "the dates were wrong");
+      return { ok: true };
+    }),
+    countedTool(l, "charge", () => {
+      throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+    }),
+  ];
+}
+const markEffects = (tools: ReturnType<typeof countedTool>[]) =>
+  tools.map((t) => (undoEffects.includes(t.name) ? Object.assign(t, { metadata: { sideEffects: [t.name] } }) : t));
+
+/** The graph's run, then a person's answers, one per question. */
+async function graphAnswered(
+  l: Ledger,
+  tools: ReturnType<typeof countedTool>[],
+  plan: PlanDraft,
+  answers: unknown[],
+  checkpointer?: BaseCheckpointSaver,
+): Promise<Face> {
+  const planner = staticPlanner({ plan, replan: () => redatedTrip });
+  const h = harness(planner, markEffects(tools), checkpointer ? { checkpointer } : {});
+  let out = await h.run(checkpointer ? null : undefined);
+  for (const answer of answers) out = await h.run(new Command({ resume: answer }));
+  return face(l, out);
+}
+
+const tripTurns: Turn[] = [
+  [{ name: "write_plan", args: datedTrip }],
+  [{ name: "book_hotel", args: {} }],
+  [{ name: "confirm", args: {} }],
+  [{ name: "write_plan", args: redatedTrip }],
+  [{ name: "book_hotel", args: {} }],
+  [{ name: "confirm", args: {} }],
+  "booked",
+];
+
+function tripAgent(turns: Turn[], tools: ReturnType<typeof countedTool>[], saver: BaseCheckpointSaver) {
+  return createAgent({
+    model: scriptedAgentModel(turns),
+    tools,
+    middleware: [planMiddleware({ sleep: async () => {}, now: () => 0, sideEffectTools: undoEffects })],
+    checkpointer: saver,
+  });
+}
+
+/** The agent's run, then a person's answers, one per question. */
+async function agentAnswered(l: Ledger, turns: Turn[], tools: ReturnType<typeof countedTool>[], answers: unknown[]) {
+  const agent = tripAgent(turns, tools, new MemorySaver());
+  const config = { configurable: { thread_id: "t1" } };
+  let out = await agent.invoke({ messages: [{ role: "user", content: "go" }] }, config);
+  for (const answer of answers) out = await agent.invoke(new Command({ resume: answer }), config);
+  return face(l, out);
+}
+
+const failingRelease = () => {
+  throw new PermanentError("the hotel's system is down");
+};
+const abortPlan: PlanDraft = {
+  steps: [
+    hotelStep("hotel", "05-01", { compensate: release }),
+    { id: "pay", goal: "Pay", tool: "charge", args: { amount: 40 }, dependsOn: ["hotel"] },
+  ],
+};
+
+/** Each face killed inside the release, after it happened; a new process resumes with `invoke(null)`. */
+function killedInRelease() {
+  const l = ledger();
+  let entered!: () => void;
+  let freed!: () => void;
+  const inRelease = new Promise<void>((r) => (entered = r));
+  const gate = new Promise<void>((r) => (freed = r));
+  const tools = () =>
+    trip(l, async (n) => {
+      if (n === 1) {
+        entered();
+        await gate;
+      }
+      return { released: true };
+    });
+  async function dies(first: (saver: SqliteSaver) => Promise<unknown>): Promise<SqliteSaver> {
+    const file = join(dir, `kill-${files++}.sqlite`);
+    const dying = sqlite(file);
+    const run = first(dying).catch((e: unknown) => e);
+    await inRelease;
+    dying.db.close();
+    freed();
+    expect(await run).toBeInstanceOf(Error);
+    return sqlite(file);
+  }
+  return { l, tools, dies };
+}
+const happened = { action: "happened", output: { released: true } };
+
+async function killedUndoGraph(): Promise<Face> {
+  const { l, tools, dies } = killedInRelease();
+  const planner = staticPlanner({ plan: datedTrip, replan: () => redatedTrip });
+  const saver = await dies((dying) => harness(planner, markEffects(tools()), { checkpointer: dying }).run());
+  saver.db.prepare("DELETE FROM langgraph_replan_thread_claims").run();
+  return graphAnswered(l, tools(), datedTrip, [happened], saver);
+}
+
+async function killedUndoAgent(): Promise<Face> {
+  const { l, tools, dies } = killedInRelease();
+  const config = { configurable: { thread_id: "t1" } };
+  const start = { messages: [{ role: "user", content: "go" }] };
+  const saver = await dies((dying) => tripAgent(tripTurns, tools(), dying).invoke(start, config));
+  // A new process: a new saver on the file, a new agent and middleware; it resumes in the hook running the undo.
+  const second = tripAgent(tripTurns.slice(4), tools(), saver);
+  await second.invoke(null, config);
+  return face(l, await second.invoke(new Command({ resume: happened }), config));
+}
+
+const UNDO_ROWS: Row[] = [
+  {
+    name: "an undo that fails asks a person (compensate.failed) on both faces; skip leaves the effect standing",
+    graph: () => {
+      const l = ledger();
+      return graphAnswered(l, trip(l, failingRelease), datedTrip, [{ action: "skip" }]);
+    },
+    agent: () => {
+      const l = ledger();
+      return agentAnswered(l, tripTurns, trip(l, failingRelease), [{ action: "skip" }]);
+    },
+    rules: ["assumption.replan-local", "compensate.failed", "human.skip"],
+    calls: { book_hotel: 2, confirm: 2, release_hotel: 2 },
+  },
+  {
+    name: "a run that ends aborted undoes its committed effects on both faces",
+    graph: () => {
+      const l = ledger();
+      return graphAnswered(
+        l,
+        trip(l, () => ({ released: true })),
+        abortPlan,
+        [{ action: "abort" }],
+      );
+    },
+    agent: () => {
+      const l = ledger();
+      const turns: Turn[] = [
+        [{ name: "write_plan", args: abortPlan }],
+        [{ name: "book_hotel", args: {} }],
+        [{ name: "charge", args: {} }],
+        "never reached",
+      ];
+      return agentAnswered(
+        l,
+        turns,
+        trip(l, () => ({ released: true })),
+        [{ action: "abort" }],
+      );
+    },
+    rules: ["effect.in-doubt", "human.abort", "compensate.run"],
+    calls: { book_hotel: 1, charge: 1, release_hotel: 1 },
+  },
+  {
+    name: "a process killed inside an undo, resumed with invoke(null): asked as in doubt (compensate.failed), recorded once, the revision stands",
+    graph: killedUndoGraph,
+    agent: killedUndoAgent,
+    rules: ["assumption.replan-local", "compensate.failed", "human.effect-happened"],
+    calls: { book_hotel: 2, confirm: 2, release_hotel: 1 },
+  },
+];
+
+describe("parity of undos: one runner behind both faces", () => {
+  it.each(UNDO_ROWS)("$name", async (row) => {
+    const graph = await row.graph();
+    const agent = await row.agent();
+    expect({ graph: graph.rules, agent: agent.rules }).toEqual({ graph: row.rules, agent: row.rules });
+    expect({ graph: graph.calls, agent: agent.calls }).toEqual({ graph: row.calls, agent: row.calls });
+    expect(agent.keys).toEqual(graph.keys);
+    expect(agent.effects).toEqual(graph.effects);
   });
 });

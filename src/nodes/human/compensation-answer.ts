@@ -38,10 +38,12 @@ export function compensationAnswer(a: Answering, reply: ResumeValue): Next | und
     asked.endStatus ? { goto: "executor", update: { status: asked.endStatus, ...update } } : running(update);
   const record = records.find((c) => c.compensationKey === compensationKey);
   if (reply.action === "retry") {
-    // An undo whose outcome is unknown: the answer approves one more call under its key, the one after
-    // the call in doubt, which the journal numbers `approvedAttempt` (nodes/shared/compensations.ts).
-    const inDoubtAttempt = (record?.approvedAttempt ?? 0) + (record?.attempts ?? 0);
-    const approved = asked.failed.inDoubt ? { approvedKey: compensationKey, approvedAttempt: inDoubtAttempt } : {};
+    // The new round's calls are journaled above the last one (runtime/undo.ts); an undo whose outcome
+    // is unknown: the answer approves one more call under its key, the one after the call in doubt.
+    const lastAttempt = (record?.approvedAttempt ?? 0) + (record?.attempts ?? 0);
+    const approved = asked.failed.inDoubt
+      ? { approvedKey: compensationKey, approvedAttempt: lastAttempt }
+      : { approvedAttempt: lastAttempt };
     const compensations = settle({ status: "pending", attempts: 0, ...approved });
     const rule = answerRule(asked.failed.inDoubt ? "effect-retry" : "retry");
     const decisions = decide(a, rule, `a person asked to run the compensation ${compensationKey} again`);

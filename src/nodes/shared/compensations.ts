@@ -9,10 +9,8 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../../runtime/options.js";
 import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "../../runtime/state.js";
-import type { CompensationRecord, ErrorInfo } from "../../plan/schema/run.js";
-import type { ResumeAction } from "../../plan/schema/interrupts.js";
+import type { CompensationRecord } from "../../plan/schema/run.js";
 import type { Decision } from "../../policy/ladder/decision.js";
-import { backoffDelay, effectiveRetry } from "../../plan/retry.js";
 import { errorInfo } from "../../policy/ladder/deviation.js";
 import {
   abandonedAtEnd,
@@ -21,14 +19,12 @@ import {
   type Abandoned,
   type EffectsSnapshot,
 } from "../../policy/compensation/abandoned.js";
-import { compensationDecision, type DecisionPlace } from "../../policy/compensation/verdict.js";
-import { settledVerdict } from "../../policy/ladder/in-doubt.js";
-import { decide } from "../../policy/ladder/decide.js";
-import type { SettledDoubt } from "../../runtime/journaled-call.js";
-import { callTool } from "../../runtime/call-tool.js";
-import { dispatcherOf, type Flight } from "../../runtime/dispatch.js";
+import { undoOptions } from "../../policy/compensation/undo-round.js";
+import { cutByTheTool } from "../../policy/ladder/in-doubt.js";
+import { callTool, StepTimeout } from "../../runtime/call-tool.js";
+import { dispatcherOf } from "../../runtime/dispatch.js";
 import { journalOf } from "../../runtime/effect-journal.js";
-import { journaledInvoke } from "../executor/journaled-call.js";
+import { undoNext, type UndoPort } from "../../runtime/undo.js";
 import { emit } from "../../runtime/events.js";
 import { escalationPayload } from "../../runtime/interrupts.js";
 
@@ -49,102 +45,41 @@ export function compensationPending(state: { compensations?: readonly Compensati
 }
 
 /**
- * Runs one compensation until it is done or its retry policy runs out. A run its caller stopped
- * leaves the record pending when the call failed or its backoff was cut (`stopped`): the resumed run
- * goes through the journal again. A call that succeeds after the stop is kept, like a step's. A call
- * whose outcome is unknown (cut by its deadline, a reset connection, a killed process) is not tried
- * again: its record is `failed` and `inDoubt` until a person answers; a person's `retry`
- * (`approvedKey`) lets exactly one more call go out under the key. The journal numbers the undo's calls
- * on from the call the person approved (`approvedAttempt`), though a round counts its `attempts` from 1:
- * the approved call, cut too (the process killed in it), is then told from the one asked about.
+ * The graph's port of the one undo runner (runtime/undo.ts): the undo's tool from the registry,
+ * called with `callTool` under the run's config; backoffs on the run's clock, cut by its stop signal.
  */
-export async function runCompensation(
-  rt: Runtime,
-  config: LangGraphRunnableConfig,
-  record: CompensationRecord,
-  planVersion: number,
-  settled: SettledDoubt[] = [],
-): Promise<CompensationRecord | "stopped"> {
-  const policy = effectiveRetry(record.retry ? { retry: record.retry } : undefined, rt.policy);
-  const tool = record.tool === undefined ? undefined : rt.tools.get(record.tool);
+function undoPort(rt: Runtime, config: LangGraphRunnableConfig, planVersion: number): UndoPort {
   const stop = dispatcherOf(config).stopSignal;
-  const now = () => new Date(rt.clock.now()).toISOString();
-  const { error: _error, inDoubt: _inDoubt, approvedKey, approvedAttempt = 0, ...rest } = record;
-  // Kept while the undo may be called again, so a later approval numbers on from it.
-  const numbered = approvedAttempt > 0 ? { approvedAttempt } : {};
-  let attempts = record.attempts ?? 0;
-  let error: ErrorInfo = { name: "PermanentError", message: `tool "${record.tool}" is not in the registry` };
-  const tries = tool ? policy.maxAttempts : 0;
-  for (let tried = 0; tried < tries; tried++) {
-    if (tried > 0) {
-      const delay = backoffDelay(policy, tried, error.retryAfterMs);
-      // A stop ends the backoff (the sleep rejects): nothing more is called in this run.
-      const slept = await rt.clock.sleep(delay, stop).then(
+  return {
+    journal: journalOf(config),
+    threadId: String(config.configurable?.thread_id ?? "no-thread"),
+    honoursKeys: rt.honoursKeys,
+    policy: rt.policy,
+    has: (tool) => rt.tools.has(tool),
+    call: async (c) => {
+      const configurable = { stepId: c.stepId, planVersion, attempt: c.attempt, idempotencyKey: c.key };
+      try {
+        return {
+          ok: true,
+          output: await callTool(
+            { tool: rt.tools.get(c.tool)!, args: c.args, timeoutMs: c.timeoutMs, configurable },
+            config,
+          ),
+        };
+      } catch (thrown) {
+        const error = errorInfo(thrown);
+        return { ok: false, error, cut: thrown instanceof StepTimeout || cutByTheTool(error), thrown };
+      }
+    },
+    sleep: (ms) =>
+      rt.clock.sleep(ms, stop).then(
         () => true,
         () => false,
-      );
-      if (!slept || stop?.aborted) return "stopped";
-    }
-    attempts++;
-    const configurable = {
-      stepId: record.stepId,
-      planVersion,
-      attempt: attempts,
-      idempotencyKey: record.compensationKey,
-    };
-    const seen: Pick<Flight, "effect" | "settled"> = {};
-    // The approval covers the intent it was given for, numbered up to `approvedAttempt`, not this call's own.
-    const invoke = undoInvoke(rt, config, record, approvedAttempt + attempts, approvedKey, seen);
-    try {
-      const timeoutMs = rt.policy.defaultTimeoutMs;
-      // A keyed call is not cut by a stop: its result is kept (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
-      await invoke({ tool: tool!, args: { ...record.args }, timeoutMs, configurable }, config).finally(() =>
-        settled.push(...(seen.settled ?? [])),
-      );
-      return { ...rest, status: "done", attempts, at: now() };
-    } catch (thrown) {
-      error = errorInfo(thrown);
-      if (seen.effect === "in_doubt")
-        return { ...rest, ...numbered, status: "failed", attempts, error, inDoubt: true, at: now() };
-      if (stop?.aborted) return "stopped";
-    }
-  }
-  return { ...rest, ...numbered, status: "failed", attempts, error, at: now() };
-}
-
-/** The undo's call: through the run's effect journal under the compensation's key, when the run has one. */
-function undoInvoke(
-  rt: Runtime,
-  config: LangGraphRunnableConfig,
-  record: CompensationRecord,
-  attempt: number,
-  approvedKey: string | undefined,
-  seen: Pick<Flight, "effect" | "settled">,
-): typeof callTool {
-  const journal = journalOf(config);
-  if (!journal) return callTool;
-  const call = {
-    rt,
-    journal,
-    threadId: String(config.configurable?.thread_id ?? "no-thread"),
-    key: record.compensationKey,
-    // The step's own declarations are about its tool, not its undo: only effects.honoursKeys counts.
-    step: { id: record.stepId },
-    undo: true,
-    tool: record.tool!,
-    attempt,
-    trusted: {},
-    approvedKey,
-    approvalByAttempt: true,
+      ),
+    stopped: () => stop?.aborted === true,
     now: () => new Date(rt.clock.now()).toISOString(),
   };
-  return journaledInvoke(call, seen);
 }
-
-/** The options of a failed compensation's question: run it again, leave it undone, or (mid-run) abort. */
-const FAILED_OPTIONS: readonly ResumeAction[] = ["retry", "skip", "abort"];
-/** An undo whose outcome is unknown may also have happened: a person who sees it did says so. */
-const IN_DOUBT_OPTIONS: readonly ResumeAction[] = ["happened", ...FAILED_OPTIONS];
 
 /**
  * Runs the first pending compensation; the update writes its record and decision, and asks a person
@@ -157,24 +92,17 @@ export async function compensateNext(
   endStatus?: "aborted" | "failed",
 ): Promise<PlanManagerUpdate | undefined> {
   const records = state.compensations ?? [];
-  const index = records.findIndex((c) => c.status === "pending");
-  if (index < 0) return undefined;
   const planVersion = state.plan?.version ?? 0;
-  const settled: SettledDoubt[] = [];
-  const ended = await runCompensation(rt, config, records[index]!, planVersion, settled);
-  // Stopped: nothing is written, and the run ends at the next node's start.
-  if (ended === "stopped") return {};
-  const compensations = records.map((c, i) => (i === index ? ended : c));
-  // An undo in doubt the journal settled (called again under a key its tool honours) is a decision too.
-  const decisions = settled.map((s, i) =>
-    settledDecision(s, ended, { after: state.decisions.length + i, planVersion, at: ended.at }),
-  );
-  const decision = compensationDecision(ended, {
-    after: state.decisions.length + decisions.length,
+  const ran = await undoNext(undoPort(rt, config, planVersion), records, {
     planVersion,
-    at: ended.at,
+    after: state.decisions.length,
   });
-  decisions.push(decision);
+  if (ran === undefined) return undefined;
+  // Stopped: nothing is written, and the run ends at the next node's start.
+  if (ran === "stopped") return {};
+  const { record: ended, decisions } = ran;
+  const compensations = records.map((c, i) => (i === ran.index ? ended : c));
+  const decision = decisions.at(-1)!;
   for (const d of decisions) emit(config, { type: "decision", decision: d });
   if (ended.status === "done") return { compensations, decisions };
   const pendingHuman = failedQuestion(
@@ -186,25 +114,13 @@ export async function compensateNext(
   return { compensations, decisions, status: "awaiting_human", pendingHuman, deviation: null };
 }
 
-function settledDecision(s: SettledDoubt, record: CompensationRecord, place: DecisionPlace): Decision {
-  const verdict = settledVerdict(s.how, record.tool ?? "compensation", s.key);
-  return decide(verdict.rule, {
-    ...place,
-    stepId: record.stepId,
-    attempt: record.attempts ?? 0,
-    failureClass: verdict.failureClass,
-    reason: verdict.reason,
-  });
-}
-
 function failedQuestion(
   state: PlanManagerStateType,
   decision: Decision,
   ended: CompensationRecord,
   endStatus: "aborted" | "failed" | undefined,
 ): PendingHuman {
-  const offered = ended.inDoubt ? IN_DOUBT_OPTIONS : FAILED_OPTIONS;
-  const options = endStatus ? offered.filter((o) => o !== "abort") : [...offered];
+  const options = undoOptions(ended, endStatus !== undefined);
   // The step may have left the plan: the question is about the effect, not the step's attempts.
   const payload = escalationPayload({ ...state, decisions: [...state.decisions, decision] }, decision, options);
   const { stepId, idempotencyKey, compensationKey, tool, error, inDoubt } = ended;
