@@ -141,7 +141,7 @@ async function firstPlan(env: CallEnv, draft: PlanDraft, tools: ReadonlySet<stri
       return {
         content: `${reason}. Write another with write_plan.`,
         status: "error",
-        update: { decisions, ...qualityWrite(gated.findings) },
+        update: { decisions },
       };
     }
     if (answer.type === "edit") {
@@ -155,7 +155,7 @@ async function firstPlan(env: CallEnv, draft: PlanDraft, tools: ReadonlySet<stri
   const plan: Plan = { version: 1, steps: draft.steps, assumptions: draft.assumptions ?? [] };
   const state = { ...env.state, plan };
   return {
-    content: committedMessage(state, [], []) + findingsNote(gated.findings),
+    content: committedMessage(state, [], []),
     status: "success",
     update: {
       plan,
@@ -196,8 +196,7 @@ async function revision(env: CallEnv, old: Plan, draft: PlanDraft, tools: Readon
   }
   const committed = await undoAndCommit(env, old, { rev, draft: current, decisions }, tools);
   if (committed.status !== "success") return committed;
-  const update = { ...committed.update, ...qualityWrite(gated.findings) };
-  return { ...committed, content: committed.content + findingsNote(gated.findings), update };
+  return { ...committed, update: { ...committed.update, ...qualityWrite(gated.findings) } };
 }
 
 /**
@@ -372,11 +371,4 @@ function review(
     ...(findings.length > 0 ? { findings: [...findings] } : {}),
   };
   return reviewRequest("plan_review", { name: WRITE_PLAN, args: draft, description }, where);
-}
-
-/** The gate's findings below the hold, told to the model with the recorded version (they are in state too). */
-function findingsNote(findings: readonly QualityFinding[]): string {
-  if (findings.length === 0) return "";
-  const listed = findings.map((f) => `- ${f.rule} (${f.severity}): ${f.message}`).join("\n");
-  return `\nThe plan quality gate found:\n${listed}`;
 }
