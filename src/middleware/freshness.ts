@@ -15,7 +15,9 @@ import { classify } from "../policy/ladder/classify.js";
 import type { DeviationOf } from "../policy/ladder/deviation.js";
 import { refreshWrites, staleAnswer } from "../policy/ladder/stale.js";
 import { decide } from "./decisions.js";
-import { settle, standing, type CallEnv, type CallResult } from "./settle.js";
+import { refusedCall } from "../policy/ladder/refused-call.js";
+import { holdCall, settle, standing, type CallEnv, type CallResult } from "./settle.js";
+import { refusalKey } from "./state.js";
 
 type Call = { tool: string; args: Record<string, unknown> };
 
@@ -27,7 +29,7 @@ export function freshnessBefore(env: CallEnv, step: Step, call: Call): CallResul
   // A person who allowed the step another round at an escalation has seen how old its inputs are.
   if (run?.status === "pending" && run.retryBase !== undefined) return undefined;
   const inPlan = (id: string) => plan.steps.some((s) => s.id === id);
-  if (awaitsRefresh(step, (k) => state.facts[k], state.steps, inPlan)) return waiting(env, step);
+  if (awaitsRefresh(step, (k) => state.facts[k], state.steps, inPlan)) return waiting(env, step, call);
   const before = beforeAttempt({
     step,
     run,
@@ -85,15 +87,25 @@ function stale(
   return settle(env, { step, run: failed, decisions: [decision], verdict, call, deviation });
 }
 
-/** The step reads a fact whose producer runs again after `evidence.stale`: it waits for the new observation. */
-function waiting(env: CallEnv, step: Step): CallResult {
+/**
+ * The step reads a fact whose producer runs again after `evidence.stale`: it waits for the new
+ * observation. Refused like any call of a step that cannot run yet: counted, and past
+ * `policy.maxRefusedCalls` a person is asked (policy/ladder/refused-call.ts).
+ */
+function waiting(env: CallEnv, step: Step, call: Call): CallResult {
   const { state } = env;
   const producers = (step.inputs ?? []).flatMap((k) => {
     const f = state.facts[k];
     return f && f.label !== "trusted" ? [`"${f.producedBy}"`] : [];
   });
-  const content =
-    `Not run: step "${step.id}" waits for its inputs to be observed again: ` +
-    `call step ${[...new Set(producers)].join(", ")} first.`;
-  return { content, status: "error", update: {} };
+  const why =
+    `step "${step.id}" waits for its inputs to be observed again: ` +
+    `call step ${[...new Set(producers)].join(", ")} first`;
+  const key = refusalKey(state.plan!.version, step.id);
+  const count = (state.planRun.refusals?.[key] ?? 0) + 1;
+  const verdict = refusedCall(step.id, why, count, env.options.policy);
+  if (verdict.kind === "refuse")
+    return { content: verdict.message, status: "error", update: { planRun: { refusals: { [key]: count } } } };
+  const held = holdCall(env, step, call, verdict);
+  return { ...held, update: { ...held.update, planRun: { ...held.update.planRun, refusals: { [key]: 0 } } } };
 }

@@ -158,6 +158,10 @@ function mergeSteps(current: Record<string, StepRun>, next: Record<string, StepR
 const findingKey = (f: QualityState["findings"][number]) =>
   `${f.planVersion}|${f.rule}|${f.stepId ?? ""}|${f.assumptionId ?? ""}|${f.message}`;
 
+/** A watcher call's identity: two calls at one instant differ in what they found. */
+const watchKey = (r: WatchRecord) =>
+  `${r.assumptionId}|${r.stepId}|${r.at}|${r.planVersion}|${r.held}|${r.error?.message ?? ""}`;
+
 /** Decisions are numbered as they land (`seq` 0 is new), so side-by-side calls never share a `seq`. */
 const appendDecisions = (a: Decision[], b: Decision[]): Decision[] => {
   const fresh = b.filter((d) => d.seq === 0 || d.seq > a.length);
@@ -247,7 +251,7 @@ export const AgentPlanState = new StateSchema({
   /** Assumption watchers called before steps (docs/decisions/0041-evidence-freshness-and-drift.md). No default. */
   watches: new ReducedValue(z.array(WatchRecordSchema).optional(), {
     reducer: (a: WatchRecord[] | undefined, b: WatchRecord[] | undefined) =>
-      b ? appendNew<WatchRecord>((r) => `${r.assumptionId}|${r.stepId}|${r.at}|${r.planVersion}`)(a ?? [], b) : a,
+      b ? appendNew<WatchRecord>(watchKey)(a ?? [], b) : a,
   }),
   budget: new ReducedValue(
     BudgetSchema.default(() => ({ spent: 0, replanSpent: 0 })),

@@ -80,6 +80,23 @@ describe("planMiddleware: evidence freshness", () => {
     ]);
   });
 
+  it("a model that keeps calling the waiting step is held for a person past policy.maxRefusedCalls (guard.refused-calls)", async () => {
+    const turns: Turn[] = [
+      [{ name: "write_plan", args: stalePlan }],
+      [{ name: "quote", args: {} }],
+      [{ name: "wait", args: {} }],
+      [{ name: "order", args: {} }],
+      [{ name: "order", args: {} }],
+      "never",
+    ];
+    const { l, rules, out } = await run(turns, market, { policy: { maxRefusedCalls: 1 } });
+    expect([l.calls, rules, out.status]).toEqual([
+      { quote: 1, wait: 1 },
+      ["evidence.stale", "guard.refused-calls"],
+      "awaiting_human",
+    ]);
+  });
+
   it("a refresh is bounded: past policy.maxBacktracksPerStep a person is asked (guard.max-backtracks)", async () => {
     const turns: Turn[] = [
       [{ name: "write_plan", args: stalePlan }],
