@@ -14,6 +14,7 @@ import { LIMITS } from "../plan/schema/primitives.js";
 import { type StepRun } from "../plan/schema/run.js";
 import type { Decision } from "../policy/ladder/decision.js";
 import { answerRule } from "../policy/ladder/person.js";
+import { stamped } from "./before-step.js";
 import { decide } from "./decisions.js";
 import { PLAN_NOTE_ID, PLAN_VIEW_ID } from "./plan-view.js";
 import { ask, reviewRequest } from "./review.js";
@@ -161,7 +162,8 @@ function answerEscalations(state: ModelState, at: () => string): Answered {
   for (const { update: d } of doubts) {
     update.steps = { ...update.steps, ...d.steps };
     update.decisions = [...(update.decisions ?? []), ...(d.decisions ?? [])];
-    if (d.facts) update.facts = { ...update.facts, ...d.facts };
+    // What a person says a call returned was observed now (a step's freshFor measures from it).
+    if (d.facts) update.facts = { ...update.facts, ...stamped(d.facts, at()) };
     if (d.sideEffects?.length) update.sideEffects = [...(update.sideEffects ?? []), ...d.sideEffects];
     const successes = d.planRun?.successes ?? [];
     if (successes.length)

@@ -40,7 +40,7 @@ export function validateDraft(env: CallEnv, args: unknown, tools: ReadonlySet<st
     const probes = verifyIssues(checked.draft, { ...ctx, sideEffectTools: options.sideEffectTools });
     if (probes.length > 0)
       return { ok: false, result: { content: rejected(formatIssues(probes)), status: "error", update: {} } };
-    const unsupported = unsupportedHere(checked.draft);
+    const unsupported = unsupportedHere(checked.draft, options.sideEffectTools);
     if (!human && !callers && !unsupported) return checked;
     const message = human
       ? `step "${human.id}" is a human step; inside createAgent use humanInTheLoopMiddleware instead`
@@ -67,17 +67,16 @@ function duplicateOperation(draft: PlanDraft, sideEffectTools: ReadonlySet<strin
 }
 
 /**
- * Freshness bounds and watches are the graph's (docs/decisions/0041-evidence-freshness-and-drift.md):
- * the middleware neither re-reads a stale input nor calls a watcher, so a plan asking for them is
- * refused rather than recorded with a promise nothing keeps.
+ * An assumption's watcher runs before steps start, outside every step's key and journal: one of
+ * `sideEffectTools` would be an unplanned effect, so only read-only tools may watch, as in the graph.
  */
-function unsupportedHere(draft: PlanDraft): string | undefined {
-  const fresh = draft.steps.find((s) => s.freshFor !== undefined || s.inputsFreshForMs !== undefined);
-  if (fresh)
-    return `step "${fresh.id}" bounds its inputs' age (freshFor); inside createAgent call the tool again yourself when a fact may be stale`;
-  const watched = (draft.assumptions ?? []).find((a) => a.watch !== undefined);
+function unsupportedHere(draft: PlanDraft, sideEffectTools: ReadonlySet<string>): string | undefined {
+  const watched = (draft.assumptions ?? []).find((a) => a.watch !== undefined && sideEffectTools.has(a.watch.tool));
   if (watched)
-    return `assumption "${watched.id}" has a watch; inside createAgent check it yourself with a tool before the steps that rest on it`;
+    return (
+      `assumption "${watched.id}" watch names tool "${watched.watch!.tool}", which declares side effects; ` +
+      "a watcher must only read (give a read-only lookup tool)"
+    );
   return undefined;
 }
 
@@ -86,12 +85,19 @@ function rejected(issues: string): string {
 }
 
 function draftTools(args: unknown): string[] {
-  const steps = (args as { steps?: unknown } | null)?.steps;
-  if (!Array.isArray(steps)) return [];
-  return steps.flatMap((s: unknown) => {
-    const step = s as { tool?: unknown; fallback?: { tool?: unknown } } | null;
-    return [step?.tool, step?.fallback?.tool].filter((t): t is string => typeof t === "string");
-  });
+  const { steps, assumptions } = (args ?? {}) as { steps?: unknown; assumptions?: unknown };
+  const named = (x: unknown) => (typeof x === "string" ? [x] : []);
+  const stepTools = Array.isArray(steps)
+    ? steps.flatMap((s: unknown) => {
+        const step = s as { tool?: unknown; fallback?: { tool?: unknown } } | null;
+        return [...named(step?.tool), ...named(step?.fallback?.tool)];
+      })
+    : [];
+  // A watcher is one of the agent's tools too.
+  const watchTools = Array.isArray(assumptions)
+    ? assumptions.flatMap((a: unknown) => named((a as { watch?: { tool?: unknown } } | null)?.watch?.tool))
+    : [];
+  return [...stepTools, ...watchTools];
 }
 
 /**

@@ -12,6 +12,7 @@ import { errorInfo } from "../policy/ladder/deviation.js";
 import { refusedCall } from "../policy/ladder/refused-call.js";
 import { unplannedEffect } from "../policy/capability/unplanned-effect.js";
 import { afterAgent } from "./after-agent.js";
+import { beforeStep } from "./before-step.js";
 import { beforeModel } from "./before-model.js";
 import { updateEvents, writerOf } from "./events.js";
 import { decide } from "./decisions.js";
@@ -117,7 +118,8 @@ async function stepCall(
   const { step, args } = route;
   const call = { tool: request.toolCall.name, args };
   const run = () =>
-    heldCall(env, step, call.tool, args, effectsOf(options, step, call.tool)) ?? runStep(env, step, call.tool, args);
+    heldCall(env, step, call.tool, args, effectsOf(options, step, call.tool)) ??
+    beforeStep(env, step, call, () => runStep(env, step, call.tool, args));
   const callId = request.toolCall.id;
   const turn = sideEffecting(step) ? turnOf(request.state.messages, callId) : undefined;
   if (turn === undefined || callId === undefined) return run();

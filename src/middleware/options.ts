@@ -34,7 +34,10 @@ export interface PlanMiddlewareOptions {
   tools?: readonly (string | AgentTool)[];
   /** Waits before a retry. Default: a timer; tests pass one that records the delay and returns at once. */
   sleep?: (ms: number) => Promise<void>;
-  /** The clock for records' timestamps. Default `Date.now`. */
+  /**
+   * The clock for records' timestamps, for when a fact was observed (what a step's `freshFor` measures)
+   * and for an assumption watch's `everyMs`. Default `Date.now`.
+   */
   now?: () => number;
 }
 

@@ -6,6 +6,7 @@
  */
 import { interrupt } from "@langchain/langgraph";
 import { isPlanManagerError, PlanManagerError } from "../errors.js";
+import type { QualityFinding } from "../plan/schema/quality.js";
 
 export type ReviewKind = "plan_review" | "escalation";
 
@@ -18,6 +19,8 @@ export interface ReviewRequest {
   rule: string;
   planVersion: number;
   stepId?: string;
+  /** A plan review's quality findings (docs/decisions/0040-plan-quality-gate.md): the version's, holding ones included. */
+  findings?: QualityFinding[];
   /** Set when the previous answer could not be read: what was wrong with it. */
   error?: string;
   /**
@@ -42,7 +45,7 @@ export type Answer =
 export function reviewRequest(
   kind: ReviewKind,
   action: { name: string; args: Record<string, unknown>; description: string },
-  where: { rule: string; planVersion: number; stepId?: string },
+  where: { rule: string; planVersion: number; stepId?: string; findings?: QualityFinding[] },
 ): ReviewRequest {
   return {
     actionRequests: [action],

@@ -24,6 +24,8 @@ import {
 } from "../plan/schema/run.js";
 import type { PlanVersionEntry } from "../plan/history.js";
 import { DecisionSchema, type Decision } from "../policy/ladder/decision.js";
+import { QualityStateSchema, type QualityState } from "../plan/schema/quality.js";
+import { WatchRecordSchema, type WatchRecord } from "../plan/schema/run.js";
 
 /** A failure a person must look at; raised as an interrupt before the next model call. */
 export const EscalationSchema = z.object({
@@ -83,6 +85,13 @@ export const PlanRunSchema = z.object({
     .object({ reason: z.string(), steps: z.array(z.object({ stepId: z.string(), tool: z.string() })) })
     .nullable()
     .default(null),
+  /**
+   * Times each producer ran again to refresh a stale input (`evidence.stale`), by step id: the bound
+   * `policy.maxBacktracksPerStep` counts (docs/decisions/0053-middleware-quality-freshness-watch.md).
+   */
+  backtracks: z.record(z.string(), z.number()).default(() => ({})),
+  /** Held drafts sent back to the model under the quality gate since the last recorded version (`policy.replanDraftRetries`). */
+  qualityReturns: z.number().int().min(0).default(0),
 });
 export type PlanRun = z.infer<typeof PlanRunSchema>;
 
@@ -100,6 +109,8 @@ export const EMPTY_RUN: PlanRun = {
   lastReplanAt: {},
   refusals: {},
   overBudget: null,
+  backtracks: {},
+  qualityReturns: 0,
 };
 
 const union = (a: readonly string[], b: readonly string[]) => [...a, ...b.filter((x) => !a.includes(x))];
@@ -117,6 +128,8 @@ function mergeRun(current: PlanRun, next: PlanRunUpdate): PlanRun {
     lastReplanAt: { ...current.lastReplanAt, ...next.lastReplanAt },
     refusals: { ...current.refusals, ...next.refusals },
     overBudget: next.overBudget === undefined ? (current.overBudget ?? null) : next.overBudget,
+    backtracks: { ...current.backtracks, ...next.backtracks },
+    qualityReturns: next.qualityReturns ?? current.qualityReturns ?? 0,
   };
 }
 
@@ -141,6 +154,14 @@ function mergeSteps(current: Record<string, StepRun>, next: Record<string, StepR
   }
   return out;
 }
+/** A finding's identity: a hook's write-back of the state must not append it twice. */
+const findingKey = (f: QualityState["findings"][number]) =>
+  `${f.planVersion}|${f.rule}|${f.stepId ?? ""}|${f.assumptionId ?? ""}|${f.message}`;
+
+/** A watcher call's identity: two calls at one instant differ in what they found. */
+const watchKey = (r: WatchRecord) =>
+  `${r.assumptionId}|${r.stepId}|${r.at}|${r.planVersion}|${r.held}|${r.error?.message ?? ""}`;
+
 /** Decisions are numbered as they land (`seq` 0 is new), so side-by-side calls never share a `seq`. */
 const appendDecisions = (a: Decision[], b: Decision[]): Decision[] => {
   const fresh = b.filter((d) => d.seq === 0 || d.seq > a.length);
@@ -219,6 +240,19 @@ export const AgentPlanState = new StateSchema({
       },
     },
   ),
+  /** The plan quality gate's findings, every version's (docs/decisions/0040-plan-quality-gate.md). No default. */
+  quality: new ReducedValue(QualityStateSchema.optional(), {
+    reducer: (a: QualityState | undefined, b: QualityState | undefined) => {
+      if (!b) return a;
+      const held = new Set((a?.findings ?? []).map(findingKey));
+      return { findings: [...(a?.findings ?? []), ...b.findings.filter((f) => !held.has(findingKey(f)))] };
+    },
+  }),
+  /** Assumption watchers called before steps (docs/decisions/0041-evidence-freshness-and-drift.md). No default. */
+  watches: new ReducedValue(z.array(WatchRecordSchema).optional(), {
+    reducer: (a: WatchRecord[] | undefined, b: WatchRecord[] | undefined) =>
+      b ? appendNew<WatchRecord>(watchKey)(a ?? [], b) : a,
+  }),
   budget: new ReducedValue(
     BudgetSchema.default(() => ({ spent: 0, replanSpent: 0 })),
     {
@@ -257,6 +291,10 @@ export interface AgentPlanValues {
   budget: Budget;
   outcome?: AgentOutcome | undefined;
   planRun: PlanRun;
+  /** The quality gate's findings on the model's plan versions. */
+  quality?: QualityState | undefined;
+  /** Calls of assumption watchers. */
+  watches?: WatchRecord[] | undefined;
 }
 
 /** An update the middleware writes (any subset of keys; `planRun` partially, `budget` as a charge). */

@@ -25,6 +25,8 @@ import { revise, type Revision } from "./revision.js";
 import { standing, type CallEnv, type CallResult } from "./settle.js";
 import { callFindings } from "../policy/capability/taint.js";
 import { untrustedText, vouchedText } from "./taint.js";
+import type { QualityFinding } from "../plan/schema/quality.js";
+import { gateVersion, qualityWrite, revisionGate, sentBack } from "./quality.js";
 
 export const WRITE_PLAN = "write_plan";
 
@@ -50,6 +52,12 @@ const StepArgs = z.looseObject({
   dependsOn: z.array(z.string()).optional().describe("Ids of the steps that must succeed first"),
   assumptions: z.array(z.string()).optional().describe("Ids of the assumptions the step rests on"),
   produces: z.array(z.string()).optional().describe("Fields of the tool's output to record as facts"),
+  inputs: z.array(z.string()).optional().describe("Facts the step reads (added to its call's arguments)"),
+  freshFor: z
+    .record(z.string(), z.number().int())
+    .optional()
+    .describe("How old (ms) each input may be when the step starts; an older one is observed again first"),
+  inputsFreshForMs: z.number().int().optional().describe("How old (ms) any input may be when the step starts"),
   successSignal: z.string().optional().describe('CEL over output and facts, e.g. "output.ok == true"'),
   fallback: z
     .object({ tool: z.string(), args: z.record(z.string(), z.unknown()).optional() })
@@ -67,6 +75,27 @@ const AssumptionArgs = z.object({
   id: z.string(),
   statement: z.string(),
   check: z.string().optional().describe("CEL over facts; false means the assumption is broken"),
+  watch: z
+    .object({
+      tool: z.string(),
+      args: z.record(z.string(), z.unknown()).optional(),
+      check: z.string(),
+      everyMs: z.number().int().optional(),
+    })
+    .optional()
+    .describe(
+      "A read-only tool called before each step resting on the assumption; check (CEL over output and facts) false means it drifted",
+    ),
+  estimate: z
+    .object({
+      low: z.number().optional(),
+      high: z.number().optional(),
+      unit: z.string().optional(),
+      confidence: z.enum(["low", "medium", "high"]).optional(),
+      evidence: z.array(z.string()).optional(),
+    })
+    .optional()
+    .describe("For a numeric assumption: its range, how sure you are, and the facts it rests on"),
 });
 
 /** The tool the model calls; `planMiddleware` answers it (the function runs only without the middleware). */
@@ -95,11 +124,17 @@ async function firstPlan(env: CallEnv, draft: PlanDraft, tools: ReadonlySet<stri
   const decisions: Decision[] = [];
   // The model may have read tool output before its first plan: a side effect fed from it waits too.
   const hold = untrustedFirstPlan(env, draft);
-  if (env.options.reviewPlan || hold) {
+  // The quality gate, before the first step (docs/decisions/0040-plan-quality-gate.md).
+  const gated = gateVersion(env, { plan: { version: 1, steps: draft.steps, assumptions: draft.assumptions ?? [] } });
+  if (env.options.reviewPlan || hold || gated.hold) {
     const place = { attempt: 0, planVersion: 0, at: env.at() };
-    if (hold) decisions.push(decide({ rule: hold.rule, reason: hold.reason }, place));
-    const title = hold ? `The plan needs a person: ${hold.reason}` : "Review the plan before any step runs";
-    const answer = ask(review(env, draft, title, hold));
+    const held = [hold, gated.hold].filter((h): h is GuardHit => h !== undefined);
+    for (const h of held) decisions.push(decide({ rule: h.rule, reason: h.reason }, place));
+    const title =
+      held.length > 0
+        ? `The plan needs a person: ${held.map((h) => h.reason).join("; ")}`
+        : "Review the plan before any step runs";
+    const answer = ask(review(env, draft, title, held[0], gated.findings));
     if (answer.type === "reject") {
       const reason = `a person rejected the plan${answer.message ? `: ${answer.message}` : ""}`;
       decisions.push(decide({ rule: answerRule("reject-plan"), reason, by: "person" }, place));
@@ -122,7 +157,13 @@ async function firstPlan(env: CallEnv, draft: PlanDraft, tools: ReadonlySet<stri
   return {
     content: committedMessage(state, [], []),
     status: "success",
-    update: { plan, status: "running", decisions, planRun: { overBudget: null } },
+    update: {
+      plan,
+      status: "running",
+      decisions,
+      planRun: { overBudget: null, qualityReturns: 0 },
+      ...qualityWrite(gated.findings),
+    },
   };
 }
 
@@ -138,16 +179,24 @@ async function revision(env: CallEnv, old: Plan, draft: PlanDraft, tools: Readon
   let rev = revise({ ...state, plan: old }, draft, state.planRun.trigger, env.at());
   const dear = overBudget(env, rev.plan, { ...state.steps, ...rev.resets });
   if (dear) return dear;
-  const hold = guard(env, old, rev);
+  // The quality gate reads what the revision adds; a draft it would hold goes back first.
+  const gated = gateVersion(env, revisionGate(old, rev.plan, rev.added));
+  const back = sentBack(env, gated);
+  if (back) return back;
+  const hold = guard(env, old, rev) ?? gated.hold;
   const decisions: Decision[] = [];
   let current = draft;
   if (hold) {
+    if (gated.hold && hold !== gated.hold) decisions.push(decide(gated.hold, place));
     decisions.push(decide({ rule: hold.rule, reason: hold.reason }, place));
-    const answered = personReview(env, old, { draft, hit: hold, approved: hold.reason }, decisions, tools);
+    const held = { draft, hit: hold, approved: hold.reason, findings: gated.findings };
+    const answered = personReview(env, old, held, decisions, tools);
     if ("result" in answered) return answered.result;
     if (answered.edited) ({ draft: current, rev } = answered.edited);
   }
-  return undoAndCommit(env, old, { rev, draft: current, decisions }, tools);
+  const committed = await undoAndCommit(env, old, { rev, draft: current, decisions }, tools);
+  if (committed.status !== "success") return committed;
+  return { ...committed, update: { ...committed.update, ...qualityWrite(gated.findings) } };
 }
 
 /**
@@ -158,13 +207,14 @@ async function revision(env: CallEnv, old: Plan, draft: PlanDraft, tools: Readon
 function personReview(
   env: CallEnv,
   old: Plan,
-  held: { draft: PlanDraft; hit: GuardHit; approved: string },
+  held: { draft: PlanDraft; hit: GuardHit; approved: string; findings?: readonly QualityFinding[] },
   decisions: Decision[],
   tools: ReadonlySet<string>,
 ): { result: CallResult } | { edited?: { draft: PlanDraft; rev: Revision } } {
   const { state, options } = env;
   const place = { attempt: 0, planVersion: old.version, at: env.at() };
-  const answer = ask(review(env, held.draft, `The revision needs a person: ${held.hit.reason}`, held.hit));
+  const title = `The revision needs a person: ${held.hit.reason}`;
+  const answer = ask(review(env, held.draft, title, held.hit, held.findings));
   if (answer.type === "reject") {
     const reason = `a person rejected the revision${answer.message ? `: ${answer.message}` : ""}`;
     decisions.push(decide({ rule: answerRule("reject-replan"), reason, by: "person" }, place));
@@ -279,6 +329,7 @@ function commit(
         fingerprints: [rev.proposed],
         lastReplanAt: cooldownFrom(env.state),
         overBudget: null,
+        qualityReturns: 0,
       },
     },
   };
@@ -308,7 +359,17 @@ function untrustedFirstPlan(env: CallEnv, draft: PlanDraft): GuardHit | undefine
   return untrustedFirstPlanGuard(findings);
 }
 
-function review(env: CallEnv, draft: PlanDraft, description: string, hold: GuardHit | undefined) {
-  const where = { rule: hold?.rule ?? "reviewPlan", planVersion: env.state.plan?.version ?? 0 };
+function review(
+  env: CallEnv,
+  draft: PlanDraft,
+  description: string,
+  hold: GuardHit | undefined,
+  findings: readonly QualityFinding[] = [],
+) {
+  const where = {
+    rule: hold?.rule ?? "reviewPlan",
+    planVersion: env.state.plan?.version ?? 0,
+    ...(findings.length > 0 ? { findings: [...findings] } : {}),
+  };
   return reviewRequest("plan_review", { name: WRITE_PLAN, args: draft, description }, where);
 }

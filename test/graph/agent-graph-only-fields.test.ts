@@ -1,7 +1,8 @@
 /**
- * Fields only the graph acts on: `freshFor` (re-reading a stale input) and `watch` (calling a watcher
- * before a step) are refused by planMiddleware's write_plan, with why, instead of being recorded
- * with a promise nothing keeps (docs/decisions/0041-evidence-freshness-and-drift.md).
+ * Fields the graph's executor acts on before a step starts, inside createAgent too
+ * (docs/decisions/0053-middleware-quality-freshness-watch.md): `write_plan` records `freshFor` and
+ * `watch` (their enforcement is a parity row in test/graph/parity.test.ts), and refuses a watcher
+ * with side effects as the graph's validator does.
  */
 import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
@@ -9,7 +10,7 @@ import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { planMiddleware } from "../../src/middleware/index.js";
-import { received, scriptedAgentModel } from "../helpers/agent-model.js";
+import { lastResults, scriptedAgentModel } from "../helpers/agent-model.js";
 
 const quote = tool(async () => ({ price: 42 }), {
   name: "quote",
@@ -17,21 +18,27 @@ const quote = tool(async () => ({ price: 42 }), {
   schema: z.object({}).passthrough(),
 });
 
-async function firstReply(plan: Record<string, unknown>): Promise<string> {
+async function firstReply(plan: Record<string, unknown>, sideEffectTools: string[] = []) {
   const model = scriptedAgentModel([[{ name: "write_plan", args: plan }], "done"]);
   const agent = createAgent({
     model,
     tools: [quote],
-    middleware: [planMiddleware({ sleep: async () => {}, now: () => 0 })],
+    middleware: [planMiddleware({ sleep: async () => {}, now: () => 0, sideEffectTools })],
     checkpointer: new MemorySaver(),
   });
-  await agent.invoke({ messages: [{ role: "user", content: "buy" }] }, { configurable: { thread_id: "a1" } });
-  return String(received(model, 1).at(-1));
+  const out = await agent.invoke(
+    { messages: [{ role: "user", content: "buy" }] },
+    { configurable: { thread_id: "a1" } },
+  );
+  const reply = lastResults(model.received[1]!)
+    .map((m) => String(m.content))
+    .join("\n");
+  return { reply, plan: out.plan };
 }
 
-describe("planMiddleware: fields only the graph acts on", () => {
-  it("refuses a step with freshFor, saying why", async () => {
-    const reply = await firstReply({
+describe("planMiddleware: freshness bounds and watches in the model's plan", () => {
+  it("records a step with freshFor", async () => {
+    const { reply, plan } = await firstReply({
       steps: [
         { id: "q", goal: "quote", tool: "quote", produces: ["price"] },
         {
@@ -44,19 +51,31 @@ describe("planMiddleware: fields only the graph acts on", () => {
         },
       ],
     });
-    expect(reply).toContain(
-      `step "q2" bounds its inputs' age (freshFor); inside createAgent call the tool again yourself when a fact may be stale`,
-    );
-    expect(reply.startsWith("The plan was not recorded:")).toBe(true);
+    expect(reply.startsWith("Plan version 1 recorded: 2 steps.")).toBe(true);
+    expect(plan?.steps[1]?.freshFor).toEqual({ price: 60_000 });
   });
 
-  it("refuses an assumption with a watch, saying why", async () => {
-    const reply = await firstReply({
+  it("records an assumption with a read-only watcher", async () => {
+    const { reply, plan } = await firstReply({
       steps: [{ id: "q", goal: "quote", tool: "quote", produces: ["price"], assumptions: ["cheap"] }],
       assumptions: [{ id: "cheap", statement: "cheap", watch: { tool: "quote", check: "output.price < 100" } }],
     });
-    expect(reply).toContain(
-      `assumption "cheap" has a watch; inside createAgent check it yourself with a tool before the steps that rest on it`,
+    expect(reply.startsWith("Plan version 1 recorded: 1 steps.")).toBe(true);
+    expect(plan?.assumptions[0]?.watch).toEqual({ tool: "quote", check: "output.price < 100" });
+  });
+
+  it("refuses a watcher among sideEffectTools, saying why", async () => {
+    const { reply, plan } = await firstReply(
+      {
+        steps: [{ id: "q", goal: "quote", tool: "quote", produces: ["price"], assumptions: ["cheap"] }],
+        assumptions: [{ id: "cheap", statement: "cheap", watch: { tool: "quote", check: "output.price < 100" } }],
+      },
+      ["quote"],
     );
+    expect(reply).toBe(
+      'The plan was not recorded:\nassumption "cheap" watch names tool "quote", which declares side effects; ' +
+        "a watcher must only read (give a read-only lookup tool)\nFix it and call write_plan again.",
+    );
+    expect(plan).toBeUndefined();
   });
 });

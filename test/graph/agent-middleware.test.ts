@@ -108,6 +108,8 @@ describe("planMiddleware inside createAgent", () => {
       planVersion: 1,
       assumptions: [],
       derivedFrom: [],
+      // When it was observed, on the agent's clock (what a step's freshFor measures).
+      observedAt: new Date(0).toISOString(),
     });
     expect(out.facts.total!.value).toBe(108);
     expect(out.decisions.map((d) => [d.seq, d.stepId, d.rule, d.delayMs])).toEqual([

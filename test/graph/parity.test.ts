@@ -16,6 +16,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { planMiddleware, type PlanMiddlewareOptions } from "../../src/middleware/index.js";
 import {
   AssumptionBrokenError,
+  createPlanManager,
   PermanentError,
   staticPlanner,
   type PlanDraft,
@@ -24,6 +25,7 @@ import {
 import { RULES, type RuleId } from "../../src/policy/ladder/rules.js";
 import { lastResults, scriptedAgentModel, type Turn } from "../helpers/agent-model.js";
 import { countedTool, ledger, type Ledger } from "../helpers/agent-tools.js";
+import { fakeClock } from "../helpers/clock.js";
 import { harness } from "../helpers/graph.js";
 
 const dir = mkdtempSync(join(tmpdir(), "parity-"));
@@ -45,6 +47,8 @@ interface Face {
   calls: Record<string, number>;
   keys: Record<string, (string | undefined)[]>;
   effects: string[];
+  /** The plan quality gate's findings, as `rule@planVersion`, in the order found. */
+  findings: string[];
   /** The agent: the tool messages the model read, in order. The graph: the plan issues it refused, as `code: message`. */
   said: string[];
 }
@@ -58,6 +62,11 @@ interface Row {
   /** Decisions the agent's face adds about the model's calls beyond the plan. */
   agentOnly?: string[];
   calls: Record<string, number>;
+  /**
+   * The agent's findings when its versions differ from the graph's: a plan the middleware sends back
+   * before it is recorded is no version, where the graph records it and then replans. Default: the graph's.
+   */
+  agentFindings?: string[];
   /** Every face's replies must contain these (the graph: its refusal; the agent: the tool messages). */
   said?: { graph?: string[]; agent?: string[] };
 }
@@ -75,12 +84,19 @@ const payStep = (extra: Partial<PlanDraft["steps"][number]> = {}) => ({
   ...extra,
 });
 
-function face(l: Ledger, out: { decisions?: { rule: string }[]; sideEffects?: { idempotencyKey: string }[] }): Face {
+interface Out {
+  decisions?: { rule: string }[];
+  sideEffects?: { idempotencyKey: string }[];
+  quality?: { findings: { rule: string; planVersion?: number | undefined }[] } | undefined;
+}
+
+function face(l: Ledger, out: Out): Face {
   return {
     rules: ladderRules((out.decisions ?? []).map((d) => d.rule)),
     calls: l.calls,
     keys: l.keys,
     effects: (out.sideEffects ?? []).map((e) => e.idempotencyKey),
+    findings: (out.quality?.findings ?? []).map((f) => `${f.rule}@${f.planVersion}`),
     said: [],
   };
 }
@@ -310,6 +326,8 @@ const ROWS: Row[] = [
     },
     rules: ["budget.replan-cheaper"],
     calls: { post: 1 },
+    // The graph gates the dear version 1 and the cheap version 2; inside createAgent the cheap plan is version 1.
+    agentFindings: ["quality.structure@1"],
     said: { agent: ['Not run: courier is step "send" of a plan that was not recorded'] },
   },
 ];
@@ -326,6 +344,8 @@ describe("parity: the graph and createAgent + planMiddleware keep the same guara
     // The same operations went out under the same keys, and committed under them.
     expect(agent.keys).toEqual(graph.keys);
     expect(agent.effects).toEqual(graph.effects);
+    // The quality gate read the same plan versions the same way.
+    expect(agent.findings).toEqual(row.agentFindings ?? graph.findings);
     for (const [who, f] of [["graph", graph] as const, ["agent", agent] as const]) {
       const joined = f.said.join("\n");
       for (const text of row.said?.[who] ?? []) expect(joined, `${who} said`).toContain(text);
@@ -564,5 +584,172 @@ describe("parity of undos: one runner behind both faces", () => {
     expect({ graph: graph.calls, agent: agent.calls }).toEqual({ graph: row.calls, agent: row.calls });
     expect(agent.keys).toEqual(graph.keys);
     expect(agent.effects).toEqual(graph.effects);
+  });
+});
+
+/**
+ * Guarantees the graph gives before a version's first step and before each step's call: the plan
+ * quality gate, evidence freshness and assumption watches. Both faces run on one fake clock that a
+ * tool moves on; a person's answer is given to both alike.
+ */
+interface Scenario {
+  plan: PlanDraft;
+  replan?: PlanDraft;
+  tools: (l: Ledger, clock: ReturnType<typeof fakeClock>) => ReturnType<typeof countedTool>[];
+  effects?: string[];
+  /** The model's turns inside createAgent after it wrote `plan`; "revise": it writes `replan`. */
+  turns: Turn[];
+  /** Answers to the run's questions, in order, given to both faces. */
+  answers?: unknown[];
+}
+
+async function graphFace(s: Scenario): Promise<Face> {
+  const l = ledger();
+  const clock = fakeClock();
+  const marked = s
+    .tools(l, clock)
+    .map((t) => (s.effects?.includes(t.name) ? Object.assign(t, { metadata: { sideEffects: [t.name] } }) : t));
+  const revised = s.replan;
+  const planner = staticPlanner(revised ? { plan: s.plan, replan: () => revised } : { plan: s.plan });
+  const graph = createPlanManager({ tools: marked, planner, clock }).compile({ checkpointer: new MemorySaver() });
+  const config = { configurable: { thread_id: "t1" } };
+  await graph.invoke({ goal: "go" }, config);
+  for (const answer of s.answers ?? []) await graph.invoke(new Command({ resume: answer }), config);
+  return face(l, (await graph.getState(config)).values as Out);
+}
+
+async function agentFace(s: Scenario): Promise<Face> {
+  const l = ledger();
+  const clock = fakeClock();
+  const write = (args: PlanDraft | undefined): Turn => [{ name: "write_plan", args: args ?? {} }];
+  const turns = [write(s.plan), ...s.turns.map((t) => (t === "revise" ? write(s.replan) : t))];
+  const model = scriptedAgentModel(turns);
+  const agent = createAgent({
+    model,
+    tools: s.tools(l, clock),
+    middleware: [planMiddleware({ sleep: async () => {}, now: clock.now, sideEffectTools: s.effects ?? [] })],
+    checkpointer: new MemorySaver(),
+  });
+  const config = { configurable: { thread_id: "t1" } };
+  let out = await agent.invoke({ messages: [{ role: "user", content: "go" }] }, config);
+  for (const answer of s.answers ?? []) out = await agent.invoke(new Command({ resume: answer }), config);
+  const said = model.received.flatMap((messages: BaseMessage[]) => lastResults(messages).map((m) => String(m.content)));
+  return { ...face(l, out as Out), said };
+}
+
+const approve = { action: "approve" };
+/** Reads a price that goes up by one each time; `wait` moves the clock on 5 s. */
+const market = (l: Ledger, clock: ReturnType<typeof fakeClock>) => [
+  countedTool(l, "quote", (n) => ({ price: 100 + n })),
+  countedTool(l, "wait", () => {
+    clock.advance(5000);
+    return { waited: true };
+  }),
+  countedTool(l, "order", () => ({ ordered: true })),
+];
+const fetchStep = { id: "fetch", goal: "Read the price", tool: "quote", produces: ["price"] };
+const pauseStep = {
+  id: "pause",
+  goal: "Wait for the market",
+  tool: "wait",
+  dependsOn: ["fetch"],
+  successSignal: "output.waited == true",
+};
+const buyStep = {
+  id: "buy",
+  goal: "Order at the price",
+  tool: "order",
+  dependsOn: ["pause"],
+  inputs: ["price"],
+  freshFor: { price: 1000 },
+  successSignal: "output.ordered == true",
+};
+
+type GateRow = Omit<Row, "graph" | "agent"> & { scenario: Scenario; findings: string[] };
+
+const GATE_ROWS: GateRow[] = [
+  {
+    name: "the quality gate holds a plan with a too-wide estimate for a person (quality.hold), then runs it",
+    scenario: {
+      plan: {
+        steps: [{ ...fetchStep, assumptions: ["cheap"] }],
+        assumptions: [{ id: "cheap", statement: "the price is low", estimate: { low: 1, high: 1000 } }],
+      },
+      tools: market,
+      turns: [[{ name: "quote", args: {} }], "done"],
+      answers: [approve],
+    },
+    rules: ["quality.hold", "human.approve-plan"],
+    calls: { quote: 1 },
+    findings: ["quality.estimate-bounds@1"],
+  },
+  {
+    name: "an input older than its step's freshFor: its producer runs again first (evidence.stale), then the step",
+    scenario: {
+      plan: { steps: [fetchStep, pauseStep, buyStep] },
+      tools: market,
+      turns: [
+        [{ name: "quote", args: {} }],
+        [{ name: "wait", args: {} }],
+        [{ name: "order", args: {} }],
+        [{ name: "quote", args: {} }],
+        [{ name: "order", args: {} }],
+        "done",
+      ],
+    },
+    rules: ["evidence.stale"],
+    calls: { quote: 2, wait: 1, order: 1 },
+    findings: [],
+    said: { agent: ['"fetch" runs again first. Call step "fetch" (quote) again first, then step "buy"'] },
+  },
+  {
+    name: "a stale input whose producer has side effects is not read again: a person is asked (evidence.stale-escalate)",
+    scenario: {
+      plan: { steps: [{ ...fetchStep, successSignal: "output.price > 0" }, pauseStep, buyStep] },
+      tools: market,
+      effects: ["quote"],
+      turns: [[{ name: "quote", args: {} }], [{ name: "wait", args: {} }], [{ name: "order", args: {} }], "never"],
+    },
+    rules: ["evidence.stale-escalate"],
+    calls: { quote: 1, wait: 1 },
+    findings: [],
+  },
+  {
+    name: "a watched assumption drifts before the step resting on it starts (assumption.drift): a revision, never the step",
+    scenario: {
+      plan: {
+        steps: [
+          { id: "reserve", goal: "Reserve", tool: "reserve", assumptions: ["in_stock"], successSignal: "output.ok" },
+        ],
+        assumptions: [
+          { id: "in_stock", statement: "the part is in stock", watch: { tool: "stock", check: "output.available" } },
+        ],
+      },
+      replan: { steps: [{ id: "backorder", goal: "Backorder", tool: "backorder", successSignal: "output.ok" }] },
+      tools: (l) => [
+        countedTool(l, "stock", () => ({ available: false })),
+        countedTool(l, "reserve", () => ({ ok: true })),
+        countedTool(l, "backorder", () => ({ ok: true })),
+      ],
+      turns: [[{ name: "reserve", args: {} }], "revise", [{ name: "backorder", args: {} }], "done"],
+    },
+    rules: ["assumption.drift"],
+    calls: { stock: 1, backorder: 1 },
+    findings: [],
+    said: { agent: ['Not run: Step "reserve" did not go as planned: assumption "in_stock"'] },
+  },
+];
+const GATES = GATE_ROWS.map((g) => ({ ...g, graph: () => graphFace(g.scenario), agent: () => agentFace(g.scenario) }));
+
+describe("parity before a version's first step and before each step's call", () => {
+  it.each(GATES)("$name", async (row) => {
+    const graph = await row.graph();
+    const agent = await row.agent();
+    expect({ graph: graph.rules, agent: agent.rules }).toEqual({ graph: row.rules, agent: row.rules });
+    expect({ graph: graph.calls, agent: agent.calls }).toEqual({ graph: row.calls, agent: row.calls });
+    expect({ graph: graph.findings, agent: agent.findings }).toEqual({ graph: row.findings, agent: row.findings });
+    expect(agent.keys).toEqual(graph.keys);
+    const joined = agent.said.join("\n");
+    for (const text of row.said?.agent ?? []) expect(joined).toContain(text);
   });
 });
