@@ -12,15 +12,19 @@ type Request = { runtime?: unknown };
 type Wrap = (request: Request, handler: (request: Request) => unknown) => unknown;
 type Hook = (state: unknown, runtime: unknown) => unknown;
 
+/** A hook as createMiddleware takes it: the function, or the function with its options. */
+type HookSpec = Hook | { hook: Hook; [option: string]: unknown };
+
 interface Hooks {
   wrapToolCall?: Wrap;
   wrapModelCall?: Wrap;
+  beforeModel?: HookSpec;
   afterAgent?: Hook;
 }
 
 /** `middleware` with its hooks traced; unchanged when it has none of them. */
 export function tracedMiddleware<M extends object>(middleware: M): M {
-  const { wrapToolCall, wrapModelCall, afterAgent } = middleware as Hooks;
+  const { wrapToolCall, wrapModelCall, beforeModel, afterAgent } = middleware as Hooks;
   const traced: Hooks = {
     ...(wrapToolCall && {
       wrapToolCall: (request, handler) => inAgentRun(request.runtime, () => wrapToolCall(request, handler)),
@@ -31,11 +35,19 @@ export function tracedMiddleware<M extends object>(middleware: M): M {
           wrapModelCall(request, (inner) => modelSpan(request.runtime, () => handler(inner))),
         ),
     }),
+    // A person is asked before a model call too (a held call, a plan to review).
+    ...(beforeModel && { beforeModel: inRun(beforeModel) }),
     ...(afterAgent && {
       afterAgent: (state, runtime) => endingAgentRun(runtime, () => afterAgent(state, runtime)),
     }),
   };
   return { ...middleware, ...traced };
+}
+
+function inRun(spec: HookSpec): HookSpec {
+  const hook = typeof spec === "function" ? spec : spec.hook;
+  const traced: Hook = (state, runtime) => inAgentRun(runtime, () => hook(state, runtime));
+  return typeof spec === "function" ? traced : { ...spec, hook: traced };
 }
 
 /** The agent's model call as a span of its run, with the tokens its answer reports. */

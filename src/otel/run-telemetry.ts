@@ -5,12 +5,12 @@
  * send the same events, so both are traced by this one consumer; they only say when a run starts
  * and how it ended.
  */
-import type { Context, Span } from "@opentelemetry/api";
+import type { Context, Span, Tracer } from "@opentelemetry/api";
 import type { TelemetryScope } from "./api.js";
 import { AttemptSpans } from "./attempt-spans.js";
 import { countersOf, type Counters } from "./counters.js";
 import { decisionAttributes, decisionEventName, effectOutcome } from "./decision-event.js";
-import { ATTRS, EVENTS, GOAL_CHARS, SPANS } from "./names.js";
+import { ATTRS, EVENTS, GOAL_CHARS, SCOPE, SPANS } from "./names.js";
 import type { ReplanRecord } from "../plan/schema/decision.js";
 import type { Decision } from "../policy/ladder/decision.js";
 import type { EventObserver, PlanEvent } from "../runtime/events.js";
@@ -33,7 +33,9 @@ export class RunTelemetry implements EventObserver {
   private readonly run: Span;
   private readonly runContext: Context;
   private version: { number: number; span: Span; context: Context } | undefined;
-  private readonly attempts: AttemptSpans | undefined;
+  private readonly attempts: AttemptSpans;
+  /** The scope's tracer, or one that records nothing when only a meter provider is registered. */
+  private readonly tracer: Tracer;
   private readonly counters: Counters | undefined;
   private finished: string | undefined;
   private ended = false;
@@ -42,15 +44,18 @@ export class RunTelemetry implements EventObserver {
     private readonly scope: TelemetryScope,
     start: RunStart,
   ) {
-    const { api, tracer } = scope;
+    const { api } = scope;
+    this.tracer = scope.tracer ?? api.trace.getTracer(SCOPE);
     const operation = start.face === "graph" ? SPANS.workflow : SPANS.agent;
-    this.run = (tracer ?? api.trace.getTracer("")).startSpan(`${operation} ${start.name}`, {
+    this.run = this.tracer.startSpan(`${operation} ${start.name}`, {
       kind: api.SpanKind.INTERNAL,
       attributes: runAttributes(operation, start),
     });
     this.runContext = api.trace.setSpan(api.context.active(), this.run);
-    this.attempts = tracer ? new AttemptSpans(api, tracer) : undefined;
     this.counters = scope.meter ? countersOf(scope.meter) : NO_COUNTERS;
+    this.attempts = new AttemptSpans(api, this.tracer, (outcome, tool) =>
+      this.counters?.attempts.add(1, { [ATTRS.attemptOutcome]: outcome, ...(tool ? { [ATTRS.toolName]: tool } : {}) }),
+    );
   }
 
   observe(event: PlanEvent): void {
@@ -63,7 +68,7 @@ export class RunTelemetry implements EventObserver {
         for (const record of ([] as ReplanRecord[]).concat(event.record)) this.planVersion(record.toVersion, record);
         return;
       case "step_started":
-        return this.attempts?.start(event, this.current(), event.planVersion ?? this.version?.number);
+        return this.attempts.start(event, this.current(), event.planVersion ?? this.version?.number);
       case "step_finished":
         return this.attemptEnded(event);
       case "decision":
@@ -79,7 +84,7 @@ export class RunTelemetry implements EventObserver {
 
   /** The context a call made now belongs under: its step's attempt, else the plan version, else the run. */
   contextFor(stepId: string | undefined): Context {
-    const span = stepId === undefined ? undefined : this.attempts?.spanOf(stepId);
+    const span = stepId === undefined ? undefined : this.attempts.spanOf(stepId);
     return span ? this.scope.api.trace.setSpan(this.runContext, span) : this.current();
   }
 
@@ -87,7 +92,7 @@ export class RunTelemetry implements EventObserver {
     if (this.ended) return;
     this.ended = true;
     const { api } = this.scope;
-    this.attempts?.endAll();
+    this.attempts.endAll();
     this.version?.span.end();
     const status = this.finished ?? (how.kind === "returned" ? "waiting" : how.kind);
     this.run.setAttribute(ATTRS.runStatus, status);
@@ -110,12 +115,11 @@ export class RunTelemetry implements EventObserver {
       if (steps !== undefined) this.version.span.setAttribute(ATTRS.planSteps, steps);
       return;
     }
-    const { api, tracer } = this.scope;
+    const { api } = this.scope;
     const kind = planKind(number, record);
     this.counters?.planVersions.add(1, { [ATTRS.planKind]: kind });
-    if (!tracer) return;
     this.version?.span.end();
-    const span = tracer.startSpan(
+    const span = this.tracer.startSpan(
       `${SPANS.planVersion} ${number}`,
       { attributes: { [ATTRS.planVersion]: number, [ATTRS.planKind]: kind, ...replanAttributes(record, steps) } },
       this.runContext,
@@ -124,12 +128,7 @@ export class RunTelemetry implements EventObserver {
   }
 
   private attemptEnded(event: Extract<PlanEvent, { type: "step_finished" }>): void {
-    const ran = this.attempts?.finish(event, Date.now());
-    const tool = ran?.tool;
-    this.counters?.attempts.add(1, {
-      [ATTRS.attemptOutcome]: event.status,
-      ...(tool ? { [ATTRS.toolName]: tool } : {}),
-    });
+    this.attempts.finish(event, Date.now());
     if (event.status === "succeeded" && event.key !== undefined)
       this.counters?.effects.add(1, { [ATTRS.effectOutcome]: "committed" });
   }
@@ -143,11 +142,10 @@ export class RunTelemetry implements EventObserver {
     });
     const effect = effectOutcome(decision);
     if (effect) counters?.effects.add(1, { [ATTRS.effectOutcome]: effect });
-    if (!this.scope.tracer) return;
     const name = decisionEventName(decision);
     const attributes = decisionAttributes(decision);
     const mark = (span: Span) => span.addEvent(name, attributes);
-    if (!this.attempts?.judge(decision, Date.now(), mark)) mark(this.currentSpan());
+    if (!this.attempts.judge(decision, mark)) mark(this.currentSpan());
   }
 
   private current(): Context {
