@@ -4,15 +4,18 @@
  * decision an event on the attempt it judges, and the counters (docs/decisions/0052-opentelemetry.md).
  */
 import { Command } from "@langchain/langgraph";
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   AssumptionBrokenError,
   PermanentError,
   TransientError,
+  llmPlanner,
   staticPlanner,
   type PlanDraft,
 } from "../../src/index.js";
 import { harness, scriptedTool } from "../helpers/graph.js";
+import { ScriptedChatModel } from "../helpers/fake-model.js";
+import { llmAnswer, llmStep } from "../helpers/llm-answers.js";
 import { registerTelemetry, spanTree } from "../helpers/otel.js";
 
 const telemetry = registerTelemetry();
@@ -104,5 +107,53 @@ describe("OpenTelemetry: the graph", () => {
       "invoke_workflow LangGraph [gen_ai.operation.name=invoke_workflow gen_ai.conversation.id=order-7 run.status=partial]",
       "  · langgraph_replan.human.answer [step.id=price_by_hand attempt=1 plan.version=2 rule=human.skip action=skip]",
     ]);
+  });
+
+  it("a planner's model call is a chat span below the run, with its model, purpose and tokens", async () => {
+    const model = new ScriptedChatModel([llmAnswer([llmStep("lookup", { tool: "lookup", argsJson: "{}" })])]);
+    const planner = llmPlanner({ model });
+    const h = harness(planner, [scriptedTool("lookup", [{ ok: 1 }])], { threadId: "planned" });
+    expect((await h.run({ goal: "Look it up" })).status).toBe("completed");
+    const shown = [...SHOWN, "gen_ai.request.model", "langgraph_replan.purpose", "gen_ai.usage.input_tokens"];
+    expect(spanTree(telemetry.spans(), shown)).toEqual([
+      "invoke_workflow LangGraph [gen_ai.operation.name=invoke_workflow gen_ai.conversation.id=planned goal=Look it up run.status=completed]",
+      "  chat fake-planner-1 [gen_ai.operation.name=chat gen_ai.request.model=fake-planner-1 purpose=plan gen_ai.usage.input_tokens=1000]",
+      "  plan_version 1 [plan.kind=initial plan.version=1]",
+      "    execute_tool lookup [gen_ai.operation.name=execute_tool step.id=lookup attempt=1 plan.version=1 attempt.outcome=succeeded]",
+    ]);
+  });
+
+  it("a run stopped by its caller ends its span as stopped, with the attempt in flight ended", async () => {
+    const stop = new AbortController();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const slow = scriptedTool("slow", [
+      async () => {
+        stop.abort();
+        await gate;
+        return { ok: 1 };
+      },
+    ]);
+    const plan: PlanDraft = {
+      steps: [
+        { id: "one", goal: "One", tool: "slow" },
+        { id: "two", goal: "Two", tool: "slow", dependsOn: ["one"] },
+      ],
+    };
+    const h = harness(plan, [slow], { threadId: "stopped" });
+    const run = h.graph
+      .invoke({ goal: "Stop me" } as never, { ...h.config, signal: stop.signal })
+      .catch((e: unknown) => e);
+    // The caller's promise rejects at once; the run ends at the next step boundary, in the background.
+    expect(await run).toMatchObject({ name: "AbortError" });
+    release();
+    await vi.waitFor(() => expect(telemetry.spans().map((s) => s.name)).toContain("invoke_workflow LangGraph"));
+    expect(spanTree(telemetry.spans(), SHOWN)).toEqual([
+      "invoke_workflow LangGraph [gen_ai.operation.name=invoke_workflow gen_ai.conversation.id=stopped goal=Stop me run.status=stopped]",
+      "  plan_version 1 [plan.kind=initial plan.version=1]",
+      "    execute_tool slow [gen_ai.operation.name=execute_tool step.id=one attempt=1 plan.version=1 attempt.outcome=unfinished]",
+    ]);
+    // Every span the run opened has ended: none is left recording.
+    expect(telemetry.spans().every((s) => s.ended)).toBe(true);
   });
 });
