@@ -9,7 +9,7 @@
 import type { Context, Span, Tracer } from "@opentelemetry/api";
 import type { OtelApi } from "./api.js";
 import type { Decision } from "../policy/ladder/decision.js";
-import type { PlanEvent } from "../runtime/events.js";
+import type { PlanEvent } from "../contracts/run-events.js";
 import { ATTRS, SPANS } from "./names.js";
 
 type Started = Extract<PlanEvent, { type: "step_started" }>;

@@ -4,7 +4,7 @@
  * node returned, it paused at a question (a wait for a person), its caller stopped it, or it threw.
  */
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { withObserver } from "../runtime/events.js";
+import { withObserver } from "../contracts/run-events.js";
 import { loadOtel, telemetryScope } from "./api.js";
 import { RunTelemetry, type RunEnd } from "./run-telemetry.js";
 

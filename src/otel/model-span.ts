@@ -6,7 +6,7 @@
 import type { Context, Span } from "@opentelemetry/api";
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import type { UsageEntry } from "../contracts/usage.js";
-import { observerOf } from "../runtime/events.js";
+import { observerOf } from "../contracts/run-events.js";
 import { loadedOtel, telemetryScope, type OtelApi } from "./api.js";
 import { currentAgentRun } from "./agent-runs.js";
 import { ATTRS, SPANS } from "./names.js";

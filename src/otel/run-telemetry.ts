@@ -13,7 +13,7 @@ import { decisionAttributes, decisionEventName, effectOutcome } from "./decision
 import { ATTRS, EVENTS, GOAL_CHARS, SCOPE, SPANS } from "./names.js";
 import type { ReplanRecord } from "../plan/schema/decision.js";
 import type { Decision } from "../policy/ladder/decision.js";
-import type { EventObserver, PlanEvent } from "../runtime/events.js";
+import type { EventObserver, PlanEvent } from "../contracts/run-events.js";
 
 export interface RunStart {
   face: "graph" | "agent";
