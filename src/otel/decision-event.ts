@@ -5,25 +5,21 @@
  */
 import type { Attributes } from "@opentelemetry/api";
 import type { Decision } from "../policy/ladder/decision.js";
+import { decisionTopic, effectOutcome, type DecisionTopic } from "../policy/ladder/decision-topic.js";
 import { ATTRS, EVENTS } from "./names.js";
 
-const SETTLEMENTS: ReadonlySet<string> = new Set([
-  "effect.verified",
-  "effect.not-happened",
-  "effect.recalled",
-  "human.effect-happened",
-  "human.effect-retry",
-]);
+const EVENT_OF: Record<DecisionTopic, string> = {
+  in_doubt: EVENTS.inDoubt,
+  settlement: EVENTS.settled,
+  compensation: EVENTS.compensation,
+  quality: EVENTS.quality,
+  human_answer: EVENTS.humanAnswer,
+  human_wait: EVENTS.humanWait,
+  ladder: EVENTS.decision,
+};
 
 export function decisionEventName(decision: Decision): string {
-  const { rule } = decision;
-  if (rule === "effect.in-doubt") return EVENTS.inDoubt;
-  if (SETTLEMENTS.has(rule)) return EVENTS.settled;
-  if (rule.startsWith("compensate.")) return EVENTS.compensation;
-  if (rule.startsWith("quality.")) return EVENTS.quality;
-  if (decision.by === "person") return EVENTS.humanAnswer;
-  if (decision.action === "escalate") return EVENTS.humanWait;
-  return EVENTS.decision;
+  return EVENT_OF[decisionTopic(decision)];
 }
 
 export function decisionAttributes(decision: Decision): Attributes {
@@ -39,9 +35,4 @@ export function decisionAttributes(decision: Decision): Attributes {
   };
 }
 
-/** What a decision says about a side effect, for the effects counter. */
-export function effectOutcome(decision: Decision): "in_doubt" | "compensated" | undefined {
-  if (decision.rule === "effect.in-doubt") return "in_doubt";
-  if (decision.rule === "compensate.run") return "compensated";
-  return undefined;
-}
+export { effectOutcome };
