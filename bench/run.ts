@@ -22,6 +22,7 @@ import { mcpService } from "./mcp.js";
 import { middleware } from "./middleware.js";
 import { markdownTable, printTable, type Table } from "./lib.js";
 import { overhead } from "./overhead.js";
+import { otelCost } from "./otel.js";
 import { replanMemory } from "./replan-memory.js";
 import { parallel } from "./parallel.js";
 import { quality } from "./quality.js";
@@ -53,6 +54,7 @@ const suites: [string, () => Promise<Table>][] = [
   ["long", () => longRuns(quick)],
   ["freshness", () => freshness(quick)],
   ["quality", () => quality(quick)],
+  ["otel", () => otelCost(quick, process.argv.find((a) => a.startsWith("--base="))?.slice(7))],
 ];
 for (const [name, run] of suites) {
   if (only && !only.split(",").includes(name)) continue;

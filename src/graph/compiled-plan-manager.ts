@@ -41,6 +41,7 @@ import type { PlanManagerResult } from "./resume.js";
 import { threadLetGo, withThreadRun } from "./thread-lock.js";
 import { untilStopped } from "./stopped-run.js";
 import { withHeldEvents } from "../runtime/events.js";
+import { tracedRun } from "../otel/graph-run.js";
 
 type BaseCompiled = CompiledStateGraph<State, Update, string, InputSpec, OutputSpec>;
 type BaseInvoke = BaseCompiled["invoke"];
@@ -75,7 +76,8 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     const own = withJournal({ ...start, signal: new AbortController().signal }, this.journal(configurable));
     // Calls still in flight when a run ends keep its thread held, like a node still running.
     const held = withThreadRun(durable(this.nestedLimit(own)), thread);
-    const steps = run(checked, withHeldEvents(withDispatch(held, (w) => thread.track(w), signal)));
+    const traced = tracedRun(run, this.name, signal);
+    const steps = traced(checked, withHeldEvents(withDispatch(held, (w) => thread.track(w), signal)));
     try {
       // A stopped run is read to its end in the background; the thread is held until then.
       yield* untilStopped(steps, signal, (rest) => {

@@ -3,27 +3,26 @@
  * writer LangChain hands to middleware hooks, so an agent's plan progress can be shown live as a
  * plan manager's is. The shapes are the graph's `PlanEvent`s (a type test keeps them equal).
  */
-import type { ReplanRecord } from "../plan/schema/decision.js";
-import type { StepStatus } from "../plan/schema/run.js";
 import type { Decision } from "../policy/ladder/decision.js";
+import type { PlanEvent } from "../runtime/events.js";
+import { agentRun } from "../otel/agent-runs.js";
 import type { AgentPlanUpdate } from "./state.js";
 import type { Plan } from "../plan/schema/plan.js";
 
-export type AgentEvent =
-  | { type: "plan"; version: number; steps: { id: string; goal: string }[] }
-  | { type: "step_started"; stepId: string; goal: string; attempt: number; tool?: string; running: number }
-  | { type: "step_finished"; stepId: string; goal: string; status: StepStatus; attempt: number; note?: string }
-  | { type: "decision"; decision: Decision }
-  | { type: "replan"; record: ReplanRecord }
-  | { type: "finished"; status: string; summary: string };
+export type AgentEvent = Exclude<PlanEvent, { type: "memory" } | { type: "step_stalled" }>;
 
 export type Writer = (event: AgentEvent) => void;
 
-/** The writer of a hook's runtime, when the run streams custom events (else nothing is sent). */
+/**
+ * The writer of a hook's runtime, when the run streams custom events, and the thread's traced run,
+ * when there is one (docs/decisions/0052-opentelemetry.md); else nothing is sent.
+ */
 export function writerOf(runtime: unknown): Writer {
   const writer = (runtime as { writer?: unknown } | undefined)?.writer;
-  if (typeof writer !== "function") return () => undefined;
+  const run = agentRun(runtime);
+  if (typeof writer !== "function") return run ? (event) => run.observe(event) : () => undefined;
   return (event) => {
+    run?.observe(event);
     try {
       (writer as Writer)(event);
     } catch {
@@ -53,7 +52,10 @@ export function updateEvents(
   for (const [id, run] of Object.entries(update.steps ?? {})) {
     if (!run || run.status === "pending" || run.status === "running") continue;
     const goal = steps.find((s) => s.id === id)?.goal ?? id;
-    events.push({ type: "step_finished", stepId: id, goal, status: run.status, attempt: run.attempts });
+    // The key of the effect the attempt committed, if it committed one.
+    const key = update.sideEffects?.find((e) => e.stepId === id)?.idempotencyKey;
+    const event = { type: "step_finished", stepId: id, goal, status: run.status, attempt: run.attempts } as const;
+    events.push(key === undefined ? event : { ...event, key });
   }
   return events;
 }

@@ -13,6 +13,7 @@ import { refusedCall } from "../policy/ladder/refused-call.js";
 import { unplannedEffect } from "../policy/capability/unplanned-effect.js";
 import { afterAgent } from "./after-agent.js";
 import { beforeStep } from "./before-step.js";
+import { tracedMiddleware } from "../otel/agent-middleware.js";
 import { beforeModel } from "./before-model.js";
 import { updateEvents, writerOf } from "./events.js";
 import { decide } from "./decisions.js";
@@ -50,7 +51,7 @@ export function planMiddleware(options: PlanMiddlewareOptions = {}) {
   const offered = new Map<string, AgentTool>();
   const shared: Shared = { offered, known: new Map(resolved.instances), flights: new Map(), turns: new TurnClaims() };
   const at = () => new Date(resolved.now()).toISOString();
-  return createMiddleware({
+  const middleware = createMiddleware({
     name: "planMiddleware",
     stateSchema: AgentPlanState,
     tools: [writePlanTool],
@@ -77,6 +78,8 @@ export function planMiddleware(options: PlanMiddlewareOptions = {}) {
     wrapToolCall: async (request, handler) =>
       governed(request as unknown as ToolCallRequest, handler as unknown as Handler, resolved, shared, at),
   });
+  // Traced for OpenTelemetry when a provider is registered (docs/decisions/0052-opentelemetry.md).
+  return tracedMiddleware(middleware);
 }
 
 /**

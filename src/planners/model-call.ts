@@ -17,6 +17,7 @@ import type { UsageEntry } from "../contracts/usage.js";
 import { PlanManagerError } from "../errors.js";
 import { errorInfo } from "../policy/ladder/deviation.js";
 import { classifyEvidence } from "../policy/ladder/evidence-rules.js";
+import { withModelSpan } from "../otel/model-span.js";
 
 /** USD per million tokens, by model name. */
 export type PriceTable = Record<string, { input: number; output: number }>;
@@ -204,7 +205,15 @@ export type ModelCallResult<T> =
   | { ok: false; message: string; errorId: string; failure: ModelFailure; error: unknown; reply?: string };
 
 /** Invokes `runnable`, retrying what may clear; every attempt is reported through `call.report`. */
-export async function callModel<T>(
+export function callModel<T>(
+  runnable: Runnable<BaseMessage[], T>,
+  messages: BaseMessage[],
+  call: ModelCall,
+): Promise<ModelCallResult<T>> {
+  return withModelSpan(call, (traced) => invokeRetrying(runnable, messages, traced));
+}
+
+async function invokeRetrying<T>(
   runnable: Runnable<BaseMessage[], T>,
   messages: BaseMessage[],
   call: ModelCall,

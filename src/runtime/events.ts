@@ -1,26 +1,12 @@
 /** Custom stream events (stream mode "custom"): progress goes through LangGraph's writer, never the console. */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { ReplanRecord } from "../plan/schema/decision.js";
-import type { StepStatus } from "../plan/schema/run.js";
-import type { Decision } from "../policy/ladder/decision.js";
+import { observerOf, type PlanEvent } from "../contracts/run-events.js";
 
-export type PlanEvent =
-  | { type: "plan"; version: number; steps: { id: string; goal: string }[] }
-  /** `running`: steps running once this one has started, itself included (docs/architecture.md "Parallel steps"). */
-  | { type: "step_started"; stepId: string; goal: string; attempt: number; tool?: string; running: number }
-  /** Sent once the checkpoint that holds the attempt is written (docs/decisions/0028-a-stopped-run-keeps-its-results.md). */
-  | { type: "step_finished"; stepId: string; goal: string; status: StepStatus; attempt: number; note?: string }
-  | { type: "step_stalled"; stepId: string; goal: string; attempt: number; estimateMs: number; runningMs: number }
-  | { type: "decision"; decision: Decision }
-  | { type: "replan"; record: ReplanRecord }
-  | { type: "finished"; status: string; summary: string }
-  /**
-   * Replan memory bookkeeping: a branch saved, scored, not saved (why), or a store write that failed
-   * (a settled branch's, or a replan's failure count for an entry it discarded; `key` names the entry).
-   */
-  | { type: "memory"; op: "saved" | "scored" | "not_saved" | "error"; key: string; reason?: string };
+export type { EventObserver, PlanEvent } from "../contracts/run-events.js";
+export { observerOf, withObserver } from "../contracts/run-events.js";
 
 export function emit(config: LangGraphRunnableConfig | undefined, event: PlanEvent): void {
+  observerOf(config)?.observe(event);
   config?.writer?.(event);
 }
 
@@ -35,12 +21,14 @@ export function withHeldEvents<C extends { configurable?: Record<string, unknown
 /**
  * Sends `event` once what it reports is in a checkpoint: the writes of the node sending it are
  * checkpointed after the node returns, so the next node of the run sends it (`sendHeld`). A run
- * without a holding place (a node called on its own) sends it at once.
+ * without a holding place (a node called on its own) sends it at once. The observer is told at once:
+ * an attempt's span ends when the attempt did, not when its checkpoint is written.
  */
 export function emitOnceDurable(config: LangGraphRunnableConfig | undefined, event: PlanEvent): void {
   const held = config?.configurable?.[HELD_KEY];
-  if (Array.isArray(held)) held.push(event);
-  else emit(config, event);
+  if (!Array.isArray(held)) return emit(config, event);
+  observerOf(config)?.observe(event);
+  held.push(event);
 }
 
 /**
@@ -51,5 +39,5 @@ export function emitOnceDurable(config: LangGraphRunnableConfig | undefined, eve
 export function sendHeld(config: LangGraphRunnableConfig): void {
   const held = config.configurable?.[HELD_KEY] as PlanEvent[] | undefined;
   if (held === undefined || held.length === 0) return;
-  for (const event of held.splice(0)) emit(config, event);
+  for (const event of held.splice(0)) config.writer?.(event);
 }
