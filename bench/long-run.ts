@@ -43,17 +43,35 @@ export interface LongRunResult {
   byteBlocks: number[];
   /** JSON bytes of the final state. */
   stateBytes: number;
+  /** The delta channels' full snapshots (not in `byteBlocks`). */
+  snapshots: Written["snapshots"];
+}
+
+/**
+ * One serialised value this large is a delta channel's periodic full snapshot (every
+ * `SNAPSHOT_EVERY` updates, docs/decisions/0011-checkpoint-storage-delta-channels.md), not a step's
+ * write: counted apart, so a block's bytes per step are what each step writes.
+ */
+export const SNAPSHOT_BYTES = 256 * 1024;
+
+interface Written {
+  /** Bytes of every value serialised but the snapshots. */
+  total: number;
+  /** Each full snapshot: its bytes and how many tool calls had been made when it was written. */
+  snapshots: { bytes: number; afterCalls: number }[];
 }
 
 /** Counts the bytes `saver` serialises: every checkpoint, its metadata and every pending write goes through its serde. */
-function countBytes(saver: BaseCheckpointSaver): { total: number } {
-  const count = { total: 0 };
+function countBytes(saver: BaseCheckpointSaver, calls: readonly number[]): Written {
+  const count: Written = { total: 0, snapshots: [] };
   const serde = saver.serde;
   saver.serde = {
     loadsTyped: (type: string, data: Uint8Array | string) => serde.loadsTyped(type, data),
     dumpsTyped: async (value: unknown) => {
       const out = await serde.dumpsTyped(value);
-      count.total += typeof out[1] === "string" ? Buffer.byteLength(out[1]) : out[1].byteLength;
+      const bytes = typeof out[1] === "string" ? Buffer.byteLength(out[1]) : out[1].byteLength;
+      if (bytes >= SNAPSHOT_BYTES) count.snapshots.push({ bytes, afterCalls: calls.length });
+      else count.total += bytes;
       return out;
     },
   };
@@ -73,7 +91,7 @@ export function longRunGraph(api: Api, total: number, saver: BaseCheckpointSaver
   const calls: number[] = [];
   const cpu: number[] = [];
   const bytes: number[] = [];
-  const written = countBytes(saver);
+  const written = countBytes(saver, calls);
   const work = tool(
     async (args: Record<string, unknown>) => {
       calls.push(performance.now());
@@ -132,7 +150,7 @@ export async function longRun(
     byteBlocks.push((bytes[i + BLOCK]! - bytes[i]!) / BLOCK);
   }
   const stateBytes = Buffer.byteLength(JSON.stringify((await graph.getState(config)).values));
-  return { steps: total, totalMs, cpuBlocks, byteBlocks, stateBytes };
+  return { steps: total, totalMs, cpuBlocks, byteBlocks, stateBytes, snapshots: written.snapshots };
 }
 
 export function longRunRow(label: string, run: number, r: LongRunResult): (string | number)[] {
@@ -149,6 +167,7 @@ export function longRunRow(label: string, run: number, r: LongRunResult): (strin
     fmt(cpu),
     `${fmt(r.byteBlocks[0]! / 1024, 1)} → ${fmt(r.byteBlocks.at(-1)! / 1024, 1)}`,
     fmt(bytes),
+    r.snapshots.map((x) => `${fmt(x.bytes / 1e6)} MB @ ${x.afterCalls}`).join(", ") || "—",
     fmt(mb),
     met ? "yes" : "NO",
   ];
@@ -163,6 +182,7 @@ export const LONG_RUN_HEAD = [
   "CPU last / first",
   "KB per step, first → last",
   "bytes last / first",
+  "full snapshots (MB @ step)",
   "state MB",
   `floors (${FLOORS.cpu}, ${FLOORS.bytes}, ${FLOORS.stateMB} MB)`,
 ];
@@ -216,7 +236,9 @@ export async function longRuns(quick: boolean): Promise<Table> {
       `A goal of N chained steps, each producing one fact, planned ${AHEAD} steps at a time by Planner.extend; every run ` +
       `is listed, not the best. A block runs from the tool's call at its first step to its call at the next block's first. ` +
       "CPU is the process's user + system time; bytes are what the checkpointer's serde wrote (checkpoints, metadata, " +
-      "pending writes); the state is the final state's JSON. Flat per-step work keeps both ratios near 1 " +
+      "pending writes), less the delta channels' periodic full snapshots (one value of 256 KB or more; every " +
+      "5,000 supersteps, docs/decisions/0011-checkpoint-storage-delta-channels.md), listed in their own column: a " +
+      "snapshot costs the whole state once, wherever it falls. The state is the final state's JSON. Flat per-step work keeps both ratios near 1 " +
       "(docs/decisions/0050-compact-extension-records.md): an extension's record and history entry hold what it " +
       "added, not what it kept.",
   };
