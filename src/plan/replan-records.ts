@@ -33,8 +33,8 @@ function foldLabels(labels: Labels, record: ReplanRecord): Labels {
 
 /**
  * Labels as of the newest record, remembered by that record: the next extension's record reads
- * them, then they move to it. A record seen for the first time (a thread loaded from a checkpoint)
- * folds the records once.
+ * them, then they move to it. A record seen for the first time (a thread loaded from a checkpoint,
+ * a replan's record) folds the records from the newest full one.
  */
 const labelsAt = new WeakMap<ReplanRecord, Labels>();
 
@@ -43,8 +43,11 @@ function labelsAfter(replans: readonly ReplanRecord[]): Labels {
   if (last === undefined) return new Map();
   const known = labelsAt.get(last);
   if (known !== undefined) return known;
+  // A full record states every label: the fold starts at the newest one.
+  let start = replans.length - 1;
+  while (start > 0 && isCompact(replans[start]!)) start -= 1;
   let labels: Labels = new Map();
-  for (const r of replans) labels = foldLabels(labels, r);
+  for (let i = start; i < replans.length; i++) labels = foldLabels(labels, replans[i]!);
   return labels;
 }
 
