@@ -14,8 +14,14 @@ export interface PlanVersionEntry {
   version: number;
   /** Definitions, in version - 1, of steps that version `version` removed or changed. */
   replaced: Step[];
-  /** Step order of version - 1. */
-  order: string[];
+  /** Step order of version - 1; absent when that order is the first `keptCount` steps of this version. */
+  order?: string[];
+  /**
+   * An extension's entry: version - 1 was the first `keptCount` steps of this version, in order (it
+   * only appended). A prefix length, so the entry does not grow with the plan
+   * (docs/decisions/0050-compact-extension-records.md).
+   */
+  keptCount?: number;
   /** Number of assumptions in version - 1 (assumptions are only ever appended). */
   assumptionCount: number;
   rationale?: string;
@@ -29,18 +35,22 @@ export function historyEntry(previous: Plan, next: Plan): PlanVersionEntry {
   // An extension hands every earlier step back as the same object, in place: nothing was replaced.
   const appended = previous.steps.every((s, i) => next.steps[i] === s);
   const after = appended ? new Map<string, Step>() : new Map(next.steps.map((s) => [s.id, s]));
-  const entry: PlanVersionEntry = {
-    version: next.version,
-    replaced: appended
-      ? []
-      : previous.steps.filter((s) => {
+  const entry: PlanVersionEntry = appended
+    ? {
+        version: next.version,
+        replaced: [],
+        keptCount: previous.steps.length,
+        assumptionCount: previous.assumptions.length,
+      }
+    : {
+        version: next.version,
+        replaced: previous.steps.filter((s) => {
           const now = after.get(s.id);
-          // An extension hands every earlier step back as the same object: nothing to compare.
           return now === undefined || (now !== s && canonical(now) !== canonical(s));
         }),
-    order: previous.steps.map((s) => s.id),
-    assumptionCount: previous.assumptions.length,
-  };
+        order: previous.steps.map((s) => s.id),
+        assumptionCount: previous.assumptions.length,
+      };
   if (previous.rationale !== undefined) entry.rationale = previous.rationale;
   return entry;
 }
@@ -55,16 +65,39 @@ export function planAtVersion(
   let plan: Plan = current;
   for (const entry of [...state.planHistory].reverse()) {
     if (entry.version <= version) break;
-    const steps = new Map(plan.steps.map((s) => [s.id, s]));
-    for (const old of entry.replaced) steps.set(old.id, old);
     plan = {
       version: entry.version - 1,
-      steps: entry.order.map((id) => steps.get(id)).filter((s): s is Step => s !== undefined),
+      steps: stepsBefore(entry, plan.steps),
       assumptions: plan.assumptions.slice(0, entry.assumptionCount),
       ...(entry.rationale !== undefined ? { rationale: entry.rationale } : {}),
     };
   }
   return plan.version === version ? plan : undefined;
+}
+
+/** The steps of version `entry.version - 1`, given those of `entry.version`. */
+function stepsBefore(entry: PlanVersionEntry, steps: readonly Step[]): Step[] {
+  if (entry.order === undefined) return steps.slice(0, entry.keptCount ?? steps.length);
+  const byId = new Map(steps.map((s) => [s.id, s]));
+  for (const old of entry.replaced) byId.set(old.id, old);
+  return entry.order.map((id) => byId.get(id)).filter((s): s is Step => s !== undefined);
+}
+
+/**
+ * The step order of the version before each entry (`entry.order`, or the kept prefix of the
+ * version after it), walking back from the current plan once.
+ */
+export function ordersBefore(state: {
+  plan?: Plan | undefined;
+  planHistory: readonly PlanVersionEntry[];
+}): Map<PlanVersionEntry, readonly string[]> {
+  const orders = new Map<PlanVersionEntry, readonly string[]>();
+  let order: readonly string[] = state.plan?.steps.map((s) => s.id) ?? [];
+  for (const entry of [...state.planHistory].sort((a, b) => b.version - a.version)) {
+    order = entry.order ?? order.slice(0, entry.keptCount ?? order.length);
+    orders.set(entry, order);
+  }
+  return orders;
 }
 
 /**
@@ -92,15 +125,35 @@ export function originalSteps(state: { plan?: Plan | undefined; planHistory: rea
   if (!first) return [...state.plan.steps];
   const defs = new Map<string, Step>();
   for (const entry of state.planHistory) for (const s of entry.replaced) if (!defs.has(s.id)) defs.set(s.id, s);
+  const order = firstOrder(state.plan, state.planHistory);
   // Only the ids still wanted, and the scan stops when all are found: a rolling plan's first
   // version is its first steps (docs/decisions/0030-long-runs-per-step-cost.md).
-  const wanted = new Set(first.order.filter((id) => !defs.has(id)));
+  const wanted = new Set(order.filter((id) => !defs.has(id)));
   const current = new Map<string, Step>();
   for (const s of state.plan.steps) {
     if (current.size === wanted.size) break;
     if (wanted.has(s.id) && !current.has(s.id)) current.set(s.id, s);
   }
-  return first.order.map((id) => defs.get(id) ?? current.get(id)).filter((s): s is Step => s !== undefined);
+  return order.map((id) => defs.get(id) ?? current.get(id)).filter((s): s is Step => s !== undefined);
+}
+
+/**
+ * Version 1's step order. An extension's entry says only "the first N steps of the next version",
+ * so a run that only appended reads a prefix of the current plan without walking or copying
+ * the history's orders (docs/decisions/0050-compact-extension-records.md).
+ */
+function firstOrder(plan: Plan, history: readonly PlanVersionEntry[]): readonly string[] {
+  // The walk back from the newest entry: a prefix of `base`, until an entry with an explicit order.
+  let base: readonly string[] | undefined;
+  let length = plan.steps.length;
+  for (let i = history.length - 1; i >= 0; i--) {
+    const entry = history[i]!;
+    if (entry.order !== undefined) [base, length] = [entry.order, entry.order.length];
+    else length = Math.min(length, entry.keptCount ?? length);
+  }
+  const ids: string[] = [];
+  for (let i = 0; i < length; i++) ids.push(base ? base[i]! : plan.steps[i]!.id);
+  return ids;
 }
 
 /** Whether a record holds anything of a run: a step whose record is absent or untouched has not started. */
@@ -148,12 +201,18 @@ export interface VersionedRun {
  */
 export function runHistory(state: RunState): VersionedRun[] {
   const entries = [...state.planHistory].sort((a, b) => a.version - b.version);
+  const orders = ordersBefore(state);
+  const members = new Map<PlanVersionEntry, Set<string>>();
+  const before = (e: PlanVersionEntry, stepId: string) => {
+    let set = members.get(e);
+    if (set === undefined) members.set(e, (set = new Set(orders.get(e))));
+    return set.has(stepId);
+  };
   const startedIn = (stepId: string, upTo: number): number => {
     let version = 1;
     for (const e of entries) {
       if (e.version > upTo) break;
-      const fresh =
-        e.runs?.[stepId] !== undefined || (e.notStarted ?? []).includes(stepId) || !e.order.includes(stepId);
+      const fresh = e.runs?.[stepId] !== undefined || (e.notStarted ?? []).includes(stepId) || !before(e, stepId);
       if (fresh) version = e.version;
     }
     return version;

@@ -99,7 +99,8 @@ const mapOf = <T>(key: string, schema: z.ZodType, inPlace: BatchReducer<Record<s
 const PlanHistoryEntrySchema = z.looseObject({
   version: z.number().int(),
   replaced: z.array(z.unknown()),
-  order: z.array(z.string()),
+  order: z.array(z.string()).optional(),
+  keptCount: z.number().int().min(0).optional(),
 });
 const UsageEntrySchema = z.looseObject({
   purpose: z.string(),

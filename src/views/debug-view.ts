@@ -5,6 +5,7 @@
 import type { PlanManagerStateType } from "../runtime/state.js";
 import { planDiff } from "../plan/diff.js";
 import { planAtVersion, runHistory } from "../plan/history.js";
+import { replanRecords } from "../plan/replan-records.js";
 import type { ReplanRecord } from "../plan/schema/decision.js";
 import type { StepRun } from "../plan/schema/run.js";
 import { decisionLine } from "./decision-line.js";
@@ -59,7 +60,8 @@ export function debugView(state: DebugState): string[] {
   }
   lines.push("", "replans:");
   if (state.replans.length === 0) lines.push("  (none)");
-  for (const r of state.replans) {
+  // Extension records hold what they added; the view lists what each version kept, as it always did.
+  for (const r of replanRecords(state)) {
     lines.push(
       `  v${r.fromVersion} → v${r.toVersion} ` +
         `(${r.scope}${r.brokenAssumption ? `, assumption ${r.brokenAssumption}` : ""}): ` +

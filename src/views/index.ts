@@ -17,3 +17,5 @@ export { planDiff } from "../plan/diff.js";
 export type { PlanDiff } from "../plan/schema/decision.js";
 export { planAtVersion, runsAtVersion } from "../plan/history.js";
 export type { PlanVersionEntry } from "../plan/history.js";
+export { replanRecords } from "../plan/replan-records.js";
+export type { FullReplanRecord } from "../plan/replan-records.js";

@@ -11,6 +11,7 @@ import type { Step } from "../../src/plan/schema/step.js";
 import { AssumptionBrokenError } from "../../src/errors.js";
 import { planMetrics } from "../../src/views/metrics.js";
 import { planAtVersion } from "../../src/plan/history.js";
+import { replanRecords } from "../../src/views/index.js";
 import { userView } from "../../src/views/user-view.js";
 import { operatorView } from "../../src/views/operator-view.js";
 import { harness, scriptedTool, type Loose } from "../helpers/graph.js";
@@ -58,7 +59,35 @@ describe("rolling horizon", () => {
       ["horizon", "extend", 1, 2, ["s3", "s4"]],
       ["horizon", "extend", 2, 3, ["s5"]],
     ]);
-    expect(out.replans[1].preservedSteps).toEqual(["s1", "s2", "s3", "s4"]);
+    // Compact extension records (docs/decisions/0050-compact-extension-records.md): what was added, a kept count,
+    // the facts new since the record before; read back whole by replanRecords.
+    expect(out.replans[1]).toEqual({
+      kind: "extend",
+      trigger: "horizon",
+      scope: "extend",
+      fromVersion: 2,
+      toVersion: 3,
+      invalidatedSteps: [],
+      keptCount: 4,
+      newSteps: ["s5"],
+      facts: { trusted: ["r3", "r4"], suspect: [], invalidated: [] },
+      at: out.replans[1].at,
+    });
+    expect(out.planHistory.map((e: Loose) => [e.version, e.keptCount, e.order])).toEqual([
+      [2, 2, undefined],
+      [3, 4, undefined],
+    ]);
+    const full = replanRecords(out as never);
+    expect(full.map((r) => [r.preservedSteps, r.facts.trusted])).toEqual([
+      [
+        ["s1", "s2"],
+        ["r1", "r2"],
+      ],
+      [
+        ["s1", "s2", "s3", "s4"],
+        ["r1", "r2", "r3", "r4"],
+      ],
+    ]);
     expect(requests.map((r) => [r.extensions, r.done.map((d) => `${d.id}:${d.status}`), r.facts.trusted])).toEqual([
       [0, ["s1:succeeded", "s2:succeeded"], { r1: 1, r2: 2 }],
       [1, ["s1:succeeded", "s2:succeeded", "s3:succeeded", "s4:succeeded"], { r1: 1, r2: 2, r3: 3, r4: 4 }],

@@ -258,8 +258,10 @@ describe("what is known of a plan serves the plan appended to it", () => {
 
   it("an extension's history entry replaces nothing, a changed step is still found", () => {
     const next = planWrites(v1, [appendToPlan(v1, { steps: [step(3)] })])!;
-    expect(historyEntry(v1, next)).toEqual({ version: 2, replaced: [], order: ["s1", "s2"], assumptionCount: 0 });
+    // The kept order as a prefix length (docs/decisions/0050-compact-extension-records.md).
+    expect(historyEntry(v1, next)).toEqual({ version: 2, replaced: [], keptCount: 2, assumptionCount: 0 });
     const changed: Plan = { ...next, steps: [step(1), { ...step(2), goal: "other" }, step(3)] };
-    expect(historyEntry(v1, changed).replaced).toEqual([step(2)]);
+    expect(historyEntry(v1, changed)).toMatchObject({ replaced: [step(2)], order: ["s1", "s2"] });
+    expect(historyEntry(v1, changed).keptCount).toBeUndefined();
   });
 });

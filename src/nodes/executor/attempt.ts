@@ -111,7 +111,8 @@ export function checkBefore(
     trusted: v.trusted,
     spent: v.spent,
     maxCost: v.rt.policy.budget.maxCost,
-    committed: [...v.state.sideEffects, ...v.effects],
+    // Copied only when this visit committed something: the run's list is not copied per attempt.
+    committed: v.effects.length === 0 ? v.state.sideEffects : [...v.state.sideEffects, ...v.effects],
     compensations: v.state.compensations,
     steps: v.steps,
     now: v.rt.clock.now(),

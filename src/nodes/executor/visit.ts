@@ -116,8 +116,8 @@ export class Visit {
       attempt: run.attempts,
     });
     // Each committed key is listed once, with the output a later step of the same operation reuses.
-    const committed = [...this.state.sideEffects, ...this.effects];
-    if (key && !committed.some((e) => e.idempotencyKey === key))
+    const listed = (e: SideEffectRecord) => e.idempotencyKey === key;
+    if (key && !this.state.sideEffects.some(listed) && !this.effects.some(listed))
       this.effects.push({
         stepId: step.id,
         idempotencyKey: key,

@@ -10,6 +10,7 @@ import type { ExtendRequest } from "../../contracts/planner.js";
 import { enrichDraft } from "../../plan/enrich.js";
 import { factValues } from "../../plan/facts.js";
 import { historyEntry } from "../../plan/history.js";
+import { changedFacts, rememberLabels } from "../../plan/replan-records.js";
 import type { ReplanRecord } from "../../plan/schema/decision.js";
 import type { PlanDraft } from "../../plan/schema/plan.js";
 import { appendToPlan, planWrites } from "../../runtime/plan-channel.js";
@@ -154,19 +155,22 @@ export function applyExtension(
   findings: readonly QualityFinding[] = [],
 ): PlanManagerUpdate {
   const { previous, added, append, next } = version;
-  const labels = { trusted: [] as string[], suspect: [] as string[], invalidated: [] as string[] };
-  for (const key of Object.keys(state.facts)) labels[state.facts[key]!.label].push(key);
+  // What the extension added, not what it kept: the record does not grow with the run
+  // (docs/decisions/0050-compact-extension-records.md).
+  const changed = changedFacts(state.facts, state.replans);
   const record: ReplanRecord = {
+    kind: "extend",
     trigger: "horizon",
     scope: "extend",
     fromVersion: previous.version,
     toVersion: next.version,
     invalidatedSteps: [],
-    preservedSteps: previous.steps.map((s) => s.id),
+    keptCount: previous.steps.length,
     newSteps: added.steps.map((s) => s.id),
-    facts: labels,
+    facts: changed.lists,
     at: new Date(rt.clock.now()).toISOString(),
   };
+  rememberLabels(record, changed.labels);
   const held = reviewNewSteps(rt, state, added.steps, next.steps);
   if (held) {
     const proposal = { plan: next, record, affected: [], replacement: added.steps.map((s) => s.id), scopeChanges: [] };

@@ -81,6 +81,14 @@ export const DecisionShapeSchema = z.object({
 });
 
 export const ReplanRecordSchema = z.object({
+  /**
+   * `"extend"`: a compact extension record (docs/decisions/0050-compact-extension-records.md) — it
+   * lists what the extension added, not what it kept: `keptCount` instead of `preservedSteps`, and
+   * in `facts` only the facts new or relabelled since the run's previous record. Absent on replans
+   * (and on extension records written before 0.2), which list everything.
+   * `replanRecords` (langgraph-replan/views) reads both shapes as full records.
+   */
+  kind: z.enum(["local", "global", "extend"]).optional(),
   trigger: z.string(),
   brokenAssumption: z.string().optional(),
   /** `extend`: a rolling horizon's next steps appended (trigger "horizon"); not a repair. */
@@ -88,7 +96,10 @@ export const ReplanRecordSchema = z.object({
   fromVersion: z.number().int(),
   toVersion: z.number().int(),
   invalidatedSteps: z.array(z.string()),
-  preservedSteps: z.array(z.string()),
+  /** Steps the new version kept, in order; absent on a compact extension record (`keptCount`). */
+  preservedSteps: z.array(z.string()).optional(),
+  /** A compact extension record's kept steps: the first `keptCount` steps of version `toVersion`. */
+  keptCount: z.number().int().min(0).optional(),
   newSteps: z.array(z.string()),
   facts: z.object({
     trusted: z.array(z.string()),

@@ -11,6 +11,7 @@
  *   Human steps are done by a person; a side-effecting step is reported once, by the first check.
  * Pure, and one pass over the plan: the per-step cost is bounded by the step's own expressions.
  */
+import { stepPosition } from "../../plan/ready.js";
 import type { Plan } from "../../plan/schema/plan.js";
 import type { Step } from "../../plan/schema/step.js";
 import { QUALITY_RULES, type QualityFinding } from "./findings.js";
@@ -48,12 +49,14 @@ function planUses(plan: Plan): { used: Set<string>; dependedOn: Set<string> } {
 /** Findings about the `checked` steps of `plan` (every step when not given), read against the whole plan. */
 export function structureFindings(plan: Plan, goal: string, checked?: ReadonlySet<string>): QualityFinding[] {
   const findings: QualityFinding[] = [];
-  const { used, dependedOn } = planUses(plan);
+  // What the plan reads is asked only of a complete plan: a rolling plan's extension, which checks
+  // just the steps it adds, does not scan every step (docs/decisions/0050-compact-extension-records.md).
+  let uses: ReturnType<typeof planUses> | undefined;
+  const planUse = () => (uses ??= planUses(plan));
   const goalWords = new Set(goal.match(WORD) ?? []);
   const finding = (step: Step, message: string) =>
     findings.push({ rule: QUALITY_RULES.structure, severity: "medium", stepId: step.id, message });
-  for (const step of plan.steps) {
-    if (checked !== undefined && !checked.has(step.id)) continue;
+  for (const step of checkedSteps(plan, checked)) {
     if (step.human !== undefined) continue;
     const effects = step.sideEffects ?? [];
     const produces = step.produces ?? [];
@@ -67,10 +70,21 @@ export function structureFindings(plan: Plan, goal: string, checked?: ReadonlySe
         step,
         `step "${step.id}" has no successSignal, produces nothing and has no validate: whatever it returns counts as done`,
       );
-    if (plan.complete === false || !dependedOn.has(step.id)) continue;
+    if (plan.complete === false || !planUse().dependedOn.has(step.id)) continue;
     for (const key of produces)
-      if (!used.has(key) && !goalWords.has(key))
+      if (!planUse().used.has(key) && !goalWords.has(key))
         finding(step, `step "${step.id}" produces "${key}", which no step, expression or the goal uses`);
   }
   return findings;
+}
+
+/** The `checked` steps in plan order, found by the plan's index: not a walk of every step. */
+function checkedSteps(plan: Plan, checked: ReadonlySet<string> | undefined): readonly Step[] {
+  if (checked === undefined) return plan.steps;
+  const at: number[] = [];
+  for (const id of checked) {
+    const i = stepPosition(plan, id);
+    if (i !== undefined) at.push(i);
+  }
+  return at.sort((a, b) => a - b).map((i) => plan.steps[i]!);
 }
