@@ -17,7 +17,6 @@ import { chargeReplan, draftRules, frameOf } from "./replanner/context.js";
 import { readMemory, writeMemory } from "./replanner/memory-read.js";
 import { askPlanner } from "./replanner/request.js";
 import { applyOutcome } from "./replanner/apply.js";
-import { reviewNewSteps } from "./shared/plan-review.js";
 import { modelTrace } from "../contracts/trace.js";
 import { effectsOf } from "./shared/compensations.js";
 import { checkVersion } from "./shared/quality.js";
@@ -46,7 +45,7 @@ export function makeReplannerNode(rt: Runtime) {
         read,
         answers,
         outcomeId: outcomeId(config.configurable, frame.plan.version),
-        review: (replacement, proposed, origin) => reviewNewSteps(rt, state, replacement, proposed, origin),
+        run: state,
         effects,
       });
     // Gather: each step asks for one more thing, and the planner's answers are bounded by policy.replanDraftRetries.

@@ -8,6 +8,7 @@ import type { PlanManagerStateType, ReplanGuards, UsageEntry } from "../../runti
 import type { DraftRules, ReplanFrame } from "../../policy/replan/draft.js";
 import { describeApproach, globalScope, localScope } from "../../policy/replan/scope.js";
 import { falsify } from "../shared/falsify.js";
+import { executorEffects } from "../shared/executor-effects.js";
 
 /** The frame of the replan the last decision asks for; none without a plan or a trigger. */
 export function frameOf(state: PlanManagerStateType, at: string): ReplanFrame | undefined {
@@ -53,6 +54,7 @@ export function draftRules(rt: Runtime): DraftRules {
     toolArguments: rt.toolArguments,
     sideEffectTools: rt.sideEffectTools,
     canExtend: typeof rt.planner.extend === "function",
+    sideEffectsOf: (executor) => executorEffects(rt, executor),
     metadataOf: (tool) => rt.metadataOf(tool),
   };
 }

@@ -7,22 +7,20 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../../runtime/options.js";
 import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate } from "../../runtime/state.js";
-import { originalSteps, stepsOfEveryVersion } from "../../plan/history.js";
+import { originalSteps } from "../../plan/history.js";
 import type { ReplanRecord } from "../../plan/schema/decision.js";
 import type { Plan } from "../../plan/schema/plan.js";
 import type { Step } from "../../plan/schema/step.js";
 import type { Decision } from "../../policy/ladder/decision.js";
+import type { CapabilityHit } from "../../policy/capability/guard.js";
 import {
-  capabilityBaseline,
-  capabilityGuard,
-  planBaseline,
-  type CapabilityHit,
-} from "../../policy/capability/guard.js";
+  reviewNewSteps as reviewSteps,
+  runBaseline as reviewBaseline,
+  type DraftOrigin,
+} from "../../policy/capability/review.js";
 import type { CapabilityBaseline } from "../../policy/capability/types.js";
 import { planDiff } from "../../plan/diff.js";
-import { isFinished } from "../../plan/ready.js";
-import { failureTexts, leaves, type TaintedText } from "../../policy/capability/taint.js";
-import { agentSideEffects } from "../../steps/handle.js";
+import { executorEffects } from "./executor-effects.js";
 import { emit } from "../../runtime/events.js";
 import { offered, PLAN_REVIEW_OPTIONS } from "../../runtime/interrupts.js";
 import type { ProposedVersion } from "../../policy/replan/replan.js";
@@ -30,35 +28,18 @@ import type { ProposedVersion } from "../../policy/replan/replan.js";
 /** Options at a held replan: `reject` discards it; `replan` discards it and asks again with a constraint. */
 export const HELD_REVIEW_OPTIONS = ["approve", "reject", "replan", "change_scope", "abort"] as const;
 
-/** What earlier plan versions of the run did, and the text the run trusted (goal, inputs, a person's words). */
+/** What earlier plan versions of the run did; decided in policy/capability/review.ts. */
 export function runBaseline(
   state: PlanManagerStateType,
   original: readonly Step[] = originalSteps(state),
 ): CapabilityBaseline {
-  const trusted = () => {
-    const inputs = Object.values(state.facts).filter((f) => f.producedBy === "input" || f.producedBy === "human");
-    // A person's words: replan constraints, and the scope changes this version plans for.
-    const people = [...(state.guards?.constraints ?? []), ...state.scopeChanges];
-    return [state.goal, ...people, ...inputs.flatMap((f) => leaves(f.value))];
-  };
-  // Arguments vouch only from the first plan: a later version nobody reviewed may carry a copied value.
-  // A run whose versions only appended (extensions) had no step but the current plan's: that
-  // baseline grows with the plan instead of being gathered again (docs/decisions/0030-long-runs-per-step-cost.md).
-  if (state.plan && state.planHistory.every((e) => e.replaced.length === 0))
-    return planBaseline(state.plan.steps, trusted, original);
-  // Only which steps some version had matters, not which version: each definition once.
-  return capabilityBaseline([stepsOfEveryVersion(state)], trusted(), original);
+  return reviewBaseline(state, original);
 }
 
-/** Where a draft came from, when not from the planner alone: replan memory's answer or hints. */
-export interface DraftOrigin {
-  /** The draft is a learned replan memory entry (another thread's answer). */
-  remembered?: boolean;
-  /** Untrusted text the planner was shown besides the run's own (replan memory's hints). */
-  untrusted?: readonly TaintedText[];
-}
+export type { DraftOrigin };
+export { executorEffects };
 
-/** Whether new steps may become a version without a person, per `policy.replanTools`. */
+/** Whether new steps may become a version without a person, per `policy.replanTools` (policy/capability/review.ts). */
 export function reviewNewSteps(
   rt: Runtime,
   state: PlanManagerStateType,
@@ -66,39 +47,8 @@ export function reviewNewSteps(
   proposed: readonly Step[],
   origin: DraftOrigin = {},
 ): CapabilityHit | undefined {
-  const again = new Set(replacement.map((s) => s.id));
-  // Asked only of the proposed plan's ids, so no list of them is made (a long plan has thousands).
-  const finished = { has: (id: string) => !again.has(id) && isFinished(state.steps[id]) };
-  const original = originalSteps(state);
-  // Tools' error messages reach the planner too (its trigger quotes them): they are untrusted like facts.
-  // Gathered when the guard first reads them, as it does to trace a literal (docs/decisions/0030-long-runs-per-step-cost.md).
-  let untrusted: TaintedText[] | undefined;
-  return capabilityGuard({
-    replacement,
-    previous: state.plan?.steps ?? [],
-    proposed,
-    baseline: runBaseline(state, original),
-    facts: state.facts,
-    replanTools: rt.policy.replanTools,
-    sideEffectsOf: (name) => executorEffects(rt, name),
-    get untrusted() {
-      if (untrusted === undefined) {
-        const runs = [...Object.values(state.steps), ...state.planHistory.flatMap((e) => Object.values(e.runs ?? {}))];
-        untrusted = [...failureTexts(runs, state.decisions), ...(origin.untrusted ?? [])];
-      }
-      return untrusted;
-    },
-    remembered: origin.remembered === true,
-    finished,
-    original,
-  });
-}
-
-/** A tool's side effects from its metadata; an agent's (`agent:NAME`) from the tools it lists. */
-function executorEffects(rt: Runtime, name: string): readonly string[] {
-  const agent = !rt.tools.has(name) && name.startsWith("agent:") ? rt.agents.get(name.slice(6)) : undefined;
-  if (agent) return agentSideEffects(agent, rt.metadataOf);
-  return rt.metadataOf(name)?.sideEffects ?? [];
+  const rules = { replanTools: rt.policy.replanTools, sideEffectsOf: (name: string) => executorEffects(rt, name) };
+  return reviewSteps(rules, state, replacement, proposed, origin);
 }
 
 /**

@@ -24,6 +24,7 @@ import {
   type Recall,
 } from "./recall.js";
 import { compensationGate } from "./compensation-gate.js";
+import { reviewNewSteps, type ReviewedRun } from "../capability/review.js";
 import { qualityPolicy } from "../quality/findings.js";
 import { qualityGate, qualityIssues } from "../quality/gate.js";
 import type { EffectsSnapshot } from "../compensation/abandoned.js";
@@ -56,7 +57,10 @@ export interface ReplanInput {
   answers: readonly PlannerAnswer[];
   /** This replan's outcome id (runtime/replan-memory.ts `outcomeId`): a discarded entry's failure is filed under it. */
   outcomeId: string;
-  review: CapabilityReview;
+  /** The run's records the capability review reads (policy/capability/review.ts). */
+  run?: ReviewedRun | undefined;
+  /** A review bound elsewhere, used instead of the run's (a test's stand-in). */
+  review?: CapabilityReview | undefined;
   /** The run's committed effects and compensations: a version abandoning one without `compensate` is asked about. */
   effects?: EffectsSnapshot | undefined;
 }
@@ -101,7 +105,7 @@ export function decideReplan(input: ReplanInput): ReplanStep {
   }
   // Last gate before a version: a replan may not widen what the run can do unseen (docs/architecture.md
   // "Untrusted facts").
-  const held = "hit" in drafted ? undefined : capabilityReview(f, drafted.steps, recall, input.review);
+  const held = "hit" in drafted ? undefined : capabilityReview(f, drafted.steps, recall, reviewOf(input));
   const s = snapshot(f, recall);
   const outcome = compensationGate(replanTransition(s, drafted, held), s, input.effects);
   return { next: "apply", outcome, notes: recall.notes, writes: recall.writes, charged: true };
@@ -170,6 +174,15 @@ function capabilityReview(
   const hinted = learned ? (recall.hints ?? []).flatMap((h) => leaves(h.steps)) : [];
   const untrusted = hinted.map((text) => ({ text, source: "replan memory" as const }));
   return review(replacement, mergeSteps(f.plan.steps, [...f.affectedIds], replacement), { remembered, untrusted });
+}
+
+/** The review the input names, else the run's own, with each executor's side effects from the draft rules. */
+function reviewOf({ rules, run, review }: ReplanInput): CapabilityReview {
+  if (review) return review;
+  const sideEffectsOf = rules.sideEffectsOf ?? ((name: string) => rules.metadataOf(name)?.sideEffects ?? []);
+  const bound = { replanTools: rules.policy.replanTools, sideEffectsOf };
+  return (replacement, proposed, origin) =>
+    run ? reviewNewSteps(bound, run, replacement, proposed, origin) : undefined;
 }
 
 /** The snapshot the pure transition reads, once memory has answered (or was not asked). */

@@ -29,6 +29,8 @@ export interface DraftRules {
   /** Whether the planner can extend a plan: a draft with `complete: false` needs it. */
   canExtend: boolean;
   metadataOf: (tool: string) => ToolMetadata | undefined;
+  /** An executor's side effects (an agent's from the tools it lists); default, the tool's metadata. */
+  sideEffectsOf?: ((executor: string) => readonly string[]) | undefined;
 }
 
 /** The replan a draft answers, read once from state. */

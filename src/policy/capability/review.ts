@@ -1,0 +1,95 @@
+/**
+ * The capability review of a proposed version (docs/architecture.md "Untrusted facts"): what the
+ * run did before (every earlier plan version, rebuilt from the history) against what the proposal
+ * would do. Pure: the run's records and the tools' side effects come in as data, so the replan
+ * decides it inside its own step machine (docs/decisions/0054-capability-review-in-policy.md).
+ */
+import { originalSteps, stepsOfEveryVersion, type PlanVersionEntry } from "../../plan/history.js";
+import type { Plan } from "../../plan/schema/plan.js";
+import type { Fact, StepRun } from "../../plan/schema/run.js";
+import type { Step } from "../../plan/schema/step.js";
+import { isFinished } from "../../plan/ready.js";
+import type { Decision } from "../ladder/decision.js";
+import type { ReplanTools } from "../options.js";
+import { capabilityBaseline, capabilityGuard, planBaseline, type CapabilityHit } from "./guard.js";
+import { failureTexts, leaves, type TaintedText } from "./taint.js";
+import type { CapabilityBaseline } from "./types.js";
+
+/** The run's records the review reads (a plain slice of the graph's state). */
+export interface ReviewedRun {
+  goal: string;
+  plan?: Plan | undefined;
+  planHistory: readonly PlanVersionEntry[];
+  steps: Readonly<Record<string, StepRun>>;
+  facts: Readonly<Record<string, Fact>>;
+  decisions: readonly Decision[];
+  scopeChanges: readonly string[];
+  guards?: { constraints: readonly string[] } | undefined;
+}
+
+/** What the run lets the review read besides its records: the guard's setting and each executor's side effects. */
+export interface ReviewRules {
+  replanTools: ReplanTools;
+  sideEffectsOf: (executor: string) => readonly string[];
+}
+
+/** Where a draft came from, when not from the planner alone: replan memory's answer or hints. */
+export interface DraftOrigin {
+  /** The draft is a learned replan memory entry (another thread's answer). */
+  remembered?: boolean;
+  /** Untrusted text the planner was shown besides the run's own (replan memory's hints). */
+  untrusted?: readonly TaintedText[];
+}
+
+/** What earlier plan versions of the run did, and the text the run trusted (goal, inputs, a person's words). */
+export function runBaseline(run: ReviewedRun, original: readonly Step[] = originalSteps(run)): CapabilityBaseline {
+  const trusted = () => {
+    const inputs = Object.values(run.facts).filter((f) => f.producedBy === "input" || f.producedBy === "human");
+    // A person's words: replan constraints, and the scope changes this version plans for.
+    const people = [...(run.guards?.constraints ?? []), ...run.scopeChanges];
+    return [run.goal, ...people, ...inputs.flatMap((f) => leaves(f.value))];
+  };
+  // Arguments vouch only from the first plan: a later version nobody reviewed may carry a copied value.
+  // A run whose versions only appended (extensions) had no step but the current plan's: that
+  // baseline grows with the plan instead of being gathered again (docs/decisions/0030-long-runs-per-step-cost.md).
+  if (run.plan && run.planHistory.every((e) => e.replaced.length === 0))
+    return planBaseline(run.plan.steps, trusted, original);
+  // Only which steps some version had matters, not which version: each definition once.
+  return capabilityBaseline([stepsOfEveryVersion(run)], trusted(), original);
+}
+
+/** Whether new steps may become a version without a person, per `policy.replanTools`. */
+export function reviewNewSteps(
+  rules: ReviewRules,
+  run: ReviewedRun,
+  replacement: readonly Step[],
+  proposed: readonly Step[],
+  origin: DraftOrigin = {},
+): CapabilityHit | undefined {
+  const again = new Set(replacement.map((s) => s.id));
+  // Asked only of the proposed plan's ids, so no list of them is made (a long plan has thousands).
+  const finished = { has: (id: string) => !again.has(id) && isFinished(run.steps[id]) };
+  const original = originalSteps(run);
+  // Tools' error messages reach the planner too (its trigger quotes them): they are untrusted like facts.
+  // Gathered when the guard first reads them, as it does to trace a literal (docs/decisions/0030-long-runs-per-step-cost.md).
+  let untrusted: TaintedText[] | undefined;
+  return capabilityGuard({
+    replacement,
+    previous: run.plan?.steps ?? [],
+    proposed,
+    baseline: runBaseline(run, original),
+    facts: run.facts,
+    replanTools: rules.replanTools,
+    sideEffectsOf: rules.sideEffectsOf,
+    get untrusted() {
+      if (untrusted === undefined) {
+        const runs = [...Object.values(run.steps), ...run.planHistory.flatMap((e) => Object.values(e.runs ?? {}))];
+        untrusted = [...failureTexts(runs, run.decisions), ...(origin.untrusted ?? [])];
+      }
+      return untrusted;
+    },
+    remembered: origin.remembered === true,
+    finished,
+    original,
+  });
+}
