@@ -14,7 +14,7 @@ import { unplannedEffect } from "../policy/capability/unplanned-effect.js";
 import { afterAgent } from "./after-agent.js";
 import { beforeModel } from "./before-model.js";
 import { updateEvents, writerOf } from "./events.js";
-import { decide } from "./decisions.js";
+import { decisionAt } from "./decisions.js";
 import {
   resolveAgentOptions,
   type AgentTool,
@@ -57,7 +57,7 @@ export function planMiddleware(options: PlanMiddlewareOptions = {}) {
     beforeModel: {
       canJumpTo: ["end"],
       hook: (state, runtime) =>
-        beforeModel(state as unknown as Parameters<typeof beforeModel>[0], {
+        beforeModel(planValues<Parameters<typeof beforeModel>[0]>(state), {
           at,
           journal: journalFor(runtime.configurable),
           threadId: String(runtime.configurable?.thread_id ?? "agent"),
@@ -65,17 +65,25 @@ export function planMiddleware(options: PlanMiddlewareOptions = {}) {
     },
     afterAgent: (state, runtime) => {
       shared.turns.forget(String(runtime.configurable?.thread_id ?? "agent"));
-      return afterAgent(state as unknown as AgentPlanValues, writerOf(runtime));
+      return afterAgent(planValues(state), writerOf(runtime));
     },
     wrapModelCall: (request, handler) => {
       for (const t of request.tools) if (typeof t.name === "string") offered.set(t.name, t);
-      const state = request.state as unknown as AgentPlanValues;
+      const state = planValues(request.state);
       const messages = withPlanView(request.messages, state);
       return handler({ ...request, messages, systemMessage: request.systemMessage.concat(`\n\n${SYSTEM_PROMPT}`) });
     },
-    wrapToolCall: async (request, handler) =>
-      governed(request as unknown as ToolCallRequest, handler as unknown as Handler, resolved, shared, at),
+    wrapToolCall: async (request, handler) => governed(request, handler as unknown as Handler, resolved, shared, at),
   });
+}
+
+/**
+ * The plan's state as the middleware reads it. LangChain types a hook's state from the schema's zod
+ * input (defaults optional), while the agent hands in the parsed values, with every default filled:
+ * one place says so.
+ */
+function planValues<T extends AgentPlanValues = AgentPlanValues>(state: unknown): T {
+  return state as T;
 }
 
 /**
@@ -149,7 +157,7 @@ async function sameTurn(
   }
   const { rule, reason } = reuseVerdict(step.id, effect.stepId, key);
   const attempts = done?.update.steps?.[step.id]?.attempts ?? 1;
-  const decision = decide(
+  const decision = decisionAt(
     { rule, reason },
     { stepId: step.id, attempt: attempts, planVersion: env.state.plan!.version, at: env.at() },
   );
@@ -165,7 +173,7 @@ async function governed(
   shared: Shared,
   at: () => string,
 ): Promise<ToolMessage | Command> {
-  const state = request.state as unknown as AgentPlanValues;
+  const state = planValues(request.state);
   const call = request.toolCall;
   // The agent's own tool for this call: one a later call may need before the model's next call.
   if (request.tool && typeof request.tool.name === "string" && !shared.known.has(request.tool.name))
@@ -182,7 +190,7 @@ async function governed(
       const refused = unplannedEffect(call.name, call.args, state.plan?.version, options.sideEffectTools);
       if (!refused) return handler(request);
       const place = { attempt: 0, planVersion: state.plan?.version ?? 0, at: at() };
-      const decision = decide({ rule: refused.rule, reason: refused.reason }, place);
+      const decision = decisionAt({ rule: refused.rule, reason: refused.reason }, place);
       result = { content: refused.message, status: "error", update: { decisions: [decision] } };
     } else if (route.kind === "done") {
       const output = JSON.stringify(route.output) ?? "null";
@@ -228,7 +236,7 @@ function callEnv(
   };
   return {
     options,
-    state: request.state as unknown as AgentPlanValues,
+    state: planValues(request.state),
     threadId,
     at,
     journal: journalFor(request.runtime.configurable),

@@ -16,7 +16,7 @@ import type { Deviation } from "../policy/ladder/deviation.js";
 import type { GuardHit } from "../policy/replan/guards.js";
 import { globalScope, localScope } from "../policy/replan/scope.js";
 import { falsify } from "../policy/trust/trust.js";
-import { decide } from "./decisions.js";
+import { decisionAt } from "./decisions.js";
 import type { Writer } from "./events.js";
 import type { ResolvedAgentOptions } from "./options.js";
 import type { RunJournal } from "../runtime/effect-journal.js";
@@ -161,7 +161,7 @@ export function holdCall(
 ): ToolReply {
   const run = env.state.steps[step.id];
   const place = { stepId: step.id, attempt: run?.attempts ?? 0, planVersion: env.state.plan!.version, at: env.at() };
-  const decision = decide({ rule: hit.rule, reason: hit.reason, failureClass }, place);
+  const decision = decisionAt({ rule: hit.rule, reason: hit.reason, failureClass }, place);
   return escalated(escalationOf(step.id, call, hit.rule, hit.reason), { decisions: [decision] });
 }
 
