@@ -123,8 +123,9 @@ function snapshotOf(v: Visit, step: Step, previous: StepRun, again: boolean): At
     args,
     plan: v.plan,
     facts: v.state.facts,
-    trusted: v.trusted,
-    steps: v.steps,
+    // Copies: the visit goes on writing its records while the driver replays this snapshot.
+    trusted: { ...v.trusted },
+    steps: { ...v.steps },
     committed: [...v.state.sideEffects, ...v.effects],
     compensations: v.state.compensations,
     spent: v.spent,
