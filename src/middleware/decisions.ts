@@ -32,7 +32,7 @@ export interface DecisionPlace {
  * A decision, built by the policy's one builder (policy/ladder/decide.ts); `seq` is assigned when it lands
  * in state (decisions of side-by-side calls are numbered there).
  */
-export function decide(verdict: DecisionVerdict, place: DecisionPlace): Decision {
+export function decisionAt(verdict: DecisionVerdict, place: DecisionPlace): Decision {
   return build(verdict.rule, {
     ...verdict,
     after: -1,
@@ -43,3 +43,6 @@ export function decide(verdict: DecisionVerdict, place: DecisionPlace): Decision
     at: place.at,
   });
 }
+
+/** @deprecated The ladder's `decide` (policy/ladder/decide.ts) is the one `decide`; this is `decisionAt`. */
+export const decide = decisionAt;

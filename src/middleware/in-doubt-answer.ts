@@ -11,7 +11,7 @@ import type { StepRun } from "../plan/schema/run.js";
 import { attempt } from "../policy/attempt/attempt.js";
 import { answerRule } from "../policy/ladder/person.js";
 import type { Decision } from "../policy/ladder/decision.js";
-import { decide } from "./decisions.js";
+import { decisionAt } from "./decisions.js";
 import { ask, readInDoubtAnswer, reviewRequest, type InDoubtAnswer } from "./review.js";
 import type { AgentPlanUpdate, AgentPlanValues, Escalation } from "./state.js";
 
@@ -36,12 +36,12 @@ export function answerInDoubt(
   const { error: _error, approvedKey: _approved, approvedAttempt: _numbered, ...rest } = run;
   if (answer.type === "abort") {
     const reason = `a person ended the run at step "${e.stepId}"${answer.reason ? `: ${answer.reason}` : ""}`;
-    const decisions: Decision[] = [decide({ rule: answerRule("abort"), reason, by: "person" }, place)];
+    const decisions: Decision[] = [decisionAt({ rule: answerRule("abort"), reason, by: "person" }, place)];
     return { update: { decisions, status: "aborted" }, note: `${reason}.`, abort: true };
   }
   if (answer.type === "retry") {
     const reason = `a person allowed ${e.tool} once more under key ${key}`;
-    const decisions = [decide({ rule: answerRule("effect-retry"), reason, by: "person" }, place)];
+    const decisions = [decisionAt({ rule: answerRule("effect-retry"), reason, by: "person" }, place)];
     // The approved call is journaled above the intent asked about (runtime/journaled-call.ts).
     const numbered = e.inDoubt.attempt === undefined ? {} : { approvedAttempt: e.inDoubt.attempt };
     const approved = { ...rest, status: "pending" as const, retryBase: run.attempts, approvedKey: key, ...numbered };
@@ -56,7 +56,7 @@ export function answerInDoubt(
   const known = state.sideEffects.some((x) => x.idempotencyKey === key);
   const effect = { stepId: e.stepId, idempotencyKey: key, at, output: answer.output };
   const update: AgentPlanUpdate = {
-    decisions: [decide({ rule: answerRule("effect-happened"), reason, by: "person" }, place)],
+    decisions: [decisionAt({ rule: answerRule("effect-happened"), reason, by: "person" }, place)],
     steps: { [e.stepId]: done },
     facts,
     sideEffects: known ? [] : [effect],

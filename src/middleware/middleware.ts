@@ -16,7 +16,7 @@ import { beforeStep } from "./before-step.js";
 import { tracedMiddleware } from "../otel/agent-middleware.js";
 import { beforeModel } from "./before-model.js";
 import { updateEvents, writerOf } from "./events.js";
-import { decide } from "./decisions.js";
+import { decisionAt } from "./decisions.js";
 import {
   resolveAgentOptions,
   type AgentTool,
@@ -24,9 +24,11 @@ import {
   type ResolvedAgentOptions,
 } from "./options.js";
 import { callKey, routeCall } from "./route.js";
-import { holdCall, refuseRepeat, type CallEnv, type CallResult } from "./settle.js";
+import { holdCall, refuseRepeat, type CallEnv, type ToolReply } from "./settle.js";
 import { AgentPlanState, refusalKey, type AgentPlanValues } from "./state.js";
-import { firstKey, runStep, type AttemptResult } from "./step-call.js";
+import { firstKey, runStep } from "./step-call.js";
+import { callWithin } from "../runtime/run-attempt.js";
+import type { CallOutcome } from "../policy/attempt/attempt.js";
 import { TurnClaims, turnOf, type Claim } from "./turn.js";
 import { reuseVerdict, sideEffecting } from "../policy/attempt/attempt.js";
 import { preview } from "../policy/attempt/checks.js";
@@ -36,7 +38,7 @@ import { journalFor } from "./journal.js";
 import type { UndoContext } from "./compensate.js";
 import { overBudgetCall } from "./plan-budget.js";
 import { WRITE_PLAN, writePlan, writePlanTool } from "./write-plan.js";
-import { gaveUp, outputOf, probed, stepTimeout, textOf, withKey, type CallProbe } from "./tool-call.js";
+import { gaveUp, outputOf, probed, textOf, withKey, type CallProbe } from "./tool-call.js";
 
 const SYSTEM_PROMPT =
   "Plan with write_plan before calling other tools: one step per tool call, with the steps each depends on " +
@@ -58,7 +60,7 @@ export function planMiddleware(options: PlanMiddlewareOptions = {}) {
     beforeModel: {
       canJumpTo: ["end"],
       hook: (state, runtime) =>
-        beforeModel(state as unknown as Parameters<typeof beforeModel>[0], {
+        beforeModel(planValues<Parameters<typeof beforeModel>[0]>(state), {
           at,
           journal: journalFor(runtime.configurable),
           threadId: String(runtime.configurable?.thread_id ?? "agent"),
@@ -67,19 +69,27 @@ export function planMiddleware(options: PlanMiddlewareOptions = {}) {
     },
     afterAgent: (state, runtime) => {
       shared.turns.forget(String(runtime.configurable?.thread_id ?? "agent"));
-      return afterAgent(state as unknown as AgentPlanValues, writerOf(runtime));
+      return afterAgent(planValues(state), writerOf(runtime));
     },
     wrapModelCall: (request, handler) => {
       for (const t of request.tools) if (typeof t.name === "string") offered.set(t.name, t);
-      const state = request.state as unknown as AgentPlanValues;
+      const state = planValues(request.state);
       const messages = withPlanView(request.messages, state);
       return handler({ ...request, messages, systemMessage: request.systemMessage.concat(`\n\n${SYSTEM_PROMPT}`) });
     },
-    wrapToolCall: async (request, handler) =>
-      governed(request as unknown as ToolCallRequest, handler as unknown as Handler, resolved, shared, at),
+    wrapToolCall: async (request, handler) => governed(request, handler as unknown as Handler, resolved, shared, at),
   });
   // Traced for OpenTelemetry when a provider is registered (docs/decisions/0052-opentelemetry.md).
   return tracedMiddleware(middleware);
+}
+
+/**
+ * The plan's state as the middleware reads it. LangChain types a hook's state from the schema's zod
+ * input (defaults optional), while the agent hands in the parsed values, with every default filled:
+ * one place says so.
+ */
+function planValues<T extends AgentPlanValues = AgentPlanValues>(state: unknown): T {
+  return state as T;
 }
 
 /**
@@ -117,7 +127,7 @@ async function stepCall(
   route: { step: Step; args: Record<string, unknown> },
   options: ResolvedAgentOptions,
   turns: TurnClaims,
-): Promise<CallResult> {
+): Promise<ToolReply> {
   const { step, args } = route;
   const call = { tool: request.toolCall.name, args };
   const run = () =>
@@ -129,7 +139,7 @@ async function stepCall(
   const key = firstKey(env, step, call.tool, args);
   const taken = turns.take(env.threadId, turn, { callId, stepId: step.id, key, args });
   if (taken.kind === "taken") return sameTurn(env, step, call, key, taken.claim);
-  let result: CallResult | undefined;
+  let result: ToolReply | undefined;
   try {
     result = await run();
     return result;
@@ -145,7 +155,7 @@ async function sameTurn(
   call: { tool: string; args: Record<string, unknown> },
   key: string | undefined,
   first: Claim,
-): Promise<CallResult> {
+): Promise<ToolReply> {
   if (key === undefined || first.key !== key) {
     const why =
       `step "${step.id}" is already being called in this model turn, with ${preview(first.args)}; ` +
@@ -166,7 +176,7 @@ async function sameTurn(
   }
   const { rule, reason } = reuseVerdict(step.id, effect.stepId, key);
   const attempts = done?.update.steps?.[step.id]?.attempts ?? 1;
-  const decision = decide(
+  const decision = decisionAt(
     { rule, reason },
     { stepId: step.id, attempt: attempts, planVersion: env.state.plan!.version, at: env.at() },
   );
@@ -182,14 +192,14 @@ async function governed(
   shared: Shared,
   at: () => string,
 ): Promise<ToolMessage | Command> {
-  const state = request.state as unknown as AgentPlanValues;
+  const state = planValues(request.state);
   const call = request.toolCall;
   // The agent's own tool for this call: one a later call may need before the model's next call.
   if (request.tool && typeof request.tool.name === "string" && !shared.known.has(request.tool.name))
     shared.known.set(request.tool.name, request.tool);
   const env = callEnv(request, handler, options, shared, at);
   const tools = new Set([...options.tools, ...shared.offered.keys()]);
-  let result: CallResult;
+  let result: ToolReply;
   if (call.name === WRITE_PLAN) result = await writePlan(env, call.args, tools);
   else {
     const route = routeCall(state, call.name, call.args);
@@ -199,7 +209,7 @@ async function governed(
       const refused = unplannedEffect(call.name, call.args, state.plan?.version, options.sideEffectTools);
       if (!refused) return handler(request);
       const place = { attempt: 0, planVersion: state.plan?.version ?? 0, at: at() };
-      const decision = decide({ rule: refused.rule, reason: refused.reason }, place);
+      const decision = decisionAt({ rule: refused.rule, reason: refused.reason }, place);
       result = { content: refused.message, status: "error", update: { decisions: [decision] } };
     } else if (route.kind === "done") {
       const output = JSON.stringify(route.output) ?? "null";
@@ -232,26 +242,28 @@ function callEnv(
   at: () => string,
 ): CallEnv {
   const threadId = String(request.runtime.configurable?.thread_id ?? "agent");
+  const call: CallEnv["call"] = async (tool, args, key, signal) => {
+    flights.set(threadId, (flights.get(threadId) ?? 0) + 1);
+    try {
+      const tools = { get: (name: string) => offered.get(name) ?? known.get(name) };
+      return await toolCall(request, handler, tools, { tool, args, key }, signal);
+    } finally {
+      const left = (flights.get(threadId) ?? 1) - 1;
+      if (left > 0) flights.set(threadId, left);
+      else flights.delete(threadId);
+    }
+  };
   return {
     options,
-    state: request.state as unknown as AgentPlanValues,
+    state: planValues(request.state),
     threadId,
     at,
     journal: journalFor(request.runtime.configurable),
     emit: writerOf(request.runtime),
     sent: new Set(),
     running: () => flights.get(threadId) ?? 0,
-    invoke: async (tool, args, key, timeoutMs) => {
-      flights.set(threadId, (flights.get(threadId) ?? 0) + 1);
-      try {
-        const tools = { get: (name: string) => offered.get(name) ?? known.get(name) };
-        return await attempt(request, handler, tools, { tool, args, key, timeoutMs });
-      } finally {
-        const left = (flights.get(threadId) ?? 1) - 1;
-        if (left > 0) flights.set(threadId, left);
-        else flights.delete(threadId);
-      }
-    },
+    call,
+    invoke: (tool, args, key, timeoutMs) => callWithin(timeoutMs, undefined, (signal) => call(tool, args, key, signal)),
   };
 }
 
@@ -268,18 +280,19 @@ function refuseNotReady(env: CallEnv, step: Step, call: { tool: string; args: Re
 }
 
 /**
- * One attempt of a tool through the rest of the middleware chain. `calls` is how often the tool
+ * One call of a tool through the rest of the middleware chain. `calls` is how often the tool
  * itself ran (a retrying middleware below may call it several times); a failure turned into an
  * error message below is read as the error the tool threw, so the ladder sees its real class.
- * Past `timeoutMs` the attempt ends as the graph's does (`StepTimeout`), and the tool's signal
- * aborts, so a hanging tool cannot hold the agent (docs/architecture.md, "The ladder").
+ * `signal` is the one driver's (its deadline; runtime/run-attempt.ts): the tool sees it abort, so a
+ * hanging tool cannot hold the agent (docs/architecture.md, "The ladder").
  */
-async function attempt(
+async function toolCall(
   request: ToolCallRequest,
   handler: Handler,
   tools: { get: (name: string) => AgentTool | undefined },
-  call: { tool: string; args: Record<string, unknown>; key: string | undefined; timeoutMs: number },
-): Promise<AttemptResult> {
+  call: { tool: string; args: Record<string, unknown>; key: string | undefined },
+  signal: AbortSignal,
+): Promise<CallOutcome> {
   const own = call.tool === request.toolCall.name ? request.tool : tools.get(call.tool);
   // Run by name, the tool would go out without its key: a probe could not find the charge, a
   // charge would not be deduplicated. Not called; a probe that cannot run asks a person.
@@ -290,37 +303,25 @@ async function attempt(
     return { ok: false, error: { name: "ToolUnavailable", message } };
   }
   const probe: CallProbe = { calls: 0 };
-  const controller = new AbortController();
-  const tool = own ? probed(call.key ? withKey(own, call.key) : own, probe, controller.signal) : own;
+  const tool = own ? probed(call.key ? withKey(own, call.key) : own, probe, signal) : own;
   const calls = () => Math.max(1, probe.calls);
-  const pending = Promise.resolve().then(() =>
-    handler({ ...request, toolCall: { ...request.toolCall, name: call.tool, args: call.args }, tool }),
-  );
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = stepTimeout(call.timeoutMs);
-  const timedOut = new Promise<Error>((resolve) => {
-    timer = setTimeout(() => {
-      controller.abort(expired);
-      resolve(expired);
-    }, call.timeoutMs);
-  });
   try {
-    const out = await Promise.race([pending, timedOut]);
-    if (out === expired) return { ok: false, error: errorInfo(out), timeout: true, calls: calls() };
-    if (!ToolMessage.isInstance(out)) return { ok: true, content: "", output: undefined, calls: calls() };
-    const content = textOf(out.content);
-    if (out.status !== "error") return { ok: true, content, output: returned(probe, content), calls: calls() };
+    const out = await handler({
+      ...request,
+      toolCall: { ...request.toolCall, name: call.tool, args: call.args },
+      tool,
+    });
+    if (!ToolMessage.isInstance(out)) return { ok: true, text: "", output: undefined, calls: calls() };
+    const text = textOf(out.content);
+    if (out.status !== "error") return { ok: true, text, output: returned(probe, text), calls: calls() };
     if (probe.thrown) return { ok: false, error: thrownInfo(probe.thrown.error), calls: calls() };
     // Only a call the probe did not see is read from its message: a tool's own text claims nothing.
-    const given = probe.calls === 0 ? gaveUp(content) : undefined;
-    if (given) return { ok: false, error: { name: given.name, message: content }, calls: given.calls };
-    return { ok: false, error: { name: "ToolError", message: content }, calls: calls() };
+    const given = probe.calls === 0 ? gaveUp(text) : undefined;
+    if (given) return { ok: false, error: { name: given.name, message: text }, calls: given.calls };
+    return { ok: false, error: { name: "ToolError", message: text }, calls: calls() };
   } catch (error) {
     if (isGraphBubbleUp(error)) throw error;
     return { ok: false, error: thrownInfo(error), calls: calls() };
-  } finally {
-    clearTimeout(timer);
-    pending.catch(() => undefined);
   }
 }
 

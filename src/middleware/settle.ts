@@ -7,31 +7,21 @@
  */
 import { makeFacts } from "../plan/facts.js";
 import type { FailureClass } from "../plan/schema/decision.js";
-import type { ErrorInfo, SideEffectRecord, StepRun } from "../plan/schema/run.js";
+import type { SideEffectRecord, StepRun } from "../plan/schema/run.js";
 import type { Step } from "../plan/schema/step.js";
-import { repeatVerdict, replanStanding } from "../policy/attempt/attempt.js";
+import { repeatVerdict, replanStanding, type CallOutcome } from "../policy/attempt/attempt.js";
 import type { ReplanStanding, Verdict } from "../policy/ladder/classify.js";
 import type { Decision } from "../policy/ladder/decision.js";
 import type { Deviation } from "../policy/ladder/deviation.js";
 import type { GuardHit } from "../policy/ladder/guards.js";
 import { globalScope, localScope } from "../policy/replan/scope.js";
 import { falsify } from "../policy/trust/trust.js";
-import { decide } from "./decisions.js";
+import { decisionAt } from "./decisions.js";
 import type { Writer } from "./events.js";
 import type { ResolvedAgentOptions } from "./options.js";
 import type { RunJournal } from "../runtime/effect-journal.js";
 import { callKey } from "./route.js";
 import type { AgentPlanUpdate, AgentPlanValues, Escalation, Trigger } from "./state.js";
-
-/**
- * What one attempt of a tool gave back; `calls`: how often the tool ran in it (a retrying middleware
- * below may call it more than once; each call is an attempt of the step). Default 1.
- */
-export type AttemptResult = (
-  { ok: true; content: string; output: unknown } | { ok: false; error: ErrorInfo; timeout?: boolean }
-) & {
-  calls?: number;
-};
 
 export interface CallEnv {
   options: ResolvedAgentOptions;
@@ -46,21 +36,34 @@ export interface CallEnv {
   journal: RunJournal | undefined;
   /** Step calls of this thread in flight (side-by-side calls of one model turn). */
   running: () => number;
-  /** Runs one attempt of a tool, with an idempotency key for side-effecting calls, ended at `timeoutMs`. */
+  /**
+   * Calls a tool once through the rest of the middleware chain, with an idempotency key for
+   * side-effecting calls; `signal` aborts it (the one driver's deadline, runtime/run-attempt.ts).
+   */
+  call: (
+    tool: string,
+    args: Record<string, unknown>,
+    key: string | undefined,
+    signal: AbortSignal,
+  ) => Promise<CallOutcome>;
+  /** `call` under the driver's deadline of `timeoutMs` (an undo's call). */
   invoke: (
     tool: string,
     args: Record<string, unknown>,
     key: string | undefined,
     timeoutMs: number,
-  ) => Promise<AttemptResult>;
+  ) => Promise<CallOutcome>;
 }
 
-/** The tool message's content and status, and the plan state the call changes. */
-export interface CallResult {
+/** What the model is told of a step call: the tool message's content and status, and the plan state the call changes. */
+export interface ToolReply {
   content: string;
   status: "success" | "error";
   update: AgentPlanUpdate;
 }
+
+/** @deprecated The tool message's reply is `ToolReply`; a call's outcome is `CallOutcome` (policy/attempt/attempt.ts). */
+export type CallResult = ToolReply;
 
 export interface Settling {
   step: Step;
@@ -94,7 +97,7 @@ export function standing(
   return replanStanding(run, policy);
 }
 
-export function settle(env: CallEnv, s: Settling): CallResult {
+export function settle(env: CallEnv, s: Settling): ToolReply {
   const { step, run, verdict } = s;
   const plan = env.state.plan!;
   const provenance = { producedBy: step.id, planVersion: plan.version, assumptions: step.assumptions ?? [] };
@@ -143,7 +146,7 @@ export function settle(env: CallEnv, s: Settling): CallResult {
 }
 
 /** The identical call already failed for good: it is refused without running, and a person is asked. */
-export function refuseRepeat(env: CallEnv, step: Step, call: Settling["call"]): CallResult {
+export function refuseRepeat(env: CallEnv, step: Step, call: Settling["call"]): ToolReply {
   const run = env.state.steps[step.id];
   return holdCall(env, step, call, repeatVerdict(step.id, call.tool, call.args, run?.error?.message), "deterministic");
 }
@@ -155,10 +158,10 @@ export function holdCall(
   call: Settling["call"],
   hit: GuardHit,
   failureClass: FailureClass = "none",
-): CallResult {
+): ToolReply {
   const run = env.state.steps[step.id];
   const place = { stepId: step.id, attempt: run?.attempts ?? 0, planVersion: env.state.plan!.version, at: env.at() };
-  const decision = decide({ rule: hit.rule, reason: hit.reason, failureClass }, place);
+  const decision = decisionAt({ rule: hit.rule, reason: hit.reason, failureClass }, place);
   return escalated(escalationOf(step.id, call, hit.rule, hit.reason), { decisions: [decision] });
 }
 
@@ -166,7 +169,7 @@ function escalationOf(stepId: string, call: Settling["call"], rule: string, reas
   return { stepId, tool: call.tool, args: call.args, call: callKey(stepId, call.tool, call.args), rule, reason };
 }
 
-function escalated(escalation: Escalation, update: AgentPlanUpdate): CallResult {
+function escalated(escalation: Escalation, update: AgentPlanUpdate): ToolReply {
   const content =
     `Step "${escalation.stepId}" needs a person: ${escalation.reason} [${escalation.rule}]. ` +
     "The run waits for their answer before your next turn.";

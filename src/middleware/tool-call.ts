@@ -101,13 +101,3 @@ export function gaveUp(content: string): { calls: number; name: string } | undef
   const calls = Number(m[1]);
   return Number.isSafeInteger(calls) && calls > 0 ? { calls, name: m[2]! } : undefined;
 }
-
-/**
- * The error a step attempt ends with past its timeout: the graph's `StepTimeout` (same name and
- * message), which the classifier reads as transient and the records show alike.
- */
-export function stepTimeout(ms: number): Error {
-  const error = new Error(`step timed out after ${ms} ms`);
-  error.name = "StepTimeout";
-  return error;
-}

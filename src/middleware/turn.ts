@@ -9,7 +9,7 @@
  * journal instead.
  */
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
-import type { CallResult } from "./settle.js";
+import type { ToolReply } from "./settle.js";
 
 /** A step taken by a call of the turn: its call, the operation's key and arguments, and its result once it ends. */
 export interface Claim {
@@ -17,12 +17,12 @@ export interface Claim {
   stepId: string;
   key: string | undefined;
   args: Record<string, unknown>;
-  done: Promise<CallResult>;
+  done: Promise<ToolReply>;
 }
 
 export type Taken =
   /** This call has the step; `end` hands its result (or what it threw) to the calls waiting on it. */
-  | { kind: "own"; end: (result: CallResult | undefined) => void }
+  | { kind: "own"; end: (result: ToolReply | undefined) => void }
   /** Another call of the turn has it. */
   | { kind: "taken"; claim: Claim };
 
@@ -47,8 +47,8 @@ export class TurnClaims {
     const held = turn.steps.get(claim.stepId) ?? (claim.key === undefined ? undefined : turn.keys.get(claim.key));
     // The same call run again (a person answered its question) is the step's owner still.
     if (held && held.callId !== claim.callId) return { kind: "taken", claim: held };
-    let end!: (result: CallResult | undefined) => void;
-    const done = new Promise<CallResult>((resolve, reject) => {
+    let end!: (result: ToolReply | undefined) => void;
+    const done = new Promise<ToolReply>((resolve, reject) => {
       end = (result) => (result ? resolve(result) : reject(new Error("the call did not finish")));
     });
     // A call that threw (a question for a person) leaves no waiter with an unhandled rejection.

@@ -8,23 +8,19 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.js";
-import { selectReady, stepPosition, unfinishedSteps } from "../plan/ready.js";
 import type { Step } from "../plan/schema/step.js";
 import { projectBudget } from "../policy/ladder/budget.js";
-import { mayStart, nextQueued } from "../policy/attempt/dispatch.js";
+import { nextQueued } from "../policy/attempt/dispatch.js";
 import { dispatcherOf, type Dispatcher, type Flight } from "../runtime/dispatch.js";
 import { runControlOf, takeAtBoundary } from "../runtime/run-control.js";
-import { pick, recordEnd, startAttempt, toolFor } from "./executor/attempt.js";
+import { pick, recordEnd } from "./executor/attempt.js";
+import { startReady, type Next } from "./executor/start-ready.js";
 import { humanStepPayload } from "../runtime/interrupts.js";
 import { Visit } from "./executor/visit.js";
 import { compensateNext } from "./shared/compensations.js";
 import { blockedRun } from "./executor/blocked.js";
-import { externalStep, offeredToCaller } from "./executor/external.js";
-import { awaitsWatch, watchReadySteps } from "./executor/watches.js";
-import { awaitsRefresh } from "../policy/attempt/freshness.js";
-
-/** Where a visit stands once it has started what it could; `human`: a human or external step to ask about. */
-type Next = { kind: "go"; human?: Step } | { kind: "blocked"; waiting: string[] };
+import { externalStep } from "./executor/external.js";
+import { watchReadySteps } from "./executor/watches.js";
 
 export function makeExecutor(rt: Runtime) {
   return async function executor(
@@ -107,77 +103,6 @@ function withQueued(v: Visit, flights?: Dispatcher): PlanManagerUpdate {
   const { deviation, rest } = nextQueued(v.dispatch.queue, v.plan, v.steps, v.state.guards.falsified);
   v.dispatch.queue = rest;
   return { ...v.update(), ...(deviation ? { deviation } : cleared) };
-}
-
-/**
- * Takes every skip, calls again what the checkpoint shows running with no call in flight, and
- * starts the ready steps `mayStart` allows, in order. A ready human step holds nothing back: an
- * interrupt pauses the whole thread, so the person is asked only once no other step runs or can
- * start (docs/architecture.md "Parallel steps"). Its dependents are not ready until it is answered.
- */
-function startReady(v: Visit, flights: Dispatcher): Next {
-  for (const step of unfinishedSteps(v.plan, v.steps)) {
-    const run = v.steps[step.id];
-    if (run?.status === "running" && !step.human && !offeredToCaller(step, run) && !flights.has(step.id))
-      startAttempt(v, flights, step, true);
-  }
-  for (;;) {
-    const readiness = selectReady(v.plan, v.steps, v.trusted);
-    if (readiness.kind === "skip") {
-      v.skip(readiness.step, readiness.reason, readiness.note);
-      continue;
-    }
-    if (readiness.kind === "blocked") return { kind: "blocked", waiting: readiness.waiting };
-    if (readiness.kind === "done") return { kind: "go" };
-    let human: Step | undefined;
-    const refused: string[] = [];
-    const successes = v.successes;
-    let waits = false;
-    for (const step of readiness.steps) {
-      // An input being observed again (its producer starts in this loop), or a watcher not yet called in this
-      // visit (the next visit calls it): the step starts later.
-      if (
-        awaitsRefresh(
-          step,
-          (k) => v.facts[k] ?? v.state.facts[k],
-          v.steps,
-          (id) => inPlan(v, id),
-        )
-      )
-        continue;
-      if (awaitsWatch(v, step)) {
-        waits = true;
-        continue;
-      }
-      const hold = v.holdReason();
-      const verdict = mayStart(step, toolFor(step, v.steps[step.id]), {
-        plan: v.plan,
-        steps: v.steps,
-        running: flights.running(),
-        maxConcurrency: v.rt.policy.maxConcurrency,
-        toolLimits: v.dispatch.limits,
-        ...(hold !== undefined ? { hold } : {}),
-      });
-      if (!verdict.start && (verdict.reason === "hold" || verdict.reason === "slots")) break;
-      if (!verdict.start) {
-        refused.push(`${step.id} (${verdict.detail})`);
-        continue;
-      }
-      // An external step waits like a human step: its question pauses the whole thread.
-      if (step.human || offeredToCaller(step, v.steps[step.id])) human ??= step;
-      else startAttempt(v, flights, step);
-    }
-    // A step whose committed operation was reused ended without a call: what it made ready may start.
-    if (v.successes > successes) continue;
-    // Ready steps, none started, nothing running or queued: a resource held by a step that cannot run.
-    if (flights.size === 0 && !human && v.dispatch.queue.length === 0 && !waits)
-      return { kind: "blocked", waiting: refused };
-    return { kind: "go", ...(human && flights.size === 0 ? { human } : {}) };
-  }
-}
-
-function inPlan(v: Visit, id: string): boolean {
-  return stepPosition(v.plan, id) !== undefined;
 }
 
 /** A human step: the human node raises the interrupt (its own writes are discarded while it waits). */

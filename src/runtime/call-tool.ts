@@ -1,19 +1,19 @@
 /**
- * One tool call with a timeout. The tool's signal aborts when the step's timeout passes, so a
- * hanging tool cannot stall a run, and when the caller stops the run (`stop`, the caller's own
- * signal; docs/decisions/0028-a-stopped-run-keeps-its-results.md).
+ * One tool call of the graph, as LangChain wants it: the run's callbacks, the step's trace tags and
+ * metadata, and what the tool finds in `config.configurable` (the step, the attempt, the idempotency
+ * key). `toolConfig` builds that config for the one attempt driver's graph port
+ * (nodes/executor/attempt.ts); `callTool` makes a call under the driver's one deadline
+ * (runtime/run-attempt.ts) for the graph's other callers (a watcher, an undo): past the step's timeout
+ * its signal aborts and it throws `StepTimeout`; the caller's `stop` aborts it too
+ * (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
  */
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { TRACE_TAGS } from "../contracts/trace.js";
+import { callWithin, StepTimeout } from "./run-attempt.js";
 
-export class StepTimeout extends Error {
-  constructor(ms: number) {
-    super(`step timed out after ${ms} ms`);
-    this.name = "StepTimeout";
-  }
-}
+export { StepTimeout } from "./run-attempt.js";
 
 /** What a step attempt calls: a LangChain tool, or an agent step's call (nodes/executor/agent-attempt.ts). */
 export interface Invocable {
@@ -28,34 +28,27 @@ export interface ToolCall {
   configurable: { stepId: string; planVersion: number; attempt: number; idempotencyKey?: string };
 }
 
-export async function callTool(call: ToolCall, config: LangGraphRunnableConfig, stop?: AbortSignal): Promise<unknown> {
-  const controller = new AbortController();
-  // A listener rather than `AbortSignal.any`: merging signals per call cost measurable time per step.
-  const stopped = () => controller.abort(stop?.reason);
-  if (stop?.aborted) stopped();
-  else stop?.addEventListener("abort", stopped, { once: true });
+/** The config a step's tool is called with: the run's callbacks, so a tracer shows the call below the node, named by its step. */
+export function toolConfig(
+  call: Omit<ToolCall, "tool" | "args" | "timeoutMs">,
+  config: LangGraphRunnableConfig,
+  signal: AbortSignal,
+) {
   const { stepId, attempt, planVersion } = call.configurable;
-  const toolConfig = {
-    // The run's callbacks, so a tracer shows the call below the node, named by its step.
+  return {
     callbacks: config.callbacks,
     metadata: { stepId, attempt, planVersion },
     tags: [TRACE_TAGS.step],
-    signal: controller.signal,
+    signal,
     configurable: { ...config.configurable, ...call.configurable },
   };
-  const pending = (call.tool as Invocable).invoke(call.args, toolConfig);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      controller.abort();
-      reject(new StepTimeout(call.timeoutMs));
-    }, call.timeoutMs);
-  });
-  try {
-    return await Promise.race([pending, timeout]);
-  } finally {
-    clearTimeout(timer);
-    stop?.removeEventListener("abort", stopped);
-    pending.catch(() => undefined);
-  }
+}
+
+export async function callTool(call: ToolCall, config: LangGraphRunnableConfig, stop?: AbortSignal): Promise<unknown> {
+  const outcome = await callWithin(call.timeoutMs, stop, async (signal) => ({
+    ok: true,
+    output: await (call.tool as Invocable).invoke(call.args, toolConfig(call, config, signal)),
+  }));
+  if (outcome.ok) return outcome.output;
+  throw new StepTimeout(call.timeoutMs);
 }

@@ -12,16 +12,11 @@
  * (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { ErrorInfo } from "../plan/schema/run.js";
-import { errorInfo } from "../policy/ladder/deviation.js";
+import type { CallOutcome } from "../policy/attempt/attempt.js";
 import type { RunningCall } from "../policy/attempt/dispatch.js";
 import type { UsageEntry } from "../contracts/usage.js";
 import type { ValidationOutcome } from "../policy/attempt/agent-validation.js";
-import { callTool, StepTimeout, type ToolCall } from "./call-tool.js";
-import type { SettledDoubt } from "./journaled-call.js";
-
-/** How an attempt ended, as plain data: thrown values are read at once (a class cannot cross a checkpoint). */
-export type CallResult = { ok: true; output: unknown } | { ok: false; error: ErrorInfo; timeout: boolean };
+import type { SettledDoubt } from "../policy/attempt/next-attempt.js";
 
 /** What an agent step's attempt gathers while it runs: the key its tools see, its model calls, its validation. */
 export interface AgentWork {
@@ -36,7 +31,8 @@ export interface Flight {
   attempt: number;
   key?: string;
   startedAt: string;
-  result?: CallResult;
+  /** How the attempt ended, as plain data (a class cannot cross a checkpoint). */
+  result?: CallOutcome;
   /** Calls of the same tool running when this one ended, itself included (what AIMD halves). */
   toolCallsAtEnd?: number;
   /** Ends the stall watch of the call (set when the call starts); says whether it stalled. */
@@ -49,21 +45,12 @@ export interface Flight {
   called?: boolean;
   /** The attempt ended after the caller stopped the run (its failure may be the stop itself). */
   endedAfterStop?: boolean;
-  /** Makes the call instead of `callTool`: a side-effecting call goes through the effect journal (nodes/executor/journaled-call.ts). */
-  invoke?: typeof callTool;
   /** What the effect journal made of the call, when it did more than pass it through. */
   effect?: "journaled" | "verified" | "in_doubt";
   /** The journal attempt of the intent in doubt (`effect: "in_doubt"`), which a person's retry approves. */
   inDoubtAttempt?: number;
-  /** Calls in doubt the journal settled on the way, in order: each is a decision (runtime/journaled-call.ts). */
+  /** Calls in doubt the journal settled on the way, in order: each is a decision (runtime/run-attempt.ts). */
   settled?: SettledDoubt[];
-}
-
-/** How an attempt ends when the run is stopped before its tool is called (during its backoff). */
-class NotCalled extends Error {
-  constructor() {
-    super("the run was stopped before the tool was called");
-  }
 }
 
 /** Where a run keeps its registry (the `__` prefix keeps it out of checkpoint and trace metadata). */
@@ -102,40 +89,19 @@ export class Dispatcher {
     return this.flights.size;
   }
 
-  /** Starts one attempt: the backoff wait, then the tool call. Returns the promise to track. */
-  launch(
-    flight: Flight,
-    call: ToolCall,
-    config: LangGraphRunnableConfig,
-    wait: () => Promise<void>,
-    now: () => string,
-  ): void {
+  /** Starts one attempt: `perform` drives it (runtime/run-attempt.ts: the backoff, then the call). */
+  launch(flight: Flight, perform: () => Promise<CallOutcome>): void {
     this.flights.set(flight.call.stepId, flight);
-    const work = wait()
-      .then(() => {
-        if (this.stopped) throw new NotCalled();
-        // The attempt starts when its backoff ends.
-        flight.startedAt = now();
-        flight.called = true;
-        // A stop reaches the calls that may be made again; a side effect under way cannot be called
-        // back, and LangChain's tools drop what a call returns once its signal aborts: it runs to its end.
-        const stop = call.configurable.idempotencyKey === undefined ? this.stopSignal : undefined;
-        return (flight.invoke ?? callTool)(call, config, stop);
-      })
-      .then(
-        (output): CallResult => ({ ok: true, output }),
-        (thrown): CallResult => ({ ok: false, error: errorInfo(thrown), timeout: thrown instanceof StepTimeout }),
-      )
-      .then((result) => {
-        flight.result = result;
-        flight.endedAfterStop = this.stopped;
-        flight.stalled = flight.stopWatching?.() ?? false;
-        flight.toolCallsAtEnd = [...this.flights.values()].filter(
-          (f) => f.call.tool === flight.call.tool && (f.result === undefined || f === flight),
-        ).length;
-        this.finished.push(flight);
-        this.wake?.();
-      });
+    const work = perform().then((result) => {
+      flight.result = result;
+      flight.endedAfterStop = this.stopped;
+      flight.stalled = flight.stopWatching?.() ?? false;
+      flight.toolCallsAtEnd = [...this.flights.values()].filter(
+        (f) => f.call.tool === flight.call.tool && (f.result === undefined || f === flight),
+      ).length;
+      this.finished.push(flight);
+      this.wake?.();
+    });
     this.track(work);
   }
 

@@ -9,25 +9,17 @@
  * on (its own timeout, a reset connection: `cutByTheTool`), is in doubt too, and settled at once: the
  * ladder never moves on (a retry, the fallback) past an effect that may have happened.
  */
-import type { ErrorInfo } from "../plan/schema/run.js";
 import type { Step } from "../plan/schema/step.js";
-import { readProbe, settleInDoubt, type SettledHow, type Settlement } from "../policy/ladder/in-doubt.js";
+import { readProbe, settleInDoubt, type Settlement } from "../policy/ladder/in-doubt.js";
 import { errorInfo } from "../policy/ladder/deviation.js";
 import { compensationKey } from "../policy/compensation/abandoned.js";
 import { liveKey } from "../policy/attempt/redo-key.js";
 import type { EffectResult, RunJournal } from "../contracts/effect-journal.js";
+import type { CallOutcome } from "../policy/attempt/attempt.js";
+import type { SettledDoubt } from "../policy/attempt/next-attempt.js";
 
-/** How one call under a key ended: its output, or what it threw and whether that leaves its outcome unknown. */
-export type CallOutcome =
-  | { ok: true; output: unknown }
-  | {
-      ok: false;
-      error: ErrorInfo;
-      /** Cut before it answered (our deadline, the tool's own timeout, a reset connection): in doubt. */
-      cut: boolean;
-      /** What the caller's engine threw, handed back as it was. */
-      thrown?: unknown;
-    };
+/** How one call under a key ended: the one outcome type of a call (policy/attempt/attempt.ts). */
+export type { CallOutcome } from "../policy/attempt/attempt.js";
 
 export interface JournaledCall {
   journal: RunJournal;
@@ -66,16 +58,7 @@ export interface JournaledCall {
   probe: (tool: string, args: Record<string, unknown>, key: string) => Promise<unknown>;
 }
 
-/**
- * A call in doubt the journal settled without a person, in the order it did: the probe said it happened
- * (`verified`) or did not (`not-happened`, so it may go out again), or the tool honours keys and it went
- * out again under the same one (`recalled`). Each is a decision of the caller's engine
- * (policy/ladder/in-doubt.ts, `settledVerdict`), so no settlement leaves the run without a trace.
- */
-export interface SettledDoubt {
-  how: SettledHow;
-  key: string;
-}
+export type { SettledDoubt } from "../policy/attempt/next-attempt.js";
 
 /** What the journal made of the call; `key`: the key it went out (or was settled) under. */
 export type Journaled =
@@ -152,7 +135,7 @@ async function callOnce(j: Settling, first: boolean): Promise<Journaled> {
     await record(j, { ok: true, output: outcome.output });
     return { kind: "answered", key: j.key, outcome, settled: j.settled };
   }
-  if (!outcome.cut) {
+  if (outcome.cut !== true) {
     await record(j, { ok: false, error: outcome.error });
     return { kind: "answered", key: j.key, outcome, settled: j.settled };
   }

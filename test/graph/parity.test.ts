@@ -236,6 +236,24 @@ const parcels = (l: Ledger) => [
 const dear: PlanDraft = { steps: [{ id: "send", goal: "Send the parcel", tool: "courier", cost: 5 }] };
 const cheap: PlanDraft = { steps: [{ id: "send_post", goal: "Send the parcel by post", tool: "post", cost: 0.4 }] };
 
+/** A lookup whose first call never answers: only the step's deadline ends it. */
+const hangsOnce = {
+  step: {
+    id: "look",
+    goal: "Look it up",
+    tool: "lookup",
+    produces: ["found"],
+    timeoutMs: 20,
+    retry: { maxAttempts: 2, backoff: "none" as const, initialDelayMs: 0, maxDelayMs: 0 },
+  },
+  tools: (l: Ledger) => [
+    countedTool(l, "lookup", async (n) => {
+      if (n === 1) await new Promise(() => undefined);
+      return { found: n };
+    }),
+  ],
+};
+
 const ROWS: Row[] = [
   {
     name: "two identical side-effecting calls in one model turn: one effect; the second reuses it (effect.reused)",
@@ -329,6 +347,24 @@ const ROWS: Row[] = [
     // The graph gates the dear version 1 and the cheap version 2; inside createAgent the cheap plan is version 1.
     agentFindings: ["quality.structure@1"],
     said: { agent: ['Not run: courier is step "send" of a plan that was not recorded'] },
+  },
+  {
+    name: "a call that hangs past its step's timeoutMs is cut by the one deadline, retried, and succeeds: the same rule on both faces",
+    graph: () => {
+      const l = ledger();
+      return graphRun(l, { steps: [hangsOnce.step] }, hangsOnce.tools(l), []);
+    },
+    agent: () => {
+      const l = ledger();
+      const turns: Turn[] = [
+        [{ name: "write_plan", args: { steps: [hangsOnce.step] } }],
+        [{ name: "lookup", args: {} }],
+        "done",
+      ];
+      return agentRun(l, turns, hangsOnce.tools(l), {});
+    },
+    rules: ["transient.retry"],
+    calls: { lookup: 2 },
   },
 ];
 

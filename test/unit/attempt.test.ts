@@ -12,7 +12,7 @@ import {
   effectKey,
   ladderDecisionCount,
   replanStanding,
-  type CallResult,
+  type CallOutcome as CallResult,
   type RunStanding,
 } from "../../src/policy/attempt/attempt.js";
 import { resolvePolicy } from "../../src/policy/options.js";

@@ -2,7 +2,7 @@
  * One step attempt, start to end: the checks before the tool runs (pure, `policy/attempt/checks.ts`),
  * the call handed to the dispatcher, and the record written when it ends.
  */
-import { attemptCost, usageCost } from "../../policy/ladder/budget.js";
+import { usageCost } from "../../policy/ladder/budget.js";
 import type { ErrorInfo, SideEffectRecord, StepRun } from "../../plan/schema/run.js";
 import { journaledVerdict, settledVerdict } from "../../policy/ladder/in-doubt.js";
 import type { Step } from "../../plan/schema/step.js";
@@ -12,8 +12,10 @@ import {
   beforeAttempt,
   reuseVerdict,
   type Attempt,
-  type CallResult,
+  type CallOutcome,
 } from "../../policy/attempt/attempt.js";
+import { nextAttempt, type AttemptSnapshot, type CallCommand, type Ending } from "../../policy/attempt/next-attempt.js";
+import { runAttempt, type AttemptPort, type Driven } from "../../runtime/run-attempt.js";
 import { decide } from "../../policy/ladder/decide.js";
 import type { DeviationDraft } from "../../policy/ladder/deviation.js";
 import { agentCall } from "./agent-attempt.js";
@@ -21,7 +23,7 @@ import type { AgentWork, Dispatcher, Flight } from "../../runtime/dispatch.js";
 import { watchForStall } from "../../runtime/stall-watch.js";
 import type { Visit } from "./visit.js";
 import { journalOf } from "../../runtime/effect-journal.js";
-import { journaledInvoke } from "./journaled-call.js";
+import { graphPort } from "./journaled-call.js";
 
 /** The tool a step's next attempt calls: its fallback once the ladder switched to it; `agent:NAME` for an agent. */
 export function toolFor(step: Step, run: StepRun | undefined): string | undefined {
@@ -38,63 +40,110 @@ export function toolFor(step: Step, run: StepRun | undefined): string | undefine
 export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = false): void {
   const { rt, config } = v;
   const previous: StepRun = v.steps[step.id] ?? { status: "pending", attempts: 0 };
-  const notRun = { ...previous, status: "failed" as const };
-  const useFallback = previous.usedFallback === true && step.fallback !== undefined;
-  const charge = attemptCost(step, useFallback);
-  const toolName = toolFor(step, previous)!;
-  const args = { ...(useFallback ? step.fallback!.args : step.args), ...pick(v.trusted, step.inputs ?? []) };
-  const threadId = String(config.configurable?.thread_id ?? "no-thread");
-  const next = checkBefore(v, step, { threadId, tool: toolName, args, charge, again });
-  if (next.kind === "refused") return v.fail(step, next.failure, notRun);
-  if (next.kind === "reuse") return reuseEffect(v, step, previous, next.reuse, next.output, toolName);
-  const { key, operation } = next;
-
-  const attempt = again ? previous.attempts : previous.attempts + 1;
-  const cost = again ? 0 : charge;
-  const { nextDelayMs: delay, error: failure, approvedKey: _approved, approvedAttempt: _numbered, ...rest } = previous;
-  const agent = step.agent !== undefined && !useFallback;
+  const snapshot = snapshotOf(v, step, previous, again);
+  const first = nextAttempt(snapshot, []);
+  if (first.kind === "done") return endedBefore(v, step, previous, first.ending, snapshot.call.tool);
+  // What the call will be once the backoff is waited (pure: the driver computes the same).
+  const call = first.kind === "call" ? first : (nextAttempt(snapshot, [{ kind: "slept", at: v.now() }]) as CallCommand);
+  const { key, operation, attempt } = call;
+  const { nextDelayMs: _delay, error: failure, approvedKey: _approved, approvedAttempt: _numbered, ...rest } = previous;
+  const agent = step.agent !== undefined && !(previous.usedFallback === true && step.fallback !== undefined);
   const running: StepRun = {
     ...rest,
     ...(agent && failure ? { error: failure } : {}),
     status: "running",
     attempts: attempt,
     startedAt: v.now(),
-    ...(cost > 0 ? { cost: (previous.cost ?? 0) + cost } : {}),
+    ...(call.charge > 0 ? { cost: (previous.cost ?? 0) + call.charge } : {}),
   };
-  v.spent += cost;
+  v.spent += call.charge;
   const work: AgentWork | undefined = agent ? { usage: [], key: key ?? operation } : undefined;
-  const tool = work ? agentCall(v, step, previous, attempt, work) : rt.tools.get(toolName);
+  const tool = work ? agentCall(v, step, previous, attempt, work) : rt.tools.get(call.tool);
   if (!tool) {
     // Validation makes this unreachable for plans it accepted; kept as a hard stop at the registry boundary.
-    const message = `tool "${toolName}" is not in the registry`;
+    const message = `tool "${call.tool}" is not in the registry`;
     const error = { name: "PermanentError", message };
     return v.fail(step, { deviation: { kind: "error", message, error }, error }, { ...running, endedAt: v.now() });
   }
   v.write(step.id, running);
-  const inFlight = flights.size + 1;
-  v.send({ type: "step_started", stepId: step.id, goal: step.goal, attempt, tool: toolName, running: inFlight });
+  v.send({
+    type: "step_started",
+    stepId: step.id,
+    goal: step.goal,
+    attempt,
+    tool: call.tool,
+    running: flights.size + 1,
+  });
+  const flight: Flight = { call: { stepId: step.id, tool: call.tool }, attempt, startedAt: running.startedAt! };
+  Object.assign(flight, key ? { key } : {}, work ? { agent: work } : {});
   const configurable = {
     stepId: step.id,
     planVersion: v.plan.version,
     attempt,
     ...(key ? { idempotencyKey: key } : {}),
   };
-  const timeoutMs = step.timeoutMs ?? rt.policy.defaultTimeoutMs;
-  const flight: Flight = { call: { stepId: step.id, tool: toolName }, attempt, startedAt: running.startedAt! };
-  // The backoff, then the stall watch: it reports the call while it runs past its estimate.
-  const wait = async () => {
-    // The caller's stop ends the backoff (the dispatcher then does not call the tool).
-    if (delay && !again) await rt.clock.sleep(delay, flights.stopSignal ?? config.signal);
-    flight.stopWatching = watchForStall(rt, config, step, attempt, rt.clock.now());
-  };
-  Object.assign(flight, key ? { key } : {}, work ? { agent: work } : {});
   const journal = key && !work ? journalOf(config) : undefined;
-  if (journal && key) {
-    const j = { rt, journal, threadId, key, step, tool: toolName, attempt, trusted: v.trusted, now: () => v.now() };
-    const approval = { approvedKey: previous.approvedKey, approvedAttempt: previous.approvedAttempt };
-    flight.invoke = journaledInvoke({ ...j, ...approval, approvalByAttempt: true }, flight);
+  const port: AttemptPort = {
+    ...graphPort(rt, config, { tool, configurable }, journal, () => v.now()),
+    // The caller's stop ends the backoff (the driver then does not call the tool).
+    sleep: (ms) => rt.clock.sleep(ms, flights.stopSignal ?? config.signal),
+    stop: flights.stopSignal,
+    // The attempt starts when its backoff ends; the stall watch reports it while it runs past its estimate.
+    starting: () => {
+      flight.startedAt = v.now();
+      flight.called = true;
+      flight.stopWatching = watchForStall(rt, config, step, attempt, rt.clock.now());
+    },
+  };
+  flights.launch(flight, () => runAttempt(port, snapshot).then((driven) => landed(flight, driven)));
+}
+
+/** What the driver performed, on the flight the next visit records (`recordEnd`). */
+function landed(flight: Flight, driven: Driven): CallOutcome {
+  const last = driven.gathered.findLast((p) => p.kind === "called");
+  flight.called = driven.called;
+  if (!last || last.kind !== "called") return { ok: false, error: { name: "Error", message: "not called" } };
+  if (last.key !== undefined && last.key !== flight.key) flight.key = last.key;
+  if (last.settled && last.settled.length > 0) flight.settled = [...last.settled];
+  if (last.effect) flight.effect = last.effect;
+  if (last.inDoubtAttempt !== undefined) flight.inDoubtAttempt = last.inDoubtAttempt;
+  return last.outcome;
+}
+
+/** Where the step stands as its attempt begins, for the one driver; the graph's drive has no standing (one attempt per visit). */
+function snapshotOf(v: Visit, step: Step, previous: StepRun, again: boolean): AttemptSnapshot {
+  const useFallback = previous.usedFallback === true && step.fallback !== undefined;
+  const tool = toolFor(step, previous)!;
+  const args = { ...(useFallback ? step.fallback!.args : step.args), ...pick(v.trusted, step.inputs ?? []) };
+  return {
+    step,
+    run: previous,
+    threadId: String(v.config.configurable?.thread_id ?? "no-thread"),
+    call: { tool, args },
+    args,
+    plan: v.plan,
+    facts: v.state.facts,
+    // Copies: the visit goes on writing its records while the driver replays this snapshot.
+    trusted: { ...v.trusted },
+    steps: { ...v.steps },
+    committed: [...v.state.sideEffects, ...v.effects],
+    compensations: v.state.compensations,
+    spent: v.spent,
+    maxCost: v.rt.policy.budget.maxCost,
+    timeoutMs: step.timeoutMs ?? v.rt.policy.defaultTimeoutMs,
+    at: v.now(),
+    ...(again ? { again } : {}),
+    now: v.rt.clock.now(),
+  };
+}
+
+/** The drive ended before a call: a check refused it, or a committed operation's output answers it. */
+function endedBefore(v: Visit, step: Step, previous: StepRun, ending: Ending, tool: string): void {
+  if (ending.kind === "refused") return v.fail(step, ending.before.failure, { ...previous, status: "failed" });
+  if (ending.kind === "reused") {
+    const { reuse, output } = ending.before;
+    reuseEffect(v, step, previous, reuse, output, tool);
   }
-  flights.launch(flight, { tool, args, timeoutMs, configurable }, config, wait, () => v.now());
 }
 
 /** The policy's checks before the call, on the visit's records (its effects committed so far included). */
@@ -181,7 +230,7 @@ export function recordEnd(v: Visit, flight: Flight): void {
   if (!result.ok) {
     v.adjustLimit(step, flight.attempt, tool, result.error, flight.toolCallsAtEnd ?? 1);
     const { error } = result;
-    const called: CallResult = {
+    const called: CallOutcome = {
       ok: false,
       error,
       message: `${step.id}: ${error.name}: ${error.message}`,
@@ -248,7 +297,7 @@ function judge(
   v: Visit,
   step: Step,
   run: StepRun,
-  result: CallResult,
+  result: CallOutcome,
   validation?: Parameters<typeof judgeAttempt>[0]["validation"],
 ): Attempt {
   return judgeAttempt({

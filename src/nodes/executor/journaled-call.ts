@@ -1,17 +1,16 @@
 /**
- * The graph's side-effecting call through the effect journal (runtime/journaled-call.ts, the order
- * both engines share; docs/decisions/0038-effect-journal.md): the tool is called with `callTool`, the
- * verify probe from the registry. A step's calls and the compensations that undo them
- * (nodes/shared/compensations.ts) both go through here.
+ * A keyed call of the graph made by the one attempt driver (runtime/run-attempt.ts), for a caller that
+ * calls like `callTool`: a compensation's undo (nodes/shared/compensations.ts). The journal's order,
+ * the deadline and the settling of a call in doubt are the driver's (docs/decisions/0038-effect-journal.md).
  */
 import type { Step } from "../../plan/schema/step.js";
-import { cutByTheTool } from "../../policy/ladder/in-doubt.js";
 import { errorInfo } from "../../policy/ladder/deviation.js";
-import { callTool, StepTimeout, type ToolCall } from "../../runtime/call-tool.js";
+import { toolConfig, StepTimeout, type Invocable, type ToolCall } from "../../runtime/call-tool.js";
 import type { Flight } from "../../runtime/dispatch.js";
 import type { Runtime } from "../../runtime/options.js";
 import type { RunJournal } from "../../runtime/effect-journal.js";
-import { journaledCall, type CallOutcome } from "../../runtime/journaled-call.js";
+import { runAttempt, type AttemptPort } from "../../runtime/run-attempt.js";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 
 /** The call's outcome is unknown and nothing settled it: the step deviates with `effect_in_doubt`. */
 export class EffectInDoubt extends Error {
@@ -35,14 +34,9 @@ export interface JournaledCall {
   /** The step's trusted facts, for the probe's inputs. */
   trusted: Readonly<Record<string, unknown>>;
   approvedKey: string | undefined;
-  /**
-   * The approval covers only an intent of an earlier attempt, the call the person was asked about: an
-   * intent of this attempt is the approved call itself, cut too (the process died in it), and is asked
-   * about again rather than called a third time. A step's attempts count on across a person's retry; a
-   * compensation's are numbered on from the approved call (`approvedAttempt` in its record).
-   */
+  /** Kept for its callers: the driver always reads an approval as covering the intents up to it. */
   approvalByAttempt?: boolean;
-  /** The journal attempt of the call in doubt a person approved (`approvedAttempt` on the step's run). */
+  /** The journal attempt of the call in doubt a person approved (`approvedAttempt` on the record). */
   approvedAttempt?: number | undefined;
   now: () => string;
 }
@@ -53,39 +47,59 @@ function keyed(call: ToolCall, key: string): ToolCall {
   return { ...call, configurable: { ...call.configurable, idempotencyKey: key } };
 }
 
+/** The graph's port of the driver for one keyed call: the tool and the probe from the registry, called with LangChain's config. */
+export function graphPort(
+  rt: Runtime,
+  config: LangGraphRunnableConfig,
+  call: Omit<ToolCall, "args" | "timeoutMs">,
+  journal: RunJournal | undefined,
+  now: () => string,
+  thrown: { last?: unknown } = {},
+): AttemptPort {
+  return {
+    call: async (c, key, signal) => {
+      const at = key === undefined ? call : keyed({ ...call, args: c.args, timeoutMs: c.timeoutMs }, key);
+      try {
+        return { ok: true, output: await (call.tool as Invocable).invoke(c.args, toolConfig(at, config, signal)) };
+      } catch (error) {
+        thrown.last = error;
+        return { ok: false, error: errorInfo(error) };
+      }
+    },
+    probe: async (name, args, key, signal) => {
+      const probe = rt.tools.get(name);
+      if (!probe) throw new Error(`tool "${name}" is not in the registry`);
+      return probe.invoke(args, toolConfig(keyed({ ...call, args, timeoutMs: 0 }, key), config, signal));
+    },
+    sleep: (ms, signal) => rt.clock.sleep(ms, signal),
+    now,
+    journal,
+    honoursKeys: rt.honoursKeys,
+  };
+}
+
 /** `flight.effect` says what the journal made of the call, when it did more than pass it through. */
 export function journaledInvoke(
   j: JournaledCall,
   flight: Pick<Flight, "effect" | "key" | "inDoubtAttempt" | "settled">,
-): NonNullable<Flight["invoke"]> {
-  return async (call, config, stop) => {
-    const made = await journaledCall({
-      ...j,
-      honoursKeys: j.rt.honoursKeys,
-      args: call.args,
-      call: async (key): Promise<CallOutcome> => {
-        try {
-          return { ok: true, output: await callTool(keyed(call, key), config, stop) };
-        } catch (thrown) {
-          const error = errorInfo(thrown);
-          return { ok: false, error, cut: thrown instanceof StepTimeout || cutByTheTool(error), thrown };
-        }
-      },
-      probe: async (name, args, key) => {
-        const probe = j.rt.tools.get(name);
-        if (!probe) throw new Error(`tool "${name}" is not in the registry`);
-        return callTool({ ...keyed(call, key), tool: probe, args }, config);
-      },
-    });
-    if (made.key !== j.key) flight.key = made.key;
-    if (made.settled.length > 0) flight.settled = made.settled;
-    if (made.kind === "in_doubt") {
+): (call: ToolCall, config: LangGraphRunnableConfig, stop?: AbortSignal) => Promise<unknown> {
+  return async (call, config) => {
+    const thrown: { last?: unknown } = {};
+    const port = graphPort(j.rt, config, call, j.journal, j.now, thrown);
+    const approval = { approvedKey: j.approvedKey, approvedAttempt: j.approvedAttempt };
+    const { configurable, args, timeoutMs } = call;
+    const at = { threadId: j.threadId, key: j.key, tool: j.tool, args, attempt: j.attempt, timeoutMs };
+    const made = await runAttempt(port, { undo: true, ...at, stepId: configurable.stepId, approval });
+    if (made.key !== undefined && made.key !== j.key) flight.key = made.key;
+    if (made.settled && made.settled.length > 0) flight.settled = [...made.settled];
+    if (made.effect === "in_doubt") {
       flight.effect = "in_doubt";
-      flight.inDoubtAttempt = made.attempt;
-      throw new EffectInDoubt(made.reason);
+      if (made.inDoubtAttempt !== undefined) flight.inDoubtAttempt = made.inDoubtAttempt;
+      throw new EffectInDoubt(made.outcome.ok ? "" : made.outcome.error.message);
     }
     if (made.effect) flight.effect = made.effect;
     if (made.outcome.ok) return made.outcome.output;
-    throw made.outcome.thrown;
+    if (made.outcome.timeout) throw new StepTimeout(timeoutMs);
+    throw thrown.last;
   };
 }

@@ -11,7 +11,7 @@ import { type Step } from "../../plan/schema/step.js";
 import type { Decision } from "../../policy/ladder/decision.js";
 import type { RuleId } from "../../policy/ladder/rules.js";
 import { emit } from "../../runtime/events.js";
-import { decide as decideByRule } from "../../policy/ladder/decide.js";
+import { decide } from "../../policy/ladder/decide.js";
 
 export const HUMAN_DESTINATIONS = ["executor", "replanner", "finalize", "human"] as const;
 export type Destination = (typeof HUMAN_DESTINATIONS)[number];
@@ -43,13 +43,13 @@ export const running = (update: PlanManagerUpdate = {}): Next => ({
  * A person's decision, its action the rule's (rules.ts; `action` only picks among a rule's several). Its class
  * is that of the escalation it answers, or "none" (plan review, human step).
  */
-export function decide(
+export function personDecision(
   a: Answering,
   rule: RuleId,
   reason: string,
   { action, failureClass, byPerson = true }: { action?: Action; failureClass?: FailureClass; byPerson?: boolean } = {},
 ): Decision {
-  const decision = decideByRule(rule, {
+  const decision = decide(rule, {
     after: a.state.decisions.length,
     stepId: a.pending.stepId ? a.pending.stepId : undefined,
     attempt: a.run?.attempts ?? 0,

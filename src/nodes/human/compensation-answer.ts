@@ -13,7 +13,7 @@ import { versionCompensations } from "../../policy/replan/compensation-gate.js";
 import { answerRule } from "../../policy/ladder/person.js";
 import { emit } from "../../runtime/events.js";
 import { effectsOf } from "../shared/compensations.js";
-import { decide, running, type Answering, type Next } from "./answer-context.js";
+import { personDecision, running, type Answering, type Next } from "./answer-context.js";
 
 /** What the pending question says about compensation, when it is one. */
 function compensationOf(a: Answering) {
@@ -46,14 +46,14 @@ export function compensationAnswer(a: Answering, reply: ResumeValue): Next | und
       : { approvedAttempt: lastAttempt };
     const compensations = settle({ status: "pending", attempts: 0, ...approved });
     const rule = answerRule(asked.failed.inDoubt ? "effect-retry" : "retry");
-    const decisions = decide(a, rule, `a person asked to run the compensation ${compensationKey} again`);
+    const decisions = personDecision(a, rule, `a person asked to run the compensation ${compensationKey} again`);
     return next({ compensations, decisions });
   }
   if (reply.action === "happened" && asked.failed.inDoubt) return undoHappened(a, asked.failed, reply.output, next);
   if (reply.action === "skip") {
     const compensations = settle({ status: "waived" });
     const reason = `a person left the effect standing: compensation ${compensationKey} will not run again`;
-    return next({ compensations, decisions: decide(a, answerRule("skip"), reason) });
+    return next({ compensations, decisions: personDecision(a, answerRule("skip"), reason) });
   }
   return undefined;
 }
@@ -76,7 +76,7 @@ function undoHappened(
     return { ...rest, status: "done" as const, at: a.at };
   });
   const reason = `a person said ${failed.tool ?? "the compensation"} under key ${compensationKey} took effect: the compensation is done and not called again`;
-  const decisions = decide(a, answerRule("effect-happened"), reason);
+  const decisions = personDecision(a, answerRule("effect-happened"), reason);
   return { ...next({ compensations, decisions }), effect: { key: compensationKey, output } };
 }
 
@@ -87,7 +87,7 @@ function keepEffects(a: Answering): Next | undefined {
   const { record } = held;
   const action = record.scope === "local" ? "replan_local" : "replan_global";
   const reason = `a person kept the committed side effects plan version ${record.toVersion} abandons, undone`;
-  const decision = decide(a, answerRule("approve-replan"), reason, { action });
+  const decision = personDecision(a, answerRule("approve-replan"), reason, { action });
   emit(a.config, { type: "replan", record });
   const writes = {
     ...commitVersion(a.state, held),

@@ -6,7 +6,7 @@
  */
 import type { ResumeValue } from "../../plan/schema/interrupts.js";
 import type { Decision } from "../../policy/ladder/decision.js";
-import { decide, type Answering, type Next } from "./answer-context.js";
+import { personDecision, type Answering, type Next } from "./answer-context.js";
 import { emit } from "../../runtime/events.js";
 import { ESCALATION_OPTIONS, escalationPayload, offered } from "../../runtime/interrupts.js";
 import { commitVersion, type ProposedVersion } from "../../policy/replan/replan.js";
@@ -31,7 +31,10 @@ export function approveHeld(a: Answering): Next {
   const proposal = heldProposal(a);
   if (!proposal) {
     const stale = staleHold(a.state.plan?.version ?? 0);
-    return escalate(a, decide(a, stale.rule, stale.reason, { failureClass: failureClassOf(a), byPerson: false }));
+    return escalate(
+      a,
+      personDecision(a, stale.rule, stale.reason, { failureClass: failureClassOf(a), byPerson: false }),
+    );
   }
   const effects = effectsOf(a.state, a.config);
   const missing = effects ? missingOf(a.state.plan!, proposal, effects) : [];
@@ -40,7 +43,7 @@ export function approveHeld(a: Answering): Next {
   const action = record.scope === "local" ? "replan_local" : "replan_global";
   const tools = a.pending.kind === "plan_review" ? (a.pending.context.tools ?? "") : "";
   const reason = `a person approved plan version ${record.toVersion} (${tools})`;
-  const decision = decide(a, answerRule("approve-replan"), reason, { action, failureClass: failureClassOf(a) });
+  const decision = personDecision(a, answerRule("approve-replan"), reason, { action, failureClass: failureClassOf(a) });
   emit(a.config, { type: "replan", record });
   const writes = {
     ...commitVersion(a.state, proposal),
@@ -67,7 +70,7 @@ export function rejectHeld(a: Answering, reply: Extract<ResumeValue, { action: "
   const why = reply.reason ? `: ${reply.reason}` : "";
   const trigger = proposal ? `; the original problem stands: ${proposal.record.trigger}` : "";
   const reason = `a person rejected ${what}${why}${trigger}`;
-  return escalate(a, decide(a, answerRule("reject-replan"), reason, { failureClass: failureClassOf(a) }));
+  return escalate(a, personDecision(a, answerRule("reject-replan"), reason, { failureClass: failureClassOf(a) }));
 }
 
 /** The original trigger escalates, with the options of an escalation. */

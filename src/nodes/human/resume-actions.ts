@@ -5,7 +5,7 @@
 import { makeFacts } from "../../plan/facts.js";
 import type { ResumeValue } from "../../plan/schema/interrupts.js";
 import type { StepRun } from "../../plan/schema/run.js";
-import { approval, decide, running, type Answering, type Next } from "./answer-context.js";
+import { approval, personDecision, running, type Answering, type Next } from "./answer-context.js";
 import { completeHumanStep, effectHappened } from "./step-answer.js";
 import { approveHeld, rejectHeld } from "./held-replan.js";
 import type { PlanManagerUpdate } from "../../runtime/state.js";
@@ -25,7 +25,7 @@ const HANDLERS: Handlers = {
   approve: (a) => {
     if (a.pending.kind === "plan_review" && a.state.heldReplan) return approveHeld(a);
     if (a.pending.kind !== "plan_review") return running();
-    return running({ decisions: decide(a, answerRule("approve-plan"), "a person approved the plan") });
+    return running({ decisions: personDecision(a, answerRule("approve-plan"), "a person approved the plan") });
   },
   reject: (a, reply) => rejectHeld(a, reply),
   abort: (a, reply) => {
@@ -42,7 +42,7 @@ const HANDLERS: Handlers = {
       update: {
         status: "aborted",
         outcome,
-        decisions: decide(a, answerRule("abort"), reply.reason ?? "a person aborted the run"),
+        decisions: personDecision(a, answerRule("abort"), reply.reason ?? "a person aborted the run"),
         ...undo,
       },
     };
@@ -50,7 +50,7 @@ const HANDLERS: Handlers = {
   change_scope: (a, reply) =>
     running({
       scopeChanges: [reply.request],
-      decisions: decide(a, answerRule("change-scope"), `scope change: ${reply.request}`, {
+      decisions: personDecision(a, answerRule("change-scope"), `scope change: ${reply.request}`, {
         failureClass: "scope_changed",
       }),
     }),
@@ -58,7 +58,7 @@ const HANDLERS: Handlers = {
     // Options offered are options that can work; this guards a planner swapped after the interrupt.
     if (!a.rt.canReplan) {
       const unavailable = plannerUnavailable("replan");
-      const decisions = decide(a, unavailable.rule, unavailable.reason);
+      const decisions = personDecision(a, unavailable.rule, unavailable.reason);
       return {
         goto: "human",
         update: {
@@ -74,7 +74,7 @@ const HANDLERS: Handlers = {
       update: {
         status: "running",
         guards,
-        decisions: decide(a, answerRule("replan"), `a person asked for a replan: ${reply.constraint}`),
+        decisions: personDecision(a, answerRule("replan"), `a person asked for a replan: ${reply.constraint}`),
       },
     };
   },
@@ -90,8 +90,8 @@ const HANDLERS: Handlers = {
     // A call in doubt called again is a settlement of its own (views/effects.ts counts it).
     const doubt = a.pending.kind === "escalation" ? a.pending.context.inDoubt : undefined;
     const decisions = doubt
-      ? decide(a, answerRule("effect-retry"), `a person allowed ${doubt.tool} once more under key ${doubt.key}`)
-      : decide(a, answerRule("retry"), "a person asked to retry the step");
+      ? personDecision(a, answerRule("effect-retry"), `a person allowed ${doubt.tool} once more under key ${doubt.key}`)
+      : personDecision(a, answerRule("retry"), "a person asked to retry the step");
     return running({ steps: { [a.pending.stepId]: run }, decisions });
   },
   skip: (a) => {
@@ -101,7 +101,7 @@ const HANDLERS: Handlers = {
     const run: StepRun = { ...a.run, status: "skipped", skipReason: "human", endedAt: a.at };
     return running({
       steps: { [a.pending.stepId]: run },
-      decisions: decide(a, answerRule("skip"), "a person chose to skip the step"),
+      decisions: personDecision(a, answerRule("skip"), "a person chose to skip the step"),
     });
   },
   provide: (a, reply) => {
@@ -113,7 +113,7 @@ const HANDLERS: Handlers = {
     const names = Object.keys(reply.facts).join(", ") || "nothing";
     const update: PlanManagerUpdate = {
       facts,
-      decisions: decide(a, answerRule("provide"), `a person provided ${names}`),
+      decisions: personDecision(a, answerRule("provide"), `a person provided ${names}`),
     };
     // Done by a person, not by a tool: any side effect of the step did not happen.
     if (a.pending.stepId && a.run)
@@ -138,5 +138,5 @@ export function applyAnswer(a: Answering, reply: ResumeValue): Next {
 function acceptWorkDone(a: Answering): Next {
   const { complete: _more, ...plan } = a.state.plan!;
   const reason = "a person accepted the work done: no more steps will be planned";
-  return running({ plan, decisions: decide(a, answerRule("skip"), reason) });
+  return running({ plan, decisions: personDecision(a, answerRule("skip"), reason) });
 }

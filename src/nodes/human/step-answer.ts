@@ -9,7 +9,7 @@ import type { Step } from "../../plan/schema/step.js";
 import { deadlinePassed } from "../../policy/ladder/guards.js";
 import type { RuleId } from "../../policy/ladder/rules.js";
 import { answerRule } from "../../policy/ladder/person.js";
-import { decide, running, type Answering, type Next } from "./answer-context.js";
+import { personDecision, running, type Answering, type Next } from "./answer-context.js";
 import { ESCALATION_OPTIONS, offered } from "../../runtime/interrupts.js";
 import { emitOnceDurable } from "../../runtime/events.js";
 
@@ -26,7 +26,7 @@ export function completeHumanStep(a: Answering, output: unknown): Next {
   const reason = `a person completed the step: ${Object.keys(values).join(", ") || "no facts"}`;
   return running({
     facts,
-    decisions: decide(a, answerRule("complete"), reason),
+    decisions: personDecision(a, answerRule("complete"), reason),
     progress: { lastProgressAt: a.at },
     steps: { [step.id]: done },
     guards: { ...a.state.guards, successes: a.state.guards.successes + 1 },
@@ -35,7 +35,7 @@ export function completeHumanStep(a: Answering, output: unknown): Next {
 
 /** Escalate with the late answer attached, so a person sees what arrived after the deadline. */
 function lateAnswer(a: Answering, step: Step, rule: RuleId, reason: string, output: unknown): Next {
-  const decision = decide(a, rule, reason, { failureClass: "budget_exhausted", byPerson: false });
+  const decision = personDecision(a, rule, reason, { failureClass: "budget_exhausted", byPerson: false });
   const pendingHuman: PendingHuman = {
     kind: "escalation",
     reason,
@@ -66,7 +66,7 @@ export function effectHappened(a: Answering, output: unknown): Next {
   return {
     ...running({
       facts,
-      decisions: decide(a, answerRule("effect-happened"), reason),
+      decisions: personDecision(a, answerRule("effect-happened"), reason),
       progress: { lastProgressAt: a.at },
       steps: { [step.id]: done },
       guards: { ...a.state.guards, successes: a.state.guards.successes + 1 },

@@ -114,9 +114,17 @@ function liveKeys(keys: EffectKey | undefined, undone: ReadonlySet<string>): Eff
   return { key: liveKey(keys.key, undone), legacy: liveKey(keys.legacy, undone) };
 }
 
-/** What one call gave back. `message`: how the failure is worded for the record (default: the error's message). */
-export type CallResult =
-  { ok: true; output: unknown } | { ok: false; error: ErrorInfo; timeout?: boolean; message?: string };
+/**
+ * What one call gave back — the one outcome type of a call, on both faces and in the effect journal's
+ * driver (runtime/run-attempt.ts). `timeout`: our deadline cut it; `cut`: its outcome is unknown (the
+ * deadline, or the tool gave up waiting: `cutByTheTool`); `message`: how the failure is worded for the
+ * record (default: the error's message); `text`: the tool message's own text (createAgent); `calls`:
+ * how often the tool ran in this attempt (a retrying middleware below may call it more than once).
+ */
+export type CallOutcome = (
+  | { ok: true; output: unknown; text?: string }
+  | { ok: false; error: ErrorInfo; timeout?: boolean; cut?: boolean; message?: string }
+) & { calls?: number };
 
 /** Where the run stands, for the ladder's verdict on a deviation. */
 export interface RunStanding {
@@ -133,7 +141,7 @@ export interface AttemptInput {
   step: Step;
   /** The step's record with this attempt counted. */
   run: StepRun;
-  result: CallResult;
+  result: CallOutcome;
   plan: Plan;
   facts: Readonly<Record<string, Fact>>;
   trusted: Readonly<Record<string, unknown>>;

@@ -1,0 +1,391 @@
+/**
+ * The attempt as a pure step machine (docs/decisions/0044-one-attempt-driver.md): what the driver
+ * (runtime/run-attempt.ts) does next, given where the step stood when the drive began (the snapshot)
+ * and what the driver has performed since (the gathered calls and sleeps). Same snapshot and gathered,
+ * same command: the driver keeps no judgement of its own, it performs and feeds back.
+ *
+ * Built on `beforeAttempt` (the checks and the key), `attempt` (the judged result and, with the run's
+ * standing, the ladder's verdict). With a standing (the createAgent middleware) a retry or fallback
+ * verdict goes on in the same drive — `sleep`, then the next `call`; without one (the graph) the drive
+ * ends with the judged deviation, which the classifier node decides, one attempt per visit.
+ */
+import type { Plan } from "../../plan/schema/plan.js";
+import type { CompensationRecord, ErrorInfo, Fact, SideEffectRecord, StepRun } from "../../plan/schema/run.js";
+import type { Step } from "../../plan/schema/step.js";
+import { attemptCost } from "../ladder/budget.js";
+import type { Verdict } from "../ladder/classify.js";
+import { decide } from "../ladder/decide.js";
+import type { Decision } from "../ladder/decision.js";
+import type { Deviation } from "../ladder/deviation.js";
+import { journaledVerdict, settledVerdict, type SettledHow } from "../ladder/in-doubt.js";
+import {
+  attempt as judgeAttempt,
+  beforeAttempt,
+  ladderDecisionCount,
+  ladderVerdict,
+  reuseVerdict,
+  type Before,
+  type CallOutcome,
+  type RunStanding,
+} from "./attempt.js";
+
+/** A call in doubt the effect journal settled without a person, and the key it settled. */
+export interface SettledDoubt {
+  how: SettledHow;
+  key: string;
+}
+
+export interface AttemptSnapshot {
+  step: Step;
+  /** The step's record when the drive began (a fallback the model called itself: `usedFallback` set). */
+  run: StepRun;
+  threadId: string;
+  /** The first call: the step's tool or its fallback, with the resolved arguments. */
+  call: { tool: string; args: Record<string, unknown> };
+  /** The step's resolved arguments, under which a fallback's own arguments go. */
+  args: Record<string, unknown>;
+  plan: Plan;
+  facts: Readonly<Record<string, Fact>>;
+  trusted: Readonly<Record<string, unknown>>;
+  steps: Readonly<Record<string, StepRun>>;
+  falsified?: readonly string[];
+  committed: readonly SideEffectRecord[];
+  compensations?: readonly CompensationRecord[] | undefined;
+  spent: number;
+  maxCost: number | undefined;
+  /** The call's deadline (the step's `timeoutMs`, else the policy's default). */
+  timeoutMs: number;
+  /** When the drive began (ISO): decisions taken before any call is performed are stamped with it. */
+  at: string;
+  /** The checkpoint shows this attempt running with no call in flight (`beforeAttempt`). */
+  again?: boolean;
+  /** The run's clock (ms), for the freshness check. */
+  now?: number;
+  /** Given (createAgent): a retry or fallback goes on in this drive, and every deviation gets its verdict. */
+  standing?: RunStanding;
+}
+
+/** What the driver performed, in order; `at`: its clock when it ended. */
+export type Performed =
+  | { kind: "slept"; at: string }
+  | {
+      kind: "called";
+      at: string;
+      outcome: CallOutcome;
+      /** The key the call went out (or was settled) under: the journal may move a redo to a fresh one. */
+      key?: string;
+      /** The output came from the journal or the verify probe; or nothing settled a call in doubt. */
+      effect?: "journaled" | "verified" | "in_doubt";
+      /** With `in_doubt`: the journal attempt of the intent asked about. */
+      inDoubtAttempt?: number;
+      settled?: readonly SettledDoubt[];
+    };
+
+/** The call to make: under `key` when it has side effects, cut at `timeoutMs`. */
+export interface CallCommand {
+  kind: "call";
+  tool: string;
+  args: Record<string, unknown>;
+  key: string | undefined;
+  /** The operation's key whether or not the call has side effects (an agent step hands it on). */
+  operation: string;
+  timeoutMs: number;
+  attempt: number;
+  charge: number;
+  /** Decisions taken since the last command that are news now (a retry, a fallback). */
+  announce: Decision[];
+}
+
+/** How the drive ended. */
+export type Ending =
+  /** A check refused the call before it started; nothing was called. */
+  | { kind: "refused"; before: Extract<Before, { kind: "refused" }>; deviation: Deviation; verdict?: Verdict }
+  /** The committed operation's output is this call's; nothing was called. */
+  | { kind: "reused"; before: Extract<Before, { kind: "reuse" }> }
+  /** Judged a success; `broken`: it proved an assumption false (with its verdict, given a standing). */
+  | { kind: "succeeded"; output: unknown; values: Record<string, unknown>; broken?: Deviation; verdict?: Verdict }
+  /** Judged a deviation: `verdict` given a standing. */
+  | { kind: "deviation"; deviation: Deviation; error: ErrorInfo; output?: unknown; verdict?: Verdict };
+
+export interface DoneCommand {
+  kind: "done";
+  ending: Ending;
+  /** The step's record at the end (a retry's `pending`/`failed` bookkeeping included). */
+  run: StepRun;
+  /** The call the drive ended on: the first, or the fallback once the ladder switched to it. */
+  call: { tool: string; args: Record<string, unknown> };
+  /** The last call performed, when the drive ended on one. */
+  last?: Extract<Performed, { kind: "called" }>;
+  /** Decisions the drive took, in order; `announced`: those the driver sent already. */
+  decisions: Decision[];
+  announced: Decision[];
+  /** What this drive's attempts charged. */
+  charged: number;
+}
+
+export type AttemptCommand = CallCommand | { kind: "sleep"; ms: number; announce: Decision[] } | DoneCommand;
+
+/** A bound on the calls one attempt reports (a retrying middleware below may claim any number). */
+const MAX_CALLS = 1000;
+
+/** The drive as the machine replays it. */
+interface Drive {
+  s: AttemptSnapshot;
+  gathered: readonly Performed[];
+  next: number;
+  run: StepRun;
+  call: { tool: string; args: Record<string, unknown> };
+  decisions: Decision[];
+  announced: Decision[];
+  /** Announced decisions not yet carried by a command. */
+  news: Decision[];
+  spent: number;
+  charged: number;
+  at: string;
+}
+
+export function nextAttempt(snapshot: AttemptSnapshot, gathered: readonly Performed[]): AttemptCommand {
+  const d: Drive = {
+    s: snapshot,
+    gathered,
+    next: 0,
+    run: snapshot.run,
+    call: snapshot.call,
+    decisions: [],
+    announced: [],
+    news: [],
+    spent: snapshot.spent,
+    charged: 0,
+    at: snapshot.at,
+  };
+  for (;;) {
+    const step = oneAttempt(d);
+    if (step.kind !== "judged") return step;
+    const goes = onVerdict(d, step.ending, step.last);
+    if (goes !== "again") return goes;
+  }
+}
+
+type Stage = AttemptCommand | { kind: "judged"; ending: Ending; last?: Extract<Performed, { kind: "called" }> };
+
+function oneAttempt(d: Drive): Stage {
+  const { s } = d;
+  const { step } = s;
+  const charge = attemptCost(step, d.call.tool !== step.tool);
+  const before = beforeAttempt({
+    step,
+    run: s.steps[step.id],
+    threadId: s.threadId,
+    tool: d.call.tool,
+    args: d.call.args,
+    facts: s.facts,
+    trusted: s.trusted,
+    spent: d.spent,
+    charge,
+    maxCost: s.maxCost,
+    committed: s.committed,
+    compensations: s.compensations,
+    steps: s.steps,
+    ...(s.again ? { again: true } : {}),
+    ...(s.now !== undefined ? { now: s.now } : {}),
+  });
+  if (before.kind === "refused") {
+    const deviation = { ...before.failure.deviation, stepId: step.id, attempt: d.run.attempts } as Deviation;
+    const verdict = s.standing ? verdictOf(d, deviation) : undefined;
+    return { kind: "judged", ending: { kind: "refused", before, deviation, ...(verdict ? { verdict } : {}) } };
+  }
+  if (before.kind === "reuse") return reused(d, before);
+  return called(d, before, charge);
+}
+
+/** A committed operation's output answers the call: the graph records it itself; the middleware judges it here. */
+function reused(d: Drive, before: Extract<Before, { kind: "reuse" }>): Stage {
+  const { step } = d.s;
+  if (!d.s.standing) return done(d, { kind: "reused", before });
+  d.run = { ...d.run, status: "running", attempts: d.run.attempts + 1, startedAt: d.at };
+  const { rule, reason } = reuseVerdict(step.id, before.reuse.stepId, before.key);
+  d.decisions.push(decisionOf(d, { rule, reason, failureClass: "none" }));
+  return { kind: "judged", ending: judge(d, { ok: true, output: before.output }) };
+}
+
+/** The call started and charged; once performed, its extra calls counted, its settlements recorded, its result judged. */
+function called(d: Drive, before: Extract<Before, { kind: "call" }>, charge: number): Stage {
+  const { s } = d;
+  const again = s.again === true && d.decisions.length === 0 && d.next === 0;
+  const delay = d.next === 0 && !s.again ? s.run.nextDelayMs : undefined;
+  // The graph's backoff, scheduled by the classifier on the run's record, is waited before the first call.
+  if (delay && !(d.gathered[0]?.kind === "slept")) return { kind: "sleep", ms: delay, announce: [] };
+  if (delay) d.next += 1;
+  const { nextDelayMs: _delay, approvedKey: _a, approvedAttempt: _n, ...rest } = d.run;
+  const cost = again ? 0 : charge;
+  d.run = {
+    ...rest,
+    status: "running",
+    attempts: again ? d.run.attempts : d.run.attempts + 1,
+    startedAt: d.run.startedAt ?? d.at,
+    ...(cost > 0 ? { cost: (d.run.cost ?? 0) + cost } : {}),
+  };
+  d.spent += cost;
+  d.charged += cost;
+  const performed = d.gathered[d.next];
+  if (performed?.kind !== "called") {
+    const announce = d.news.splice(0);
+    const { tool, args } = d.call;
+    return {
+      kind: "call",
+      tool,
+      args,
+      key: before.key,
+      operation: before.operation,
+      timeoutMs: s.timeoutMs,
+      attempt: d.run.attempts,
+      charge: cost,
+      announce,
+    };
+  }
+  d.next += 1;
+  d.news = [];
+  d.at = performed.at;
+  countExtraCalls(d, performed.outcome.calls, charge);
+  const key = performed.key ?? before.key;
+  for (const settled of performed.settled ?? [])
+    settledDecision(d, settledVerdict(settled.how, d.call.tool, settled.key));
+  if (performed.effect === "in_doubt") return { kind: "judged", ending: inDoubt(d, performed, key), last: performed };
+  if (performed.effect === "journaled" && key) settledDecision(d, journaledVerdict(d.call.tool, key));
+  return { kind: "judged", ending: judge(d, performed.outcome), last: { ...performed, ...(key ? { key } : {}) } };
+}
+
+/** Calls a retrying middleware below made on its own are attempts too: counted against `retry.maxAttempts` and charged. */
+function countExtraCalls(d: Drive, calls: number | undefined, charge: number): void {
+  const extra = Math.max(0, Math.min((calls ?? 1) - 1, MAX_CALLS));
+  if (extra === 0) return;
+  d.spent += charge * extra;
+  d.charged += charge * extra;
+  const cost = charge > 0 ? { cost: (d.run.cost ?? 0) + charge * extra } : {};
+  d.run = { ...d.run, attempts: d.run.attempts + extra, ...cost };
+}
+
+/** A call whose outcome is unknown and that nothing settled: the step deviates, and the ladder asks a person. */
+function inDoubt(d: Drive, performed: Extract<Performed, { kind: "called" }>, key: string | undefined): Ending {
+  const error = performed.outcome.ok ? { name: "EffectInDoubt", message: "" } : performed.outcome.error;
+  const deviation: Deviation = {
+    kind: "effect_in_doubt",
+    stepId: d.s.step.id,
+    attempt: d.run.attempts,
+    message: error.message,
+    error,
+    key: key ?? "",
+    tool: d.call.tool,
+    ...(performed.inDoubtAttempt === undefined ? {} : { journalAttempt: performed.inDoubtAttempt }),
+  };
+  const verdict = d.s.standing ? verdictOf(d, deviation) : undefined;
+  return { kind: "deviation", deviation, error, ...(verdict ? { verdict } : {}) };
+}
+
+/** The outcome judged by the policy's attempt function, with the verdict when the drive has a standing. */
+function judge(d: Drive, outcome: CallOutcome): Ending {
+  const { s } = d;
+  const judged = judgeAttempt({
+    step: s.step,
+    run: d.run,
+    result: outcome,
+    plan: s.plan,
+    facts: s.facts,
+    trusted: s.trusted,
+    ...(s.standing ? { steps: s.steps, falsified: s.falsified ?? [], standing: standingNow(d) } : {}),
+  });
+  return judged;
+}
+
+/**
+ * The ladder's verdict, where the drive goes on: a retry sleeps and calls again, a fallback calls its
+ * tool; anything else (or no standing) ends the drive.
+ */
+function onVerdict(
+  d: Drive,
+  ending: Ending,
+  last: Extract<Performed, { kind: "called" }> | undefined,
+): AttemptCommand | "again" {
+  if (ending.kind === "succeeded") d.run = succeededRun(d, ending.output);
+  const verdict = "verdict" in ending ? ending.verdict : undefined;
+  if ((ending.kind === "succeeded" && !ending.broken) || !verdict || !d.s.standing) return done(d, ending, last);
+  const { step } = d.s;
+  const decision = decisionOf(d, verdict);
+  d.decisions.push(decision);
+  if (ending.kind !== "succeeded") {
+    const error = ending.kind === "reused" ? undefined : errorOf(ending);
+    d.run = { ...d.run, status: "failed", endedAt: d.at, ...(error ? { error } : {}) };
+  }
+  const goesOn = verdict.action === "retry" || (verdict.action === "fallback" && step.fallback !== undefined);
+  if (!goesOn) return done(d, ending, last);
+  d.announced.push(decision);
+  d.news.push(decision);
+  d.run = { ...d.run, status: "pending" };
+  if (verdict.action === "fallback") {
+    d.run = { ...d.run, usedFallback: true };
+    d.call = { tool: step.fallback!.tool, args: { ...d.s.args, ...step.fallback!.args } };
+    return "again";
+  }
+  const slept = d.gathered[d.next];
+  if (slept?.kind !== "slept") return { kind: "sleep", ms: verdict.delayMs ?? 0, announce: d.news.splice(0) };
+  d.next += 1;
+  d.news = [];
+  d.at = slept.at;
+  return "again";
+}
+
+/** The record of a judged success: its output kept, its earlier error gone. */
+function succeededRun(d: Drive, output: unknown): StepRun {
+  const { error: _error, ...run } = d.run;
+  return { ...run, status: "succeeded", output, endedAt: d.at };
+}
+
+function errorOf(ending: Extract<Ending, { kind: "deviation" | "refused" }>): ErrorInfo | undefined {
+  return ending.kind === "deviation" ? ending.error : ending.before.failure.error;
+}
+
+function done(d: Drive, ending: Ending, last?: Extract<Performed, { kind: "called" }>): DoneCommand {
+  return {
+    kind: "done",
+    ending,
+    run: d.run,
+    call: d.call,
+    ...(last ? { last } : {}),
+    decisions: d.decisions,
+    announced: d.announced,
+    charged: d.charged,
+  };
+}
+
+/** Where the run stands for the ladder, counting the decisions this drive took so far. */
+function standingNow(d: Drive): RunStanding {
+  const s = d.s.standing!;
+  const decisions = [...(s.decisions ?? []), ...d.decisions];
+  return { ...s, decisionCount: s.decisionCount + ladderDecisionCount(d.decisions), decisions };
+}
+
+function verdictOf(d: Drive, deviation: Deviation): Verdict {
+  const { s } = d;
+  return ladderVerdict(s.step, d.run, s.plan, s.facts, deviation, standingNow(d));
+}
+
+function settledDecision(d: Drive, verdict: ReturnType<typeof journaledVerdict | typeof settledVerdict>): void {
+  d.decisions.push(decisionOf(d, verdict));
+}
+
+/** A decision of this drive; `seq` is assigned where it lands in state. */
+function decisionOf(
+  d: Drive,
+  v: Pick<Verdict, "rule" | "reason"> &
+    Partial<Pick<Verdict, "failureClass" | "action" | "delayMs" | "brokenAssumption" | "evidence" | "by">>,
+): Decision {
+  return decide(v.rule, {
+    ...v,
+    after: -1,
+    stepId: d.s.step.id,
+    attempt: d.run.attempts,
+    failureClass: v.failureClass ?? "none",
+    planVersion: d.s.plan.version,
+    at: d.at,
+  });
+}

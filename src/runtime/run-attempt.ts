@@ -1,0 +1,261 @@
+/**
+ * The one performer of a step's call (docs/decisions/0044-one-attempt-driver.md): it asks the pure
+ * machine (`nextAttempt`, policy/attempt/next-attempt.ts) what to do, does it, and feeds back what it
+ * did, until the machine says `done`. What it does is the same on both faces — the effect journal's
+ * order (runtime/journaled-call.ts: lookup, intent, call, result, settling a call in doubt), ONE
+ * deadline per call (a timer and an AbortSignal the tool sees), one abort path (the caller's stop), the
+ * retry sleeps. A port says what differs per face: how a tool and a probe are called, how to sleep, the
+ * clock, where news goes. The graph's executor and the createAgent middleware are ports of it.
+ */
+import type { ErrorInfo, StepRun } from "../plan/schema/run.js";
+import type { Step } from "../plan/schema/step.js";
+import type { CallOutcome } from "../policy/attempt/attempt.js";
+import { cutByTheTool } from "../policy/ladder/in-doubt.js";
+import type { Decision } from "../policy/ladder/decision.js";
+import { errorInfo } from "../policy/ladder/deviation.js";
+import {
+  nextAttempt,
+  type AttemptSnapshot,
+  type CallCommand,
+  type DoneCommand,
+  type Performed,
+} from "../policy/attempt/next-attempt.js";
+import type { RunJournal } from "../contracts/effect-journal.js";
+import { journaledCall } from "./journaled-call.js";
+
+/** The error a call ends with past its deadline; the ladder reads it as transient. */
+export class StepTimeout extends Error {
+  constructor(ms: number) {
+    super(`step timed out after ${ms} ms`);
+    this.name = "StepTimeout";
+  }
+}
+
+/** How an attempt ends when the run is stopped before its tool is called (during its backoff). */
+class NotCalled extends Error {
+  constructor() {
+    super("the run was stopped before the tool was called");
+  }
+}
+
+export interface AttemptPort {
+  /**
+   * Calls the tool once under `key`; `signal` aborts at the deadline (and, for a call that may be
+   * made again, at the caller's stop). A throw is read as the call's error.
+   */
+  call(command: CallCommand, key: string | undefined, signal: AbortSignal): Promise<CallOutcome>;
+  /** Runs a read-only verify probe with the call's key in its config; throws when it cannot. */
+  probe(tool: string, args: Record<string, unknown>, key: string, signal: AbortSignal): Promise<unknown>;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** The run's clock, as an ISO timestamp. */
+  now(): string;
+  /** The effect journal of the run (none without a checkpointer). */
+  journal?: RunJournal | undefined;
+  /** Tools declared to honour idempotency keys (`effects.honoursKeys`). */
+  honoursKeys: ReadonlySet<string>;
+  /** The caller's stop: it ends a backoff, and aborts calls that may be made again. */
+  stop?: AbortSignal | undefined;
+  /** A call is about to go out, after any backoff. */
+  starting?(command: CallCommand): void;
+  /** A decision that is news now (a retry, a fallback), sent before the drive goes on. */
+  announce?(decision: Decision): void;
+}
+
+export interface Driven {
+  done: DoneCommand;
+  gathered: Performed[];
+  /** A tool was called (false when the run was stopped during the backoff). */
+  called: boolean;
+}
+
+/**
+ * One keyed call with no ladder around it: a compensation's undo (`undo: true`: only
+ * `effects.honoursKeys` settles it in doubt, and its question says so). Its retries are its runner's.
+ */
+export interface KeyedCall {
+  undo: true;
+  threadId: string;
+  key: string;
+  tool: string;
+  args: Record<string, unknown>;
+  /** The journal attempt the call is numbered with. */
+  attempt: number;
+  timeoutMs: number;
+  /** The step the undone effect belongs to. */
+  stepId: string;
+  /** A person's approval of a call in doubt under the key. */
+  approval: Pick<StepRun, "approvedKey" | "approvedAttempt">;
+}
+
+export type KeyedOutcome = Extract<Performed, { kind: "called" }>;
+
+export function runAttempt(port: AttemptPort, snapshot: AttemptSnapshot): Promise<Driven>;
+export function runAttempt(port: AttemptPort, call: KeyedCall): Promise<KeyedOutcome>;
+export function runAttempt(port: AttemptPort, s: AttemptSnapshot | KeyedCall): Promise<Driven | KeyedOutcome> {
+  if ("undo" in s) return keyedCall(port, s);
+  return drive(port, s);
+}
+
+function keyedCall(port: AttemptPort, k: KeyedCall): Promise<KeyedOutcome> {
+  const c: CallCommand = {
+    kind: "call",
+    tool: k.tool,
+    args: k.args,
+    key: k.key,
+    operation: k.key,
+    timeoutMs: k.timeoutMs,
+    attempt: k.attempt,
+    charge: 0,
+    announce: [],
+  };
+  if (!port.journal) {
+    const made = withDeadline(port, c, k.key, (signal) => port.call(c, k.key, signal));
+    return made.then((outcome) => ({ kind: "called", at: port.now(), outcome, key: k.key }));
+  }
+  const on = { threadId: k.threadId, step: { id: k.stepId }, run: k.approval, trusted: {}, undo: true };
+  return journaled(port, k.key, on, c);
+}
+
+async function drive(port: AttemptPort, snapshot: AttemptSnapshot): Promise<Driven> {
+  const gathered: Performed[] = [];
+  let called = false;
+  for (;;) {
+    const command = nextAttempt(snapshot, gathered);
+    if (command.kind === "done") return { done: command, gathered, called };
+    for (const decision of command.announce) port.announce?.(decision);
+    if (command.kind === "sleep") {
+      await port.sleep(command.ms, port.stop);
+      if (port.stop?.aborted) return notCalled(snapshot, gathered, port);
+      gathered.push({ kind: "slept", at: port.now() });
+      continue;
+    }
+    if (port.stop?.aborted && !called) return notCalled(snapshot, gathered, port);
+    port.starting?.(command);
+    called = true;
+    gathered.push(await performCall(port, snapshot, command));
+  }
+}
+
+/** Stopped before any call: the attempt fails with the stop, and the graph does not record it. */
+function notCalled(snapshot: AttemptSnapshot, gathered: Performed[], port: AttemptPort): Driven {
+  const error = errorInfo(new NotCalled());
+  const outcome: CallOutcome = { ok: false, error };
+  gathered.push({ kind: "called", at: port.now(), outcome });
+  return { done: nextAttempt(snapshot, gathered) as DoneCommand, gathered, called: false };
+}
+
+/** One call: through the effect journal when it has a key and the run a journal, else straight, under the deadline. */
+async function performCall(port: AttemptPort, s: AttemptSnapshot, c: CallCommand): Promise<Performed> {
+  if (c.key === undefined || !port.journal) {
+    const outcome = await withDeadline(port, c, c.key, (signal) => port.call(c, c.key, signal));
+    return { kind: "called", at: port.now(), outcome, ...(c.key ? { key: c.key } : {}) };
+  }
+  return journaled(port, c.key, { threadId: s.threadId, step: s.step, run: s.run, trusted: s.trusted }, c);
+}
+
+/** A keyed call through the journal: its outcome, the key it settled under, and how its doubts were settled. */
+export async function journaled(
+  port: AttemptPort,
+  key: string,
+  on: {
+    threadId: string;
+    step: Pick<Step, "id" | "honoursIdempotencyKey" | "verify">;
+    /** The record whose approval of a call in doubt lets one more call go out. */
+    run: Pick<StepRun, "approvedKey" | "approvedAttempt">;
+    trusted: Readonly<Record<string, unknown>>;
+    undo?: boolean;
+  },
+  c: CallCommand,
+): Promise<Extract<Performed, { kind: "called" }>> {
+  let last: CallOutcome | undefined;
+  const made = await journaledCall({
+    journal: port.journal!,
+    threadId: on.threadId,
+    key,
+    step: on.step,
+    ...(on.undo ? { undo: true } : {}),
+    tool: c.tool,
+    args: c.args,
+    attempt: c.attempt,
+    trusted: on.trusted,
+    honoursKeys: port.honoursKeys,
+    approvedKey: on.run.approvedKey,
+    approvedAttempt: on.run.approvedAttempt,
+    approvalByAttempt: true,
+    now: () => port.now(),
+    call: async (k) => (last = await withDeadline(port, c, k, (signal) => port.call(c, k, signal))),
+    probe: (tool, args, k) => withDeadlineOrThrow(port, c, (signal) => port.probe(tool, args, k, signal)),
+  });
+  const at = port.now();
+  const settled = made.settled.length > 0 ? { settled: made.settled } : {};
+  if (made.kind === "in_doubt") {
+    const error: ErrorInfo = { name: "EffectInDoubt", message: made.reason };
+    const outcome: CallOutcome = { ok: false, error, calls: last?.calls ?? 1 };
+    return { kind: "called", at, outcome, key: made.key, effect: "in_doubt", inDoubtAttempt: made.attempt, ...settled };
+  }
+  return {
+    kind: "called",
+    at,
+    outcome: made.outcome,
+    key: made.key,
+    ...(made.effect ? { effect: made.effect } : {}),
+    ...settled,
+  };
+}
+
+/**
+ * The call under the one deadline: past `timeoutMs` its signal aborts and it ends with `StepTimeout`,
+ * in doubt when it has side effects. A call that may be made again also aborts at the caller's stop; a
+ * side effect under way runs to its end (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
+ */
+function withDeadline(
+  port: AttemptPort,
+  c: CallCommand,
+  key: string | undefined,
+  run: (signal: AbortSignal) => Promise<CallOutcome>,
+): Promise<CallOutcome> {
+  return callWithin(c.timeoutMs, key === undefined ? port.stop : undefined, run);
+}
+
+/** One call under a deadline of `timeoutMs`, aborted too when `stop` aborts: the driver's one timeout. */
+export async function callWithin(
+  timeoutMs: number,
+  stop: AbortSignal | undefined,
+  run: (signal: AbortSignal) => Promise<CallOutcome>,
+): Promise<CallOutcome> {
+  const controller = new AbortController();
+  // A listener rather than `AbortSignal.any`: merging signals per call cost measurable time per step.
+  const stopped = () => controller.abort(stop?.reason);
+  if (stop?.aborted) stopped();
+  else stop?.addEventListener("abort", stopped, { once: true });
+  // What the port throws is not an answer (a LangGraph interrupt, a bug): it goes up as it is.
+  const pending = Promise.resolve().then(() => run(controller.signal));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<CallOutcome>((resolve) => {
+    timer = setTimeout(() => {
+      const timeout = new StepTimeout(timeoutMs);
+      controller.abort(timeout);
+      resolve({ ok: false, error: errorInfo(timeout), timeout: true, cut: true });
+    }, timeoutMs);
+  });
+  try {
+    const outcome = await Promise.race([pending, expired]);
+    if (outcome.ok || outcome.cut !== undefined) return outcome;
+    return { ...outcome, cut: outcome.timeout === true || cutByTheTool(outcome.error) };
+  } finally {
+    clearTimeout(timer);
+    stop?.removeEventListener("abort", stopped);
+    pending.catch(() => undefined);
+  }
+}
+
+/** A probe under the call's deadline: its answer, or the error it threw (or its timeout). */
+async function withDeadlineOrThrow(
+  port: AttemptPort,
+  c: CallCommand,
+  run: (signal: AbortSignal) => Promise<unknown>,
+): Promise<unknown> {
+  const answered = await withDeadline(port, c, "probe", async (signal) => ({ ok: true, output: await run(signal) }));
+  if (answered.ok) return answered.output;
+  throw Object.assign(new Error(answered.error.message), { name: answered.error.name });
+}

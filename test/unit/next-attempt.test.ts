@@ -1,0 +1,153 @@
+/**
+ * The attempt as a pure step machine (policy/attempt/next-attempt.ts) and its one performer
+ * (runtime/run-attempt.ts): same snapshot and gathered, same command; with a standing a retry sleeps
+ * and calls again in the same drive, without one the drive ends with the judged deviation; the one
+ * deadline cuts a hanging call and its signal aborts.
+ */
+import { describe, expect, it } from "vitest";
+import type { Plan } from "../../src/plan/schema/plan.js";
+import type { Step } from "../../src/plan/schema/step.js";
+import { replanStanding, type CallOutcome, type RunStanding } from "../../src/policy/attempt/attempt.js";
+import { nextAttempt, type AttemptSnapshot, type Performed } from "../../src/policy/attempt/next-attempt.js";
+import { resolvePolicy } from "../../src/policy/options.js";
+import { runAttempt, type AttemptPort } from "../../src/runtime/run-attempt.js";
+import type { JournalEntry, RunJournal } from "../../src/contracts/effect-journal.js";
+
+const policy = resolvePolicy({});
+const fresh = { available: true, count: 0, spent: 0, lastReplanAt: {}, successes: 0, falsified: [] };
+const standing: RunStanding = { policy, replan: replanStanding(fresh, policy), decisionCount: 0 };
+const retry = { maxAttempts: 3, backoff: "fixed", initialDelayMs: 50, maxDelayMs: 50 } as const;
+const at = "2026-01-01T00:00:00.000Z";
+
+function snapshot(s: Partial<Step> = {}, extra: Partial<AttemptSnapshot> = {}): AttemptSnapshot {
+  const step: Step = { id: "s", goal: "g", tool: "t", args: { a: 1 }, produces: ["x"], retry, ...s };
+  const plan = { version: 1, goal: "g", assumptions: [], steps: [step] } as unknown as Plan;
+  return {
+    step,
+    run: { status: "pending", attempts: 0 },
+    threadId: "th",
+    call: { tool: step.tool!, args: { a: 1 } },
+    args: { a: 1 },
+    plan,
+    facts: {},
+    trusted: {},
+    steps: {},
+    committed: [],
+    spent: 0,
+    maxCost: undefined,
+    timeoutMs: 1000,
+    at,
+    ...extra,
+  };
+}
+
+const called = (outcome: CallOutcome): Performed => ({ kind: "called", at, outcome });
+const transient: CallOutcome = { ok: false, error: { name: "TransientError", message: "503" } };
+
+describe("nextAttempt: a pure step machine", () => {
+  it("same snapshot and gathered, same command", () => {
+    const s = snapshot({}, { standing });
+    const gathered = [called(transient)];
+    expect(nextAttempt(s, gathered)).toEqual(nextAttempt(s, gathered));
+    expect(nextAttempt(s, [])).toMatchObject({ kind: "call", tool: "t", args: { a: 1 }, attempt: 1, timeoutMs: 1000 });
+  });
+
+  it("with a standing, a transient failure sleeps the backoff, then calls again; the retry is announced", () => {
+    const s = snapshot({}, { standing });
+    const slept = nextAttempt(s, [called(transient)]);
+    expect(slept.kind).toBe("sleep");
+    expect(slept.kind === "sleep" && slept.ms).toBe(50);
+    expect(slept.kind === "sleep" && slept.announce.map((d) => d.rule)).toEqual(["transient.retry"]);
+    const again = nextAttempt(s, [called(transient), { kind: "slept", at }]);
+    expect(again).toMatchObject({ kind: "call", attempt: 2, announce: [] });
+    const done = nextAttempt(s, [called(transient), { kind: "slept", at }, called({ ok: true, output: { x: 7 } })]);
+    expect(done.kind === "done" && [done.ending.kind, done.run.status, done.run.attempts]).toEqual([
+      "succeeded",
+      "succeeded",
+      2,
+    ]);
+    expect(done.kind === "done" && done.decisions.map((d) => d.rule)).toEqual(["transient.retry"]);
+  });
+
+  it("without a standing (the graph), a deviation ends the drive unjudged by the ladder", () => {
+    const done = nextAttempt(snapshot(), [called(transient)]);
+    expect(done.kind === "done" && done.ending.kind).toBe("deviation");
+    expect(done.kind === "done" && Object.hasOwn(done.ending, "verdict")).toBe(false);
+    expect(done.kind === "done" && done.decisions).toEqual([]);
+  });
+
+  it("the graph's scheduled backoff is slept before the first call, not for a call made again", () => {
+    const run = { status: "pending" as const, attempts: 1, nextDelayMs: 200 };
+    expect(nextAttempt(snapshot({}, { run }), [])).toEqual({ kind: "sleep", ms: 200, announce: [] });
+    expect(nextAttempt(snapshot({}, { run, again: true }), [])).toMatchObject({ kind: "call", attempt: 1, charge: 0 });
+  });
+
+  it("a side-effecting step's call carries its key; an over-budget call is refused before it starts", () => {
+    const effecting = { sideEffects: ["pays"], idempotent: false };
+    const call = nextAttempt(snapshot(effecting), []);
+    expect(call.kind === "call" && call.key).toMatch(/^th:[0-9a-f]{16}$/);
+    const over = nextAttempt(snapshot({ cost: 5 }, { maxCost: 1, standing }), []);
+    expect(over.kind === "done" && over.ending.kind).toBe("refused");
+    expect(over.kind === "done" && over.decisions.map((d) => d.rule)).toEqual(["budget.replan-cheaper"]);
+  });
+});
+
+function port(call: AttemptPort["call"], extra: Partial<AttemptPort> = {}): AttemptPort & { slept: number[] } {
+  const slept: number[] = [];
+  return {
+    slept,
+    call,
+    probe: async () => ({ happened: false }),
+    sleep: async (ms) => void slept.push(ms),
+    now: () => at,
+    honoursKeys: new Set(),
+    ...extra,
+  };
+}
+
+describe("runAttempt: the one performer", () => {
+  it("performs the machine's commands: a failure, the backoff, a success", async () => {
+    const outcomes: CallOutcome[] = [transient, { ok: true, output: { x: 1 } }];
+    const p = port(async () => outcomes.shift()!);
+    const driven = await runAttempt(p, snapshot({}, { standing }));
+    expect(p.slept).toEqual([50]);
+    expect([driven.done.ending.kind, driven.done.run.attempts, driven.called]).toEqual(["succeeded", 2, true]);
+  });
+
+  it("one deadline: a hanging call is cut at timeoutMs, its signal aborts, and the outcome says timeout", async () => {
+    let aborted = false;
+    const p = port(
+      (_c, _key, signal) =>
+        new Promise<CallOutcome>(() => signal.addEventListener("abort", () => (aborted = true), { once: true })),
+    );
+    const driven = await runAttempt(p, snapshot({}, { timeoutMs: 5 }));
+    expect(aborted).toBe(true);
+    const last = driven.gathered.at(-1);
+    expect(last?.kind === "called" && last.outcome).toMatchObject({
+      ok: false,
+      timeout: true,
+      cut: true,
+      error: { name: "StepTimeout", message: "step timed out after 5 ms" },
+    });
+    expect(driven.done.ending.kind === "deviation" && driven.done.ending.deviation.kind).toBe("timeout");
+  });
+
+  it("a keyed undo (`undo: true`) is one journaled call: intent, call, result under the key", async () => {
+    const entries = new Map<string, JournalEntry>();
+    const journal: RunJournal = {
+      intent: async (_t, i) => void entries.set(i.key, i),
+      result: async (_t, key, result) => void entries.set(key, { ...entries.get(key)!, result }),
+      lookup: async (_t, key) => entries.get(key),
+    };
+    let calls = 0;
+    const p = port(async () => ({ ok: true, output: { released: ++calls } }), { journal });
+    const args = { hotel: "H" };
+    const undo = { undo: true as const, threadId: "th", key: "th:k:compensate", tool: "release", args, attempt: 1 };
+    const made = await runAttempt(p, { ...undo, timeoutMs: 100, stepId: "book", approval: {} });
+    expect(made.outcome).toEqual({ ok: true, output: { released: 1 } });
+    expect(entries.get("th:k:compensate")).toMatchObject({ tool: "release", result: { ok: true } });
+    // Called again, the journal's result answers: the undo does not go out twice.
+    const again = await runAttempt(p, { ...undo, timeoutMs: 100, stepId: "book", approval: {} });
+    expect([calls, again.effect]).toEqual([1, "journaled"]);
+  });
+});
