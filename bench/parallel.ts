@@ -11,7 +11,7 @@ import { tool } from "@langchain/core/tools";
 import { Annotation, END, MemorySaver, Send, START, StateGraph } from "@langchain/langgraph";
 import { z } from "zod";
 import { createPlanManager, staticPlanner, type PlanDraft } from "../src/index.js";
-import { mayStart } from "../src/policy/attempt/dispatch.js";
+import { mayStart } from "../src/policy/attempt/may-start.js";
 import type { Plan } from "../src/plan/schema/plan.js";
 import type { StepRun } from "../src/plan/schema/run.js";
 import type { Step } from "../src/plan/schema/step.js";

@@ -7,14 +7,14 @@
  */
 export { createPlanManager, PlanManagerGraph } from "./graph/create-plan-manager.js";
 export { CompiledPlanManager } from "./graph/compiled-plan-manager.js";
-export { pendingQuestion, resumeRun } from "./graph/resume.js";
-export type { PlanManagerResult } from "./graph/resume.js";
+export { pendingQuestion, resumeRun } from "./graph/resume-run.js";
+export type { PlanManagerResult } from "./graph/resume-run.js";
 export { requestScopeChange } from "./graph/scope-change.js";
-// An operator's stop needs no PostgreSQL: the root offers it to SQLite users (worker/stop.ts reaches no pg).
-export { requestStop, resumeStopped } from "./worker/stop.js";
+// An operator's stop needs no PostgreSQL: the root offers it to SQLite users (worker/stop-run.ts reaches no pg).
+export { requestStop, resumeStopped } from "./worker/stop-run.js";
 export type { PlanManagerOptions, Clock, StepAgent, AgentGraph, ModelTiers } from "./runtime/options.js";
-export type { PolicyOptions, ReplanMemoryOptions } from "./policy/options.js";
-export type { ReplanTemplate } from "./policy/options.js";
+export type { PolicyOptions, ReplanMemoryOptions } from "./policy/policy-options.js";
+export type { ReplanTemplate } from "./policy/policy-options.js";
 export { PlanManagerState, PlanManagerInput, PlanManagerOutput } from "./runtime/state.js";
 export type { PlanManagerStateType, PlanManagerInputType, PlanManagerOutputType } from "./runtime/state.js";
 export type { UsageEntry } from "./contracts/usage.js";

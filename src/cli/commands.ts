@@ -15,12 +15,12 @@ import { MissingPackageError } from "./packages.js";
 import { CliError, openTarget, readerGraph, type Target } from "./target.js";
 import { RETENTION_COMMANDS, RETENTION_FLAGS } from "./retention-commands.js";
 import { agentSnapshot } from "./agent-thread.js";
-import { pendingQuestion, snapshotOf, type CliIo, type Context } from "./context.js";
+import { pendingQuestion, snapshotOf, type CliIo, type Context } from "./cli-context.js";
 import { stopThread } from "./stop-command.js";
 import { queueResume } from "./resume-command.js";
 import { runMcp } from "./mcp-command.js";
 
-export type { CliIo } from "./context.js";
+export type { CliIo } from "./cli-context.js";
 
 export const USAGE = [
   "usage: langgraph-replan <command> <checkpoints> [thread] [options]",

@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { ServedGraph } from "../mcp/service.js";
 import { withDirectMethods } from "../storage/index.js";
-import type { CliIo } from "./context.js";
+import type { CliIo } from "./cli-context.js";
 import { loadPackage } from "./packages.js";
 import { bearerToken, httpAddress, refuseTokenFlag, serveHttp, TOKEN_ENV } from "./mcp-http.js";
 import { CliError, openTarget, type Target } from "./target.js";

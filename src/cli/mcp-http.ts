@@ -7,7 +7,7 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { CliIo } from "./context.js";
+import type { CliIo } from "./cli-context.js";
 import { loadPackage } from "./packages.js";
 import { CliError } from "./target-error.js";
 

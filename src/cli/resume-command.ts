@@ -7,10 +7,10 @@
  * again, for `--answer`.
  */
 import { Command, type StateSnapshot } from "@langchain/langgraph";
-import { answerProblemFor, type PausedValues } from "../graph/resume.js";
+import { answerProblemFor, type PausedValues } from "../graph/resume-run.js";
 import type { ResumeValue } from "../plan/schema/interrupts.js";
-import { reopenStopped } from "../worker/stop.js";
-import { pendingQuestion, snapshotOf, type Context } from "./context.js";
+import { reopenStopped } from "../worker/stop-run.js";
+import { pendingQuestion, snapshotOf, type Context } from "./cli-context.js";
 import { loadPackage } from "./packages.js";
 import { CliError, readerGraph } from "./target.js";
 import { threadClock } from "./thread-clock.js";

@@ -16,7 +16,7 @@ import {
 } from "../graph/retention.js";
 import type { RunStatus } from "../plan/schema/outcome.js";
 import { agentSnapshot } from "./agent-thread.js";
-import { pendingQuestion, type CliIo, type Context } from "./context.js";
+import { pendingQuestion, type CliIo, type Context } from "./cli-context.js";
 import { CliError, type Target } from "./target.js";
 import { threadLine } from "./thread-line.js";
 

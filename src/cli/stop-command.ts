@@ -5,8 +5,8 @@
  * stopped there.
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { requestStop, stopProblem } from "../worker/stop.js";
-import { pendingQuestion, snapshotOf, type Context } from "./context.js";
+import { requestStop, stopProblem } from "../worker/stop-run.js";
+import { pendingQuestion, snapshotOf, type Context } from "./cli-context.js";
 import { loadPackage } from "./packages.js";
 import { CliError } from "./target.js";
 

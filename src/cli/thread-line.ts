@@ -1,6 +1,6 @@
 /** One line per thread for `threads`: where it stands, and for failures why and whether it can go on. */
 import type { PlanManagerStateType } from "../runtime/state.js";
-import { statusLabel } from "../views/quality.js";
+import { statusLabel } from "../views/quality-view.js";
 
 type LineState = Partial<Pick<PlanManagerStateType, "status" | "plan" | "steps" | "outcome" | "pendingHuman">>;
 

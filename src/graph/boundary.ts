@@ -21,7 +21,7 @@ const managerWrites = new WeakSet<object>();
 
 /**
  * Marks `values` as written by the manager itself, so `updateState` takes keys it refuses from
- * outside. For the library's own helpers (worker/stop.ts); not exported from the package root.
+ * outside. For the library's own helpers (worker/stop-run.ts); not exported from the package root.
  */
 export function managerWrite<T extends object>(values: T): T {
   managerWrites.add(values);

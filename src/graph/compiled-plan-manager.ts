@@ -37,7 +37,7 @@ import {
 import { carryEffects, nothingMissing, missingEffects, withEffects } from "./committed-effects.js";
 import { COPY_CHECKPOINT, forkNeedsCopy } from "./fork-start.js";
 import { holdThread } from "./process-claim.js";
-import type { PlanManagerResult } from "./resume.js";
+import type { PlanManagerResult } from "./resume-run.js";
 import { threadLetGo, withThreadRun } from "./thread-lock.js";
 import { untilStopped } from "./stopped-run.js";
 import { withHeldEvents } from "../runtime/events.js";

@@ -4,10 +4,10 @@
  * stop, and a resume. Each is checked before anything is written; the run carries on in the background.
  */
 import { PlanManagerError } from "../errors.js";
-import { answerProblemFor, resumeRun } from "../graph/resume.js";
+import { answerProblemFor, resumeRun } from "../graph/resume-run.js";
 import type { InterruptPayload, ResumeValue } from "../plan/schema/interrupts.js";
 import { ResumeValueSchema } from "../plan/schema/interrupts.js";
-import { reopenStopped, requestStop } from "../worker/stop.js";
+import { reopenStopped, requestStop } from "../worker/stop-run.js";
 import type { PlanThreads } from "./plan-threads.js";
 import { readStatus } from "./reads.js";
 import { carryOn } from "./run-start.js";

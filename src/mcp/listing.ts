@@ -2,7 +2,7 @@
 import { isPlanManagerError, PlanManagerError } from "../errors.js";
 import { cursorAfter, listThreads } from "../graph/retention.js";
 import { planMetrics } from "../views/metrics.js";
-import { statusLabel } from "../views/quality.js";
+import { statusLabel } from "../views/quality-view.js";
 import { userView } from "../views/user-view.js";
 import type { PlanThreads } from "./plan-threads.js";
 import { readStatus } from "./reads.js";

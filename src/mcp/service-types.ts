@@ -1,7 +1,7 @@
 /** The plan service's options, and what its methods take and answer (src/mcp/service.ts). */
 import type { BaseCheckpointSaver, LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { SubmittedError } from "../plan/schema/interrupts.js";
-import type { StoppableGraph } from "../worker/stop.js";
+import type { StoppableGraph } from "../worker/stop-run.js";
 import type { PlanWakes } from "./wakes.js";
 
 /** What the service needs of a served graph: a compiled plan manager with a checkpointer. */

@@ -6,9 +6,9 @@
  */
 import { isFinished } from "../plan/ready.js";
 import type { RunStatus } from "../plan/schema/outcome.js";
-import type { Writer } from "./events.js";
+import type { Writer } from "./agent-events.js";
 import { degradedReasons, runQuality } from "../policy/quality/summary.js";
-import type { AgentPlanUpdate, AgentPlanValues } from "./state.js";
+import type { AgentPlanUpdate, AgentPlanValues } from "./agent-state.js";
 
 export function afterAgent(state: AgentPlanValues, emit: Writer): AgentPlanUpdate {
   const status = endStatus(state);

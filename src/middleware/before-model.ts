@@ -17,12 +17,12 @@ import { answerRule } from "../policy/ladder/person.js";
 import { stamped } from "./before-step.js";
 import { decide } from "./decisions.js";
 import { PLAN_NOTE_ID, PLAN_VIEW_ID } from "./plan-view.js";
-import { ask, reviewRequest } from "./review.js";
+import { ask, reviewRequest } from "./person-review.js";
 import { callKey } from "./route.js";
 import { answerInDoubt, type AnsweredDoubt } from "./in-doubt-answer.js";
 import type { RunJournal } from "../runtime/effect-journal.js";
 import { settleUndos, type UndoContext, type UndosSettled } from "./compensate.js";
-import { refusalKey, type AgentPlanUpdate, type AgentPlanValues, type Escalation } from "./state.js";
+import { refusalKey, type AgentPlanUpdate, type AgentPlanValues, type Escalation } from "./agent-state.js";
 
 type ModelState = AgentPlanValues & { messages: BaseMessage[] };
 

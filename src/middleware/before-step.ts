@@ -7,7 +7,7 @@
  */
 import type { Fact } from "../plan/schema/run.js";
 import type { Step } from "../plan/schema/step.js";
-import { freshnessBefore } from "./freshness.js";
+import { freshnessBefore } from "./stale-inputs.js";
 import type { CallEnv, CallResult } from "./settle.js";
 import { watchBefore } from "./watch.js";
 

@@ -26,11 +26,11 @@ import { callTool, StepTimeout, type Invocable } from "../runtime/call-tool.js";
 import type { RunJournal } from "../runtime/effect-journal.js";
 import { undoNext, type UndoPort } from "../runtime/undo.js";
 import { decide } from "./decisions.js";
-import type { AgentTool, ResolvedAgentOptions } from "./options.js";
-import { ask, reviewRequest } from "./review.js";
+import type { AgentTool, ResolvedAgentOptions } from "./agent-options.js";
+import { ask, reviewRequest } from "./person-review.js";
 import type { Revision } from "./revision.js";
 import type { CallEnv } from "./settle.js";
-import type { AgentPlanValues } from "./state.js";
+import type { AgentPlanValues } from "./agent-state.js";
 
 /**
  * The committed effects a revision abandons, latest commit first: owned by a step the draft dropped,

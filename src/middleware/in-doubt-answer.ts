@@ -12,8 +12,8 @@ import { attempt } from "../policy/attempt/attempt.js";
 import { answerRule } from "../policy/ladder/person.js";
 import type { Decision } from "../policy/ladder/decision.js";
 import { decisionAt } from "./decisions.js";
-import { ask, readInDoubtAnswer, reviewRequest, type InDoubtAnswer } from "./review.js";
-import type { AgentPlanUpdate, AgentPlanValues, Escalation } from "./state.js";
+import { ask, readInDoubtAnswer, reviewRequest, type InDoubtAnswer } from "./person-review.js";
+import type { AgentPlanUpdate, AgentPlanValues, Escalation } from "./agent-state.js";
 
 export interface AnsweredDoubt {
   update: AgentPlanUpdate;

@@ -3,8 +3,8 @@
  * (`langchain` is an optional peer dependency; only this subpath needs it).
  */
 export { planMiddleware } from "./middleware.js";
-export type { PlanMiddlewareOptions } from "./options.js";
-export { AgentPlanState } from "./state.js";
-export type { AgentPlanValues, Escalation, Trigger } from "./state.js";
-export type { ReviewRequest, Answer } from "./review.js";
+export type { PlanMiddlewareOptions } from "./agent-options.js";
+export { AgentPlanState } from "./agent-state.js";
+export type { AgentPlanValues, Escalation, Trigger } from "./agent-state.js";
+export type { ReviewRequest, Answer } from "./person-review.js";
 export { WRITE_PLAN } from "./write-plan.js";

@@ -15,17 +15,17 @@ import { afterAgent } from "./after-agent.js";
 import { beforeStep } from "./before-step.js";
 import { tracedMiddleware } from "../otel/agent-middleware.js";
 import { beforeModel } from "./before-model.js";
-import { updateEvents, writerOf } from "./events.js";
+import { updateEvents, writerOf } from "./agent-events.js";
 import { decisionAt } from "./decisions.js";
 import {
   resolveAgentOptions,
   type AgentTool,
   type PlanMiddlewareOptions,
   type ResolvedAgentOptions,
-} from "./options.js";
+} from "./agent-options.js";
 import { callKey, routeCall } from "./route.js";
 import { holdCall, refuseRepeat, type CallEnv, type ToolReply } from "./settle.js";
-import { AgentPlanState, refusalKey, type AgentPlanValues } from "./state.js";
+import { AgentPlanState, refusalKey, type AgentPlanValues } from "./agent-state.js";
 import { firstKey, runStep } from "./step-call.js";
 import { callWithin } from "../runtime/run-attempt.js";
 import type { CallOutcome } from "../policy/attempt/attempt.js";
@@ -33,8 +33,8 @@ import { TurnClaims, turnOf, type Claim } from "./turn.js";
 import { reuseVerdict, sideEffecting } from "../policy/attempt/attempt.js";
 import { preview } from "../policy/attempt/checks.js";
 import { withPlanView } from "./plan-view.js";
-import { heldCall } from "./taint.js";
-import { journalFor } from "./journal.js";
+import { heldCall } from "./call-taint.js";
+import { journalFor } from "./agent-journal.js";
 import type { UndoContext } from "./compensate.js";
 import { overBudgetCall } from "./plan-budget.js";
 import { WRITE_PLAN, writePlan, writePlanTool } from "./write-plan.js";

@@ -11,7 +11,7 @@ import { attemptCost, projectBudget } from "../policy/ladder/budget.js";
 import { cheaperPlanVerdict } from "../policy/replan/plan-writes.js";
 import { decide } from "./decisions.js";
 import type { CallEnv, CallResult } from "./settle.js";
-import type { AgentPlanValues } from "./state.js";
+import type { AgentPlanValues } from "./agent-state.js";
 
 export function overBudget(
   env: CallEnv,

@@ -8,7 +8,7 @@ import { factValues } from "../plan/facts.js";
 import { selectReady } from "../plan/ready.js";
 import type { Step } from "../plan/schema/step.js";
 import { preview } from "../policy/attempt/checks.js";
-import type { AgentPlanValues } from "./state.js";
+import type { AgentPlanValues } from "./agent-state.js";
 
 /** Messages the middleware writes (notes for the next view; views of older versions) have ids starting with this. */
 export const PLAN_VIEW_ID = "langgraph-replan-plan-view";

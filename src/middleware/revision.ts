@@ -12,7 +12,7 @@ import { sameStep } from "../policy/replan/merge.js";
 import { undoneKeys } from "../policy/attempt/redo-key.js";
 import { fingerprint } from "../policy/replan/scope.js";
 import { isFinished } from "../plan/ready.js";
-import type { AgentPlanValues, Trigger } from "./state.js";
+import type { AgentPlanValues, Trigger } from "./agent-state.js";
 
 export interface Revision {
   plan: Plan;

@@ -9,7 +9,7 @@ import { canonical } from "../plan/diff.js";
 import { factValues } from "../plan/facts.js";
 import { selectReady } from "../plan/ready.js";
 import type { Step } from "../plan/schema/step.js";
-import type { AgentPlanValues } from "./state.js";
+import type { AgentPlanValues } from "./agent-state.js";
 
 export type Route =
   | { kind: "free" }

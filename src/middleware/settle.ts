@@ -17,11 +17,11 @@ import type { GuardHit } from "../policy/ladder/guards.js";
 import { globalScope, localScope } from "../policy/replan/scope.js";
 import { falsify } from "../policy/trust/trust.js";
 import { decisionAt } from "./decisions.js";
-import type { Writer } from "./events.js";
-import type { ResolvedAgentOptions } from "./options.js";
+import type { Writer } from "./agent-events.js";
+import type { ResolvedAgentOptions } from "./agent-options.js";
 import type { RunJournal } from "../runtime/effect-journal.js";
 import { callKey } from "./route.js";
-import type { AgentPlanUpdate, AgentPlanValues, Escalation, Trigger } from "./state.js";
+import type { AgentPlanUpdate, AgentPlanValues, Escalation, Trigger } from "./agent-state.js";
 
 export interface CallEnv {
   options: ResolvedAgentOptions;
@@ -32,7 +32,7 @@ export interface CallEnv {
   /** Sends a custom stream event (the graph's shapes); decisions sent during the call go into `sent`. */
   emit: Writer;
   sent: Set<Decision>;
-  /** The effect journal of the agent's checkpointer (middleware/journal.ts); none without one. */
+  /** The effect journal of the agent's checkpointer (middleware/agent-journal.ts); none without one. */
   journal: RunJournal | undefined;
   /** Step calls of this thread in flight (side-by-side calls of one model turn). */
   running: () => number;

@@ -18,15 +18,15 @@ import type { GuardHit } from "../policy/ladder/guards.js";
 import { answerRule } from "../policy/ladder/person.js";
 import { revisionCountGuard, revisionProgressGuard, untrustedFirstPlanGuard } from "../policy/replan/plan-writes.js";
 import { decide } from "./decisions.js";
-import { committedMessage, enrich, validateDraft } from "./draft.js";
+import { committedMessage, enrich, validateDraft } from "./plan-draft.js";
 import { overBudget } from "./plan-budget.js";
-import { ask, reviewRequest } from "./review.js";
+import { ask, reviewRequest } from "./person-review.js";
 import { revise, type Revision } from "./revision.js";
 import { standing, type CallEnv, type CallResult } from "./settle.js";
 import { callFindings } from "../policy/capability/taint.js";
-import { untrustedText, vouchedText } from "./taint.js";
+import { untrustedText, vouchedText } from "./call-taint.js";
 import type { QualityFinding } from "../plan/schema/quality.js";
-import { gateVersion, qualityWrite, revisionGate, sentBack } from "./quality.js";
+import { gateVersion, qualityWrite, revisionGate, sentBack } from "./version-gate.js";
 
 export const WRITE_PLAN = "write_plan";
 

@@ -1,7 +1,7 @@
 /** The classifier node: a thin adapter from state to the pure `classify` and back. */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { UsageEntry } from "../contracts/usage.js";
-import { endCompensations } from "./shared/compensations.js";
+import { endCompensations } from "./shared/compensate-next.js";
 import type { Runtime } from "../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.js";
 import type { Step } from "../plan/schema/step.js";
@@ -9,7 +9,7 @@ import type { Decision } from "../policy/ladder/decision.js";
 import { producerAssumptions, type Deviation } from "../policy/ladder/deviation.js";
 import { LADDER_ACTIONS, mayAskLlm, recordAfter } from "../policy/ladder/records.js";
 import { classifierVerdict, classify, retriedOnUnmet, type Verdict } from "../policy/ladder/classify.js";
-import { isConcurrencyRecord } from "../policy/attempt/dispatch.js";
+import { isConcurrencyRecord } from "../policy/attempt/may-start.js";
 import { replanStanding } from "../policy/attempt/attempt.js";
 import { decide } from "../policy/ladder/decide.js";
 import { emit } from "../runtime/events.js";

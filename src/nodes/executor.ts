@@ -10,17 +10,17 @@ import type { Runtime } from "../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate } from "../runtime/state.js";
 import type { Step } from "../plan/schema/step.js";
 import { projectBudget } from "../policy/ladder/budget.js";
-import { nextQueued } from "../policy/attempt/dispatch.js";
+import { nextQueued } from "../policy/attempt/may-start.js";
 import { dispatcherOf, type Dispatcher, type Flight } from "../runtime/dispatch.js";
 import { runControlOf, takeAtBoundary } from "../runtime/run-control.js";
-import { pick, recordEnd } from "./executor/attempt.js";
+import { pick, recordEnd } from "./executor/start-attempt.js";
 import { startReady, type Next } from "./executor/start-ready.js";
 import { humanStepPayload } from "../runtime/interrupts.js";
 import { Visit } from "./executor/visit.js";
-import { compensateNext } from "./shared/compensations.js";
+import { compensateNext } from "./shared/compensate-next.js";
 import { blockedRun } from "./executor/blocked.js";
-import { externalStep } from "./executor/external.js";
-import { watchReadySteps } from "./executor/watches.js";
+import { externalStep } from "./executor/external-step.js";
+import { watchReadySteps } from "./executor/watch-ready.js";
 
 export function makeExecutor(rt: Runtime) {
   return async function executor(

@@ -20,7 +20,7 @@ import {
   extensionVersion,
   validateExtension,
 } from "./extender/extension.js";
-import { checkVersion } from "./shared/quality.js";
+import { checkVersion } from "./shared/quality-hold.js";
 import { isPlanManagerError } from "../errors.js";
 import { withDeadline } from "../runtime/deadline.js";
 import { capText } from "../plan/json-safe.js";

@@ -15,7 +15,7 @@ import { withDeadline } from "../runtime/deadline.js";
 import { capText } from "../plan/json-safe.js";
 import { startingBudget } from "../policy/ladder/budget.js";
 import { modelTrace } from "../contracts/trace.js";
-import { checkVersion, holdDecision, qualityWrite, withFindings } from "./shared/quality.js";
+import { checkVersion, holdDecision, qualityWrite, withFindings } from "./shared/quality-hold.js";
 
 /** Why no plan came out: the run fails with this in `outcome`, and no tool runs. */
 interface NoPlan {

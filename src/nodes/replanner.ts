@@ -1,6 +1,6 @@
 /**
  * The replanner node, in three phases (docs/architecture.md "The graph", replanner). Gather:
- * replan memory and the planner, awaited as the pure decision (policy/replan/decide.ts) asks for
+ * replan memory and the planner, awaited as the pure decision (policy/replan/replan-step.ts) asks for
  * them — memory first, then the planner, again while an invalid draft may be sent back. Decide: that function,
  * once it has all it asked for, gives the outcome (escalate, hold for a person, or plan version
  * N+1) and the store writes it implies. Apply: the state writes, then the store writes; a store
@@ -9,7 +9,7 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../runtime/state.js";
-import { decideReplan, type PlannerAnswer, type ReplanStep } from "../policy/replan/decide.js";
+import { decideReplan, type PlannerAnswer, type ReplanStep } from "../policy/replan/replan-step.js";
 import { validateReplanDraft } from "../policy/replan/draft.js";
 import type { MemoryRead } from "../policy/replan/recall.js";
 import { outcomeId } from "../runtime/replan-memory.js";
@@ -18,8 +18,8 @@ import { readMemory, writeMemory } from "./replanner/memory-read.js";
 import { askPlanner } from "./replanner/request.js";
 import { applyOutcome } from "./replanner/apply.js";
 import { modelTrace } from "../contracts/trace.js";
-import { effectsOf } from "./shared/compensations.js";
-import { checkVersion } from "./shared/quality.js";
+import { effectsOf } from "./shared/compensate-next.js";
+import { checkVersion } from "./shared/quality-hold.js";
 import type { ProposedVersion } from "../policy/replan/replan.js";
 import type { GateInput } from "../policy/quality/gate.js";
 

@@ -2,7 +2,7 @@
  * The agent face's runs: `createAgent` gives middleware no hook around a run, so a run's telemetry
  * opens at the first hook of a thread that has none open, and ends after `afterAgent`, at an
  * interrupt (a wait for a person) or at an error leaving a hook (docs/decisions/0052-opentelemetry.md).
- * The events are the ones the middleware sends through `writerOf` (middleware/events.ts).
+ * The events are the ones the middleware sends through `writerOf` (middleware/agent-events.ts).
  */
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { isGraphBubbleUp, isGraphInterrupt } from "@langchain/langgraph";

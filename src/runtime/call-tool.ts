@@ -2,7 +2,7 @@
  * One tool call of the graph, as LangChain wants it: the run's callbacks, the step's trace tags and
  * metadata, and what the tool finds in `config.configurable` (the step, the attempt, the idempotency
  * key). `toolConfig` builds that config for the one attempt driver's graph port
- * (nodes/executor/attempt.ts); `callTool` makes a call under the driver's one deadline
+ * (nodes/executor/start-attempt.ts); `callTool` makes a call under the driver's one deadline
  * (runtime/run-attempt.ts) for the graph's other callers (a watcher, an undo): past the step's timeout
  * its signal aborts and it throws `StepTimeout`; the caller's `stop` aborts it too
  * (docs/decisions/0028-a-stopped-run-keeps-its-results.md).

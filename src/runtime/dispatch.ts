@@ -13,7 +13,7 @@
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { CallOutcome } from "../policy/attempt/attempt.js";
-import type { RunningCall } from "../policy/attempt/dispatch.js";
+import type { RunningCall } from "../policy/attempt/may-start.js";
 import type { UsageEntry } from "../contracts/usage.js";
 import type { ValidationOutcome } from "../policy/attempt/agent-validation.js";
 import type { SettledDoubt } from "../policy/attempt/next-attempt.js";

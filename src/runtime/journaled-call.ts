@@ -1,7 +1,7 @@
 /**
  * A side-effecting call through the effect journal (docs/decisions/0038-effect-journal.md), for
- * both engines: the graph's executor (nodes/executor/journaled-call.ts) and `planMiddleware`
- * (middleware/journal.ts; docs/decisions/0043-effects-in-the-middleware.md) hand in how they call a
+ * both engines: the graph's executor (nodes/executor/graph-port.ts) and `planMiddleware`
+ * (middleware/agent-journal.ts; docs/decisions/0043-effects-in-the-middleware.md) hand in how they call a
  * tool and how they run a probe; the order is here, once. Before the call: a result the journal holds
  * for the key is the call's (the run's checkpoint lost it); an intent without a result is in doubt and
  * is settled first (policy/ladder/in-doubt.ts). Then the intent is made durable, the tool called, and

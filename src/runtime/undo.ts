@@ -1,6 +1,6 @@
 /**
  * The one undo runner (docs/decisions/0047-one-undo-runner.md), for the graph
- * (nodes/shared/compensations.ts) and for `createAgent` (middleware/compensate.ts): the first pending
+ * (nodes/shared/compensate-next.ts) and for `createAgent` (middleware/compensate.ts): the first pending
  * compensation runs under `<effect key>:compensate` through the effect journal
  * (runtime/journaled-call.ts; docs/decisions/0038-effect-journal.md), retried per its step's retry
  * policy with the moves policy/compensation/undo-round.ts decides. A face hands in a port: how it

@@ -8,7 +8,7 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { advisoryLockHeld, tryAdvisoryLock } from "./advisory-lock.js";
 import { anySaverAdapter } from "./any-saver.js";
-import { assembleHistory, revive, target, type HistoryOptions, type StoredRow } from "./history.js";
+import { assembleHistory, revive, target, type HistoryOptions, type StoredRow } from "./thread-history.js";
 import { postgresSaverHandle, type PostgresSaverHandle } from "./langgraph-savers.js";
 import { postgresJournal } from "./journal-postgres.js";
 import { checkListOptions } from "./list-options.js";

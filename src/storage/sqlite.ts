@@ -6,7 +6,7 @@
  */
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { anySaverAdapter } from "./any-saver.js";
-import { assembleHistory, revive, target, type HistoryOptions, type StoredRow } from "./history.js";
+import { assembleHistory, revive, target, type HistoryOptions, type StoredRow } from "./thread-history.js";
 import { sqliteSaverHandle, type SqliteSaverHandle } from "./langgraph-savers.js";
 import { sqliteJournal } from "./journal-sqlite.js";
 import { checkListOptions } from "./list-options.js";

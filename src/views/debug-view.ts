@@ -12,7 +12,7 @@ import { decisionLine } from "./decision-line.js";
 import { compensationLines } from "./compensations.js";
 import { inDoubtLines } from "./effects.js";
 import { printable } from "./printable.js";
-import type { ViewOutcome } from "./quality.js";
+import type { ViewOutcome } from "./quality-view.js";
 
 type DebugState = Pick<
   PlanManagerStateType,

@@ -2,14 +2,14 @@
 import type { PlanManagerStateType } from "../runtime/state.js";
 import type { RetryPolicy } from "../plan/schema/step.js";
 import { DEFAULT_RETRY } from "../plan/retry.js";
-import { isConcurrencyRecord } from "../policy/attempt/dispatch.js";
+import { isConcurrencyRecord } from "../policy/attempt/may-start.js";
 import { decisionLine } from "./decision-line.js";
 import { planMetrics, type PlanMetrics } from "./metrics.js";
 import { costsByTier, tierCostLine } from "./model-costs.js";
 import { compensationSummary } from "./compensations.js";
 import { inDoubtNow, inDoubtSummary } from "./effects.js";
 import { watchSummary } from "./watches.js";
-import { statusLabel, type ViewOutcome } from "./quality.js";
+import { statusLabel, type ViewOutcome } from "./quality-view.js";
 
 type OperatorState = Pick<PlanManagerStateType, "plan" | "steps" | "status" | "decisions" | "replans" | "budget"> &
   Partial<Pick<PlanManagerStateType, "usage" | "pendingHuman" | "compensations" | "watches">> & {

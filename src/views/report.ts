@@ -4,7 +4,7 @@
  * `mermaidScript` to inline it (the report then renders offline), or leave it out to get the
  * diagram sources as text.
  */
-import { statusLabel, type ViewOutcome } from "./quality.js";
+import { statusLabel, type ViewOutcome } from "./quality-view.js";
 import type { PlanManagerStateType } from "../runtime/state.js";
 import { planDiff } from "../plan/diff.js";
 import { planAtVersion, runHistory, runsAtVersion } from "../plan/history.js";

@@ -8,7 +8,7 @@ import { inDoubtCounts, stillInDoubt, type InDoubtCounts } from "./effects.js";
 import type { StepRun } from "../plan/schema/run.js";
 import { isFinished } from "../plan/ready.js";
 import { printable } from "./printable.js";
-import { statusLabel, type ViewOutcome } from "./quality.js";
+import { statusLabel, type ViewOutcome } from "./quality-view.js";
 
 /** What the view reads; `outcome` and `pendingHuman` are optional, so an agent's plan state (planMiddleware) fits. */
 type ViewState = Pick<PlanManagerStateType, "plan" | "steps" | "status"> &

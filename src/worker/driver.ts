@@ -9,7 +9,7 @@ import { resumeProblem } from "../plan/resume.js";
 import { isRunPaused, RUN_CONTROL } from "../runtime/run-control.js";
 import type { InterruptPayload } from "../plan/schema/interrupts.js";
 import type { ThreadFinished, ThreadJob } from "./queue.js";
-import { reopenStopped, requestStop, type StoppableGraph } from "./stop.js";
+import { reopenStopped, requestStop, type StoppableGraph } from "./stop-run.js";
 import type { ThreadControl } from "./stop-watch.js";
 import type { ThreadLocks } from "./thread-locks.js";
 

@@ -12,7 +12,7 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import { planMiddleware } from "../../src/middleware/index.js";
 import { writePlanTool } from "../../src/middleware/write-plan.js";
-import type { AgentEvent } from "../../src/middleware/events.js";
+import type { AgentEvent } from "../../src/middleware/agent-events.js";
 import { AssumptionBrokenError, TransientError } from "../../src/errors.js";
 import type { PlanEvent } from "../../src/index.js";
 import { LIMITS } from "../../src/plan/schema/primitives.js";

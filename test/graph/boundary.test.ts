@@ -9,7 +9,7 @@ import { isPlanManagerError, PermanentError, type PlanManagerError } from "../..
 import { pendingQuestion, resumeRun } from "../../src/index.js";
 import { staticPlanner } from "../../src/planners/static-planner.js";
 import type { PlanDraft } from "../../src/plan/schema/plan.js";
-import { requestStop, resumeStopped } from "../../src/worker/stop.js";
+import { requestStop, resumeStopped } from "../../src/worker/stop-run.js";
 import { brief, harness, scriptedTool, type Loose } from "../helpers/graph.js";
 
 /** lookup (tool) → approve (a person) → refund (tool). */

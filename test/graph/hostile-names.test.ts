@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createPlanManager, isPlanManagerError, llmClassifier, llmPlanner } from "../../src/index.js";
-import { lowerLimit, mayStart, raiseLimit } from "../../src/policy/attempt/dispatch.js";
+import { lowerLimit, mayStart, raiseLimit } from "../../src/policy/attempt/may-start.js";
 import { ScriptedChatModel } from "../helpers/fake-model.js";
 import { harness, scriptedTool } from "../helpers/graph.js";
 import { llmAnswer, llmStep } from "../helpers/llm-answers.js";

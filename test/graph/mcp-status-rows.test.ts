@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createPlanManager, staticPlanner, type PlanDraft } from "../../src/index.js";
 import { PlanService, type ServedGraph } from "../../src/mcp/index.js";
 import { planStatus } from "../../src/mcp/status.js";
-import { requestStop } from "../../src/worker/stop.js";
+import { requestStop } from "../../src/worker/stop-run.js";
 import { codingPlan, codingReplan, createCodingTools } from "../fixtures/coding-agent.js";
 import { fakeClock } from "../helpers/clock.js";
 import { httpError, scriptedTool } from "../helpers/graph.js";

@@ -5,7 +5,7 @@ import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { describe, expect, it } from "vitest";
 import { createPlanManager, staticPlanner } from "../../src/index.js";
 import { isPlanManagerError } from "../../src/errors.js";
-import { resumeRun } from "../../src/graph/resume.js";
+import { resumeRun } from "../../src/graph/resume-run.js";
 import { resumeProblem } from "../../src/plan/resume.js";
 import { harness, httpError, scriptedTool } from "../helpers/graph.js";
 

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createPlanManager, staticPlanner, type PlanDraft } from "../../src/index.js";
 import { isRunPaused, RUN_CONTROL, type RunControl, type RunRequest } from "../../src/runtime/run-control.js";
-import { resumeStopped } from "../../src/worker/stop.js";
+import { resumeStopped } from "../../src/worker/stop-run.js";
 
 /** Steps s0…s3 in a chain, plus `side` beside s1 (both depend on s0), so that two calls can be in flight. */
 const plan: PlanDraft = {

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { supportGraph } from "../../examples/embedding/subgraph.js";
 import { isPlanManagerError, type PlanManagerError } from "../../src/errors.js";
 import { requestScopeChange } from "../../src/graph/scope-change.js";
-import { resumeRun } from "../../src/graph/resume.js";
+import { resumeRun } from "../../src/graph/resume-run.js";
 import { staticPlanner } from "../../src/planners/static-planner.js";
 import type { PlanDraft } from "../../src/plan/schema/plan.js";
 import { brief, harness, scriptedTool, type Loose } from "../helpers/graph.js";

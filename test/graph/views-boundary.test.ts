@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { AssumptionBrokenError, staticPlanner } from "../../src/index.js";
 import { debugView, operatorView, userView } from "../../src/views/index.js";
 import type { PlanDraft } from "../../src/plan/schema/plan.js";
-import { requestStop } from "../../src/worker/stop.js";
+import { requestStop } from "../../src/worker/stop-run.js";
 import { harness, scriptedTool } from "../helpers/graph.js";
 
 /** prep → fetch (rests on mirror_up) → build; fetch finds the mirror down and a local replan fetches from a backup. */

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
 import { createPlanManager, resumeRun, staticPlanner } from "../../src/index.js";
-import { requestStop, resumeStopped } from "../../src/worker/stop.js";
+import { requestStop, resumeStopped } from "../../src/worker/stop-run.js";
 import { isPlanManagerError } from "../../src/errors.js";
 import { operatorView } from "../../src/views/operator-view.js";
 import { userView } from "../../src/views/user-view.js";

@@ -6,7 +6,7 @@ import {
   nextQueued,
   raiseLimit,
   type StartContext,
-} from "../../src/policy/attempt/dispatch.js";
+} from "../../src/policy/attempt/may-start.js";
 import type { Plan } from "../../src/plan/schema/plan.js";
 import type { StepRun } from "../../src/plan/schema/run.js";
 import type { Step } from "../../src/plan/schema/step.js";

@@ -1,5 +1,5 @@
 /**
- * The replan decision (src/policy/replan/decide.ts) is pure: plain inputs in — the frame, what
+ * The replan decision (src/policy/replan/replan-step.ts) is pure: plain inputs in — the frame, what
  * replan memory held, the planner's answers so far — and out what to gather next, or the outcome
  * with the store writes to make. No store, planner or clock takes part.
  */
@@ -7,8 +7,8 @@ import { describe, expect, it } from "vitest";
 import type { Plan } from "../../src/plan/schema/plan.js";
 import type { Step } from "../../src/plan/schema/step.js";
 import type { Decision } from "../../src/policy/ladder/decision.js";
-import { resolvePolicy } from "../../src/policy/options.js";
-import { decideReplan, type ReplanInput } from "../../src/policy/replan/decide.js";
+import { resolvePolicy } from "../../src/policy/policy-options.js";
+import { decideReplan, type ReplanInput } from "../../src/policy/replan/replan-step.js";
 import type { DraftRules, ReplanFrame } from "../../src/policy/replan/draft.js";
 import { memoryKey, templateEntry } from "../../src/policy/memory/memory.js";
 

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import * as root from "../../src/index.js";
-import * as stop from "../../src/worker/stop.js";
+import * as stop from "../../src/worker/stop-run.js";
 
 /** Every bare package a module reaches through its relative imports, with one file that imports it. */
 function packagesReached(entry: string): Map<string, string> {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { classifierVerdict, type Verdict } from "../../src/policy/ladder/classify.js";
-import { isConcurrencyRecord, limitVerdict } from "../../src/policy/attempt/dispatch.js";
+import { isConcurrencyRecord, limitVerdict } from "../../src/policy/attempt/may-start.js";
 import { answerRule, type PersonAnswer } from "../../src/policy/ladder/person.js";
 import {
   cheaperPlanVerdict,

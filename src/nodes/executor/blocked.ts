@@ -1,6 +1,6 @@
 /** A visit where no step can run and none will: the run fails, and what it committed is undone first. */
 import type { PlanManagerUpdate } from "../../runtime/state.js";
-import { endCompensations } from "../shared/compensations.js";
+import { endCompensations } from "../shared/compensate-next.js";
 import type { Visit } from "./visit.js";
 
 export function blockedRun(v: Visit, waiting: readonly string[]): PlanManagerUpdate {

@@ -4,13 +4,13 @@
  */
 import { selectReady, stepPosition, unfinishedSteps } from "../../plan/ready.js";
 import type { Step } from "../../plan/schema/step.js";
-import { mayStart } from "../../policy/attempt/dispatch.js";
+import { mayStart } from "../../policy/attempt/may-start.js";
 import { awaitsRefresh } from "../../policy/attempt/freshness.js";
 import type { Dispatcher } from "../../runtime/dispatch.js";
-import { startAttempt, toolFor } from "./attempt.js";
-import { offeredToCaller } from "./external.js";
+import { startAttempt, toolFor } from "./start-attempt.js";
+import { offeredToCaller } from "./external-step.js";
 import type { Visit } from "./visit.js";
-import { awaitsWatch } from "./watches.js";
+import { awaitsWatch } from "./watch-ready.js";
 
 /** Where a visit stands once it has started what it could; `human`: a human or external step to ask about. */
 export type Next = { kind: "go"; human?: Step } | { kind: "blocked"; waiting: string[] };

@@ -17,7 +17,7 @@ import type { Decision } from "../../policy/ladder/decision.js";
 import type { Deviation } from "../../policy/ladder/deviation.js";
 import type { CheckFailure } from "../../policy/attempt/checks.js";
 import { activeAssumptionChecks, assumptionDeviation } from "../../policy/trust/assumptions.js";
-import { isRateLimit, limitVerdict, lowerLimit, raiseLimit, type LimitUpdate } from "../../policy/attempt/dispatch.js";
+import { isRateLimit, limitVerdict, lowerLimit, raiseLimit, type LimitUpdate } from "../../policy/attempt/may-start.js";
 import { emit, emitOnceDurable, type PlanEvent } from "../../runtime/events.js";
 import { decide } from "../../policy/ladder/decide.js";
 

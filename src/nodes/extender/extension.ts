@@ -19,7 +19,7 @@ import type { KeyLookup } from "../../plan/issues.js";
 import { planProduces, stepPosition } from "../../plan/ready.js";
 import { decide } from "../../policy/ladder/decide.js";
 import { holdProposal, reviewNewSteps, versionReview } from "../shared/plan-review.js";
-import { holdDecision, qualityWrite, withFindings } from "../shared/quality.js";
+import { holdDecision, qualityWrite, withFindings } from "../shared/quality-hold.js";
 import type { GateInput } from "../../policy/quality/gate.js";
 import type { QualityFinding } from "../../plan/schema/quality.js";
 

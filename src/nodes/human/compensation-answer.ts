@@ -12,7 +12,7 @@ import { commitVersion } from "../../policy/replan/replan.js";
 import { versionCompensations } from "../../policy/replan/compensation-gate.js";
 import { answerRule } from "../../policy/ladder/person.js";
 import { emit } from "../../runtime/events.js";
-import { effectsOf } from "../shared/compensations.js";
+import { effectsOf } from "../shared/compensate-next.js";
 import { personDecision, running, type Answering, type Next } from "./answer-context.js";
 
 /** What the pending question says about compensation, when it is one. */

@@ -9,7 +9,7 @@
 import type { ResumeValue } from "../../plan/schema/interrupts.js";
 import { externalCall, submittedResult } from "../../policy/attempt/external.js";
 import type { Flight } from "../../runtime/dispatch.js";
-import { recordEnd } from "../executor/attempt.js";
+import { recordEnd } from "../executor/start-attempt.js";
 import { Visit } from "../executor/visit.js";
 import { running, type Answering, type Next } from "./answer-context.js";
 

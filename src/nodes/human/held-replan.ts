@@ -15,7 +15,7 @@ import { answerRule } from "../../policy/ladder/person.js";
 import type { Abandoned } from "../../policy/compensation/abandoned.js";
 import { missingOf, versionCompensations } from "../../policy/replan/compensation-gate.js";
 import { missingDecision } from "../../policy/compensation/verdict.js";
-import { effectsOf, keepEffectsQuestion } from "../shared/compensations.js";
+import { effectsOf, keepEffectsQuestion } from "../shared/compensate-next.js";
 
 /** The proposal a plan review holds (state's `heldReplan`), if it still applies to the current version. */
 export function heldProposal(a: Answering): ProposedVersion | undefined {

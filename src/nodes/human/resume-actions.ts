@@ -14,7 +14,7 @@ import { plannerUnavailable } from "../../policy/ladder/guards.js";
 import { answerRule } from "../../policy/ladder/person.js";
 import { compensationAnswer } from "./compensation-answer.js";
 import { submitExternal } from "./external-answer.js";
-import { compensationPending, endCompensations } from "../shared/compensations.js";
+import { compensationPending, endCompensations } from "../shared/compensate-next.js";
 
 export { HUMAN_DESTINATIONS, type Answering, type Destination, type Next } from "./answer-context.js";
 

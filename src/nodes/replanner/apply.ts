@@ -1,5 +1,5 @@
 /**
- * Applies a decided replan (policy/replan/decide.ts) to state: an escalation with its payload, a
+ * Applies a decided replan (policy/replan/replan-step.ts) to state: an escalation with its payload, a
  * proposal held in a plan review, or the committed version (reviewed first under
  * `reviewReplans`). A replan the capability guard held is not a version yet: only a person's
  * approval commits it, so a rejected proposal never widens what later replans count as used.
@@ -10,14 +10,14 @@ import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate, UsageEntry 
 import type { Fact } from "../../plan/schema/run.js";
 import { commitVersion, type ProposedVersion } from "../../policy/replan/replan.js";
 import type { Decision } from "../../policy/ladder/decision.js";
-import type { ReplanDecision } from "../../policy/replan/decide.js";
+import type { ReplanDecision } from "../../policy/replan/replan-step.js";
 import { emit } from "../../runtime/events.js";
 import { escalationPayload } from "../../runtime/interrupts.js";
 import { holdProposal, versionReview } from "../shared/plan-review.js";
-import { effectsOf, keepEffectsQuestion } from "../shared/compensations.js";
+import { effectsOf, keepEffectsQuestion } from "../shared/compensate-next.js";
 import { versionCompensations } from "../../policy/replan/compensation-gate.js";
 import type { QualityFinding } from "../../plan/schema/quality.js";
-import { holdDecision, qualityWrite, withFindings } from "../shared/quality.js";
+import { holdDecision, qualityWrite, withFindings } from "../shared/quality-hold.js";
 
 /** What the replan spent, and the facts it relabelled (the evidence stands whatever the outcome). */
 export interface ReplanSpent {

@@ -1,7 +1,7 @@
 /**
  * One replan's frame, read once from state: the trigger (the last decision), the scope, the
  * falsification and relabelling it implies, and the affected steps. Also what the run lets a draft
- * use, and what the replan costs. The decision itself is pure, in policy/replan/decide.ts.
+ * use, and what the replan costs. The decision itself is pure, in policy/replan/replan-step.ts.
  */
 import type { Runtime } from "../../runtime/options.js";
 import type { PlanManagerStateType, ReplanGuards, UsageEntry } from "../../runtime/state.js";

@@ -6,7 +6,7 @@
 import { factValues } from "../../plan/facts.js";
 import type { PlanIssue } from "../../plan/validate.js";
 import { failedReplan } from "../../policy/ladder/guards.js";
-import type { PlannerAnswer } from "../../policy/replan/decide.js";
+import type { PlannerAnswer } from "../../policy/replan/replan-step.js";
 import { affectedSteps, labelledFacts, type ReplanFrame } from "../../policy/replan/draft.js";
 import type { MemoryHint } from "../../policy/replan/recall.js";
 import { isPlanManagerError } from "../../errors.js";

@@ -13,7 +13,7 @@ import { attemptCost } from "../../policy/ladder/budget.js";
 import { externalStepPayload } from "../../runtime/interrupts.js";
 import { journalOf } from "../../runtime/effect-journal.js";
 import type { Flight } from "../../runtime/dispatch.js";
-import { checkBefore, recordEnd, reuseEffect } from "./attempt.js";
+import { checkBefore, recordEnd, reuseEffect } from "./start-attempt.js";
 import type { Visit } from "./visit.js";
 
 /** What the visit returns for a ready external step: its question, or what the checks or the journal settled. */

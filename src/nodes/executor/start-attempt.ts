@@ -23,7 +23,7 @@ import type { AgentWork, Dispatcher, Flight } from "../../runtime/dispatch.js";
 import { watchForStall } from "../../runtime/stall-watch.js";
 import type { Visit } from "./visit.js";
 import { journalOf } from "../../runtime/effect-journal.js";
-import { graphPort } from "./journaled-call.js";
+import { graphPort } from "./graph-port.js";
 
 /** The tool a step's next attempt calls: its fallback once the ladder switched to it; `agent:NAME` for an agent. */
 export function toolFor(step: Step, run: StepRun | undefined): string | undefined {

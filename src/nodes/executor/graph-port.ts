@@ -1,6 +1,6 @@
 /**
  * A keyed call of the graph made by the one attempt driver (runtime/run-attempt.ts), for a caller that
- * calls like `callTool`: a compensation's undo (nodes/shared/compensations.ts). The journal's order,
+ * calls like `callTool`: a compensation's undo (nodes/shared/compensate-next.ts). The journal's order,
  * the deadline and the settling of a call in doubt are the driver's (docs/decisions/0038-effect-journal.md).
  */
 import type { Step } from "../../plan/schema/step.js";

@@ -14,7 +14,7 @@ import { quotesTheModel } from "../policy/replan/plan-writes.js";
 import { PLAN_VIEW_ID } from "./plan-view.js";
 import { callKey } from "./route.js";
 import { holdCall, type CallEnv, type CallResult } from "./settle.js";
-import type { AgentPlanValues } from "./state.js";
+import type { AgentPlanValues } from "./agent-state.js";
 import { textOf } from "./tool-call.js";
 
 export function untrustedText(state: AgentPlanValues): TaintedText[] {

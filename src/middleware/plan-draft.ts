@@ -11,7 +11,7 @@ import { formatIssues, validatePlan, verifyIssues } from "../plan/validate.js";
 import { checkOperations } from "../plan/validate-fields.js";
 import { DEFAULT_RETRY } from "../plan/retry.js";
 import type { CompensationRecord } from "../plan/schema/run.js";
-import type { AgentPlanValues } from "./state.js";
+import type { AgentPlanValues } from "./agent-state.js";
 import type { CallEnv, CallResult } from "./settle.js";
 
 export type Checked = { ok: true; draft: PlanDraft } | { ok: false; result: CallResult };

@@ -13,7 +13,7 @@ import { qualityHold, qualityPolicy } from "../policy/quality/findings.js";
 import { qualityGate, qualityIssues, type GateInput } from "../policy/quality/gate.js";
 import { sendBackDraft, type GuardHit } from "../policy/ladder/guards.js";
 import type { CallEnv, CallResult } from "./settle.js";
-import type { AgentPlanUpdate } from "./state.js";
+import type { AgentPlanUpdate } from "./agent-state.js";
 
 export interface Gated {
   /** Every finding of the version (recorded in state `quality.findings`). */

@@ -17,7 +17,7 @@ import { refreshWrites, staleAnswer } from "../policy/ladder/stale.js";
 import { decide } from "./decisions.js";
 import { refusedCall } from "../policy/ladder/refused-call.js";
 import { holdCall, settle, standing, type CallEnv, type CallResult } from "./settle.js";
-import { refusalKey } from "./state.js";
+import { refusalKey } from "./agent-state.js";
 
 type Call = { tool: string; args: Record<string, unknown> };
 

@@ -6,7 +6,7 @@
 import type { Decision } from "../policy/ladder/decision.js";
 import type { PlanEvent } from "../runtime/events.js";
 import { agentRun } from "../otel/agent-runs.js";
-import type { AgentPlanUpdate } from "./state.js";
+import type { AgentPlanUpdate } from "./agent-state.js";
 import type { Plan } from "../plan/schema/plan.js";
 
 export type AgentEvent = Exclude<PlanEvent, { type: "memory" } | { type: "step_stalled" }>;
