@@ -5,39 +5,14 @@
  * whose content names the `PlanManagerError` code, and nothing is written.
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { isPlanManagerError } from "../errors.js";
 import { SubmittedErrorSchema } from "../plan/schema/interrupts.js";
 import { CheckedTools } from "./checked-tools.js";
+import { createInput, planId, Started, StatusShape } from "./tool-schemas.js";
 import { MAX_WAIT_S, type PlanService } from "./service.js";
-
-const planId = z.string().min(1).max(200).describe("The plan's id, from plan_create or plan_list.");
-
-const StatusShape = z.looseObject({
-  plan_id: z.string(),
-  graph: z.string(),
-  goal: z.string(),
-  status: z.string(),
-  plan_version: z.number().nullable(),
-  steps: z.array(
-    z.object({
-      id: z.string(),
-      goal: z.string(),
-      status: z.string(),
-      attempts: z.number(),
-      facts: z.record(z.string(), z.string()),
-      started_at: z.string().optional(),
-      in_doubt: z.literal(true).optional(),
-    }),
-  ),
-  progress: z.object({ done: z.number(), total: z.number() }),
-  timing: z.object({ started_at: z.string().nullable(), last_progress_at: z.string().nullable() }),
-  usage: z.object({ cost: z.number(), replan_cost: z.number(), input_tokens: z.number(), output_tokens: z.number() }),
-  server: z.object({ live: z.boolean() }).optional(),
-  message: z.string().optional(),
-});
-
-const Started = z.object({ plan_id: z.string(), status: z.string() });
+import { PlanTaskStore, type PlanTaskOptions } from "./plan-tasks.js";
 
 type Result = {
   content: { type: "text"; text: string }[];
@@ -45,23 +20,36 @@ type Result = {
   isError?: boolean;
 };
 
+/** An error as every tool reports it: `{ error, message, path? }`. */
+function errorPayload(error: unknown): { error: string; message: string; path?: string } {
+  return isPlanManagerError(error)
+    ? { error: error.code, message: error.message, ...(error.path ? { path: error.path } : {}) }
+    : { error: "internal", message: error instanceof Error ? error.message : String(error) };
+}
+
 /** Runs a tool's body: its value as structured content, or its error as an `isError` result. */
 async function answer(body: () => Promise<object>): Promise<Result> {
   try {
     const value = (await body()) as Record<string, unknown>;
     return { content: [{ type: "text", text: JSON.stringify(value) }], structuredContent: value };
   } catch (error) {
-    const payload = isPlanManagerError(error)
-      ? { error: error.code, message: error.message, ...(error.path ? { path: error.path } : {}) }
-      : { error: "internal", message: error instanceof Error ? error.message : String(error) };
-    return { content: [{ type: "text", text: JSON.stringify(payload) }], isError: true };
+    return { content: [{ type: "text", text: JSON.stringify(errorPayload(error)) }], isError: true };
   }
 }
 
-export function createMcpServer(service: PlanService): McpServer {
+export interface McpServerOptions {
+  /** How tasks are answered (plan-tasks.ts): their poll interval. */
+  tasks?: PlanTaskOptions;
+}
+
+export function createMcpServer(service: PlanService, options: McpServerOptions = {}): McpServer {
+  const tasks = new PlanTaskStore(service, options.tasks);
   const server = new McpServer(
     { name: service.server.name, version: service.server.version },
     {
+      // A task is a plan (docs/decisions/0048-plans-as-mcp-tasks.md): plan_create makes one when asked.
+      capabilities: { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
+      taskStore: tasks,
       instructions:
         "Governed plans: plan_create starts one in the background; plan_wait blocks until it ends or needs an " +
         "answer; plan_status reads it; plan_answer answers its question; plan_next lists the steps you do yourself and plan_submit reports them; " +
@@ -70,59 +58,43 @@ export function createMcpServer(service: PlanService): McpServer {
   );
 
   const tools = new CheckedTools(server, answer);
-  registerRunTools(tools, service);
+  registerRunTools(tools, service, tasks);
   registerReadTools(tools, service);
   registerRetentionTools(tools, service);
   registerExternalStepTools(tools, service);
   return server;
 }
 
-/** `plan_create`'s input, naming the graphs served. */
-const createInput = (graphs: readonly string[]) => ({
-  goal: z.string().describe("What the plan must achieve."),
-  context: z.record(z.string(), z.unknown()).optional().describe("Input facts, by key."),
-  plan: z
-    .record(z.string(), z.unknown())
-    .optional()
-    .describe("A plan draft ({ steps, assumptions? }) to run instead of asking the graph's planner."),
-  graph: z
-    .string()
-    .optional()
-    .describe(`One of: ${graphs.join(", ")} (default: the first).`),
-  parent_plan_id: z.string().optional().describe("The plan this one iterates on."),
-  idempotency_key: z
-    .string()
-    .min(1)
-    .max(200)
-    .optional()
-    .describe("Names this request: the same key with another goal, context, plan or graph is refused."),
-  new_run: z
-    .boolean()
-    .optional()
-    .describe(
-      "Start a new plan even when the same goal, context and graph made one within 10 minutes " +
-        "(after a plan that failed, was aborted or stopped). Not with an idempotency_key that names a plan already.",
-    ),
-});
-
 /** Tools that start or change a run: create, answer, stop, resume. */
-function registerRunTools(server: CheckedTools, service: PlanService): void {
+function registerRunTools(server: CheckedTools, service: PlanService, tasks: PlanTaskStore): void {
   server.registerTool(
     "plan_create",
     {
       description:
         "Start a plan for a goal in the background. The same idempotency_key (or the same goal, context and graph " +
         "within 10 minutes) returns the plan already made; a key reused for another request is refused " +
-        "(idempotency_conflict); new_run starts again.",
+        "(idempotency_conflict); new_run starts again. Called as a task, the task is the plan (its id the " +
+        "plan id) and the task's result is plan_status's.",
       inputSchema: createInput(service.server.graphs),
-      outputSchema: {
+      // created and server always come back from a call; a task's result is plan_status's instead.
+      outputSchema: z.looseObject({
         plan_id: z.string(),
         status: z.string(),
-        created: z.boolean(),
-        server: z.object({ name: z.string(), version: z.string(), graphs: z.array(z.string()) }),
-      },
+        created: z.boolean().optional(),
+        server: z.object({ name: z.string(), version: z.string(), graphs: z.array(z.string()) }).optional(),
+      }),
     },
     (input) => answer(() => service.create(input)),
+    async (input) => {
+      // A refusal writes nothing and makes no task: a protocol error carrying the usual payload.
+      const created = await service.create(input).catch((error: unknown) => {
+        const payload = errorPayload(error);
+        throw new McpError(ErrorCode.InvalidParams, JSON.stringify(payload), payload);
+      });
+      const task = await tasks.getTask(created.plan_id);
+      if (!task) throw new McpError(ErrorCode.InvalidParams, `plan "${created.plan_id}" was deleted as it started`);
+      return { task };
+    },
   );
 
   server.registerTool(
