@@ -13,8 +13,8 @@ export { requestScopeChange } from "./graph/scope-change.js";
 // An operator's stop needs no PostgreSQL: the root offers it to SQLite users (worker/stop-run.ts reaches no pg).
 export { requestStop, resumeStopped } from "./worker/stop-run.js";
 export type { PlanManagerOptions, Clock, StepAgent, AgentGraph, ModelTiers } from "./runtime/options.js";
-export type { PolicyOptions, ReplanMemoryOptions } from "./policy/policy-options.js";
-export type { ReplanTemplate } from "./policy/policy-options.js";
+export type { PolicyOptions, ReplanMemoryOptions } from "./policy/options.js";
+export type { ReplanTemplate } from "./policy/options.js";
 export { PlanManagerState, PlanManagerInput, PlanManagerOutput } from "./runtime/state.js";
 export type { PlanManagerStateType, PlanManagerInputType, PlanManagerOutputType } from "./runtime/state.js";
 export type { UsageEntry } from "./contracts/usage.js";

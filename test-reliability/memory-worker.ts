@@ -9,7 +9,7 @@ import { PostgresStore } from "@langchain/langgraph-checkpoint-postgres/store";
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
 import { AssumptionBrokenError, createPlanManager, staticPlanner, type PlanDraft } from "../src/index.js";
-import { DEFAULT_MEMORY_NAMESPACE } from "../src/policy/policy-options.js";
+import { DEFAULT_MEMORY_NAMESPACE } from "../src/policy/options.js";
 import { MemoryEntrySchema } from "../src/policy/memory/memory.js";
 import { entryScore } from "../src/runtime/replan-memory.js";
 

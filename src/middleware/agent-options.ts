@@ -2,7 +2,7 @@
 import type { ToolCallRequest } from "langchain";
 import { z } from "zod";
 import { PlanManagerError } from "../errors.js";
-import { resolvePolicy, type PolicyOptions, type ResolvedPolicy } from "../policy/policy-options.js";
+import { resolvePolicy, type PolicyOptions, type ResolvedPolicy } from "../policy/options.js";
 
 export interface PlanMiddlewareOptions {
   /** The ladder's guardrails and retry defaults, as for `createPlanManager`. Default: the library's. */

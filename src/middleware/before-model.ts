@@ -15,7 +15,7 @@ import { type StepRun } from "../plan/schema/run.js";
 import type { Decision } from "../policy/ladder/decision.js";
 import { answerRule } from "../policy/ladder/person.js";
 import { stamped } from "./before-step.js";
-import { decide } from "./decisions.js";
+import { decisionAt } from "./decisions.js";
 import { PLAN_NOTE_ID, PLAN_VIEW_ID } from "./plan-view.js";
 import { ask, reviewRequest } from "./person-review.js";
 import { callKey } from "./route.js";
@@ -140,7 +140,7 @@ function answerEscalations(state: ModelState, at: () => string): Answered {
     const place = { stepId: e.stepId, attempt: run.attempts, planVersion: state.plan?.version ?? 0, at: at() };
     if (answer.type === "reject") {
       const reason = `a person refused step "${e.stepId}"${answer.message ? `: ${answer.message}` : ""}`;
-      decisions.push(decide({ rule: answerRule("reject-call"), reason, by: "person" }, place));
+      decisions.push(decisionAt({ rule: answerRule("reject-call"), reason, by: "person" }, place));
       notes.push(`${reason}. Revise the plan with write_plan, or finish and report.`);
       continue;
     }
@@ -150,7 +150,7 @@ function answerEscalations(state: ModelState, at: () => string): Answered {
     failedCalls[e.call] = false;
     failedCalls[callKey(e.stepId, tool, args)] = false;
     const reason = `a person allowed step "${e.stepId}" another round: call ${tool} with ${JSON.stringify(args)}`;
-    decisions.push(decide({ rule: answerRule("retry"), reason, by: "person" }, place));
+    decisions.push(decisionAt({ rule: answerRule("retry"), reason, by: "person" }, place));
     notes.push(`${reason}.`);
   }
   // An answered step's refused calls count again from zero.

@@ -8,15 +8,15 @@
 import type { Fact } from "../plan/schema/run.js";
 import type { Step } from "../plan/schema/step.js";
 import { freshnessBefore } from "./stale-inputs.js";
-import type { CallEnv, CallResult } from "./settle.js";
+import type { CallEnv, ToolReply } from "./settle.js";
 import { watchBefore } from "./watch.js";
 
 export async function beforeStep(
   env: CallEnv,
   step: Step,
   call: { tool: string; args: Record<string, unknown> },
-  run: () => Promise<CallResult>,
-): Promise<CallResult> {
+  run: () => Promise<ToolReply>,
+): Promise<ToolReply> {
   const watched = await watchBefore(env, step, call);
   const answered = watched.drifted ?? freshnessBefore(env, step, call);
   const result = answered ?? observed(env, step, await run());
@@ -29,7 +29,7 @@ export async function beforeStep(
 }
 
 /** The facts the step's call produced, stamped with when they were observed (facts it only relabelled keep theirs). */
-export function observed(env: CallEnv, step: Step, result: CallResult): CallResult {
+export function observed(env: CallEnv, step: Step, result: ToolReply): ToolReply {
   const facts = result.update.facts;
   if (!facts) return result;
   return { ...result, update: { ...result.update, facts: stamped(facts, env.at(), step.id) } };

@@ -13,7 +13,7 @@ import { untrustedCall } from "../policy/capability/untrusted-call.js";
 import { quotesTheModel } from "../policy/replan/plan-writes.js";
 import { PLAN_VIEW_ID } from "./plan-view.js";
 import { callKey } from "./route.js";
-import { holdCall, type CallEnv, type CallResult } from "./settle.js";
+import { holdCall, type CallEnv, type ToolReply } from "./settle.js";
 import type { AgentPlanValues } from "./agent-state.js";
 import { textOf } from "./tool-call.js";
 
@@ -63,7 +63,7 @@ export function heldCall(
   tool: string,
   args: Record<string, unknown>,
   sideEffects: string[],
-): CallResult | undefined {
+): ToolReply | undefined {
   if (sideEffects.length === 0) return undefined;
   if (env.state.planRun.failedCalls[callKey(step.id, tool, args)] === false) return undefined;
   const call = { stepId: step.id, tool, args, sideEffects };

@@ -25,7 +25,7 @@ import { answerRule } from "../policy/ladder/person.js";
 import { callTool, StepTimeout, type Invocable } from "../runtime/call-tool.js";
 import type { RunJournal } from "../runtime/effect-journal.js";
 import { undoNext, type UndoPort } from "../runtime/undo.js";
-import { decide } from "./decisions.js";
+import { decisionAt } from "./decisions.js";
 import type { AgentTool, ResolvedAgentOptions } from "./agent-options.js";
 import { ask, reviewRequest } from "./person-review.js";
 import type { Revision } from "./revision.js";
@@ -209,7 +209,7 @@ function answerUndo(
   const key = record.compensationKey;
   const where = { stepId: record.stepId, attempt: record.attempts ?? 0, ...place };
   const person = (rule: Parameters<typeof answerRule>[0], reason: string) =>
-    decide({ rule: answerRule(rule), reason, by: "person" }, where);
+    decisionAt({ rule: answerRule(rule), reason, by: "person" }, where);
   if (answer.action === "retry") {
     // The new round is journaled above the last call (runtime/undo.ts); in doubt, the answer approves one call.
     const lastAttempt = (record.approvedAttempt ?? 0) + (record.attempts ?? 0);

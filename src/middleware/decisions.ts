@@ -43,6 +43,3 @@ export function decisionAt(verdict: DecisionVerdict, place: DecisionPlace): Deci
     at: place.at,
   });
 }
-
-/** @deprecated The ladder's `decide` (policy/ladder/decide.ts) is the one `decide`; this is `decisionAt`. */
-export const decide = decisionAt;

@@ -9,21 +9,21 @@ import type { Plan } from "../plan/schema/plan.js";
 import type { StepRun } from "../plan/schema/run.js";
 import { attemptCost, projectBudget } from "../policy/ladder/budget.js";
 import { cheaperPlanVerdict } from "../policy/replan/plan-writes.js";
-import { decide } from "./decisions.js";
-import type { CallEnv, CallResult } from "./settle.js";
+import { decisionAt } from "./decisions.js";
+import type { CallEnv, ToolReply } from "./settle.js";
 import type { AgentPlanValues } from "./agent-state.js";
 
 export function overBudget(
   env: CallEnv,
   plan: Plan,
   runs: Readonly<Record<string, StepRun | null>>,
-): CallResult | undefined {
+): ToolReply | undefined {
   const live: Record<string, StepRun> = {};
   for (const [id, run] of Object.entries(runs)) if (run) live[id] = run;
   const deviation = projectBudget(plan, live, env.state.budget?.spent ?? 0, env.options.policy.budget.maxCost);
   if (!deviation) return undefined;
   const place = { attempt: 0, planVersion: env.state.plan?.version ?? 0, at: env.at() };
-  const decision = decide(cheaperPlanVerdict(deviation), place);
+  const decision = decisionAt(cheaperPlanVerdict(deviation), place);
   const content = `The plan was not recorded: ${deviation.message}. Write a cheaper plan with write_plan.`;
   const steps = plan.steps.flatMap((step) => [
     ...(step.tool !== undefined && attemptCost(step, false) > 0 ? [{ stepId: step.id, tool: step.tool }] : []),
@@ -37,7 +37,7 @@ export function overBudget(
  * A call no recorded step governs, of a tool a plan sent back over budget would have charged for:
  * refused, not run, with the rule that sent the plan back.
  */
-export function overBudgetCall(state: Pick<AgentPlanValues, "planRun">, tool: string): CallResult | undefined {
+export function overBudgetCall(state: Pick<AgentPlanValues, "planRun">, tool: string): ToolReply | undefined {
   const held = state.planRun.overBudget;
   const step = held?.steps.find((s) => s.tool === tool);
   if (!held || !step) return undefined;

@@ -12,9 +12,9 @@ import { checkOperations } from "../plan/validate-fields.js";
 import { DEFAULT_RETRY } from "../plan/retry.js";
 import type { CompensationRecord } from "../plan/schema/run.js";
 import type { AgentPlanValues } from "./agent-state.js";
-import type { CallEnv, CallResult } from "./settle.js";
+import type { CallEnv, ToolReply } from "./settle.js";
 
-export type Checked = { ok: true; draft: PlanDraft } | { ok: false; result: CallResult };
+export type Checked = { ok: true; draft: PlanDraft } | { ok: false; result: ToolReply };
 
 export function validateDraft(env: CallEnv, args: unknown, tools: ReadonlySet<string>): Checked {
   const { state, options } = env;

@@ -62,9 +62,6 @@ export interface ToolReply {
   update: AgentPlanUpdate;
 }
 
-/** @deprecated The tool message's reply is `ToolReply`; a call's outcome is `CallOutcome` (policy/attempt/attempt.ts). */
-export type CallResult = ToolReply;
-
 export interface Settling {
   step: Step;
   run: StepRun;

@@ -14,15 +14,15 @@ import { awaitsRefresh } from "../policy/attempt/freshness.js";
 import { classify } from "../policy/ladder/classify.js";
 import type { DeviationOf } from "../policy/ladder/deviation.js";
 import { refreshWrites, staleAnswer } from "../policy/ladder/stale.js";
-import { decide } from "./decisions.js";
+import { decisionAt } from "./decisions.js";
 import { refusedCall } from "../policy/ladder/refused-call.js";
-import { holdCall, settle, standing, type CallEnv, type CallResult } from "./settle.js";
+import { holdCall, settle, standing, type CallEnv, type ToolReply } from "./settle.js";
 import { refusalKey } from "./agent-state.js";
 
 type Call = { tool: string; args: Record<string, unknown> };
 
 /** The step's call may not start on the inputs it has now: why, and what the ladder wrote; undefined when it may. */
-export function freshnessBefore(env: CallEnv, step: Step, call: Call): CallResult | undefined {
+export function freshnessBefore(env: CallEnv, step: Step, call: Call): ToolReply | undefined {
   const { state } = env;
   const plan = state.plan!;
   const run = state.steps[step.id];
@@ -56,7 +56,7 @@ function stale(
   call: Call,
   deviation: DeviationOf<"stale_evidence">,
   error: ErrorInfo,
-): CallResult {
+): ToolReply {
   const { state, options } = env;
   const plan = state.plan!;
   const backtracks = state.planRun.backtracks ?? {};
@@ -72,7 +72,7 @@ function stale(
     stale: { rule: answer.rule, reason: answer.reason },
   });
   const place = { stepId: step.id, attempt: run.attempts, planVersion: plan.version, at: env.at() };
-  const decision = decide(verdict, place);
+  const decision = decisionAt(verdict, place);
   if (verdict.action === "refresh") {
     const writes = refreshWrites(deviation, answer.producers, state.steps, state.facts, backtracks);
     const calls = answer.producers.map((id) => `step "${id}" (${plan.steps.find((s) => s.id === id)!.tool})`);
@@ -92,7 +92,7 @@ function stale(
  * observation. Refused like any call of a step that cannot run yet: counted, and past
  * `policy.maxRefusedCalls` a person is asked (policy/ladder/refused-call.ts).
  */
-function waiting(env: CallEnv, step: Step, call: Call): CallResult {
+function waiting(env: CallEnv, step: Step, call: Call): ToolReply {
   const { state } = env;
   const producers = (step.inputs ?? []).flatMap((k) => {
     const f = state.facts[k];

@@ -12,7 +12,7 @@ import { formatIssues } from "../plan/validate.js";
 import { qualityHold, qualityPolicy } from "../policy/quality/findings.js";
 import { qualityGate, qualityIssues, type GateInput } from "../policy/quality/gate.js";
 import { sendBackDraft, type GuardHit } from "../policy/ladder/guards.js";
-import type { CallEnv, CallResult } from "./settle.js";
+import type { CallEnv, ToolReply } from "./settle.js";
 import type { AgentPlanUpdate } from "./agent-state.js";
 
 export interface Gated {
@@ -44,7 +44,7 @@ export function revisionGate(old: Plan, next: Plan, added: readonly { id: string
  * A revision the gate would hold goes back to the model with the holding findings, while
  * `policy.replanDraftRetries` allows; undefined once the retries are spent (the version is held).
  */
-export function sentBack(env: CallEnv, gated: Gated): CallResult | undefined {
+export function sentBack(env: CallEnv, gated: Gated): ToolReply | undefined {
   const quality = qualityPolicy(env.options.policy);
   if (!gated.hold || !quality) return undefined;
   const issues = qualityIssues(gated.findings, quality);

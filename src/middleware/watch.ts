@@ -26,8 +26,8 @@ import {
   WATCH_UNREADABLE,
   type WatchedAssumption,
 } from "../policy/trust/watch.js";
-import { decide } from "./decisions.js";
-import { settle, standing, type CallEnv, type CallResult } from "./settle.js";
+import { decisionAt } from "./decisions.js";
+import { settle, standing, type CallEnv, type ToolReply } from "./settle.js";
 
 export interface Watched {
   /** The watchers' calls, for state `watches`. */
@@ -35,7 +35,7 @@ export interface Watched {
   /** `assumption.watch-unreadable` decisions. */
   decisions: Decision[];
   /** An assumption drifted: the result the step's call gets instead of running. */
-  drifted?: CallResult;
+  drifted?: ToolReply;
 }
 
 /** Calls the watchers due before `step` starts, one after another; stops at the first drift. */
@@ -101,7 +101,7 @@ async function callWatcher(
 function unreadableDecision(env: CallEnv, step: Step, problem: string): Decision {
   const verdict = unreadableVerdict(problem);
   const place = { stepId: step.id, attempt: 0, planVersion: env.state.plan!.version, at: env.at() };
-  return decide(verdict, place);
+  return decisionAt(verdict, place);
 }
 
 /** The drifted assumption, answered by the ladder as the graph answers it: a revision naming it, as a rule. */
@@ -112,7 +112,7 @@ function drift(
   a: WatchedAssumption,
   output: unknown,
   decisions: Decision[],
-): CallResult {
+): ToolReply {
   const { state, options } = env;
   const deviation = driftDeviation(a, step.id, output);
   const run: StepRun = state.steps[step.id] ?? { status: "pending", attempts: 0 };
@@ -123,7 +123,7 @@ function drift(
   const settled = settle(env, {
     step,
     run,
-    decisions: [...decisions, decide(verdict, place)],
+    decisions: [...decisions, decisionAt(verdict, place)],
     verdict,
     call,
     deviation,

@@ -17,12 +17,12 @@ import type { Decision } from "../policy/ladder/decision.js";
 import type { GuardHit } from "../policy/ladder/guards.js";
 import { answerRule } from "../policy/ladder/person.js";
 import { revisionCountGuard, revisionProgressGuard, untrustedFirstPlanGuard } from "../policy/replan/plan-writes.js";
-import { decide } from "./decisions.js";
+import { decisionAt } from "./decisions.js";
 import { committedMessage, enrich, validateDraft } from "./plan-draft.js";
 import { overBudget } from "./plan-budget.js";
 import { ask, reviewRequest } from "./person-review.js";
 import { revise, type Revision } from "./revision.js";
-import { standing, type CallEnv, type CallResult } from "./settle.js";
+import { standing, type CallEnv, type ToolReply } from "./settle.js";
 import { callFindings } from "../policy/capability/taint.js";
 import { untrustedText, vouchedText } from "./call-taint.js";
 import type { QualityFinding } from "../plan/schema/quality.js";
@@ -111,14 +111,14 @@ export const writePlanTool = tool(
   },
 );
 
-export async function writePlan(env: CallEnv, args: unknown, tools: ReadonlySet<string>): Promise<CallResult> {
+export async function writePlan(env: CallEnv, args: unknown, tools: ReadonlySet<string>): Promise<ToolReply> {
   const checked = validateDraft(env, args, tools);
   if (!checked.ok) return checked.result;
   const draft = enrich(checked.draft, env.options.sideEffectTools);
   return env.state.plan ? revision(env, env.state.plan, draft, tools) : firstPlan(env, draft, tools);
 }
 
-async function firstPlan(env: CallEnv, draft: PlanDraft, tools: ReadonlySet<string>): Promise<CallResult> {
+async function firstPlan(env: CallEnv, draft: PlanDraft, tools: ReadonlySet<string>): Promise<ToolReply> {
   const dear = overBudget(env, { version: 1, steps: draft.steps, assumptions: draft.assumptions ?? [] }, {});
   if (dear) return dear;
   const decisions: Decision[] = [];
@@ -129,7 +129,7 @@ async function firstPlan(env: CallEnv, draft: PlanDraft, tools: ReadonlySet<stri
   if (env.options.reviewPlan || hold || gated.hold) {
     const place = { attempt: 0, planVersion: 0, at: env.at() };
     const held = [hold, gated.hold].filter((h): h is GuardHit => h !== undefined);
-    for (const h of held) decisions.push(decide({ rule: h.rule, reason: h.reason }, place));
+    for (const h of held) decisions.push(decisionAt({ rule: h.rule, reason: h.reason }, place));
     const title =
       held.length > 0
         ? `The plan needs a person: ${held.map((h) => h.reason).join("; ")}`
@@ -137,7 +137,7 @@ async function firstPlan(env: CallEnv, draft: PlanDraft, tools: ReadonlySet<stri
     const answer = ask(review(env, draft, title, held[0], gated.findings));
     if (answer.type === "reject") {
       const reason = `a person rejected the plan${answer.message ? `: ${answer.message}` : ""}`;
-      decisions.push(decide({ rule: answerRule("reject-plan"), reason, by: "person" }, place));
+      decisions.push(decisionAt({ rule: answerRule("reject-plan"), reason, by: "person" }, place));
       return {
         content: `${reason}. Write another with write_plan.`,
         status: "error",
@@ -150,7 +150,7 @@ async function firstPlan(env: CallEnv, draft: PlanDraft, tools: ReadonlySet<stri
       draft = enrich(edited.draft, env.options.sideEffectTools);
     }
     const reason = answer.type === "edit" ? "a person edited and approved the plan" : "a person approved the plan";
-    decisions.push(decide({ rule: answerRule("approve-plan"), reason, by: "person" }, place));
+    decisions.push(decisionAt({ rule: answerRule("approve-plan"), reason, by: "person" }, place));
   }
   const plan: Plan = { version: 1, steps: draft.steps, assumptions: draft.assumptions ?? [] };
   const state = { ...env.state, plan };
@@ -167,12 +167,12 @@ async function firstPlan(env: CallEnv, draft: PlanDraft, tools: ReadonlySet<stri
   };
 }
 
-async function revision(env: CallEnv, old: Plan, draft: PlanDraft, tools: ReadonlySet<string>): Promise<CallResult> {
+async function revision(env: CallEnv, old: Plan, draft: PlanDraft, tools: ReadonlySet<string>): Promise<ToolReply> {
   const { state, options } = env;
   const place = { attempt: 0, planVersion: old.version, at: env.at() };
   const spent = revisionCountGuard(standing(state).count, options.policy);
   if (spent) {
-    const decision = decide(spent, place);
+    const decision = decisionAt(spent, place);
     const content = `The plan was not revised: ${spent.reason}. Finish with what is done, or stop and report.`;
     return { content, status: "error", update: { decisions: [decision] } };
   }
@@ -187,8 +187,8 @@ async function revision(env: CallEnv, old: Plan, draft: PlanDraft, tools: Readon
   const decisions: Decision[] = [];
   let current = draft;
   if (hold) {
-    if (gated.hold && hold !== gated.hold) decisions.push(decide(gated.hold, place));
-    decisions.push(decide({ rule: hold.rule, reason: hold.reason }, place));
+    if (gated.hold && hold !== gated.hold) decisions.push(decisionAt(gated.hold, place));
+    decisions.push(decisionAt({ rule: hold.rule, reason: hold.reason }, place));
     const held = { draft, hit: hold, approved: hold.reason, findings: gated.findings };
     const answered = personReview(env, old, held, decisions, tools);
     if ("result" in answered) return answered.result;
@@ -210,14 +210,14 @@ function personReview(
   held: { draft: PlanDraft; hit: GuardHit; approved: string; findings?: readonly QualityFinding[] },
   decisions: Decision[],
   tools: ReadonlySet<string>,
-): { result: CallResult } | { edited?: { draft: PlanDraft; rev: Revision } } {
+): { result: ToolReply } | { edited?: { draft: PlanDraft; rev: Revision } } {
   const { state, options } = env;
   const place = { attempt: 0, planVersion: old.version, at: env.at() };
   const title = `The revision needs a person: ${held.hit.reason}`;
   const answer = ask(review(env, held.draft, title, held.hit, held.findings));
   if (answer.type === "reject") {
     const reason = `a person rejected the revision${answer.message ? `: ${answer.message}` : ""}`;
-    decisions.push(decide({ rule: answerRule("reject-replan"), reason, by: "person" }, place));
+    decisions.push(decisionAt({ rule: answerRule("reject-replan"), reason, by: "person" }, place));
     return { result: { content: `${reason}.`, status: "error", update: { decisions } } };
   }
   let edited: { draft: PlanDraft; rev: Revision } | undefined;
@@ -230,7 +230,7 @@ function personReview(
   // A revision answering a broken assumption replaces its branch; any other rewrites the plan.
   const action = state.planRun.trigger !== null ? "replan_local" : "replan_global";
   const reason = `a person approved: ${held.approved}`;
-  decisions.push(decide({ rule: answerRule("approve-replan"), action, reason, by: "person" }, place));
+  decisions.push(decisionAt({ rule: answerRule("approve-replan"), action, reason, by: "person" }, place));
   return edited ? { edited } : {};
 }
 
@@ -244,7 +244,7 @@ function undoAndCommit(
   old: Plan,
   r: { rev: Revision; draft: PlanDraft; decisions: Decision[] },
   tools: ReadonlySet<string>,
-): CallResult {
+): ToolReply {
   const { state } = env;
   const { decisions } = r;
   let { rev, draft } = r;
@@ -307,7 +307,7 @@ function commit(
   rev: Revision,
   decisions: Decision[],
   compensations: CompensationRecord[] = [],
-): CallResult {
+): ToolReply {
   const content = committedMessage(
     { ...env.state, plan: rev.plan },
     rev.record.newSteps,

@@ -16,7 +16,7 @@ export type { EvidenceRule } from "./ladder/evidence-rules.js";
 export { DeviationSchema } from "./ladder/deviation.js";
 export type { Deviation, DeviationDraft, DeviationKind, DeviationOf } from "./ladder/deviation.js";
 export { backoffDelay, DEFAULT_RETRY } from "../plan/retry.js";
-export { resolvePolicy, DEFAULT_MEMORY_NAMESPACE } from "./policy-options.js";
+export { resolvePolicy, DEFAULT_MEMORY_NAMESPACE } from "./options.js";
 export {
   memoryKey,
   templateKey,
@@ -32,7 +32,7 @@ export type { CapabilityInput, CapabilityHit } from "./capability/guard.js";
 export type { CapabilityFinding, CapabilityBaseline } from "./capability/types.js";
 export { mayStart, lowerLimit, raiseLimit, isRateLimit, nextQueued } from "./attempt/may-start.js";
 export type { StartContext, StartVerdict, RunningCall, LimitChange, LimitUpdate } from "./attempt/may-start.js";
-export type { PolicyOptions, ReplanTools, ResolvedPolicy } from "./policy-options.js";
+export type { PolicyOptions, ReplanTools, ResolvedPolicy } from "./options.js";
 export { validatePlan, formatIssues } from "../plan/validate.js";
 export type { PlanIssue, PlanIssueCode, PlanValidation } from "../plan/validate.js";
 export { ReplanRecordSchema } from "../plan/schema/decision.js";

@@ -12,9 +12,9 @@ import {
   type ReplanMemoryOptions,
   type ResolvedPolicy,
   type ResolvedReplanMemory,
-} from "../policy/policy-options.js";
+} from "../policy/options.js";
 import { unregisteredTools } from "../policy/memory/memory.js";
-import type { ReplanTemplate } from "../policy/policy-options.js";
+import type { ReplanTemplate } from "../policy/options.js";
 import type { AgentCatalogue, Planner, ToolInfo } from "../contracts/planner.js";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import {

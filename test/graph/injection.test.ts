@@ -18,7 +18,7 @@ import {
   type ReplanRequest,
   type Step,
 } from "../../src/index.js";
-import { DEFAULT_MEMORY_NAMESPACE } from "../../src/policy/policy-options.js";
+import { DEFAULT_MEMORY_NAMESPACE } from "../../src/policy/options.js";
 import { entryRevision, memoryKey } from "../../src/policy/memory/memory.js";
 import { scriptedAgentModel } from "../helpers/agent-model.js";
 import { fakeClock } from "../helpers/clock.js";

@@ -16,7 +16,7 @@ import {
   type ReplanRequest,
 } from "../../src/index.js";
 import { debugView } from "../../src/views/index.js";
-import { DEFAULT_MEMORY_NAMESPACE } from "../../src/policy/policy-options.js";
+import { DEFAULT_MEMORY_NAMESPACE } from "../../src/policy/options.js";
 import { entryRevision, outcomeKey, templateEntry, type MemoryEntry } from "../../src/policy/memory/memory.js";
 import { entryScore, scoreEntry } from "../../src/runtime/replan-memory.js";
 import { fakeClock } from "../helpers/clock.js";

@@ -8,7 +8,7 @@ import type { Step } from "../../src/plan/schema/step.js";
 import { agentRoute } from "../../src/policy/ladder/agent-routing.js";
 import { validationFailure } from "../../src/policy/attempt/agent-validation.js";
 import { DEFAULT_RETRY, validatePlan } from "../../src/policy/index.js";
-import { resolvePolicy } from "../../src/policy/policy-options.js";
+import { resolvePolicy } from "../../src/policy/options.js";
 import { describeApproach, fingerprint } from "../../src/policy/replan/scope.js";
 import { ScriptedChatModel } from "../helpers/fake-model.js";
 

@@ -15,7 +15,7 @@ import {
   type CallOutcome as CallResult,
   type RunStanding,
 } from "../../src/policy/attempt/attempt.js";
-import { resolvePolicy } from "../../src/policy/policy-options.js";
+import { resolvePolicy } from "../../src/policy/options.js";
 
 const policy = resolvePolicy({});
 const fresh = { available: true, count: 0, spent: 0, lastReplanAt: {}, successes: 0, falsified: [] };

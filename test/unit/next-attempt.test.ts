@@ -9,7 +9,7 @@ import type { Plan } from "../../src/plan/schema/plan.js";
 import type { Step } from "../../src/plan/schema/step.js";
 import { replanStanding, type CallOutcome, type RunStanding } from "../../src/policy/attempt/attempt.js";
 import { nextAttempt, type AttemptSnapshot, type Performed } from "../../src/policy/attempt/next-attempt.js";
-import { resolvePolicy } from "../../src/policy/policy-options.js";
+import { resolvePolicy } from "../../src/policy/options.js";
 import { runAttempt, type AttemptPort } from "../../src/runtime/run-attempt.js";
 import type { JournalEntry, RunJournal } from "../../src/contracts/effect-journal.js";
 

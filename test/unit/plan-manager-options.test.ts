@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { createPlanManager, staticPlanner } from "../../src/index.js";
 import { isPlanManagerError } from "../../src/errors.js";
-import { resolvePolicy } from "../../src/policy/policy-options.js";
+import { resolvePolicy } from "../../src/policy/options.js";
 import { scriptedTool } from "../helpers/graph.js";
 
 const planner = staticPlanner({ plan: { steps: [{ id: "a", goal: "a", tool: "t" }] } });

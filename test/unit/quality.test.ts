@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { validatePlan } from "../../src/plan/validate.js";
 import type { Plan } from "../../src/plan/schema/plan.js";
-import { resolvePolicy } from "../../src/policy/policy-options.js";
+import { resolvePolicy } from "../../src/policy/options.js";
 import { estimateFindings, estimateSpan } from "../../src/policy/quality/estimates.js";
 import { qualityHold, qualityPolicy, DEFAULT_QUALITY } from "../../src/policy/quality/findings.js";
 import { MAX_FINDINGS, qualityGate, qualityIssues } from "../../src/policy/quality/gate.js";

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { Plan } from "../../src/plan/schema/plan.js";
 import type { Step } from "../../src/plan/schema/step.js";
 import type { Decision } from "../../src/policy/ladder/decision.js";
-import { resolvePolicy } from "../../src/policy/policy-options.js";
+import { resolvePolicy } from "../../src/policy/options.js";
 import { decideReplan, type ReplanInput } from "../../src/policy/replan/replan-step.js";
 import type { DraftRules, ReplanFrame } from "../../src/policy/replan/draft.js";
 import { memoryKey, templateEntry } from "../../src/policy/memory/memory.js";

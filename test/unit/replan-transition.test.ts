@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { Plan } from "../../src/plan/schema/plan.js";
 import type { Step } from "../../src/plan/schema/step.js";
 import type { Decision } from "../../src/policy/ladder/decision.js";
-import { resolvePolicy } from "../../src/policy/policy-options.js";
+import { resolvePolicy } from "../../src/policy/options.js";
 import {
   commitVersion,
   replanPrecheck,

@@ -18,7 +18,7 @@ import { activeAssumptionChecks, assumptionDeviation } from "../trust/assumption
 import { classify, retriedOnUnmet, type ReplanStanding, type Verdict } from "../ladder/classify.js";
 import { validationFailure, type ValidationOutcome } from "./agent-validation.js";
 import { producerAssumptions, type Deviation } from "../ladder/deviation.js";
-import type { ResolvedPolicy } from "../policy-options.js";
+import type { ResolvedPolicy } from "../options.js";
 import type { Decision } from "../ladder/decision.js";
 import { coolingDown } from "../ladder/guards.js";
 import { liveKey, undoneKeys } from "./redo-key.js";

@@ -24,7 +24,7 @@ import {
   type ToolUse,
 } from "./taint.js";
 import type { CapabilityBaseline, CapabilityFinding } from "./types.js";
-import type { ReplanTools } from "../policy-options.js";
+import type { ReplanTools } from "../options.js";
 
 export interface CapabilityInput {
   /** The steps the replan adds or hands back (after merging). */

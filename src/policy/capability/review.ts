@@ -10,7 +10,7 @@ import type { Fact, StepRun } from "../../plan/schema/run.js";
 import type { Step } from "../../plan/schema/step.js";
 import { isFinished } from "../../plan/ready.js";
 import type { Decision } from "../ladder/decision.js";
-import type { ReplanTools } from "../policy-options.js";
+import type { ReplanTools } from "../options.js";
 import { capabilityBaseline, capabilityGuard, planBaseline, type CapabilityHit } from "./guard.js";
 import { failureTexts, leaves, type TaintedText } from "./taint.js";
 import type { CapabilityBaseline } from "./types.js";

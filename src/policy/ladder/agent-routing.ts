@@ -9,7 +9,7 @@ import type { ErrorInfo, StepRun } from "../../plan/schema/run.js";
 import type { ModelTier, Step } from "../../plan/schema/step.js";
 import type { Deviation } from "./deviation.js";
 import { classifyEvidence } from "./evidence-rules.js";
-import type { ResolvedPolicy } from "../policy-options.js";
+import type { ResolvedPolicy } from "../options.js";
 import { effectiveRetry } from "../../plan/retry.js";
 
 /** Tiers from cheapest to strongest: an escalation moves one place to the right. */

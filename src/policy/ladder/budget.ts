@@ -9,7 +9,7 @@ import type { Plan } from "../../plan/schema/plan.js";
 import type { Budget, StepRun } from "../../plan/schema/run.js";
 import type { Step } from "../../plan/schema/step.js";
 import { DEFAULT_RETRY } from "../../plan/retry.js";
-import type { ResolvedPolicy } from "../policy-options.js";
+import type { ResolvedPolicy } from "../options.js";
 
 /**
  * A run's budget record before anything is spent: the policy's limits, and its attempts per step

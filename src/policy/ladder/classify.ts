@@ -14,7 +14,7 @@ import { agentRoute } from "./agent-routing.js";
 import { backoffDelay } from "../../plan/retry.js";
 import { namedAssumption, type Deviation } from "./deviation.js";
 import { classifyEvidence } from "./evidence-rules.js";
-import type { ResolvedPolicy } from "../policy-options.js";
+import type { ResolvedPolicy } from "../options.js";
 import { plannerUnavailable } from "./guards.js";
 import { effectiveRetry } from "../../plan/retry.js";
 import { actionsOf, rulesOf, type RuleId, type RuleIdOf } from "./rules.js";

@@ -3,7 +3,7 @@
  * replan's scope: backtrack depth and count, no progress, and what a failed draft escalates as.
  * Pure: each returns the rule that fires and why, or undefined.
  */
-import type { ResolvedPolicy } from "../policy-options.js";
+import type { ResolvedPolicy } from "../options.js";
 import type { RuleId } from "./rules.js";
 
 /** Guardrail bookkeeping for replans and backtracking. */

@@ -5,7 +5,7 @@
  * graph's recursion limit (docs/decisions/0022-agent-middleware.md). Pure.
  */
 import type { GuardHit } from "./guards.js";
-import type { ResolvedPolicy } from "../policy-options.js";
+import type { ResolvedPolicy } from "../options.js";
 
 export type RefusedCall =
   /** Tell the model why, and count the call. */

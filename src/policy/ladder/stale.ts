@@ -7,7 +7,7 @@
 import type { Plan } from "../../plan/schema/plan.js";
 import type { Fact, StepRun } from "../../plan/schema/run.js";
 import { sideEffecting } from "../../plan/operation.js";
-import type { ResolvedPolicy } from "../policy-options.js";
+import type { ResolvedPolicy } from "../options.js";
 import { backtrackDepthGuard, backtracksGuard } from "./guards.js";
 import type { DeviationOf } from "./deviation.js";
 import type { RuleId } from "./rules.js";

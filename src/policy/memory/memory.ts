@@ -15,7 +15,7 @@ import { type StepRun } from "../../plan/schema/run.js";
 import { StepSchema, type Step } from "../../plan/schema/step.js";
 import type { Decision } from "../ladder/decision.js";
 import { decide } from "../ladder/decide.js";
-import type { ReplanMemoryMode, ReplanTemplate } from "../policy-options.js";
+import type { ReplanMemoryMode, ReplanTemplate } from "../options.js";
 
 /** An entry is no longer reused once it has this many settled uses and a success rate below `MEMORY_MIN_RATE`. */
 export const MEMORY_MIN_USES = 3;

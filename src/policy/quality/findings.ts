@@ -3,7 +3,7 @@
  * each naming its rule, its severity and what it is about; the gate's options with their
  * defaults; and whether a version's findings hold it for a person. Pure.
  */
-import type { ResolvedPolicy } from "../policy-options.js";
+import type { ResolvedPolicy } from "../options.js";
 import type { QualityFinding, Severity } from "../../plan/schema/quality.js";
 
 export {

@@ -12,7 +12,7 @@ import type { Fact, StepRun } from "../../plan/schema/run.js";
 import type { Step } from "../../plan/schema/step.js";
 import { formatIssues, validatePlan, type PlanIssue } from "../../plan/validate.js";
 import type { Decision } from "../ladder/decision.js";
-import type { ResolvedPolicy } from "../policy-options.js";
+import type { ResolvedPolicy } from "../options.js";
 import { backtracksGuard, failedReplan, noProgressGuard, type GuardHit, type ReplanGuards } from "../ladder/guards.js";
 import { droppedFacts, keptSteps } from "./keep.js";
 import { withRevalidation } from "./merge.js";

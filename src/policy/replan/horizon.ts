@@ -3,7 +3,7 @@
  * running step counts as stalled. Pure: the clock's reading comes in as an argument.
  */
 import type { Decision } from "../ladder/decision.js";
-import type { ResolvedPolicy } from "../policy-options.js";
+import type { ResolvedPolicy } from "../options.js";
 import type { GuardHit } from "../ladder/guards.js";
 
 /**

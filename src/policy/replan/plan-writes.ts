@@ -5,7 +5,7 @@
  */
 import type { CapabilityFinding } from "../capability/types.js";
 import type { Deviation } from "../ladder/deviation.js";
-import type { ResolvedPolicy } from "../policy-options.js";
+import type { ResolvedPolicy } from "../options.js";
 import { noProgressGuard, type GuardHit } from "../ladder/guards.js";
 
 /** `policy.maxReplans` bounds the revisions of a plan as it bounds the graph's replans. */

@@ -13,7 +13,7 @@ import type { Decision } from "../ladder/decision.js";
 import { noProgressGuard, type GuardHit } from "../ladder/guards.js";
 import { affectedSteps, byPerson, validateReplanDraft, type DraftRules, type ReplanFrame } from "./draft.js";
 import { chooseEntry, memoryDecision, memoryKey, withUniqueIds, type ScoredEntry } from "../memory/memory.js";
-import type { ReplanMemoryMode } from "../policy-options.js";
+import type { ReplanMemoryMode } from "../options.js";
 import { fingerprint } from "./scope.js";
 
 /** What the store held for this replan's key and its assumption's template, or why it could not be read. */

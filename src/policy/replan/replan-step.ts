@@ -12,7 +12,7 @@ import { leaves, type TaintedText } from "../capability/taint.js";
 import type { Decision } from "../ladder/decision.js";
 import { shapeDraft, type DraftRules, type ReplanFrame, type ShapedDraft, type StoppedDraft } from "./draft.js";
 import { sendBackDraft, type GuardHit } from "../ladder/guards.js";
-import type { ReplanMemoryMode } from "../policy-options.js";
+import type { ReplanMemoryMode } from "../options.js";
 import { mergeSteps } from "./merge.js";
 import {
   recallFrom,

@@ -15,7 +15,7 @@ import { decide } from "../ladder/decide.js";
 import type { Decision } from "../ladder/decision.js";
 import { backtrackDepthGuard, type GuardHit, type ReplanGuards } from "../ladder/guards.js";
 import { isFinished } from "../../plan/ready.js";
-import type { ResolvedPolicy } from "../policy-options.js";
+import type { ResolvedPolicy } from "../options.js";
 import { mergeSteps, sameStep } from "./merge.js";
 import type { Falsification } from "../trust/trust.js";
 import type { Abandoned } from "../compensation/abandoned.js";
