@@ -123,6 +123,27 @@ describe("OpenTelemetry: the graph", () => {
     ]);
   });
 
+  it("a side-effecting step's attempt span carries its idempotency key, and the committed effect is counted", async () => {
+    const keys: (string | undefined)[] = [];
+    const pay = scriptedTool("pay", [
+      (_args: unknown, config?: { configurable?: { idempotencyKey?: string } }) => {
+        keys.push(config?.configurable?.idempotencyKey);
+        return { receipt: "R-1" };
+      },
+    ]);
+    const plan: PlanDraft = {
+      steps: [{ id: "pay", goal: "Pay the invoice", tool: "pay", sideEffects: ["payment"], idempotent: false }],
+    };
+    const h = harness(plan, [pay], { threadId: "paid" });
+    expect((await h.run({ goal: "Pay it" })).status).toBe("completed");
+    expect(keys).toHaveLength(1);
+    const attempt = telemetry.spans().find((s) => s.name === "execute_tool pay");
+    expect(attempt?.attributes["langgraph_replan.idempotency_key"]).toBe(keys[0]);
+    expect(await telemetry.counts()).toContain(
+      "langgraph_replan.effects{langgraph_replan.effect.outcome=committed} = 1",
+    );
+  });
+
   it("a run stopped by its caller ends its span as stopped, with the attempt in flight ended", async () => {
     const stop = new AbortController();
     let release!: () => void;

@@ -73,6 +73,8 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
     attempt,
     tool: call.tool,
     running: flights.size + 1,
+    planVersion: v.plan.version,
+    ...(key ? { key } : {}),
   });
   const flight: Flight = { call: { stepId: step.id, tool: call.tool }, attempt, startedAt: running.startedAt! };
   Object.assign(flight, key ? { key } : {}, work ? { agent: work } : {});

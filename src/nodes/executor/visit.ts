@@ -114,6 +114,7 @@ export class Visit {
       goal: step.goal,
       status: "succeeded",
       attempt: run.attempts,
+      ...(key ? { key } : {}),
     });
     // Each committed key is listed once, with the output a later step of the same operation reuses.
     const listed = (e: SideEffectRecord) => e.idempotencyKey === key;
