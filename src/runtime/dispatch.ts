@@ -13,6 +13,7 @@
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { CallOutcome } from "../policy/attempt/attempt.js";
+import { errorInfo } from "../policy/ladder/deviation.js";
 import type { RunningCall } from "../policy/attempt/may-start.js";
 import type { UsageEntry } from "../contracts/usage.js";
 import type { ValidationOutcome } from "../policy/attempt/agent-validation.js";
@@ -89,10 +90,15 @@ export class Dispatcher {
     return this.flights.size;
   }
 
-  /** Starts one attempt: `perform` drives it (runtime/run-attempt.ts: the backoff, then the call). */
+  /**
+   * Starts one attempt: `perform` drives it (runtime/run-attempt.ts: the backoff, then the call). A
+   * drive that throws (a journal that cannot write, a sleep that rejects on a stop) ends the attempt
+   * with that error: the visit waiting for it must never wait forever.
+   */
   launch(flight: Flight, perform: () => Promise<CallOutcome>): void {
     this.flights.set(flight.call.stepId, flight);
-    const work = perform().then((result) => {
+    const driven = started(perform).catch((thrown: unknown): CallOutcome => ({ ok: false, error: errorInfo(thrown) }));
+    const work = driven.then((result) => {
       flight.result = result;
       flight.endedAfterStop = this.stopped;
       flight.stalled = flight.stopWatching?.() ?? false;
@@ -135,4 +141,13 @@ export function withDispatch<C extends { configurable?: Record<string, unknown> 
 export function dispatcherOf(config: LangGraphRunnableConfig): Dispatcher {
   const found = config.configurable?.[DISPATCH_KEY];
   return found instanceof Dispatcher ? found : new Dispatcher(false);
+}
+
+/** The drive's promise; one that throws before it returns one is a rejected drive. */
+function started(perform: () => Promise<CallOutcome>): Promise<CallOutcome> {
+  try {
+    return perform();
+  } catch (thrown) {
+    return Promise.reject(thrown);
+  }
 }

@@ -69,6 +69,19 @@ describe("nextAttempt: a pure step machine", () => {
     expect(done.kind === "done" && done.decisions.map((d) => d.rule)).toEqual(["transient.retry"]);
   });
 
+  it("a fallback refused before its call (over budget) ends the drive with its decision not yet announced", () => {
+    const s = snapshot({ fallback: { tool: "dear", cost: 5 }, cost: 0 }, { standing, maxCost: 3 });
+    const notFound: CallOutcome = { ok: false, error: { name: "PermanentError", message: "404 not found" } };
+    const done = nextAttempt(s, [called(notFound)]);
+    expect(done.kind).toBe("done");
+    expect(done.kind === "done" && done.decisions.map((d) => d.rule)).toEqual([
+      "deterministic.fallback",
+      "budget.replan-cheaper",
+    ]);
+    // No command carried the fallback's decision: the caller must still send it.
+    expect(done.kind === "done" && done.announced).toEqual([]);
+  });
+
   it("without a standing (the graph), a deviation ends the drive unjudged by the ladder", () => {
     const done = nextAttempt(snapshot(), [called(transient)]);
     expect(done.kind === "done" && done.ending.kind).toBe("deviation");

@@ -352,7 +352,8 @@ function done(d: Drive, ending: Ending, last?: Extract<Performed, { kind: "calle
     call: d.call,
     ...(last ? { last } : {}),
     decisions: d.decisions,
-    announced: d.announced,
+    // News no command carried (a fallback refused or answered before its call) was never sent.
+    announced: d.announced.filter((decision) => !d.news.includes(decision)),
     charged: d.charged,
   };
 }
