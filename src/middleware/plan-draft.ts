@@ -24,7 +24,7 @@ export function validateDraft(env: CallEnv, args: unknown, tools: ReadonlySet<st
   const external = (state.plan?.assumptions ?? []).map((a) => a.id).filter((a) => !state.planRun.falsified.includes(a));
   const ctx = {
     tools: known,
-    policy: { defaultRetry: options.policy.defaultRetry },
+    policy: options.policy,
     falsified: state.planRun.falsified,
     externalAssumptions: external,
   };
