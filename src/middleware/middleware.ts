@@ -262,6 +262,7 @@ function callEnv(
     emit: writerOf(request.runtime),
     sent: new Set(),
     running: () => flights.get(threadId) ?? 0,
+    stop: request.runtime.signal,
     call,
     invoke: (tool, args, key, timeoutMs) => callWithin(timeoutMs, undefined, (signal) => call(tool, args, key, signal)),
   };
