@@ -41,6 +41,7 @@ export interface Shared {
   turns: TurnClaims;
 }
 
+/** What a tool call of a thread works with: the state, the clock, the journal, the stream, the run's stop and the chain below. */
 export function callEnv(
   request: ToolCallRequest,
   handler: Handler,

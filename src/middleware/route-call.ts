@@ -19,6 +19,7 @@ import { refuseRepeat, type ToolReply } from "./settle.js";
 import { stepCall } from "./step-turn.js";
 import { WRITE_PLAN, writePlan } from "./write-plan.js";
 
+/** A tool call of the agent, governed: routed, answered, and its reply written as the tool message and the state's update. */
 export async function governed(
   request: ToolCallRequest,
   handler: Handler,
