@@ -28,6 +28,7 @@ import {
   type CallOutcome,
   type RunStanding,
 } from "./attempt.js";
+import { withoutApproval } from "./approval.js";
 
 /** A call in doubt the effect journal settled without a person, and the key it settled. */
 export interface SettledDoubt {
@@ -216,7 +217,7 @@ function called(d: Drive, before: Extract<Before, { kind: "call" }>, charge: num
   // The graph's backoff, scheduled by the classifier on the run's record, is waited before the first call.
   if (delay && !(d.gathered[0]?.kind === "slept")) return { kind: "sleep", ms: delay, announce: [] };
   if (delay) d.next += 1;
-  const { nextDelayMs: _delay, approvedKey: _a, approvedAttempt: _n, ...rest } = d.run;
+  const { nextDelayMs: _delay, ...rest } = withoutApproval(d.run);
   const cost = again ? 0 : charge;
   d.run = {
     ...rest,
