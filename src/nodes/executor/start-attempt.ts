@@ -103,9 +103,11 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
 
 /** What the driver performed, on the flight the next visit records (`recordEnd`). */
 function landed(flight: Flight, driven: Driven): CallOutcome {
-  const last = driven.gathered.findLast((p) => p.kind === "called");
+  const last = driven.gathered.findLast((p) => p.kind !== "slept");
   flight.called = driven.called;
-  if (!last || last.kind !== "called") return { ok: false, error: { name: "Error", message: "not called" } };
+  // Stopped during the backoff: the stop's error (the graph does not record an attempt never called).
+  if (last?.kind === "stopped") return { ok: false, error: last.error };
+  if (last?.kind !== "called") return { ok: false, error: { name: "Error", message: "not called" } };
   if (last.key !== undefined && last.key !== flight.key) flight.key = last.key;
   if (last.settled && last.settled.length > 0) flight.settled = [...last.settled];
   if (last.effect) flight.effect = last.effect;
