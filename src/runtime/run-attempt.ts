@@ -126,11 +126,11 @@ async function drive(port: AttemptPort, snapshot: AttemptSnapshot): Promise<Driv
     for (const decision of command.announce) port.announce?.(decision);
     if (command.kind === "sleep") {
       await port.sleep(command.ms, port.stop);
-      if (port.stop?.aborted) return stopped(snapshot, gathered, port, called);
+      if (port.stop?.aborted) return endStopped(snapshot, gathered, port, called);
       gathered.push({ kind: "slept", at: port.now() });
       continue;
     }
-    if (port.stop?.aborted && !called) return stopped(snapshot, gathered, port, called);
+    if (port.stop?.aborted && !called) return endStopped(snapshot, gathered, port, called);
     port.starting?.(command);
     called = true;
     gathered.push(await performCall(port, snapshot, command));
@@ -141,7 +141,7 @@ async function drive(port: AttemptPort, snapshot: AttemptSnapshot): Promise<Driv
  * Stopped during a backoff: the machine ends the drive — before any call the attempt fails with the
  * stop (the graph does not record it), after one with the failure being retried.
  */
-function stopped(snapshot: AttemptSnapshot, gathered: Performed[], port: AttemptPort, called: boolean): Driven {
+function endStopped(snapshot: AttemptSnapshot, gathered: Performed[], port: AttemptPort, called: boolean): Driven {
   gathered.push({ kind: "stopped", at: port.now(), error: errorInfo(new NotCalled()) });
   const done = nextAttempt(snapshot, gathered);
   if (done.kind !== "done") throw new Error(`the attempt machine answered a stop with ${done.kind}, not done`);
