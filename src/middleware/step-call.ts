@@ -20,9 +20,9 @@ export async function runStep(
   modelArgs: Record<string, unknown>,
 ): Promise<ToolReply> {
   const snapshot = snapshotOf(env, step, tool, modelArgs);
-  const { done, called } = await runAttempt(portOf(env, step), snapshot);
-  // Stopped during a backoff, before any call: nothing is recorded, and `invoke(null)` makes the call again.
-  if (!called && env.stop?.aborted) throw stopReason(env.stop);
+  const { done, gathered } = await runAttempt(portOf(env, step), snapshot);
+  // Stopped during a backoff: nothing is recorded, and `invoke(null)` makes the call again.
+  if (gathered.at(-1)?.kind === "stopped" && env.stop?.aborted) throw stopReason(env.stop);
   for (const decision of done.announced) env.sent.add(decision);
   return recorded(env, step, replyOf(env, step, done), done.charged);
 }
