@@ -32,8 +32,11 @@ export interface PlanMiddlewareOptions {
    * person is asked. Default: the tools the model is offered (read from each model call).
    */
   tools?: readonly (string | AgentTool)[];
-  /** Waits before a retry. Default: a timer; tests pass one that records the delay and returns at once. */
-  sleep?: (ms: number) => Promise<void>;
+  /**
+   * Waits before a retry; `signal` is the run's stop (`config.signal`), which ends the wait early.
+   * Default: a timer that ends at the stop; tests pass one that records the delay and returns at once.
+   */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /**
    * The clock for records' timestamps, for when a fact was observed (what a step's `freshFor` measures)
    * and for an assumption watch's `everyMs`. Default `Date.now`.
@@ -52,7 +55,7 @@ export interface ResolvedAgentOptions {
   tools: readonly string[];
   /** The tools given themselves in `tools`, by name. */
   instances: ReadonlyMap<string, AgentTool>;
-  sleep: (ms: number) => Promise<void>;
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   now: () => number;
 }
 
@@ -85,7 +88,18 @@ const OptionsSchema = z
 /** A tool's name (checked to be a string where the options enter). */
 const nameOf = (t: string | AgentTool): string => (typeof t === "string" ? t : String(t.name));
 
-const timer = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** A timer that ends early when `signal` aborts (the run was stopped during a retry's backoff). */
+const timer = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timeout);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timeout = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
 
 export function resolveAgentOptions(options: PlanMiddlewareOptions = {}): ResolvedAgentOptions {
   const parsed = OptionsSchema.safeParse(options);

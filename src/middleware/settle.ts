@@ -36,6 +36,8 @@ export interface CallEnv {
   journal: RunJournal | undefined;
   /** Step calls of this thread in flight (side-by-side calls of one model turn). */
   running: () => number;
+  /** The run's stop (`config.signal`): it ends a retry's backoff, and the call with it. */
+  stop?: AbortSignal | undefined;
   /**
    * Calls a tool once through the rest of the middleware chain, with an idempotency key for
    * side-effecting calls; `signal` aborts it (the one driver's deadline, runtime/run-attempt.ts).

@@ -1,53 +1,45 @@
 /**
  * Evidence freshness inside createAgent (docs/decisions/0041-evidence-freshness-and-drift.md,
  * docs/decisions/0053-middleware-quality-freshness-watch.md): before a plan step's call, the policy's
- * own check (`beforeAttempt`, given the clock) finds the inputs older than the step's `freshFor`.
+ * own check (`freshnessVerdict`, given the clock, the same checks as `beforeAttempt`) finds the inputs older than the step's `freshFor`.
  * The ladder answers as in the graph: the producers run again first (`evidence.stale`, a bounded
  * backtrack) — here the model is told to call them, and the step waits until they have — or, when a
  * producer has side effects or is no step of the plan, a person is asked (`evidence.stale-escalate`).
  */
-import { factValues } from "../plan/facts.js";
 import type { ErrorInfo, StepRun } from "../plan/schema/run.js";
 import type { Step } from "../plan/schema/step.js";
-import { beforeAttempt, ladderDecisionCount } from "../policy/attempt/attempt.js";
-import { awaitsRefresh } from "../policy/attempt/freshness.js";
+import { ladderDecisionCount } from "../policy/attempt/attempt.js";
+import { freshnessVerdict } from "../policy/attempt/freshness.js";
 import { classify } from "../policy/ladder/classify.js";
 import type { DeviationOf } from "../policy/ladder/deviation.js";
 import { refreshWrites, staleAnswer } from "../policy/ladder/stale.js";
 import { decisionAt } from "./decisions.js";
-import { refusedCall } from "../policy/ladder/refused-call.js";
-import { holdCall, settle, standing, type CallEnv, type ToolReply } from "./settle.js";
-import { refusalKey } from "./agent-state.js";
+import { refuseNotReady } from "./not-ready.js";
+import { settle, standing, type CallEnv, type ToolReply } from "./settle.js";
 
 type Call = { tool: string; args: Record<string, unknown> };
 
-/** The step's call may not start on the inputs it has now: why, and what the ladder wrote; undefined when it may. */
+/**
+ * The step's call may not start on the inputs it has now: why, and what the ladder wrote; undefined when
+ * it may. The policy decides once, from the run's snapshot and clock; this only performs its verdict.
+ */
 export function freshnessBefore(env: CallEnv, step: Step, call: Call): ToolReply | undefined {
   const { state } = env;
   const plan = state.plan!;
-  const run = state.steps[step.id];
-  // A person who allowed the step another round at an escalation has seen how old its inputs are.
-  if (run?.status === "pending" && run.retryBase !== undefined) return undefined;
-  const inPlan = (id: string) => plan.steps.some((s) => s.id === id);
-  if (awaitsRefresh(step, (k) => state.facts[k], state.steps, inPlan)) return waiting(env, step, call);
-  const before = beforeAttempt({
+  const verdict = freshnessVerdict({
     step,
-    run,
-    threadId: env.threadId,
-    tool: call.tool,
-    args: call.args,
+    run: state.steps[step.id],
     facts: state.facts,
-    trusted: factValues(state.facts),
-    spent: 0,
-    charge: 0,
-    maxCost: undefined,
-    committed: [],
     steps: state.steps,
+    inPlan: (id) => plan.steps.some((s) => s.id === id),
     now: env.options.now(),
   });
-  if (before.kind !== "refused" || before.failure.deviation.kind !== "stale_evidence") return undefined;
-  const deviation = { ...before.failure.deviation, stepId: step.id, attempt: run?.attempts ?? 0 };
-  return stale(env, step, call, deviation as DeviationOf<"stale_evidence">, before.failure.error);
+  if (verdict.kind === "waits") {
+    const producers = verdict.producers.map((id) => `"${id}"`).join(", ");
+    const why = `step "${step.id}" waits for its inputs to be observed again: call step ${producers} first`;
+    return refuseNotReady(env, step, call, why);
+  }
+  return verdict.kind === "stale" ? stale(env, step, call, verdict.deviation, verdict.error) : undefined;
 }
 
 function stale(
@@ -85,27 +77,4 @@ function stale(
   // Escalated (or skipped, for an optional step) as any failure before the call is.
   const failed: StepRun = { ...run, status: "failed", endedAt: env.at(), error };
   return settle(env, { step, run: failed, decisions: [decision], verdict, call, deviation });
-}
-
-/**
- * The step reads a fact whose producer runs again after `evidence.stale`: it waits for the new
- * observation. Refused like any call of a step that cannot run yet: counted, and past
- * `policy.maxRefusedCalls` a person is asked (policy/ladder/refused-call.ts).
- */
-function waiting(env: CallEnv, step: Step, call: Call): ToolReply {
-  const { state } = env;
-  const producers = (step.inputs ?? []).flatMap((k) => {
-    const f = state.facts[k];
-    return f && f.label !== "trusted" ? [`"${f.producedBy}"`] : [];
-  });
-  const why =
-    `step "${step.id}" waits for its inputs to be observed again: ` +
-    `call step ${[...new Set(producers)].join(", ")} first`;
-  const key = refusalKey(state.plan!.version, step.id);
-  const count = (state.planRun.refusals?.[key] ?? 0) + 1;
-  const verdict = refusedCall(step.id, why, count, env.options.policy);
-  if (verdict.kind === "refuse")
-    return { content: verdict.message, status: "error", update: { planRun: { refusals: { [key]: count } } } };
-  const held = holdCall(env, step, call, verdict);
-  return { ...held, update: { ...held.update, planRun: { ...held.update.planRun, refusals: { [key]: 0 } } } };
 }

@@ -20,9 +20,17 @@ export async function runStep(
   modelArgs: Record<string, unknown>,
 ): Promise<ToolReply> {
   const snapshot = snapshotOf(env, step, tool, modelArgs);
-  const { done } = await runAttempt(portOf(env, step), snapshot);
+  const { done, gathered } = await runAttempt(portOf(env, step), snapshot);
+  // Stopped during a backoff: nothing is recorded, and `invoke(null)` makes the call again.
+  if (gathered.at(-1)?.kind === "stopped" && env.stop?.aborted) throw stopReason(env.stop);
   for (const decision of done.announced) env.sent.add(decision);
   return recorded(env, step, replyOf(env, step, done), done.charged);
+}
+
+/** What the stop aborted with, as an error (LangGraph hands the run's caller what the node threw). */
+function stopReason(stop: AbortSignal): Error {
+  const reason: unknown = stop.reason;
+  return reason instanceof Error ? reason : new Error("the run was stopped", { cause: reason });
 }
 
 /** How the driver reaches the agent's tools, its clock and its stream. */
@@ -34,7 +42,8 @@ function portOf(env: CallEnv, step: Step): AttemptPort {
       if (!read.ok) throw Object.assign(new Error(read.error.message), { name: read.error.name });
       return read.output;
     },
-    sleep: (ms) => env.options.sleep(ms),
+    sleep: (ms, signal) => env.options.sleep(ms, signal),
+    stop: env.stop,
     now: env.at,
     journal: env.journal,
     honoursKeys: env.options.honoursKeys,

@@ -24,9 +24,11 @@ import {
   type UndoProgress,
 } from "../policy/compensation/undo-round.js";
 import { decide } from "../policy/ladder/decide.js";
+import { undoApprovalOf } from "../policy/attempt/approval.js";
 import type { Decision } from "../policy/ladder/decision.js";
 import type { JournalEntry, RunJournal } from "../contracts/effect-journal.js";
-import { journaledCall, type CallOutcome, type Journaled, type SettledDoubt } from "./journaled-call.js";
+import type { CallOutcome, Journaled, SettledDoubt } from "./journaled-call.js";
+import { runAttempt, type AttemptPort } from "./run-attempt.js";
 
 /** One call of an undo's tool, under `key`; `attempt` counts the undo's calls in its record. */
 export interface UndoCall {
@@ -67,7 +69,7 @@ export interface UndoRan {
 /**
  * Runs one undo until it is done or its retry policy runs out. A call whose outcome is unknown is
  * not made again: the record is `failed` and `inDoubt` until a person answers, and a person's `retry`
- * (`approvedKey`) lets exactly one more call go out under the key. `stopped`: the run's caller
+ * (its `approval`) lets exactly one more call go out under the key. `stopped`: the run's caller
  * stopped it while a failed undo waited to be called again; nothing is written.
  */
 export async function runUndo(port: UndoPort, record: CompensationRecord): Promise<UndoRan | "stopped"> {
@@ -151,42 +153,48 @@ async function roundEnded(
 }
 
 /**
- * The undo's call through the journal under its compensation key. The journal numbers the undo's
- * calls on from its base (`approvedAttempt`), though a round counts its `attempts` from 1: a call
- * a person approved, cut too, is then told from the one asked about.
+ * The undo's call: the driver's one keyed call (runtime/run-attempt.ts, `undo: true`), the journal inside
+ * it under the compensation key. The journal numbers the undo's calls on from its base (the approval's
+ * `attempt`), though a round counts its `attempts` from 1: a call a person approved, cut too, is then
+ * told from the one asked about. The tool sees the round's count, as the record shows it.
  */
 async function undoCall(port: UndoPort, record: CompensationRecord, attempts: number): Promise<Journaled> {
   const tool = record.tool!;
   const args = { ...record.args };
   const key = record.compensationKey;
-  const call = (k: string) =>
-    port.call({
-      tool,
-      args,
-      key: k,
-      stepId: record.stepId,
-      attempt: attempts,
-      timeoutMs: port.policy.defaultTimeoutMs,
-    });
-  if (!port.journal) return { kind: "answered", key, outcome: await call(key), settled: [] };
-  return journaledCall({
+  const timeoutMs = port.policy.defaultTimeoutMs;
+  const calls: AttemptPort = {
+    call: (_c, k) => port.call({ tool, args, key: k ?? key, stepId: record.stepId, attempt: attempts, timeoutMs }),
+    // An undo has no probe: only effects.honoursKeys settles it in doubt.
+    probe: async () => undefined,
+    sleep: async () => undefined,
+    now: port.now,
     journal: port.journal,
+    honoursKeys: port.honoursKeys,
+  };
+  const made = await runAttempt(calls, {
+    undo: true,
     threadId: port.threadId,
     key,
-    // The step's own declarations are about its tool, not its undo: only effects.honoursKeys counts.
-    step: { id: record.stepId },
-    undo: true,
     tool,
     args,
     attempt: undoBase(record) + attempts,
-    trusted: {},
-    honoursKeys: port.honoursKeys,
-    approvedKey: record.approvedKey,
-    approvalByAttempt: true,
-    now: port.now,
-    call,
-    probe: async () => undefined,
+    timeoutMs,
+    stepId: record.stepId,
+    // The round numbers its calls above the approval's base already: only the key is the approval's here.
+    approval: { key: undoApprovalOf(record)?.key },
   });
+  const settled = [...(made.settled ?? [])];
+  if (made.effect === "in_doubt" && !made.outcome.ok)
+    return {
+      kind: "in_doubt",
+      key: made.key ?? key,
+      reason: made.outcome.error.message,
+      attempt: made.inDoubtAttempt ?? 0,
+      settled,
+    };
+  const effect = made.effect === "journaled" || made.effect === "verified" ? { effect: made.effect } : {};
+  return { kind: "answered", key: made.key ?? key, outcome: made.outcome, ...effect, settled };
 }
 
 /** The next pending undo of `records`, run; its decisions numbered after `after` (-1: numbered where they land). */

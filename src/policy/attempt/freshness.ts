@@ -3,9 +3,11 @@
  * when it starts, which inputs are older than that, and whether a step waits for its inputs to be observed again.
  * Pure: the run's clock comes in as `now` (ms).
  */
-import type { Fact, StepRun } from "../../plan/schema/run.js";
+import { factValues } from "../../plan/facts.js";
+import type { ErrorInfo, Fact, StepRun } from "../../plan/schema/run.js";
 import type { Step } from "../../plan/schema/step.js";
-import type { CheckFailure } from "./checks.js";
+import type { DeviationOf } from "../ladder/deviation.js";
+import { checkInputs, type CheckFailure } from "./checks.js";
 
 /** A fact older than the step reading it allows. */
 export interface StaleFact {
@@ -80,4 +82,54 @@ export function awaitsRefresh(
     if (again && inPlan(f.producedBy)) return true;
   }
   return false;
+}
+
+/** Where a step's inputs stand as its call arrives, from the run's snapshot and clock. */
+export interface InputsSnapshot {
+  step: Step;
+  /** The step's record so far (undefined before its first call). */
+  run: StepRun | undefined;
+  facts: Readonly<Record<string, Fact>>;
+  steps: Readonly<Record<string, StepRun>>;
+  /** Whether a step of this id is in the plan. */
+  inPlan: (id: string) => boolean;
+  /** The run's clock (ms). */
+  now: number;
+}
+
+export type FreshnessVerdict =
+  /** The step reads a fact whose producer runs again (after `evidence.stale`): it waits for those producers. */
+  | { kind: "waits"; producers: string[] }
+  /** A trusted input is older than the step allows: the ladder answers `deviation` (`evidence.stale`). */
+  | { kind: "stale"; deviation: DeviationOf<"stale_evidence">; error: ErrorInfo }
+  | { kind: "fresh" };
+
+/**
+ * The freshness verdict on a step's inputs before its call, decided once: the call waits, is stale, or
+ * may start. Only trusted inputs can be too old: one missing or not trusted is the input check's to report.
+ */
+export function freshnessVerdict(s: InputsSnapshot): FreshnessVerdict {
+  const { step, run, facts } = s;
+  // A person who allowed the step another round at an escalation has seen how old its inputs are.
+  if (run?.status === "pending" && run.retryBase !== undefined) return { kind: "fresh" };
+  if (awaitsRefresh(step, (k) => facts[k], s.steps, s.inPlan))
+    return { kind: "waits", producers: refreshing(step, facts) };
+  if (checkInputs(step, facts, factValues(facts))) return { kind: "fresh" };
+  const stale = checkFreshness(step, facts, s.now);
+  if (!stale) return { kind: "fresh" };
+  const deviation = {
+    ...stale.deviation,
+    stepId: step.id,
+    attempt: run?.attempts ?? 0,
+  } as DeviationOf<"stale_evidence">;
+  return { kind: "stale", deviation, error: stale.error };
+}
+
+/** The producers of the step's inputs that are no longer trusted, each once. */
+function refreshing(step: Step, facts: Readonly<Record<string, Fact>>): string[] {
+  const producers = (step.inputs ?? []).flatMap((k) => {
+    const f = Object.hasOwn(facts, k) ? facts[k] : undefined;
+    return f && f.label !== "trusted" ? [f.producedBy] : [];
+  });
+  return [...new Set(producers)];
 }
