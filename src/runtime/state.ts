@@ -237,7 +237,10 @@ export const PlanManagerState = Annotation.Root({
   })),
 });
 
+/** The whole state of a plan manager run. */
 export type PlanManagerStateType = typeof PlanManagerState.State;
 export type PlanManagerUpdate = typeof PlanManagerState.Update;
+/** What a run takes as input: `goal`, `context`, and optionally a `draft`. */
 export type PlanManagerInputType = typeof PlanManagerInput.Update;
+/** What a run returns: status, plan, steps, facts, decisions, replans, outcome, …. */
 export type PlanManagerOutputType = typeof PlanManagerOutput.State;
