@@ -65,6 +65,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { missing, counts } = undocumentedExports();
   const total = [...counts.values()].reduce((a, b) => a + b, 0);
   for (const line of missing) console.log(line);
-  console.error(`${total - missing.length} of ${total} exported names documented (${[...counts].map(([s, n]) => `${s}: ${n}`).join(", ")})`);
+  console.error(
+    `${total - missing.length} of ${total} exported names documented (${[...counts].map(([s, n]) => `${s}: ${n}`).join(", ")})`,
+  );
   process.exitCode = missing.length > 0 ? 1 : 0;
 }

@@ -23,6 +23,6 @@ describe("API reference", () => {
     const { missing, counts } = undocumentedExports();
     expect(missing).toEqual([]);
     // A subpath that exported nothing would pass the check above without being read.
-    for (const [subpath, count] of counts) expect(count, subpath).toBeGreaterThan(3);
+    expect([...counts].filter(([, count]) => count < 4)).toEqual([]);
   }, 120_000);
 });

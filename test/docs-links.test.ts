@@ -108,7 +108,9 @@ describe("documentation links", () => {
   });
 
   it("reads anchors as GitHub makes them", () => {
-    const made = anchors("# Inside createAgent\n### Testing offline: `ScriptedChatModel`\n## Two\n## Two\n```\n# not\n```");
+    const made = anchors(
+      "# Inside createAgent\n### Testing offline: `ScriptedChatModel`\n## Two\n## Two\n```\n# not\n```",
+    );
     expect([...made]).toEqual(["inside-createagent", "testing-offline-scriptedchatmodel", "two", "two-1"]);
   });
 });
