@@ -9,7 +9,10 @@ export interface ServedGraph extends StoppableGraph {
   invoke(input: unknown, config: LangGraphRunnableConfig): Promise<unknown>;
 }
 
-/** What a `PlanService` serves: the graphs by name, their checkpointer, the clock, and where runs of other processes are heard of. */
+/**
+ * What a `PlanService` serves: the graphs by name, their checkpointer, the clock, and where runs of other
+ * processes are heard of.
+ */
 export interface PlanServiceOptions {
   /** The graphs a plan may run on, by name (a `langgraph.json`'s `graphs`); the first is the default. */
   graphs: Readonly<Record<string, ServedGraph>>;

@@ -1,5 +1,6 @@
 /**
- * `langgraph-replan/worker`: many processes on one PostgreSQL (docs/architecture.md "What runs where", docs/guides/scaling-out.md).
+ * `langgraph-replan/worker`: many processes on one PostgreSQL (docs/architecture.md "What runs where",
+ * docs/guides/scaling-out.md).
  *
  * @module langgraph-replan/worker
  */

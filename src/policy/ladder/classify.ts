@@ -116,7 +116,8 @@ export function classify(input: ClassifyInput): Verdict {
 /**
  * Whether the step's unmet success signal was retried once already in its current round: an `unmet.retry-once`
  * decision for it in this plan version since a person last gave it a fresh round (a person's retry). A transient
- * failure retried before the unmet result does not spend the retry (README: "retry once on an unmet success signal").
+ * failure retried before the unmet result does not spend the retry (docs/guides/configuration.md: "retry once on an
+ * unmet success signal").
  */
 export function retriedOnUnmet(
   decisions: readonly Pick<Decision, "rule" | "stepId" | "by" | "action" | "planVersion">[],
