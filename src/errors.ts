@@ -49,6 +49,11 @@ export interface PlanManagerErrorDetails {
 
 const BRAND = Symbol.for("langgraph-replan.PlanManagerError");
 
+/**
+ * The library's own error: `code` says what went wrong (`invalid_options`, `invalid_resume`, `thread_busy`,
+ * …), `path` where. Test for it with `isPlanManagerError`, which also recognises one from another copy of the
+ * package.
+ */
 export class PlanManagerError extends Error {
   readonly code: PlanManagerErrorCode;
   readonly path?: string;
@@ -89,6 +94,7 @@ const HTTP_STATUS: Partial<Record<PlanManagerErrorCode, number>> = {
   idempotency_conflict: 409,
 };
 
+/** Whether `value` is a `PlanManagerError`, from this copy of the package or another. */
 export function isPlanManagerError(value: unknown): value is PlanManagerError {
   return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
 }

@@ -4,6 +4,8 @@
  * embedding graph need. The views are `langgraph-replan/views`; the pure core — the classifier, its rule
  * tables, the validator, the schemas, the CEL evaluator — is `langgraph-replan/policy`; workers are
  * `langgraph-replan/worker`.
+ *
+ * @module langgraph-replan
  */
 export { createPlanManager, PlanManagerGraph } from "./graph/create-plan-manager.js";
 export { CompiledPlanManager } from "./graph/compiled-plan-manager.js";

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/** The `langgraph-replan` command (package.json `bin`): see `USAGE` in commands.ts and README "Scaling out". */
+/** The `langgraph-replan` command (package.json `bin`): see `USAGE` in commands.ts and docs/guides/operations.md. */
 import { runCli } from "./commands.js";
 
 const argv = process.argv.slice(2);

@@ -29,6 +29,7 @@ export interface AgentCatalogue {
   tiers?: ModelTier[];
 }
 
+/** What `Planner.plan` receives: the goal, the trusted input facts, the tools and agents a step may name. */
 export interface PlanRequest extends AgentCatalogue {
   goal: string;
   /** Trusted fact values. */
@@ -44,6 +45,11 @@ export interface PlanRequest extends AgentCatalogue {
   signal?: AbortSignal;
 }
 
+/**
+ * What `Planner.replan` receives when the ladder replans: the broken assumption or trigger, the affected
+ * steps, the facts by trust label, what was already tried, the budget left, memory hints and the previous
+ * draft's issues (docs/guides/replanning.md).
+ */
 export interface ReplanRequest extends AgentCatalogue {
   goal: string;
   scope: "local" | "global";

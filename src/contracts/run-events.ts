@@ -7,6 +7,10 @@ import type { ReplanRecord } from "../plan/schema/decision.js";
 import type { StepStatus } from "../plan/schema/run.js";
 import type { Decision } from "../policy/ladder/decision.js";
 
+/**
+ * A custom stream event (`streamMode: "custom"`): the plan, a step started or finished, a decision, a replan,
+ * the end of the run.
+ */
 export type PlanEvent =
   | { type: "plan"; version: number; steps: { id: string; goal: string }[] }
   /**

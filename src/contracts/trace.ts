@@ -7,6 +7,10 @@
 import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { Callbacks } from "@langchain/core/callbacks/manager";
 
+/**
+ * The tracing context a planner or classifier passes on to its model call, so the call appears under the node
+ * that made it.
+ */
 export interface ModelTrace {
   /** The run's callbacks, as the node making the call received them. */
   callbacks?: Callbacks;

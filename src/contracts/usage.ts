@@ -4,6 +4,7 @@
  */
 import type { ModelTier } from "../plan/schema/step.js";
 
+/** One model call in `state.usage`, failed or not: what it was for, the model, tokens, latency and cost. */
 export interface UsageEntry {
   /** `step`: a model call made while an agent step ran (docs/decisions/0021-agent-steps.md). */
   purpose: "plan" | "replan" | "extend" | "classify" | "step";

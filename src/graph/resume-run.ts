@@ -50,6 +50,11 @@ export function answerProblemFor(value: unknown, pending: InterruptPayload, valu
   return answerProblem(value, { pending, step, facts, trusted: factValues(facts) });
 }
 
+/**
+ * Answers the thread's pending question with `value`, after checking it against that question (an offered
+ * action, the keys a step produces, the fact limits); throws `invalid_resume` otherwise, having written
+ * nothing. Returns the run's typed result.
+ */
 export async function resumeRun(
   graph: ResumableGraph,
   config: LangGraphRunnableConfig,

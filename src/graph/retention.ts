@@ -17,12 +17,14 @@ export interface ListedThread extends ThreadSummary {
   archived: boolean;
 }
 
+/** A page of `listThreads`: the threads, newest first, and the cursor of the next page. */
 export interface ThreadPage {
   threads: ListedThread[];
   /** Pass it as `cursor` for the next page; absent on the last page. */
   nextCursor?: string;
 }
 
+/** Which threads `listThreads` returns: how many, from where, archived or not. */
 export interface ThreadListOptions {
   /** At most this many threads (default: all). */
   limit?: number;
@@ -32,6 +34,7 @@ export interface ThreadListOptions {
   archived?: "exclude" | "only" | "include";
 }
 
+/** Which threads `pruneThreads` deletes: older than a duration, of some statuses, or a dry run. */
 export interface PruneOptions {
   /** Prune the threads whose latest checkpoint is older than this many milliseconds. Required. */
   olderThanMs: number;
@@ -57,6 +60,7 @@ export interface PruneSkip {
   message: string;
 }
 
+/** What `pruneThreads` did: the threads that matched, those deleted, and those skipped because a run held them. */
 export interface PruneResult {
   /** Every thread that matched, newest first. */
   matched: PruneCandidate[];

@@ -2,7 +2,7 @@
  * The MCP server's tools, with their arguments checked here against each tool's input schema. The
  * SDK checks them too, but answers a refusal as protocol text ("MCP error -32602: Input validation
  * error: …"), and an agent reads every other error of these tools as `{ error, message, path }`
- * (README "For agents: the MCP server"): so `tools/call` is answered here, and the SDK keeps what it
+ * (docs/guides/mcp.md): so `tools/call` is answered here, and the SDK keeps what it
  * does best, listing the tools with their JSON schemas.
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";

@@ -2,6 +2,8 @@
  * `langgraph-replan/mcp`: the plan manager as a planning service for agents, over the Model
  * Context Protocol (`@modelcontextprotocol/sdk`, an optional peer). `langgraph-replan mcp` serves
  * it from the command line; `createPlanService` + `createMcpServer` embed it.
+ *
+ * @module langgraph-replan/mcp
  */
 export { PlanService, MAX_WAIT_S } from "./service.js";
 export type { PlanServiceOptions, ServedGraph, CreateInput, Created, ListInput, Listed } from "./service.js";

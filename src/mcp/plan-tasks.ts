@@ -21,6 +21,7 @@ import { taskOf } from "./task-status.js";
 /** How often a client (and the SDK's `tasks/result`) is told to read a task's status again (ms). */
 export const TASK_POLL_MS = 500;
 
+/** How plans are answered as MCP tasks: the poll interval clients are told, and the clock. */
 export interface PlanTaskOptions {
   /** `pollInterval` of every task, in ms (default `TASK_POLL_MS`). */
   pollIntervalMs?: number;
@@ -28,6 +29,10 @@ export interface PlanTaskOptions {
   now?: () => number;
 }
 
+/**
+ * The MCP task store over the plan service: a plan created as a task is that task, its status read from the
+ * plan (docs/decisions/0048-plans-as-mcp-tasks.md).
+ */
 export class PlanTaskStore implements TaskStore {
   private readonly service: PlanService;
   private readonly pollInterval: number;

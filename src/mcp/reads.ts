@@ -9,6 +9,7 @@ import type { PlanThreads } from "./plan-threads.js";
 import { planStatus, runGoingOn, type PlanStatus, type StatusCore } from "./status.js";
 import { startedFrom } from "./summaries.js";
 
+/** The longest `plan_wait`, in seconds. */
 export const MAX_WAIT_S = 300;
 
 export async function readStatus(threads: PlanThreads, planId: string): Promise<PlanStatus> {

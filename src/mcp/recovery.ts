@@ -14,6 +14,7 @@ import type { ThreadSummary } from "../storage/saver-adapter.js";
 import type { PlanService } from "./service.js";
 import { runGoingOn, type StatusCore } from "./status.js";
 
+/** How often `RunRecovery` looks for runs whose server died, and what it does with a look that failed. */
 export interface RecoveryOptions {
   /** Milliseconds between looks after the first (default 10 000; 0: at launch only). */
   everyMs?: number;
@@ -24,6 +25,10 @@ export interface RecoveryOptions {
 /** Threads listed per query. */
 const PAGE = 500;
 
+/**
+ * Takes up the runs of a database whose server died mid-step, at launch and then every `everyMs`, as
+ * `plan_resume` would; calls cut in flight are settled through the effect journal.
+ */
 export class RunRecovery {
   private readonly service: PlanService;
   private readonly saver: BaseCheckpointSaver;

@@ -37,11 +37,16 @@ async function answer(body: () => Promise<object>): Promise<Result> {
   }
 }
 
+/** Options of `createMcpServer`. */
 export interface McpServerOptions {
   /** How tasks are answered (plan-tasks.ts): their poll interval. */
   tasks?: PlanTaskOptions;
 }
 
+/**
+ * An MCP server offering the service's tools (`plan_create`, `plan_status`, `plan_wait`, …), plans as tasks
+ * included; connect it to a transport.
+ */
 export function createMcpServer(service: PlanService, options: McpServerOptions = {}): McpServer {
   const tasks = new PlanTaskStore(service, options.tasks);
   const server = new McpServer(

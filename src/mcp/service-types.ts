@@ -9,6 +9,10 @@ export interface ServedGraph extends StoppableGraph {
   invoke(input: unknown, config: LangGraphRunnableConfig): Promise<unknown>;
 }
 
+/**
+ * What a `PlanService` serves: the graphs by name, their checkpointer, the clock, and where runs of other
+ * processes are heard of.
+ */
 export interface PlanServiceOptions {
   /** The graphs a plan may run on, by name (a `langgraph.json`'s `graphs`); the first is the default. */
   graphs: Readonly<Record<string, ServedGraph>>;
@@ -28,6 +32,7 @@ export interface PlanServiceOptions {
   wakes?: PlanWakes;
 }
 
+/** The input of `plan_create`. */
 export interface CreateInput {
   goal: string;
   context?: Record<string, unknown>;
@@ -47,6 +52,7 @@ export interface CreateInput {
   new_run?: boolean;
 }
 
+/** The answer of `plan_create`: the plan id, its status, and whether this call made it. */
 export interface Created {
   plan_id: string;
   status: string;
@@ -62,6 +68,7 @@ export interface SubmitInput {
   error?: SubmittedError;
 }
 
+/** The input of `plan_list`: statuses, archived plans, and the page. */
 export interface ListInput {
   status?: string[];
   /** `"exclude"` (default) leaves archived plans out, `"only"` lists them alone, `"include"` both. */
@@ -70,6 +77,7 @@ export interface ListInput {
   limit?: number;
 }
 
+/** The answer of `plan_list`: plans newest first, and the cursor of the next page. */
 export interface Listed {
   plans: { plan_id: string; graph: string; goal: string; status: string; archived: boolean; updated_at?: string }[];
   next_cursor?: string;

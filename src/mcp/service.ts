@@ -32,6 +32,10 @@ export type {
 export { MAX_WAIT_S } from "./reads.js";
 export { pendingOf, statusOf } from "./summaries.js";
 
+/**
+ * The planning service: the MCP tools as methods, with no transport. Runs belong to the service's database,
+ * not to a client (docs/guides/mcp.md).
+ */
 export class PlanService {
   readonly server: Created["server"];
   private readonly threads: PlanThreads;

@@ -21,6 +21,10 @@ export interface StatusValues {
   usage?: { cost?: number; inputTokens?: number; outputTokens?: number }[];
 }
 
+/**
+ * The answer of `plan_status` (and `plan_wait`): read from the latest checkpoint, with the question waiting,
+ * the error, usage and outcome.
+ */
 export interface PlanStatus {
   plan_id: string;
   graph: string;

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { PlanManagerError } from "../errors.js";
 import { resolvePolicy, type PolicyOptions, type ResolvedPolicy } from "../policy/options.js";
 
+/** Options of `planMiddleware`. */
 export interface PlanMiddlewareOptions {
   /** The ladder's guardrails and retry defaults, as for `createPlanManager`. Default: the library's. */
   policy?: PolicyOptions;

@@ -45,6 +45,7 @@ export const EscalationSchema = z.object({
     })
     .optional(),
 });
+/** A question waiting for a person inside `createAgent`. */
 export type Escalation = z.infer<typeof EscalationSchema>;
 
 /** A broken assumption (or failed step) waiting for a `write_plan` revision. */
@@ -55,6 +56,7 @@ export const TriggerSchema = z.object({
   affected: z.array(z.string()),
   reason: z.string(),
 });
+/** A broken assumption or failed step waiting for a `write_plan` revision. */
 export type Trigger = z.infer<typeof TriggerSchema>;
 
 /** The guards' memory: what no later decision may forget. */
@@ -189,6 +191,10 @@ const HistorySchema = z.array(z.custom<PlanVersionEntry>((v) => typeof v === "ob
 export const AgentOutcomeSchema = OutcomeSchema.extend({ summary: z.string().optional() });
 export type AgentOutcome = z.infer<typeof AgentOutcomeSchema>;
 
+/**
+ * The state `planMiddleware` adds to a `createAgent` agent: the manager's keys (`plan`, `steps`, `facts`,
+ * `decisions`, `replans`, `sideEffects`, `status`, …) beside the agent's messages.
+ */
 export const AgentPlanState = new StateSchema({
   goal: new ReducedValue(z.string().default(""), { reducer: lastWins<string> }),
   status: new ReducedValue(RunStatusSchema.default("planning"), { reducer: lastWins<RunStatus> }),

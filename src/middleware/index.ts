@@ -1,6 +1,8 @@
 /**
  * `langgraph-replan/agent`: the plan manager as a middleware for LangChain's `createAgent`
  * (`langchain` is an optional peer dependency; only this subpath needs it).
+ *
+ * @module langgraph-replan/agent
  */
 export { planMiddleware } from "./middleware.js";
 export type { PlanMiddlewareOptions } from "./agent-options.js";

@@ -29,6 +29,11 @@ const SYSTEM_PROMPT =
   "and the assumptions it rests on. The current plan is shown to you every turn; follow it, and revise it with " +
   "write_plan when told a step failed or an assumption is false.";
 
+/**
+ * The plan manager as a `createAgent` middleware: the model writes a plan with `write_plan`, and every tool
+ * call of a plan step goes through the ladder, with idempotency keys, the effect journal and the replan
+ * guards (docs/guides/create-agent.md).
+ */
 export function planMiddleware(options: PlanMiddlewareOptions = {}) {
   const resolved = resolveAgentOptions(options);
   /** The agent's tools, learned from the model calls (the tools are the agent's, the same for every thread). */

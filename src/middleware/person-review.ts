@@ -10,6 +10,7 @@ import type { QualityFinding } from "../plan/schema/quality.js";
 
 export type ReviewKind = "plan_review" | "escalation";
 
+/** An interrupt of `planMiddleware`, in the vocabulary of LangChain's `humanInTheLoopMiddleware`. */
 export interface ReviewRequest {
   actionRequests: { name: string; args: Record<string, unknown>; description: string }[];
   reviewConfigs: { actionName: string; allowedDecisions: ("approve" | "edit" | "reject")[] }[];
@@ -37,6 +38,7 @@ export type InDoubtAction = "happened" | "retry" | "abort";
 export type InDoubtAnswer =
   { type: "happened"; output: unknown } | { type: "retry" } | { type: "abort"; reason?: string };
 
+/** A person's answer to a review, in the vocabulary of LangChain's `humanInTheLoopMiddleware`. */
 export type Answer =
   | { type: "approve" }
   | { type: "edit"; name?: string; args: Record<string, unknown> }

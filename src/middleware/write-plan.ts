@@ -28,6 +28,7 @@ import { untrustedText, vouchedText } from "./call-taint.js";
 import type { QualityFinding } from "../plan/schema/quality.js";
 import { gateVersion, qualityWrite, revisionGate, sentBack } from "./version-gate.js";
 
+/** The name of the tool the model writes its plan with. */
 export const WRITE_PLAN = "write_plan";
 
 /** A tool named by a step for its verify probe or its undo: arguments, and facts read as arguments. */

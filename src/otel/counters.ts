@@ -1,4 +1,4 @@
-/** The run's counters through the meter (README "Tracing"). */
+/** The run's counters through the meter (docs/guides/operations.md "Tracing"). */
 import type { Attributes, Counter, Meter } from "@opentelemetry/api";
 import { METRICS } from "./names.js";
 

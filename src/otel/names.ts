@@ -1,8 +1,8 @@
 /**
  * The span, event, attribute and metric names this library emits through OpenTelemetry, in the
  * GenAI semantic conventions where they name the thing (`gen_ai.*`, `error.type`) and under
- * `langgraph_replan.*` where they do not. README "Tracing" lists them in a table; a test keeps the
- * two equal (docs/decisions/0052-opentelemetry.md).
+ * `langgraph_replan.*` where they do not. docs/guides/operations.md "OpenTelemetry" lists them in a
+ * table; a test keeps the two equal (docs/decisions/0052-opentelemetry.md).
  */
 
 /** The instrumentation scope: the tracer's and the meter's name. */

@@ -3,6 +3,7 @@ import type { PlanDiff } from "./schema/decision.js";
 import type { Plan } from "./schema/plan.js";
 import type { Step } from "./schema/step.js";
 
+/** The steps added, removed, changed and unchanged from plan `a` to plan `b`, by id. */
 export function planDiff(a: Pick<Plan, "steps">, b: Pick<Plan, "steps">): PlanDiff {
   const before = new Map(a.steps.map((s) => [s.id, s]));
   const after = new Map(b.steps.map((s) => [s.id, s]));

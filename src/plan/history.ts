@@ -9,6 +9,7 @@ import type { Plan } from "./schema/plan.js";
 import type { StepRun } from "./schema/run.js";
 import type { Step } from "./schema/step.js";
 
+/** One entry of `planHistory`: what it takes to rebuild the version before it. */
 export interface PlanVersionEntry {
   /** The version this entry leads to; applying it backwards gives `version - 1`. */
   version: number;

@@ -2,6 +2,7 @@
 import type { PlanDraft } from "./schema/plan.js";
 import type { RetryPolicy } from "./schema/step.js";
 
+/** What is wrong with a plan draft, one code per kind of problem. */
 export type PlanIssueCode =
   | "schema"
   | "duplicate_id"
@@ -47,6 +48,7 @@ export type PlanIssueCode =
   /** A finding of the plan quality gate that would hold the version (docs/decisions/0040-plan-quality-gate.md). */
   | "quality";
 
+/** A problem of a plan draft: its code, where it is, and a message a model can act on. */
 export interface PlanIssue {
   code: PlanIssueCode;
   path: (string | number)[];
@@ -54,6 +56,7 @@ export interface PlanIssue {
   message: string;
 }
 
+/** What `validatePlan` answers: the checked draft, or its issues. */
 export type PlanValidation = { ok: true; draft: PlanDraft } | { ok: false; issues: PlanIssue[] };
 
 /**

@@ -2,7 +2,7 @@
  * What a thrown error carries, made storable. Unlike a tool's output (`toJsonValue`, which refuses
  * what is not JSON), an error is evidence of a failure that already happened: refusing it would
  * lose the failure, and a value the checkpoint cannot store would break the thread. So anything is
- * turned into JSON here, and cut to the limits in README ("Limits").
+ * turned into JSON here, and cut to the limits in docs/guides/configuration.md ("Limits").
  *
  * Pure; never throws (getters that throw and Proxies are read inside `try`), and the work is
  * bounded by the size limit whatever the input (a cycle, a billion-element array, a deep chain).

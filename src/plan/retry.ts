@@ -6,6 +6,7 @@
  */
 import type { RetryPolicy, Step } from "./schema/step.js";
 
+/** The retry policy of steps that set none, unless `policy.defaultRetry` says otherwise. */
 export const DEFAULT_RETRY: RetryPolicy = {
   maxAttempts: 3,
   backoff: "exponential",

@@ -18,6 +18,10 @@ export type { PlanIssue, PlanIssueCode, PlanValidation, ValidationContext } from
 const asSet = (list: readonly string[] | KeyLookup | undefined): KeyLookup =>
   list === undefined ? new Set() : "has" in list ? list : new Set(list);
 
+/**
+ * Checks a plan draft against the schema and the tools, agents and limits of `ctx`: every issue, or the
+ * checked draft. Nothing runs before a plan passes.
+ */
 export function validatePlan(input: unknown, ctx: ValidationContext): PlanValidation {
   // zod strips unknown keys; a plan from an LLM with `tolo: "x"` must not lose its tool silently.
   const unknown = unknownFields(input);
@@ -405,6 +409,7 @@ export function jsonDepth(value: unknown): number {
   return max;
 }
 
+/** Plan issues as lines for a model or a person. */
 export function formatIssues(issues: readonly PlanIssue[]): string {
   return issues.map((i) => `- ${i.message}`).join("\n");
 }

@@ -24,6 +24,7 @@ import {
 import { dataBlock } from "./prompts.js";
 import type { ModelTrace } from "../contracts/trace.js";
 
+/** Options of `llmClassifier`. */
 export interface LlmClassifierOptions {
   /** Any LangChain chat model with `withStructuredOutput`. Required. */
   model: BaseChatModel;
@@ -80,6 +81,7 @@ export function classifierPrompt(deviation: Deviation, step: Step | undefined, a
   ].join("\n\n");
 }
 
+/** A classifier that asks a chat model about failures the rules call `unknown`; its answer is one of the ladder's. */
 export function llmClassifier(options: LlmClassifierOptions): LlmClassifier {
   if (!options?.model || typeof options.model.withStructuredOutput !== "function") {
     const message = "llmClassifier: model must be a LangChain chat model with withStructuredOutput";

@@ -23,6 +23,7 @@ import type { ModelTrace } from "../contracts/trace.js";
 import { PLANNER_SYSTEM_PROMPT, extendPrompt, feedbackPrompt, planPrompt, replanPrompt } from "./prompts.js";
 import { EXTERNAL_STEPS_RULE } from "./prompt-texts.js";
 
+/** Options of `llmPlanner`. */
 export interface LlmPlannerOptions {
   /** Any LangChain chat model with `withStructuredOutput`. Required. */
   model: BaseChatModel;
@@ -55,6 +56,10 @@ function modelName(model: BaseChatModel): string | undefined {
   return typeof named.modelName === "string" ? named.modelName : undefined;
 }
 
+/**
+ * A planner that drafts, replans and extends with a chat model's structured output; invalid drafts go back to
+ * the model with their issues (docs/guides/plan-and-run.md).
+ */
 export function llmPlanner(options: LlmPlannerOptions): Planner {
   if (!options?.model || typeof options.model.withStructuredOutput !== "function") {
     const message = "llmPlanner: model must be a LangChain chat model with withStructuredOutput";

@@ -1,6 +1,7 @@
 import type { PlanDraft } from "../plan/schema/plan.js";
 import type { ExtendRequest, PlanRequest, Planner, ReplanRequest } from "../contracts/planner.js";
 
+/** Options of `staticPlanner`: the plan, and optionally how to replan and extend. */
 export interface StaticPlannerOptions {
   /** The plan, or a function of the request that returns it. */
   plan: PlanDraft | ((request: PlanRequest) => PlanDraft | Promise<PlanDraft>);

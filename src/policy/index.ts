@@ -2,6 +2,8 @@
  * `langgraph-replan/policy`: the pure core, for users who want to test their plans and rules
  * without a graph — the classifier and its rule tables, the plan validator and schemas, the
  * CEL evaluator, retry backoff and policy resolution.
+ *
+ * @module langgraph-replan/policy
  */
 export { classify } from "./ladder/classify.js";
 export type { ClassifyInput, ReplanStanding, Verdict } from "./ladder/classify.js";

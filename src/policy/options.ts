@@ -23,6 +23,7 @@ export const ReplanTemplateSchema = z
     assumptions: z.array(AssumptionSchema).max(LIMITS.maxAssumptions).optional(),
   })
   .strict();
+/** A replan memory entry given up front: the steps that replace a broken assumption's branch. */
 export type ReplanTemplate = z.infer<typeof ReplanTemplateSchema>;
 
 export const PolicyOptionsSchema = z
@@ -125,6 +126,10 @@ export const PolicyOptionsSchema = z
   })
   .strict();
 
+/**
+ * The `policy` option: guardrails, retry defaults, budget, concurrency and timeouts
+ * (docs/guides/configuration.md).
+ */
 export type PolicyOptions = z.infer<typeof PolicyOptionsSchema>;
 
 /** The keys the policy schema takes at `path` (`[]`: its top level; `["budget"]`: the budget's). */
@@ -138,6 +143,7 @@ function keysAt(path: readonly PropertyKey[]): string[] {
   return schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
 }
 
+/** `policy` with every default filled in. */
 export interface ResolvedPolicy {
   maxReplans: number;
   replanCooldownSteps: number;
@@ -168,6 +174,7 @@ function namedIssue(issue: z.core.$ZodIssue): z.core.$ZodIssue {
   return inner ? { ...inner, path: [...issue.path, ...inner.path] } : issue;
 }
 
+/** `policy` with its defaults filled in; throws `invalid_options` naming the field at fault. */
 export function resolvePolicy(options: unknown = {}): ResolvedPolicy {
   const parsed = PolicyOptionsSchema.safeParse(options ?? {});
   if (!parsed.success) {
@@ -225,6 +232,7 @@ export const ReplanMemoryOptionsSchema = z
     namespace: z.array(z.string().min(1).max(200)).min(1).max(10).optional(),
   })
   .strict();
+/** The `replanMemory` option: `reuse`, `hint` or `off`, and the store namespace. */
 export type ReplanMemoryOptions = z.infer<typeof ReplanMemoryOptionsSchema>;
 
 export interface ResolvedReplanMemory {
@@ -233,6 +241,7 @@ export interface ResolvedReplanMemory {
   templates: ReplanTemplate[];
 }
 
+/** The store namespace replan memory uses unless told another. */
 export const DEFAULT_MEMORY_NAMESPACE: readonly string[] = Object.freeze(["langgraph-replan", "replan-memory"]);
 
 /** `replanMemory` and `replanTemplates` of `createPlanManager`; templates alone turn memory on in `reuse` mode. */

@@ -1,5 +1,5 @@
 /**
- * Planner and classifier calls with a deadline (README "Termination bounds"): a model that never
+ * Planner and classifier calls with a deadline (docs/guides/configuration.md "Termination bounds"): a model that never
  * answers would otherwise hold the run, and the thread, for ever. Like a tool call's timeout
  * (`call-tool.ts`) it is real time: a late answer is dropped, and the call's signal is aborted so
  * that a planner passing it on (`llmPlanner` does, to the model) stops paying for it.

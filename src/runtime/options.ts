@@ -43,6 +43,7 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
+/** Options of `createPlanManager` (docs/guides/configuration.md). */
 export interface PlanManagerOptions {
   /** LangChain tools (`tool()` from @langchain/core/tools). A step's `tool` names one. Required. */
   tools: readonly StructuredToolInterface[];

@@ -180,7 +180,10 @@ export const PlanManagerOutput = Annotation.Root({
     z.array(CompensationRecordSchema).optional(),
   ),
   budget: lastValue<Budget>("budget", BudgetSchema, () => ({ spent: 0, replanSpent: 0 })),
-  /** Scope changes not yet planned for: the one channel users write while a run is paused (README "Human review"). */
+  /**
+   * Scope changes not yet planned for: the one channel users write while a run is paused
+   * (docs/guides/human-review.md).
+   */
   scopeChanges: new CheckedChannel<string[], string[]>("scopeChanges", ScopeChangesSchema, scopeReducer, () => []),
   /**
    * When a step last finished (docs/architecture.md "Long goals": the time since the last progress tells a stalled
@@ -237,7 +240,10 @@ export const PlanManagerState = Annotation.Root({
   })),
 });
 
+/** The whole state of a plan manager run. */
 export type PlanManagerStateType = typeof PlanManagerState.State;
 export type PlanManagerUpdate = typeof PlanManagerState.Update;
+/** What a run takes as input: `goal`, `context`, and optionally a `draft`. */
 export type PlanManagerInputType = typeof PlanManagerInput.Update;
+/** What a run returns: status, plan, steps, facts, decisions, replans, outcome, …. */
 export type PlanManagerOutputType = typeof PlanManagerOutput.State;

@@ -3,6 +3,8 @@
  * steps done by models and `createAgent` agents (tool calls, streaming), offline. It needs only
  * `@langchain/core` (a required peer), so importing it pulls in neither `langchain` nor the
  * PostgreSQL packages.
+ *
+ * @module langgraph-replan/testing
  */
 export { ScriptedChatModel } from "./scripted-chat-model.js";
 export type { ScriptAnswer, ScriptEntry, ScriptedChatModelOptions } from "./scripted-chat-model.js";

@@ -26,6 +26,7 @@ export type ScriptAnswer = string | AIMessage | Error | object;
 /** An answer, or a function of the messages the call received that returns one (to answer by what the prompt says). */
 export type ScriptEntry = ScriptAnswer | ((messages: BaseMessage[]) => ScriptAnswer);
 
+/** Options of `ScriptedChatModel`: the model name and the token usage it reports. */
 export interface ScriptedChatModelOptions {
   /** The model name reported in `response_metadata.model_name` (what a price table is keyed by). Default `"fake-planner-1"`. */
   model?: string;
@@ -39,6 +40,11 @@ interface Shared {
   received: BaseMessage[][];
 }
 
+/**
+ * A chat model answering from a script, for offline tests: entry n answers call n, the last answers every
+ * later call. Entries are text, messages (with tool calls), errors to throw, objects for structured output,
+ * or functions of the messages received (docs/guides/create-agent.md).
+ */
 export class ScriptedChatModel extends FakeListChatModel {
   readonly model: string;
   private readonly usage: { input: number; output: number };

@@ -46,6 +46,10 @@ function stepLines(state: DebugState): string[] {
 
 const round = (n: number | undefined) => Math.round((n ?? 0) * 1e6) / 1e6;
 
+/**
+ * The debug view of a run: a timeline with timestamps, errors, decisions with rule ids, replan diffs and cost
+ * per step.
+ */
 export function debugView(state: DebugState): string[] {
   const lines: string[] = [`goal: ${printable(state.goal)}`, `status: ${state.status}`, "", "steps:"];
   lines.push(...stepLines(state));

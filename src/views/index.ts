@@ -2,6 +2,8 @@
  * `langgraph-replan/views`: what people read of a run — the user, operator and debug views, one
  * line per decision, Mermaid drawings of a plan and of a replan's diff, metrics, the HTML report,
  * and a plan as it stood at an earlier version. Pure functions of a run's state.
+ *
+ * @module langgraph-replan/views
  */
 export { userView } from "./user-view.js";
 export { operatorView } from "./operator-view.js";

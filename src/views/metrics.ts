@@ -7,6 +7,10 @@ import { costsByTier, type TierCost } from "./model-costs.js";
 import { compensationCounts, type CompensationCounts } from "./compensations.js";
 import { inDoubtCounts } from "./effects.js";
 
+/**
+ * A run's metrics: replans, local:global ratio, first-replan success, carry rate, retry exhaustion,
+ * compensations and settled calls in doubt.
+ */
 export interface PlanMetrics {
   replans: number;
   localReplans: number;
@@ -54,6 +58,7 @@ export interface PlanMetrics {
 type MetricsState = Pick<PlanManagerStateType, "replans" | "decisions" | "steps" | "status"> &
   Partial<Pick<PlanManagerStateType, "usage" | "compensations">>;
 
+/** The metrics of a run's state. */
 export function planMetrics(state: MetricsState): PlanMetrics {
   // An extension plans the next steps; it repairs nothing, so it is not a replan.
   const replans = state.replans.filter((r) => r.scope !== "extend");

@@ -18,6 +18,7 @@ type OperatorState = Pick<PlanManagerStateType, "plan" | "steps" | "status" | "d
 
 const FINISHED: ReadonlySet<string> = new Set(["completed", "partial", "failed", "aborted"]);
 
+/** Options of `operatorView`: the time "elapsed" is measured to. */
 export interface OperatorViewOptions {
   /** Epoch ms used for "elapsed". Default: now. */
   now?: number;
@@ -30,6 +31,10 @@ export interface OperatorViewOptions {
   stallFactor?: number;
 }
 
+/**
+ * The operator view of a run: current step, attempt n/max, elapsed, budget left, last failure, plan version,
+ * replans and metrics.
+ */
 export function operatorView(state: OperatorState, options: OperatorViewOptions = {}): string[] {
   const now = options.now ?? Date.now();
   const plan = state.plan;

@@ -26,6 +26,7 @@ type ReportState = Pick<
 > &
   Partial<Pick<PlanManagerStateType, "usage" | "compensations">> & { outcome?: ViewOutcome | undefined };
 
+/** Options of `htmlReport`: the title, and how the page loads Mermaid. */
 export interface ReportOptions {
   title?: string;
   /** Source of Mermaid's browser bundle (`mermaid/dist/mermaid.min.js`), inlined into the page. */
@@ -48,6 +49,10 @@ const esc = (value: unknown): string =>
     (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!,
   );
 
+/**
+ * An HTML page of a run: plan versions side by side with their diffs, the timeline, the decisions and the
+ * fact labels.
+ */
 export function htmlReport(state: ReportState, options: ReportOptions = {}): string {
   const title = options.title ?? `Run report: ${state.goal}`;
   const versions = Array.from({ length: state.plan?.version ?? 0 }, (_, i) => i + 1);

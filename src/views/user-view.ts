@@ -43,6 +43,7 @@ export function userLine(
   }
 }
 
+/** The user view of a run: one plain line per step, no retries or internals. */
 export function userView(state: ViewState): string[] {
   const lines: string[] = [];
   // A stopped run keeps its question for the resume, but nobody is asked until then.

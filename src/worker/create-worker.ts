@@ -24,6 +24,7 @@ import { openSlots, type Slots } from "./slots.js";
 import { openStopWatch, type StopWatch } from "./stop-watch.js";
 import { openThreadLocks, STOP_CHANNEL, type ThreadLocks } from "./thread-locks.js";
 
+/** Options of `createWorker`. */
 export interface WorkerOptions {
   /** The plan manager, uncompiled (`createPlanManager(...)`): the worker compiles it with its PostgresSaver. */
   graph: PlanManagerGraph;
@@ -52,6 +53,7 @@ export interface WorkerOptions {
   onError?: (error: unknown) => void;
 }
 
+/** A running worker: start it, stop it. */
 export interface Worker {
   /** Resolves once the worker is taking jobs. */
   start(): Promise<void>;
@@ -160,6 +162,10 @@ async function startLanes(parts: Parts, listener: Listener, lanesWanted: number,
   }
 }
 
+/**
+ * A worker running threads taken from a PostgreSQL queue, with `PostgresSaver` checkpoints on the same
+ * database; start as many as you like (docs/guides/scaling-out.md).
+ */
 export function createWorker(options: WorkerOptions): Worker {
   const { concurrency, leaseSeconds } = check(options);
   const queue = options.queue ?? DEFAULT_QUEUE;

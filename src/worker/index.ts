@@ -1,6 +1,8 @@
 /**
- * `langgraph-replan/worker`: many processes on one PostgreSQL (docs/architecture.md "What runs where", README "Scaling
- * out").
+ * `langgraph-replan/worker`: many processes on one PostgreSQL (docs/architecture.md "What runs where",
+ * docs/guides/scaling-out.md).
+ *
+ * @module langgraph-replan/worker
  */
 export { createWorker } from "./create-worker.js";
 export type { Worker, WorkerOptions } from "./create-worker.js";

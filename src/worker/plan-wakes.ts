@@ -12,12 +12,17 @@ import { Client } from "pg";
 /** The `NOTIFY` channel plans are announced on; the payload is the plan id. */
 export const PLAN_CHANNEL = "langgraph_replan_plan";
 
+/**
+ * Wakes carried between MCP servers by PostgreSQL `NOTIFY`: one server announces a plan's change, the others'
+ * waits return.
+ */
 export interface PgPlanWakes {
   announce(planId: string): Promise<void>;
   watch(planId: string, wake: () => void): () => void;
   close(): Promise<void>;
 }
 
+/** Opens PostgreSQL wakes for a `PlanService`, so `plan_wait` returns when a run another server drives changes. */
 export async function openPlanWakes(
   connectionString: string,
   onError: (error: unknown) => void = () => undefined,

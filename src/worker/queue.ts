@@ -29,6 +29,7 @@ export interface ThreadFinished {
   error?: string;
 }
 
+/** Options of `openQueue`, `enqueueRun` and `enqueueResume`: the queue's name. */
 export interface QueueOptions {
   /** Queue name (default "langgraph-replan"); the finished reports go to `<queue>.finished`. */
   queue?: string;
@@ -76,6 +77,10 @@ export function checkThreadId(threadId: unknown): string {
   return threadId;
 }
 
+/**
+ * A connection to the workers' queue that stays open: enqueue runs and resumes, and take the reports workers
+ * send when a thread finishes.
+ */
 export async function openQueue(connectionString: string, options: QueueOptions = {}): Promise<QueueClient> {
   const queue = options.queue ?? DEFAULT_QUEUE;
   const boss = new PgBoss({ connectionString, supervise: false, schedule: false, max: 2 });

@@ -120,7 +120,7 @@ describe("mcp: the graphs of langgraph.json", () => {
   }, 60_000);
 
   it("serves the README's own graph through the README's langgraph.json, as printed", async () => {
-    const readme = readFileSync(join(root, "README.md"), "utf8");
+    const readme = readFileSync(join(root, "docs/guides/mcp.md"), "utf8");
     const section = readme.slice(readme.indexOf("### Serving your own graph"));
     const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
     const json = /```json\n([\s\S]*?)```/.exec(section)?.[1];

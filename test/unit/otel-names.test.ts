@@ -11,8 +11,8 @@ const root = resolve(import.meta.dirname, "..", "..");
 
 /** The table's rows under "### OpenTelemetry": [name, kind]. */
 function tableRows(): [string, string][] {
-  const readme = readFileSync(join(root, "README.md"), "utf8");
-  const section = readme.slice(readme.indexOf("### OpenTelemetry"), readme.indexOf("## Embedding"));
+  const readme = readFileSync(join(root, "docs/guides/operations.md"), "utf8");
+  const section = readme.slice(readme.indexOf("### OpenTelemetry"));
   return [...section.matchAll(/^\| `([^`]+)` \| (\w+) \|/gm)].map((m) => [m[1]!, m[2]!]);
 }
 

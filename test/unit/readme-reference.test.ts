@@ -1,4 +1,4 @@
-/** README's plan reference cannot drift from the schemas: every field has a row, and every row a field. */
+/** The plan reference (docs/guides/configuration.md) cannot drift from the schemas: every field has a row, and every row a field. */
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -6,7 +6,7 @@ import type { z } from "zod";
 import { AssumptionSchema, PlanDraftSchema } from "../../src/plan/schema/plan.js";
 import { FallbackSchema, HumanTaskSchema, StepSchema } from "../../src/plan/schema/step.js";
 
-const readme = readFileSync(join(resolve(import.meta.dirname, "..", ".."), "README.md"), "utf8");
+const readme = readFileSync(join(resolve(import.meta.dirname, "..", ".."), "docs/guides/configuration.md"), "utf8");
 const reference = readme.slice(readme.indexOf("### Plan reference"), readme.indexOf("### Limits"));
 
 /** The field names in the first column of the table under `label` ("Step fields:"). */

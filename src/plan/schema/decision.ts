@@ -25,6 +25,7 @@ export const FailureClassSchema = z.enum([
   /** No failure: a person's choice at a plan review or a human step (decisions with `by: "person"`). */
   "none",
 ]);
+/** What kind of failure a deviation is; the ladder's answer depends on it. */
 export type FailureClass = z.infer<typeof FailureClassSchema>;
 
 export const ActionSchema = z.enum([
@@ -53,6 +54,7 @@ export const ActionSchema = z.enum([
    */
   "proceed",
 ]);
+/** What a decision does: a rung of the ladder, or what a person chose. */
 export type Action = z.infer<typeof ActionSchema>;
 
 /**
@@ -80,6 +82,7 @@ export const DecisionShapeSchema = z.object({
   by: z.enum(["llm", "person"]).optional(),
 });
 
+/** The schema of a record of `replans`. */
 export const ReplanRecordSchema = z.object({
   /**
    * `"extend"`: a compact extension record (docs/decisions/0050-compact-extension-records.md) — it
@@ -128,4 +131,8 @@ export const ReplanRecordSchema = z.object({
    */
   memoryKept: z.record(z.string(), z.number().int().min(0)).optional(),
 });
+/**
+ * A record of `replans`: what triggered it, its scope, the versions, the steps invalidated, kept and added,
+ * and the facts by label.
+ */
 export type ReplanRecord = z.infer<typeof ReplanRecordSchema>;

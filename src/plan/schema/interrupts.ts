@@ -135,8 +135,10 @@ export const SubmittedErrorSchema = z.object({
   assumption: z.string().min(1).max(LIMITS.maxIdLength).optional(),
   retry_after_ms: z.number().int().min(0).max(3_600_000).optional(),
 });
+/** An error an external step's agent reports instead of an output. */
 export type SubmittedError = z.infer<typeof SubmittedErrorSchema>;
 
+/** The schema of an answer to an interrupt (`{ action, … }`). */
 export const ResumeValueSchema = z.discriminatedUnion("action", [
   z.object({ action: z.literal("approve") }),
   z.object({ action: z.literal("retry") }),
@@ -164,5 +166,9 @@ export const ResumeValueSchema = z.discriminatedUnion("action", [
     error: SubmittedErrorSchema.optional(),
   }),
 ]);
+/**
+ * An answer to an interrupt: `approve`, `retry`, `skip`, `provide`, `complete`, `submit`, `replan`,
+ * `change_scope`, `abort`, ….
+ */
 export type ResumeValue = z.infer<typeof ResumeValueSchema>;
 export type ResumeAction = ResumeValue["action"];

@@ -17,8 +17,13 @@ export const RunStatusSchema = z.enum([
   /** An operator's stop, taken at a step boundary: resumable (`resumeStopped`), unlike `failed` and `aborted`. */
   "stopped",
 ]);
+/**
+ * Where a run stands: `planning`, `running`, `awaiting_human`, `completed`, `partial`, `failed`, `aborted`,
+ * `stopped`, ….
+ */
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 
+/** The schema of a run's outcome. */
 export const OutcomeSchema = z.object({
   summary: z.string(),
   failedStep: z.string().optional(),
@@ -36,4 +41,5 @@ export const OutcomeSchema = z.object({
   /** How well the run went (docs/decisions/0040-plan-quality-gate.md); set when the run finishes with a plan. */
   quality: QualitySummarySchema.optional(),
 });
+/** How a run ended: a summary, the step and reason of a failure, what is missing, and the quality summary. */
 export type Outcome = z.infer<typeof OutcomeSchema>;

@@ -49,6 +49,7 @@ export const EstimateSchema = z
   .strict();
 export type Estimate = z.infer<typeof EstimateSchema>;
 
+/** The schema of an assumption a plan rests on. */
 export const AssumptionSchema = z.object({
   id: IdSchema,
   statement: TextSchema.min(1),
@@ -59,8 +60,10 @@ export const AssumptionSchema = z.object({
   /** A numeric assumption's range: `{ low, high, unit?, confidence?, evidence? }`. */
   estimate: EstimateSchema.optional(),
 });
+/** A belief a plan rests on, with an optional CEL `check`, `watch` and `estimate` (docs/guides/configuration.md). */
 export type Assumption = z.infer<typeof AssumptionSchema>;
 
+/** The schema of a plan draft, as a planner returns it. */
 export const PlanDraftSchema = z.object({
   steps: z.array(StepSchema).min(1).max(LIMITS.maxSteps),
   assumptions: z.array(AssumptionSchema).max(LIMITS.maxAssumptions).optional(),
@@ -71,8 +74,10 @@ export const PlanDraftSchema = z.object({
    */
   complete: z.boolean().optional(),
 });
+/** A plan as a planner drafts it: steps, assumptions, and whether it covers the whole goal. */
 export type PlanDraft = z.infer<typeof PlanDraftSchema>;
 
+/** The schema of a plan version in state. */
 export const PlanSchema = z.object({
   version: z.number().int().min(1),
   steps: z.array(StepSchema),
@@ -81,4 +86,5 @@ export const PlanSchema = z.object({
   /** Stored only as `false`: more steps will follow (`Planner.extend`) once these have finished. */
   complete: z.boolean().optional(),
 });
+/** A plan version in state: the draft's steps and assumptions, numbered. */
 export type Plan = z.infer<typeof PlanSchema>;

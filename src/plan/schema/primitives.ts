@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 
-/** Size limits enforced on every plan draft. Documented in README ("Limits"). */
+/** Size limits enforced on every plan draft. Documented in docs/guides/configuration.md ("Limits"). */
 export const LIMITS = {
   maxSteps: 200,
   maxAssumptions: 50,

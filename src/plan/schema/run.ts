@@ -6,6 +6,7 @@ import { z } from "zod";
 import { ModelTierSchema, RetryPolicySchema } from "./step.js";
 
 export const StepStatusSchema = z.enum(["pending", "running", "succeeded", "failed", "skipped", "invalidated"]);
+/** Where a step stands in the current plan version. */
 export type StepStatus = z.infer<typeof StepStatusSchema>;
 
 /** What a failed attempt left behind, normalised so the classifier can read it. */
@@ -42,6 +43,7 @@ export const UndoApprovalSchema = z.object({
 });
 export type UndoApproval = z.infer<typeof UndoApprovalSchema>;
 
+/** The schema of a step's record in state. */
 export const StepRunSchema = z.object({
   status: StepStatusSchema,
   attempts: z.number().int().min(0),
@@ -79,11 +81,14 @@ export const StepRunSchema = z.object({
   /** The tier an agent step moved up to after a failure (rule `route.escalate-tier`); its next attempts run there. */
   tier: ModelTierSchema.optional(),
 });
+/** A step's record in state: status, attempts, output, error, timestamps and cost. */
 export type StepRun = z.infer<typeof StepRunSchema>;
 
 export const FactLabelSchema = z.enum(["trusted", "suspect", "invalidated"]);
+/** A fact's trust label: `trusted`, `suspect` or `invalidated`. */
 export type FactLabel = z.infer<typeof FactLabelSchema>;
 
+/** The schema of a fact in state. */
 export const FactSchema = z.object({
   value: z.unknown(),
   label: FactLabelSchema,
@@ -94,6 +99,7 @@ export const FactSchema = z.object({
   /** When the fact was observed, on the run's clock (ISO). Absent in checkpoints written before 0.2: never stale. */
   observedAt: z.string().optional(),
 });
+/** A fact in state: its value, trust label, the step that produced it and what it was derived from. */
 export type Fact = z.infer<typeof FactSchema>;
 
 /**
@@ -122,6 +128,7 @@ export const SideEffectRecordSchema = z.object({
   /** The tool's output when it committed: a later step with the same operation reuses it instead of calling again. */
   output: z.unknown().optional(),
 });
+/** A side effect committed, under its idempotency key, with the output kept for reuse. */
 export type SideEffectRecord = z.infer<typeof SideEffectRecordSchema>;
 
 export const BudgetSchema = z.object({
@@ -135,6 +142,7 @@ export const BudgetSchema = z.object({
    */
   maxAttempts: z.number().int().min(1).optional(),
 });
+/** What a run spent and may spend. */
 export type Budget = z.infer<typeof BudgetSchema>;
 
 /** Where an abandoned effect's compensation stands: `waived` when a person chose to keep the effect. */

@@ -13,6 +13,7 @@ export const RetryPolicySchema = z.object({
   initialDelayMs: z.number().int().min(0).max(3_600_000),
   maxDelayMs: z.number().int().min(0).max(3_600_000),
 });
+/** How often and how fast a step is retried. */
 export type RetryPolicy = z.infer<typeof RetryPolicySchema>;
 
 export const FallbackSchema = z.object({
@@ -59,6 +60,7 @@ export const ExternalTaskSchema = z.object({
  * the model tier it runs on, and the validation tool that checks its answer.
  */
 export const ModelTierSchema = z.enum(["fast", "default", "strong"]);
+/** Which of `models` answers a chat-model agent step. */
 export type ModelTier = z.infer<typeof ModelTierSchema>;
 
 /** A tool run on an agent step's answer (e.g. the tests): it fails by throwing or by an unmet `successSignal`. */
@@ -91,6 +93,7 @@ const AgentStepFields = {
   validate: ValidateSchema.optional(),
 };
 
+/** The schema of a step of a plan. */
 export const StepSchema = z.object({
   id: IdSchema,
   goal: TextSchema.min(1),
@@ -142,4 +145,8 @@ export const StepSchema = z.object({
   external: ExternalTaskSchema.optional(),
   ...AgentStepFields,
 });
+/**
+ * A step of a plan: done by a tool, an agent, a person or the calling agent (docs/guides/configuration.md
+ * lists every field).
+ */
 export type Step = z.infer<typeof StepSchema>;

@@ -27,6 +27,7 @@ export interface StartContext {
   hold?: string;
 }
 
+/** Whether a ready step may start now, and if not, why. */
 export type StartVerdict =
   { start: true } | { start: false; reason: "hold" | "slots" | "resource" | "tool_limit"; detail: string };
 
@@ -106,6 +107,7 @@ export interface LimitChange {
   why: string;
 }
 
+/** The per-tool limits after a rate-limit signal or a success, and the change made. */
 export interface LimitUpdate {
   limits: Record<string, number>;
   change?: LimitChange;

@@ -26,6 +26,7 @@ import {
 import type { CapabilityBaseline, CapabilityFinding } from "./types.js";
 import type { ReplanTools } from "../options.js";
 
+/** What the capability guard reads: the steps a replan adds or hands back, and what the run already uses. */
 export interface CapabilityInput {
   /** The steps the replan adds or hands back (after merging). */
   replacement: readonly Step[];
@@ -51,6 +52,7 @@ export interface CapabilityInput {
   original?: readonly Step[];
 }
 
+/** The capability guard's verdict: the rule that fired and what it found. */
 export interface CapabilityHit extends GuardHit {
   rule: "guard.new-capability" | "guard.untrusted-arguments";
   findings: CapabilityFinding[];

@@ -35,6 +35,7 @@ export interface ReplanStanding {
   falsified: readonly string[];
 }
 
+/** What the classifier reads: the deviation, its step, the run so far and the policy. */
 export interface ClassifyInput {
   deviation: Deviation;
   step?: Step;
@@ -56,6 +57,7 @@ export interface ClassifyInput {
   unmetRetried?: boolean;
 }
 
+/** The classifier's answer: the failure class, the action, and the rule that fired. */
 export interface Verdict {
   failureClass: FailureClass;
   action: Action;
@@ -70,6 +72,10 @@ export interface Verdict {
   tier?: ModelTier;
 }
 
+/**
+ * Classifies a deviation and picks the least disruptive rung that can fix it, reading the rule table top to
+ * bottom. Pure.
+ */
 export function classify(input: ClassifyInput): Verdict {
   const { deviation, policy } = input;
   const agentAnswer = input.step?.agent !== undefined && input.run?.usedFallback !== true;
@@ -110,7 +116,8 @@ export function classify(input: ClassifyInput): Verdict {
 /**
  * Whether the step's unmet success signal was retried once already in its current round: an `unmet.retry-once`
  * decision for it in this plan version since a person last gave it a fresh round (a person's retry). A transient
- * failure retried before the unmet result does not spend the retry (README: "retry once on an unmet success signal").
+ * failure retried before the unmet result does not spend the retry (docs/guides/configuration.md: "retry once on an
+ * unmet success signal").
  */
 export function retriedOnUnmet(
   decisions: readonly Pick<Decision, "rule" | "stepId" | "by" | "action" | "planVersion">[],

@@ -7,6 +7,7 @@ import type { Action, FailureClass } from "../../plan/schema/decision.js";
 import type { Decision } from "./decision.js";
 import { actionsOf, type RuleId } from "./rules.js";
 
+/** What a decision records beside its rule. */
 export interface DecisionInput {
   /** How many decisions precede this one (in state, and earlier in the same update). */
   after: number;
@@ -24,6 +25,7 @@ export interface DecisionInput {
   by?: "llm" | "person" | undefined;
 }
 
+/** A decision under `rule`; throws `invalid_options` when the action is not one the rule takes. */
 export function decide(rule: RuleId, input: DecisionInput): Decision {
   const allowed = actionsOf(rule);
   const action = input.action ?? (allowed.length === 1 ? allowed[0] : undefined);

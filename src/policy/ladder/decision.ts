@@ -6,5 +6,7 @@ import { z } from "zod";
 import { DecisionShapeSchema } from "../../plan/schema/decision.js";
 import { RULE_IDS } from "./rules.js";
 
+/** The schema of a decision. */
 export const DecisionSchema = DecisionShapeSchema.extend({ rule: z.enum(RULE_IDS) });
+/** A decision in `state.decisions`: the rule that fired, its action, the failure class and the evidence. */
 export type Decision = z.infer<typeof DecisionSchema>;

@@ -80,7 +80,12 @@ export const DeviationSchema = z.discriminatedUnion("kind", [
   }),
 ]);
 
+/**
+ * Something that went differently from the plan: a failed attempt, an unmet signal, a broken assumption, a
+ * scope change, ….
+ */
 export type Deviation = z.infer<typeof DeviationSchema>;
+/** The kinds of deviation. */
 export type DeviationKind = Deviation["kind"];
 /** A deviation as a check reports it, before the step and attempt are known (each kind keeps its fields). */
 export type DeviationDraft = Deviation extends infer D

@@ -5,6 +5,7 @@
 import type { FailureClass } from "../../plan/schema/decision.js";
 import type { Deviation } from "./deviation.js";
 
+/** A rule naming a deviation's failure class from its evidence (an HTTP status, an error name, …). */
 export interface EvidenceRule {
   id: string;
   failureClass: FailureClass;
@@ -68,6 +69,7 @@ export const EXTERNAL_ERROR_NAME = "ExternalStepError";
 const externalMessage = (d: Deviation) =>
   isError(d) && d.error?.name === EXTERNAL_ERROR_NAME ? d.error.message : undefined;
 
+/** The evidence rules, in the order they are tried: each names a failure class from what an error shows. */
 export const EVIDENCE_RULES: readonly EvidenceRule[] = [
   {
     id: "transient.timeout",
@@ -248,6 +250,7 @@ export const EVIDENCE_RULES: readonly EvidenceRule[] = [
   },
 ];
 
+/** The first evidence rule that matches a deviation (the last matches everything). */
 export function classifyEvidence(deviation: Deviation, about?: EvidenceContext): EvidenceRule {
   // The last rule matches everything, so find always succeeds.
   return EVIDENCE_RULES.find((rule) => rule.matches(deviation, about)) ?? EVIDENCE_RULES[EVIDENCE_RULES.length - 1]!;

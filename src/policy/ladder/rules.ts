@@ -32,12 +32,14 @@ export const STAGES = [
   "dispatch",
   "person",
 ] as const;
+/** The stages of the rule table, in the order they are checked. */
 export type Stage = (typeof STAGES)[number];
 
 /** Every action a ladder rung can take (what a person or the LLM classifier may choose among). */
 const LADDER: readonly Action[] = ["retry", "fallback", "replan_local", "replan_global", "skip", "escalate", "abort"];
 const REPLAN: readonly Action[] = ["replan_local", "replan_global"];
 
+/** A row of the rule table: its stage, the failure classes it answers, its action and when it fires. */
 export interface Rule {
   stage: Stage;
   /** The failure classes a decision under this rule carries; "any" for guards and people. */
@@ -58,6 +60,7 @@ const r = <S extends Stage>(stage: S, answers: Rule["answers"], action: Rule["ac
   when,
 });
 
+/** Every rung and guard of the ladder, in the order they are checked. */
 export const RULES = {
   // Run guards: checked first, for any deviation.
   "guard.max-decisions": r("run-guard", "any", "escalate", "policy.maxDecisions decisions were taken in this run"),
@@ -429,10 +432,13 @@ export const RULES = {
   ),
 } as const satisfies Record<string, Rule>;
 
+/** The id of a rule of the table (`transient.retry`, `guard.max-replans`, …). */
 export type RuleId = keyof typeof RULES;
 
+/** Every rule id, in table order. */
 export const RULE_IDS = Object.keys(RULES) as [RuleId, ...RuleId[]];
 
+/** Whether `id` names a rule of the table. */
 export function isRuleId(id: string): id is RuleId {
   return Object.hasOwn(RULES, id);
 }

@@ -45,6 +45,7 @@ export const MemoryEntrySchema = z.object({
   kept: z.record(z.string(), z.number().int().min(0).max(LIMITS.maxSteps)).optional(),
   savedAt: z.string(),
 });
+/** A replan memory entry: the steps that fixed a broken assumption, keyed by it. */
 export type MemoryEntry = z.infer<typeof MemoryEntrySchema>;
 
 /** Settled uses from memory (reused drafts whose branch completed or was given up) and their successes. */
@@ -127,6 +128,7 @@ export function templateEntry(t: ReplanTemplate, at: string): MemoryEntry {
 
 export const successRate = (e: Score) => (e.uses === 0 ? 1 : e.successes / e.uses);
 
+/** Whether a replan memory entry has failed too often to be reused. */
 export const isRetired = (e: Score) => e.uses >= MEMORY_MIN_USES && successRate(e) < MEMORY_MIN_RATE;
 
 /** A learned answer replaces an entry only when there is none or the old one is retired. */
