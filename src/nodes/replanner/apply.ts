@@ -17,7 +17,7 @@ import { holdProposal, versionReview } from "../shared/plan-review.js";
 import { effectsOf, keepEffectsQuestion } from "../shared/compensate-next.js";
 import { versionCompensations } from "../../policy/replan/compensation-gate.js";
 import type { QualityFinding } from "../../plan/schema/quality.js";
-import { holdDecision, qualityWrite, withFindings } from "../shared/quality-hold.js";
+import { qualityWrite, withFindings } from "../shared/quality-hold.js";
 
 /** What the replan spent, and the facts it relabelled (the evidence stands whatever the outcome). */
 export interface ReplanSpent {
@@ -25,8 +25,6 @@ export interface ReplanSpent {
   /** Set once the planner (or memory) was asked. */
   budget?: PlanManagerUpdate["budget"];
   facts: Record<string, Fact>;
-  /** The quality gate's findings about the proposed version (none without a proposal). */
-  findings?: readonly QualityFinding[];
 }
 
 /** The decision as state writes. */
@@ -34,8 +32,8 @@ export function applyOutcome(
   rt: Runtime,
   state: PlanManagerStateType,
   config: LangGraphRunnableConfig,
-  { outcome, notes }: ReplanDecision,
-  { usage, budget, facts, findings = [] }: ReplanSpent,
+  { outcome, notes, findings = [], qualityHold }: ReplanDecision,
+  { usage, budget, facts }: ReplanSpent,
 ): PlanManagerUpdate {
   if (outcome.kind === "escalate") {
     const { decision } = outcome;
@@ -80,7 +78,7 @@ export function applyOutcome(
     const held = holdProposal(rt, state, config, { decision: outcome.decision, notes }, proposal, outcome.hit);
     return { ...update, ...held, pendingHuman: withFindings(held.pendingHuman as PendingHuman, findings) };
   }
-  return committed(rt, state, config, { update, notes, proposal, findings });
+  return committed(rt, state, config, { update, notes, proposal, findings, held: qualityHold });
 }
 
 /** The committed version, held for a person when `reviewReplans` asks or the quality gate's findings hold it. */
@@ -93,9 +91,11 @@ function committed(
     notes: readonly Decision[];
     proposal: ProposedVersion;
     findings: readonly QualityFinding[];
+    /** The quality gate's hold, decided with the outcome (policy/replan/version-quality.ts). */
+    held: Decision | undefined;
   },
 ): PlanManagerUpdate {
-  const { update, notes, proposal, findings } = c;
+  const { update, notes, proposal, findings, held } = c;
   emit(config, { type: "replan", record: proposal.record });
   const compensations = versionCompensations(
     state.plan!,
@@ -106,17 +106,17 @@ function committed(
   Object.assign(update, commitVersion(state, proposal), compensations, { status: "running" });
   const { plan: next, record } = proposal;
   // The quality gate holds the version before its first step (docs/decisions/0040-plan-quality-gate.md).
-  const held = holdDecision(rt, config, findings, next, state.decisions.length + notes.length);
+  if (held) emit(config, { type: "decision", decision: held });
   if (!rt.reviewReplans && !held) return update;
   const reason = `approve plan version ${next.version} (${record.scope} replan: ${record.trigger})`;
   return {
     ...update,
-    ...(held ? { decisions: [...notes, held.decision] } : {}),
+    ...(held ? { decisions: [...notes, held] } : {}),
     status: "awaiting_review" as const,
     pendingHuman: withFindings(
       versionReview(rt, state.goal, next, record, reason),
       findings,
-      held ? `${held.decision.reason}; ${reason}` : undefined,
+      held ? `${held.reason}; ${reason}` : undefined,
     ),
   };
 }
