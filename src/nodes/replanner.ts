@@ -13,10 +13,8 @@ import type { Runtime } from "../runtime/options.js";
 import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../runtime/state.js";
 import { decideReplan, withGathered, type Gathering, type ReplanStep } from "../policy/replan/replan-step.js";
 import { outcomeId } from "../runtime/replan-memory.js";
-import { chargeReplan, draftRules, frameOf } from "./replanner/context.js";
-import { writeMemory } from "./replanner/memory-read.js";
-import { replanGather } from "./replanner/gather.js";
-import { applyOutcome } from "./replanner/apply.js";
+import { draftRules, frameOf } from "./replanner/context.js";
+import { replanPort } from "./replanner/port.js";
 import { effectsOf } from "./shared/compensate-next.js";
 
 export function makeReplannerNode(rt: Runtime) {
@@ -30,7 +28,7 @@ export function makeReplannerNode(rt: Runtime) {
     if (!frame) return {};
     const store = config.store;
     const usage: UsageEntry[] = [];
-    const gather = replanGather(rt, { state, config, frame, rules, usage, now });
+    const port = replanPort(rt, { state, config, frame, rules, usage, now });
     const run = {
       memory: store ? rt.memory.mode : "off",
       outcomeId: outcomeId(config.configurable, frame.plan.version),
@@ -43,13 +41,10 @@ export function makeReplannerNode(rt: Runtime) {
     // Gather: each step asks for one more thing, and the planner's answers are bounded by policy.replanDraftRetries.
     let step = decide();
     while (step.next !== "apply") {
-      gathering = withGathered(gathering, await gather(step));
+      gathering = withGathered(gathering, await port.gather(step));
       step = decide();
     }
-    // Apply: state writes first; the store's after the decision, whatever becomes of them.
-    const budget = step.charged ? chargeReplan(state, usage) : undefined;
-    const update = applyOutcome(rt, state, config, step, { usage, budget, facts: frame.falsification.labels.facts });
-    if (store && step.writes.length > 0) await writeMemory(store, rt.memory.namespace, step.writes, config);
-    return update;
+    // Apply: the port writes state, then the store.
+    return port.apply(step);
   };
 }

@@ -7,15 +7,14 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../../runtime/options.js";
 import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../../runtime/state.js";
-import type { Fact } from "../../plan/schema/run.js";
+import type { CompensationRecord, Fact } from "../../plan/schema/run.js";
 import { commitVersion, type ProposedVersion } from "../../policy/replan/replan.js";
 import type { Decision } from "../../policy/ladder/decision.js";
 import type { ReplanDecision } from "../../policy/replan/replan-step.js";
 import { emit } from "../../runtime/events.js";
 import { escalationPayload } from "../../runtime/interrupts.js";
 import { holdProposal, versionReview } from "../shared/plan-review.js";
-import { effectsOf, keepEffectsQuestion } from "../shared/compensate-next.js";
-import { versionCompensations } from "../../policy/replan/compensation-gate.js";
+import { keepEffectsQuestion } from "../shared/compensate-next.js";
 import type { QualityFinding } from "../../plan/schema/quality.js";
 import { qualityWrite, withFindings } from "../shared/quality-hold.js";
 
@@ -32,7 +31,7 @@ export function applyOutcome(
   rt: Runtime,
   state: PlanManagerStateType,
   config: LangGraphRunnableConfig,
-  { outcome, notes, findings = [], qualityHold }: ReplanDecision,
+  { outcome, notes, findings = [], qualityHold, compensations }: ReplanDecision,
   { usage, budget, facts }: ReplanSpent,
 ): PlanManagerUpdate {
   if (outcome.kind === "escalate") {
@@ -78,7 +77,7 @@ export function applyOutcome(
     const held = holdProposal(rt, state, config, { decision: outcome.decision, notes }, proposal, outcome.hit);
     return { ...update, ...held, pendingHuman: withFindings(held.pendingHuman as PendingHuman, findings) };
   }
-  return committed(rt, state, config, { update, notes, proposal, findings, held: qualityHold });
+  return committed(rt, state, config, { update, notes, proposal, findings, held: qualityHold, compensations });
 }
 
 /** The committed version, held for a person when `reviewReplans` asks or the quality gate's findings hold it. */
@@ -93,17 +92,13 @@ function committed(
     findings: readonly QualityFinding[];
     /** The quality gate's hold, decided with the outcome (policy/replan/version-quality.ts). */
     held: Decision | undefined;
+    /** The compensations it writes for the effects it abandons, decided with it. */
+    compensations: CompensationRecord[] | undefined;
   },
 ): PlanManagerUpdate {
-  const { update, notes, proposal, findings, held } = c;
+  const { update, notes, proposal, findings, held, compensations } = c;
   emit(config, { type: "replan", record: proposal.record });
-  const compensations = versionCompensations(
-    state.plan!,
-    proposal,
-    effectsOf(state, config),
-    proposal.record.at ?? new Date(rt.clock.now()).toISOString(),
-  );
-  Object.assign(update, commitVersion(state, proposal), compensations, { status: "running" });
+  Object.assign(update, commitVersion(state, proposal), compensations ? { compensations } : {}, { status: "running" });
   const { plan: next, record } = proposal;
   // The quality gate holds the version before its first step (docs/decisions/0040-plan-quality-gate.md).
   if (held) emit(config, { type: "decision", decision: held });

@@ -16,6 +16,7 @@ import { reviewerFailure } from "../../policy/quality/reviewer.js";
 import { qualityHoldDecision } from "../../policy/replan/version-quality.js";
 import type { Decision } from "../../policy/ladder/decision.js";
 import { reviewPlanVersion } from "../../steps/plan-reviewer.js";
+import type { UsageReport } from "../../planners/model-call.js";
 import { withDeadline } from "../../runtime/deadline.js";
 import { modelTrace } from "../../contracts/trace.js";
 import { emit } from "../../runtime/events.js";
@@ -50,17 +51,14 @@ export async function reviewVersion(
   const { plan } = version;
   const at = () => new Date(rt.clock.now()).toISOString();
   const trace = modelTrace(config, "planner", { purpose: "review", planVersion: plan.version });
-  const ask = (signal: AbortSignal) =>
-    reviewPlanVersion(reviewer, {
-      goal: version.goal,
-      plan,
-      report: (u) => usage.push({ ...u, purpose, at: at() }),
-      now: rt.clock.now,
-      signal,
-      trace,
-    });
+  const report = (u: UsageReport) => usage.push({ ...u, purpose, at: at() });
   try {
-    return await withDeadline(rt.policy.plannerTimeoutMs, "reviewer", ask, config.signal);
+    return await withDeadline(
+      rt.policy.plannerTimeoutMs,
+      "reviewer",
+      (signal) => reviewPlanVersion(reviewer, { goal: version.goal, plan, report, now: rt.clock.now, signal, trace }),
+      config.signal,
+    );
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
     return [reviewerFailure(why, plan.version)];

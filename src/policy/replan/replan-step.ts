@@ -8,6 +8,7 @@
 import type { PlanIssue } from "../../plan/validate.js";
 import type { Plan } from "../../plan/schema/plan.js";
 import type { QualityFinding } from "../../plan/schema/quality.js";
+import type { CompensationRecord } from "../../plan/schema/run.js";
 import type { Step } from "../../plan/schema/step.js";
 import type { CapabilityHit } from "../capability/guard.js";
 import { leaves, type TaintedText } from "../capability/taint.js";
@@ -25,12 +26,18 @@ import {
   type MemoryWrite,
   type Recall,
 } from "./recall.js";
-import { compensationGate } from "./compensation-gate.js";
+import { compensationGate, versionCompensations } from "./compensation-gate.js";
 import { reviewNewSteps, type ReviewedRun } from "../capability/review.js";
 import { qualityPolicy } from "../quality/findings.js";
 import { qualityGate, qualityIssues } from "../quality/gate.js";
 import type { EffectsSnapshot } from "../compensation/abandoned.js";
-import { replanPrecheck, replanTransition, type ReplanOutcome, type ReplanSnapshot } from "./replan.js";
+import {
+  replanPrecheck,
+  replanTransition,
+  type ProposedVersion,
+  type ReplanOutcome,
+  type ReplanSnapshot,
+} from "./replan.js";
 import { reviewPending, versionHold, versionAdds, versionFindings } from "./version-quality.js";
 
 /** What one request to the planner came back with: a draft (unchecked), or why there is none. */
@@ -106,6 +113,8 @@ export interface ReplanDecision {
   findings?: QualityFinding[];
   /** The `quality.hold` decision, when those findings hold a version to commit. */
   qualityHold?: Decision;
+  /** A version to commit: the run's compensations with those of the effects it abandons, when it abandons some. */
+  compensations?: CompensationRecord[];
 }
 
 export function decideReplan(input: ReplanInput): ReplanStep {
@@ -134,7 +143,16 @@ export function decideReplan(input: ReplanInput): ReplanStep {
   const held = "hit" in drafted ? undefined : capabilityReview(f, drafted.steps, recall, reviewOf(input));
   const s = snapshot(f, recall);
   const outcome = compensationGate(replanTransition(s, drafted, held), s, input.effects);
-  return gated(input, { next: "apply", outcome, notes: recall.notes, writes: recall.writes, charged: true });
+  const decided = { next: "apply", outcome, notes: recall.notes, writes: recall.writes, charged: true } as const;
+  return gated(
+    input,
+    outcome.kind === "commit" ? { ...decided, ...undoes(f, outcome.proposal, input.effects) } : decided,
+  );
+}
+
+/** What a committed version writes for the effects it abandons (policy/replan/compensation-gate.ts). */
+function undoes(f: ReplanFrame, proposal: ProposedVersion, effects: EffectsSnapshot | undefined) {
+  return versionCompensations(f.plan, proposal, effects, proposal.record.at ?? f.at);
 }
 
 /**
