@@ -29,7 +29,7 @@ export function makeReplannerNode(rt: Runtime) {
     const store = config.store;
     const usage: UsageEntry[] = [];
     const port = replanPort(rt, { state, config, frame, rules, usage, now });
-    const run = {
+    const given = {
       memory: store ? rt.memory.mode : "off",
       outcomeId: outcomeId(config.configurable, frame.plan.version),
       run: state,
@@ -37,7 +37,7 @@ export function makeReplannerNode(rt: Runtime) {
       reviewer: rt.reviewer !== undefined,
     } as const;
     let gathering: Gathering = { answers: [] };
-    const decide = (): ReplanStep => decideReplan({ frame: { ...frame, at: now() }, rules, ...run, ...gathering });
+    const decide = (): ReplanStep => decideReplan({ frame: { ...frame, at: now() }, rules, ...given, ...gathering });
     // Gather: each step asks for one more thing, and the planner's answers are bounded by policy.replanDraftRetries.
     let step = decide();
     while (step.next !== "apply") {

@@ -15,8 +15,7 @@ import { qualityHold, qualityPolicy } from "../../policy/quality/findings.js";
 import { reviewerFailure } from "../../policy/quality/reviewer.js";
 import { qualityHoldDecision } from "../../policy/replan/version-quality.js";
 import type { Decision } from "../../policy/ladder/decision.js";
-import { reviewPlanVersion } from "../../steps/plan-reviewer.js";
-import type { UsageReport } from "../../planners/model-call.js";
+import { reviewPlanVersion, type ReviewCall } from "../../steps/plan-reviewer.js";
 import { withDeadline } from "../../runtime/deadline.js";
 import { modelTrace } from "../../contracts/trace.js";
 import { emit } from "../../runtime/events.js";
@@ -51,7 +50,7 @@ export async function reviewVersion(
   const { plan } = version;
   const at = () => new Date(rt.clock.now()).toISOString();
   const trace = modelTrace(config, "planner", { purpose: "review", planVersion: plan.version });
-  const report = (u: UsageReport) => usage.push({ ...u, purpose, at: at() });
+  const report: ReviewCall["report"] = (u) => usage.push({ ...u, purpose, at: at() });
   try {
     return await withDeadline(
       rt.policy.plannerTimeoutMs,
