@@ -228,13 +228,18 @@ export async function longRuns(quick: boolean): Promise<Table> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+  return longRunTable(rows);
+}
+
+/** The table of the long runs' rows; `how` says how they were run when not one after another in one process. */
+export function longRunTable(rows: (string | number)[][], how = ""): Table {
   return {
     title: `Long rolling-horizon runs: CPU and checkpoint bytes per ${BLOCK} steps, first against last (planned ${AHEAD} ahead)`,
     head: LONG_RUN_HEAD,
     rows,
     note:
       `A goal of N chained steps, each producing one fact, planned ${AHEAD} steps at a time by Planner.extend; every run ` +
-      `is listed, not the best. A block runs from the tool's call at its first step to its call at the next block's first. ` +
+      `is listed, not the best. ${how}A block runs from the tool's call at its first step to its call at the next block's first. ` +
       "CPU is the process's user + system time; bytes are what the checkpointer's serde wrote (checkpoints, metadata, " +
       "pending writes), less the delta channels' periodic full snapshots (one value of 256 KB or more; every " +
       "5,000 supersteps, docs/decisions/0011-checkpoint-storage-delta-channels.md), listed in their own column: a " +

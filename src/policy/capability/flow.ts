@@ -10,7 +10,7 @@
 import { canonical } from "../../plan/diff.js";
 import type { Step } from "../../plan/schema/step.js";
 import type { CapabilityBaseline, CapabilityFinding } from "./types.js";
-import { literals, shown, traced, uses, type Taint, type ToolUse } from "./taint.js";
+import { knownOf, literals, shown, traced, uses, type Taint, type ToolUse } from "./taint.js";
 
 export interface Flow {
   /** Steps of the proposed plan by the keys they produce. */
@@ -132,7 +132,7 @@ const fedBy = (flow: Flow, id: string) =>
 function clean(flow: Flow, step: Step): boolean {
   const cached = flow.clean.get(step.id);
   if (cached !== undefined) return cached;
-  const { known } = flow.baseline;
+  const known = knownOf(flow.baseline);
   const result = uses(step).every((u) => literals(u).every((v) => traced(v, known, flow.taint) === undefined));
   flow.clean.set(step.id, result);
   return result;

@@ -25,6 +25,8 @@ import {
 } from "./taint.js";
 import type { CapabilityBaseline, CapabilityFinding } from "./types.js";
 import type { ReplanTools } from "../options.js";
+import { factTexts, givenFact, PRODUCED, type TextLookup } from "./run-texts.js";
+import { occurs } from "./words.js";
 
 export interface CapabilityInput {
   /** The steps the replan adds or hands back (after merging). */
@@ -40,6 +42,13 @@ export interface CapabilityInput {
   sideEffectsOf: (tool: string) => readonly string[];
   /** Untrusted text the planner read besides facts: tools' error messages, replan memory's hints. Default none. */
   untrusted?: readonly TaintedText[];
+  /**
+   * `untrusted` looked up by value (an index over the run's records): when given, the guard reads
+   * it instead of the list (docs/decisions/0058-incremental-taint-index.md). Default: `untrusted` scanned.
+   */
+  untrustedLookup?: TextLookup;
+  /** The step of `previous` with an id, from the plan's own index. Default: `previous` scanned for the replacement's ids. */
+  previousStep?: (id: string) => Step | undefined;
   /** The replacement is a learned replan memory entry, another thread's answer. Default false. */
   remembered?: boolean;
   /** Steps of the proposed plan that already ran and will not run again (asked of its steps' ids). Default none. */
@@ -154,10 +163,7 @@ export function planBaseline(
 
 /** Why this replan needs a person's approval, or undefined when it may run as proposed. */
 export function capabilityGuard(input: CapabilityInput): CapabilityHit | undefined {
-  // Only the replacement's ids are looked up: a long plan is scanned, not indexed.
-  const wanted = new Set(input.replacement.map((s) => s.id));
-  const before = new Map<string, Step>();
-  for (const s of input.previous) if (wanted.has(s.id)) before.set(s.id, s);
+  const before = previousSteps(input);
   // Only what the replan adds or changes: a step handed back as it was is not new.
   const added = input.replacement.filter((s) => !before.has(s.id) || canonical(before.get(s.id)) !== canonical(s));
   const addedIds = new Set(added.map((s) => s.id));
@@ -199,6 +205,22 @@ export function capabilityGuard(input: CapabilityInput): CapabilityHit | undefin
   };
 }
 
+/** The steps of the version being replaced that the replacement hands back or changes, by id. */
+function previousSteps(input: CapabilityInput): Map<string, Step> {
+  const before = new Map<string, Step>();
+  if (input.previousStep) {
+    for (const { id } of input.replacement) {
+      const step = input.previousStep(id);
+      if (step !== undefined) before.set(id, step);
+    }
+    return before;
+  }
+  // Only the replacement's ids are looked up: a long plan is scanned, not indexed.
+  const wanted = new Set(input.replacement.map((s) => s.id));
+  for (const s of input.previous) if (wanted.has(s.id)) before.set(s.id, s);
+  return before;
+}
+
 function needsReview(tool: string, sideEffects: readonly string[], replanTools: ReplanTools): boolean {
   if (replanTools === "any") return false;
   if (replanTools === "read-only") return sideEffects.length > 0;
@@ -221,14 +243,15 @@ function newTool(use: ToolUse, sideEffects: readonly string[]): string {
  */
 function taintOf(input: CapabilityInput): Taint {
   let people: Set<string> | undefined;
-  const trusted = (f: Fact) => {
-    if (f.producedBy === "input" || f.producedBy === "human") return true;
+  const person = (id: string) => {
     people ??= new Set(input.proposed.filter((s) => s.human).map((s) => s.id));
-    return people.has(f.producedBy);
+    return people.has(id);
   };
-  // Both built on first use, key by key for `keys`: a version whose new steps trace no literal and
+  const trusted = (f: Fact) => givenFact(f) || person(f.producedBy);
+  // Built on first use, key by key for `keys`: a version whose new steps trace no literal and
   // read a few keys does not walk every fact of a long run (docs/decisions/0030-long-runs-per-step-cost.md).
   let texts: TaintedText[] | undefined;
+  let index: ReturnType<typeof factTexts> | undefined;
   return {
     keys: taintKeys(input, trusted),
     get texts() {
@@ -243,6 +266,14 @@ function taintOf(input: CapabilityInput): Taint {
         texts.push(...(input.untrusted ?? []));
       }
       return texts;
+    },
+    // The same answer as `texts` scanned, from the facts' index (docs/decisions/0058-incremental-taint-index.md).
+    find(value) {
+      index ??= factTexts(input.facts);
+      const fact = index.shelves[PRODUCED]!.find(value, (e) => !person(e.meta));
+      if (fact !== undefined) return { text: fact.text, source: "tool output" };
+      if (input.untrustedLookup) return input.untrustedLookup.find(value);
+      return input.untrusted?.find((t) => occurs(value, t.text));
     },
     remembered: input.remembered === true,
   };

@@ -8,12 +8,14 @@ import { originalSteps, stepsOfEveryVersion, type PlanVersionEntry } from "../..
 import type { Plan } from "../../plan/schema/plan.js";
 import type { Fact, StepRun } from "../../plan/schema/run.js";
 import type { Step } from "../../plan/schema/step.js";
-import { isFinished } from "../../plan/ready.js";
+import { isFinished, stepPosition } from "../../plan/ready.js";
 import type { Decision } from "../ladder/decision.js";
 import type { ReplanTools } from "../options.js";
 import { capabilityBaseline, capabilityGuard, planBaseline, type CapabilityHit } from "./guard.js";
-import { failureTexts, leaves, type TaintedText } from "./taint.js";
+import { failureTexts, leaves, literals, uses, type TaintedText } from "./taint.js";
 import type { CapabilityBaseline } from "./types.js";
+import { factTexts, failureLookup, givenFact, VOUCHED } from "./run-texts.js";
+import { occurs } from "./words.js";
 
 /** The run's records the review reads (a plain slice of the graph's state). */
 export interface ReviewedRun {
@@ -43,19 +45,49 @@ export interface DraftOrigin {
 
 /** What earlier plan versions of the run did, and the text the run trusted (goal, inputs, a person's words). */
 export function runBaseline(run: ReviewedRun, original: readonly Step[] = originalSteps(run)): CapabilityBaseline {
+  // A person's words: replan constraints, and the scope changes this version plans for.
+  const people = () => [run.goal, ...(run.guards?.constraints ?? []), ...run.scopeChanges];
   const trusted = () => {
-    const inputs = Object.values(run.facts).filter((f) => f.producedBy === "input" || f.producedBy === "human");
-    // A person's words: replan constraints, and the scope changes this version plans for.
-    const people = [...(run.guards?.constraints ?? []), ...run.scopeChanges];
-    return [run.goal, ...people, ...inputs.flatMap((f) => leaves(f.value))];
+    const inputs = Object.values(run.facts).filter(givenFact);
+    return [...people(), ...inputs.flatMap((f) => leaves(f.value))];
   };
-  // Arguments vouch only from the first plan: a later version nobody reviewed may carry a copied value.
+  const baseline = versionBaseline(run, trusted, original);
+  // Not spread: `known` is built on its first read, and with `knows` nothing here reads it.
+  return {
+    tools: baseline.tools,
+    inputs: baseline.inputs,
+    get known() {
+      return baseline.known;
+    },
+    knows: knowsOf(run, people, original),
+  };
+}
+
+/** What earlier versions used; arguments vouch only from the first plan. */
+function versionBaseline(run: ReviewedRun, trusted: () => string[], original: readonly Step[]): CapabilityBaseline {
+  // A later version nobody reviewed may carry a copied value.
   // A run whose versions only appended (extensions) had no step but the current plan's: that
   // baseline grows with the plan instead of being gathered again (docs/decisions/0030-long-runs-per-step-cost.md).
   if (run.plan && run.planHistory.every((e) => e.replaced.length === 0))
     return planBaseline(run.plan.steps, trusted, original);
   // Only which steps some version had matters, not which version: each definition once.
   return capabilityBaseline([stepsOfEveryVersion(run)], trusted(), original);
+}
+
+/**
+ * Whether a value occurs in the baseline's `known` text, without building it: a person's words,
+ * the given facts from their index, the first plan's arguments (docs/decisions/0058-incremental-taint-index.md).
+ */
+function knowsOf(run: ReviewedRun, people: () => string[], original: readonly Step[]) {
+  let vouched: string[] | undefined;
+  let given: ReturnType<typeof factTexts> | undefined;
+  return (value: string): boolean => {
+    if (people().some((k) => occurs(value, k))) return true;
+    given ??= factTexts(run.facts);
+    if (given.shelves[VOUCHED]!.find(value) !== undefined) return true;
+    vouched ??= original.flatMap((step) => uses(step).flatMap(literals));
+    return vouched.some((k) => occurs(value, k));
+  };
 }
 
 /** Whether new steps may become a version without a person, per `policy.replanTools`. */
@@ -87,6 +119,11 @@ export function reviewNewSteps(
         untrusted = [...failureTexts(runs, run.decisions), ...(origin.untrusted ?? [])];
       }
       return untrusted;
+    },
+    untrustedLookup: failureLookup(run, origin.untrusted),
+    previousStep: (id) => {
+      const at = run.plan && stepPosition(run.plan, id);
+      return at === undefined ? undefined : run.plan!.steps[at];
     },
     remembered: origin.remembered === true,
     finished,

@@ -11,6 +11,9 @@ import type { ErrorInfo } from "../../plan/schema/run.js";
 import type { Step } from "../../plan/schema/step.js";
 import type { CapabilityBaseline, CapabilityFinding } from "./types.js";
 import type { Decision } from "../ladder/decision.js";
+import { occurs } from "./words.js";
+
+export { occurs };
 
 /** Where untrusted text came from, as a reviewer reads it ("a value found in …"). */
 export type TaintSource = "tool output" | "a tool's error message" | "replan memory";
@@ -31,6 +34,11 @@ export interface TaintKeys {
 export interface Taint {
   keys: TaintKeys;
   texts: readonly TaintedText[];
+  /**
+   * The first of `texts` the value occurs in, when an index answers it without the list
+   * (docs/decisions/0058-incremental-taint-index.md). Default: `texts` scanned.
+   */
+  find?(value: string): TaintedText | undefined;
   /** The draft is another thread's answer (replan memory): a literal this run never knew is untrusted. */
   remembered: boolean;
 }
@@ -63,7 +71,7 @@ export function taintFindings(
     findings.push({ kind: "untrusted_input", stepId, tool: use.tool, sideEffects, detail });
   }
   for (const value of new Set(literals(use))) {
-    const found = traced(value, baseline.known, taint);
+    const found = traced(value, knownOf(baseline), taint);
     if (found === undefined) continue;
     const text = JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
     const detail = `step "${stepId}" would call ${shown(use.tool)} with ${text}, ${found}`;
@@ -89,15 +97,24 @@ export function callFindings(
   return taintFindings(call.stepId, use, call.sideEffects, baseline, taint, () => undefined);
 }
 
+/** Text the run knew, asked whether a value occurs in any of it (an index, instead of the list). */
+export interface KnownText {
+  knows(value: string): boolean;
+}
+
+/** What a baseline knows, as `traced` reads it: its index when it has one, so its list is never built. */
+export const knownOf = (baseline: CapabilityBaseline): readonly string[] | KnownText =>
+  baseline.knows ? { knows: baseline.knows } : baseline.known;
+
 /**
  * Where a value occurs in untrusted text and nowhere the run knew before (goal, inputs, a person's
  * words, earlier arguments) — as the reviewer reads it — or undefined.
  */
-export function traced(value: string, known: readonly string[], taint: Taint): string | undefined {
+export function traced(value: string, known: readonly string[] | KnownText, taint: Taint): string | undefined {
   const v = value.trim();
   if (v.length < MIN_TRACED_LENGTH) return undefined;
-  if (known.some((k) => occurs(v, k))) return undefined;
-  const found = taint.texts.find((t) => occurs(v, t.text));
+  if ("knows" in known ? known.knows(v) : known.some((k) => occurs(v, k))) return undefined;
+  const found = taint.find ? taint.find(v) : taint.texts.find((t) => occurs(v, t.text));
   if (found) return `a value found in ${found.source}`;
   return taint.remembered ? "a value from replan memory that this run never saw" : undefined;
 }
@@ -124,22 +141,6 @@ export function failureTexts(
   }
   return [...texts].map((text) => ({ text, source: "a tool's error message" }));
 }
-
-/** `needle` in `text` as a whole token: "4111" is not found in "41112". */
-export function occurs(needle: string, text: string): boolean {
-  let at = text.indexOf(needle);
-  while (at >= 0) {
-    const before = at === 0 ? "" : text[at - 1]!;
-    const after = text[at + needle.length] ?? "";
-    if (!isWordChar(before) || !isWordChar(needle[0]!)) {
-      if (!isWordChar(after) || !isWordChar(needle[needle.length - 1]!)) return true;
-    }
-    at = text.indexOf(needle, at + 1);
-  }
-  return false;
-}
-
-const isWordChar = (c: string) => /[\p{L}\p{N}_]/u.test(c);
 
 /**
  * What a step may call: its tool or agent (`agent:NAME`), its fallback, its compensation, the tool that

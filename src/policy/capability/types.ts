@@ -17,4 +17,9 @@ export interface CapabilityBaseline {
   inputs: ReadonlyMap<string, ReadonlySet<string>>;
   /** Argument values of earlier versions and trusted text (goal, input facts): not evidence of taint. */
   known: readonly string[];
+  /**
+   * Whether a value occurs in some text of `known`, answered from an index so the list is never
+   * built (docs/decisions/0058-incremental-taint-index.md). Default: `known` scanned.
+   */
+  knows?: (value: string) => boolean;
 }
