@@ -197,4 +197,49 @@ describe("decideReplan", () => {
       outcome: { kind: "escalate", decision: { rule: "replan.invalid-draft", seq: 2, stepId: "b" } },
     });
   });
+
+  it("asks the reviewer about the version it would commit, then holds that version on a high finding", () => {
+    const answers = [{ draft: { steps: [step("b2", "mirror", { dependsOn: ["a"], produces: ["x"] })] } }];
+    const at = { ...input, memory: "off" as const, answers, reviewer: true };
+    const asked = decideReplan(at);
+    expect(asked).toMatchObject({ next: "review_version", plan: { version: 2 } });
+    expect(Object.keys(asked)).toEqual(["next", "plan"]);
+    const finding = { rule: "quality.reviewer", severity: "high" as const, message: "pays twice", planVersion: 2 };
+    const decided = decideReplan({ ...at, reviewed: [finding] });
+    expect(decided).toMatchObject({ next: "apply", findings: [finding], outcome: { kind: "commit" } });
+    expect(decided.next === "apply" && decided.qualityHold).toEqual({
+      seq: 2,
+      attempt: 0,
+      failureClass: "none",
+      action: "escalate",
+      rule: "quality.hold",
+      reason: "the plan quality gate holds the plan: 1 finding at or above high (quality.reviewer)",
+      planVersion: 2,
+      at: AT,
+    });
+  });
+
+  it("without a reviewer, the gate's own findings come with the decision; below the bar they hold nothing", () => {
+    // No successSignal, nothing produced, no validate: the step cannot fail loudly (medium, under the default bar).
+    const answers = [
+      { draft: { steps: [step("b2", "mirror", { dependsOn: ["a"], produces: ["x"] }), step("n", "fetch")] } },
+    ];
+    const decided = decideReplan({ ...input, memory: "off", answers });
+    expect(decided).toMatchObject({
+      next: "apply",
+      outcome: { kind: "commit" },
+      findings: [{ rule: "quality.structure", severity: "medium", stepId: "n", planVersion: 2 }],
+    });
+    expect(decided.next === "apply" && decided.qualityHold).toBeUndefined();
+    expect(decideReplan({ ...input, memory: "off", answers, reviewer: true })).toMatchObject({
+      next: "review_version",
+    });
+  });
+
+  it("an escalation asks no reviewer and carries no findings", () => {
+    const bad = { draft: { steps: [step("b2", "teleport")] } };
+    const decided = decideReplan({ ...input, memory: "off", answers: [bad, bad], reviewer: true });
+    expect(decided).toMatchObject({ next: "apply", outcome: { kind: "escalate" } });
+    expect(Object.keys(decided).sort()).toEqual(["charged", "next", "notes", "outcome", "writes"]);
+  });
 });

@@ -7,17 +7,16 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../../runtime/options.js";
 import type { PendingHuman, PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../../runtime/state.js";
-import type { Fact } from "../../plan/schema/run.js";
+import type { CompensationRecord, Fact } from "../../plan/schema/run.js";
 import { commitVersion, type ProposedVersion } from "../../policy/replan/replan.js";
 import type { Decision } from "../../policy/ladder/decision.js";
 import type { ReplanDecision } from "../../policy/replan/replan-step.js";
 import { emit } from "../../runtime/events.js";
 import { escalationPayload } from "../../runtime/interrupts.js";
 import { holdProposal, versionReview } from "../shared/plan-review.js";
-import { effectsOf, keepEffectsQuestion } from "../shared/compensate-next.js";
-import { versionCompensations } from "../../policy/replan/compensation-gate.js";
+import { keepEffectsQuestion } from "../shared/compensate-next.js";
 import type { QualityFinding } from "../../plan/schema/quality.js";
-import { holdDecision, qualityWrite, withFindings } from "../shared/quality-hold.js";
+import { qualityWrite, withFindings } from "../shared/quality-hold.js";
 
 /** What the replan spent, and the facts it relabelled (the evidence stands whatever the outcome). */
 export interface ReplanSpent {
@@ -25,8 +24,6 @@ export interface ReplanSpent {
   /** Set once the planner (or memory) was asked. */
   budget?: PlanManagerUpdate["budget"];
   facts: Record<string, Fact>;
-  /** The quality gate's findings about the proposed version (none without a proposal). */
-  findings?: readonly QualityFinding[];
 }
 
 /** The decision as state writes. */
@@ -34,8 +31,8 @@ export function applyOutcome(
   rt: Runtime,
   state: PlanManagerStateType,
   config: LangGraphRunnableConfig,
-  { outcome, notes }: ReplanDecision,
-  { usage, budget, facts, findings = [] }: ReplanSpent,
+  { outcome, notes, findings = [], qualityHold, compensations }: ReplanDecision,
+  { usage, budget, facts }: ReplanSpent,
 ): PlanManagerUpdate {
   if (outcome.kind === "escalate") {
     const { decision } = outcome;
@@ -80,7 +77,7 @@ export function applyOutcome(
     const held = holdProposal(rt, state, config, { decision: outcome.decision, notes }, proposal, outcome.hit);
     return { ...update, ...held, pendingHuman: withFindings(held.pendingHuman as PendingHuman, findings) };
   }
-  return committed(rt, state, config, { update, notes, proposal, findings });
+  return committed(rt, state, config, { update, notes, proposal, findings, held: qualityHold, compensations });
 }
 
 /** The committed version, held for a person when `reviewReplans` asks or the quality gate's findings hold it. */
@@ -93,30 +90,28 @@ function committed(
     notes: readonly Decision[];
     proposal: ProposedVersion;
     findings: readonly QualityFinding[];
+    /** The quality gate's hold, decided with the outcome (policy/replan/version-quality.ts). */
+    held: Decision | undefined;
+    /** The compensations it writes for the effects it abandons, decided with it. */
+    compensations: CompensationRecord[] | undefined;
   },
 ): PlanManagerUpdate {
-  const { update, notes, proposal, findings } = c;
+  const { update, notes, proposal, findings, held, compensations } = c;
   emit(config, { type: "replan", record: proposal.record });
-  const compensations = versionCompensations(
-    state.plan!,
-    proposal,
-    effectsOf(state, config),
-    proposal.record.at ?? new Date(rt.clock.now()).toISOString(),
-  );
-  Object.assign(update, commitVersion(state, proposal), compensations, { status: "running" });
+  Object.assign(update, commitVersion(state, proposal), compensations ? { compensations } : {}, { status: "running" });
   const { plan: next, record } = proposal;
   // The quality gate holds the version before its first step (docs/decisions/0040-plan-quality-gate.md).
-  const held = holdDecision(rt, config, findings, next, state.decisions.length + notes.length);
+  if (held) emit(config, { type: "decision", decision: held });
   if (!rt.reviewReplans && !held) return update;
   const reason = `approve plan version ${next.version} (${record.scope} replan: ${record.trigger})`;
   return {
     ...update,
-    ...(held ? { decisions: [...notes, held.decision] } : {}),
+    ...(held ? { decisions: [...notes, held] } : {}),
     status: "awaiting_review" as const,
     pendingHuman: withFindings(
       versionReview(rt, state.goal, next, record, reason),
       findings,
-      held ? `${held.decision.reason}; ${reason}` : undefined,
+      held ? `${held.reason}; ${reason}` : undefined,
     ),
   };
 }

@@ -3,12 +3,24 @@
  * falsification and relabelling it implies, and the affected steps. Also what the run lets a draft
  * use, and what the replan costs. The decision itself is pure, in policy/replan/replan-step.ts.
  */
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { Runtime } from "../../runtime/options.js";
 import type { PlanManagerStateType, ReplanGuards, UsageEntry } from "../../runtime/state.js";
 import type { DraftRules, ReplanFrame } from "../../policy/replan/draft.js";
 import { describeApproach, globalScope, localScope } from "../../policy/replan/scope.js";
 import { falsify } from "../shared/falsify.js";
 import { executorEffects } from "../shared/executor-effects.js";
+
+/** One replan of one run: what the port's calls carry. */
+export interface ReplanRun {
+  state: PlanManagerStateType;
+  config: LangGraphRunnableConfig;
+  frame: ReplanFrame;
+  rules: DraftRules;
+  usage: UsageEntry[];
+  /** The clock, read as the calls answer. */
+  now: () => string;
+}
 
 /** The frame of the replan the last decision asks for; none without a plan or a trigger. */
 export function frameOf(state: PlanManagerStateType, at: string): ReplanFrame | undefined {

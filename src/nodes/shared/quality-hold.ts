@@ -13,9 +13,9 @@ import type { QualityFinding } from "../../plan/schema/quality.js";
 import { qualityGate, type GateInput } from "../../policy/quality/gate.js";
 import { qualityHold, qualityPolicy } from "../../policy/quality/findings.js";
 import { reviewerFailure } from "../../policy/quality/reviewer.js";
-import { decide } from "../../policy/ladder/decide.js";
+import { qualityHoldDecision } from "../../policy/replan/version-quality.js";
 import type { Decision } from "../../policy/ladder/decision.js";
-import { reviewPlanVersion } from "../../steps/plan-reviewer.js";
+import { reviewPlanVersion, type ReviewCall } from "../../steps/plan-reviewer.js";
 import { withDeadline } from "../../runtime/deadline.js";
 import { modelTrace } from "../../contracts/trace.js";
 import { emit } from "../../runtime/events.js";
@@ -31,26 +31,36 @@ export async function checkVersion(
   const quality = qualityPolicy(rt.policy);
   if (!quality) return [];
   const found = qualityGate(input, quality);
+  return [...found, ...(await reviewVersion(rt, config, { goal: input.goal, plan: input.plan }, usage, purpose))];
+}
+
+/**
+ * The reviewer model's findings about a version (none without one), asked with the planner's deadline.
+ * Past its deadline (or the run stopping), the version went unreviewed, which is a finding too.
+ */
+export async function reviewVersion(
+  rt: Pick<Runtime, "reviewer" | "clock" | "policy">,
+  config: LangGraphRunnableConfig,
+  version: { goal: string; plan: Plan },
+  usage: UsageEntry[],
+  purpose: "plan" | "replan" | "extend",
+): Promise<QualityFinding[]> {
   const reviewer = rt.reviewer;
-  if (!reviewer) return found;
-  const { plan } = input;
+  if (!reviewer) return [];
+  const { plan } = version;
   const at = () => new Date(rt.clock.now()).toISOString();
   const trace = modelTrace(config, "planner", { purpose: "review", planVersion: plan.version });
-  const ask = (signal: AbortSignal) =>
-    reviewPlanVersion(reviewer, {
-      goal: input.goal,
-      plan,
-      report: (u) => usage.push({ ...u, purpose, at: at() }),
-      now: rt.clock.now,
-      signal,
-      trace,
-    });
+  const report: ReviewCall["report"] = (u) => usage.push({ ...u, purpose, at: at() });
   try {
-    return [...found, ...(await withDeadline(rt.policy.plannerTimeoutMs, "reviewer", ask, config.signal))];
+    return await withDeadline(
+      rt.policy.plannerTimeoutMs,
+      "reviewer",
+      (signal) => reviewPlanVersion(reviewer, { goal: version.goal, plan, report, now: rt.clock.now, signal, trace }),
+      config.signal,
+    );
   } catch (error) {
-    // Past its deadline (or the run stopping): the version went unreviewed, which is a finding too.
     const why = error instanceof Error ? error.message : String(error);
-    return [...found, reviewerFailure(why, plan.version)];
+    return [reviewerFailure(why, plan.version)];
   }
 }
 
@@ -63,7 +73,7 @@ export function qualityWrite(
   return { quality: { findings: [...findings] } };
 }
 
-/** When the findings hold the version: the `quality.hold` decision, emitted. */
+/** When the findings hold the version: the `quality.hold` decision (policy/replan/version-quality.ts), emitted. */
 export function holdDecision(
   rt: Runtime,
   config: LangGraphRunnableConfig,
@@ -73,14 +83,8 @@ export function holdDecision(
 ): { decision: Decision; findings: QualityFinding[] } | undefined {
   const hold = qualityHold(findings, qualityPolicy(rt.policy));
   if (!hold) return undefined;
-  const decision = decide(hold.rule, {
-    after,
-    attempt: 0,
-    failureClass: "none",
-    reason: hold.reason,
-    planVersion: plan.version,
-    at: new Date(rt.clock.now()).toISOString(),
-  });
+  const at = new Date(rt.clock.now()).toISOString();
+  const decision = qualityHoldDecision(hold, { after, planVersion: plan.version, at });
   emit(config, { type: "decision", decision });
   return { decision, findings: hold.findings };
 }

@@ -6,6 +6,9 @@
  * inputs give the same step, with no store, planner or clock in reach.
  */
 import type { PlanIssue } from "../../plan/validate.js";
+import type { Plan } from "../../plan/schema/plan.js";
+import type { QualityFinding } from "../../plan/schema/quality.js";
+import type { CompensationRecord } from "../../plan/schema/run.js";
 import type { Step } from "../../plan/schema/step.js";
 import type { CapabilityHit } from "../capability/guard.js";
 import { leaves, type TaintedText } from "../capability/taint.js";
@@ -23,12 +26,19 @@ import {
   type MemoryWrite,
   type Recall,
 } from "./recall.js";
-import { compensationGate } from "./compensation-gate.js";
+import { compensationGate, versionCompensations } from "./compensation-gate.js";
 import { reviewNewSteps, type ReviewedRun } from "../capability/review.js";
 import { qualityPolicy } from "../quality/findings.js";
 import { qualityGate, qualityIssues } from "../quality/gate.js";
 import type { EffectsSnapshot } from "../compensation/abandoned.js";
-import { replanPrecheck, replanTransition, type ReplanOutcome, type ReplanSnapshot } from "./replan.js";
+import {
+  replanPrecheck,
+  replanTransition,
+  type ProposedVersion,
+  type ReplanOutcome,
+  type ReplanSnapshot,
+} from "./replan.js";
+import { reviewPending, versionHold, versionAdds, versionFindings } from "./version-quality.js";
 
 /** What one request to the planner came back with: a draft (unchecked), or why there is none. */
 export type PlannerAnswer = { draft: unknown } | { failed: GuardHit; issues?: PlanIssue[] };
@@ -63,13 +73,32 @@ export interface ReplanInput {
   review?: CapabilityReview | undefined;
   /** The run's committed effects and compensations: a version abandoning one without `compensate` is asked about. */
   effects?: EffectsSnapshot | undefined;
+  /** Whether a reviewer model is configured: the quality gate asks it about the proposed version. */
+  reviewer?: boolean | undefined;
+  /** The reviewer's findings about the proposed version, once asked for. */
+  reviewed?: readonly QualityFinding[] | undefined;
+}
+
+/** What the node gathers for one ask, through its one gather port. */
+export type Gathered = { read: MemoryRead } | { answer: PlannerAnswer } | { reviewed: QualityFinding[] };
+
+/** What the decision has been given so far, of what it asked for. */
+export type Gathering = Pick<ReplanInput, "read" | "answers" | "reviewed">;
+
+/** What was gathered, with one more answer: a planner's after the earlier ones. */
+export function withGathered(gathering: Gathering, got: Gathered): Gathering {
+  if ("answer" in got) return { ...gathering, answers: [...gathering.answers, got.answer] };
+  return { ...gathering, ...got };
 }
 
 /** What to gather next, or the decision to apply. */
-export type ReplanStep =
+export type ReplanStep = ReplanAsk | ReplanDecision;
+
+/** What the node's gather port is asked for: replan memory's entries, a planner's draft, the reviewer's findings. */
+export type ReplanAsk =
   | { next: "read_memory"; key: string }
   | { next: "ask_planner"; hints?: MemoryHint[]; issues?: PlanIssue[] }
-  | ReplanDecision;
+  | { next: "review_version"; plan: Plan };
 
 export interface ReplanDecision {
   next: "apply";
@@ -80,6 +109,12 @@ export interface ReplanDecision {
   writes: MemoryWrite[];
   /** Whether the planner (or memory) was consulted, so the replan budget is charged. */
   charged: boolean;
+  /** The quality gate's findings about the proposed version, when it found some. */
+  findings?: QualityFinding[];
+  /** The `quality.hold` decision, when those findings hold a version to commit. */
+  qualityHold?: Decision;
+  /** A version to commit: the run's compensations with those of the effects it abandons, when it abandons some. */
+  compensations?: CompensationRecord[];
 }
 
 export function decideReplan(input: ReplanInput): ReplanStep {
@@ -108,7 +143,36 @@ export function decideReplan(input: ReplanInput): ReplanStep {
   const held = "hit" in drafted ? undefined : capabilityReview(f, drafted.steps, recall, reviewOf(input));
   const s = snapshot(f, recall);
   const outcome = compensationGate(replanTransition(s, drafted, held), s, input.effects);
-  return { next: "apply", outcome, notes: recall.notes, writes: recall.writes, charged: true };
+  const decided = { next: "apply", outcome, notes: recall.notes, writes: recall.writes, charged: true } as const;
+  return gated(
+    input,
+    outcome.kind === "commit" ? { ...decided, ...undoes(f, outcome.proposal, input.effects) } : decided,
+  );
+}
+
+/** What a committed version writes for the effects it abandons (policy/replan/compensation-gate.ts). */
+function undoes(f: ReplanFrame, proposal: ProposedVersion, effects: EffectsSnapshot | undefined) {
+  return versionCompensations(f.plan, proposal, effects, proposal.record.at ?? f.at);
+}
+
+/**
+ * The quality gate on the proposed version, before its first step (docs/decisions/0040-plan-quality-gate.md):
+ * the reviewer is asked first when one is configured; the findings hold only a version to commit.
+ */
+function gated(input: ReplanInput, decided: ReplanDecision): ReplanDecision | ReplanAsk {
+  const { outcome } = decided;
+  if (outcome.kind === "escalate") return decided;
+  const { policy } = input.rules;
+  const plan = outcome.proposal.plan;
+  if (reviewPending(policy, input.reviewer, input.reviewed)) return { next: "review_version", plan };
+  const findings = versionFindings(policy, versionAdds(input.frame, outcome.proposal), input.reviewed);
+  if (findings.length === 0) return decided;
+  const after = input.frame.decisions.length + decided.notes.length;
+  const held =
+    outcome.kind === "commit"
+      ? versionHold(policy, findings, { after, planVersion: plan.version, at: input.frame.at })
+      : undefined;
+  return { ...decided, findings, ...(held ? { qualityHold: held } : {}) };
 }
 
 /** The planner's draft; an invalid one goes back with its issues while `policy.replanDraftRetries` allows. */
