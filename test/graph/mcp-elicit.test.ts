@@ -15,6 +15,7 @@ import { ElicitRequestSchema, type ElicitRequest, type ElicitResult } from "@mod
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createPlanManager, staticPlanner, type PlanDraft } from "../../src/index.js";
 import { createMcpServer, PlanService } from "../../src/mcp/index.js";
+import { MAX_ELICITED } from "../../src/mcp/elicitations.js";
 import { scriptedTool } from "../helpers/graph.js";
 import { tempSqlite, weatherDraft, type ToolResult } from "../helpers/mcp.js";
 
@@ -238,6 +239,27 @@ describe("questions elicited from the client's user", () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect([one.asked.length, two.asked.length]).toEqual([1, 0]);
     for (const session of [starter, one, two]) await session.client.close();
+  });
+});
+
+describe("what the service remembers of elicitations is bounded", () => {
+  it("at most MAX_ELICITED plans' followers, each for a week; none when elicit is false", () => {
+    let now = 0;
+    const graph = createPlanManager({ tools: [], planner: staticPlanner({ plan: weatherDraft }) }).compile({
+      checkpointer: saver,
+    });
+    const service = new PlanService({ graphs: { weather: graph }, saver, now: () => now });
+    const woken: string[] = [];
+    const asker = { consider: (id: string) => void woken.push(id) };
+    for (let i = 0; i <= MAX_ELICITED; i++) service.elicitations.follow(`p${i}--weather`, asker);
+    expect(service.elicitations.sizes).toEqual({ asked: 0, followers: MAX_ELICITED });
+    now += 7 * 24 * 3_600_000 + 1;
+    service.elicitations.follow("late--weather", asker);
+    expect(service.elicitations.sizes).toEqual({ asked: 0, followers: 1 });
+    const off = new PlanService({ graphs: { weather: graph }, saver, elicit: false });
+    off.elicitations.follow("p--weather", asker);
+    expect([off.elicitations.enabled, off.elicitations.sizes]).toEqual([false, { asked: 0, followers: 0 }]);
+    expect(woken).toEqual([]);
   });
 });
 
