@@ -6,8 +6,10 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import type { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -17,12 +19,13 @@ import { createPlanManager, staticPlanner, type PlanDraft } from "../../src/inde
 import { createMcpServer, PlanService } from "../../src/mcp/index.js";
 import { MAX_ELICITED } from "../../src/mcp/elicitations.js";
 import { scriptedTool } from "../helpers/graph.js";
-import { tempSqlite, weatherDraft, type ToolResult } from "../helpers/mcp.js";
+import { mcpArgs, tempSqlite, weatherDraft, type ToolResult } from "../helpers/mcp.js";
 
+let dir: string;
 let saver: SqliteSaver;
 let drop: () => void;
 
-beforeEach(() => void ({ saver, drop } = tempSqlite("mcp-elicit-")));
+beforeEach(() => void ({ dir, saver, drop } = tempSqlite("mcp-elicit-")));
 afterEach(() => drop());
 
 /** Fetch the forecast, then a person plans the day from it (they produce `day`). */
@@ -240,6 +243,45 @@ describe("questions elicited from the client's user", () => {
     expect([one.asked.length, two.asked.length]).toEqual([1, 0]);
     for (const session of [starter, one, two]) await session.client.close();
   });
+});
+
+describe("langgraph-replan mcp over stdio: elicitation and --no-elicit", () => {
+  async function stdio(db: string, extra: string[], answering: Answering) {
+    const { client, asked, call } = agent(answering);
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [...mcpArgs(db, "test/fixtures/mcp/langgraph.json"), ...extra],
+      env: { PATH: process.env.PATH ?? "", LANGGRAPH_CLI_NO_ANALYTICS: "1", MCP_TEST_REVIEW: "1" },
+      stderr: "pipe",
+    });
+    await client.connect(transport);
+    return { client, asked, call };
+  }
+
+  it("the review is asked and accepted; with --no-elicit it is never asked and waits for plan_answer", async () => {
+    const approve: Answering = () => ({ action: "accept", content: { action: "approve" } });
+    const asking = await stdio(join(dir, "asked.sqlite"), [], approve);
+    try {
+      const id = planId(await asking.call("plan_create", { goal: "asked" }));
+      await forms(asking.asked, 1);
+      const done = (await asking.call("plan_wait", { plan_id: id, timeout_s: 60 })).structuredContent;
+      expect([done.status, asking.asked.length]).toEqual(["completed", 1]);
+    } finally {
+      await asking.client.close();
+    }
+    const silent = await stdio(join(dir, "silent.sqlite"), ["--no-elicit"], approve);
+    try {
+      const id = planId(await silent.call("plan_create", { goal: "not asked" }));
+      const waiting = (await silent.call("plan_wait", { plan_id: id, timeout_s: 60 })).structuredContent;
+      await silent.call("plan_status", { plan_id: id });
+      expect([waiting.status, silent.asked.length]).toEqual(["awaiting_review", 0]);
+      await silent.call("plan_answer", { plan_id: id, answer: { action: "approve" } });
+      const done = (await silent.call("plan_wait", { plan_id: id, timeout_s: 60 })).structuredContent;
+      expect([done.status, silent.asked.length]).toEqual(["completed", 0]);
+    } finally {
+      await silent.client.close();
+    }
+  }, 120_000);
 });
 
 describe("what the service remembers of elicitations is bounded", () => {
