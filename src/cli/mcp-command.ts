@@ -25,6 +25,7 @@ export const MCP_USAGE = [
   "  --http    Streamable HTTP at HOST:PORT (HOST defaults to 127.0.0.1)",
   `  --token-env NAME  the variable holding the bearer token HTTP clients must send (default ${TOKEN_ENV});`,
   "            required to serve an address other than loopback",
+  "  --no-elicit  do not ask the client's user a plan's questions (elicitation); plan_answer alone answers them",
 ].join("\n");
 
 const SDK_USER = "langgraph-replan mcp";
@@ -136,6 +137,7 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
       config: { type: "string" },
       http: { type: "string" },
       "token-env": { type: "string" },
+      "no-elicit": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -170,6 +172,7 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
       now: io.now,
       server: { name: "langgraph-replan", version: pkg.version },
       ...(wakes ? { wakes } : {}),
+      ...(flags["no-elicit"] ? { elicit: false } : {}),
     });
     // Runs a closed or killed server left mid-step are taken up (src/mcp/recovery.ts).
     const onError = (error: unknown) => io.err(`langgraph-replan mcp: taking up runs: ${(error as Error).message}`);

@@ -8,6 +8,7 @@ import { answerProblemFor, resumeRun } from "../graph/resume-run.js";
 import type { InterruptPayload, ResumeValue } from "../plan/schema/interrupts.js";
 import { ResumeValueSchema } from "../plan/schema/interrupts.js";
 import { reopenStopped, requestStop } from "../worker/stop-run.js";
+import { questionKey } from "./elicitations.js";
 import type { PlanThreads } from "./plan-threads.js";
 import { readStatus } from "./reads.js";
 import { carryOn } from "./run-start.js";
@@ -23,6 +24,7 @@ export async function answerPlan(
   threads: PlanThreads,
   planId: string,
   answer: unknown,
+  asked?: string,
 ): Promise<{ plan_id: string; status: string }> {
   const snapshot = await threads.existing(planId);
   threads.notRunning(planId);
@@ -34,6 +36,12 @@ export async function answerPlan(
         ((snapshot.values as StatusValues).status === "stopped"
           ? ": it was stopped; carry it on with plan_resume"
           : ""),
+    );
+  if (asked !== undefined && questionKey(pending) !== asked)
+    throw new PlanManagerError(
+      "invalid_resume",
+      `plan "${planId}": the question asked was answered already; it now waits on another (plan_status shows it)`,
+      { path: "question" },
     );
   const parsed = ResumeValueSchema.safeParse(answer);
   if (!parsed.success)

@@ -12,3 +12,4 @@ export type { PlanWakes } from "./wakes.js";
 export { createMcpServer, type McpServerOptions } from "./server.js";
 export { PlanTaskStore, TASK_POLL_MS, type PlanTaskOptions } from "./plan-tasks.js";
 export { RunRecovery, takeUpRuns, type RecoveryOptions, type ServerRuns } from "./recovery.js";
+export { ElicitSession, ELICIT_TIMEOUT_MS, type ElicitSessionOptions } from "./elicit-session.js";

@@ -37,8 +37,14 @@ export class PlanThreads {
    * processes once its status row is written, so that their waits read the row.
    */
   readonly runs = new BackgroundRuns(
-    (planId) => void Promise.resolve(this.writing.get(planId)).then(() => this.wakes?.announce(planId)),
+    (planId) =>
+      void Promise.resolve(this.writing.get(planId)).then(() => {
+        for (const listener of this.onPaused) listener(planId);
+        return this.wakes?.announce(planId);
+      }),
   );
+  /** Called once a run this process drove has returned or paused, and its status row is written (elicitations.ts listens). */
+  readonly onPaused = new Set<(planId: string) => void>();
   /**
    * The status each run this process drove had when it returned, by plan id, while its status row is
    * being written: a wait on that run returns it without reading the checkpoint again.

@@ -13,6 +13,7 @@ import { CheckedTools } from "./checked-tools.js";
 import { createInput, planId, Started, StatusShape } from "./tool-schemas.js";
 import { MAX_WAIT_S, type PlanService } from "./service.js";
 import { PlanTaskStore, type PlanTaskOptions } from "./plan-tasks.js";
+import { ElicitSession, type ElicitSessionOptions } from "./elicit-session.js";
 
 type Result = {
   content: { type: "text"; text: string }[];
@@ -41,7 +42,20 @@ async function answer(body: () => Promise<object>): Promise<Result> {
 export interface McpServerOptions {
   /** How tasks are answered (plan-tasks.ts): their poll interval. */
   tasks?: PlanTaskOptions;
+  /**
+   * How questions are asked of the client's user (elicit-session.ts): how long a form waits. Whether
+   * they are asked at all is the service's `elicit` option.
+   */
+  elicitation?: ElicitSessionOptions;
 }
+
+/** A plan id from a tool's value, to the session that asks its questions (elicit-session.ts). */
+const then =
+  (hook: (planId: string) => void) =>
+  <T extends { plan_id: string }>(value: T): T => {
+    hook(value.plan_id);
+    return value;
+  };
 
 /**
  * An MCP server offering the service's tools (`plan_create`, `plan_status`, `plan_wait`, …), plans as tasks
@@ -62,16 +76,30 @@ export function createMcpServer(service: PlanService, options: McpServerOptions 
     },
   );
 
+  // This session asks its user the questions of the plans it drives or reads (docs/decisions/0061-questions-elicited-from-the-client.md).
+  const asker = new ElicitSession(server.server, service, options.elicitation);
+  const closed = server.server.onclose;
+  server.server.onclose = () => {
+    asker.close();
+    closed?.();
+  };
   const tools = new CheckedTools(server, answer);
-  registerRunTools(tools, service, tasks);
-  registerReadTools(tools, service);
+  registerRunTools(tools, service, tasks, asker);
+  registerControlTools(tools, service, asker);
+  registerReadTools(tools, service, asker);
   registerRetentionTools(tools, service);
-  registerExternalStepTools(tools, service);
+  registerExternalStepTools(tools, service, asker);
   return server;
 }
 
-/** Tools that start or change a run: create, answer, stop, resume. */
-function registerRunTools(server: CheckedTools, service: PlanService, tasks: PlanTaskStore): void {
+/** Tools that start or answer a run: create, answer. */
+function registerRunTools(
+  server: CheckedTools,
+  service: PlanService,
+  tasks: PlanTaskStore,
+  asker: ElicitSession,
+): void {
+  const follow = then((id) => asker.follow(id));
   server.registerTool(
     "plan_create",
     {
@@ -89,10 +117,10 @@ function registerRunTools(server: CheckedTools, service: PlanService, tasks: Pla
         server: z.object({ name: z.string(), version: z.string(), graphs: z.array(z.string()) }).optional(),
       }),
     },
-    (input) => answer(() => service.create(input)),
+    (input) => answer(() => service.create(input).then(follow)),
     async (input) => {
       // A refusal writes nothing and makes no task: a protocol error carrying the usual payload.
-      const created = await service.create(input).catch((error: unknown) => {
+      const created = await service.create(input).then(follow, (error: unknown) => {
         const payload = errorPayload(error);
         throw new McpError(ErrorCode.InvalidParams, JSON.stringify(payload), payload);
       });
@@ -111,9 +139,13 @@ function registerRunTools(server: CheckedTools, service: PlanService, tasks: Pla
       inputSchema: { plan_id: planId, answer: z.record(z.string(), z.unknown()).describe("{ action, … }") },
       outputSchema: Started.shape,
     },
-    ({ plan_id, answer: value }) => answer(() => service.answer(plan_id, value)),
+    ({ plan_id, answer: value }) => answer(() => service.answer(plan_id, value).then(follow)),
   );
+}
 
+/** Tools that pause and carry on a run: stop, resume. */
+function registerControlTools(server: CheckedTools, service: PlanService, asker: ElicitSession): void {
+  const follow = then((id) => asker.follow(id));
   server.registerTool(
     "plan_stop",
     {
@@ -131,12 +163,14 @@ function registerRunTools(server: CheckedTools, service: PlanService, tasks: Pla
       inputSchema: { plan_id: planId },
       outputSchema: Started.shape,
     },
-    ({ plan_id }) => answer(() => service.resume(plan_id)),
+    ({ plan_id }) => answer(() => service.resume(plan_id).then(follow)),
   );
 }
 
 /** Tools that read plans: status, wait, list, report. */
-function registerReadTools(server: CheckedTools, service: PlanService): void {
+function registerReadTools(server: CheckedTools, service: PlanService, asker: ElicitSession): void {
+  // A question read here and not asked yet is asked of this session's user, once per server.
+  const consider = then((id) => asker.consider(id));
   server.registerTool(
     "plan_status",
     {
@@ -145,7 +179,7 @@ function registerReadTools(server: CheckedTools, service: PlanService): void {
       inputSchema: { plan_id: planId },
       outputSchema: StatusShape,
     },
-    ({ plan_id }) => answer(() => service.status(plan_id)),
+    ({ plan_id }) => answer(() => service.status(plan_id).then(consider)),
   );
 
   server.registerTool(
@@ -155,7 +189,7 @@ function registerReadTools(server: CheckedTools, service: PlanService): void {
       inputSchema: { plan_id: planId, timeout_s: z.number().min(0).max(MAX_WAIT_S).optional() },
       outputSchema: StatusShape.extend({ timed_out: z.boolean() }),
     },
-    ({ plan_id, timeout_s }) => answer(() => service.wait(plan_id, timeout_s)),
+    ({ plan_id, timeout_s }) => answer(() => service.wait(plan_id, timeout_s).then(consider)),
   );
 
   server.registerTool(
@@ -211,7 +245,7 @@ function registerRetentionTools(server: CheckedTools, service: PlanService): voi
 }
 
 /** Steps the calling agent does itself (docs/decisions/0042-external-steps.md): what is ready, and its result. */
-function registerExternalStepTools(server: CheckedTools, service: PlanService): void {
+function registerExternalStepTools(server: CheckedTools, service: PlanService, asker: ElicitSession): void {
   server.registerTool(
     "plan_next",
     {
@@ -252,6 +286,6 @@ function registerExternalStepTools(server: CheckedTools, service: PlanService): 
       },
       outputSchema: Started.shape,
     },
-    ({ plan_id, ...input }) => answer(() => service.submit(plan_id, input)),
+    ({ plan_id, ...input }) => answer(() => service.submit(plan_id, input).then(then((id) => asker.follow(id)))),
   );
 }

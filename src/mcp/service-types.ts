@@ -30,6 +30,12 @@ export interface PlanServiceOptions {
    * Default: none — `wait` on a plan another process drives returns at once with its checkpoint's status.
    */
   wakes?: PlanWakes;
+  /**
+   * Ask each question a plan waits on (plan review, escalation, human step) of the MCP client's user
+   * too, through elicitation, when the client declared the capability
+   * (docs/decisions/0061-questions-elicited-from-the-client.md). Default true; false is `--no-elicit`.
+   */
+  elicit?: boolean;
 }
 
 /** The input of `plan_create`. */

@@ -13,6 +13,7 @@ import type { InterruptPayload } from "../plan/schema/interrupts.js";
 import { originalSaver } from "../storage/index.js";
 import { answerPlan, nextSteps, resumePlan, stopPlan, submitStep } from "./answers.js";
 import { PlanCreates } from "./creates.js";
+import { PlanElicitations } from "./elicitations.js";
 import { listPlans, planReport } from "./listing.js";
 import { PlanThreads, SEPARATOR } from "./plan-threads.js";
 import { readStatus, waitFor } from "./reads.js";
@@ -40,6 +41,8 @@ export class PlanService {
   readonly server: Created["server"];
   private readonly threads: PlanThreads;
   private readonly creates: PlanCreates;
+  /** The questions asked of clients' users through elicitation (elicitations.ts); `enabled` false with `elicit: false`. */
+  readonly elicitations: PlanElicitations;
 
   constructor(options: PlanServiceOptions) {
     const names = Object.keys(options.graphs);
@@ -64,6 +67,7 @@ export class PlanService {
     });
     this.server = { ...(options.server ?? { name: "langgraph-replan", version: "0" }), graphs: names };
     this.creates = new PlanCreates(this.threads, this.server, dedupeWindowMs);
+    this.elicitations = new PlanElicitations(this.threads, options.elicit ?? true);
   }
 
   /** Starts a plan in the background, or returns the one the same key or request made (creates.ts). */
@@ -80,9 +84,15 @@ export class PlanService {
     return waitFor(this.threads, planId, timeoutS);
   }
 
-  /** Answers the pending question, checked like `resumeRun` before anything is written; the run carries on in the background. */
-  answer(planId: string, answer: unknown): Promise<{ plan_id: string; status: string }> {
-    return answerPlan(this.threads, planId, answer);
+  /**
+   * Answers the pending question, checked like `resumeRun` before anything is written; the run carries
+   * on in the background. `asked` (a question's key, elicitations.ts) refuses the answer when the plan
+   * no longer waits on that question: the answer that came first won.
+   */
+  async answer(planId: string, answer: unknown, asked?: string): Promise<{ plan_id: string; status: string }> {
+    const answered = await answerPlan(this.threads, planId, answer, asked);
+    this.elicitations.answered(planId);
+    return answered;
   }
 
   /** The external steps ready for the calling agent (docs/decisions/0042-external-steps.md). */
@@ -91,8 +101,10 @@ export class PlanService {
   }
 
   /** The calling agent's result for an external step, checked like every answer before anything is written. */
-  submit(planId: string, input: SubmitInput): Promise<{ plan_id: string; status: string }> {
-    return submitStep(this.threads, planId, input);
+  async submit(planId: string, input: SubmitInput): Promise<{ plan_id: string; status: string }> {
+    const submitted = await submitStep(this.threads, planId, input);
+    this.elicitations.answered(planId);
+    return submitted;
   }
 
   /** Stops the plan at its next step boundary with no call in flight (resumable with `resume`). */
@@ -130,6 +142,7 @@ export class PlanService {
     else await deleteThread(this.threads.saver, planId);
     this.threads.runs.forget(planId);
     this.threads.parents.delete(planId);
+    this.elicitations.forget(planId);
     return { plan_id: planId, deleted: true };
   }
 
