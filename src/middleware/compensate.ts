@@ -18,7 +18,7 @@ import {
   compensationRecords,
   type Abandoned,
 } from "../policy/compensation/abandoned.js";
-import { undoOptions, type UndoAction } from "../policy/compensation/undo-round.js";
+import { undoOptions, undoRetried, type UndoAction } from "../policy/compensation/undo-round.js";
 import type { Decision } from "../policy/ladder/decision.js";
 import { errorInfo } from "../policy/ladder/deviation.js";
 import { answerRule } from "../policy/ladder/person.js";
@@ -31,6 +31,7 @@ import { ask, reviewRequest } from "./person-review.js";
 import type { Revision } from "./revision.js";
 import type { CallEnv } from "./settle.js";
 import type { AgentPlanValues } from "./agent-state.js";
+import { withoutApproval } from "../policy/attempt/approval.js";
 
 /**
  * The committed effects a revision abandons, latest commit first: owned by a step the draft dropped,
@@ -205,23 +206,14 @@ function answerUndo(
   answer: UndoAnswer,
   place: { planVersion: number; at: string },
 ): { record: CompensationRecord; decision: Decision } {
-  const { inDoubt: _inDoubt, approvedKey: _key, approvedAttempt: _attempt, error: _error, ...rest } = record;
+  const { inDoubt: _inDoubt, error: _error, ...rest } = withoutApproval(record);
   const key = record.compensationKey;
   const where = { stepId: record.stepId, attempt: record.attempts ?? 0, ...place };
   const person = (rule: Parameters<typeof answerRule>[0], reason: string) =>
     decisionAt({ rule: answerRule(rule), reason, by: "person" }, where);
   if (answer.action === "retry") {
     // The new round is journaled above the last call (runtime/undo.ts); in doubt, the answer approves one call.
-    const lastAttempt = (record.approvedAttempt ?? 0) + (record.attempts ?? 0);
-    const approved = record.inDoubt ? { approvedKey: key } : {};
-    const again = {
-      ...rest,
-      status: "pending" as const,
-      attempts: 0,
-      approvedAttempt: lastAttempt,
-      ...approved,
-      at: place.at,
-    };
+    const again = { ...rest, status: "pending" as const, attempts: 0, approval: undoRetried(record), at: place.at };
     const rule = record.inDoubt ? "effect-retry" : "retry";
     return { record: again, decision: person(rule, `a person asked to run the compensation ${key} again`) };
   }

@@ -14,6 +14,7 @@ import type { Decision } from "../policy/ladder/decision.js";
 import { decisionAt } from "./decisions.js";
 import { ask, readInDoubtAnswer, reviewRequest, type InDoubtAnswer } from "./person-review.js";
 import type { AgentPlanUpdate, AgentPlanValues, Escalation } from "./agent-state.js";
+import { withoutApproval } from "../policy/attempt/approval.js";
 
 export interface AnsweredDoubt {
   update: AgentPlanUpdate;
@@ -33,7 +34,7 @@ export function answerInDoubt(
   const version = state.plan?.version ?? 0;
   const answer = ask(question(state, e), (value) => checked(state, e, run, readInDoubtAnswer(value)));
   const place = { stepId: e.stepId, attempt: run.attempts, planVersion: version, at };
-  const { error: _error, approvedKey: _approved, approvedAttempt: _numbered, ...rest } = run;
+  const { error: _error, ...rest } = withoutApproval(run);
   if (answer.type === "abort") {
     const reason = `a person ended the run at step "${e.stepId}"${answer.reason ? `: ${answer.reason}` : ""}`;
     const decisions: Decision[] = [decisionAt({ rule: answerRule("abort"), reason, by: "person" }, place)];
@@ -43,8 +44,8 @@ export function answerInDoubt(
     const reason = `a person allowed ${e.tool} once more under key ${key}`;
     const decisions = [decisionAt({ rule: answerRule("effect-retry"), reason, by: "person" }, place)];
     // The approved call is journaled above the intent asked about (runtime/journaled-call.ts).
-    const numbered = e.inDoubt.attempt === undefined ? {} : { approvedAttempt: e.inDoubt.attempt };
-    const approved = { ...rest, status: "pending" as const, retryBase: run.attempts, approvedKey: key, ...numbered };
+    const approval = { key, ...(e.inDoubt.attempt === undefined ? {} : { attempt: e.inDoubt.attempt }) };
+    const approved = { ...rest, status: "pending" as const, retryBase: run.attempts, approval };
     const steps = { [e.stepId]: approved };
     return { update: { decisions, steps }, note: `${reason}: call ${e.tool} with ${JSON.stringify(e.args)}.` };
   }

@@ -14,6 +14,7 @@ import { readProbe, settleInDoubt, type Settlement } from "../policy/ladder/in-d
 import { errorInfo } from "../policy/ladder/deviation.js";
 import { compensationKey } from "../policy/compensation/abandoned.js";
 import { liveKey } from "../policy/attempt/redo-key.js";
+import { approvedKeyFor, approvedNumbering, type Approved } from "../policy/attempt/approval.js";
 import type { EffectResult, RunJournal } from "../contracts/effect-journal.js";
 import type { CallOutcome } from "../policy/attempt/attempt.js";
 import type { SettledDoubt } from "../policy/attempt/next-attempt.js";
@@ -37,20 +38,12 @@ export interface JournaledCall {
   trusted: Readonly<Record<string, unknown>>;
   /** Tools declared to honour idempotency keys (`effects.honoursKeys`). */
   honoursKeys: ReadonlySet<string>;
-  /** A person's `retry` of exactly this key: one more call may go out. */
-  approvedKey: string | undefined;
   /**
-   * The approval covers only an intent of an earlier attempt, the call the person was asked about: an
-   * intent of this attempt is the approved call itself, cut too (the process died in it), and is asked
-   * about again rather than called a third time. Without it the approval is spent by the first call.
+   * A person's `retry` of a call in doubt under this key (policy/attempt/approval.ts): one more call may go
+   * out, journaled above the intent the person was asked about; an intent above that is the approved call
+   * itself, cut too, and is asked about again rather than called a third time.
    */
-  approvalByAttempt?: boolean;
-  /**
-   * The journal attempt of the intent the person was asked about (another branch of the thread may have
-   * numbered it above this step's own count): the approval covers intents up to it, and the approved call
-   * is journaled above it, so a cut of that call is asked about again.
-   */
-  approvedAttempt?: number | undefined;
+  approval?: Approved | undefined;
   now: () => string;
   /** Calls the tool once under `key` (the operation's, or a redo key). */
   call: (key: string) => Promise<CallOutcome>;
@@ -77,7 +70,7 @@ type Settling = JournaledCall & { settled: SettledDoubt[] };
 export async function journaledCall(call: JournaledCall): Promise<Journaled> {
   let j: Settling = { ...call, settled: [] };
   // A fork's step counts its attempts from its own checkpoint; the journal is the whole thread's.
-  if (j.approvedAttempt !== undefined && j.approvedAttempt >= j.attempt) j = { ...j, attempt: j.approvedAttempt + 1 };
+  j = { ...j, attempt: approvedNumbering(j.approval, j.attempt) };
   let entry = await j.journal.lookup(j.threadId, j.key);
   if (entry?.result?.ok) {
     const live = await pastUndone(j);
@@ -90,9 +83,7 @@ export async function journaledCall(call: JournaledCall): Promise<Journaled> {
   if (entry?.result?.ok)
     return { kind: "answered", key: j.key, outcome: entry.result, effect: "journaled", settled: j.settled };
   if (entry && !entry.result) {
-    const covered = j.approvedAttempt ?? j.attempt - 1;
-    const approved = !j.approvalByAttempt || entry.attempt <= covered ? j.approvedKey : undefined;
-    const settled = await settle(j, approved);
+    const settled = await settle(j, approvedKeyFor(j.approval, entry.attempt, j.attempt));
     if (settled.kind !== "call") return answer(j, settled, entry.attempt);
     noteCall(j, settled.why);
   }

@@ -7,10 +7,11 @@
  * retry sleeps. A port says what differs per face: how a tool and a probe are called, how to sleep, the
  * clock, where news goes. The graph's executor and the createAgent middleware are ports of it.
  */
-import type { ErrorInfo, StepRun } from "../plan/schema/run.js";
+import type { ErrorInfo } from "../plan/schema/run.js";
 import type { Step } from "../plan/schema/step.js";
 import type { CallOutcome } from "../policy/attempt/attempt.js";
 import { cutByTheTool } from "../policy/ladder/in-doubt.js";
+import { approvalOf, type Approved } from "../policy/attempt/approval.js";
 import type { Decision } from "../policy/ladder/decision.js";
 import { errorInfo } from "../policy/ladder/deviation.js";
 import {
@@ -84,7 +85,7 @@ export interface KeyedCall {
   /** The step the undone effect belongs to. */
   stepId: string;
   /** A person's approval of a call in doubt under the key. */
-  approval: Pick<StepRun, "approvedKey" | "approvedAttempt">;
+  approval: Approved | undefined;
 }
 
 export type KeyedOutcome = Extract<Performed, { kind: "called" }>;
@@ -112,7 +113,7 @@ function keyedCall(port: AttemptPort, k: KeyedCall): Promise<KeyedOutcome> {
     const made = withDeadline(port, c, k.key, (signal) => port.call(c, k.key, signal));
     return made.then((outcome) => ({ kind: "called", at: port.now(), outcome, key: k.key }));
   }
-  const on = { threadId: k.threadId, step: { id: k.stepId }, run: k.approval, trusted: {}, undo: true };
+  const on = { threadId: k.threadId, step: { id: k.stepId }, approval: k.approval, trusted: {}, undo: true };
   return journaled(port, k.key, on, c);
 }
 
@@ -125,23 +126,26 @@ async function drive(port: AttemptPort, snapshot: AttemptSnapshot): Promise<Driv
     for (const decision of command.announce) port.announce?.(decision);
     if (command.kind === "sleep") {
       await port.sleep(command.ms, port.stop);
-      if (port.stop?.aborted) return notCalled(snapshot, gathered, port);
+      if (port.stop?.aborted) return stopped(snapshot, gathered, port, called);
       gathered.push({ kind: "slept", at: port.now() });
       continue;
     }
-    if (port.stop?.aborted && !called) return notCalled(snapshot, gathered, port);
+    if (port.stop?.aborted && !called) return stopped(snapshot, gathered, port, called);
     port.starting?.(command);
     called = true;
     gathered.push(await performCall(port, snapshot, command));
   }
 }
 
-/** Stopped before any call: the attempt fails with the stop, and the graph does not record it. */
-function notCalled(snapshot: AttemptSnapshot, gathered: Performed[], port: AttemptPort): Driven {
-  const error = errorInfo(new NotCalled());
-  const outcome: CallOutcome = { ok: false, error };
-  gathered.push({ kind: "called", at: port.now(), outcome });
-  return { done: nextAttempt(snapshot, gathered) as DoneCommand, gathered, called: false };
+/**
+ * Stopped during a backoff: the machine ends the drive — before any call the attempt fails with the
+ * stop (the graph does not record it), after one with the failure being retried.
+ */
+function stopped(snapshot: AttemptSnapshot, gathered: Performed[], port: AttemptPort, called: boolean): Driven {
+  gathered.push({ kind: "stopped", at: port.now(), error: errorInfo(new NotCalled()) });
+  const done = nextAttempt(snapshot, gathered);
+  if (done.kind !== "done") throw new Error(`the attempt machine answered a stop with ${done.kind}, not done`);
+  return { done, gathered, called };
 }
 
 /** One call: through the effect journal when it has a key and the run a journal, else straight, under the deadline. */
@@ -150,7 +154,8 @@ async function performCall(port: AttemptPort, s: AttemptSnapshot, c: CallCommand
     const outcome = await withDeadline(port, c, c.key, (signal) => port.call(c, c.key, signal));
     return { kind: "called", at: port.now(), outcome, ...(c.key ? { key: c.key } : {}) };
   }
-  return journaled(port, c.key, { threadId: s.threadId, step: s.step, run: s.run, trusted: s.trusted }, c);
+  const on = { threadId: s.threadId, step: s.step, approval: approvalOf(s.run), trusted: s.trusted };
+  return journaled(port, c.key, on, c);
 }
 
 /** A keyed call through the journal: its outcome, the key it settled under, and how its doubts were settled. */
@@ -160,8 +165,8 @@ export async function journaled(
   on: {
     threadId: string;
     step: Pick<Step, "id" | "honoursIdempotencyKey" | "verify">;
-    /** The record whose approval of a call in doubt lets one more call go out. */
-    run: Pick<StepRun, "approvedKey" | "approvedAttempt">;
+    /** A person's approval of a call in doubt: one more call may go out under its key. */
+    approval: Approved | undefined;
     trusted: Readonly<Record<string, unknown>>;
     undo?: boolean;
   },
@@ -179,9 +184,7 @@ export async function journaled(
     attempt: c.attempt,
     trusted: on.trusted,
     honoursKeys: port.honoursKeys,
-    approvedKey: on.run.approvedKey,
-    approvedAttempt: on.run.approvedAttempt,
-    approvalByAttempt: true,
+    approval: on.approval,
     now: () => port.now(),
     call: async (k) => (last = await withDeadline(port, c, k, (signal) => port.call(c, k, signal))),
     probe: (tool, args, k) => withDeadlineOrThrow(port, c, (signal) => port.probe(tool, args, k, signal)),

@@ -24,6 +24,7 @@ import {
   type UndoProgress,
 } from "../policy/compensation/undo-round.js";
 import { decide } from "../policy/ladder/decide.js";
+import { undoApprovalOf } from "../policy/attempt/approval.js";
 import type { Decision } from "../policy/ladder/decision.js";
 import type { JournalEntry, RunJournal } from "../contracts/effect-journal.js";
 import { journaledCall, type CallOutcome, type Journaled, type SettledDoubt } from "./journaled-call.js";
@@ -67,7 +68,7 @@ export interface UndoRan {
 /**
  * Runs one undo until it is done or its retry policy runs out. A call whose outcome is unknown is
  * not made again: the record is `failed` and `inDoubt` until a person answers, and a person's `retry`
- * (`approvedKey`) lets exactly one more call go out under the key. `stopped`: the run's caller
+ * (its `approval`) lets exactly one more call go out under the key. `stopped`: the run's caller
  * stopped it while a failed undo waited to be called again; nothing is written.
  */
 export async function runUndo(port: UndoPort, record: CompensationRecord): Promise<UndoRan | "stopped"> {
@@ -152,7 +153,7 @@ async function roundEnded(
 
 /**
  * The undo's call through the journal under its compensation key. The journal numbers the undo's
- * calls on from its base (`approvedAttempt`), though a round counts its `attempts` from 1: a call
+ * calls on from its base (the approval's `attempt`), though a round counts its `attempts` from 1: a call
  * a person approved, cut too, is then told from the one asked about.
  */
 async function undoCall(port: UndoPort, record: CompensationRecord, attempts: number): Promise<Journaled> {
@@ -181,8 +182,8 @@ async function undoCall(port: UndoPort, record: CompensationRecord, attempts: nu
     attempt: undoBase(record) + attempts,
     trusted: {},
     honoursKeys: port.honoursKeys,
-    approvedKey: record.approvedKey,
-    approvalByAttempt: true,
+    // The round numbers its calls above the approval's base already: only the key is the approval's here.
+    approval: { key: undoApprovalOf(record)?.key },
     now: port.now,
     call,
     probe: async () => undefined,

@@ -175,7 +175,7 @@ describe("a compensation cut before it answered, whose tool does not honour keys
     const out = await s.run(new Command({ resume: { action: "retry" } }));
     expect(out.status).toBe("completed");
     expect(s.raw.cancel).toEqual([`${key("05-01")}:compensate`, `${key("05-01")}:compensate`]);
-    expect(out.compensations.map((c: Loose) => [c.status, c.attempts, c.inDoubt, c.approvedKey])).toEqual([
+    expect(out.compensations.map((c: Loose) => [c.status, c.attempts, c.inDoubt, c.approval])).toEqual([
       ["done", 1, undefined, undefined],
     ]);
     expect(rules(out)).toEqual([
@@ -280,7 +280,7 @@ describe("a compensation cut before it answered, whose tool does not honour keys
       "human.effect-retry",
       "compensate.failed",
     ]);
-    expect(out.compensations.map((c: Loose) => [c.status, c.inDoubt, c.approvedKey])).toEqual([
+    expect(out.compensations.map((c: Loose) => [c.status, c.inDoubt, c.approval?.key])).toEqual([
       ["failed", true, undefined],
     ]);
     // Asked again and approved again: one more call, which answers.

@@ -145,6 +145,41 @@ describe("runAttempt: the one performer", () => {
     expect(driven.done.ending.kind === "deviation" && driven.done.ending.deviation.kind).toBe("timeout");
   });
 
+  it("a stop during a retry's backoff ends the drive with the failure being retried, not the machine's sleep", async () => {
+    const stop = new AbortController();
+    let calls = 0;
+    const p = port(async () => (calls++, transient), {
+      stop: stop.signal,
+      sleep: async () => stop.abort(new Error("stopped")),
+    });
+    const driven = await runAttempt(p, snapshot({}, { standing }));
+    expect(driven.done.kind).toBe("done");
+    expect([driven.done.ending.kind, driven.done.run.status, driven.done.run.attempts]).toEqual([
+      "deviation",
+      "pending",
+      1,
+    ]);
+    expect(driven.done.decisions.map((d) => d.rule)).toEqual(["transient.retry"]);
+    expect(driven.done.announced.map((d) => d.rule)).toEqual(["transient.retry"]);
+    expect([calls, driven.called, driven.gathered.map((g) => g.kind)]).toEqual([1, true, ["called", "stopped"]]);
+  });
+
+  it("a stop during the graph's scheduled backoff ends the attempt with the stop, nothing called", async () => {
+    const stop = new AbortController();
+    let calls = 0;
+    const p = port(async () => (calls++, transient), {
+      stop: stop.signal,
+      sleep: async () => stop.abort(new Error("stopped")),
+    });
+    const run = { status: "pending" as const, attempts: 1, nextDelayMs: 200 };
+    const driven = await runAttempt(p, snapshot({}, { run }));
+    expect(driven.done.kind).toBe("done");
+    expect(driven.done.ending.kind === "deviation" && driven.done.ending.error.message).toBe(
+      "the run was stopped before the tool was called",
+    );
+    expect([calls, driven.called, driven.gathered.map((g) => g.kind)]).toEqual([0, false, ["stopped"]]);
+  });
+
   it("a keyed undo (`undo: true`) is one journaled call: intent, call, result under the key", async () => {
     const entries = new Map<string, JournalEntry>();
     const journal: RunJournal = {

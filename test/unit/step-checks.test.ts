@@ -72,7 +72,7 @@ describe("step checks (pure)", () => {
     expect(check(changed)).toMatchObject({
       deviation: { kind: "side_effect_changed", committedKey: "t:old", proposedKey: "t:new" },
     });
-    expect(check(changed, { status: "pending", attempts: 1, approvedKey: "t:new" })).toBeUndefined();
+    expect(check(changed, { status: "pending", attempts: 1, approval: { key: "t:new" } })).toBeUndefined();
     expect(check(undefined)).toBeUndefined();
   });
 

@@ -7,6 +7,7 @@ import {
   replayedCalls,
   undoEnded,
   undoOptions,
+  undoRetried,
   undoRetry,
   undoRoundKey,
 } from "../../src/policy/compensation/undo-round.js";
@@ -56,14 +57,25 @@ describe("an undo's round", () => {
   it("counts the calls the journal shows failed in this round, above its base", () => {
     const failed = { result: { ok: false } };
     expect(replayedCalls(record(), { attempt: 2, ...failed })).toBe(2);
+    expect(replayedCalls(record({ approval: { attempt: 3 }, attempts: 1 }), { attempt: 5, ...failed })).toBe(1);
+    // A record written before the approval was one record reads the same.
     expect(replayedCalls(record({ approvedAttempt: 3, attempts: 1 }), { attempt: 5, ...failed })).toBe(1);
     expect(replayedCalls(record(), { attempt: 2, result: { ok: true } })).toBe(0);
     expect(replayedCalls(record(), { attempt: 2 })).toBe(0);
     expect(replayedCalls(record(), undefined)).toBe(0);
   });
 
+  it("a person's retry numbers the new round above the last call, with the key when it was in doubt", () => {
+    expect(undoRetried(record({ attempts: 2 }))).toEqual({ attempt: 2 });
+    expect(undoRetried(record({ approval: { attempt: 3 }, attempts: 2, inDoubt: true }))).toEqual({
+      key: "k1:compensate",
+      attempt: 5,
+    });
+    expect(undoRetried(record({ approvedAttempt: 3, attempts: 1 }))).toEqual({ attempt: 4 });
+  });
+
   it("names each round by the journal attempt it starts above", () => {
-    expect([undoRoundKey(record()), undoRoundKey(record({ approvedAttempt: 3, attempts: 0 }))]).toEqual([
+    expect([undoRoundKey(record()), undoRoundKey(record({ approval: { attempt: 3 }, attempts: 0 }))]).toEqual([
       "k1:compensate#0",
       "k1:compensate#3",
     ]);
@@ -71,12 +83,12 @@ describe("an undo's round", () => {
 
   it("ends done, failed, or failed in doubt; a failed record keeps its numbering base, a done one drops it", () => {
     const at = "2026-01-02T00:00:00.000Z";
-    const approved = record({ approvedAttempt: 3, approvedKey: "k1:compensate", inDoubt: true });
+    const approved = record({ approval: { attempt: 3, key: "k1:compensate" }, inDoubt: true });
     const error = { name: "PermanentError", message: "down" };
     expect(undoEnded(approved, { kind: "done" }, 1, at)).toEqual({ ...record(), status: "done", attempts: 1, at });
     expect(undoEnded(approved, { kind: "failed", error }, 2, at)).toEqual({
       ...record(),
-      approvedAttempt: 3,
+      approval: { attempt: 3 },
       status: "failed",
       attempts: 2,
       error,

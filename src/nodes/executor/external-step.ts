@@ -15,6 +15,7 @@ import { journalOf } from "../../runtime/effect-journal.js";
 import type { Flight } from "../../runtime/dispatch.js";
 import { checkBefore, recordEnd, reuseEffect } from "./start-attempt.js";
 import type { Visit } from "./visit.js";
+import { withoutApproval } from "../../policy/attempt/approval.js";
 
 /** What the visit returns for a ready external step: its question, or what the checks or the journal settled. */
 export async function externalStep(v: Visit, step: Step): Promise<PlanManagerUpdate | undefined> {
@@ -49,7 +50,7 @@ export async function externalStep(v: Visit, step: Step): Promise<PlanManagerUpd
     }
     await journal.intent(threadId, { key, stepId: step.id, tool: call.tool, args: call.args, attempt, at });
   }
-  const { nextDelayMs: delay, error, approvedKey: _approved, approvedAttempt: _numbered, ...rest } = previous;
+  const { nextDelayMs: delay, error, ...rest } = withoutApproval(previous);
   const cost = again ? 0 : charge;
   v.spent += cost;
   v.write(step.id, {

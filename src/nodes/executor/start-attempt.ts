@@ -24,6 +24,7 @@ import { watchForStall } from "../../runtime/stall-watch.js";
 import type { Visit } from "./visit.js";
 import { journalOf } from "../../runtime/effect-journal.js";
 import { graphPort } from "./graph-port.js";
+import { withoutApproval } from "../../policy/attempt/approval.js";
 
 /** The tool a step's next attempt calls: its fallback once the ladder switched to it; `agent:NAME` for an agent. */
 export function toolFor(step: Step, run: StepRun | undefined): string | undefined {
@@ -46,7 +47,7 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
   // What the call will be once the backoff is waited (pure: the driver computes the same).
   const call = first.kind === "call" ? first : (nextAttempt(snapshot, [{ kind: "slept", at: v.now() }]) as CallCommand);
   const { key, operation, attempt } = call;
-  const { nextDelayMs: _delay, error: failure, approvedKey: _approved, approvedAttempt: _numbered, ...rest } = previous;
+  const { nextDelayMs: _delay, error: failure, ...rest } = withoutApproval(previous);
   const agent = step.agent !== undefined && !(previous.usedFallback === true && step.fallback !== undefined);
   const running: StepRun = {
     ...rest,
@@ -102,9 +103,11 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
 
 /** What the driver performed, on the flight the next visit records (`recordEnd`). */
 function landed(flight: Flight, driven: Driven): CallOutcome {
-  const last = driven.gathered.findLast((p) => p.kind === "called");
+  const last = driven.gathered.findLast((p) => p.kind !== "slept");
   flight.called = driven.called;
-  if (!last || last.kind !== "called") return { ok: false, error: { name: "Error", message: "not called" } };
+  // Stopped during the backoff: the stop's error (the graph does not record an attempt never called).
+  if (last?.kind === "stopped") return { ok: false, error: last.error };
+  if (last?.kind !== "called") return { ok: false, error: { name: "Error", message: "not called" } };
   if (last.key !== undefined && last.key !== flight.key) flight.key = last.key;
   if (last.settled && last.settled.length > 0) flight.settled = [...last.settled];
   if (last.effect) flight.effect = last.effect;
@@ -185,7 +188,7 @@ export function reuseEffect(
   tool: string,
 ): void {
   const at = v.now();
-  const { nextDelayMs: _delay, error: _error, approvedKey: _approved, approvedAttempt: _numbered, ...rest } = previous;
+  const { nextDelayMs: _delay, error: _error, ...rest } = withoutApproval(previous);
   const attempt = previous.attempts + 1;
   const ended: StepRun = { ...rest, status: "running", attempts: attempt, startedAt: at, endedAt: at };
   const judged = judge(v, step, ended, { ok: true, output });

@@ -77,11 +77,11 @@ function escalatedClass(pending: PendingOf<"escalation">): FailureClass {
 export function approval(
   pending: PendingHuman,
   deviation: PlanManagerStateType["deviation"],
-): Pick<StepRun, "approvedKey" | "approvedAttempt"> {
+): Pick<StepRun, "approval"> {
   const context = pending.kind === "escalation" ? pending.context : undefined;
   if (context?.inDoubt) {
     const numbered = deviation?.kind === "effect_in_doubt" ? deviation.journalAttempt : undefined;
-    return { approvedKey: context.inDoubt.key, ...(numbered === undefined ? {} : { approvedAttempt: numbered }) };
+    return { approval: { key: context.inDoubt.key, ...(numbered === undefined ? {} : { attempt: numbered }) } };
   }
-  return context?.sideEffect ? { approvedKey: context.sideEffect.proposedKey } : {};
+  return context?.sideEffect ? { approval: { key: context.sideEffect.proposedKey } } : {};
 }

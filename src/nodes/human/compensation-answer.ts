@@ -14,6 +14,8 @@ import { answerRule } from "../../policy/ladder/person.js";
 import { emit } from "../../runtime/events.js";
 import { effectsOf } from "../shared/compensate-next.js";
 import { personDecision, running, type Answering, type Next } from "./answer-context.js";
+import { withoutApproval } from "../../policy/attempt/approval.js";
+import { undoRetried } from "../../policy/compensation/undo-round.js";
 
 /** What the pending question says about compensation, when it is one. */
 function compensationOf(a: Answering) {
@@ -31,7 +33,7 @@ export function compensationAnswer(a: Answering, reply: ResumeValue): Next | und
   const settle = (change: Partial<CompensationRecord>) =>
     records.map((c) => {
       if (c.compensationKey !== compensationKey) return c;
-      const { inDoubt: _inDoubt, approvedKey: _approved, ...rest } = c;
+      const { inDoubt: _inDoubt, ...rest } = withoutApproval(c);
       return { ...rest, ...change, at: a.at };
     });
   const next = (update: Next["update"]): Next =>
@@ -40,11 +42,8 @@ export function compensationAnswer(a: Answering, reply: ResumeValue): Next | und
   if (reply.action === "retry") {
     // The new round's calls are journaled above the last one (runtime/undo.ts); an undo whose outcome
     // is unknown: the answer approves one more call under its key, the one after the call in doubt.
-    const lastAttempt = (record?.approvedAttempt ?? 0) + (record?.attempts ?? 0);
-    const approved = asked.failed.inDoubt
-      ? { approvedKey: compensationKey, approvedAttempt: lastAttempt }
-      : { approvedAttempt: lastAttempt };
-    const compensations = settle({ status: "pending", attempts: 0, ...approved });
+    const approval = undoRetried({ ...record, compensationKey, inDoubt: asked.failed.inDoubt });
+    const compensations = settle({ status: "pending", attempts: 0, approval });
     const rule = answerRule(asked.failed.inDoubt ? "effect-retry" : "retry");
     const decisions = personDecision(a, rule, `a person asked to run the compensation ${compensationKey} again`);
     return next({ compensations, decisions });
@@ -72,7 +71,7 @@ function undoHappened(
   const { compensationKey } = failed;
   const compensations = (a.state.compensations ?? []).map((c) => {
     if (c.compensationKey !== compensationKey) return c;
-    const { inDoubt: _inDoubt, approvedKey: _key, approvedAttempt: _attempt, error: _error, ...rest } = c;
+    const { inDoubt: _inDoubt, error: _error, ...rest } = withoutApproval(c);
     return { ...rest, status: "done" as const, at: a.at };
   });
   const reason = `a person said ${failed.tool ?? "the compensation"} under key ${compensationKey} took effect: the compensation is done and not called again`;

@@ -23,6 +23,25 @@ export type ErrorInfo = z.infer<typeof ErrorInfoSchema>;
 export const SkipReasonSchema = z.enum(["when", "optional_failed", "dependency_skipped", "human", "replaced"]);
 export type SkipReason = z.infer<typeof SkipReasonSchema>;
 
+/**
+ * A person's approval of one more call under a key (docs/decisions/0057-one-approval-record.md): the key
+ * the call goes out under, and for a call in doubt the journal attempt of the intent the person was asked
+ * about. The approved call is journaled above `attempt`, so a cut of that call is asked about again, even
+ * on a fork whose own attempt count restarted.
+ */
+export const ApprovalSchema = z.object({
+  key: z.string(),
+  attempt: z.number().int().min(0).optional(),
+});
+export type Approval = z.infer<typeof ApprovalSchema>;
+
+/** An undo's approval: a person's retry numbers the new round above `attempt`; `key` only when its last call was in doubt. */
+export const UndoApprovalSchema = z.object({
+  key: z.string().optional(),
+  attempt: z.number().int().min(0),
+});
+export type UndoApproval = z.infer<typeof UndoApprovalSchema>;
+
 export const StepRunSchema = z.object({
   status: StepStatusSchema,
   attempts: z.number().int().min(0),
@@ -48,15 +67,14 @@ export const StepRunSchema = z.object({
    */
   doneBy: z.literal("person").optional(),
   /**
-   * Idempotency key of a changed side-effecting operation a person allowed to run although the
-   * step had already committed another one (escalation rule `guard.committed-side-effect`).
+   * A person's approval of one more call under a key: of a call in doubt (`effect.in-doubt`), or of a
+   * changed side-effecting operation although the step had committed another (`guard.committed-side-effect`).
+   * Spent by the next call.
    */
+  approval: ApprovalSchema.optional(),
+  /** Written by checkpoints before the approval was one record: read as `approval.key` (policy/attempt/approval.ts). */
   approvedKey: z.string().optional(),
-  /**
-   * With `approvedKey` for a call in doubt: the journal attempt of the intent the person was asked about.
-   * The approved call is journaled above it, so a cut of that call is asked about again, even on a fork
-   * whose own attempt count restarted (docs/decisions/0038-effect-journal.md).
-   */
+  /** Written by checkpoints before the approval was one record: read as `approval.attempt`. */
   approvedAttempt: z.number().int().min(0).optional(),
   /** The tier an agent step moved up to after a failure (rule `route.escalate-tier`); its next attempts run there. */
   tier: ModelTierSchema.optional(),
@@ -143,13 +161,15 @@ export const CompensationRecordSchema = z.object({
   error: ErrorInfoSchema.optional(),
   /** The undo's last call was cut before it answered and nothing settled it (docs/decisions/0038-effect-journal.md). */
   inDoubt: z.boolean().optional(),
-  /** A person approved one more call under `compensationKey` though the last one is in doubt. */
-  approvedKey: z.string().optional(),
   /**
-   * The journal attempt of the undo's call in doubt that a person approved calling again: the undo's
-   * later calls are journaled from `approvedAttempt + 1`, so an intent numbered above it is the approved
-   * call itself, cut too, and is asked about again (docs/decisions/0039-compensation.md).
+   * A person's `retry` of a failed undo: the new round's calls are journaled above `attempt`, the last
+   * call made (docs/decisions/0039-compensation.md); with `key` when that call was in doubt, so exactly
+   * one more call goes out under it, and a cut of that call is asked about again.
    */
+  approval: UndoApprovalSchema.optional(),
+  /** Written by checkpoints before the approval was one record: read as `approval.key` (policy/attempt/approval.ts). */
+  approvedKey: z.string().optional(),
+  /** Written by checkpoints before the approval was one record: read as `approval.attempt`. */
   approvedAttempt: z.number().int().min(0).optional(),
 });
 export type CompensationRecord = z.infer<typeof CompensationRecordSchema>;

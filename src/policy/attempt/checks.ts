@@ -11,6 +11,7 @@ import { type ErrorInfo, type Fact, type SideEffectRecord, type StepRun } from "
 import { type Step } from "../../plan/schema/step.js";
 import { toJsonValue } from "../../plan/json.js";
 import type { DeviationDraft } from "../ladder/deviation.js";
+import { approvalOf } from "./approval.js";
 
 /** A check that failed: what the classifier sees, and what the step record keeps. */
 export interface CheckFailure {
@@ -90,7 +91,7 @@ export interface ReusedEffect {
  * - the same operation committed before, under any step id → reuse its output (a committed effect
  *   never runs twice);
  * - the step committed a *different* operation → a person decides, and their `retry` approves
- *   exactly the new key (`run.approvedKey`);
+ *   exactly the new key (the run's `approval`);
  * - otherwise nothing stands in the way.
  */
 export function checkCommittedEffect(
@@ -110,7 +111,7 @@ export function checkCommittedEffect(
     return output === undefined ? undefined : { reuse: same, output };
   }
   const last = committed.findLast((e) => e.stepId === step.id);
-  if (!last || run?.approvedKey === key.key) return undefined;
+  if (!last || approvalOf(run)?.key === key.key) return undefined;
   const message =
     `step "${step.id}" already committed its side effect under key ${last.idempotencyKey}; running it again with a ` +
     `changed operation (${operation}) would commit a second one under ${key.key}`;

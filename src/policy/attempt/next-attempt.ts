@@ -28,6 +28,7 @@ import {
   type CallOutcome,
   type RunStanding,
 } from "./attempt.js";
+import { withoutApproval } from "./approval.js";
 
 /** A call in doubt the effect journal settled without a person, and the key it settled. */
 export interface SettledDoubt {
@@ -68,6 +69,8 @@ export interface AttemptSnapshot {
 /** What the driver performed, in order; `at`: its clock when it ended. */
 export type Performed =
   | { kind: "slept"; at: string }
+  /** The caller stopped the drive during a backoff (`error`: the stop's): nothing more is called in it. */
+  | { kind: "stopped"; at: string; error: ErrorInfo }
   | {
       kind: "called";
       at: string;
@@ -214,9 +217,10 @@ function called(d: Drive, before: Extract<Before, { kind: "call" }>, charge: num
   const again = s.again === true && d.decisions.length === 0 && d.next === 0;
   const delay = d.next === 0 && !s.again ? s.run.nextDelayMs : undefined;
   // The graph's backoff, scheduled by the classifier on the run's record, is waited before the first call.
-  if (delay && !(d.gathered[0]?.kind === "slept")) return { kind: "sleep", ms: delay, announce: [] };
-  if (delay) d.next += 1;
-  const { nextDelayMs: _delay, approvedKey: _a, approvedAttempt: _n, ...rest } = d.run;
+  const waited = d.gathered[0]?.kind;
+  if (delay && waited !== "slept" && waited !== "stopped") return { kind: "sleep", ms: delay, announce: [] };
+  if (delay && waited === "slept") d.next += 1;
+  const { nextDelayMs: _delay, ...rest } = withoutApproval(d.run);
   const cost = again ? 0 : charge;
   d.run = {
     ...rest,
@@ -228,6 +232,8 @@ function called(d: Drive, before: Extract<Before, { kind: "call" }>, charge: num
   d.spent += cost;
   d.charged += cost;
   const performed = d.gathered[d.next];
+  // Stopped before this call: the attempt fails with the stop, and the drive ends (no verdict acts on it).
+  if (performed?.kind === "stopped") return done(d, judge(d, { ok: false, error: performed.error }));
   if (performed?.kind !== "called") {
     const announce = d.news.splice(0);
     const { tool, args } = d.call;
@@ -327,6 +333,12 @@ function onVerdict(
     return "again";
   }
   const slept = d.gathered[d.next];
+  // Stopped during the backoff (its sleep command carried the news): the drive ends with the failure it
+  // was retrying, the step still pending.
+  if (slept?.kind === "stopped") {
+    d.news = [];
+    return done(d, ending, last);
+  }
   if (slept?.kind !== "slept") return { kind: "sleep", ms: verdict.delayMs ?? 0, announce: d.news.splice(0) };
   d.next += 1;
   d.news = [];

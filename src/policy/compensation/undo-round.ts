@@ -5,8 +5,9 @@
  * face only says how a call, a sleep and a record are made there.
  */
 import { backoffDelay, effectiveRetry } from "../../plan/retry.js";
-import type { CompensationRecord, ErrorInfo } from "../../plan/schema/run.js";
+import type { CompensationRecord, ErrorInfo, UndoApproval } from "../../plan/schema/run.js";
 import type { RetryPolicy } from "../../plan/schema/step.js";
+import { undoApprovalOf, withoutApproval } from "../attempt/approval.js";
 
 /** The first compensation waiting to run, in the order the records were written (latest commit first). */
 export function nextPendingUndo(records: readonly CompensationRecord[]): number {
@@ -20,10 +21,24 @@ export function undoRetry(record: CompensationRecord, policy: { defaultRetry: Re
 
 /**
  * Journal attempts the undo's calls are numbered above: a person's answer starts a new round above
- * the calls already made (`approvedAttempt`), so the journal tells each round's calls apart.
+ * the calls already made (its approval's `attempt`), so the journal tells each round's calls apart.
  */
-export function undoBase(record: CompensationRecord): number {
-  return record.approvedAttempt ?? 0;
+export function undoBase(record: Pick<CompensationRecord, "approval" | "approvedKey" | "approvedAttempt">): number {
+  return undoApprovalOf(record)?.attempt ?? 0;
+}
+
+/**
+ * A person's retry of a failed undo: the new round numbers its calls above the last call made, and an
+ * undo in doubt gets one more call under its key (the one after the call asked about).
+ */
+export function undoRetried(
+  record: Pick<
+    CompensationRecord,
+    "compensationKey" | "attempts" | "inDoubt" | "approval" | "approvedKey" | "approvedAttempt"
+  >,
+): UndoApproval {
+  const attempt = undoBase(record) + (record.attempts ?? 0);
+  return record.inDoubt ? { key: record.compensationKey, attempt } : { attempt };
 }
 
 /**
@@ -81,9 +96,11 @@ export type UndoEnd =
  * base, so a person's retry numbers on above it.
  */
 export function undoEnded(record: CompensationRecord, end: UndoEnd, attempts: number, at: string): CompensationRecord {
-  const { error: _error, inDoubt: _inDoubt, approvedKey: _key, approvedAttempt, ...rest } = record;
+  const { error: _error, inDoubt: _inDoubt, ...rest } = withoutApproval(record);
   if (end.kind === "done") return { ...rest, status: "done", attempts, at };
-  const numbered = approvedAttempt ? { approvedAttempt } : {};
+  // The base carries on; the key was spent by the round's first call.
+  const base = undoBase(record);
+  const numbered = base ? { approval: { attempt: base } } : {};
   if (end.kind === "in-doubt")
     return { ...rest, ...numbered, status: "failed", attempts, error: end.error, inDoubt: true, at };
   const error: ErrorInfo =
