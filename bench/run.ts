@@ -24,6 +24,7 @@ import { markdownTable, printTable, type Table } from "./lib.js";
 import { overhead } from "./overhead.js";
 import { otelCost } from "./otel.js";
 import { replanMemory } from "./replan-memory.js";
+import { shortPath } from "./short-path.js";
 import { parallel } from "./parallel.js";
 import { quality } from "./quality.js";
 import { threadClaims } from "./thread-claims.js";
@@ -36,6 +37,7 @@ const tables: [string, Table][] = [];
 
 const suites: [string, () => Promise<Table>][] = [
   ["overhead", () => overhead(quick)],
+  ["short", () => shortPath(quick)],
   ["decision", () => decisionLatency(quick)],
   ["expressions", () => expressions(quick)],
   ["growth", () => checkpointGrowth(quick)],

@@ -10,13 +10,11 @@ import { PlanManagerError } from "../errors.js";
 import { withDispatch } from "../runtime/dispatch.js";
 import { CALLS_HELD, runControlOf } from "../runtime/run-control.js";
 import { withJournal, type RunJournal } from "../runtime/effect-journal.js";
-import { originalSaver, saverAdapter } from "../storage/index.js";
+import { saverAdapter } from "../storage/index.js";
 import { CheckedDeltaChannel } from "../runtime/delta-channel.js";
 import {
   HookedCompiledGraph,
-  hasInheritedDurability,
   isNestedRun,
-  lentCheckpointer,
   type GraphRun,
   type InputSpec,
   type OutputSpec,
@@ -36,7 +34,9 @@ import {
 } from "./boundary.js";
 import { carryEffects, nothingMissing, missingEffects, withEffects } from "./committed-effects.js";
 import { COPY_CHECKPOINT, forkNeedsCopy } from "./fork-start.js";
-import { holdThread } from "./process-claim.js";
+import { holdThread, letGoOf } from "./process-claim.js";
+import { durable, nestedLimit, onlyTheResult } from "./run-config.js";
+import { branchOf, runCheckpointer, threadRoot } from "./run-thread.js";
 import type { PlanManagerResult } from "./resume-run.js";
 import { threadLetGo, withThreadRun } from "./thread-lock.js";
 import { untilStopped } from "./stopped-run.js";
@@ -62,7 +62,7 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     const configurable = (options?.configurable ?? {}) as Record<string, unknown>;
     const { input: checked, copy } = await this.checkRunStart(input, configurable);
     const thread = await holdThread({
-      checkpointer: this.runCheckpointer(configurable),
+      checkpointer: runCheckpointer(this.checkpointer, configurable),
       threadId: typeof configurable.thread_id === "string" ? configurable.thread_id : undefined,
       namespace: typeof configurable.checkpoint_ns === "string" ? configurable.checkpoint_ns : "",
     });
@@ -75,7 +75,7 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     const start = copy ? await this.copied(options, configurable).catch(letGoOf(thread)) : options;
     const own = withJournal({ ...start, signal: new AbortController().signal }, this.journal(configurable));
     // Calls still in flight when a run ends keep its thread held, like a node still running.
-    const held = withThreadRun(durable(this.nestedLimit(own)), thread);
+    const held = withThreadRun(durable(nestedLimit(own, this.config?.recursionLimit)), thread);
     const traced = tracedRun(run, this.name, signal);
     const steps = traced(checked, withHeldEvents(withDispatch(held, (w) => thread.track(w), signal)));
     try {
@@ -134,7 +134,9 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     // Every update is checked before any is written.
     const outside = updates.map((update) => checkOutsideUpdate(update.values)).every(Boolean);
     const topLevel = !startConfig.configurable?.checkpoint_ns && this.checkpointer !== undefined;
-    const branch = topLevel ? await this.branchOf(startConfig.configurable ?? {}) : undefined;
+    const branch = topLevel
+      ? await branchOf(this.saverOf(startConfig.configurable ?? {}), startConfig.configurable ?? {})
+      : undefined;
     if (outside && branch && isFinished(branch.status)) throw finished(branch.thread, String(branch.status));
     const paused = outside && topLevel && hasPendingInterrupt(await this.getState(startConfig));
     const updated = await super.bulkUpdateState(startConfig, await this.carried(supersteps, branch));
@@ -155,7 +157,7 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     const checked = checkInput(input);
     checkCommandUpdate(input);
     if (isNestedRun(configurable) || configurable.checkpoint_ns) return { input: checked };
-    const branch = await this.branchOf(configurable);
+    const branch = await branchOf(this.saverOf(configurable), configurable);
     if ((input === null || input === undefined) && !branch?.started)
       throw nothingToResume(typeof configurable.thread_id === "string" ? configurable.thread_id : undefined);
     if (!branch) return { input: checked };
@@ -165,7 +167,7 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     checkCanRun(branch.status, branch.thread, input, branch.fork !== undefined, paused);
     if (branch.fork === undefined) return { input: checked };
     const carried = carryEffects(checked, await missingEffects(this, branch.thread, branch.fork), branch.thread);
-    const saver = this.runCheckpointer(configurable) as Parameters<typeof forkNeedsCopy>[0];
+    const saver = runCheckpointer(this.checkpointer, configurable) as Parameters<typeof forkNeedsCopy>[0];
     return { input: carried, copy: await forkNeedsCopy(saver, this.channels, branch.thread, branch.fork) };
   }
 
@@ -178,7 +180,7 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
   private async stillThere(input: unknown, configurable: Record<string, unknown>): Promise<void> {
     if (isNestedRun(configurable) || configurable.checkpoint_ns) return;
     const thread = configurable.thread_id;
-    const saver = this.runCheckpointer(configurable) as Partial<Pick<BaseCheckpointSaver, "getTuple">> | undefined;
+    const saver = this.saverOf(configurable);
     const resuming = isCommand(input) && input.resume !== undefined;
     if (
       resuming &&
@@ -203,27 +205,6 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     return { ...options, configurable: { ...configurable, checkpoint_id: copy.configurable?.checkpoint_id } };
   }
 
-  /**
-   * Where a run or update starts: the thread's latest status, and the earlier checkpoint it starts
-   * from instead of the latest (`fork`), if so. Undefined without a thread or a saver to read.
-   */
-  private async branchOf(
-    configurable: Record<string, unknown>,
-  ): Promise<{ thread: string; status: unknown; started: boolean; fork?: string } | undefined> {
-    const thread = configurable.thread_id;
-    const saver = this.runCheckpointer(configurable) as Partial<Pick<BaseCheckpointSaver, "getTuple">> | undefined;
-    if (typeof thread !== "string" || !saver?.getTuple) return undefined;
-    // The status channel is stored whole in every checkpoint: reading it costs one checkpoint read,
-    // where `getState` would replay every delta channel (56 ms on a 200-step thread, measured).
-    const latest = await saver.getTuple({ configurable: threadRoot(thread) });
-    const asked = configurable.checkpoint_id;
-    const other = typeof asked === "string" && latest !== undefined && latest.checkpoint.id !== asked;
-    // A checkpoint id the thread does not have is LangGraph's to answer, as before.
-    const fork = other && (await saver.getTuple({ configurable: { ...threadRoot(thread), checkpoint_id: asked } }));
-    const status = latest?.checkpoint.channel_values.status;
-    return { thread, status, started: latest !== undefined, ...(fork ? { fork: asked as string } : {}) };
-  }
-
   /** An update on an earlier checkpoint takes the effects committed since with it (graph/committed-effects.ts). */
   private async carried(
     supersteps: Parameters<BaseBulkUpdate>[1],
@@ -242,71 +223,21 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     const configurable = (config.configurable ?? {}) as Record<string, unknown>;
     const { thread_id: threadId, checkpoint_ns: namespace } = configurable;
     return threadLetGo({
-      checkpointer: this.runCheckpointer(configurable),
+      checkpointer: runCheckpointer(this.checkpointer, configurable),
       threadId: typeof threadId === "string" ? threadId : undefined,
       namespace: typeof namespace === "string" ? namespace : "",
     });
   }
 
+  /** The saver a run reads its thread's checkpoints from. */
+  private saverOf(configurable: Record<string, unknown>): Partial<Pick<BaseCheckpointSaver, "getTuple">> | undefined {
+    return runCheckpointer(this.checkpointer, configurable) as
+      Partial<Pick<BaseCheckpointSaver, "getTuple">> | undefined;
+  }
+
   /** The effect journal of the saver a run checkpoints to (storage/journal.ts); none without one. */
   private journal(configurable: Record<string, unknown>): RunJournal | undefined {
-    const saver = this.runCheckpointer(configurable);
+    const saver = runCheckpointer(this.checkpointer, configurable);
     return saver === undefined ? undefined : saverAdapter(saver as BaseCheckpointSaver).journal;
   }
-
-  /** The checkpointer a run uses, as LangGraph resolves it: none for `false`, else a lent one, else its own. */
-  private runCheckpointer(configurable: Record<string, unknown>): object | undefined {
-    if (this.checkpointer === false) return undefined;
-    const lent = lentCheckpointer(configurable);
-    if (lent) return lent;
-    return typeof this.checkpointer === "object" ? originalSaver(this.checkpointer) : undefined;
-  }
-
-  /**
-   * Run inside a parent (a subgraph node, or `invoke` from a node), LangGraph gives this graph the
-   * parent's `recursionLimit` (25 unless set), which counts this graph's own supersteps: one per
-   * step attempt, so a 30-step plan would stop. A nested run takes the larger of the two.
-   */
-  private nestedLimit(options?: Partial<RunnableConfig>): Partial<RunnableConfig> | undefined {
-    const configurable = options?.configurable ?? {};
-    const nested = isNestedRun(configurable);
-    const own = this.config?.recursionLimit;
-    if (!nested || own === undefined || (options?.recursionLimit ?? 0) >= own) return options;
-    return { ...options, recursionLimit: own };
-  }
-}
-
-const threadRoot = (thread: string) => ({ thread_id: thread, checkpoint_ns: "" });
-
-/** Lets go of a held thread when the run fails before it starts, and passes the error on. */
-const letGoOf =
-  (thread: { end(): void; released(): Promise<void> }) =>
-  async (error: unknown): Promise<never> => {
-    thread.end();
-    await thread.released();
-    throw error;
-  };
-
-/**
- * `invoke` keeps only the last values chunk: no state the run passes through is seen outside it
- * while it runs. Streams (any other mode) and runs nested in a parent's node (whose stream the
- * parent may read) keep every chunk's state as it was when it was sent.
- */
-function onlyTheResult(options?: Partial<RunnableConfig>): boolean {
-  const mode = (options as { streamMode?: unknown } | undefined)?.streamMode;
-  if (mode !== undefined && mode !== "values") return false;
-  return !isNestedRun((options?.configurable ?? {}) as Record<string, unknown>);
-}
-
-/**
- * Every finished attempt is durable before anything that depends on it (docs/architecture.md "Durability"): unless the
- * caller chose a durability (or a parent graph passes its own), checkpoints are written before the
- * next superstep starts. LangGraph's default ("async") writes them while the next one runs, so a
- * process killed then loses a finished attempt and calls its tool again on resume.
- */
-function durable(options?: Partial<RunnableConfig>): Partial<RunnableConfig> {
-  const chosen = options as { durability?: unknown; checkpointDuring?: unknown } | undefined;
-  const inherited = hasInheritedDurability(options?.configurable ?? {});
-  if (chosen?.durability != null || chosen?.checkpointDuring != null || inherited) return options ?? {};
-  return { ...options, durability: "sync" } as Partial<RunnableConfig>;
 }

@@ -31,6 +31,7 @@ import {
 } from "./routes.js";
 import { CompiledPlanManager } from "./compiled-plan-manager.js";
 import {
+  narrowRouteReads,
   type CompileOptions,
   type InputSpec,
   type OutputSpec,
@@ -42,24 +43,32 @@ import {
 import { trackNode } from "./thread-lock.js";
 import { startingNode } from "./node-start.js";
 
+/** A route: a pure function of the channels it names in `reads` (graph/routes.ts). */
+type Route<T extends string> = ((state: PlanManagerStateType) => T) & {
+  reads: readonly (keyof PlanManagerStateType)[];
+};
+
 /**
  * A routing function as an untraced runnable. LangGraph wraps a plain function in a traced
  * RunnableLambda, which opens a callback run on every superstep (measured: about a third of a
  * millisecond per step, as much as a tool call); routing is a pure function of state and needs
- * no trace of its own.
+ * no trace of its own. It keeps the channels its route reads, which are all the route is given
+ * (`narrowRouteReads`).
  */
 class UntracedRoute<T extends string> extends Runnable<PlanManagerStateType, T> {
   lc_namespace = ["langgraph_replan", "routes"];
-  constructor(private readonly route: (state: PlanManagerStateType) => T) {
+  readonly reads: readonly string[];
+  constructor(private readonly route: Route<T>) {
     super();
     this.name = route.name;
+    this.reads = route.reads;
   }
   async invoke(state: PlanManagerStateType): Promise<T> {
     return this.route(state);
   }
 }
 
-function untraced<T extends string>(route: (state: PlanManagerStateType) => T) {
+function untraced<T extends string>(route: Route<T>) {
   return new UntracedRoute(route);
 }
 
@@ -77,6 +86,9 @@ export class PlanManagerGraph extends StateGraph<Spec, State, Update, string, In
   override compile<const T extends Transformers = []>(
     options?: CompileOptions & { transformers?: T },
   ): CompiledPlanManager<T> {
+    narrowRouteReads(this.branches as unknown as Parameters<typeof narrowRouteReads>[0], (path) =>
+      path instanceof UntracedRoute ? path.reads : undefined,
+    );
     // Delta channels load with one query on SQLite and PostgreSQL (docs/decisions/0032-saver-adapters.md).
     const compiled = super.compile({ ...options, checkpointer: withDirectMethods(options?.checkpointer) });
     const config = { ...compiled.config, recursionLimit: compiled.config?.recursionLimit ?? this.recursionLimit };

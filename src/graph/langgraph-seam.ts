@@ -4,7 +4,8 @@
  * sets on a run's config, and `_streamIterator`, the one method `invoke`, `stream` and
  * `streamEvents` all go through. test/unit/langgraph-seam.test.ts pins each one against the
  * installed LangGraph, so an upgrade that renames or drops one fails there, loudly, instead of
- * silently running without the thread lock or the nested recursion limit.
+ * silently running without the thread lock or the nested recursion limit; test/graph/route-reads.test.ts
+ * pins `narrowRouteReads` the same way.
  */
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { CompiledStateGraph, type Command, type StateDefinition, type StateGraph } from "@langchain/langgraph";
@@ -13,12 +14,60 @@ import type { PlanManagerInput, PlanManagerOutput, PlanManagerState } from "../r
 // Where LangGraph lends a checkpointer (its `CONFIG_KEY_CHECKPOINTER`): one layer down, for planMiddleware too.
 import { LENT_CHECKPOINTER } from "../runtime/lent-checkpointer.js";
 export { LENT_CHECKPOINTER, lentCheckpointer } from "../runtime/lent-checkpointer.js";
-/** Present when this graph runs inside a parent's task (LangGraph's `CONFIG_KEY_READ`). */
-export const PARENT_READ = "__pregel_read";
+/** LangGraph's read function on a task's config (`CONFIG_KEY_READ`). */
+export const TASK_READ = "__pregel_read";
+/** Present when this graph runs inside a parent's task: the parent task's read function. */
+export const PARENT_READ = TASK_READ;
 /** The durability a parent graph passes to the graphs it runs (LangGraph's `CONFIG_KEY_DURABILITY`). */
 export const PARENT_DURABILITY = "__pregel_durability";
 /** The method every way of running a compiled graph goes through. */
 export const STREAM_METHOD = "_streamIterator";
+/**
+ * The method of a conditional edge (LangGraph's `Branch`) that builds the runnable a compiled graph
+ * runs after its node: `run(writer, reader?)`, where `reader(config)` is the state the route is given.
+ */
+export const BRANCH_RUN = "run";
+
+/** LangGraph's read function on a task's config (`CONFIG_KEY_READ`): `fresh` applies the task's own writes first. */
+type TaskRead = (select: string[], fresh: boolean) => unknown;
+
+/** What this package uses of a conditional edge: the runnable it routes with, and `run`. */
+interface BranchLike {
+  path: unknown;
+  [BRANCH_RUN]: (writer: unknown, reader?: (config: RunnableConfig) => unknown) => unknown;
+}
+
+/**
+ * Makes the conditional edges whose route names the channels it reads (`reads(path)`) read only
+ * those. LangGraph gives a route a fresh read of every channel of the state: it copies each channel
+ * the node wrote, applies the node's writes to the copies and reads all of them
+ * (docs/decisions/0059-short-path.md). The route still reads what the node wrote, but only where
+ * it reads. Edges whose route names nothing read as LangGraph reads them.
+ */
+export function narrowRouteReads(
+  branches: Record<string, Record<string, BranchLike>>,
+  reads: (path: unknown) => readonly string[] | undefined,
+): void {
+  for (const edges of Object.values(branches)) {
+    for (const [name, branch] of Object.entries(edges)) {
+      const keys = reads(branch.path);
+      if (keys === undefined || narrowed.has(branch)) continue;
+      const edge: BranchLike = Object.create(branch) as BranchLike;
+      edge[BRANCH_RUN] = (writer, reader) =>
+        branch[BRANCH_RUN].call(edge, writer, reader && ((config: RunnableConfig) => readFresh(config, keys)));
+      narrowed.add(edge);
+      edges[name] = edge;
+    }
+  }
+}
+
+const narrowed = new WeakSet<object>();
+
+function readFresh(config: RunnableConfig, keys: readonly string[]): unknown {
+  const read = config.configurable?.[TASK_READ] as TaskRead | undefined;
+  if (typeof read !== "function") throw new Error("a route ran outside a LangGraph task: it has no read function");
+  return read([...keys], true);
+}
 
 type Configurable = Record<string, unknown>;
 

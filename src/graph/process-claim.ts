@@ -107,3 +107,12 @@ export async function deleteThread(
     run.end();
   }
 }
+
+/** Lets go of a held thread when the run fails before it starts, and passes the error on. */
+export const letGoOf =
+  (thread: { end(): void; released(): Promise<void> }) =>
+  async (error: unknown): Promise<never> => {
+    thread.end();
+    await thread.released();
+    throw error;
+  };

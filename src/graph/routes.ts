@@ -1,18 +1,33 @@
 /**
  * The conditional edges of the response ladder. Each is a pure function of state, because
  * `updateState` re-runs the last node's branch (docs/architecture.md "State and channels").
+ * Each names the channels it reads (`reads`), and is given only those: the read behind a
+ * conditional edge costs what it reads (docs/decisions/0059-short-path.md). Its parameter's type
+ * is the same list, so a route that reads one more channel does not compile until it names it.
  */
 import { firstUnfinished } from "../plan/ready.js";
 import { stopRequested } from "../policy/ladder/stop.js";
 import type { PlanManagerStateType } from "../runtime/state.js";
 
-export function routeAfterPlanner(state: PlanManagerStateType): "executor" | "human" | "finalize" {
+type StateKey = keyof PlanManagerStateType;
+/** The part of the state a route reads. */
+type Reads<K extends readonly StateKey[]> = Pick<PlanManagerStateType, K[number]>;
+
+const AFTER_PLANNER = ["status", "plan", "stop"] as const;
+const AFTER_EXECUTOR = ["stop", "deviation", "status", "compensations", "plan", "steps"] as const;
+const AFTER_EXTENDER = ["status"] as const;
+const AFTER_CLASSIFIER = ["decisions", "status", "compensations"] as const;
+const AFTER_REPLANNER = ["status"] as const;
+
+export function routeAfterPlanner(state: Reads<typeof AFTER_PLANNER>): "executor" | "human" | "finalize" {
   if (state.status === "failed" || !state.plan || stopRequested(state)) return "finalize";
   return state.status === "awaiting_review" ? "human" : "executor";
 }
 
+routeAfterPlanner.reads = AFTER_PLANNER;
+
 export function routeAfterExecutor(
-  state: PlanManagerStateType,
+  state: Reads<typeof AFTER_EXECUTOR>,
 ): "executor" | "classifier" | "human" | "extender" | "finalize" {
   // An operator's stop comes first: a pending deviation or question stays in state for the resume.
   if (stopRequested(state)) return "finalize";
@@ -29,18 +44,23 @@ export function routeAfterExecutor(
   return "executor";
 }
 
+routeAfterExecutor.reads = AFTER_EXECUTOR;
+
 /** A pending compensation, in a run that goes on or one that is ending (docs/decisions/0039-compensation.md). */
-function compensationWaits(state: PlanManagerStateType): boolean {
+function compensationWaits(state: Pick<PlanManagerStateType, "status" | "compensations">): boolean {
   const live = state.status === "running" || state.status === "aborted" || state.status === "failed";
   return live && (state.compensations ?? []).some((c) => c.status === "pending");
 }
 
-export function routeAfterExtender(state: PlanManagerStateType): "executor" | "human" {
+export function routeAfterExtender(state: Reads<typeof AFTER_EXTENDER>): "executor" | "human" {
   return state.status === "awaiting_human" || state.status === "awaiting_review" ? "human" : "executor";
 }
+routeAfterExtender.reads = AFTER_EXTENDER;
 
 /** Where the classifier's last decision leads. */
-export function routeAfterClassifier(state: PlanManagerStateType): "executor" | "replanner" | "human" | "finalize" {
+export function routeAfterClassifier(
+  state: Reads<typeof AFTER_CLASSIFIER>,
+): "executor" | "replanner" | "human" | "finalize" {
   switch (state.decisions[state.decisions.length - 1]?.action) {
     case "replan_local":
     case "replan_global":
@@ -54,6 +74,9 @@ export function routeAfterClassifier(state: PlanManagerStateType): "executor" | 
   }
 }
 
-export function routeAfterReplanner(state: PlanManagerStateType): "executor" | "human" {
+routeAfterClassifier.reads = AFTER_CLASSIFIER;
+
+export function routeAfterReplanner(state: Reads<typeof AFTER_REPLANNER>): "executor" | "human" {
   return state.status === "awaiting_human" || state.status === "awaiting_review" ? "human" : "executor";
 }
+routeAfterReplanner.reads = AFTER_REPLANNER;

@@ -2,7 +2,6 @@
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { FallbackClassifier } from "../contracts/classifier.js";
 import { PlanManagerError } from "../errors.js";
-import { nearest } from "../plan/nearest.js";
 import { acceptedArguments } from "./tool-arguments.js";
 import type { ToolMetadata } from "../plan/enrich.js";
 import {
@@ -26,22 +25,15 @@ import {
   type StepAgent,
 } from "../steps/handle.js";
 import { resolvePrices, type PriceTable } from "../steps/usage-meter.js";
-import { RESERVED_KEYS } from "../plan/schema/primitives.js";
 import { type ModelTier } from "../plan/schema/step.js";
 import { TIER_ORDER } from "../policy/ladder/agent-routing.js";
-import { z } from "zod";
-import { toJsonSchema } from "@langchain/core/utils/json_schema";
+import { resolveClock, type Clock } from "./clock.js";
+import { checkShape } from "./option-shape.js";
+import { toolInfoOf, toolMetadata, toolRegistry } from "./tool-registry.js";
 
 export type { FallbackClassifier } from "../contracts/classifier.js";
 export type { StepAgent, AgentGraph, ModelTiers } from "../steps/handle.js";
-
-/** Time, injectable so that tests never wait. */
-export interface Clock {
-  /** Epoch milliseconds. Default `Date.now`. */
-  now(): number;
-  /** Waits `ms` milliseconds (retry backoff). Default: a real timer. */
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
+export type { Clock } from "./clock.js";
 
 /** Options of `createPlanManager` (docs/guides/configuration.md). */
 export interface PlanManagerOptions {
@@ -128,100 +120,6 @@ export interface Runtime {
   reviewer?: BaseChatModel;
 }
 
-/** Node fires a timer of more than 2^31 − 1 ms after 1 ms: longer waits are chained. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-const realSleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (!(ms > 0) || signal?.aborted) return resolve();
-    let left = ms;
-    let timer: ReturnType<typeof setTimeout>;
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    };
-    const next = () => {
-      if (left <= 0) return done();
-      const piece = Math.min(left, MAX_TIMER_MS);
-      left -= piece;
-      timer = setTimeout(next, piece);
-    };
-    next();
-    signal?.addEventListener("abort", done, { once: true });
-  });
-
-/**
- * The clock, checked where it enters: `now` must return epoch milliseconds as a finite number.
- * It is read once here (a clock that returns a string fails at construction) and checked on every
- * read after, because a NaN or a string reaching a record would break the thread's next write.
- */
-function resolveClock(clock: Partial<Clock> | undefined): Clock {
-  for (const field of ["now", "sleep"] as const) {
-    if (clock?.[field] !== undefined && typeof clock[field] !== "function")
-      throw new PlanManagerError("invalid_options", `clock.${field} must be a function`, { path: `clock.${field}` });
-  }
-  const sleep = clock?.sleep ?? realSleep;
-  const userNow = clock?.now;
-  if (!userNow) return { now: Date.now, sleep };
-  const now = () => {
-    const t: unknown = userNow();
-    if (typeof t === "number" && Number.isFinite(t)) return t;
-    const shown =
-      typeof t === "string" ? JSON.stringify(t) : typeof t === "object" && t !== null ? "an object" : String(t);
-    const message = `clock.now must return epoch milliseconds as a finite number; it returned ${shown}`;
-    throw new PlanManagerError("invalid_options", message, { path: "clock.now" });
-  };
-  now();
-  return { now, sleep };
-}
-
-const OptionsShape = z.object({
-  tools: z.array(z.unknown()),
-  planner: z.object({}).passthrough(),
-  reviewPlan: z.boolean().optional(),
-  reviewReplans: z.boolean().optional(),
-  recursionLimit: z.number().int().min(10).max(1_000_000).optional(),
-  effects: z
-    .object({ honoursKeys: z.array(z.string().min(1)).max(1_000).optional() })
-    .strict()
-    .optional(),
-});
-
-/**
- * Every option's name. A key missing here fails the type check, so an option added to
- * `PlanManagerOptions` is accepted as soon as it is declared.
- */
-const OPTION_NAMES: readonly string[] = Object.keys({
-  tools: true,
-  planner: true,
-  policy: true,
-  reviewPlan: true,
-  reviewReplans: true,
-  classifier: true,
-  clock: true,
-  recursionLimit: true,
-  replanMemory: true,
-  replanTemplates: true,
-  agents: true,
-  models: true,
-  prices: true,
-  effects: true,
-  reviewer: true,
-} satisfies Record<keyof PlanManagerOptions, true>);
-
-/** A key no option has is refused: a typo (`reviewPlans`) taken silently would leave its option at the default. */
-function refuseUnknownOption(options: object): void {
-  const key = Object.keys(options).find((k) => !OPTION_NAMES.includes(k));
-  if (key === undefined) return;
-  const near = nearest(key, OPTION_NAMES);
-  const hint =
-    near === undefined ? `the options are: ${OPTION_NAMES.join(", ")}` : `did you mean ${JSON.stringify(near)}?`;
-  throw new PlanManagerError("invalid_options", `createPlanManager: ${JSON.stringify(key)} is not an option; ${hint}`, {
-    path: key,
-  });
-}
-
 export function resolveOptions(options: PlanManagerOptions): Runtime {
   checkShape(options);
   const tools = toolRegistry(options.tools);
@@ -288,78 +186,6 @@ function agentOptions(options: PlanManagerOptions) {
     ...(prices ? { prices } : {}),
     agentCatalogue: info.length > 0 ? { agents: info, ...(tiers.length > 0 ? { tiers } : {}) } : {},
   };
-}
-
-/** The options object, its top-level fields and the planner, checked where they enter; each error names the field. */
-function checkShape(options: PlanManagerOptions): void {
-  if (options === null || typeof options !== "object") {
-    throw new PlanManagerError(
-      "invalid_options",
-      "createPlanManager(options): options must be an object with `tools` and `planner`",
-    );
-  }
-  refuseUnknownOption(options);
-  const shape = OptionsShape.safeParse(options);
-  if (!shape.success) {
-    const issue = shape.error.issues[0]!;
-    const path = issue.path.map(String).join(".") || "options";
-    throw new PlanManagerError("invalid_options", `${path}: ${issue.message}`, { path });
-  }
-  if (typeof options.planner.plan !== "function") {
-    throw new PlanManagerError(
-      "invalid_options",
-      "planner.plan must be a function: use staticPlanner({ plan }) or llmPlanner({ model })",
-      { path: "planner.plan" },
-    );
-  }
-}
-
-/** The registry: LangChain tools by name; a non-tool or a second tool of the same name is refused. */
-function toolRegistry(list: PlanManagerOptions["tools"]): Map<string, StructuredToolInterface> {
-  const tools = new Map<string, StructuredToolInterface>();
-  list.forEach((t, i) => {
-    if (!t || typeof t.name !== "string" || typeof t.invoke !== "function") {
-      throw new PlanManagerError(
-        "invalid_options",
-        `tools[${i}] is not a LangChain tool (needs name and invoke); create it with tool() from @langchain/core/tools`,
-        { path: `tools[${i}]` },
-      );
-    }
-    if (RESERVED_KEYS.has(t.name))
-      throw new PlanManagerError(
-        "invalid_options",
-        `tools[${i}]: the tool name "${t.name}" is reserved (it names a member of Object.prototype); rename the tool`,
-        { path: `tools[${i}].name` },
-      );
-    if (tools.has(t.name))
-      throw new PlanManagerError("invalid_options", `tools[${i}]: two tools are named "${t.name}"`, {
-        path: `tools[${i}].name`,
-      });
-    tools.set(t.name, t);
-  });
-  return tools;
-}
-
-/** What a tool's `metadata` declares that the plan can use: its side effects and its success signal. */
-function toolMetadata(tool: StructuredToolInterface | undefined): ToolMetadata | undefined {
-  const meta = (tool as { metadata?: Record<string, unknown> } | undefined)?.metadata;
-  if (!meta) return undefined;
-  const out: ToolMetadata = {};
-  if (Array.isArray(meta.sideEffects))
-    out.sideEffects = meta.sideEffects.filter((s): s is string => typeof s === "string");
-  if (typeof meta.successSignal === "string") out.successSignal = meta.successSignal;
-  return out;
-}
-
-function toolInfoOf(t: StructuredToolInterface, meta: ToolMetadata | undefined): ToolInfo {
-  const info: ToolInfo = { name: t.name, description: t.description };
-  try {
-    info.parameters = toJsonSchema(t.schema as Parameters<typeof toJsonSchema>[0]);
-  } catch {
-    // A schema that cannot be converted is simply not shown to the planner.
-  }
-  if (meta?.sideEffects) info.sideEffects = meta.sideEffects;
-  return info;
 }
 
 /** A template is written against this registry: a tool it names must be there from the start. */
