@@ -37,7 +37,12 @@ export type PlanManagerErrorCode =
   /** The checkpointer cannot do what was asked (archiving needs LangGraph's SQLite or PostgreSQL saver). */
   | "unsupported_saver"
   /** An idempotency key already names a plan made for another request (the MCP service's `plan_create`). */
-  | "idempotency_conflict";
+  | "idempotency_conflict"
+  /**
+   * A `SamplingChatModel` call whose run has no MCP client that can sample (none declared the
+   * capability, or it went away): the run pauses where it stands, resumable from a client that can.
+   */
+  | "sampling_unsupported";
 
 export interface PlanManagerErrorDetails {
   /** Dotted path of the offending field, e.g. `policy.maxReplans` or `steps[2].tool`. */
