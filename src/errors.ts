@@ -98,6 +98,20 @@ export function isPlanManagerError(value: unknown): value is PlanManagerError {
   return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
 }
 
+/** Errors that end a run where it stands instead of failing it: run again later, the thread carries on. */
+const LEAVES_RUN_RESUMABLE: ReadonlySet<PlanManagerErrorCode> = new Set(["sampling_unsupported"]);
+
+/**
+ * The error (or the one behind it, as a planner's `planner_failed` wraps its model's) that leaves
+ * the run resumable: a node rethrows it instead of failing the plan
+ * (docs/decisions/0060-sampling-through-the-client.md). Undefined for any other error.
+ */
+export function resumableCause(error: unknown): PlanManagerError | undefined {
+  for (let at = error, depth = 0; at !== undefined && depth < 5; at = (at as { cause?: unknown }).cause, depth++)
+    if (isPlanManagerError(at) && LEAVES_RUN_RESUMABLE.has(at.code)) return at;
+  return undefined;
+}
+
 /** The longest wait a server's Retry-After can ask for (one day); a longer one is waited this long. */
 export const MAX_RETRY_AFTER_MS = 86_400_000;
 

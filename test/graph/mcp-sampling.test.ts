@@ -125,4 +125,31 @@ describe("SamplingChatModel: plans made with the client's model", () => {
     await service.settled();
     await close();
   });
+
+  it("a client without sampling gets sampling_unsupported, and plan_resume from one that samples carries the plan on", async () => {
+    const service = served();
+    const plain = await connect(service);
+    const planId = (await plain.call("plan_create", { goal: "summarise my notes" })).structuredContent!
+      .plan_id as string;
+    const waited = (await plain.call("plan_wait", { plan_id: planId, timeout_s: 300 })).structuredContent!;
+    expect(waited.error).toEqual({
+      failure_reason: "run_threw",
+      code: "sampling_unsupported",
+      message:
+        "the MCP client plain-agent did not declare the sampling capability, and this server plans with the " +
+        "client's model: call plan_resume from a client that declares it, or give plan_create a plan",
+      recoverable: true,
+    });
+    expect([waited.status, waited.plan_version, waited.steps]).toEqual(["planning", null, []]);
+    const sampling = await connect(service, [JSON.stringify(answerDraft)]);
+    expect((await sampling.call("plan_resume", { plan_id: planId })).structuredContent).toEqual({
+      plan_id: planId,
+      status: "running",
+    });
+    expect((await doSteps(sampling.call, planId)).status).toBe("completed");
+    expect(sampling.requests).toHaveLength(1);
+    await service.settled();
+    await plain.close();
+    await sampling.close();
+  });
 });

@@ -9,7 +9,7 @@ import { failedReplan } from "../../policy/ladder/guards.js";
 import type { PlannerAnswer } from "../../policy/replan/replan-step.js";
 import { affectedSteps, labelledFacts, type ReplanFrame } from "../../policy/replan/draft.js";
 import type { MemoryHint } from "../../policy/replan/recall.js";
-import { isPlanManagerError } from "../../errors.js";
+import { isPlanManagerError, resumableCause } from "../../errors.js";
 import type { ReplanRequest } from "../../contracts/planner.js";
 import type { ModelTrace } from "../../contracts/trace.js";
 import type { Runtime } from "../../runtime/options.js";
@@ -70,6 +70,9 @@ export async function askPlanner(
   try {
     return { draft: await withDeadline(rt.policy.plannerTimeoutMs, "planner.replan", request, runSignal) };
   } catch (error) {
+    // A model that cannot be asked now ends the run unfailed: it carries on when run again.
+    const waiting = resumableCause(error);
+    if (waiting) throw waiting;
     const message = capText(error instanceof Error ? error.message : String(error));
     // A draft the planner could not make valid is an invalid draft; anything else, a planner error.
     const invalid = isPlanManagerError(error) && error.code === "invalid_plan";
