@@ -96,12 +96,18 @@ export class SamplingChatModel extends BaseChatModel<SamplingCallOptions> {
     config?: { name?: string; includeRaw?: boolean },
   ): Runnable<BaseLanguageModelInput, RunOutput> {
     if (config?.includeRaw)
-      throw new PlanManagerError("invalid_options", "SamplingChatModel.withStructuredOutput: includeRaw is not offered", {
-        path: "includeRaw",
-      });
+      throw new PlanManagerError(
+        "invalid_options",
+        "SamplingChatModel.withStructuredOutput: includeRaw is not offered",
+        {
+          path: "includeRaw",
+        },
+      );
     const jsonSchema = isZodLike(schema) ? (toJsonSchema(schema) as Record<string, unknown>) : schema;
     const responseFormat = { name: config?.name ?? "answer", schema: jsonSchema as Record<string, unknown> };
-    const parse = RunnableLambda.from((message: BaseMessage) => parseJsonText(contentText(message.content)) as RunOutput);
+    const parse = RunnableLambda.from(
+      (message: BaseMessage) => parseJsonText(contentText(message.content)) as RunOutput,
+    );
     return this.withConfig({ responseFormat }).pipe(parse);
   }
 }
@@ -143,9 +149,7 @@ function formatRule(format: NonNullable<SamplingCallOptions["responseFormat"]>):
 
 function contentText(content: BaseMessage["content"]): string {
   if (typeof content === "string") return content;
-  return content
-    .map((part) => (part.type === "text" && typeof part.text === "string" ? part.text : ""))
-    .join("");
+  return content.map((part) => (part.type === "text" && typeof part.text === "string" ? part.text : "")).join("");
 }
 
 /** The text of the client's answer; an answer with none (an image, audio) cannot be a plan. */

@@ -51,9 +51,12 @@ function served() {
 /** A client linked in memory; with `replies`, it samples (each request answered with the next reply). */
 async function connect(service: PlanService, replies?: string[]) {
   const requests: CreateMessageRequest["params"][] = [];
-  const client = new Client({ name: replies ? "sampling-agent" : "plain-agent", version: "1" }, {
-    capabilities: replies ? { sampling: {} } : {},
-  });
+  const client = new Client(
+    { name: replies ? "sampling-agent" : "plain-agent", version: "1" },
+    {
+      capabilities: replies ? { sampling: {} } : {},
+    },
+  );
   if (replies)
     client.setRequestHandler(CreateMessageRequestSchema, (request) => {
       requests.push(request.params);
