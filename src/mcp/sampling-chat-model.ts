@@ -18,7 +18,7 @@ import { RunnableLambda, type Runnable } from "@langchain/core/runnables";
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
 import type { CreateMessageResult, ModelPreferences, SamplingMessage } from "@modelcontextprotocol/sdk/types.js";
 import { PlanManagerError } from "../errors.js";
-import { samplingClient } from "./sampling-client.js";
+import { goneAway, samplingClient } from "./sampling-client.js";
 import { parseJsonText } from "./sampling-json.js";
 
 export interface SamplingChatModelFields extends BaseChatModelParams {
@@ -68,17 +68,22 @@ export class SamplingChatModel extends BaseChatModel<SamplingCallOptions> {
   ): Promise<ChatResult> {
     const client = samplingClient();
     const { systemPrompt, sampled } = toSampling(messages, options.responseFormat);
-    const result = await client.createMessage(
-      {
-        messages: sampled,
-        ...(systemPrompt ? { systemPrompt } : {}),
-        maxTokens: this.maxTokens,
-        includeContext: "none",
-        ...(this.modelPreferences ? { modelPreferences: this.modelPreferences } : {}),
-        ...(this.temperature !== undefined ? { temperature: this.temperature } : {}),
-      },
-      { timeout: this.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) },
-    );
+    const result = await client
+      .createMessage(
+        {
+          messages: sampled,
+          ...(systemPrompt ? { systemPrompt } : {}),
+          maxTokens: this.maxTokens,
+          includeContext: "none",
+          ...(this.modelPreferences ? { modelPreferences: this.modelPreferences } : {}),
+          ...(this.temperature !== undefined ? { temperature: this.temperature } : {}),
+        },
+        { timeout: this.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) },
+      )
+      // A connection closed under the request is not a model error to retry: the run waits for a client.
+      .catch((error: unknown) => {
+        throw client.connected ? error : goneAway(client);
+      });
     const text = textOf(result);
     const message = new AIMessage({
       content: text,

@@ -58,17 +58,21 @@ export function samplingClient(): SamplingClient {
       "this run was not started, answered or resumed by an MCP client (it was taken up when the server started): " +
         "call plan_resume from a client that declares the sampling capability",
     );
-  if (!client.connected)
-    throw samplingUnsupported(
-      `the MCP client that started, answered or resumed this run (${client.name ?? "unnamed"}) has gone away: ` +
-        "call plan_resume from a client that declares the sampling capability",
-    );
+  if (!client.connected) throw goneAway(client);
   if (!client.samples)
     throw samplingUnsupported(
       `the MCP client ${client.name ?? "(unnamed)"} did not declare the sampling capability, and this server plans ` +
         "with the client's model: call plan_resume from a client that declares it, or give plan_create a plan",
     );
   return client;
+}
+
+/** The client of the run closed its connection (a stdio client that exited, a Streamable HTTP request that ended). */
+export function goneAway(client: SamplingClient): PlanManagerError {
+  return samplingUnsupported(
+    `the MCP client that started, answered or resumed this run (${client.name ?? "unnamed"}) has gone away: ` +
+      "call plan_resume from a client that declares the sampling capability",
+  );
 }
 
 function samplingUnsupported(message: string): PlanManagerError {

@@ -4,12 +4,14 @@
  * or by the tools of the MCP servers `--tools` names — spawned over stdio as an agent spawns it,
  * with a tiny MCP server (test/fixtures/mcp-word-server.mjs) as the tool source.
  */
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CreateMessageRequestSchema, type CreateMessageRequest } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { stepOutput } from "../../src/cli/mcp-tools.js";
@@ -36,34 +38,43 @@ const countDraft = {
   assumptions: [],
 };
 
-/** `langgraph-replan mcp` in `dir` (no langgraph.json), as an agent spawns it, with a client that samples. */
-async function spawnZeroConfig(extra: string[], replies: string[]) {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [
-      "--import",
-      pathToFileURL(resolve("node_modules/tsx/dist/loader.mjs")).href,
-      resolve("src/cli/main.ts"),
-      "mcp",
-      "--db",
-      join(dir, "plans.sqlite"),
-      ...extra,
-    ],
-    cwd: dir,
-    env: { PATH: process.env.PATH ?? "" },
-    stderr: "pipe",
-  });
-  let stderr = "";
-  transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+/** Node's arguments for `langgraph-replan mcp --db <dir>/plans.sqlite …extra`, run in `dir` (no langgraph.json). */
+const cliArgs = (extra: string[]) => [
+  "--import",
+  pathToFileURL(resolve("node_modules/tsx/dist/loader.mjs")).href,
+  resolve("src/cli/main.ts"),
+  "mcp",
+  "--db",
+  join(dir, "plans.sqlite"),
+  ...extra,
+];
+
+/** A client that samples: each request answered with the next reply. */
+function samplingClient(replies: string[]) {
   const requests: CreateMessageRequest["params"][] = [];
   const client = new Client({ name: "sampling-agent", version: "1" }, { capabilities: { sampling: {} } });
   client.setRequestHandler(CreateMessageRequestSchema, (request) => {
     requests.push(request.params);
     return { role: "assistant", model: "client-model-1", content: { type: "text", text: replies.shift() ?? "" } };
   });
-  await client.connect(transport);
   const call = async (name: string, args: Record<string, unknown>) =>
     (await client.callTool({ name, arguments: args })) as ToolResult;
+  return { client, call, requests };
+}
+
+/** `langgraph-replan mcp` in `dir` (no langgraph.json), as an agent spawns it, with a client that samples. */
+async function spawnZeroConfig(extra: string[], replies: string[]) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: cliArgs(extra),
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? "" },
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const { client, call, requests } = samplingClient(replies);
+  await client.connect(transport);
   return { client, call, requests, stderr: () => stderr };
 }
 
@@ -98,6 +109,42 @@ describe("langgraph-replan mcp with no langgraph.json", () => {
       );
     } finally {
       await client.close();
+    }
+  }, 120_000);
+});
+
+describe("langgraph-replan mcp --http with no langgraph.json", () => {
+  it("stateless HTTP cannot reach the client once plan_create has answered: sampling_unsupported, the plan resumable", async () => {
+    const child = spawn(process.execPath, cliArgs(["--http", "127.0.0.1:0"]), {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "" },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    try {
+      let text = "";
+      const url = await new Promise<string>((found, failed) => {
+        child.stderr.on("data", (chunk: Buffer) => {
+          text += chunk.toString();
+          const match = /on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(text);
+          if (match) found(match[1]!);
+        });
+        child.once("exit", (code) => failed(new Error(`mcp exited ${code}: ${text}`)));
+      });
+      const { client, call, requests } = samplingClient([JSON.stringify(countDraft)]);
+      await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+      const planId = (await call("plan_create", { goal: "count my words" })).structuredContent!.plan_id as string;
+      const waited = (await call("plan_wait", { plan_id: planId, timeout_s: 300 })).structuredContent!;
+      expect(waited.error).toMatchObject({
+        failure_reason: "run_threw",
+        code: "sampling_unsupported",
+        recoverable: true,
+      });
+      // A stateless request's server never saw the client's initialize: it has no name for it.
+      expect(waited.error.message).toContain("this run (unnamed) has gone away");
+      expect(requests.length).toBeLessThanOrEqual(1);
+      await client.close();
+    } finally {
+      child.kill("SIGTERM");
     }
   }, 120_000);
 });
