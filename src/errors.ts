@@ -37,7 +37,12 @@ export type PlanManagerErrorCode =
   /** The checkpointer cannot do what was asked (archiving needs LangGraph's SQLite or PostgreSQL saver). */
   | "unsupported_saver"
   /** An idempotency key already names a plan made for another request (the MCP service's `plan_create`). */
-  | "idempotency_conflict";
+  | "idempotency_conflict"
+  /**
+   * A `SamplingChatModel` call whose run has no MCP client that can sample (none declared the
+   * capability, or it went away): the run pauses where it stands, resumable from a client that can.
+   */
+  | "sampling_unsupported";
 
 export interface PlanManagerErrorDetails {
   /** Dotted path of the offending field, e.g. `policy.maxReplans` or `steps[2].tool`. */
@@ -97,6 +102,20 @@ const HTTP_STATUS: Partial<Record<PlanManagerErrorCode, number>> = {
 /** Whether `value` is a `PlanManagerError`, from this copy of the package or another. */
 export function isPlanManagerError(value: unknown): value is PlanManagerError {
   return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+}
+
+/** Errors that end a run where it stands instead of failing it: run again later, the thread carries on. */
+const LEAVES_RUN_RESUMABLE: ReadonlySet<PlanManagerErrorCode> = new Set(["sampling_unsupported"]);
+
+/**
+ * The error (or the one behind it, as a planner's `planner_failed` wraps its model's) that leaves
+ * the run resumable: a node rethrows it instead of failing the plan
+ * (docs/decisions/0060-sampling-through-the-client.md). Undefined for any other error.
+ */
+export function resumableCause(error: unknown): PlanManagerError | undefined {
+  for (let at = error, depth = 0; at !== undefined && depth < 5; at = (at as { cause?: unknown }).cause, depth++)
+    if (isPlanManagerError(at) && LEAVES_RUN_RESUMABLE.has(at.code)) return at;
+  return undefined;
 }
 
 /** The longest wait a server's Retry-After can ask for (one day); a longer one is waited this long. */

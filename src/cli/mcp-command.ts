@@ -1,7 +1,8 @@
 /**
  * `langgraph-replan mcp`: the plan service over MCP (src/mcp/). It serves the plan-manager graphs
  * a `langgraph.json` names, the way `langgraph dev` loads them (a TypeScript module is loaded
- * through `tsx`), with the checkpointer `--db` gives: a SQLite file (made when missing) or a
+ * through `tsx`); with none, the one graph `plans`, planned with the client's own model
+ * (docs/decisions/0060-sampling-through-the-client.md). With the checkpointer `--db` gives: a SQLite file (made when missing) or a
  * `postgresql://` URL. stdio by default (stdout is the protocol: messages go to stderr);
  * Streamable HTTP on 127.0.0.1 with `--http [HOST:]PORT`.
  */
@@ -13,15 +14,18 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { ServedGraph } from "../mcp/service.js";
 import { withDirectMethods } from "../storage/index.js";
 import type { CliIo } from "./cli-context.js";
+import { loadServerTools } from "./mcp-tools.js";
 import { loadPackage } from "./packages.js";
 import { bearerToken, httpAddress, refuseTokenFlag, serveHttp, TOKEN_ENV } from "./mcp-http.js";
 import { CliError, openTarget, type Target } from "./target.js";
 
 export const MCP_USAGE = [
-  "usage: langgraph-replan mcp [--db FILE|postgresql://…] [--config langgraph.json] [--http [HOST:]PORT]",
-  "  serves the plan-manager graphs of langgraph.json to MCP clients (stdio unless --http)",
+  "usage: langgraph-replan mcp [--db FILE|postgresql://…] [--config langgraph.json] [--tools mcp.json] [--http [HOST:]PORT]",
+  "  serves the plan-manager graphs of langgraph.json to MCP clients (stdio unless --http); with no",
+  "  langgraph.json, the graph `plans`: planned by the client's model (MCP sampling), its steps done by the client",
   "  --db      checkpoints: a SQLite file (default plans.sqlite, made when missing) or a postgresql:// URL",
-  "  --config  the langgraph.json whose graphs are served (default ./langgraph.json)",
+  "  --config  the langgraph.json whose graphs are served (default ./langgraph.json, if there is one)",
+  "  --tools   without langgraph.json: an mcpServers JSON whose servers' tools the plans' steps may call",
   "  --http    Streamable HTTP at HOST:PORT (HOST defaults to 127.0.0.1)",
   `  --token-env NAME  the variable holding the bearer token HTTP clients must send (default ${TOKEN_ENV});`,
   "            required to serve an address other than loopback",
@@ -135,6 +139,7 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
     options: {
       db: { type: "string" },
       config: { type: "string" },
+      tools: { type: "string" },
       http: { type: "string" },
       "token-env": { type: "string" },
       "no-elicit": { type: "boolean" },
@@ -153,8 +158,11 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
   });
   const { db = "plans.sqlite" } = flags;
   // The graphs load before the database opens: a start that fails here leaves no file behind.
-  const toServe = await loadGraphs(resolve(flags.config ?? "langgraph.json"), io);
-  const target = await openDb(db);
+  const { toServe, closeTools } = await graphsToServe(flags, io);
+  const target = await openDb(db).catch(async (error: unknown) => {
+    await closeTools();
+    throw error;
+  });
   const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
   let wakes: Awaited<ReturnType<(typeof import("../worker/plan-wakes.js"))["openPlanWakes"]>> | undefined;
   try {
@@ -187,7 +195,36 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
   } finally {
     await wakes?.close();
     await target.close();
+    await closeTools();
   }
+}
+
+/**
+ * The graphs of `--config` (or of ./langgraph.json when there is one); with neither, the
+ * zero-configuration graph `plans`, with the tools of the servers `--tools` names.
+ */
+async function graphsToServe(
+  flags: { config?: string; tools?: string },
+  io: CliIo,
+): Promise<{ toServe: Record<string, GraphToServe>; closeTools: () => Promise<void> }> {
+  const config = flags.config ?? (existsSync("langgraph.json") ? "langgraph.json" : undefined);
+  if (config !== undefined) {
+    if (flags.tools !== undefined)
+      throw new CliError("--tools adds tools to the graph served without langgraph.json; give tools in your graph");
+    return { toServe: await loadGraphs(resolve(config), io), closeTools: async () => undefined };
+  }
+  const { zeroConfigGraph, ZERO_CONFIG_GRAPH } = await import("../mcp/index.js");
+  const server = flags.tools !== undefined ? await loadServerTools(resolve(flags.tools)) : undefined;
+  const tools = server?.tools ?? [];
+  io.err(
+    `langgraph-replan mcp: no langgraph.json: serving "${ZERO_CONFIG_GRAPH}", planned by the client's model ` +
+      `(MCP sampling)${tools.length ? `, with ${tools.length} tools: ${tools.map((t) => t.name).join(", ")}` : ""}`,
+  );
+  const graph = zeroConfigGraph({ tools });
+  return {
+    toServe: { [ZERO_CONFIG_GRAPH]: (saver) => graph.compile({ checkpointer: saver }) as unknown as ServedGraph },
+    closeTools: async () => server?.close(),
+  };
 }
 
 type Service = InstanceType<(typeof import("../mcp/index.js"))["PlanService"]>;

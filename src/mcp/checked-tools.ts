@@ -11,6 +11,7 @@ import { CallToolRequestSchema, ErrorCode, McpError, type CallToolResult } from 
 import { z } from "zod";
 import { PlanManagerError } from "../errors.js";
 import { schemaError } from "./argument-errors.js";
+import { clientOf, withSamplingClient } from "./sampling-client.js";
 
 type ToolResult = CallToolResult;
 
@@ -48,7 +49,8 @@ export class CheckedTools {
       });
       return this.answer(() => Promise.reject(unknown));
     }
-    return call(request.params.arguments ?? {});
+    // Runs the call starts sample from this client (docs/decisions/0060-sampling-through-the-client.md).
+    return withSamplingClient(clientOf(this.server.server), () => call(request.params.arguments ?? {}));
   };
 
   /**

@@ -13,3 +13,5 @@ export { createMcpServer, type McpServerOptions } from "./server.js";
 export { PlanTaskStore, TASK_POLL_MS, type PlanTaskOptions } from "./plan-tasks.js";
 export { RunRecovery, takeUpRuns, type RecoveryOptions, type ServerRuns } from "./recovery.js";
 export { ElicitSession, ELICIT_TIMEOUT_MS, type ElicitSessionOptions } from "./elicit-session.js";
+export { SamplingChatModel, type SamplingChatModelFields, type SamplingCallOptions } from "./sampling-chat-model.js";
+export { zeroConfigGraph, ZERO_CONFIG_GRAPH, type ZeroConfigOptions } from "./zero-config.js";

@@ -25,7 +25,8 @@ const BELOW: Record<string, readonly string[]> = {
   middleware: ["errors", "expr", "plan", "policy", "contracts", "runtime", "views", "storage", "otel"],
   worker: ["errors", "plan", "contracts", "runtime", "graph", "storage"],
   threads: ["errors", "plan", "graph", "storage"],
-  mcp: ["errors", "plan", "policy", "runtime", "graph", "views", "worker", "storage"],
+  // The zero-configuration server composes a graph planned by the client's model: mcp builds with planners.
+  mcp: ["errors", "plan", "policy", "runtime", "graph", "views", "worker", "storage", "planners"],
   cli: ["errors", "plan", "runtime", "graph", "views", "worker", "storage", "mcp"],
   testing: ["errors"],
 };
