@@ -164,15 +164,9 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
     throw error;
   });
   const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
-  let wakes: Awaited<ReturnType<(typeof import("../worker/plan-wakes.js"))["openPlanWakes"]>> | undefined;
+  let wakes: PlanWakesOf | undefined;
   try {
-    // On PostgreSQL, plan_wait hears of the runs other servers on the same database drive (LISTEN/NOTIFY).
-    if (target.postgres)
-      wakes = await (
-        await import("../worker/plan-wakes.js")
-      ).openPlanWakes(target.postgres, (error) =>
-        io.err(`langgraph-replan mcp: plan wakes: ${error instanceof Error ? error.message : String(error)}`),
-      );
+    wakes = await wakesOf(target.postgres, io);
     const graphs = Object.fromEntries(Object.entries(toServe).map(([name, compile]) => [name, compile(target.saver)]));
     const service = new PlanService({
       graphs,
@@ -198,6 +192,18 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
     await closeTools();
   }
 }
+
+type PlanWakesOf = Awaited<ReturnType<(typeof import("../worker/plan-wakes.js"))["openPlanWakes"]>>;
+
+/** On PostgreSQL, plan_wait hears of the runs other servers on the same database drive (LISTEN/NOTIFY). */
+async function wakesOf(postgres: Parameters<PlanWakesOpen>[0] | undefined, io: CliIo) {
+  if (!postgres) return undefined;
+  const { openPlanWakes } = await import("../worker/plan-wakes.js");
+  return openPlanWakes(postgres, (error) =>
+    io.err(`langgraph-replan mcp: plan wakes: ${error instanceof Error ? error.message : String(error)}`),
+  );
+}
+type PlanWakesOpen = (typeof import("../worker/plan-wakes.js"))["openPlanWakes"];
 
 /**
  * The graphs of `--config` (or of ./langgraph.json when there is one); with neither, the
