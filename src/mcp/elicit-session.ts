@@ -18,6 +18,7 @@ export const ELICIT_TIMEOUT_MS = 30 * 60_000;
 /** A refused answer is asked once more; then the question is left pending. */
 const ASKS_PER_QUESTION = 2;
 
+/** How an `ElicitSession` asks: how long a form waits, and where a failed ask is reported. */
 export interface ElicitSessionOptions {
   /** How long one form waits for its user, in ms (default `ELICIT_TIMEOUT_MS`). */
   timeoutMs?: number;
@@ -25,6 +26,10 @@ export interface ElicitSessionOptions {
   onError?: (error: unknown) => void;
 }
 
+/**
+ * One MCP session asking its client's user the questions of the plans it drives or reads, with
+ * `elicitation/create` (form mode); an accepted form is checked exactly as `plan_answer` is.
+ */
 export class ElicitSession implements Asker {
   private readonly server: Server;
   private readonly service: PlanService;

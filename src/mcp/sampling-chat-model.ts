@@ -21,6 +21,7 @@ import { PlanManagerError } from "../errors.js";
 import { goneAway, samplingClient } from "./sampling-client.js";
 import { parseJsonText } from "./sampling-json.js";
 
+/** How `SamplingChatModel` asks the client's model: token limit, timeout, temperature, model preferences. */
 export interface SamplingChatModelFields extends BaseChatModelParams {
   /** The most tokens the client's model may answer with (`maxTokens` of the request). Default 8192. */
   maxTokens?: number;
@@ -35,6 +36,7 @@ export interface SamplingChatModelFields extends BaseChatModelParams {
   timeoutMs?: number;
 }
 
+/** Per-call options of `SamplingChatModel`. */
 export interface SamplingCallOptions extends BaseChatModelCallOptions {
   /** Answer as JSON text fitting this schema (set by `withStructuredOutput`). */
   responseFormat?: { name: string; schema: Record<string, unknown> };
@@ -43,6 +45,11 @@ export interface SamplingCallOptions extends BaseChatModelCallOptions {
 const DEFAULT_MAX_TOKENS = 8192;
 const DEFAULT_TIMEOUT_MS = 300_000;
 
+/**
+ * A LangChain chat model whose calls go to the MCP client that started, answered or resumed the run,
+ * through `sampling/createMessage`: `llmPlanner({ model: new SamplingChatModel() })` plans with the
+ * client's own model. A client without sampling gets `sampling_unsupported`; the plan stays resumable.
+ */
 export class SamplingChatModel extends BaseChatModel<SamplingCallOptions> {
   readonly maxTokens: number;
   readonly modelPreferences: ModelPreferences | undefined;

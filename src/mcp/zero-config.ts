@@ -13,6 +13,7 @@ import { SamplingChatModel, type SamplingChatModelFields } from "./sampling-chat
 /** The name the zero-configuration graph is served under. */
 export const ZERO_CONFIG_GRAPH = "plans";
 
+/** What the zero-configuration `plans` graph is built with: step tools and how the client's model is asked. */
 export interface ZeroConfigOptions {
   /** Step tools beside the client's own work (e.g. the tools of MCP servers). Default: none. */
   tools?: readonly StructuredToolInterface[];
