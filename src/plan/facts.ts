@@ -1,4 +1,5 @@
 /** Fact helpers: a step and CEL see only trusted facts. */
+import { beforeWriting } from "./pinned.js";
 import type { Fact, FactLabel } from "./schema/run.js";
 import type { Step } from "./schema/step.js";
 
@@ -33,8 +34,10 @@ export function mergeFactsInPlace(current: Record<string, Fact>, writes: (Record
   const trusted = trustedOf.get(current);
   for (const write of writes) {
     if (write === undefined) continue;
+    beforeWriting(current, Object.keys(write));
     Object.assign(current, write);
     if (!trusted) continue;
+    beforeWriting(trusted, Object.keys(write));
     for (const key of Object.keys(write)) {
       const fact = current[key];
       if (fact?.label === "trusted") trusted[key] = fact.value;

@@ -3,6 +3,7 @@
  * trusted facts. A step is ready when its dependencies succeeded (or were skipped in a way that
  * satisfies them) and its `when` holds; inputs and preconditions are checked when it runs.
  */
+import { beforeWriting } from "./pinned.js";
 import { evaluate } from "../expr/cel.js";
 import { overlayParts } from "./overlay.js";
 import type { Plan } from "./schema/plan.js";
@@ -121,6 +122,7 @@ export function mergeStepsInPlace(current: Record<string, StepRun>, writes: (Rec
   const known = finishedPrefix.get(current);
   for (const write of writes) {
     if (write === undefined) continue;
+    beforeWriting(current, Object.keys(write));
     Object.assign(current, write);
     if (!known) continue;
     for (const [id, run] of Object.entries(write)) {

@@ -13,6 +13,7 @@
  * they were first written. test/storage-seam.test.ts pins what this module relies on, so an
  * upgrade that changes the beta behaviour fails there first.
  */
+import { beforeWriting } from "../plan/pinned.js";
 import { DeltaChannel } from "@langchain/langgraph";
 import type { z } from "zod";
 import { WriteChecks } from "./checked-channel.js";
@@ -151,7 +152,11 @@ export function mergeBatch<T>(current: Record<string, T>, writes: (Record<string
  * Writing the same batch twice gives the same map (later writes win, key by key).
  */
 export function mergeInPlace<T>(current: Record<string, T>, writes: (Record<string, T> | undefined)[]) {
-  for (const w of writes) if (w !== undefined) Object.assign(current, w);
+  for (const w of writes) {
+    if (w === undefined) continue;
+    beforeWriting(current, Object.keys(w));
+    Object.assign(current, w);
+  }
   return current;
 }
 

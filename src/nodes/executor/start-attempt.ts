@@ -25,6 +25,8 @@ import type { Visit } from "./visit.js";
 import { journalOf } from "../../runtime/effect-journal.js";
 import { graphPort } from "./graph-port.js";
 import { withoutApproval } from "../../policy/attempt/approval.js";
+import { overlay, overlayParts } from "../../plan/overlay.js";
+import { pin } from "../../plan/pinned.js";
 
 /** The tool a step's next attempt calls: its fallback once the ladder switched to it; `agent:NAME` for an agent. */
 export function toolFor(step: Step, run: StepRun | undefined): string | undefined {
@@ -41,9 +43,9 @@ export function toolFor(step: Step, run: StepRun | undefined): string | undefine
 export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = false): void {
   const { rt, config } = v;
   const previous: StepRun = v.steps[step.id] ?? { status: "pending", attempts: 0 };
-  const snapshot = snapshotOf(v, step, previous, again);
+  const { snapshot, release } = snapshotOf(v, step, previous, again);
   const first = nextAttempt(snapshot, []);
-  if (first.kind === "done") return endedBefore(v, step, previous, first.ending, snapshot.call.tool);
+  if (first.kind === "done") return endedBefore(v, step, previous, first.ending, snapshot.call.tool, release);
   // What the call will be once the backoff is waited (pure: the driver computes the same).
   const call = first.kind === "call" ? first : (nextAttempt(snapshot, [{ kind: "slept", at: v.now() }]) as CallCommand);
   const { key, operation, attempt } = call;
@@ -61,6 +63,7 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
   const work: AgentWork | undefined = agent ? { usage: [], key: key ?? operation } : undefined;
   const tool = work ? agentCall(v, step, previous, attempt, work) : rt.tools.get(call.tool);
   if (!tool) {
+    release();
     // Validation makes this unreachable for plans it accepted; kept as a hard stop at the registry boundary.
     const message = `tool "${call.tool}" is not in the registry`;
     const error = { name: "PermanentError", message };
@@ -98,7 +101,8 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
       flight.stopWatching = watchForStall(rt, config, step, attempt, rt.clock.now());
     },
   };
-  flights.launch(flight, () => runAttempt(port, snapshot).then((driven) => landed(flight, driven)));
+  const drive = () => runAttempt(port, snapshot).finally(release);
+  flights.launch(flight, () => drive().then((driven) => landed(flight, driven)));
 }
 
 /** What the driver performed, on the flight the next visit records (`recordEnd`). */
@@ -116,11 +120,24 @@ function landed(flight: Flight, driven: Driven): CallOutcome {
 }
 
 /** Where the step stands as its attempt begins, for the one driver; the graph's drive has no standing (one attempt per visit). */
-function snapshotOf(v: Visit, step: Step, previous: StepRun, again: boolean): AttemptSnapshot {
+function snapshotOf(
+  v: Visit,
+  step: Step,
+  previous: StepRun,
+  again: boolean,
+): { snapshot: AttemptSnapshot; release: () => void } {
   const useFallback = previous.usedFallback === true && step.fallback !== undefined;
   const tool = toolFor(step, previous)!;
   const args = { ...(useFallback ? step.fallback!.args : step.args), ...pick(v.trusted, step.inputs ?? []) };
-  return {
+  // Held, not copied: the visit and later in-place merges go on writing the records while the
+  // driver replays this snapshot (plan/pinned.ts); a copy would cost the run's length per attempt.
+  const trusted = held(v.trusted);
+  const steps = held(v.steps);
+  const release = () => {
+    trusted.release();
+    steps.release();
+  };
+  const snapshot: AttemptSnapshot = {
     step,
     run: previous,
     threadId: String(v.config.configurable?.thread_id ?? "no-thread"),
@@ -128,9 +145,8 @@ function snapshotOf(v: Visit, step: Step, previous: StepRun, again: boolean): At
     args,
     plan: v.plan,
     facts: v.state.facts,
-    // Copies: the visit goes on writing its records while the driver replays this snapshot.
-    trusted: { ...v.trusted },
-    steps: { ...v.steps },
+    trusted: trusted.view,
+    steps: steps.view,
     committed: [...v.state.sideEffects, ...v.effects],
     compensations: v.state.compensations,
     spent: v.spent,
@@ -140,10 +156,20 @@ function snapshotOf(v: Visit, step: Step, previous: StepRun, again: boolean): At
     ...(again ? { again } : {}),
     now: v.rt.clock.now(),
   };
+  return { snapshot, release };
+}
+
+/** The visit's view of a record as it is now: the run's records pinned, the visit's own changes copied. */
+function held<T>(record: Readonly<Record<string, T>>): { view: Readonly<Record<string, T>>; release: () => void } {
+  const parts = overlayParts(record);
+  if (!parts) return { view: { ...record }, release: () => undefined };
+  const base = pin(parts.base);
+  return { view: overlay(base.view, { ...parts.changes }), release: base.release };
 }
 
 /** The drive ended before a call: a check refused it, or a committed operation's output answers it. */
-function endedBefore(v: Visit, step: Step, previous: StepRun, ending: Ending, tool: string): void {
+function endedBefore(v: Visit, step: Step, previous: StepRun, ending: Ending, tool: string, release: () => void) {
+  release();
   if (ending.kind === "refused") return v.fail(step, ending.before.failure, { ...previous, status: "failed" });
   if (ending.kind === "reused") {
     const { reuse, output } = ending.before;
