@@ -50,12 +50,26 @@ export async function loadServerTools(file: string): Promise<ServerTools> {
  * Errors pass through as the adapter throws them, to be classified like any tool's.
  */
 function asStepTool(served: StructuredToolInterface): StructuredToolInterface {
-  return tool(async (args: unknown, config) => stepOutput(await served.invoke(args, config)), {
+  const stepTool = tool(async (args: unknown, config) => stepOutput(await served.invoke(args, config)), {
     name: served.name,
     description: served.description,
     schema: served.schema as Parameters<typeof tool>[1]["schema"],
   }) as StructuredToolInterface;
+  (stepTool as WithMetadata).metadata = { sideEffects: sideEffectsOf(served) };
+  return stepTool;
 }
+
+/**
+ * What a server's tool may change, from its MCP annotations (kept by the adapter in `metadata`): only
+ * `readOnlyHint: true` says it changes nothing — the protocol's default is a tool that may be destructive —
+ * so any other tool is keyed, journaled and reviewed when a replan adds it, as a side-effecting tool is.
+ */
+export function sideEffectsOf(served: StructuredToolInterface): string[] {
+  const annotations = (served as WithMetadata).metadata?.annotations as { readOnlyHint?: unknown } | undefined;
+  return annotations?.readOnlyHint === true ? [] : [served.name];
+}
+
+type WithMetadata = { metadata?: Record<string, unknown> };
 
 type Block = { type?: unknown; text?: unknown; structuredContent?: unknown };
 
