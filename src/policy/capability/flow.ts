@@ -7,7 +7,6 @@
  * earlier version's arguments) and from flows its tool already had carries nothing untrusted: a
  * fallback source for a failed lookup passes. Pure; docs/decisions/0013-untrusted-facts-do-not-steer-the-plan.md.
  */
-import { canonical } from "../../plan/diff.js";
 import type { Step } from "../../plan/schema/step.js";
 import type { CapabilityBaseline, CapabilityFinding } from "./types.js";
 import { knownOf, literals, shown, traced, uses, type Taint, type ToolUse } from "./taint.js";
@@ -17,8 +16,8 @@ export interface Flow {
   producers: ReadonlyMap<string, readonly Step[]>;
   /** Steps the version adds or changes. */
   added: ReadonlySet<string>;
-  /** Plan version 1's steps by id, when known: any other producer is new, whichever replan added it. */
-  original?: ReadonlyMap<string, Step>;
+  /** Whether a producer is not what the original plan had: added by this replan or an earlier one. */
+  isNew: (step: Step) => boolean;
   /** Steps that already ran and will not run again: what they read is spent. */
   finished: { has(id: string): boolean };
   baseline: CapabilityBaseline;
@@ -34,7 +33,7 @@ export function flowOf(
   finished: { has(id: string): boolean },
   baseline: CapabilityBaseline,
   taint: Taint,
-  original?: readonly Step[],
+  isNew: (step: Step) => boolean,
 ): Flow {
   // Built on first use: a version whose steps read no tainted key never walks the whole plan
   // (docs/decisions/0030-long-runs-per-step-cost.md).
@@ -50,22 +49,14 @@ export function flowOf(
       return producers;
     },
     added,
+    isNew,
     finished,
     baseline,
     taint,
     memo: new Map(),
     clean: new Map(),
   };
-  if (original) flow.original = new Map(original.map((s) => [s.id, s]));
   return flow;
-}
-
-/** Whether a producer is not what the original plan had: added by this replan or an earlier one. */
-function isNew(flow: Flow, step: Step): boolean {
-  if (flow.added.has(step.id)) return true;
-  if (!flow.original) return false;
-  const first = flow.original.get(step.id);
-  return first === undefined || (first !== step && canonical(first) !== canonical(step));
 }
 
 /**
@@ -84,7 +75,7 @@ export function newFeed(flow: Flow, key: string): string | undefined {
 
 function feedOf(flow: Flow, key: string): string | undefined {
   for (const producer of flow.producers.get(key) ?? []) {
-    const fresh = isNew(flow, producer);
+    const fresh = flow.isNew(producer);
     // A finished step's inputs are spent, but what it produced from its own arguments is the fact now.
     if (flow.finished.has(producer.id)) {
       if (fresh && !clean(flow, producer)) return fedBy(flow, producer.id);

@@ -167,12 +167,15 @@ export function planBaseline(
 export function capabilityGuard(input: CapabilityInput): CapabilityHit | undefined {
   const before = previousSteps(input);
   // Only what the replan adds or changes: a step handed back as it was is not new.
-  const added = input.replacement.filter((s) => !before.has(s.id) || canonical(before.get(s.id)) !== canonical(s));
+  const added = input.replacement.filter((s) => changed(before.get(s.id), s));
   const addedIds = new Set(added.map((s) => s.id));
+  const original = input.original && new Map(input.original.map((s) => [s.id, s]));
+  // A producer is new when this replan adds it or, as far as plan version 1 is known, an earlier one did.
+  const isNew = (s: Step) => addedIds.has(s.id) || (original !== undefined && changed(original.get(s.id), s));
   const finished = input.finished ?? new Set<string>();
   const findings: CapabilityFinding[] = [];
   const taint: Taint = taintOf(input);
-  const flow = flowOf(input.proposed, addedIds, finished, input.baseline, taint, input.original);
+  const flow = flowOf(input.proposed, addedIds, finished, input.baseline, taint, isNew);
   const fedBy = (key: string) => newFeed(flow, key);
   const effectsOf = (step: Step, use: ToolUse) => [
     ...new Set([
@@ -205,6 +208,11 @@ export function capabilityGuard(input: CapabilityInput): CapabilityHit | undefin
     reason: `the replan needs a person's approval: ${findings.map((f) => f.detail).join("; ")}`,
     findings,
   };
+}
+
+/** Whether `step` is not `earlier` (absent, or a different step once written out). */
+function changed(earlier: Step | undefined, step: Step): boolean {
+  return earlier === undefined || (earlier !== step && canonical(earlier) !== canonical(step));
 }
 
 /** The steps of the version being replaced that the replacement hands back or changes, by id. */

@@ -65,16 +65,29 @@ function keysOf(
 }
 
 /**
- * The step of `plan` that owns an effect: the one that committed it, or one that reused it under
- * another id. Keys are computed once per plan, and only when some effect's step left it.
+ * The keys each step's calls would commit under, computed once per step: the owners of effects and
+ * the operations a replan hands back are both read from this one table.
  */
-function owners(plan: Plan, threadId: string, values: Readonly<Record<string, unknown>>, undone: ReadonlySet<string>) {
+function stepKeys(threadId: string, values: Readonly<Record<string, unknown>>, undone: ReadonlySet<string>) {
+  const known = new Map<Step, string[]>();
+  return (step: Step): string[] => {
+    let keys = known.get(step);
+    if (keys === undefined) known.set(step, (keys = keysOf(threadId, step, values, undone)));
+    return keys;
+  };
+}
+
+/**
+ * The step of `plan` that owns an effect: the one that committed it, or one that reused it under
+ * another id. Keys are read only when some effect's step left the plan.
+ */
+function owners(plan: Plan, keys: (step: Step) => readonly string[]) {
   const byId = new Map(plan.steps.map((s) => [s.id, s]));
   let byKey: Map<string, Step> | undefined;
   return (effect: SideEffectRecord): Step | undefined => {
     const own = byId.get(effect.stepId);
     if (own) return own;
-    byKey ??= new Map(plan.steps.flatMap((s) => keysOf(threadId, s, values, undone).map((k) => [k, s] as const)));
+    byKey ??= new Map(plan.steps.flatMap((s) => keys(s).map((k) => [k, s] as const)));
     return byKey.get(effect.idempotencyKey);
   };
 }
@@ -96,22 +109,20 @@ export function abandonedBy(
   const values = allValues(e.facts);
   const replaced = new Set(replacement);
   const staying = new Set(next.steps.filter((s) => !replaced.has(s.id)).map((s) => s.id));
-  const undone = undoneKeys(e.compensations);
-  const ownerOf = owners(previous, e.threadId, values, undone);
+  const keys = stepKeys(e.threadId, values, undoneKeys(e.compensations));
+  const ownerOf = owners(previous, keys);
   const dropped = open
     .map((effect) => ({ effect, step: ownerOf(effect) }))
     .filter((a): a is Abandoned => a.step !== undefined && !staying.has(a.step.id));
   if (dropped.length === 0) return [];
   // Only the replan's own steps can hand an operation back: the others stay as they were.
-  const repeated = new Set(
-    next.steps.filter((s) => replaced.has(s.id)).flatMap((s) => keysOf(e.threadId, s, values, undone)),
-  );
+  const repeated = new Set(next.steps.filter((s) => replaced.has(s.id)).flatMap((s) => keys(s)));
   return dropped.filter((a) => !repeated.has(a.effect.idempotencyKey));
 }
 
 /** At the run's end (`policy.compensateOn`): every unsettled effect owned by a step of the last version, latest first. */
 export function abandonedAtEnd(plan: Plan, e: EffectsSnapshot): Abandoned[] {
-  const ownerOf = owners(plan, e.threadId, allValues(e.facts), undoneKeys(e.compensations));
+  const ownerOf = owners(plan, stepKeys(e.threadId, allValues(e.facts), undoneKeys(e.compensations)));
   return unsettled(e)
     .map((effect) => ({ effect, step: ownerOf(effect) }))
     .filter((a): a is Abandoned => a.step !== undefined);
