@@ -2,7 +2,6 @@
 import { z } from "zod";
 import { PlanManagerError } from "../errors.js";
 import { nearest } from "../plan/nearest.js";
-import type { PlanManagerOptions } from "./options.js";
 
 const OptionsShape = z.object({
   tools: z.array(z.unknown()),
@@ -16,49 +15,29 @@ const OptionsShape = z.object({
     .optional(),
 });
 
-/**
- * Every option's name. A key missing here fails the type check, so an option added to
- * `PlanManagerOptions` is accepted as soon as it is declared.
- */
-const OPTION_NAMES: readonly string[] = Object.keys({
-  tools: true,
-  planner: true,
-  policy: true,
-  reviewPlan: true,
-  reviewReplans: true,
-  classifier: true,
-  clock: true,
-  recursionLimit: true,
-  replanMemory: true,
-  replanTemplates: true,
-  agents: true,
-  models: true,
-  prices: true,
-  effects: true,
-  reviewer: true,
-} satisfies Record<keyof PlanManagerOptions, true>);
-
 /** A key no option has is refused: a typo (`reviewPlans`) taken silently would leave its option at the default. */
-function refuseUnknownOption(options: object): void {
-  const key = Object.keys(options).find((k) => !OPTION_NAMES.includes(k));
+function refuseUnknownOption(options: object, names: readonly string[]): void {
+  const key = Object.keys(options).find((k) => !names.includes(k));
   if (key === undefined) return;
-  const near = nearest(key, OPTION_NAMES);
-  const hint =
-    near === undefined ? `the options are: ${OPTION_NAMES.join(", ")}` : `did you mean ${JSON.stringify(near)}?`;
+  const near = nearest(key, names);
+  const hint = near === undefined ? `the options are: ${names.join(", ")}` : `did you mean ${JSON.stringify(near)}?`;
   throw new PlanManagerError("invalid_options", `createPlanManager: ${JSON.stringify(key)} is not an option; ${hint}`, {
     path: key,
   });
 }
 
-/** The options object, its top-level fields and the planner, checked where they enter; each error names the field. */
-export function checkShape(options: PlanManagerOptions): void {
+/**
+ * The options object, its top-level fields and the planner, checked where they enter; each error names the
+ * field. `names`: every option's name (a key not among them is refused).
+ */
+export function checkShape(options: { planner: { plan?: unknown } }, names: readonly string[]): void {
   if (options === null || typeof options !== "object") {
     throw new PlanManagerError(
       "invalid_options",
       "createPlanManager(options): options must be an object with `tools` and `planner`",
     );
   }
-  refuseUnknownOption(options);
+  refuseUnknownOption(options, names);
   const shape = OptionsShape.safeParse(options);
   if (!shape.success) {
     const issue = shape.error.issues[0]!;

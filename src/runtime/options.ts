@@ -31,6 +31,28 @@ import { resolveClock, type Clock } from "./clock.js";
 import { checkShape } from "./option-shape.js";
 import { toolInfoOf, toolMetadata, toolRegistry } from "./tool-registry.js";
 
+/**
+ * Every option's name. A key missing here fails the type check, so an option added to
+ * `PlanManagerOptions` is accepted as soon as it is declared.
+ */
+const OPTION_NAMES: readonly string[] = Object.keys({
+  tools: true,
+  planner: true,
+  policy: true,
+  reviewPlan: true,
+  reviewReplans: true,
+  classifier: true,
+  clock: true,
+  recursionLimit: true,
+  replanMemory: true,
+  replanTemplates: true,
+  agents: true,
+  models: true,
+  prices: true,
+  effects: true,
+  reviewer: true,
+} satisfies Record<keyof PlanManagerOptions, true>);
+
 export type { FallbackClassifier } from "../contracts/classifier.js";
 export type { StepAgent, AgentGraph, ModelTiers } from "../steps/handle.js";
 export type { Clock } from "./clock.js";
@@ -121,7 +143,7 @@ export interface Runtime {
 }
 
 export function resolveOptions(options: PlanManagerOptions): Runtime {
-  checkShape(options);
+  checkShape(options, OPTION_NAMES);
   const tools = toolRegistry(options.tools);
   if (options.reviewReplans && !options.reviewPlan) {
     throw new PlanManagerError("invalid_options", "reviewReplans needs reviewPlan: true", { path: "reviewReplans" });
