@@ -15,6 +15,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HttpSessions, MAX_SESSIONS } from "../../src/cli/mcp-sessions.js";
 import { mcpArgs, startHttp, type ToolResult } from "../helpers/mcp.js";
 
+/** What `langgraph-replan mcp` exits with when told to stop. */
+const EXIT_ON_SIGTERM = 0;
+
 let dir: string;
 beforeEach(() => void (dir = mkdtempSync(join(tmpdir(), "mcp-http-sessions-"))));
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
@@ -158,6 +161,27 @@ describe("langgraph-replan mcp --http: sessions", () => {
     }
   }, 120_000);
 
+  it("SIGTERM with a client's session stream open: the server closes its sessions and exits", async () => {
+    const { child, url } = await startHttp(
+      mcpArgs(join(dir, "plans.sqlite"), "test/fixtures/mcp/langgraph.json", "--http", "127.0.0.1:0"),
+    );
+    const exited = new Promise<[number | null, NodeJS.Signals | null]>((done) =>
+      child.once("exit", (code, signal) => done([code, signal])),
+    );
+    const client = new Client({ name: "http-agent", version: "1" });
+    const transport = new StreamableHTTPClientTransport(new URL(url));
+    try {
+      await client.connect(transport);
+      expect(transport.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+      await client.callTool({ name: "plan_list", arguments: {} });
+      child.kill("SIGTERM");
+      expect(await exited).toEqual([EXIT_ON_SIGTERM, null]);
+    } finally {
+      await client.close();
+      child.kill("SIGKILL");
+    }
+  }, 120_000);
+
   it("a plan review is elicited over --http from the client that created the plan, and accepted", async () => {
     const { child, url } = await startHttp(
       mcpArgs(join(dir, "plans.sqlite"), "test/fixtures/mcp/langgraph.json", "--http", "127.0.0.1:0"),
@@ -176,7 +200,10 @@ describe("langgraph-replan mcp --http: sessions", () => {
       const id = (await call("plan_create", { goal: "asked over http" })).structuredContent.plan_id as string;
       // The form goes out in the background, once the run pauses for the review.
       while (asked.length < 1) await new Promise((resolve) => setTimeout(resolve, 10));
-      const done = (await call("plan_wait", { plan_id: id, timeout_s: 60 })).structuredContent;
+      // The accepted answer resumes the run in the background: a wait may first see it running.
+      let done = (await call("plan_wait", { plan_id: id, timeout_s: 60 })).structuredContent;
+      for (let i = 0; i < 3 && done.status === "running"; i++)
+        done = (await call("plan_wait", { plan_id: id, timeout_s: 60 })).structuredContent;
       expect([done.status, done.progress]).toEqual(["completed", { done: 2, total: 2 }]);
       expect(asked).toHaveLength(1);
       expect((asked[0]!.params as { message: string }).message.split("\n")[1]).toBe("Goal: asked over http");
