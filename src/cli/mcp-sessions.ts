@@ -93,7 +93,8 @@ export class HttpSessions<S extends Closable> {
   async closeAll(): Promise<void> {
     const all = [...this.#entries.values()];
     this.#entries.clear();
-    await Promise.all(all.map((entry) => entry.session.close()));
+    // Called on the way out: a session that fails to close must not stop the others, nor the exit.
+    await Promise.allSettled(all.map((entry) => entry.session.close()));
   }
 
   /** The least recently used session with nothing open, else the least recently used of all. */
