@@ -5,9 +5,10 @@
  * request. A page the user visits cannot call a loopback server by a name it controls (DNS
  * rebinding: the Host and Origin checks), and one request cannot start more than `MAX_BATCH` calls.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { CliIo } from "./cli-context.js";
+import { HttpSessions, SESSION_IDLE_MS } from "./mcp-sessions.js";
 import { loadPackage } from "./packages.js";
 import { CliError } from "./target-error.js";
 
@@ -91,9 +92,28 @@ export function refuseTokenFlag(argv: readonly string[]): void {
     );
 }
 
+/** The HTTP server `serveHttp` started: its port, and how to stop it (its sessions closed with it). */
+export interface HttpService {
+  port: number;
+  close(): Promise<void>;
+}
+
+type SdkTransport = InstanceType<
+  (typeof import("@modelcontextprotocol/sdk/server/streamableHttp.js"))["StreamableHTTPServerTransport"]
+>;
+
+/** One client's session: its transport, and its server closed with it. */
+interface HttpSession {
+  transport: SdkTransport;
+  close(): Promise<void>;
+}
+
 /**
- * Streamable HTTP, stateless: each request gets its own server object over the one service, so a
- * client that goes away takes nothing with it; the runs belong to the service.
+ * Streamable HTTP with sessions (docs/decisions/0063-http-sessions.md): a client's `initialize`
+ * opens a session — its own server object over the one service, which knows the client's
+ * capabilities and reaches it on the session's stream, so a run it starts can sample and ask. A
+ * request with neither a session nor an `initialize` is served on its own, as a stateless server
+ * would. The runs belong to the service: a session that ends takes none with it.
  */
 export async function serveHttp(
   service: Service,
@@ -101,12 +121,8 @@ export async function serveHttp(
   token: string | undefined,
   names: string[],
   io: Pick<CliIo, "err">,
-): Promise<Server> {
-  const { createMcpServer } = await import("../mcp/index.js");
-  const { StreamableHTTPServerTransport } = await loadPackage(
-    SDK_USER,
-    () => import("@modelcontextprotocol/sdk/server/streamableHttp.js"),
-  );
+): Promise<HttpService> {
+  const serve = await mcpRequests(service);
   let allowed: ReadonlySet<string> | undefined = new Set();
   const http = createServer((req, res) => {
     void (async () => {
@@ -121,11 +137,7 @@ export async function serveHttp(
         res.writeHead(refused.status, { ...refused.headers, connection: "close" });
         return void res.end(refused.message, () => req.socket.destroy());
       }
-      const server = createMcpServer(service);
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-      res.on("close", () => void transport.close().then(() => server.close()));
-      await server.connect(transport);
-      await transport.handleRequest(req, res, refused.body);
+      await serve.request(req, res, refused.body);
     })().catch((error: unknown) => {
       io.err(`langgraph-replan mcp: ${error instanceof Error ? error.message : String(error)}`);
       if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" }).end("internal error");
@@ -142,7 +154,76 @@ export async function serveHttp(
     `langgraph-replan mcp: serving ${names.join(", ")} on http://${urlHost(address.host)}:${port}/mcp` +
       (token ? " (bearer token required)" : ""),
   );
-  return http;
+  const close = async () => {
+    http.close();
+    await serve.close();
+    // The sessions' streams are closed; what is left is idle keep-alive connections.
+    http.closeAllConnections();
+  };
+  return { port, close };
+}
+
+/** Whether a JSON-RPC body (one message or a batch) holds an `initialize`. */
+const initializes = (body: unknown) =>
+  (Array.isArray(body) ? body : [body]).some(
+    (message) =>
+      typeof message === "object" && message !== null && (message as { method?: unknown }).method === "initialize",
+  );
+
+const sessionNotFound = (res: ServerResponse): void =>
+  void res
+    .writeHead(404, { "content-type": "application/json" })
+    .end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null }));
+
+/** Serves the MCP requests that passed the checks: in their session, in a new one, or on their own. */
+async function mcpRequests(service: Service) {
+  const { createMcpServer } = await import("../mcp/index.js");
+  const { StreamableHTTPServerTransport } = await loadPackage(
+    SDK_USER,
+    () => import("@modelcontextprotocol/sdk/server/streamableHttp.js"),
+  );
+  const sessions = new HttpSessions<HttpSession>();
+  const sweeper = setInterval(() => sessions.sweep(), Math.min(SESSION_IDLE_MS, 60_000));
+  sweeper.unref();
+
+  async function open(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    const server = createMcpServer(service);
+    const transport: SdkTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => sessions.add(id, { transport, close: () => server.close() }),
+      onsessionclosed: (id) => sessions.forget(id),
+    });
+    // Set before connect: the server chains its own close handler after this one.
+    transport.onclose = () => void (transport.sessionId && sessions.forget(transport.sessionId));
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+    if (transport.sessionId === undefined) await server.close();
+  }
+
+  async function alone(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    const server = createMcpServer(service);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on("close", () => void transport.close().then(() => server.close()));
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  }
+
+  async function request(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    const id = req.headers["mcp-session-id"];
+    if (typeof id === "string") {
+      const used = sessions.use(id);
+      if (!used) return sessionNotFound(res);
+      res.on("close", used.done);
+      return used.session.transport.handleRequest(req, res, body);
+    }
+    return req.method === "POST" && initializes(body) ? open(req, res, body) : alone(req, res, body);
+  }
+
+  const close = async () => {
+    clearInterval(sweeper);
+    await sessions.closeAll();
+  };
+  return { request, close };
 }
 
 interface Refused {

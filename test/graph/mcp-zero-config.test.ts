@@ -114,8 +114,11 @@ describe("langgraph-replan mcp with no langgraph.json", () => {
 });
 
 describe("langgraph-replan mcp --http with no langgraph.json", () => {
-  it("stateless HTTP cannot reach the client once plan_create has answered: sampling_unsupported, the plan resumable", async () => {
-    const child = spawn(process.execPath, cliArgs(["--http", "127.0.0.1:0"]), {
+  it("a session keeps the client: the plan is made by the client's model over Streamable HTTP", async () => {
+    const tools = join(dir, "mcp.json");
+    const server = { command: process.execPath, args: [resolve("test/fixtures/mcp-word-server.mjs")] };
+    writeFileSync(tools, JSON.stringify({ mcpServers: { words: server } }));
+    const child = spawn(process.execPath, cliArgs(["--http", "127.0.0.1:0", "--tools", tools]), {
       cwd: dir,
       env: { PATH: process.env.PATH ?? "" },
       stdio: ["ignore", "ignore", "pipe"],
@@ -132,16 +135,25 @@ describe("langgraph-replan mcp --http with no langgraph.json", () => {
       });
       const { client, call, requests } = samplingClient([JSON.stringify(countDraft)]);
       await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-      const planId = (await call("plan_create", { goal: "count my words" })).structuredContent!.plan_id as string;
-      const waited = (await call("plan_wait", { plan_id: planId, timeout_s: 300 })).structuredContent!;
-      expect(waited.error).toMatchObject({
-        failure_reason: "run_threw",
-        code: "sampling_unsupported",
-        recoverable: true,
+      const planId = (await call("plan_create", { goal: "count my words", context: { text: "one two three" } }))
+        .structuredContent!.plan_id as string;
+      expect((await call("plan_wait", { plan_id: planId, timeout_s: 300 })).structuredContent!.status).toBe(
+        "awaiting_human",
+      );
+      const [next] = (await call("plan_next", { plan_id: planId })).structuredContent!.steps;
+      expect([next.stepId, next.context.inputs]).toEqual(["report", { words: 3 }]);
+      await call("plan_submit", { plan_id: planId, step_id: "report", output: { told: true } });
+      const done = (await call("plan_wait", { plan_id: planId, timeout_s: 300 })).structuredContent!;
+      expect(done).toMatchObject({
+        status: "completed",
+        steps: [
+          { id: "count", status: "succeeded", attempts: 1 },
+          { id: "report", status: "succeeded", attempts: 1 },
+        ],
       });
-      // A stateless request's server never saw the client's initialize: it has no name for it.
-      expect(waited.error.message).toContain("this run (unnamed) has gone away");
-      expect(requests.length).toBeLessThanOrEqual(1);
+      expect(done.error).toBeUndefined();
+      expect(requests).toHaveLength(1);
+      expect(JSON.stringify(requests[0]!.messages)).toContain("words__count_words");
       await client.close();
     } finally {
       child.kill("SIGTERM");
