@@ -1,7 +1,11 @@
 /**
- * Dispatch policy for steps that run at the same time (docs/architecture.md "Parallel steps"), as pure functions:
- * whether one more step may start now (`mayStart`, the one place every start condition lives), and the
- * per-tool concurrency limits that rate limits lower and successes raise again (AIMD).
+ * "May this step start?", as pure functions (docs/architecture.md "Parallel steps";
+ * docs/decisions/0064-one-start-verdict.md): its readiness (`readyToStart`: dependencies, `when`, an
+ * assumption found false, a failed step — the middleware's routing and the unit table ask it), whether
+ * one more step may start now (`mayStart`: a hold, slots, shared resources, tool limits — the graph's
+ * dispatcher asks it), and the per-tool concurrency limits that rate limits lower and successes raise
+ * again (AIMD). The checks on the call itself (trusted inputs, freshness, preconditions, a committed
+ * operation, the budget) are `beforeAttempt`'s (attempt.ts), which the one attempt driver asks on both faces.
  * No LangGraph, no clock, no I/O.
  */
 import { selectReady } from "../../plan/ready.js";
