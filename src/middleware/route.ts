@@ -7,8 +7,8 @@
  */
 import { canonical } from "../plan/diff.js";
 import { factValues } from "../plan/facts.js";
-import { selectReady } from "../plan/ready.js";
 import type { Step } from "../plan/schema/step.js";
+import { readinessOf, readyToStart } from "../policy/attempt/may-start.js";
 import type { AgentPlanValues } from "./agent-state.js";
 
 export type Route =
@@ -32,28 +32,16 @@ export function routeCall(
   if (!first) return { kind: "free" };
   if (named && !uses(named))
     return { kind: "refuse", step: named, message: `step "${named.id}" uses ${named.tool}, not ${tool}`, args };
-  const readiness = selectReady(plan, state.steps, factValues(state.facts));
-  const ready = new Set(readiness.kind === "ready" ? readiness.steps.map((s) => s.id) : []);
-  const falsified = state.planRun.falsified;
-  // A person who allowed a step another round at an escalation outranks the false assumption, for that step.
-  const allowed = (s: Step) => state.steps[s.id]?.status === "pending" && state.steps[s.id]?.retryBase !== undefined;
-  const restsOnFalse = (s: Step) => (allowed(s) ? undefined : (s.assumptions ?? []).find((a) => falsified.includes(a)));
-  const step = candidates.find((s) => ready.has(s.id) && !restsOnFalse(s));
+  // Whether a step may start is the policy's one answer (policy/attempt/may-start.ts), asked here as the graph asks it.
+  const standing = readinessOf(plan, state.steps, factValues(state.facts), state.planRun.falsified);
+  const verdicts = new Map(candidates.map((s) => [s.id, readyToStart(s, standing)]));
+  const step = candidates.find((s) => verdicts.get(s.id)!.ok);
   if (step) return { kind: "step", step, args };
   const done = candidates.find((s) => state.steps[s.id]?.status === "succeeded");
   if (done) return { kind: "done", step: done, output: state.steps[done.id]!.output };
   const refused = candidates.find((s) => state.steps[s.id]?.status === "failed") ?? first;
-  return { kind: "refuse", step: refused, message: whyNotReady(refused, state, restsOnFalse(refused)), args };
-}
-
-function whyNotReady(step: Step, state: Pick<AgentPlanValues, "steps">, falseAssumption: string | undefined): string {
-  const revise = "revise the plan with write_plan";
-  if (falseAssumption) return `step "${step.id}" rests on assumption "${falseAssumption}", which is false: ${revise}`;
-  const run = state.steps[step.id];
-  if (run?.status === "failed")
-    return `step "${step.id}" failed (${run.error?.message ?? "no result"}): revise the plan with write_plan`;
-  const waiting = (step.dependsOn ?? []).filter((d) => state.steps[d]?.status !== "succeeded");
-  return `step "${step.id}" is not ready: it waits for ${waiting.join(", ") || "its inputs"}`;
+  const verdict = verdicts.get(refused.id)!;
+  return { kind: "refuse", step: refused, message: verdict.ok ? "" : verdict.reason, args };
 }
 
 function withoutStep(args: Record<string, unknown>): Record<string, unknown> {

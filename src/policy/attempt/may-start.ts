@@ -1,9 +1,14 @@
 /**
- * Dispatch policy for steps that run at the same time (docs/architecture.md "Parallel steps"), as pure functions:
- * whether one more step may start now (`mayStart`, the one place every start condition lives), and the
- * per-tool concurrency limits that rate limits lower and successes raise again (AIMD).
+ * "May this step start?", as pure functions (docs/architecture.md "Parallel steps";
+ * docs/decisions/0064-one-start-verdict.md): its readiness (`readyToStart`: dependencies, `when`, an
+ * assumption found false, a failed step — the middleware's routing and the unit table ask it), whether
+ * one more step may start now (`mayStart`: a hold, slots, shared resources, tool limits — the graph's
+ * dispatcher asks it), and the per-tool concurrency limits that rate limits lower and successes raise
+ * again (AIMD). The checks on the call itself (trusted inputs, freshness, preconditions, a committed
+ * operation, the budget) are `beforeAttempt`'s (attempt.ts), which the one attempt driver asks on both faces.
  * No LangGraph, no clock, no I/O.
  */
+import { selectReady } from "../../plan/ready.js";
 import type { Plan } from "../../plan/schema/plan.js";
 import type { ErrorInfo, StepRun } from "../../plan/schema/run.js";
 import type { Step } from "../../plan/schema/step.js";
@@ -48,6 +53,57 @@ export function mayStart(step: Step, tool: string | undefined, ctx: StartContext
       return { start: false, reason: "tool_limit", detail: `${tool} is limited to ${limit} at a time` };
   }
   return { start: true };
+}
+
+/** Where the run stands for a step's readiness: the records, the ready steps, the assumptions found false. */
+export interface Readiness {
+  steps: Readonly<Record<string, StepRun>>;
+  /** The steps whose dependencies and `when` allow them to start (plan/ready.ts `selectReady`). */
+  ready: ReadonlySet<string>;
+  falsified: readonly string[];
+}
+
+/** Why a step may not start for want of readiness; `rule` names the clause, `reason` is what the caller is told. */
+export type ReadyVerdict =
+  { ok: true } | { ok: false; rule: "start.false-assumption" | "start.failed" | "start.not-ready"; reason: string };
+
+/** The readiness of a plan's steps over trusted `values`: the ready set `readyToStart` reads. */
+export function readinessOf(
+  plan: Plan,
+  steps: Readonly<Record<string, StepRun>>,
+  values: Readonly<Record<string, unknown>>,
+  falsified: readonly string[],
+): Readiness {
+  const readiness = selectReady(plan, steps, values);
+  const ready = new Set(readiness.kind === "ready" ? readiness.steps.map((s) => s.id) : []);
+  return { steps, ready, falsified };
+}
+
+/**
+ * May `step` start, as far as its readiness goes? Not while it rests on an assumption found false
+ * (unless a person allowed it another round at an escalation: that outranks the assumption, for
+ * this step), nor before its dependencies and `when` make it ready. A failed step is refused with
+ * its error. The reasons are the words the model reads inside createAgent.
+ */
+export function readyToStart(step: Step, r: Readiness): ReadyVerdict {
+  const revise = "revise the plan with write_plan";
+  const run = r.steps[step.id];
+  const allowed = run?.status === "pending" && run.retryBase !== undefined;
+  const falseAssumption = allowed ? undefined : (step.assumptions ?? []).find((a) => r.falsified.includes(a));
+  if (falseAssumption !== undefined) {
+    const reason = `step "${step.id}" rests on assumption "${falseAssumption}", which is false: ${revise}`;
+    return { ok: false, rule: "start.false-assumption", reason };
+  }
+  if (r.ready.has(step.id)) return { ok: true };
+  if (run?.status === "failed")
+    return {
+      ok: false,
+      rule: "start.failed",
+      reason: `step "${step.id}" failed (${run.error?.message ?? "no result"}): ${revise}`,
+    };
+  const waiting = (step.dependsOn ?? []).filter((d) => r.steps[d]?.status !== "succeeded");
+  const reason = `step "${step.id}" is not ready: it waits for ${waiting.join(", ") || "its inputs"}`;
+  return { ok: false, rule: "start.not-ready", reason };
 }
 
 /**
