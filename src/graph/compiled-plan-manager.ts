@@ -41,6 +41,7 @@ import type { PlanManagerResult } from "./resume-run.js";
 import { threadLetGo, withThreadRun } from "./thread-lock.js";
 import { untilStopped } from "./stopped-run.js";
 import { withHeldEvents } from "../runtime/events.js";
+import { tappedValues } from "../runtime/values-tap.js";
 import { tracedRun } from "../otel/graph-run.js";
 
 type BaseCompiled = CompiledStateGraph<State, Update, string, InputSpec, OutputSpec>;
@@ -77,7 +78,9 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     // Calls still in flight when a run ends keep its thread held, like a node still running.
     const held = withThreadRun(durable(nestedLimit(own, this.config?.recursionLimit)), thread);
     const traced = tracedRun(run, this.name, signal);
-    const steps = traced(checked, withHeldEvents(withDispatch(held, (w) => thread.track(w), signal)));
+    const chunks = traced(checked, withHeldEvents(withDispatch(held, (w) => thread.track(w), signal)));
+    // A top-level invoke's chunks are its state values: the plan service keeps a running plan's status from them.
+    const steps = onlyTheResult(options) ? tappedValues(chunks, configurable) : chunks;
     try {
       // A stopped run is read to its end in the background; the thread is held until then.
       yield* untilStopped(steps, signal, (rest) => {

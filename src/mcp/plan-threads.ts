@@ -10,6 +10,7 @@ import { PlanManagerError } from "../errors.js";
 import { heldHere } from "../graph/thread-lock.js";
 import { originalSaver, saverAdapter } from "../storage/index.js";
 import { ExpiringMap } from "./expiring-map.js";
+import { LiveStatuses } from "./live-status.js";
 import { BackgroundRuns } from "./runs.js";
 import type { ServedGraph } from "./service-types.js";
 import { statusCore, type StatusCore, type StatusValues } from "./status.js";
@@ -43,6 +44,8 @@ export class PlanThreads {
         return this.wakes?.announce(planId);
       }),
   );
+  /** The status of each run this process drives, kept from its stream (live-status.ts). */
+  readonly live = new LiveStatuses();
   /** Called once a run this process drove has returned or paused, and its status row is written (elicitations.ts listens). */
   readonly onPaused = new Set<(planId: string) => void>();
   /**

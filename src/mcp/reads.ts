@@ -12,8 +12,13 @@ import { startedFrom } from "./summaries.js";
 /** The longest `plan_wait`, in seconds. */
 export const MAX_WAIT_S = 300;
 
+/**
+ * A run this process drives is read from what its stream last showed (mcp/live-status.ts), which
+ * is what its latest checkpoint holds; any other plan from its status row or checkpoint.
+ */
 export async function readStatus(threads: PlanThreads, planId: string): Promise<PlanStatus> {
-  const core = await threads.core(planId);
+  const live = threads.runs.has(planId) ? threads.live.core(planId) : undefined;
+  const core = live ?? (await threads.core(planId));
   return withServer(threads, planId, core, statusFrom(threads, planId, core));
 }
 

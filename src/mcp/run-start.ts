@@ -2,9 +2,11 @@
  * How the plan service starts a run in the background on a plan's thread, and what it writes
  * around it: a status row saying a run is going on once the run holds the thread, and the row of
  * the checkpoint the run left when it returns (docs/decisions/0037-planning-service-over-mcp.md).
+ * While it runs, its stream keeps its status in memory (docs/decisions/0066-live-status-of-running-plans.md).
  */
 import type { LangGraphRunnableConfig, StateSnapshot } from "@langchain/langgraph";
 import { CALLS_HELD } from "../runtime/run-control.js";
+import { withValuesTap } from "../runtime/values-tap.js";
 import { saverAdapter } from "../storage/index.js";
 import type { PlanThreads } from "./plan-threads.js";
 import type { ServedGraph } from "./service-types.js";
@@ -40,8 +42,15 @@ export async function beginRun(
     graph,
     async (g, config) => {
       try {
-        return await run(g, config);
+        return await run(
+          g,
+          withValuesTap(
+            config,
+            threads.live.tap(planId, () => threads.runs.holds(planId)),
+          ),
+        );
       } finally {
+        threads.live.forget(planId);
         // A run refused before it held the thread wrote nothing, and has no row to write.
         // An optimisation only: a row that could not be written leaves readers on the checkpoint.
         if (threads.runs.holds(planId)) await threads.storeStatus(planId).catch(() => undefined);

@@ -107,6 +107,19 @@ export function runGoingOn(core: StatusCore): boolean {
 /** The status of the checkpoint `snapshot` shows, as a `StatusCore`. */
 export function statusCore(snapshot: StateSnapshot): StatusCore {
   const values = (snapshot.values ?? {}) as StatusValues;
+  const question = snapshot.tasks.flatMap((t) => t.interrupts ?? [])[0]?.value as InterruptPayload | undefined;
+  return {
+    ...valuesCore(values),
+    ...(question ? { question } : {}),
+    ...(FINAL.has(values.status ?? "") && !question && snapshot.next.length > 0 ? { ending: true as const } : {}),
+  };
+}
+
+/**
+ * What the run's state values alone say of its status: all of `statusCore` but the question and
+ * whether work is left after a final status, which only the checkpoint's tasks show.
+ */
+export function valuesCore(values: StatusValues): StatusCore {
   const planned = values.plan?.steps ?? [];
   const runs = values.steps ?? {};
   const factsBy = new Map<string, Record<string, string>>();
@@ -117,7 +130,6 @@ export function statusCore(snapshot: StateSnapshot): StatusCore {
   }
   const times = Object.values(runs).flatMap((r) => [r.startedAt, r.endedAt].filter((t): t is string => !!t));
   times.sort();
-  const question = snapshot.tasks.flatMap((t) => t.interrupts ?? [])[0]?.value as InterruptPayload | undefined;
   const outcome = values.outcome;
   return {
     goal: values.goal ?? "",
@@ -132,10 +144,8 @@ export function statusCore(snapshot: StateSnapshot): StatusCore {
     })),
     progress: { done: planned.filter((s) => DONE.has(runs[s.id]?.status ?? "")).length, total: planned.length },
     timing: { started_at: times[0] ?? null, last_progress_at: times.at(-1) ?? null },
-    ...(question ? { question } : {}),
     ...(outcome ? { outcome } : {}),
     usage: usageOf(values),
-    ...(FINAL.has(values.status ?? "") && !question && snapshot.next.length > 0 ? { ending: true as const } : {}),
   };
 }
 
