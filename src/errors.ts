@@ -118,6 +118,12 @@ export function resumableCause(error: unknown): PlanManagerError | undefined {
   return undefined;
 }
 
+/** A model that cannot be asked now (`resumableCause`) ends the run unfailed, to carry on when run again: rethrown. */
+export function throwIfResumable(error: unknown): void {
+  const waiting = resumableCause(error);
+  if (waiting) throw waiting;
+}
+
 /** The longest wait a server's Retry-After can ask for (one day); a longer one is waited this long. */
 export const MAX_RETRY_AFTER_MS = 86_400_000;
 

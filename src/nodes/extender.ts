@@ -21,7 +21,7 @@ import {
   validateExtension,
 } from "./extender/extension.js";
 import { checkVersion } from "./shared/quality-hold.js";
-import { isPlanManagerError, resumableCause } from "../errors.js";
+import { isPlanManagerError, throwIfResumable } from "../errors.js";
 import { withDeadline } from "../runtime/deadline.js";
 import { capText } from "../plan/json-safe.js";
 import { decide } from "../policy/ladder/decide.js";
@@ -68,9 +68,7 @@ async function askExtend(
   try {
     return { draft: await withDeadline(rt.policy.plannerTimeoutMs, "planner.extend", ask, config.signal) };
   } catch (error) {
-    // A model that cannot be asked now ends the run unfailed: it carries on when run again.
-    const waiting = resumableCause(error);
-    if (waiting) throw waiting;
+    throwIfResumable(error);
     const message = capText(error instanceof Error ? error.message : String(error));
     const kind = isPlanManagerError(error) && error.code === "invalid_plan" ? "invalid_draft" : "planner_error";
     return { failed: { ...failedReplan(kind, message), reason: `the planner failed to extend the plan: ${message}` } };

@@ -8,7 +8,7 @@ import { type Plan, type PlanDraft } from "../plan/schema/plan.js";
 import { FactKeySchema } from "../plan/schema/primitives.js";
 import { type Fact } from "../plan/schema/run.js";
 import { formatIssues, validatePlan, type PlanIssue } from "../plan/validate.js";
-import { isPlanManagerError, resumableCause } from "../errors.js";
+import { isPlanManagerError, throwIfResumable } from "../errors.js";
 import { emit } from "../runtime/events.js";
 import { planReview } from "../runtime/interrupts.js";
 import { withDeadline } from "../runtime/deadline.js";
@@ -113,9 +113,7 @@ async function draftPlan(
       );
     draft = await withDeadline(rt.policy.plannerTimeoutMs, "planner.plan", ask, config.signal);
   } catch (error) {
-    // A model that cannot be asked now ends the run unfailed: it carries on when run again.
-    const waiting = resumableCause(error);
-    if (waiting) throw waiting;
+    throwIfResumable(error);
     const message = capText(error instanceof Error ? error.message : String(error));
     if (isPlanManagerError(error) && error.code === "invalid_plan")
       return { message, failureReason: "invalid_plan", issues: (error.issues ?? []) as PlanIssue[] };

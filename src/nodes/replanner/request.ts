@@ -9,7 +9,7 @@ import { failedReplan } from "../../policy/ladder/guards.js";
 import type { PlannerAnswer, ReplanAsk } from "../../policy/replan/replan-step.js";
 import { affectedSteps, labelledFacts, validateReplanDraft, type ReplanFrame } from "../../policy/replan/draft.js";
 import type { MemoryHint } from "../../policy/replan/recall.js";
-import { isPlanManagerError, resumableCause } from "../../errors.js";
+import { isPlanManagerError, throwIfResumable } from "../../errors.js";
 import type { ReplanRequest } from "../../contracts/planner.js";
 import { modelTrace } from "../../contracts/trace.js";
 import type { ReplanRun } from "./context.js";
@@ -52,9 +52,7 @@ export async function askPlanner(
     );
     return { draft };
   } catch (error) {
-    // A model that cannot be asked now ends the run unfailed: it carries on when run again.
-    const waiting = resumableCause(error);
-    if (waiting) throw waiting;
+    throwIfResumable(error);
     return plannerFailure(error);
   }
 }
