@@ -6,7 +6,7 @@ import {
   nextQueued,
   raiseLimit,
   readinessOf,
-  type Dispatch,
+  type DispatchStanding,
   type StartStanding,
 } from "../../src/policy/attempt/may-start.js";
 import type { Plan } from "../../src/plan/schema/plan.js";
@@ -16,11 +16,7 @@ import type { Step } from "../../src/plan/schema/step.js";
 const step = (id: string, extra: Partial<Step> = {}): Step => ({ id, goal: id, tool: "t", ...extra }) as Step;
 
 /** The standing of `steps` with nothing run yet (or `runs`), and the dispatcher's calls, slots and limits. */
-function ctx(
-  steps: Step[],
-  over: Partial<Dispatch> = {},
-  runs: Record<string, StepRun> = {},
-): StartStanding {
+function ctx(steps: Step[], over: Partial<DispatchStanding> = {}, runs: Record<string, StepRun> = {}): StartStanding {
   const plan: Plan = { version: 1, steps, assumptions: [] } as Plan;
   return { ...readinessOf(plan, runs, {}, []), dispatch: { running: [], maxConcurrency: 4, toolLimits: {}, ...over } };
 }
@@ -60,7 +56,11 @@ describe("mayStart: the dispatcher's clauses of the one start verdict", () => {
     });
     const running: StepRun = { status: "running", attempts: 1 };
     const holding = ctx(steps, { running: [{ stepId: "p1", tool: "t" }] }, { p1: running });
-    expect(mayStart(p2, holding, "t")).toEqual({ ok: false, rule: "start.resource-busy", reason: '"p1" holds payments' });
+    expect(mayStart(p2, holding, "t")).toEqual({
+      ok: false,
+      rule: "start.resource-busy",
+      reason: '"p1" holds payments',
+    });
     expect(mayStart(p2, ctx(steps, {}, { p1: { status: "succeeded", attempts: 1 } }), "t")).toEqual({ ok: true });
   });
 

@@ -7,7 +7,7 @@ import {
   readinessOf,
   readyToStart,
   START_RULES,
-  type Dispatch,
+  type DispatchStanding,
   type StartStanding,
 } from "../../src/policy/attempt/may-start.js";
 import type { Plan } from "../../src/plan/schema/plan.js";
@@ -25,7 +25,11 @@ const plan: Plan = { version: 1, steps: [a, b, c, pay1, pay2], assumptions: [] }
 const failed: StepRun = { status: "failed", attempts: 2, error: { name: "Error", message: "boom" } };
 
 /** The standing of `plan` over `steps`, with the graph's dispatcher when `dispatch` is given. */
-function standing(steps: Record<string, StepRun>, falsified: string[] = [], dispatch?: Partial<Dispatch>): StartStanding {
+function standing(
+  steps: Record<string, StepRun>,
+  falsified: string[] = [],
+  dispatch?: Partial<DispatchStanding>,
+): StartStanding {
   const s = readinessOf(plan, steps, {}, falsified);
   return dispatch ? { ...s, dispatch: { running: [], maxConcurrency: 4, toolLimits: {}, ...dispatch } } : s;
 }
@@ -170,8 +174,16 @@ describe("both faces ask it", () => {
     if (refusal.ok || refusal.rule !== "start.false-assumption") throw new Error("expected a false assumption");
     const failure = falseAssumptionFailure(refusal);
     expect(failure).toEqual({
-      error: { name: "FalseAssumption", message: 'step "c" rests on assumption "A1", which is false', assumptionId: "A1" },
-      deviation: { kind: "assumption_broken", assumptionId: "A1", message: 'step "c" rests on assumption "A1", which is false' },
+      error: {
+        name: "FalseAssumption",
+        message: 'step "c" rests on assumption "A1", which is false',
+        assumptionId: "A1",
+      },
+      deviation: {
+        kind: "assumption_broken",
+        assumptionId: "A1",
+        message: 'step "c" rests on assumption "A1", which is false',
+      },
     });
     const deviation = { ...failure.deviation, stepId: "c", attempt: 0 } as Deviation;
     const refused: StepRun = { status: "failed", attempts: 0, error: failure.error };
@@ -180,7 +192,13 @@ describe("both faces ask it", () => {
     const again: StepRun = { status: "pending", attempts: 0, retryBase: 0 };
     expect(nextQueued([deviation], plan, { c: again }, ["A1"])).toEqual({ rest: [] });
     // An assumption check's deviation is stale once the assumption is false, as before.
-    const checked = { kind: "assumption_broken", stepId: "a", attempt: 1, assumptionId: "A1", message: "m" } as Deviation;
+    const checked = {
+      kind: "assumption_broken",
+      stepId: "a",
+      attempt: 1,
+      assumptionId: "A1",
+      message: "m",
+    } as Deviation;
     expect(nextQueued([checked], plan, { a: { status: "succeeded", attempts: 1 } }, ["A1"])).toEqual({ rest: [] });
   });
 });

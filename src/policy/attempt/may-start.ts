@@ -53,7 +53,7 @@ export interface RunningCall {
  * The graph's dispatcher: its calls in flight, its slots and tool limits, and a hold. Inside createAgent
  * the model's turn decides what is called together, so the middleware asks without one.
  */
-export interface Dispatch {
+export interface DispatchStanding {
   running: readonly RunningCall[];
   maxConcurrency: number;
   /** Per-tool concurrency lowered by rate limits; a tool not listed may use every slot. */
@@ -71,11 +71,11 @@ export interface StartStanding {
   /** The assumptions found false. */
   falsified: readonly string[];
   /** The graph's dispatcher; absent inside createAgent. */
-  dispatch?: Dispatch;
+  dispatch?: DispatchStanding;
 }
 
 /** @deprecated the dispatcher's part of the standing: use `StartStanding` with `dispatch`. */
-export type StartContext = Pick<StartStanding, "plan" | "steps"> & Dispatch;
+export type StartContext = Pick<StartStanding, "plan" | "steps"> & DispatchStanding;
 /** @deprecated use `StartStanding`. */
 export type Readiness = StartStanding;
 /** @deprecated use `StartVerdict`. */
@@ -126,14 +126,23 @@ function readinessRefusal(step: Step, s: StartStanding): StartRefusal | undefine
   }
   if (s.ready.has(step.id)) return undefined;
   if (run?.status === "failed")
-    return { ok: false, rule: "start.failed", reason: `step "${step.id}" failed (${run.error?.message ?? "no result"})` };
+    return {
+      ok: false,
+      rule: "start.failed",
+      reason: `step "${step.id}" failed (${run.error?.message ?? "no result"})`,
+    };
   const waiting = (step.dependsOn ?? []).filter((d) => s.steps[d]?.status !== "succeeded");
   const reason = `step "${step.id}" is not ready: it waits for ${waiting.join(", ") || "its inputs"}`;
   return { ok: false, rule: "start.not-ready", reason };
 }
 
 /** The dispatcher's capacity: a free slot, the step's shared resources, its tool's limit. */
-function dispatchRefusal(step: Step, s: StartStanding, d: Dispatch, tool: string | undefined): StartRefusal | undefined {
+function dispatchRefusal(
+  step: Step,
+  s: StartStanding,
+  d: DispatchStanding,
+  tool: string | undefined,
+): StartRefusal | undefined {
   if (d.running.length >= d.maxConcurrency)
     return { ok: false, rule: "start.no-slot", reason: `${d.running.length} of ${d.maxConcurrency} slots in use` };
   const blocker = resourceBlocker(step, s.plan, s.steps, d.running);
@@ -150,7 +159,9 @@ function dispatchRefusal(step: Step, s: StartStanding, d: Dispatch, tool: string
 export const FALSE_ASSUMPTION = "FalseAssumption";
 
 /** A refusal for a false assumption, as a check's failure: the step's error and the deviation for its ladder. */
-export function falseAssumptionFailure(refusal: Extract<StartRefusal, { rule: "start.false-assumption" }>): CheckFailure {
+export function falseAssumptionFailure(
+  refusal: Extract<StartRefusal, { rule: "start.false-assumption" }>,
+): CheckFailure {
   const { reason: message, assumptionId } = refusal;
   return {
     error: { name: FALSE_ASSUMPTION, message, assumptionId },
