@@ -97,8 +97,9 @@ function startable(d: Dag, runs: Record<string, StepRun>, running: string[], max
     if (runs[s.id]) continue;
     if (!(s.dependsOn ?? []).every((x) => runs[x]?.status === "succeeded")) continue;
     const calls = [...running, ...out.map((o) => o.id)].map((id) => ({ stepId: id, tool: "work" }));
-    const ctx = { plan, steps: runs, running: calls, maxConcurrency: max, toolLimits: {} };
-    if (mayStart(s, "work", ctx).start) out.push(s);
+    const standing = { plan, steps: runs, ready: new Set([s.id]), falsified: [] };
+    if (mayStart(s, { ...standing, dispatch: { running: calls, maxConcurrency: max, toolLimits: {} } }, "work").ok)
+      out.push(s);
   }
   return out;
 }

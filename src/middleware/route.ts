@@ -8,14 +8,15 @@
 import { canonical } from "../plan/diff.js";
 import { factValues } from "../plan/facts.js";
 import type { Step } from "../plan/schema/step.js";
-import { readinessOf, readyToStart } from "../policy/attempt/may-start.js";
+import { mayStart, readinessOf, type StartRefusal, type StartRule } from "../policy/attempt/may-start.js";
 import type { AgentPlanValues } from "./agent-state.js";
 
 export type Route =
   | { kind: "free" }
   | { kind: "step"; step: Step; args: Record<string, unknown> }
   | { kind: "done"; step: Step; output: unknown }
-  | { kind: "refuse"; step: Step; message: string; args: Record<string, unknown> };
+  /** `rule`: the start clause that refused it (policy/attempt/may-start.ts `START_RULES`); none for a tool the step does not use. */
+  | { kind: "refuse"; step: Step; rule?: StartRule; message: string; args: Record<string, unknown> };
 
 export function routeCall(
   state: Pick<AgentPlanValues, "plan" | "steps" | "facts" | "planRun">,
@@ -32,16 +33,23 @@ export function routeCall(
   if (!first) return { kind: "free" };
   if (named && !uses(named))
     return { kind: "refuse", step: named, message: `step "${named.id}" uses ${named.tool}, not ${tool}`, args };
-  // Whether a step may start is the policy's one answer (policy/attempt/may-start.ts), asked here as the graph asks it.
+  // Whether a step may start is the policy's one answer (policy/attempt/may-start.ts), the graph's too; the
+  // model's turn is its own dispatch, so there is no dispatcher to ask about.
   const standing = readinessOf(plan, state.steps, factValues(state.facts), state.planRun.falsified);
-  const verdicts = new Map(candidates.map((s) => [s.id, readyToStart(s, standing)]));
+  const verdicts = new Map(candidates.map((s) => [s.id, mayStart(s, standing)]));
   const step = candidates.find((s) => verdicts.get(s.id)!.ok);
   if (step) return { kind: "step", step, args };
   const done = candidates.find((s) => state.steps[s.id]?.status === "succeeded");
   if (done) return { kind: "done", step: done, output: state.steps[done.id]!.output };
   const refused = candidates.find((s) => state.steps[s.id]?.status === "failed") ?? first;
-  const verdict = verdicts.get(refused.id)!;
-  return { kind: "refuse", step: refused, message: verdict.ok ? "" : verdict.reason, args };
+  const verdict = verdicts.get(refused.id) as StartRefusal;
+  return { kind: "refuse", step: refused, rule: verdict.rule, message: toModel(verdict), args };
+}
+
+/** A refusal as the model reads it: what it can do about a step that will not become ready by waiting. */
+function toModel(refusal: StartRefusal): string {
+  const revise = refusal.rule === "start.false-assumption" || refusal.rule === "start.failed";
+  return revise ? `${refusal.reason}: revise the plan with write_plan` : refusal.reason;
 }
 
 function withoutStep(args: Record<string, unknown>): Record<string, unknown> {

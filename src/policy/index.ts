@@ -32,8 +32,26 @@ export type { MemoryEntry, Score } from "./memory/memory.js";
 export { capabilityGuard, capabilityBaseline } from "./capability/guard.js";
 export type { CapabilityInput, CapabilityHit } from "./capability/guard.js";
 export type { CapabilityFinding, CapabilityBaseline } from "./capability/types.js";
-export { mayStart, lowerLimit, raiseLimit, isRateLimit, nextQueued } from "./attempt/may-start.js";
-export type { StartContext, StartVerdict, RunningCall, LimitChange, LimitUpdate } from "./attempt/may-start.js";
+export {
+  mayStart,
+  readinessOf,
+  START_RULES,
+  lowerLimit,
+  raiseLimit,
+  isRateLimit,
+  nextQueued,
+} from "./attempt/may-start.js";
+export type {
+  StartContext,
+  StartStanding,
+  DispatchStanding,
+  StartRule,
+  StartRefusal,
+  StartVerdict,
+  RunningCall,
+  LimitChange,
+  LimitUpdate,
+} from "./attempt/may-start.js";
 export type { PolicyOptions, ReplanTools, ResolvedPolicy } from "./options.js";
 export { validatePlan, formatIssues } from "../plan/validate.js";
 export type { PlanIssue, PlanIssueCode, PlanValidation } from "../plan/validate.js";

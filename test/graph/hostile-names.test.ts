@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createPlanManager, isPlanManagerError, llmClassifier, llmPlanner } from "../../src/index.js";
-import { lowerLimit, mayStart, raiseLimit } from "../../src/policy/attempt/may-start.js";
+import { lowerLimit, mayStart, raiseLimit, readinessOf } from "../../src/policy/attempt/may-start.js";
 import { ScriptedChatModel } from "../helpers/fake-model.js";
 import { harness, scriptedTool } from "../helpers/graph.js";
 import { llmAnswer, llmStep } from "../helpers/llm-answers.js";
@@ -37,8 +37,8 @@ describe("hostile names and numbers", () => {
 
   it("keeps per-tool limits to the tool's own entry, whatever the tool is called", () => {
     const plan = { version: 1, steps: [{ id: "a", goal: "A", tool: "toString" }], assumptions: [] };
-    const ctx = { plan, steps: {}, running: [], maxConcurrency: 4, toolLimits: {} };
-    expect(mayStart(plan.steps[0]!, "toString", ctx)).toEqual({ start: true });
+    const dispatch = { running: [], maxConcurrency: 4, toolLimits: {} };
+    expect(mayStart(plan.steps[0]!, { ...readinessOf(plan, {}, {}, []), dispatch }, "toString")).toEqual({ ok: true });
     expect(lowerLimit({}, "constructor", 4, 4)).toEqual({
       limits: { constructor: 2 },
       change: { tool: "constructor", from: 4, to: 2, why: "rate limited with 4 calls running" },

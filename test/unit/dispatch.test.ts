@@ -5,7 +5,9 @@ import {
   mayStart,
   nextQueued,
   raiseLimit,
-  type StartContext,
+  readinessOf,
+  type DispatchStanding,
+  type StartStanding,
 } from "../../src/policy/attempt/may-start.js";
 import type { Plan } from "../../src/plan/schema/plan.js";
 import type { StepRun } from "../../src/plan/schema/run.js";
@@ -13,65 +15,71 @@ import type { Step } from "../../src/plan/schema/step.js";
 
 const step = (id: string, extra: Partial<Step> = {}): Step => ({ id, goal: id, tool: "t", ...extra }) as Step;
 
-function ctx(steps: Step[], over: Partial<StartContext> = {}): StartContext {
+/** The standing of `steps` with nothing run yet (or `runs`), and the dispatcher's calls, slots and limits. */
+function ctx(steps: Step[], over: Partial<DispatchStanding> = {}, runs: Record<string, StepRun> = {}): StartStanding {
   const plan: Plan = { version: 1, steps, assumptions: [] } as Plan;
-  return { plan, steps: {}, running: [], maxConcurrency: 4, toolLimits: {}, ...over };
+  return { ...readinessOf(plan, runs, {}, []), dispatch: { running: [], maxConcurrency: 4, toolLimits: {}, ...over } };
 }
 
-describe("mayStart: the one gate of the dispatcher", () => {
-  it("refuses every start while something holds the run", () => {
+describe("mayStart: the dispatcher's clauses of the one start verdict", () => {
+  it("refuses every start while something holds the run (start.held)", () => {
     const a = step("a");
-    expect(mayStart(a, "t", ctx([a], { hold: "a deviation waits for the classifier" }))).toEqual({
-      start: false,
-      reason: "hold",
-      detail: "a deviation waits for the classifier",
+    expect(mayStart(a, ctx([a], { hold: "a deviation waits for the classifier" }), "t")).toEqual({
+      ok: false,
+      rule: "start.held",
+      reason: "a deviation waits for the classifier",
     });
   });
 
-  it("starts a step while others run, up to maxConcurrency", () => {
+  it("starts a step while others run, up to maxConcurrency (start.no-slot)", () => {
     const [a, b, c] = [step("a"), step("b"), step("c")];
     const running = [{ stepId: "a", tool: "t" }];
-    expect(mayStart(b, "t", ctx([a, b, c], { running, maxConcurrency: 2 }))).toEqual({ start: true });
+    expect(mayStart(b, ctx([a, b, c], { running, maxConcurrency: 2 }), "t")).toEqual({ ok: true });
     const full = [...running, { stepId: "b", tool: "t" }];
-    expect(mayStart(c, "t", ctx([a, b, c], { running: full, maxConcurrency: 2 }))).toEqual({
-      start: false,
-      reason: "slots",
-      detail: "2 of 2 slots in use",
+    expect(mayStart(c, ctx([a, b, c], { running: full, maxConcurrency: 2 }), "t")).toEqual({
+      ok: false,
+      rule: "start.no-slot",
+      reason: "2 of 2 slots in use",
     });
   });
 
-  it("never overlaps steps sharing a sideEffects entry, and starts them in plan order", () => {
+  it("never overlaps steps sharing a sideEffects entry, and starts them in plan order (start.resource-busy)", () => {
     const p1 = step("p1", { sideEffects: ["payments"], dependsOn: ["slow"] });
     const p2 = step("p2", { sideEffects: ["payments", "mail"] });
     const slow = step("slow");
-    const c = ctx([slow, p1, p2]);
+    const steps = [slow, p1, p2];
     // p1 is not ready yet, but comes first on "payments": p2 waits for it.
-    expect(mayStart(p2, "t", c)).toEqual({ start: false, reason: "resource", detail: '"p1" comes first on payments' });
-    const running: StepRun = { status: "running", attempts: 1 };
-    expect(mayStart(p2, "t", { ...c, steps: { p1: running }, running: [{ stepId: "p1", tool: "t" }] })).toEqual({
-      start: false,
-      reason: "resource",
-      detail: '"p1" holds payments',
+    expect(mayStart(p2, ctx(steps), "t")).toEqual({
+      ok: false,
+      rule: "start.resource-busy",
+      reason: '"p1" comes first on payments',
     });
-    expect(mayStart(p2, "t", { ...c, steps: { p1: { status: "succeeded", attempts: 1 } } })).toEqual({ start: true });
+    const running: StepRun = { status: "running", attempts: 1 };
+    const holding = ctx(steps, { running: [{ stepId: "p1", tool: "t" }] }, { p1: running });
+    expect(mayStart(p2, holding, "t")).toEqual({
+      ok: false,
+      rule: "start.resource-busy",
+      reason: '"p1" holds payments',
+    });
+    expect(mayStart(p2, ctx(steps, {}, { p1: { status: "succeeded", attempts: 1 } }), "t")).toEqual({ ok: true });
   });
 
   it("does not make a step wait for an earlier one that depends on it", () => {
     const first = step("first", { sideEffects: ["db"], dependsOn: ["mid"] });
     const mid = step("mid", { dependsOn: ["second"] });
     const second = step("second", { sideEffects: ["db"] });
-    expect(mayStart(second, "t", ctx([first, mid, second]))).toEqual({ start: true });
+    expect(mayStart(second, ctx([first, mid, second]), "t")).toEqual({ ok: true });
   });
 
-  it("honours a tool's lowered limit", () => {
+  it("honours a tool's lowered limit (start.tool-limit)", () => {
     const [a, b] = [step("a"), step("b")];
     const c = ctx([a, b], { running: [{ stepId: "a", tool: "api" }], toolLimits: { api: 1 } });
-    expect(mayStart(b, "api", c)).toEqual({
-      start: false,
-      reason: "tool_limit",
-      detail: "api is limited to 1 at a time",
+    expect(mayStart(b, c, "api")).toEqual({
+      ok: false,
+      rule: "start.tool-limit",
+      reason: "api is limited to 1 at a time",
     });
-    expect(mayStart(b, "other", c)).toEqual({ start: true });
+    expect(mayStart(b, c, "other")).toEqual({ ok: true });
   });
 });
 

@@ -1,10 +1,10 @@
 /**
  * What a visit of the executor starts (docs/architecture.md "Parallel steps"): the skips, the calls made
- * again, and the ready steps `mayStart` allows, in order.
+ * again, and the ready steps `mayStart` allows, in order — the same verdict the createAgent middleware asks.
  */
 import { selectReady, stepPosition, unfinishedSteps } from "../../plan/ready.js";
 import type { Step } from "../../plan/schema/step.js";
-import { mayStart } from "../../policy/attempt/may-start.js";
+import { falseAssumptionFailure, mayStart, type StartStanding } from "../../policy/attempt/may-start.js";
 import { awaitsRefresh } from "../../policy/attempt/freshness.js";
 import type { Dispatcher } from "../../runtime/dispatch.js";
 import { startAttempt, toolFor } from "./start-attempt.js";
@@ -39,6 +39,7 @@ export function startReady(v: Visit, flights: Dispatcher): Next {
     const refused: string[] = [];
     const successes = v.successes;
     let waits = false;
+    const ready = new Set(readiness.steps.map((s) => s.id));
     for (const step of readiness.steps) {
       // An input being observed again (its producer starts in this loop), or a watcher not yet called in this
       // visit (the next visit calls it): the step starts later.
@@ -55,18 +56,13 @@ export function startReady(v: Visit, flights: Dispatcher): Next {
         waits = true;
         continue;
       }
-      const hold = v.holdReason();
-      const verdict = mayStart(step, toolFor(step, v.steps[step.id]), {
-        plan: v.plan,
-        steps: v.steps,
-        running: flights.running(),
-        maxConcurrency: v.rt.policy.maxConcurrency,
-        toolLimits: v.dispatch.limits,
-        ...(hold !== undefined ? { hold } : {}),
-      });
-      if (!verdict.start && (verdict.reason === "hold" || verdict.reason === "slots")) break;
-      if (!verdict.start) {
-        refused.push(`${step.id} (${verdict.detail})`);
+      const verdict = mayStart(step, standing(v, flights, ready), toolFor(step, v.steps[step.id]));
+      if (!verdict.ok) {
+        if (verdict.rule === "start.held" || verdict.rule === "start.no-slot") break;
+        // Not on a premise found false: the step goes to its ladder, as a check refusing its call sends it.
+        if (verdict.rule === "start.false-assumption")
+          v.fail(step, falseAssumptionFailure(verdict), v.steps[step.id] ?? { status: "pending", attempts: 0 });
+        else refused.push(`${step.id} (${verdict.reason})`);
         continue;
       }
       // An external step waits like a human step: its question pauses the whole thread.
@@ -80,6 +76,18 @@ export function startReady(v: Visit, flights: Dispatcher): Next {
       return { kind: "blocked", waiting: refused };
     return { kind: "go", ...(human && flights.size === 0 ? { human } : {}) };
   }
+}
+
+/** Where the visit stands for `mayStart`: its ready steps, the assumptions found false, the dispatcher's calls and hold. */
+function standing(v: Visit, flights: Dispatcher, ready: ReadonlySet<string>): StartStanding {
+  const hold = v.holdReason();
+  const dispatch = {
+    running: flights.running(),
+    maxConcurrency: v.rt.policy.maxConcurrency,
+    toolLimits: v.dispatch.limits,
+    ...(hold !== undefined ? { hold } : {}),
+  };
+  return { plan: v.plan, steps: v.steps, ready, falsified: v.state.guards.falsified, dispatch };
 }
 
 function inPlan(v: Visit, id: string): boolean {
