@@ -102,6 +102,9 @@ export async function runSession(print: (line: string) => void = console.log): P
   // No langgraph.json in `dir`: the server serves `plans`, planned through sampling.
   const server = checkoutServer(join(dir, "plans.sqlite"));
   const transport = new StdioClientTransport({ ...server, cwd: dir, stderr: "pipe" });
+  // The server's own lines (what it serves, warnings) are read, and shown only if the session fails.
+  let serverLog = "";
+  transport.stderr?.on("data", (chunk: Buffer) => (serverLog += chunk.toString()));
   let planId = "";
   const { client, asked } = agentClient(() => planId);
   try {
@@ -123,13 +126,15 @@ export async function runSession(print: (line: string) => void = console.log): P
     const notes = "2.4: plans as MCP tasks; questions asked through the client";
     const submitted = await call("plan_submit", { plan_id: planId, step_id: "write", output: { notes } });
     print(`→ plan_submit write: ${submitted.status}`);
-    // tasks/result waits for the end; the sign-off is elicited meanwhile.
-    const result = await client.experimental.tasks.getTaskResult(planId, CallToolResultSchema);
+    // tasks/result waits for the end (longer than the SDK's 60 s default); the sign-off is elicited meanwhile.
+    const result = await client.experimental.tasks.getTaskResult(planId, CallToolResultSchema, { timeout: 300_000 });
     asked.elicitation.forEach((line) => print(line));
     print(`← tasks/get: ${(await client.experimental.tasks.getTask(planId)).status}`);
     const status = result.structuredContent as Structured;
     const steps = (status.steps as Structured[]).map((s) => `${s.id} ${s.status}`).join(", ");
     print(`← tasks/result: ${status.status}, ${status.progress.done} of ${status.progress.total} steps (${steps})`);
+  } catch (error) {
+    throw new Error(`the session failed; the server said:\n${serverLog}`, { cause: error });
   } finally {
     await client.close();
     rmSync(dir, { recursive: true, force: true });
