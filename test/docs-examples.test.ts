@@ -67,11 +67,13 @@ describe("runnable examples", () => {
   it.each(examples)(
     "%s prints what README.md says",
     (file, prints) => {
-      const run = spawnSync(process.execPath, ["--import", "tsx", file], { cwd: root, encoding: "utf8" });
+      const options = { cwd: root, encoding: "utf8", timeout: 230_000 } as const;
+      const run = spawnSync(process.execPath, ["--import", "tsx", file], options);
       expect(run.stderr.replace(/npm warn.*\n/g, "")).toBe("");
       expect(run.stdout.trimEnd().split("\n")).toEqual(prints);
       expect(readDoc("README.md")).toContain(["```", ...prints, "```"].join("\n"));
     },
-    120_000,
+    // Two processes (the example and the server it spawns), each loading the sources through tsx.
+    240_000,
   );
 });
