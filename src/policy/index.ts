@@ -29,7 +29,7 @@ export {
   tally,
 } from "./memory/memory.js";
 export type { MemoryEntry, Score } from "./memory/memory.js";
-export { capabilityGuard, capabilityBaseline, guardProposal } from "./capability/guard.js";
+export { capabilityGuard, capabilityBaseline } from "./capability/guard.js";
 export type { CapabilityInput, CapabilityHit, CapabilityProposal, CapabilityRules } from "./capability/guard.js";
 export type { CapabilityFinding, CapabilityBaseline } from "./capability/types.js";
 export { mayStart, lowerLimit, raiseLimit, isRateLimit, nextQueued } from "./attempt/may-start.js";

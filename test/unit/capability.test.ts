@@ -4,7 +4,6 @@ import type { Step } from "../../src/plan/schema/step.js";
 import {
   capabilityBaseline,
   capabilityGuard,
-  guardProposal,
   type CapabilityInput,
   type CapabilityRules,
 } from "../../src/policy/capability/guard.js";
@@ -115,7 +114,7 @@ describe("the run's rules given apart from the proposal", () => {
       replanTools: "read-only",
       sideEffectsOf: (tool) => (asked.push(tool), registry[tool] ?? []),
     };
-    const hit = guardProposal(rules, proposal);
+    const hit = capabilityGuard(rules, proposal);
     expect(hit).toEqual(capabilityGuard(input([mail, pay])));
     expect(hit?.rule).toBe("guard.new-capability");
     expect(hit?.findings.map((f) => [f.kind, f.stepId])).toEqual([
@@ -124,7 +123,7 @@ describe("the run's rules given apart from the proposal", () => {
     ]);
     // Asked once per call the added steps make, and once per kept step's call that may read a new feed.
     expect(asked).toEqual(["send_email", "send_payment", "read_invoice", "send_payment"]);
-    const allowed = guardProposal({ ...rules, replanTools: ["send_email"] }, proposal);
+    const allowed = capabilityGuard({ ...rules, replanTools: ["send_email"] }, proposal);
     expect(allowed?.rule).toBe("guard.untrusted-arguments");
     expect(allowed?.findings.map((f) => f.stepId)).toEqual(["pay2"]);
   });

@@ -174,13 +174,16 @@ export function planBaseline(
   };
 }
 
-/** Why this replan needs a person's approval, or undefined when it may run as proposed. */
-export function capabilityGuard(input: CapabilityInput): CapabilityHit | undefined {
-  return guardProposal(input, input);
-}
-
-/** `capabilityGuard` with the run's rules given apart from the proposal (as the replan's review holds them). */
-export function guardProposal(rules: CapabilityRules, input: CapabilityProposal): CapabilityHit | undefined {
+/**
+ * Why this replan needs a person's approval, or undefined when it may run as proposed. The run's
+ * rules come in one object with the proposal, or apart from it (as the replan's review holds them).
+ */
+export function capabilityGuard(input: CapabilityInput): CapabilityHit | undefined;
+export function capabilityGuard(rules: CapabilityRules, proposal: CapabilityProposal): CapabilityHit | undefined;
+export function capabilityGuard(
+  rules: CapabilityRules,
+  input: CapabilityProposal = rules as CapabilityInput,
+): CapabilityHit | undefined {
   const before = previousSteps(input);
   // Only what the replan adds or changes: a step handed back as it was is not new.
   const added = input.replacement.filter((s) => changed(before.get(s.id), s));

@@ -10,7 +10,13 @@ import type { Fact, StepRun } from "../../plan/schema/run.js";
 import type { Step } from "../../plan/schema/step.js";
 import { isFinished, stepPosition } from "../../plan/ready.js";
 import type { Decision } from "../ladder/decision.js";
-import { capabilityBaseline, guardProposal, planBaseline, type CapabilityHit, type CapabilityRules } from "./guard.js";
+import {
+  capabilityBaseline,
+  capabilityGuard,
+  planBaseline,
+  type CapabilityHit,
+  type CapabilityRules,
+} from "./guard.js";
 import { failureTexts, leaves, literals, uses, type TaintedText } from "./taint.js";
 import type { CapabilityBaseline } from "./types.js";
 import { factTexts, failureLookup, givenFact, VOUCHED } from "./run-texts.js";
@@ -101,7 +107,7 @@ export function reviewNewSteps(
   // Tools' error messages reach the planner too (its trigger quotes them): they are untrusted like facts.
   // Gathered when the guard first reads them, as it does to trace a literal (docs/decisions/0030-long-runs-per-step-cost.md).
   let untrusted: TaintedText[] | undefined;
-  return guardProposal(rules, {
+  return capabilityGuard(rules, {
     replacement,
     previous: run.plan?.steps ?? [],
     proposed,
