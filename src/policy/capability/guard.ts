@@ -31,7 +31,7 @@ import { occurs } from "./words.js";
 /**
  * The run's rules the guard applies, from its options: which new tools need a person, and what
  * each executor changes. They are read only where a finding is decided, so they come apart from
- * the proposal (docs/decisions/0070-guard-rules-apart-from-the-proposal.md).
+ * the proposal (docs/decisions/0070-run-settings-apart-from-the-data.md).
  */
 export interface CapabilityRules {
   replanTools: ReplanTools;

@@ -59,7 +59,7 @@ export type CapabilityReview = (
 /**
  * What the run's options set for every replan it makes: they decide, nothing decides about them.
  * They come apart from the replan's data, so they reach only what they decide
- * (docs/decisions/0070-run-rules-apart-from-the-data.md).
+ * (docs/decisions/0070-run-settings-apart-from-the-data.md).
  */
 export interface ReplanSettings {
   rules: DraftRules;
