@@ -29,15 +29,15 @@ export function makeReplannerNode(rt: Runtime) {
     const store = config.store;
     const usage: UsageEntry[] = [];
     const port = replanPort(rt, { state, config, frame, rules, usage, now });
+    // The run's settings decide; the replan's data is what they decide about.
+    const settings = { rules, memory: store ? rt.memory.mode : "off", reviewer: rt.reviewer !== undefined } as const;
     const given = {
-      memory: store ? rt.memory.mode : "off",
       outcomeId: outcomeId(config.configurable, frame.plan.version),
       run: state,
       effects: effectsOf(state, config),
-      reviewer: rt.reviewer !== undefined,
-    } as const;
+    };
     let gathering: Gathering = { answers: [] };
-    const decide = (): ReplanStep => decideReplan({ frame: { ...frame, at: now() }, rules, ...given, ...gathering });
+    const decide = (): ReplanStep => decideReplan(settings, { frame: { ...frame, at: now() }, ...given, ...gathering });
     // Gather: each step asks for one more thing, and the planner's answers are bounded by policy.replanDraftRetries.
     let step = decide();
     while (step.next !== "apply") {

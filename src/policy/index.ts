@@ -30,7 +30,7 @@ export {
 } from "./memory/memory.js";
 export type { MemoryEntry, Score } from "./memory/memory.js";
 export { capabilityGuard, capabilityBaseline } from "./capability/guard.js";
-export type { CapabilityInput, CapabilityHit } from "./capability/guard.js";
+export type { CapabilityInput, CapabilityHit, CapabilityProposal, CapabilityRules } from "./capability/guard.js";
 export type { CapabilityFinding, CapabilityBaseline } from "./capability/types.js";
 export {
   mayStart,

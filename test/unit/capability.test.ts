@@ -1,7 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { Fact } from "../../src/plan/schema/run.js";
 import type { Step } from "../../src/plan/schema/step.js";
-import { capabilityBaseline, capabilityGuard, type CapabilityInput } from "../../src/policy/capability/guard.js";
+import {
+  capabilityBaseline,
+  capabilityGuard,
+  type CapabilityInput,
+  type CapabilityRules,
+} from "../../src/policy/capability/guard.js";
 import { callFindings, failureTexts, identifying, occurs } from "../../src/policy/capability/taint.js";
 
 const registry: Record<string, string[]> = { send_payment: ["moves money"], send_email: ["sends email"] };
@@ -96,6 +101,31 @@ describe("the new-capability guard", () => {
     expect(strict?.findings.map((f) => f.detail)).toEqual([
       'step "search" would call web_search (not on policy.replanTools), a tool no earlier plan version used',
     ]);
+  });
+});
+
+describe("the run's rules given apart from the proposal", () => {
+  it("weighs the proposal as the one-object guard does, and only the rules decide which new tool is held", () => {
+    const mail = { id: "mail", goal: "Mail", tool: "send_email", args: { to: "me" } };
+    const pay = { id: "pay2", goal: "Pay", tool: "send_payment", args: { account: "EVIL-666" } };
+    const { replanTools: _tools, sideEffectsOf: _effects, ...proposal } = input([mail, pay]);
+    const asked: string[] = [];
+    const rules: CapabilityRules = {
+      replanTools: "read-only",
+      sideEffectsOf: (tool) => (asked.push(tool), registry[tool] ?? []),
+    };
+    const hit = capabilityGuard(rules, proposal);
+    expect(hit).toEqual(capabilityGuard(input([mail, pay])));
+    expect(hit?.rule).toBe("guard.new-capability");
+    expect(hit?.findings.map((f) => [f.kind, f.stepId])).toEqual([
+      ["new_tool", "mail"],
+      ["untrusted_argument", "pay2"],
+    ]);
+    // Asked once per call the added steps make, and once per kept step's call that may read a new feed.
+    expect(asked).toEqual(["send_email", "send_payment", "read_invoice", "send_payment"]);
+    const allowed = capabilityGuard({ ...rules, replanTools: ["send_email"] }, proposal);
+    expect(allowed?.rule).toBe("guard.untrusted-arguments");
+    expect(allowed?.findings.map((f) => f.stepId)).toEqual(["pay2"]);
   });
 });
 

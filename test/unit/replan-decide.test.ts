@@ -242,4 +242,19 @@ describe("decideReplan", () => {
     expect(decided).toMatchObject({ next: "apply", outcome: { kind: "escalate" } });
     expect(Object.keys(decided).sort()).toEqual(["charged", "next", "notes", "outcome", "writes"]);
   });
+
+  it("decides the same with the run's settings given apart from the replan's data, at every step", () => {
+    const { rules: r, memory, ...data } = input;
+    const settings = { rules: r, memory, reviewer: true };
+    const read = { found: [undefined, template] };
+    const answers = [{ draft: { steps: [step("b2", "mirror", { dependsOn: ["a"], produces: ["x"] })] } }];
+    const finding = { rule: "quality.reviewer", severity: "high" as const, message: "pays twice", planVersion: 2 };
+    const steps = [{}, { read }, { read, answers }, { read, answers, reviewed: [finding] }].map((got) => ({
+      apart: decideReplan(settings, { ...data, ...got }),
+      together: decideReplan({ ...input, reviewer: true, ...got }),
+    }));
+    for (const { apart, together } of steps) expect(apart).toEqual(together);
+    expect(steps.map((s) => s.apart.next)).toEqual(["read_memory", "ask_planner", "review_version", "apply"]);
+    expect(steps[3]!.apart.next === "apply" && steps[3]!.apart.qualityHold?.rule).toBe("quality.hold");
+  });
 });

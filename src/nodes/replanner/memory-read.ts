@@ -2,7 +2,8 @@
  * Replan memory on LangGraph's store (docs/architecture.md "Replan memory"), read for one replan:
  * the entry under the replan's key and the broken assumption's template, each with its score.
  * What to make of them is decided in policy/replan/recall.ts; the failures it counts are written
- * by the replanner once the replan is decided (`writeMemory`). Without a store
+ * by the replanner once the replan is decided (`writeMemory`). The port holds both on this
+ * invocation's store (`memoryOn`). Without a store
  * (`compile({ store })`) or with mode `off`, nothing here runs.
  */
 import type { BaseStore, LangGraphRunnableConfig } from "@langchain/langgraph";
@@ -20,6 +21,20 @@ export function message(error: unknown): string {
   } catch {
     return "unprintable error";
   }
+}
+
+/** Replan memory on one store, for one replan: its entries read, the failures it counts written. */
+export interface ReplanMemory {
+  read(key: string, assumption: string | undefined, at: string): Promise<MemoryRead>;
+  write(writes: readonly MemoryWrite[]): Promise<void>;
+}
+
+/** The run's replan memory on the store of this invocation, under its namespace. */
+export function memoryOn(memory: Runtime["memory"], store: BaseStore, config: LangGraphRunnableConfig): ReplanMemory {
+  return {
+    read: (key, assumption, at) => readMemory(memory, store, key, assumption, at),
+    write: (writes) => writeMemory(store, memory.namespace, writes, config),
+  };
 }
 
 /** The entry under `key` and the template for `assumption` (from the options: nothing is written to use it). */

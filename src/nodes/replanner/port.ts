@@ -11,7 +11,7 @@ import type { Gathered, ReplanAsk, ReplanDecision } from "../../policy/replan/re
 import { reviewVersion } from "../shared/quality-hold.js";
 import { chargeReplan, type ReplanRun } from "./context.js";
 import { applyOutcome } from "./apply.js";
-import { readMemory, writeMemory } from "./memory-read.js";
+import { memoryOn } from "./memory-read.js";
 import { askPlanner } from "./request.js";
 
 export interface ReplanPort {
@@ -24,19 +24,18 @@ export interface ReplanPort {
 /** The port of one replan. Replan memory is read and written only when the run has a store. */
 export function replanPort(rt: Runtime, run: ReplanRun): ReplanPort {
   const { config, frame, state, usage } = run;
-  const store = config.store;
+  const memory = config.store && memoryOn(rt.memory, config.store, config);
   return {
     // State writes first; the store's after the decision, whatever becomes of them.
     async apply(decision) {
       const budget = decision.charged ? chargeReplan(state, usage) : undefined;
       const spent = { usage, budget, facts: frame.falsification.labels.facts };
       const update = applyOutcome(rt, state, config, decision, spent);
-      if (store && decision.writes.length > 0) await writeMemory(store, rt.memory.namespace, decision.writes, config);
+      if (memory && decision.writes.length > 0) await memory.write(decision.writes);
       return update;
     },
     async gather(ask) {
-      if (ask.next === "read_memory")
-        return { read: await readMemory(rt.memory, store!, ask.key, frame.assumption, run.now()) };
+      if (ask.next === "read_memory") return { read: await memory!.read(ask.key, frame.assumption, run.now()) };
       if (ask.next === "review_version") {
         const version = { goal: state.goal, plan: ask.plan };
         return { reviewed: await reviewVersion(rt, config, version, usage, "replan") };

@@ -28,8 +28,19 @@ import type { ReplanTools } from "../options.js";
 import { factTexts, givenFact, PRODUCED, type TextLookup } from "./run-texts.js";
 import { occurs } from "./words.js";
 
-/** What the capability guard reads: the steps a replan adds or hands back, and what the run already uses. */
-export interface CapabilityInput {
+/**
+ * The run's rules the guard applies, from its options: which new tools need a person, and what
+ * each executor changes. They are read only where a finding is decided, so they come apart from
+ * the proposal (docs/decisions/0070-run-settings-apart-from-the-data.md).
+ */
+export interface CapabilityRules {
+  replanTools: ReplanTools;
+  /** Side effects the registry declares for a tool, or an agent's tools for `agent:NAME`; [] when none. */
+  sideEffectsOf: (tool: string) => readonly string[];
+}
+
+/** What the guard weighs: the steps a replan adds or hands back, against what the run already did and produced. */
+export interface CapabilityProposal {
   /** The steps the replan adds or hands back (after merging). */
   replacement: readonly Step[];
   /** The plan version being replaced. */
@@ -38,9 +49,6 @@ export interface CapabilityInput {
   proposed: readonly Step[];
   baseline: CapabilityBaseline;
   facts: Readonly<Record<string, Fact>>;
-  replanTools: ReplanTools;
-  /** Side effects the registry declares for a tool, or an agent's tools for `agent:NAME`; [] when none. */
-  sideEffectsOf: (tool: string) => readonly string[];
   /** Untrusted text the planner read besides facts: tools' error messages, replan memory's hints. Default none. */
   untrusted?: readonly TaintedText[];
   /**
@@ -61,13 +69,15 @@ export interface CapabilityInput {
   original?: readonly Step[];
 }
 
+/** What the capability guard reads, in one object: the run's rules and the proposal. */
+export interface CapabilityInput extends CapabilityRules, CapabilityProposal {}
+
 /** The capability guard's verdict: the rule that fired and what it found. */
 export interface CapabilityHit extends GuardHit {
   rule: "guard.new-capability" | "guard.untrusted-arguments";
   findings: CapabilityFinding[];
 }
 
-/** A held proposal that no longer applies (the plan moved on while it waited): the guard still stands. */
 /**
  * Under a plan review (`reviewPlan`), a revision that adds a step using a side-effecting tool waits
  * for a person, whatever tools earlier versions used.
@@ -83,6 +93,7 @@ export function reviewedEffects(
   return { rule: "guard.new-capability", reason: `the revision adds side-effecting steps ${names} (reviewPlan)` };
 }
 
+/** A held proposal that no longer applies (the plan moved on while it waited): the guard still stands. */
 export function staleHold(version: number): Pick<CapabilityHit, "rule" | "reason"> {
   const reason = `the held replan no longer applies to plan version ${version}; nothing was changed`;
   return { rule: "guard.new-capability", reason };
@@ -163,8 +174,16 @@ export function planBaseline(
   };
 }
 
-/** Why this replan needs a person's approval, or undefined when it may run as proposed. */
-export function capabilityGuard(input: CapabilityInput): CapabilityHit | undefined {
+/**
+ * Why this replan needs a person's approval, or undefined when it may run as proposed. The run's
+ * rules come in one object with the proposal, or apart from it (as the replan's review holds them).
+ */
+export function capabilityGuard(input: CapabilityInput): CapabilityHit | undefined;
+export function capabilityGuard(rules: CapabilityRules, proposal: CapabilityProposal): CapabilityHit | undefined;
+export function capabilityGuard(
+  rules: CapabilityRules,
+  input: CapabilityProposal = rules as CapabilityInput,
+): CapabilityHit | undefined {
   const before = previousSteps(input);
   // Only what the replan adds or changes: a step handed back as it was is not new.
   const added = input.replacement.filter((s) => changed(before.get(s.id), s));
@@ -179,7 +198,7 @@ export function capabilityGuard(input: CapabilityInput): CapabilityHit | undefin
   const fedBy = (key: string) => newFeed(flow, key);
   const effectsOf = (step: Step, use: ToolUse) => [
     ...new Set([
-      ...input.sideEffectsOf(use.tool),
+      ...rules.sideEffectsOf(use.tool),
       ...(use.main ? (step.sideEffects ?? []) : []),
       // An undo changes the world as much as the call it undoes, whatever its tool declares.
       ...(use.as === "compensation" ? [`undo of ${(step.sideEffects ?? []).join(", ") || "a side effect"}`] : []),
@@ -188,7 +207,7 @@ export function capabilityGuard(input: CapabilityInput): CapabilityHit | undefin
   for (const step of added) {
     for (const use of uses(step)) {
       const sideEffects = effectsOf(step, use);
-      if (!input.baseline.tools.has(use.tool) && needsReview(use.tool, sideEffects, input.replanTools))
+      if (!input.baseline.tools.has(use.tool) && needsReview(use.tool, sideEffects, rules.replanTools))
         findings.push({
           kind: "new_tool",
           stepId: step.id,
@@ -216,7 +235,7 @@ function changed(earlier: Step | undefined, step: Step): boolean {
 }
 
 /** The steps of the version being replaced that the replacement hands back or changes, by id. */
-function previousSteps(input: CapabilityInput): Map<string, Step> {
+function previousSteps(input: CapabilityProposal): Map<string, Step> {
   const before = new Map<string, Step>();
   if (input.previousStep) {
     for (const { id } of input.replacement) {
@@ -251,7 +270,7 @@ function newTool(use: ToolUse, sideEffects: readonly string[]): string {
  * input, not a person's answer), facts steps of the proposed plan will produce when they run, and
  * the untrusted text the planner read besides facts.
  */
-function taintOf(input: CapabilityInput): Taint {
+function taintOf(input: CapabilityProposal): Taint {
   let people: Set<string> | undefined;
   const person = (id: string) => {
     people ??= new Set(input.proposed.filter((s) => s.human).map((s) => s.id));
@@ -293,7 +312,7 @@ function taintOf(input: CapabilityInput): Taint {
  * Why a key is tainted: a fact some tool or agent produced, else a key a step of the proposed plan
  * will produce (the first such step), else not tainted.
  */
-function taintKeys(input: CapabilityInput, trusted: (f: Fact) => boolean): TaintKeys {
+function taintKeys(input: CapabilityProposal, trusted: (f: Fact) => boolean): TaintKeys {
   let producers: Map<string, string> | undefined;
   const get = (key: string): string | undefined => {
     const fact = Object.hasOwn(input.facts, key) ? input.facts[key] : undefined;

@@ -10,8 +10,13 @@ import type { Fact, StepRun } from "../../plan/schema/run.js";
 import type { Step } from "../../plan/schema/step.js";
 import { isFinished, stepPosition } from "../../plan/ready.js";
 import type { Decision } from "../ladder/decision.js";
-import type { ReplanTools } from "../options.js";
-import { capabilityBaseline, capabilityGuard, planBaseline, type CapabilityHit } from "./guard.js";
+import {
+  capabilityBaseline,
+  capabilityGuard,
+  planBaseline,
+  type CapabilityHit,
+  type CapabilityRules,
+} from "./guard.js";
 import { failureTexts, leaves, literals, uses, type TaintedText } from "./taint.js";
 import type { CapabilityBaseline } from "./types.js";
 import { factTexts, failureLookup, givenFact, VOUCHED } from "./run-texts.js";
@@ -30,10 +35,7 @@ export interface ReviewedRun {
 }
 
 /** What the run lets the review read besides its records: the guard's setting and each executor's side effects. */
-export interface ReviewRules {
-  replanTools: ReplanTools;
-  sideEffectsOf: (executor: string) => readonly string[];
-}
+export type ReviewRules = CapabilityRules;
 
 /** Where a draft came from, when not from the planner alone: replan memory's answer or hints. */
 export interface DraftOrigin {
@@ -105,14 +107,12 @@ export function reviewNewSteps(
   // Tools' error messages reach the planner too (its trigger quotes them): they are untrusted like facts.
   // Gathered when the guard first reads them, as it does to trace a literal (docs/decisions/0030-long-runs-per-step-cost.md).
   let untrusted: TaintedText[] | undefined;
-  return capabilityGuard({
+  return capabilityGuard(rules, {
     replacement,
     previous: run.plan?.steps ?? [],
     proposed,
     baseline: runBaseline(run, original),
     facts: run.facts,
-    replanTools: rules.replanTools,
-    sideEffectsOf: rules.sideEffectsOf,
     get untrusted() {
       if (untrusted === undefined) {
         const runs = [...Object.values(run.steps), ...run.planHistory.flatMap((e) => Object.values(e.runs ?? {}))];

@@ -56,11 +56,22 @@ export type CapabilityReview = (
   origin: DraftOrigin,
 ) => CapabilityHit | undefined;
 
-export interface ReplanInput {
-  frame: ReplanFrame;
+/**
+ * What the run's options set for every replan it makes: they decide, nothing decides about them.
+ * They come apart from the replan's data, so they reach only what they decide
+ * (docs/decisions/0070-run-settings-apart-from-the-data.md).
+ */
+export interface ReplanSettings {
   rules: DraftRules;
   /** Replan memory's mode; `off` when the run has no store. */
   memory: ReplanMemoryMode;
+  /** Whether a reviewer model is configured: the quality gate asks it about the proposed version. */
+  reviewer?: boolean | undefined;
+}
+
+/** One replan: its frame, the run's records, and what was gathered for it so far. */
+export interface ReplanData {
+  frame: ReplanFrame;
   /** What was read from replan memory, once asked for. */
   read?: MemoryRead | undefined;
   /** The planner's answers so far, in the order they were asked for. */
@@ -73,17 +84,18 @@ export interface ReplanInput {
   review?: CapabilityReview | undefined;
   /** The run's committed effects and compensations: a version abandoning one without `compensate` is asked about. */
   effects?: EffectsSnapshot | undefined;
-  /** Whether a reviewer model is configured: the quality gate asks it about the proposed version. */
-  reviewer?: boolean | undefined;
   /** The reviewer's findings about the proposed version, once asked for. */
   reviewed?: readonly QualityFinding[] | undefined;
 }
+
+/** The settings and one replan's data in one object. */
+export interface ReplanInput extends ReplanSettings, ReplanData {}
 
 /** What the node gathers for one ask, through its one gather port. */
 export type Gathered = { read: MemoryRead } | { answer: PlannerAnswer } | { reviewed: QualityFinding[] };
 
 /** What the decision has been given so far, of what it asked for. */
-export type Gathering = Pick<ReplanInput, "read" | "answers" | "reviewed">;
+export type Gathering = Pick<ReplanData, "read" | "answers" | "reviewed">;
 
 /** What was gathered, with one more answer: a planner's after the earlier ones. */
 export function withGathered(gathering: Gathering, got: Gathered): Gathering {
@@ -117,16 +129,20 @@ export interface ReplanDecision {
   compensations?: CompensationRecord[];
 }
 
-export function decideReplan(input: ReplanInput): ReplanStep {
-  const { frame: f, rules } = input;
+/** The next step of one replan, under the run's settings: given with its data in one object, or apart. */
+export function decideReplan(input: ReplanInput): ReplanStep;
+export function decideReplan(settings: ReplanSettings, input: ReplanData): ReplanStep;
+export function decideReplan(settings: ReplanSettings, input: ReplanData = settings as ReplanInput): ReplanStep {
+  const { rules } = settings;
+  const { frame: f } = input;
   const early = replanPrecheck(snapshot(f), rules.policy);
   if (early) return { next: "apply", outcome: early, notes: [], writes: [], charged: false };
-  const key = recallKey(f, input.memory);
+  const key = recallKey(f, settings.memory);
   if (key !== undefined && input.read === undefined) return { next: "read_memory", key };
   let recall: Recall =
     key === undefined || input.read === undefined
       ? { notes: [], writes: [] }
-      : recallFrom(rules, f, input.memory, key, input.read, input.outcomeId);
+      : recallFrom(rules, f, settings.memory, key, input.read, input.outcomeId);
   let drafted = recall.draft ? shapeDraft(rules, f, recall.draft) : undefined;
   if (drafted && "hit" in drafted) {
     // A remembered draft that a guard stops is the entry's failure, not this run's: the planner answers.
@@ -140,11 +156,12 @@ export function decideReplan(input: ReplanInput): ReplanStep {
   }
   // Last gate before a version: a replan may not widen what the run can do unseen (docs/architecture.md
   // "Untrusted facts").
-  const held = "hit" in drafted ? undefined : capabilityReview(f, drafted.steps, recall, reviewOf(input));
+  const held = "hit" in drafted ? undefined : capabilityReview(f, drafted.steps, recall, reviewOf(rules, input));
   const s = snapshot(f, recall);
   const outcome = compensationGate(replanTransition(s, drafted, held), s, input.effects);
   const decided = { next: "apply", outcome, notes: recall.notes, writes: recall.writes, charged: true } as const;
   return gated(
+    settings,
     input,
     outcome.kind === "commit" ? { ...decided, ...undoes(f, outcome.proposal, input.effects) } : decided,
   );
@@ -159,12 +176,12 @@ function undoes(f: ReplanFrame, proposal: ProposedVersion, effects: EffectsSnaps
  * The quality gate on the proposed version, before its first step (docs/decisions/0040-plan-quality-gate.md):
  * the reviewer is asked first when one is configured; the findings hold only a version to commit.
  */
-function gated(input: ReplanInput, decided: ReplanDecision): ReplanDecision | ReplanAsk {
+function gated(settings: ReplanSettings, input: ReplanData, decided: ReplanDecision): ReplanDecision | ReplanAsk {
   const { outcome } = decided;
   if (outcome.kind === "escalate") return decided;
-  const { policy } = input.rules;
+  const { policy } = settings.rules;
   const plan = outcome.proposal.plan;
-  if (reviewPending(policy, input.reviewer, input.reviewed)) return { next: "review_version", plan };
+  if (reviewPending(policy, settings.reviewer, input.reviewed)) return { next: "review_version", plan };
   const findings = versionFindings(policy, versionAdds(input.frame, outcome.proposal), input.reviewed);
   if (findings.length === 0) return decided;
   const after = input.frame.decisions.length + decided.notes.length;
@@ -241,7 +258,7 @@ function capabilityReview(
 }
 
 /** The review the input names, else the run's own, with each executor's side effects from the draft rules. */
-function reviewOf({ rules, run, review }: ReplanInput): CapabilityReview {
+function reviewOf(rules: DraftRules, { run, review }: ReplanData): CapabilityReview {
   if (review) return review;
   const sideEffectsOf = rules.sideEffectsOf ?? ((name: string) => rules.metadataOf(name)?.sideEffects ?? []);
   const bound = { replanTools: rules.policy.replanTools, sideEffectsOf };
