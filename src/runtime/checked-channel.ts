@@ -112,9 +112,14 @@ export function checkWrite(key: string, schema: z.ZodType, value: unknown): void
 
 /** LangGraph's `Overwrite` wrapper bypasses reducers; its value is checked like any other. */
 function overwritten(value: unknown): unknown {
-  if (value === null || typeof value !== "object") return value;
+  if (!isOverwrite(value)) return value;
   const record = value as Record<string, unknown>;
-  if ("__overwrite__" in record) return record.__overwrite__;
-  if (record.type === "__overwrite__" && "value" in record) return record.value;
-  return value;
+  return "__overwrite__" in record ? record.__overwrite__ : record.value;
+}
+
+/** LangGraph's `Overwrite`, as the class or its wire form. */
+export function isOverwrite(value: unknown): boolean {
+  if (value === null || typeof value !== "object") return false;
+  const record = value as Record<string, unknown>;
+  return "__overwrite__" in record || (record.type === "__overwrite__" && "value" in record);
 }
