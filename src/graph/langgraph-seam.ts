@@ -5,7 +5,7 @@
  * `streamEvents` all go through. test/unit/langgraph-seam.test.ts pins each one against the
  * installed LangGraph, so an upgrade that renames or drops one fails there, loudly, instead of
  * silently running without the thread lock or the nested recursion limit; test/graph/route-reads.test.ts
- * pins `narrowRouteReads` the same way.
+ * pins `narrowRouteReads` (a conditional edge's `_route`) the same way.
  */
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { CompiledStateGraph, type Command, type StateDefinition, type StateGraph } from "@langchain/langgraph";
@@ -66,7 +66,8 @@ export function narrowRouteReads(
       const keys = reads(branch.path);
       if (keys === undefined || narrowed.has(branch)) continue;
       const edge: BranchLike = Object.create(branch) as BranchLike;
-      // `_route(input, …)` is given the node's output, which is what the node wrote when it is a plain update.
+      // `_route(input, …)` is given the node's output: what the node wrote when it is a plain update (the
+      // state is an `Annotation.Root`, whose writes LangGraph takes as they are; a `StateSchema` may parse them).
       edge[BRANCH_ROUTE] = (input, config, writer, reader) =>
         branch[BRANCH_ROUTE].call(edge, input, config, writer, reader && ((c) => readAfter(c, input, keys, seen)));
       narrowed.add(edge);
