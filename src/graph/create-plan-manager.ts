@@ -28,6 +28,7 @@ import {
   routeAfterExtender,
   routeAfterPlanner,
   routeAfterReplanner,
+  SEEN_WRITES,
 } from "./routes.js";
 import { CompiledPlanManager } from "./compiled-plan-manager.js";
 import {
@@ -86,8 +87,10 @@ export class PlanManagerGraph extends StateGraph<Spec, State, Update, string, In
   override compile<const T extends Transformers = []>(
     options?: CompileOptions & { transformers?: T },
   ): CompiledPlanManager<T> {
-    narrowRouteReads(this.branches as unknown as Parameters<typeof narrowRouteReads>[0], (path) =>
-      path instanceof UntracedRoute ? path.reads : undefined,
+    narrowRouteReads(
+      this.branches as unknown as Parameters<typeof narrowRouteReads>[0],
+      (path) => (path instanceof UntracedRoute ? path.reads : undefined),
+      SEEN_WRITES,
     );
     // Delta channels load with one query on SQLite and PostgreSQL (docs/decisions/0032-saver-adapters.md).
     const compiled = super.compile({ ...options, checkpointer: withDirectMethods(options?.checkpointer) });

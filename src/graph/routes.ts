@@ -6,8 +6,13 @@
  * is the same list, so a route that reads one more channel does not compile until it names it.
  */
 import { firstUnfinished } from "../plan/ready.js";
+import { overlay } from "../plan/overlay.js";
+import type { StepRun } from "../plan/schema/run.js";
+import type { Plan } from "../plan/schema/plan.js";
+import { planWrites, type PlanWrite } from "../runtime/plan-channel.js";
 import { stopRequested } from "../policy/ladder/stop.js";
 import type { PlanManagerStateType } from "../runtime/state.js";
+import type { SeenWrite } from "./langgraph-seam.js";
 
 type StateKey = keyof PlanManagerStateType;
 /** The part of the state a route reads. */
@@ -80,3 +85,21 @@ export function routeAfterReplanner(state: Reads<typeof AFTER_REPLANNER>): "exec
   return state.status === "awaiting_human" || state.status === "awaiting_review" ? "human" : "executor";
 }
 routeAfterReplanner.reads = AFTER_REPLANNER;
+
+const replaced: SeenWrite = (_, write) => write;
+
+/**
+ * How a node's write shows in the channels the routes read (runtime/state.ts has their reducers), so
+ * that a route sees it without LangGraph copying the channel to apply the write to the copy
+ * (graph/langgraph-seam.ts `narrowRouteReads`). The executor writes step records at every step: the
+ * route reads them through a view of the records before with the written ones on top. The plan the
+ * planner writes is the channel's own reducer applied once more (a whole plan, or an append).
+ */
+export const SEEN_WRITES: Readonly<Partial<Record<StateKey, SeenWrite>>> = {
+  status: replaced,
+  stop: replaced,
+  deviation: replaced,
+  compensations: replaced,
+  steps: (before, write) => overlay((before ?? {}) as Record<string, StepRun>, write as Record<string, StepRun>),
+  plan: (before, write) => planWrites(before as Plan | undefined, [write as PlanWrite]),
+};

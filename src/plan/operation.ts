@@ -19,6 +19,13 @@ export function sideEffecting(step: Step): boolean {
   return (step.sideEffects?.length ?? 0) > 0 && step.idempotent === false;
 }
 
+/**
+ * Digests already taken, by arguments object, then by tool and label. Every policy pass of one
+ * attempt (the visit's, and each replay of its driver) asks for the key of the same snapshot's
+ * arguments, which nothing writes to (docs/decisions/0059-short-path.md).
+ */
+const digests = new WeakMap<object, Map<string, string>>();
+
 /** `thread:<16 hex digits of sha-256 over the canonical tool, arguments and label>`. */
 export function operationKey(
   threadId: string,
@@ -26,9 +33,16 @@ export function operationKey(
   args: Readonly<Record<string, unknown>>,
   operation?: string,
 ): string {
-  // Without a label the hashed value is the one keys had before labels existed.
-  const named = operation === undefined ? { tool, args } : { tool, args, operation };
-  return `${threadId}:${digest(named)}`;
+  const named = JSON.stringify(operation === undefined ? [tool] : [tool, operation]);
+  let byName = digests.get(args);
+  if (byName === undefined) digests.set(args, (byName = new Map()));
+  let hex = byName.get(named);
+  if (hex === undefined) {
+    // Without a label the hashed value is the one keys had before labels existed.
+    hex = digest(operation === undefined ? { tool, args } : { tool, args, operation });
+    byName.set(named, hex);
+  }
+  return `${threadId}:${hex}`;
 }
 
 /**

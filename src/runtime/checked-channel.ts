@@ -66,10 +66,32 @@ export class WriteChecks {
     for (const value of values) {
       const recordable = typeof value === "object" && value !== null;
       if (recordable && this.validated.delete(value)) continue;
-      checkWrite(this.key, this.schema, value);
+      if (!recordable || !trustedOnce(this.key, value)) checkWrite(this.key, this.schema, value);
       if (recordable) this.source?.validated.add(value);
     }
   }
+}
+
+/** Writes a node built from checked values, each with the channels that have taken it unparsed. */
+const built = new WeakMap<object, Set<string>>();
+
+/**
+ * Marks a write its node built from values that were checked when they were written (a step's
+ * record from the previous record, the clock and the plan): the channel takes it without parsing
+ * it again, once. The zod parse of the executor's records was a step's largest check
+ * (docs/decisions/0059-short-path.md). Once per channel, so an object a caller later changes and
+ * writes again (`updateState`) is checked like any other write.
+ */
+export function builtWrite<T extends object>(value: T): T {
+  built.set(value, new Set());
+  return value;
+}
+
+function trustedOnce(key: string, value: object): boolean {
+  const taken = built.get(value);
+  if (taken === undefined || taken.has(key)) return false;
+  taken.add(key);
+  return true;
 }
 
 /**
@@ -90,9 +112,14 @@ export function checkWrite(key: string, schema: z.ZodType, value: unknown): void
 
 /** LangGraph's `Overwrite` wrapper bypasses reducers; its value is checked like any other. */
 function overwritten(value: unknown): unknown {
-  if (value === null || typeof value !== "object") return value;
+  if (!isOverwrite(value)) return value;
   const record = value as Record<string, unknown>;
-  if ("__overwrite__" in record) return record.__overwrite__;
-  if (record.type === "__overwrite__" && "value" in record) return record.value;
-  return value;
+  return "__overwrite__" in record ? record.__overwrite__ : record.value;
+}
+
+/** LangGraph's `Overwrite`, as the class or its wire form. */
+export function isOverwrite(value: unknown): boolean {
+  if (value === null || typeof value !== "object") return false;
+  const record = value as Record<string, unknown>;
+  return "__overwrite__" in record || (record.type === "__overwrite__" && "value" in record);
 }

@@ -8,7 +8,7 @@ import { Annotation, END, MemorySaver, START, StateGraph } from "@langchain/lang
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { isPlanManagerError } from "../../src/errors.js";
-import { CheckedChannel } from "../../src/runtime/checked-channel.js";
+import { builtWrite, CheckedChannel } from "../../src/runtime/checked-channel.js";
 import { appendBatch, CheckedDeltaChannel } from "../../src/runtime/delta-channel.js";
 
 type Item = { n: number };
@@ -82,6 +82,29 @@ describe("a node's write is validated once per superstep", () => {
     broken.n = "two";
     const error = await graph.updateState(config, { last: broken }).catch((e: unknown) => e);
     expect(isPlanManagerError(error) && error.code).toBe("invalid_update");
+    expect((await graph.getState(config)).values.log).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
+  });
+
+  it("a write its node built from checked values (builtWrite) is not parsed: three supersteps, no check", async () => {
+    const plain = countingSchema();
+    const delta = countingSchema();
+    const graph = loop(plain.schema, delta.schema, (n) => builtWrite({ n }));
+    const result = await graph.invoke({}, { configurable: { thread_id: "built" } });
+    expect(result.log).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
+    expect([plain.counter.calls, delta.counter.calls]).toEqual([0, 0]);
+  });
+
+  it("a built write is trusted once: the same object broken since and written by updateState is rejected", async () => {
+    const schema = z.object({ n: z.number() });
+    const graph = loop(schema, schema, (n) => builtWrite({ n }));
+    const config = { configurable: { thread_id: "built-outside" } };
+    const result = await graph.invoke({}, config);
+    const broken = result.last as { n: unknown };
+    broken.n = "two";
+    const error = await graph.updateState(config, { last: broken }).catch((e: unknown) => e);
+    expect(isPlanManagerError(error) && error.message).toBe(
+      "state update rejected: last.n: Invalid input: expected number, received string",
+    );
     expect((await graph.getState(config)).values.log).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
   });
 });

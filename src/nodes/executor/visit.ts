@@ -19,6 +19,7 @@ import type { CheckFailure } from "../../policy/attempt/checks.js";
 import { activeAssumptionChecks, assumptionDeviation } from "../../policy/trust/assumptions.js";
 import { isRateLimit, limitVerdict, lowerLimit, raiseLimit, type LimitUpdate } from "../../policy/attempt/may-start.js";
 import { emit, emitOnceDurable, type PlanEvent } from "../../runtime/events.js";
+import { builtWrite } from "../../runtime/checked-channel.js";
 import { decide } from "../../policy/ladder/decide.js";
 
 export class Visit {
@@ -171,19 +172,21 @@ export class Visit {
   update(): PlanManagerUpdate {
     const { state } = this;
     const out: PlanManagerUpdate = {};
-    if (Object.keys(this.changed).length > 0) out.steps = this.changed;
+    // Built from checked records, the plan and the clock: taken without a second parse (runtime/checked-channel.ts).
+    if (Object.keys(this.changed).length > 0) out.steps = builtWrite(this.changed);
     if (Object.keys(this.facts).length > 0) out.facts = this.facts;
     if (this.effects.length > 0) out.sideEffects = this.effects;
     if (this.decisions.length > 0) out.decisions = this.decisions;
     if (this.watches.length > 0) out.watches = this.watches;
     if (this.usage.length > 0) out.usage = this.usage;
     if (this.spent !== state.budget.spent) out.budget = { ...state.budget, spent: this.spent };
-    if (this.successes !== state.guards.successes) out.guards = { ...state.guards, successes: this.successes };
+    if (this.successes !== state.guards.successes)
+      out.guards = builtWrite({ ...state.guards, successes: this.successes });
     const d = this.dispatch;
     const was = state.dispatch;
     const same = d.queue.length === was.queue.length && d.queue.every((q, i) => q === was.queue[i]);
     if (!same || !sameLimits(d.limits, was.limits)) out.dispatch = d;
-    if (this.progressAt) out.progress = { lastProgressAt: this.progressAt };
+    if (this.progressAt) out.progress = builtWrite({ lastProgressAt: this.progressAt });
     if (state.status !== "running") out.status = "running";
     return out;
   }
