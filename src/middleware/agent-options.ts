@@ -3,6 +3,7 @@ import type { ToolCallRequest } from "langchain";
 import { z } from "zod";
 import { PlanManagerError } from "../errors.js";
 import { resolvePolicy, type PolicyOptions, type ResolvedPolicy } from "../policy/options.js";
+import type { Clock } from "../runtime/clock.js";
 
 /** Options of `planMiddleware`. */
 export interface PlanMiddlewareOptions {
@@ -56,7 +57,8 @@ export interface ResolvedAgentOptions {
   tools: readonly string[];
   /** The tools given themselves in `tools`, by name. */
   instances: ReadonlyMap<string, AgentTool>;
-  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** The clock the one attempt driver and the undo runner sleep their backoffs on: the `sleep` option. */
+  clock: Pick<Clock, "sleep">;
   now: () => number;
 }
 
@@ -120,7 +122,7 @@ export function resolveAgentOptions(options: PlanMiddlewareOptions = {}): Resolv
     honoursKeys: new Set(options.effects?.honoursKeys ?? []),
     tools: given.map(nameOf),
     instances: new Map(given.flatMap((t): [string, AgentTool][] => (typeof t === "string" ? [] : [[nameOf(t), t]]))),
-    sleep: options.sleep ?? timer,
+    clock: { sleep: options.sleep ?? timer },
     now: options.now ?? Date.now,
   };
 }

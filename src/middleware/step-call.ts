@@ -42,7 +42,7 @@ function portOf(env: CallEnv, step: Step): AttemptPort {
       if (!read.ok) throw Object.assign(new Error(read.error.message), { name: read.error.name });
       return read.output;
     },
-    sleep: (ms, signal) => env.options.sleep(ms, signal),
+    clock: env.options.clock,
     stop: env.stop,
     now: env.at,
     journal: env.journal,
