@@ -20,6 +20,7 @@ import {
   type AttemptSnapshot,
   type CallCommand,
   type DoneCommand,
+  type InDoubtAsk,
   type Performed,
   type ProbeCommand,
 } from "../policy/attempt/next-attempt.js";
@@ -73,6 +74,8 @@ export interface AttemptPort {
 
 export interface Driven {
   done: DoneCommand;
+  /** The drive ended on a call in doubt: the question for a person, which the face raises. */
+  asked?: InDoubtAsk;
   gathered: Performed[];
   /** A tool was called (false when the run was stopped during the backoff). */
   called: boolean;
@@ -132,6 +135,7 @@ async function drive(port: AttemptPort, snapshot: AttemptSnapshot): Promise<Driv
   for (;;) {
     const command = nextAttempt(snapshot, gathered);
     if (command.kind === "done") return { done: command, gathered, called };
+    if (command.kind === "ask") return { done: command.done, asked: command.question, gathered, called };
     if (command.kind === "probe") {
       gathered.push(await performProbe(port, snapshot, command));
       continue;

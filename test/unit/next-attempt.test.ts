@@ -310,26 +310,50 @@ describe("nextAttempt: a call in doubt is probed by a command, and the machine d
     });
   });
 
-  it("no readable answer: the call is in doubt with the question a person is asked (the intent's journal attempt)", () => {
-    const done = nextAttempt(s, [found, probed({ kind: "unreadable", problem: "threw (down)" })]);
-    expect(done.kind === "done" && done.ending.kind).toBe("deviation");
-    if (done.kind !== "done" || done.ending.kind !== "deviation") return;
-    expect(done.ending.deviation).toEqual({
+  it("no readable answer: the machine asks a person, the question carrying the key and the intent's journal attempt", () => {
+    const reason =
+      `the outcome of t under key ${key} is unknown (the call was cut before it answered); ` +
+      "the tool is not declared to honour idempotency keys and its verify probe threw (down): did it happen?";
+    const asked = nextAttempt(s, [found, probed({ kind: "unreadable", problem: "threw (down)" })]);
+    expect(asked.kind).toBe("ask");
+    if (asked.kind !== "ask") return;
+    expect(asked.question).toEqual({ stepId: "s", tool: "t", args: { a: 1 }, key, journalAttempt: 3, reason });
+    expect(asked.done.ending.kind === "deviation" && asked.done.ending.deviation).toEqual({
       kind: "effect_in_doubt",
       stepId: "s",
       attempt: 1,
       key,
       tool: "t",
       journalAttempt: 3,
-      message:
-        `the outcome of t under key ${key} is unknown (the call was cut before it answered); ` +
-        "the tool is not declared to honour idempotency keys and its verify probe threw (down): did it happen?",
-      error: { name: "EffectInDoubt", message: done.ending.deviation.message },
+      message: reason,
+      error: { name: "EffectInDoubt", message: reason },
     });
-    expect(done.decisions).toEqual([]);
-    // With a standing, the ladder asks a person.
-    const asked = nextAttempt(snapshot(effecting, { standing }), [found, probed({ kind: "unreadable", problem: "x" })]);
-    expect(asked.kind === "done" && asked.decisions.map((d) => d.rule)).toEqual(["effect.in-doubt"]);
+    // Without a standing (the graph) no decision yet; with one, the ladder's effect.in-doubt.
+    expect(asked.done.decisions).toEqual([]);
+    const withStanding = nextAttempt(snapshot(effecting, { standing }), [
+      found,
+      probed({ kind: "unreadable", problem: "x" }),
+    ]);
+    expect(withStanding.kind === "ask" && withStanding.done.decisions.map((d) => d.rule)).toEqual(["effect.in-doubt"]);
+  });
+
+  it("a call the journal left in doubt with no probe to run asks too; a settled call does not", () => {
+    const inDoubt: Performed = {
+      kind: "called",
+      at,
+      outcome: { ok: false, error: { name: "EffectInDoubt", message: "did it happen?" } },
+      key,
+      effect: "in_doubt",
+    };
+    const asked = nextAttempt(snapshot({ sideEffects: ["pays"], idempotent: false }), [inDoubt]);
+    expect(asked.kind === "ask" && asked.question).toEqual({
+      stepId: "s",
+      tool: "t",
+      args: { a: 1 },
+      key,
+      reason: "did it happen?",
+    });
+    expect(nextAttempt(s, [cutCall, probed({ kind: "not-happened" })]).kind).toBe("done");
   });
 });
 
@@ -399,5 +423,6 @@ describe("runAttempt performs the probe through the port and writes what its ans
     expect(entries.get(key)?.result).toBeUndefined();
     expect(driven.done.last?.effect).toBe("in_doubt");
     expect(driven.done.ending.kind === "deviation" && driven.done.ending.deviation.kind).toBe("effect_in_doubt");
+    expect(driven.asked).toMatchObject({ stepId: "s", tool: "t", key, journalAttempt: 1 });
   });
 });

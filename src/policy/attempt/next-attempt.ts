@@ -162,8 +162,35 @@ export interface DoneCommand {
   charged: number;
 }
 
+/**
+ * What a person is asked about a call in doubt (`effect.in-doubt`), and what their answer acts on:
+ * happened (the output under `key`), retry (one more call under it), or abort.
+ */
+export interface InDoubtAsk {
+  stepId: string;
+  /** The call in doubt: the step's tool or its fallback, with its arguments. */
+  tool: string;
+  args: Record<string, unknown>;
+  key: string;
+  /** The journal attempt of the intent asked about (another branch of the thread may have numbered it). */
+  journalAttempt?: number;
+  /** Why its outcome is unknown. */
+  reason: string;
+}
+
+/**
+ * A person is to be asked about a call in doubt; the drive ends with `done`. A drive cannot wait for a
+ * person: each face raises the question where its engine can interrupt (the graph from the deviation,
+ * through its classifier and human node; the middleware before the model's next call).
+ */
+export interface AskCommand {
+  kind: "ask";
+  question: InDoubtAsk;
+  done: DoneCommand;
+}
+
 export type AttemptCommand =
-  CallCommand | { kind: "sleep"; ms: number; announce: Decision[] } | ProbeCommand | DoneCommand;
+  CallCommand | { kind: "sleep"; ms: number; announce: Decision[] } | ProbeCommand | AskCommand | DoneCommand;
 
 /** A bound on the calls one attempt reports (a retrying middleware below may claim any number). */
 const MAX_CALLS = 1000;
@@ -202,8 +229,18 @@ export function nextAttempt(snapshot: AttemptSnapshot, gathered: readonly Perfor
     const step = oneAttempt(d);
     if (step.kind !== "judged") return step;
     const goes = onVerdict(d, step.ending, step.last);
-    if (goes !== "again") return goes;
+    if (goes !== "again") return goes.kind === "done" ? askedOrDone(d, goes) : goes;
   }
+}
+
+/** A drive that ends on a call in doubt asks a person about it. */
+function askedOrDone(d: Drive, ended: DoneCommand): AskCommand | DoneCommand {
+  const { ending, call } = ended;
+  if (ending.kind !== "deviation" || ending.deviation.kind !== "effect_in_doubt") return ended;
+  const { key, journalAttempt, message } = ending.deviation;
+  const at = journalAttempt === undefined ? {} : { journalAttempt };
+  const question = { stepId: d.s.step.id, tool: call.tool, args: call.args, key, ...at, reason: message };
+  return { kind: "ask", question, done: ended };
 }
 
 type Stage = AttemptCommand | { kind: "judged"; ending: Ending; last?: Extract<Performed, { kind: "called" }> };
