@@ -8,6 +8,10 @@
  * standing, the ladder's verdict). With a standing (the createAgent middleware) a retry or fallback
  * verdict goes on in the same drive — `sleep`, then the next `call`; without one (the graph) the drive
  * ends with the judged deviation, which the classifier node decides, one attempt per visit.
+ *
+ * A call in doubt that the journal leaves to the step's read-only `verify` is probed by a `probe`
+ * command, and what the probe said is decided here; a call still in doubt ends the drive with `ask`,
+ * the question a person is asked (docs/decisions/0068-probe-as-a-command.md).
  */
 import type { Plan } from "../../plan/schema/plan.js";
 import type { CompensationRecord, ErrorInfo, Fact, SideEffectRecord, StepRun } from "../../plan/schema/run.js";
