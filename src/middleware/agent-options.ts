@@ -35,7 +35,8 @@ export interface PlanMiddlewareOptions {
    */
   tools?: readonly (string | AgentTool)[];
   /**
-   * Waits before a retry; `signal` is the run's stop (`config.signal`), which ends the wait early.
+   * Waits before a retry (a step's call or an undo's): the clock the middleware hands the attempt
+   * driver and the undo runner. `signal` is the run's stop (`config.signal`), which ends the wait early.
    * Default: a timer that ends at the stop; tests pass one that records the delay and returns at once.
    */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
