@@ -1,12 +1,13 @@
 /**
  * The one performer of a step's call (docs/decisions/0044-one-attempt-driver.md): it asks the pure
  * machine (`nextAttempt`, policy/attempt/next-attempt.ts) what to do, does it, and feeds back what it
- * did, until the machine says `done`. What it does is the same on both faces — the effect journal's
- * order (runtime/journaled-call.ts: lookup, intent, call, result, settling a call in doubt), the verify
- * probe of a call in doubt and the result its answer writes, ONE deadline per call (a timer and an
- * AbortSignal the tool sees), one abort path (the caller's stop), the retry sleeps on the clock the port
- * hands over. A port says what differs per face: how a tool and a probe are called, the clock, where
- * news goes. The graph's executor and the createAgent middleware are ports of it.
+ * did, until the machine ends the drive (`done`, or `ask` about a call in doubt). What it does is the
+ * same on both faces — the effect journal's order (runtime/journaled-call.ts: lookup, intent, call,
+ * result, settling a call in doubt), the verify probe of a call in doubt and the result its answer
+ * writes (docs/decisions/0068-probe-as-a-command.md), ONE deadline per call (a timer and an AbortSignal
+ * the tool sees), one abort path (the caller's stop), the retry sleeps on the clock the port hands
+ * over. A port says what differs per face: how a tool and a probe are called, the clock, where news
+ * goes. The graph's executor and the createAgent middleware are ports of it.
  */
 import type { ErrorInfo } from "../plan/schema/run.js";
 import type { Step } from "../plan/schema/step.js";
