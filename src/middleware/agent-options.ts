@@ -3,6 +3,7 @@ import type { ToolCallRequest } from "langchain";
 import { z } from "zod";
 import { PlanManagerError } from "../errors.js";
 import { resolvePolicy, type PolicyOptions, type ResolvedPolicy } from "../policy/options.js";
+import type { Clock } from "../runtime/clock.js";
 
 /** Options of `planMiddleware`. */
 export interface PlanMiddlewareOptions {
@@ -34,7 +35,8 @@ export interface PlanMiddlewareOptions {
    */
   tools?: readonly (string | AgentTool)[];
   /**
-   * Waits before a retry; `signal` is the run's stop (`config.signal`), which ends the wait early.
+   * Waits before a retry (a step's call or an undo's): the clock the middleware hands the attempt
+   * driver and the undo runner. `signal` is the run's stop (`config.signal`), which ends the wait early.
    * Default: a timer that ends at the stop; tests pass one that records the delay and returns at once.
    */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -56,7 +58,8 @@ export interface ResolvedAgentOptions {
   tools: readonly string[];
   /** The tools given themselves in `tools`, by name. */
   instances: ReadonlyMap<string, AgentTool>;
-  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** The clock the one attempt driver and the undo runner sleep their backoffs on: the `sleep` option. */
+  clock: Pick<Clock, "sleep">;
   now: () => number;
 }
 
@@ -120,7 +123,7 @@ export function resolveAgentOptions(options: PlanMiddlewareOptions = {}): Resolv
     honoursKeys: new Set(options.effects?.honoursKeys ?? []),
     tools: given.map(nameOf),
     instances: new Map(given.flatMap((t): [string, AgentTool][] => (typeof t === "string" ? [] : [[nameOf(t), t]]))),
-    sleep: options.sleep ?? timer,
+    clock: { sleep: options.sleep ?? timer },
     now: options.now ?? Date.now,
   };
 }

@@ -92,11 +92,7 @@ function undoPort(ctx: UndoContext, planVersion: number): UndoPort {
         return { ok: false, error, cut: thrown instanceof StepTimeout || cutByTheTool(error), thrown };
       }
     },
-    sleep: async (ms) => {
-      await options.sleep(ms);
-      return true;
-    },
-    stopped: () => false,
+    clock: options.clock,
     now: ctx.at,
   };
 }

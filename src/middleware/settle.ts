@@ -13,6 +13,7 @@ import { repeatVerdict, replanStanding, type CallOutcome } from "../policy/attem
 import type { ReplanStanding, Verdict } from "../policy/ladder/classify.js";
 import type { Decision } from "../policy/ladder/decision.js";
 import type { Deviation } from "../policy/ladder/deviation.js";
+import type { InDoubtAsk } from "../policy/attempt/next-attempt.js";
 import type { GuardHit } from "../policy/ladder/guards.js";
 import { globalScope, localScope } from "../policy/replan/scope.js";
 import { falsify } from "../policy/trust/trust.js";
@@ -72,6 +73,8 @@ export interface Settling {
   deviation: Deviation;
   call: { tool: string; args: Record<string, unknown> };
   succeeded?: Succeeded;
+  /** The attempt machine's question about a call in doubt: the escalation asks it before the model's next call. */
+  asked?: InDoubtAsk;
 }
 
 /** A call that succeeded but proved an assumption false: its record, the facts and the effect it produced. */
@@ -137,8 +140,8 @@ export function settle(env: CallEnv, s: Settling): ToolReply {
   }
   const escalation = escalationOf(step.id, s.call, verdict.rule, verdict.reason);
   // A call in doubt is asked about by its key: happened, retry under it, or abort.
-  if (s.deviation.kind === "effect_in_doubt") {
-    const { key, journalAttempt } = s.deviation;
+  if (s.asked) {
+    const { key, journalAttempt } = s.asked;
     escalation.inDoubt = journalAttempt === undefined ? { key } : { key, attempt: journalAttempt };
   }
   return escalated(escalation, { ...base, planRun: { failedCalls } });

@@ -9,7 +9,7 @@ import { factValues, makeFacts } from "../plan/facts.js";
 import type { StepRun } from "../plan/schema/run.js";
 import type { Step } from "../plan/schema/step.js";
 import { effectKey, ladderDecisionCount, type RunStanding } from "../policy/attempt/attempt.js";
-import type { AttemptSnapshot, DoneCommand } from "../policy/attempt/next-attempt.js";
+import type { AttemptSnapshot, DoneCommand, InDoubtAsk } from "../policy/attempt/next-attempt.js";
 import { runAttempt, type AttemptPort } from "../runtime/run-attempt.js";
 import { settle, standing, type CallEnv, type ToolReply } from "./settle.js";
 
@@ -20,11 +20,11 @@ export async function runStep(
   modelArgs: Record<string, unknown>,
 ): Promise<ToolReply> {
   const snapshot = snapshotOf(env, step, tool, modelArgs);
-  const { done, gathered } = await runAttempt(portOf(env, step), snapshot);
+  const { done, gathered, asked } = await runAttempt(portOf(env, step), snapshot);
   // Stopped during a backoff: nothing is recorded, and `invoke(null)` makes the call again.
   if (gathered.at(-1)?.kind === "stopped" && env.stop?.aborted) throw stopReason(env.stop);
   for (const decision of done.announced) env.sent.add(decision);
-  return recorded(env, step, replyOf(env, step, done), done.charged);
+  return recorded(env, step, replyOf(env, step, done, asked), done.charged);
 }
 
 /** What the stop aborted with, as an error (LangGraph hands the run's caller what the node threw). */
@@ -42,7 +42,7 @@ function portOf(env: CallEnv, step: Step): AttemptPort {
       if (!read.ok) throw Object.assign(new Error(read.error.message), { name: read.error.name });
       return read.output;
     },
-    sleep: (ms, signal) => env.options.sleep(ms, signal),
+    clock: env.options.clock,
     stop: env.stop,
     now: env.at,
     journal: env.journal,
@@ -95,8 +95,8 @@ function runStanding(env: CallEnv): RunStanding {
   return { policy, replan: standing(env.state, policy), decisionCount: ladderDecisionCount(decisions), decisions };
 }
 
-/** The driver's ending as the tool message and the plan state it changes. */
-function replyOf(env: CallEnv, step: Step, done: DoneCommand): ToolReply {
+/** The driver's ending as the tool message and the plan state it changes; `asked`: a person's question it raises. */
+function replyOf(env: CallEnv, step: Step, done: DoneCommand, asked: InDoubtAsk | undefined): ToolReply {
   const { ending, run, decisions } = done;
   const plan = env.state.plan!;
   const { call } = done;
@@ -115,7 +115,8 @@ function replyOf(env: CallEnv, step: Step, done: DoneCommand): ToolReply {
     return { content, status: "success", update: { steps: { [step.id]: run }, facts, decisions, sideEffects } };
   }
   if (ending.kind === "reused") throw new Error("a drive with a standing judges a reused output");
-  return settle(env, { step, run, decisions, verdict: ending.verdict!, call, deviation: ending.deviation });
+  const deviation = ending.deviation;
+  return settle(env, { step, run, decisions, verdict: ending.verdict!, call, deviation, ...(asked ? { asked } : {}) });
 }
 
 /**

@@ -2,16 +2,17 @@
  * A side-effecting call through the effect journal (docs/decisions/0038-effect-journal.md), for
  * both engines: the graph's executor (nodes/executor/graph-port.ts) and `planMiddleware`
  * (middleware/agent-journal.ts; docs/decisions/0043-effects-in-the-middleware.md) hand in how they call a
- * tool and how they run a probe; the order is here, once. Before the call: a result the journal holds
- * for the key is the call's (the run's checkpoint lost it); an intent without a result is in doubt and
- * is settled first (policy/ladder/in-doubt.ts). Then the intent is made durable, the tool called, and
- * its output or the error it threw recorded. A call cut by its deadline, or one the tool itself gave up
- * on (its own timeout, a reset connection: `cutByTheTool`), is in doubt too, and settled at once: the
- * ladder never moves on (a retry, the fallback) past an effect that may have happened.
+ * tool; the order is here, once. Before the call: a result the journal holds for the key is the call's
+ * (the run's checkpoint lost it); an intent without a result is in doubt and is settled first
+ * (policy/ladder/in-doubt.ts). Then the intent is made durable, the tool called, and its output or the
+ * error it threw recorded. A call cut by its deadline, or one the tool itself gave up on (its own
+ * timeout, a reset connection: `cutByTheTool`), is in doubt too, and settled at once: the ladder never
+ * moves on (a retry, the fallback) past an effect that may have happened. Where the step's read-only
+ * `verify` probe is to settle it, the call ends `unsettled`: the attempt machine commands the probe
+ * (docs/decisions/0068-probe-as-a-command.md) and decides on its answer.
  */
 import type { Step } from "../plan/schema/step.js";
-import { readProbe, settleInDoubt, type Settlement } from "../policy/ladder/in-doubt.js";
-import { errorInfo } from "../policy/ladder/deviation.js";
+import { settleInDoubt, type Settlement } from "../policy/ladder/in-doubt.js";
 import { compensationKey } from "../policy/compensation/abandoned.js";
 import { liveKey } from "../policy/attempt/redo-key.js";
 import { approvedKeyFor, approvedNumbering, type Approved } from "../policy/attempt/approval.js";
@@ -34,8 +35,11 @@ export interface JournaledCall {
   /** The call's arguments, as the intent records them. */
   args: Record<string, unknown>;
   attempt: number;
-  /** The step's trusted facts, for the probe's inputs. */
-  trusted: Readonly<Record<string, unknown>>;
+  /**
+   * The intent under `key` was found in doubt and the verify probe says it did not happen: the call
+   * goes out again at once (intent, call, result), the lookup done already.
+   */
+  notHappened?: boolean;
   /** Tools declared to honour idempotency keys (`effects.honoursKeys`). */
   honoursKeys: ReadonlySet<string>;
   /**
@@ -47,8 +51,6 @@ export interface JournaledCall {
   now: () => string;
   /** Calls the tool once under `key` (the operation's, or a redo key). */
   call: (key: string) => Promise<CallOutcome>;
-  /** Runs the step's read-only verify probe, with the call's key in its config; throws when it cannot. */
-  probe: (tool: string, args: Record<string, unknown>, key: string) => Promise<unknown>;
 }
 
 export type { SettledDoubt } from "../policy/attempt/next-attempt.js";
@@ -62,7 +64,12 @@ export type Journaled =
       effect?: "journaled" | "verified";
       settled: SettledDoubt[];
     }
-  | { kind: "in_doubt"; key: string; reason: string; attempt: number; settled: SettledDoubt[] };
+  | { kind: "in_doubt"; key: string; reason: string; attempt: number; settled: SettledDoubt[] }
+  /**
+   * In doubt, for the step's verify probe to settle: `cut`, the outcome of this call, cut before it
+   * answered (its result not yet written); without it, the journal held the intent numbered `attempt`.
+   */
+  | { kind: "unsettled"; key: string; attempt: number; cut?: CallOutcome; settled: SettledDoubt[] };
 
 /** The call's own record of what settled its doubts on the way (see `SettledDoubt`). */
 type Settling = JournaledCall & { settled: SettledDoubt[] };
@@ -71,6 +78,7 @@ export async function journaledCall(call: JournaledCall): Promise<Journaled> {
   let j: Settling = { ...call, settled: [] };
   // A fork's step counts its attempts from its own checkpoint; the journal is the whole thread's.
   j = { ...j, attempt: approvedNumbering(j.approval, j.attempt) };
+  if (j.notHappened === true) return callOnce(j, true);
   let entry = await j.journal.lookup(j.threadId, j.key);
   if (entry?.result?.ok) {
     const live = await pastUndone(j);
@@ -83,7 +91,7 @@ export async function journaledCall(call: JournaledCall): Promise<Journaled> {
   if (entry?.result?.ok)
     return { kind: "answered", key: j.key, outcome: entry.result, effect: "journaled", settled: j.settled };
   if (entry && !entry.result) {
-    const settled = await settle(j, approvedKeyFor(j.approval, entry.attempt, j.attempt));
+    const settled = settle(j, approvedKeyFor(j.approval, entry.attempt, j.attempt));
     if (settled.kind !== "call") return answer(j, settled, entry.attempt);
     noteCall(j, settled.why);
   }
@@ -93,7 +101,6 @@ export async function journaledCall(call: JournaledCall): Promise<Journaled> {
 /** A settlement that lets the call go out again, noted unless a person's retry (their answer is its decision). */
 function noteCall(j: Settling, why: Extract<Settlement, { kind: "call" }>["why"]): void {
   if (why === "honours-keys") j.settled.push({ how: "recalled", key: j.key });
-  if (why === "not-happened") j.settled.push({ how: "not-happened", key: j.key });
 }
 
 /**
@@ -130,18 +137,15 @@ async function callOnce(j: Settling, first: boolean): Promise<Journaled> {
     await record(j, { ok: false, error: outcome.error });
     return { kind: "answered", key: j.key, outcome, settled: j.settled };
   }
-  const settled = await settle(j, undefined);
+  const settled = settle(j, undefined);
   // Called again under the key once; cut again, it is a person's to settle.
   if (settled.kind === "call" && settled.why === "honours-keys" && first) {
     noteCall(j, settled.why);
     return callOnce(j, false);
   }
-  if (settled.kind === "call" && settled.why === "not-happened") {
-    // The attempt failed with the cut's error; the ladder decides whether it goes out again.
-    noteCall(j, settled.why);
-    await record(j, { ok: false, error: outcome.error });
-    return { kind: "answered", key: j.key, outcome, settled: j.settled };
-  }
+  // The probe's "did not happen" writes the cut's error as the result (runtime/run-attempt.ts).
+  if (settled.kind === "verify")
+    return { kind: "unsettled", key: j.key, attempt: j.attempt, cut: outcome, settled: j.settled };
   if (settled.kind === "call") {
     const reason = `${j.tool} under key ${j.key} was cut by its deadline twice (${outcome.error.message}): did it happen?`;
     return answer(j, { kind: "ask", reason }, j.attempt);
@@ -149,45 +153,22 @@ async function callOnce(j: Settling, first: boolean): Promise<Journaled> {
   return answer(j, settled, j.attempt);
 }
 
-/**
- * A settlement other than calling: the probe's output (recorded as the result), or a question for a
- * person about the intent the journal numbered `attempt`.
- */
-async function answer(
-  j: Settling,
-  settled: Exclude<Settlement, { kind: "call" | "verify" }>,
-  attempt: number,
-): Promise<Journaled> {
-  if (settled.kind === "happened") {
-    await record(j, { ok: true, output: settled.output });
-    j.settled.push({ how: "verified", key: j.key });
-    const outcome = { ok: true as const, output: settled.output };
-    return { kind: "answered", key: j.key, outcome, effect: "verified", settled: j.settled };
-  }
+/** A settlement other than calling: the verify probe to run, or a question for a person about the intent the journal numbered `attempt`. */
+function answer(j: Settling, settled: Exclude<Settlement, { kind: "call" }>, attempt: number): Journaled {
+  if (settled.kind === "verify") return { kind: "unsettled", key: j.key, attempt, settled: j.settled };
   return { kind: "in_doubt", key: j.key, reason: settled.reason, attempt, settled: j.settled };
 }
 
-/** Settles a call in doubt: the policy's order, with the verify probe run when it comes to that. */
-async function settle(
-  j: JournaledCall,
-  approvedKey: string | undefined,
-): Promise<Exclude<Settlement, { kind: "verify" }>> {
-  const doubt = { step: j.step, tool: j.tool, key: j.key, honoursKeys: j.honoursKeys, approvedKey, undo: j.undo };
-  const first = settleInDoubt(doubt);
-  if (first.kind !== "verify") return first;
-  let problem: string;
-  try {
-    const inputs = Object.fromEntries(
-      (first.probe.inputs ?? []).filter((k) => Object.hasOwn(j.trusted, k)).map((k) => [k, j.trusted[k]]),
-    );
-    const read = readProbe(await j.probe(first.probe.tool, { ...first.probe.args, ...inputs }, j.key));
-    if (read.kind !== "unreadable") return read as Exclude<Settlement, { kind: "verify" }>;
-    problem = read.problem;
-  } catch (thrown) {
-    problem = `threw (${errorInfo(thrown).message})`;
-  }
-  const asked = settleInDoubt({ ...doubt, probeFailed: problem });
-  return asked.kind === "verify" ? { kind: "ask", reason: problem } : asked;
+/** Settles a call in doubt as far as the policy can without the verify probe. */
+function settle(j: JournaledCall, approvedKey: string | undefined): Settlement {
+  return settleInDoubt({
+    step: j.step,
+    tool: j.tool,
+    key: j.key,
+    honoursKeys: j.honoursKeys,
+    approvedKey,
+    undo: j.undo,
+  });
 }
 
 /**

@@ -1,16 +1,18 @@
 /**
  * The one performer of a step's call (docs/decisions/0044-one-attempt-driver.md): it asks the pure
  * machine (`nextAttempt`, policy/attempt/next-attempt.ts) what to do, does it, and feeds back what it
- * did, until the machine says `done`. What it does is the same on both faces — the effect journal's
- * order (runtime/journaled-call.ts: lookup, intent, call, result, settling a call in doubt), ONE
- * deadline per call (a timer and an AbortSignal the tool sees), one abort path (the caller's stop), the
- * retry sleeps. A port says what differs per face: how a tool and a probe are called, how to sleep, the
- * clock, where news goes. The graph's executor and the createAgent middleware are ports of it.
+ * did, until the machine ends the drive (`done`, or `ask` about a call in doubt). What it does is the
+ * same on both faces — the effect journal's order (runtime/journaled-call.ts: lookup, intent, call,
+ * result, settling a call in doubt), the verify probe of a call in doubt and the result its answer
+ * writes (docs/decisions/0068-probe-as-a-command.md), ONE deadline per call (a timer and an AbortSignal
+ * the tool sees), one abort path (the caller's stop), the retry sleeps on the clock the port hands
+ * over. A port says what differs per face: how a tool and a probe are called, the clock, where news
+ * goes. The graph's executor and the createAgent middleware are ports of it.
  */
 import type { ErrorInfo } from "../plan/schema/run.js";
 import type { Step } from "../plan/schema/step.js";
 import type { CallOutcome } from "../policy/attempt/attempt.js";
-import { cutByTheTool } from "../policy/ladder/in-doubt.js";
+import { cutByTheTool, probeThrew, readProbe, type ProbeRead } from "../policy/ladder/in-doubt.js";
 import { approvalOf, type Approved } from "../policy/attempt/approval.js";
 import type { Decision } from "../policy/ladder/decision.js";
 import { errorInfo } from "../policy/ladder/deviation.js";
@@ -19,9 +21,12 @@ import {
   type AttemptSnapshot,
   type CallCommand,
   type DoneCommand,
+  type InDoubtAsk,
   type Performed,
+  type ProbeCommand,
 } from "../policy/attempt/next-attempt.js";
 import type { RunJournal } from "../contracts/effect-journal.js";
+import type { Clock } from "./clock.js";
 import { journaledCall } from "./journaled-call.js";
 
 /** The error a call ends with past its deadline; the ladder reads it as transient. */
@@ -47,7 +52,13 @@ export interface AttemptPort {
   call(command: CallCommand, key: string | undefined, signal: AbortSignal): Promise<CallOutcome>;
   /** Runs a read-only verify probe with the call's key in its config; throws when it cannot. */
   probe(tool: string, args: Record<string, unknown>, key: string, signal: AbortSignal): Promise<unknown>;
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** The clock the retry backoffs are slept on (the run's; the middleware's `sleep` option). */
+  clock: Pick<Clock, "sleep">;
+  /**
+   * Ends a backoff early without stopping the drive: LangGraph's own signal, for a graph run that
+   * has no caller's stop. The stop, when given, ends it instead.
+   */
+  wake?: AbortSignal | undefined;
   /** The run's clock, as an ISO timestamp. */
   now(): string;
   /** The effect journal of the run (none without a checkpointer). */
@@ -64,6 +75,8 @@ export interface AttemptPort {
 
 export interface Driven {
   done: DoneCommand;
+  /** The drive ended on a call in doubt: the question for a person, which the face raises. */
+  asked?: InDoubtAsk;
   gathered: Performed[];
   /** A tool was called (false when the run was stopped during the backoff). */
   called: boolean;
@@ -113,7 +126,7 @@ function keyedCall(port: AttemptPort, k: KeyedCall): Promise<KeyedOutcome> {
     const made = withDeadline(port, c, k.key, (signal) => port.call(c, k.key, signal));
     return made.then((outcome) => ({ kind: "called", at: port.now(), outcome, key: k.key }));
   }
-  const on = { threadId: k.threadId, step: { id: k.stepId }, approval: k.approval, trusted: {}, undo: true };
+  const on = { threadId: k.threadId, step: { id: k.stepId }, approval: k.approval, undo: true };
   return journaled(port, k.key, on, c);
 }
 
@@ -123,18 +136,47 @@ async function drive(port: AttemptPort, snapshot: AttemptSnapshot): Promise<Driv
   for (;;) {
     const command = nextAttempt(snapshot, gathered);
     if (command.kind === "done") return { done: command, gathered, called };
+    if (command.kind === "ask") return { done: command.done, asked: command.question, gathered, called };
+    if (command.kind === "probe") {
+      gathered.push(await performProbe(port, snapshot, command));
+      continue;
+    }
     for (const decision of command.announce) port.announce?.(decision);
     if (command.kind === "sleep") {
-      await port.sleep(command.ms, port.stop);
+      await port.clock.sleep(command.ms, port.stop ?? port.wake);
       if (port.stop?.aborted) return endStopped(snapshot, gathered, port, called);
       gathered.push({ kind: "slept", at: port.now() });
       continue;
     }
     if (port.stop?.aborted && !called) return endStopped(snapshot, gathered, port, called);
-    port.starting?.(command);
+    // A call made again after the probe is the same attempt: it was started already.
+    if (command.notHappened !== true) port.starting?.(command);
     called = true;
     gathered.push(await performCall(port, snapshot, command));
   }
+}
+
+/**
+ * The verify probe, under the call's deadline, and what its answer writes under the key: the output
+ * of a call that happened; the cut's error of a call just cut that did not (the ladder decides whether
+ * it goes out again). An intent found in doubt that did not happen is written by the call made again.
+ */
+async function performProbe(port: AttemptPort, s: AttemptSnapshot, c: ProbeCommand): Promise<Performed> {
+  let read: ProbeRead;
+  try {
+    read = readProbe(await probeWithin(port, c));
+  } catch (thrown) {
+    read = probeThrew(errorInfo(thrown));
+  }
+  const result =
+    read.kind === "happened"
+      ? { ok: true as const, output: read.output }
+      : read.kind === "not-happened" && c.cut
+        ? { ok: false as const, error: c.cut }
+        : undefined;
+  // A result that cannot be written leaves the intent in doubt: a later lookup asks rather than charges again.
+  if (result && port.journal) await port.journal.result(s.threadId, c.key, result).catch(() => undefined);
+  return { kind: "probed", at: port.now(), read };
 }
 
 /**
@@ -154,7 +196,7 @@ async function performCall(port: AttemptPort, s: AttemptSnapshot, c: CallCommand
     const outcome = await withDeadline(port, c, c.key, (signal) => port.call(c, c.key, signal));
     return { kind: "called", at: port.now(), outcome, ...(c.key ? { key: c.key } : {}) };
   }
-  const on = { threadId: s.threadId, step: s.step, approval: approvalOf(s.run), trusted: s.trusted };
+  const on = { threadId: s.threadId, step: s.step, approval: approvalOf(s.run) };
   return journaled(port, c.key, on, c);
 }
 
@@ -167,7 +209,6 @@ export async function journaled(
     step: Pick<Step, "id" | "honoursIdempotencyKey" | "verify">;
     /** A person's approval of a call in doubt: one more call may go out under its key. */
     approval: Approved | undefined;
-    trusted: Readonly<Record<string, unknown>>;
     undo?: boolean;
   },
   c: CallCommand,
@@ -182,15 +223,28 @@ export async function journaled(
     tool: c.tool,
     args: c.args,
     attempt: c.attempt,
-    trusted: on.trusted,
+    ...(c.notHappened ? { notHappened: true } : {}),
     honoursKeys: port.honoursKeys,
     approval: on.approval,
     now: () => port.now(),
     call: async (k) => (last = await withDeadline(port, c, k, (signal) => port.call(c, k, signal))),
-    probe: (tool, args, k) => withDeadlineOrThrow(port, c, (signal) => port.probe(tool, args, k, signal)),
   });
   const at = port.now();
   const settled = made.settled.length > 0 ? { settled: made.settled } : {};
+  if (made.kind === "unsettled") {
+    const outcome = made.cut ?? { ok: false, error: { name: "EffectInDoubt", message: "" } };
+    const doubt = made.cut ? ("cut" as const) : ("found" as const);
+    return {
+      kind: "called",
+      at,
+      outcome,
+      key: made.key,
+      effect: "unsettled",
+      doubt,
+      inDoubtAttempt: made.attempt,
+      ...settled,
+    };
+  }
   if (made.kind === "in_doubt") {
     const error: ErrorInfo = { name: "EffectInDoubt", message: made.reason };
     const outcome: CallOutcome = { ok: false, error, calls: last?.calls ?? 1 };
@@ -252,13 +306,13 @@ export async function callWithin(
   }
 }
 
-/** A probe under the call's deadline: its answer, or the error it threw (or its timeout). */
-async function withDeadlineOrThrow(
-  port: AttemptPort,
-  c: CallCommand,
-  run: (signal: AbortSignal) => Promise<unknown>,
-): Promise<unknown> {
-  const answered = await withDeadline(port, c, "probe", async (signal) => ({ ok: true, output: await run(signal) }));
+/** The probe under the call's deadline: its answer, or the error it threw (or its timeout). */
+async function probeWithin(port: AttemptPort, c: ProbeCommand): Promise<unknown> {
+  const run = async (signal: AbortSignal) => ({
+    ok: true as const,
+    output: await port.probe(c.tool, c.args, c.key, signal),
+  });
+  const answered = await callWithin(c.timeoutMs, undefined, run);
   if (answered.ok) return answered.output;
   throw Object.assign(new Error(answered.error.message), { name: answered.error.name });
 }

@@ -4,7 +4,7 @@
  * compensation runs under `<effect key>:compensate` through the effect journal
  * (runtime/journaled-call.ts; docs/decisions/0038-effect-journal.md), retried per its step's retry
  * policy with the moves policy/compensation/undo-round.ts decides. A face hands in a port: how it
- * calls a tool, how it sleeps, whether its run was stopped. Calls the journal shows made in this
+ * calls a tool, the clock it sleeps on, its run's stop. Calls the journal shows made in this
  * round are not made again, so a face may run it again after its process or hook ended early.
  */
 import type { CompensationRecord } from "../plan/schema/run.js";
@@ -29,6 +29,7 @@ import type { Decision } from "../policy/ladder/decision.js";
 import type { JournalEntry, RunJournal } from "../contracts/effect-journal.js";
 import type { CallOutcome, Journaled, SettledDoubt } from "./journaled-call.js";
 import { runAttempt, type AttemptPort } from "./run-attempt.js";
+import type { Clock } from "./clock.js";
 
 /** One call of an undo's tool, under `key`; `attempt` counts the undo's calls in its record. */
 export interface UndoCall {
@@ -52,10 +53,10 @@ export interface UndoPort {
   has: (tool: string) => boolean;
   /** Calls the tool once; a call cut before it answered says so (`cut`). */
   call: (c: UndoCall) => Promise<CallOutcome>;
-  /** Waits `ms`; false when the run was stopped meanwhile. */
-  sleep: (ms: number) => Promise<boolean>;
-  /** The run was stopped: a failed undo is left pending for the resumed run. */
-  stopped: () => boolean;
+  /** The clock a failed undo's backoff is slept on. */
+  clock: Pick<Clock, "sleep">;
+  /** The run's stop: it ends a backoff, and a failed undo is then left pending for the resumed run. */
+  stop?: AbortSignal | undefined;
   /** Now, as an ISO timestamp. */
   now: () => string;
 }
@@ -94,7 +95,7 @@ export async function runUndo(port: UndoPort, record: CompensationRecord): Promi
     }
     if (move.kind === "sleep") {
       // A stop ends the backoff: nothing more is called in this run.
-      if (!(await port.sleep(move.ms)) || port.stopped()) return "stopped";
+      if (!(await slept(port, move.ms)) || port.stop?.aborted === true) return "stopped";
       progress.slept++;
       continue;
     }
@@ -109,8 +110,17 @@ export async function runUndo(port: UndoPort, record: CompensationRecord): Promi
     // A keyed call is not cut by a stop: its result is kept (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
     if (made.outcome.ok) return { record: undoEnded(record, { kind: "done" }, attempts, port.now()), settled };
     progress.error = made.outcome.error;
-    if (port.stopped()) return "stopped";
+    if (port.stop?.aborted === true) return "stopped";
   }
+}
+
+/** The backoff on the face's clock: false when a sleep given the stop rejected (it was stopped). */
+async function slept(port: UndoPort, ms: number): Promise<boolean> {
+  if (port.stop === undefined) return port.clock.sleep(ms).then(() => true);
+  return port.clock.sleep(ms, port.stop).then(
+    () => true,
+    () => false,
+  );
 }
 
 /**
@@ -158,7 +168,11 @@ async function roundEnded(
  * `attempt`), though a round counts its `attempts` from 1: a call a person approved, cut too, is then
  * told from the one asked about. The tool sees the round's count, as the record shows it.
  */
-async function undoCall(port: UndoPort, record: CompensationRecord, attempts: number): Promise<Journaled> {
+async function undoCall(
+  port: UndoPort,
+  record: CompensationRecord,
+  attempts: number,
+): Promise<Exclude<Journaled, { kind: "unsettled" }>> {
   const tool = record.tool!;
   const args = { ...record.args };
   const key = record.compensationKey;
@@ -167,7 +181,7 @@ async function undoCall(port: UndoPort, record: CompensationRecord, attempts: nu
     call: (_c, k) => port.call({ tool, args, key: k ?? key, stepId: record.stepId, attempt: attempts, timeoutMs }),
     // An undo has no probe: only effects.honoursKeys settles it in doubt.
     probe: async () => undefined,
-    sleep: async () => undefined,
+    clock: port.clock,
     now: port.now,
     journal: port.journal,
     honoursKeys: port.honoursKeys,

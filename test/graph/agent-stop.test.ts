@@ -79,7 +79,7 @@ describe("planMiddleware's default sleep", () => {
       const stop = new AbortController();
       let ended = false;
       const waiting = resolveAgentOptions()
-        .sleep(60_000, stop.signal)
+        .clock.sleep(60_000, stop.signal)
         .then(() => (ended = true));
       await vi.advanceTimersByTimeAsync(1_000);
       expect(ended).toBe(false);

@@ -41,8 +41,7 @@ function port(call: UndoPort["call"], j: RunJournal | undefined): UndoPort {
     },
     has: () => true,
     call,
-    sleep: async () => true,
-    stopped: () => false,
+    clock: { sleep: async () => undefined },
     now: () => at,
   };
 }

@@ -40,7 +40,9 @@ export function graphPort(
       if (!probe) throw new Error(`tool "${name}" is not in the registry`);
       return probe.invoke(args, toolConfig(keyed({ ...call, args, timeoutMs: 0 }, key), config, signal));
     },
-    sleep: (ms, signal) => rt.clock.sleep(ms, signal),
+    clock: rt.clock,
+    // Without the caller's stop, LangGraph's own signal still ends a backoff early.
+    wake: config.signal,
     now,
     journal,
     honoursKeys: rt.honoursKeys,

@@ -92,7 +92,6 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
   const port: AttemptPort = {
     ...graphPort(rt, config, { tool, configurable }, journal, () => v.now()),
     // The caller's stop ends the backoff (the driver then does not call the tool).
-    sleep: (ms) => rt.clock.sleep(ms, flights.stopSignal ?? config.signal),
     stop: flights.stopSignal,
     // The attempt starts when its backoff ends; the stall watch reports it while it runs past its estimate.
     starting: () => {
@@ -107,14 +106,15 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
 
 /** What the driver performed, on the flight the next visit records (`recordEnd`). */
 function landed(flight: Flight, driven: Driven): CallOutcome {
-  const last = driven.gathered.findLast((p) => p.kind !== "slept");
+  // The call the drive ended on, its verify probes folded in; else the stop that ended it.
+  const last = driven.done.last ?? driven.gathered.findLast((p) => p.kind === "stopped");
   flight.called = driven.called;
   // Stopped during the backoff: the stop's error (the graph does not record an attempt never called).
   if (last?.kind === "stopped") return { ok: false, error: last.error };
   if (last?.kind !== "called") return { ok: false, error: { name: "Error", message: "not called" } };
   if (last.key !== undefined && last.key !== flight.key) flight.key = last.key;
   if (last.settled && last.settled.length > 0) flight.settled = [...last.settled];
-  if (last.effect) flight.effect = last.effect;
+  if (last.effect && last.effect !== "unsettled") flight.effect = last.effect;
   if (last.inDoubtAttempt !== undefined) flight.inDoubtAttempt = last.inDoubtAttempt;
   return last.outcome;
 }

@@ -71,12 +71,8 @@ function undoPort(rt: Runtime, config: LangGraphRunnableConfig, planVersion: num
         return { ok: false, error, cut: thrown instanceof StepTimeout || cutByTheTool(error), thrown };
       }
     },
-    sleep: (ms) =>
-      rt.clock.sleep(ms, stop).then(
-        () => true,
-        () => false,
-      ),
-    stopped: () => stop?.aborted === true,
+    clock: rt.clock,
+    stop,
     now: () => new Date(rt.clock.now()).toISOString(),
   };
 }

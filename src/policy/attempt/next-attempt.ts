@@ -8,6 +8,10 @@
  * standing, the ladder's verdict). With a standing (the createAgent middleware) a retry or fallback
  * verdict goes on in the same drive — `sleep`, then the next `call`; without one (the graph) the drive
  * ends with the judged deviation, which the classifier node decides, one attempt per visit.
+ *
+ * A call in doubt that the journal leaves to the step's read-only `verify` is probed by a `probe`
+ * command, and what the probe said is decided here; a call still in doubt ends the drive with `ask`,
+ * the question a person is asked (docs/decisions/0068-probe-as-a-command.md).
  */
 import type { Plan } from "../../plan/schema/plan.js";
 import type { CompensationRecord, ErrorInfo, Fact, SideEffectRecord, StepRun } from "../../plan/schema/run.js";
@@ -17,7 +21,14 @@ import type { Verdict } from "../ladder/classify.js";
 import { decide } from "../ladder/decide.js";
 import type { Decision } from "../ladder/decision.js";
 import type { Deviation } from "../ladder/deviation.js";
-import { journaledVerdict, settledVerdict, type SettledHow } from "../ladder/in-doubt.js";
+import {
+  inDoubtQuestion,
+  journaledVerdict,
+  probeArgs,
+  settledVerdict,
+  type ProbeRead,
+  type SettledHow,
+} from "../ladder/in-doubt.js";
 import {
   attempt as judgeAttempt,
   beforeAttempt,
@@ -77,12 +88,21 @@ export type Performed =
       outcome: CallOutcome;
       /** The key the call went out (or was settled) under: the journal may move a redo to a fresh one. */
       key?: string;
-      /** The output came from the journal or the verify probe; or nothing settled a call in doubt. */
-      effect?: "journaled" | "verified" | "in_doubt";
-      /** With `in_doubt`: the journal attempt of the intent asked about. */
+      /**
+       * The output came from the journal or the verify probe; or nothing settled a call in doubt; or
+       * the call is in doubt and the step's verify probe is to settle it (`unsettled`: a `probe` follows).
+       */
+      effect?: "journaled" | "verified" | "in_doubt" | "unsettled";
+      /** With `unsettled`: this call was cut (`outcome` is the cut's), or the journal held its intent already. */
+      doubt?: "cut" | "found";
+      /** With `in_doubt` or `unsettled`: the journal attempt of the intent in doubt. */
       inDoubtAttempt?: number;
       settled?: readonly SettledDoubt[];
-    };
+    }
+  /** The verify probe of a call in doubt ran, and said this. */
+  | { kind: "probed"; at: string; read: ProbeRead };
+
+type Called = Extract<Performed, { kind: "called" }>;
 
 /** The call to make: under `key` when it has side effects, cut at `timeoutMs`. */
 export interface CallCommand {
@@ -97,6 +117,26 @@ export interface CallCommand {
   charge: number;
   /** Decisions taken since the last command that are news now (a retry, a fallback). */
   announce: Decision[];
+  /**
+   * The journal held the call's intent in doubt and the verify probe says it did not happen: the same
+   * attempt's call goes out again under the key, straight to a new intent.
+   */
+  notHappened?: true;
+}
+
+/**
+ * The read-only verify probe of a call in doubt (docs/decisions/0068-probe-as-a-command.md): the step's
+ * `verify` tool with its arguments and the trusted facts it reads, the key in its config, under the
+ * call's deadline. The driver writes what its answer settles under the key and hands back `probed`.
+ */
+export interface ProbeCommand {
+  kind: "probe";
+  tool: string;
+  args: Record<string, unknown>;
+  key: string;
+  timeoutMs: number;
+  /** The call was just cut with this error: a probe that says it did not happen records it as the call's failure. */
+  cut?: ErrorInfo;
 }
 
 /** How the drive ended. */
@@ -126,7 +166,35 @@ export interface DoneCommand {
   charged: number;
 }
 
-export type AttemptCommand = CallCommand | { kind: "sleep"; ms: number; announce: Decision[] } | DoneCommand;
+/**
+ * What a person is asked about a call in doubt (`effect.in-doubt`), and what their answer acts on:
+ * happened (the output under `key`), retry (one more call under it), or abort.
+ */
+export interface InDoubtAsk {
+  stepId: string;
+  /** The call in doubt: the step's tool or its fallback, with its arguments. */
+  tool: string;
+  args: Record<string, unknown>;
+  key: string;
+  /** The journal attempt of the intent asked about (another branch of the thread may have numbered it). */
+  journalAttempt?: number;
+  /** Why its outcome is unknown. */
+  reason: string;
+}
+
+/**
+ * A person is to be asked about a call in doubt; the drive ends with `done`. A drive cannot wait for a
+ * person: each face raises the question where its engine can interrupt (the graph from the deviation,
+ * through its classifier and human node; the middleware before the model's next call).
+ */
+export interface AskCommand {
+  kind: "ask";
+  question: InDoubtAsk;
+  done: DoneCommand;
+}
+
+export type AttemptCommand =
+  CallCommand | { kind: "sleep"; ms: number; announce: Decision[] } | ProbeCommand | AskCommand | DoneCommand;
 
 /** A bound on the calls one attempt reports (a retrying middleware below may claim any number). */
 const MAX_CALLS = 1000;
@@ -165,8 +233,18 @@ export function nextAttempt(snapshot: AttemptSnapshot, gathered: readonly Perfor
     const step = oneAttempt(d);
     if (step.kind !== "judged") return step;
     const goes = onVerdict(d, step.ending, step.last);
-    if (goes !== "again") return goes;
+    if (goes !== "again") return goes.kind === "done" ? askedOrDone(d, goes) : goes;
   }
+}
+
+/** A drive that ends on a call in doubt asks a person about it. */
+function askedOrDone(d: Drive, ended: DoneCommand): AskCommand | DoneCommand {
+  const { ending, call } = ended;
+  if (ending.kind !== "deviation" || ending.deviation.kind !== "effect_in_doubt") return ended;
+  const { key, journalAttempt, message } = ending.deviation;
+  const at = journalAttempt === undefined ? {} : { journalAttempt };
+  const question = { stepId: d.s.step.id, tool: call.tool, args: call.args, key, ...at, reason: message };
+  return { kind: "ask", question, done: ended };
 }
 
 type Stage = AttemptCommand | { kind: "judged"; ending: Ending; last?: Extract<Performed, { kind: "called" }> };
@@ -231,26 +309,14 @@ function called(d: Drive, before: Extract<Before, { kind: "call" }>, charge: num
   };
   d.spent += cost;
   d.charged += cost;
-  const performed = d.gathered[d.next];
+  const first = d.gathered[d.next];
   // Stopped before this call: the attempt fails with the stop, and the drive ends (no verdict acts on it).
-  if (performed?.kind === "stopped") return done(d, judge(d, { ok: false, error: performed.error }));
-  if (performed?.kind !== "called") {
-    const announce = d.news.splice(0);
-    const { tool, args } = d.call;
-    return {
-      kind: "call",
-      tool,
-      args,
-      key: before.key,
-      operation: before.operation,
-      timeoutMs: s.timeoutMs,
-      attempt: d.run.attempts,
-      charge: cost,
-      announce,
-    };
-  }
+  if (first?.kind === "stopped") return done(d, judge(d, { ok: false, error: first.error }));
+  if (first?.kind !== "called") return callOf(d, before, cost, d.news.splice(0));
   d.next += 1;
   d.news = [];
+  const performed = first.effect === "unsettled" ? probed(d, first, callOf(d, before, 0, [])) : first;
+  if (performed.kind !== "called") return performed;
   d.at = performed.at;
   countExtraCalls(d, performed.outcome.calls, charge);
   const key = performed.key ?? before.key;
@@ -259,6 +325,79 @@ function called(d: Drive, before: Extract<Before, { kind: "call" }>, charge: num
   if (performed.effect === "in_doubt") return { kind: "judged", ending: inDoubt(d, performed, key), last: performed };
   if (performed.effect === "journaled" && key) settledDecision(d, journaledVerdict(d.call.tool, key));
   return { kind: "judged", ending: judge(d, performed.outcome), last: { ...performed, ...(key ? { key } : {}) } };
+}
+
+function callOf(
+  d: Drive,
+  before: Extract<Before, { kind: "call" }>,
+  charge: number,
+  announce: Decision[],
+): CallCommand {
+  const { tool, args } = d.call;
+  return {
+    kind: "call",
+    tool,
+    args,
+    key: before.key,
+    operation: before.operation,
+    timeoutMs: d.s.timeoutMs,
+    attempt: d.run.attempts,
+    charge,
+    announce,
+  };
+}
+
+/**
+ * A call in doubt the journal left to the step's verify probe, settled by what the probe said:
+ * happened — its output is the call's (`effect.verified`); did not happen — a call just cut fails
+ * with its cut, for the ladder to decide (`effect.not-happened`), an intent found in the journal goes
+ * out again under its key in the same attempt; nothing readable — a person is asked (`effect.in-doubt`).
+ * The calls and probes so far come back as one call, its settlements in the order they happened.
+ */
+function probed(d: Drive, first: Called, again: CallCommand): Called | ProbeCommand | CallCommand {
+  let call = first;
+  const settled = [...(first.settled ?? [])];
+  for (;;) {
+    const key = call.key!;
+    const read = d.gathered[d.next];
+    if (read?.kind !== "probed") return probeOf(d, call);
+    d.next += 1;
+    const at = read.at;
+    const base = { kind: "called" as const, at, key };
+    if (read.read.kind === "happened") {
+      settled.push({ how: "verified", key });
+      return { ...base, outcome: { ok: true, output: read.read.output }, effect: "verified", settled };
+    }
+    if (read.read.kind === "unreadable") {
+      const error = { name: "EffectInDoubt", message: inDoubtQuestion(d.call.tool, key, read.read.problem) };
+      const outcome: CallOutcome = { ok: false, error, calls: call.outcome.calls ?? 1 };
+      const asked = { ...base, outcome, effect: "in_doubt" as const, inDoubtAttempt: call.inDoubtAttempt! };
+      return settled.length > 0 ? { ...asked, settled } : asked;
+    }
+    settled.push({ how: "not-happened", key });
+    if (call.doubt === "cut") return { ...base, outcome: call.outcome, settled };
+    const next = d.gathered[d.next];
+    if (next?.kind !== "called") return { ...again, key, notHappened: true };
+    d.next += 1;
+    settled.push(...(next.settled ?? []));
+    if (next.effect !== "unsettled") return { ...next, settled };
+    call = next;
+  }
+}
+
+/** The probe of a call in doubt: the step's verify, which the journal found it declares. */
+function probeOf(d: Drive, call: Called): ProbeCommand {
+  const verify = d.s.step.verify;
+  if (!verify) throw new Error(`step "${d.s.step.id}" has no verify probe, yet its call was left to one`);
+  const cut = call.doubt === "cut" && !call.outcome.ok ? { cut: call.outcome.error } : {};
+  return {
+    kind: "probe",
+    tool: verify.tool,
+    args: probeArgs(verify, d.s.trusted),
+    key: call.key!,
+    timeoutMs: d.s.timeoutMs,
+    ...cut,
+  };
 }
 
 /** Calls a retrying middleware below made on its own are attempts too: counted against `retry.maxAttempts` and charged. */

@@ -13,11 +13,12 @@ import type { RuleId } from "./rules.js";
 
 export type Settlement =
   /** Call again under the same key: the tool does the operation once per key, or a person said so. */
-  | { kind: "call"; why: "approved" | "honours-keys" | "not-happened" }
-  /** Run the step's verify probe and read its answer (`readProbe`). */
+  | { kind: "call"; why: "approved" | "honours-keys" }
+  /**
+   * Run the step's verify probe and read its answer (`readProbe`): the attempt machine's `probe` command
+   * (policy/attempt/next-attempt.ts), performed by the driver, whose answer the machine settles.
+   */
   | { kind: "verify"; probe: Verify }
-  /** The probe says it happened: its output is the call's. */
-  | { kind: "happened"; output: unknown }
   /** Nothing settles it: the step deviates with `effect_in_doubt`, and a person is asked. */
   | { kind: "ask"; reason: string };
 
@@ -48,13 +49,16 @@ export function settleInDoubt(d: InDoubt): Settlement {
         `the outcome of the undo ${d.tool} under key ${d.key} is unknown (the call was cut before it answered), ` +
         `and ${d.tool} is not declared to honour idempotency keys (effects.honoursKeys): did it happen?`,
     };
-  const probe = d.probeFailed === undefined ? "the step has no verify probe" : `its verify probe ${d.probeFailed}`;
-  return {
-    kind: "ask",
-    reason:
-      `the outcome of ${d.tool} under key ${d.key} is unknown (the call was cut before it answered); ` +
-      `the tool is not declared to honour idempotency keys and ${probe}: did it happen?`,
-  };
+  return { kind: "ask", reason: inDoubtQuestion(d.tool, d.key, d.probeFailed) };
+}
+
+/** The question a person is asked about a call in doubt that neither its key nor its probe settled. */
+export function inDoubtQuestion(tool: string, key: string, probeFailed?: string): string {
+  const probe = probeFailed === undefined ? "the step has no verify probe" : `its verify probe ${probeFailed}`;
+  return (
+    `the outcome of ${tool} under key ${key} is unknown (the call was cut before it answered); ` +
+    `the tool is not declared to honour idempotency keys and ${probe}: did it happen?`
+  );
 }
 
 /**
@@ -72,13 +76,28 @@ export function cutByTheTool(error: ErrorInfo): boolean {
   return code === "-32001" || code === "-32000";
 }
 
+/** What a verify probe said: it happened (its output is the call's), it did not, or nothing readable. */
+export type ProbeRead =
+  { kind: "happened"; output: unknown } | { kind: "not-happened" } | { kind: "unreadable"; problem: string };
+
 /** A verify probe's answer read: `{ happened: boolean, output? }`, or why it settles nothing. */
-export function readProbe(answer: unknown): Settlement | { kind: "unreadable"; problem: string } {
+export function readProbe(answer: unknown): ProbeRead {
   const happened = (answer as { happened?: unknown } | null)?.happened;
   if (typeof answer !== "object" || answer === null || Array.isArray(answer) || typeof happened !== "boolean")
     return { kind: "unreadable", problem: "answered something other than { happened: boolean, output? }" };
-  if (!happened) return { kind: "call", why: "not-happened" };
+  if (!happened) return { kind: "not-happened" };
   return { kind: "happened", output: (answer as { output?: unknown }).output };
+}
+
+/** A probe that threw (or ran past the call's deadline) settles nothing either. */
+export function probeThrew(error: ErrorInfo): ProbeRead {
+  return { kind: "unreadable", problem: `threw (${error.message})` };
+}
+
+/** The probe's inputs: its own arguments, under the trusted facts it names that are known. */
+export function probeArgs(verify: Verify, trusted: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const inputs = (verify.inputs ?? []).filter((k) => Object.hasOwn(trusted, k)).map((k) => [k, trusted[k]]);
+  return { ...verify.args, ...Object.fromEntries(inputs) };
 }
 
 /** The ladder's verdict on an `effect_in_doubt` deviation: a person settles it. Never skipped, never a model's guess. */
