@@ -10,7 +10,11 @@ type Question = Pick<InterruptPayload, "kind" | "stepId" | "context">;
 /** The steps offered, the question's own first; a question written before it listed them offers its own. */
 export function offersOf(question: Question): ExternalOffer[] {
   if (question.kind !== "external_step") return [];
-  const { goal: _goal, offered, ...own } = question.context as Extract<InterruptPayload, { kind: "external_step" }>["context"];
+  const {
+    goal: _goal,
+    offered,
+    ...own
+  } = question.context as Extract<InterruptPayload, { kind: "external_step" }>["context"];
   return offered ?? [own];
 }
 

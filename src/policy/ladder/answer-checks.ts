@@ -133,6 +133,9 @@ function submitProblem(answer: Extract<ResumeValue, { action: "submit" }>, ctx: 
 
 function notOffered(named: string, waiting: readonly string[]): string {
   const steps = waiting.map((id) => `"${id}"`).join(", ");
-  const which = waiting.length > 1 ? `the steps waiting for the calling agent are ${steps}` : `the step waiting for the calling agent is ${steps || '"none"'}`;
+  const which =
+    waiting.length > 1
+      ? `the steps waiting for the calling agent are ${steps}`
+      : `the step waiting for the calling agent is ${steps || '"none"'}`;
   return `submit names step "${named.slice(0, 64)}", but ${which}`;
 }
