@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { afterEach, describe, expect, it } from "vitest";
-import { isPlanManagerError, pendingQuestion, resumeRun, type PlanDraft } from "../../src/index.js";
+import { isPlanManagerError, pendingQuestion, resumeRun, staticPlanner, type PlanDraft } from "../../src/index.js";
 import { effectKey } from "../../src/policy/attempt/attempt.js";
 import { externalCall } from "../../src/policy/attempt/external.js";
 import { saverAdapter } from "../../src/storage/index.js";
@@ -249,5 +249,61 @@ describe("several offered external steps: a submission for a step not offered", 
     expect(await checkpoint()).toBe(after);
     expect(await offers(h)).toEqual(["pack@1", "label@1", "tell@1"]);
     h.checkpointer.db.close();
+  });
+});
+
+describe("several offered external steps: the ladder of one while the others wait", () => {
+  it("an escalation is asked alone; once answered, the others are offered again as they were", async () => {
+    const h = setup();
+    const paused = await h.run();
+    const keys = { label: keyOf(paused, "label"), book: keyOf(paused, "book") };
+    let state = await submit(h, "pack", { error: { message: "the part is discontinued" } });
+    expect(rules(state)).toEqual(["pack unknown.escalate"]);
+    expect((await pendingQuestion(h.graph, h.config))?.kind).toBe("escalation");
+    expect([state.steps.label.status, state.steps.book.status]).toEqual(["running", "running"]);
+    await resumeRun(h.graph, h.config, { action: "skip" });
+    state = (await h.graph.getState(h.config)).values as Loose;
+    expect(rules(state)).toEqual(["pack unknown.escalate", "pack human.skip"]);
+    expect(await offers(h)).toEqual(["label@1", "book@1"]);
+    const question = (await pendingQuestion(h.graph, h.config)) as Loose;
+    expect(question.context.offered.map((o: Loose) => o.idempotencyKey)).toEqual([keys.label, keys.book]);
+    // Offered again, not anew: no second intent, no second charge.
+    expect((await h.journal.lookup("shop-1", keys.label))?.attempt).toBe(1);
+    expect(state.steps.label).toEqual({ status: "running", attempts: 1, startedAt: AT });
+    h.checkpointer.db.close();
+  });
+
+  it("a local replan of one offered step's branch leaves the others offered, under the same keys", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "offered-"));
+    dirs.push(dir);
+    const checkpointer = SqliteSaver.fromConnString(join(dir, "plans.sqlite"));
+    const packer = scriptedTool("packer", [{ parcel: "P-M" }]);
+    const ship = scriptedTool("ship", [{ shipped: true }]);
+    const replacement: PlanDraft = {
+      steps: [{ id: "machine-pack", goal: "pack by machine", tool: "packer", produces: ["parcel"] }],
+    };
+    const resting: PlanDraft = {
+      assumptions: [{ id: "boxes", statement: "there are boxes to pack the parcel in" }],
+      steps: draft.steps.map((step) => (step.id === "pack" ? { ...step, assumptions: ["boxes"] } : step)),
+    };
+    const planner = staticPlanner({ plan: resting, replan: () => replacement });
+    const h = harness(planner, [packer, ship], { checkpointer, threadId: "shop-1" });
+    const journal = saverAdapter(checkpointer).journal!;
+    const paused = await h.run();
+    const keys = { label: keyOf(paused, "label"), book: keyOf(paused, "book") };
+    // An unmet success signal of a step resting on an assumption: its branch is replanned.
+    await resumeRun(h.graph, h.config, { action: "submit", stepId: "pack", output: { parcel: "" } });
+    const state = (await h.graph.getState(h.config)).values as Loose;
+    expect(rules(state)).toEqual(["pack unmet.replan-local"]);
+    expect(state.plan.version).toBe(2);
+    expect(packer.calls).toEqual([{}]);
+    const question = (await pendingQuestion(h.graph, h.config)) as Loose;
+    expect(question.planVersion).toBe(2);
+    expect(question.context.offered.map((o: Loose) => [o.step.id, o.attempt, o.idempotencyKey])).toEqual([
+      ["label", 1, keys.label],
+      ["book", 1, keys.book],
+    ]);
+    expect((await journal.lookup("shop-1", keys.book))?.attempt).toBe(1);
+    checkpointer.db.close();
   });
 });
