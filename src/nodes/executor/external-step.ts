@@ -56,13 +56,15 @@ export async function offerStep(v: Visit, step: Step): Promise<ExternalOffer | u
   const { nextDelayMs: delay, error } = previous;
   const cost = again ? 0 : charge;
   v.spent += cost;
-  v.write(step.id, {
+  const offered: StepRun = {
     ...withoutApproval(previous),
     status: "running",
     attempts: attempt,
     startedAt: again ? (previous.startedAt ?? at) : at,
     ...(cost > 0 ? { cost: (previous.cost ?? 0) + cost } : {}),
-  });
+  };
+  // An offer made again writes nothing when its record stands as it was: each submission re-offers the rest.
+  if (!again || !sameRecord(offered, previous)) v.write(step.id, offered);
   if (!again)
     v.send({ type: "step_started", stepId: step.id, goal: step.goal, attempt, tool: "<external>", running: 0 });
   return {
@@ -80,4 +82,9 @@ export async function offerStep(v: Visit, step: Step): Promise<ExternalOffer | u
 /** The step is offered to the calling agent (its fallback, once the ladder switched to it, is a tool the manager runs). */
 export function offeredToCaller(step: Step, run: StepRun | undefined): boolean {
   return step.external !== undefined && !(run?.usedFallback === true && step.fallback !== undefined);
+}
+
+function sameRecord(a: StepRun, b: StepRun): boolean {
+  const keys = Object.keys(a) as (keyof StepRun)[];
+  return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
 }
