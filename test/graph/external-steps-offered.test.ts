@@ -307,3 +307,30 @@ describe("several offered external steps: the ladder of one while the others wai
     checkpointer.db.close();
   });
 });
+
+describe("several offered external steps: a checkpoint round trip", () => {
+  it("a new graph instance on the same SQLite file takes a submission for any offered step", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "offered-"));
+    dirs.push(dir);
+    const file = join(dir, "plans.sqlite");
+    const build = () => {
+      const checkpointer = SqliteSaver.fromConnString(file);
+      const ship = scriptedTool("ship", [{ shipped: true }]);
+      return { ...harness(draft, [ship], { checkpointer, threadId: "shop-1" }), checkpointer, ship };
+    };
+    const first = build();
+    const paused = await first.run();
+    const label = keyOf(paused, "label");
+    first.checkpointer.db.close();
+
+    const second = build();
+    const question = (await pendingQuestion(second.graph, second.config)) as Loose;
+    expect(question.context.offered.map((o: Loose) => o.step.id)).toEqual(["pack", "label", "book"]);
+    await resumeRun(second.graph, second.config, { action: "submit", stepId: "label", output: { tracking: "T" } });
+    const state = (await second.graph.getState(second.config)).values as Loose;
+    expect(state.sideEffects.map((e: Loose) => e.idempotencyKey)).toEqual([label]);
+    const again = (await pendingQuestion(second.graph, second.config)) as Loose;
+    expect(again.context.offered.map((o: Loose) => `${o.step.id}@${o.attempt}`)).toEqual(["pack@1", "book@1"]);
+    second.checkpointer.db.close();
+  });
+});
