@@ -59,6 +59,7 @@ export type {
   EscalationContext,
   HumanStepContext,
   ExternalStepContext,
+  ExternalOffer,
   SubmittedError,
 } from "./plan/schema/interrupts.js";
 export type { Outcome, RunStatus } from "./plan/schema/outcome.js";

@@ -8,6 +8,7 @@
 import { Command, type Interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { PlanManagerError } from "../errors.js";
 import { factValues } from "../plan/facts.js";
+import { answeredStepId } from "../plan/external-offers.js";
 import type { InterruptPayload, ResumeValue } from "../plan/schema/interrupts.js";
 import type { Plan } from "../plan/schema/plan.js";
 import type { Fact } from "../plan/schema/run.js";
@@ -46,7 +47,9 @@ export async function pendingQuestion(
  */
 export function answerProblemFor(value: unknown, pending: InterruptPayload, values: PausedValues): string | undefined {
   const facts = values.facts ?? {};
-  const step = pending.stepId ? values.plan?.steps.find((s) => s.id === pending.stepId) : undefined;
+  // A submission is about the offered step it names (several external steps may be offered at once).
+  const id = answeredStepId(pending, value);
+  const step = id ? values.plan?.steps.find((s) => s.id === id) : undefined;
   return answerProblem(value, { pending, step, facts, trusted: factValues(facts) });
 }
 

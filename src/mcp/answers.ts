@@ -7,6 +7,7 @@ import { PlanManagerError } from "../errors.js";
 import { answerProblemFor, resumeRun } from "../graph/resume-run.js";
 import type { InterruptPayload, ResumeValue } from "../plan/schema/interrupts.js";
 import { ResumeValueSchema } from "../plan/schema/interrupts.js";
+import { offersOf } from "../plan/external-offers.js";
 import { reopenStopped, requestStop } from "../worker/stop-run.js";
 import { questionKey } from "./elicitations.js";
 import type { PlanThreads } from "./plan-threads.js";
@@ -59,9 +60,9 @@ export async function answerPlan(
 }
 
 /**
- * The external steps ready for the calling agent: the question of the one the plan waits on, as
- * `pendingQuestion` gives it (goal, instructions, trusted inputs, success signal, attempt,
- * idempotency key); none while the run is going or asks something else.
+ * The external steps ready for the calling agent, each as the question of one step (goal,
+ * instructions, trusted inputs, success signal, attempt, idempotency key): every step the plan's
+ * question offers, any of which plan_submit takes; none while the run is going or asks something else.
  */
 export async function nextSteps(
   threads: PlanThreads,
@@ -71,8 +72,19 @@ export async function nextSteps(
   // A run another service started from this checkpoint is answering its question already.
   const running = threads.runs.has(planId) || core.running === true;
   const pending = running ? undefined : core.question;
-  const steps = pending?.kind === "external_step" ? [pending] : [];
+  const steps = pending?.kind === "external_step" ? stepQuestions(pending) : [];
   return { plan_id: planId, status: statusOf(core.stored, running), steps };
+}
+
+/** One question per step offered, shaped as the question of a plan that offers that step alone. */
+function stepQuestions(question: Extract<InterruptPayload, { kind: "external_step" }>): InterruptPayload[] {
+  const { goal } = question.context;
+  return offersOf(question).map((offer) => ({
+    ...question,
+    stepId: offer.step.id,
+    reason: offer.step.instructions,
+    context: { goal, ...offer },
+  }));
 }
 
 /**

@@ -250,8 +250,9 @@ function registerExternalStepTools(server: CheckedTools, service: PlanService, a
     "plan_next",
     {
       description:
-        "The external steps ready for you to do (the plan waits on them): goal, instructions, trusted inputs, what " +
-        "to produce, the success signal and, for a side effect, the idempotency key to do it under. Report with plan_submit.",
+        "The external steps ready for you to do (the plan waits on them; do them in any order): goal, instructions, " +
+        "trusted inputs, what to produce, the success signal and, for a side effect, the idempotency key to do it " +
+        "under. Report each with plan_submit.",
       inputSchema: { plan_id: planId },
       outputSchema: {
         plan_id: z.string(),
@@ -277,7 +278,7 @@ function registerExternalStepTools(server: CheckedTools, service: PlanService, a
         "anything is written; the manager judges it like a tool's result (success signal, retry, fallback, replan).",
       inputSchema: {
         plan_id: planId,
-        step_id: z.string().min(1).max(64).describe("The external step's id (plan_next's stepId)."),
+        step_id: z.string().min(1).max(64).describe("The external step's id (one of plan_next's stepIds)."),
         output: z.unknown().optional().describe("The step's output: an object holding what the step produces."),
         error: SubmittedErrorSchema.optional().describe(
           "What went wrong instead: class transient (offered again), permanent (fallback or replan), " +

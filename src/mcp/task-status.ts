@@ -2,7 +2,8 @@
  * A plan's status as an MCP task's (docs/decisions/0048-plans-as-mcp-tasks.md): the task is the plan,
  * its id the plan id, and its status read from the plan's status, never stored beside it.
  */
-import type { InterruptPayload } from "../plan/schema/interrupts.js";
+import type { ExternalOffer, InterruptPayload } from "../plan/schema/interrupts.js";
+import { offersOf } from "../plan/external-offers.js";
 import type { PlanStatus } from "./status.js";
 
 export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
@@ -40,13 +41,18 @@ export function taskOf(status: Pick<PlanStatus, "status" | "question">): PlanTas
 export function questionText(question: InterruptPayload): string {
   switch (question.kind) {
     case "external_step":
-      return (
-        `external step "${question.context.step.id}" is yours to do (plan_next, then plan_submit): ` +
-        question.context.step.instructions
-      );
+      return externalText(offersOf(question));
     case "human_step":
       return `step "${question.context.step.id}" needs a person: ${question.context.step.goal} (plan_answer)`;
     default:
       return `${question.kind.replaceAll("_", " ")}: ${question.reason} (plan_answer)`;
   }
+}
+
+/** The external steps offered, each with its instructions: one, or several to do in any order. */
+function externalText(offers: readonly ExternalOffer[]): string {
+  if (offers.length === 1)
+    return `external step "${offers[0]!.step.id}" is yours to do (plan_next, then plan_submit): ${offers[0]!.step.instructions}`;
+  const each = offers.map((o) => `"${o.step.id}": ${o.step.instructions}`).join("; ");
+  return `${offers.length} external steps are yours to do, in any order (plan_next, then plan_submit each): ${each}`;
 }

@@ -19,7 +19,7 @@ import { humanStepPayload } from "../runtime/interrupts.js";
 import { Visit } from "./executor/visit.js";
 import { compensateNext } from "./shared/compensate-next.js";
 import { blockedRun } from "./executor/blocked.js";
-import { externalStep } from "./executor/external-step.js";
+import { offerExternal } from "./executor/offer-external.js";
 import { watchReadySteps } from "./executor/watch-ready.js";
 
 export function makeExecutor(rt: Runtime) {
@@ -72,9 +72,12 @@ export function makeExecutor(rt: Runtime) {
       if (!flights.stopped && !drain && !control?.wanted()) next = startReady(v, flights);
     }
     if (flights.size > 0 || v.dispatch.queue.length > 0) return withQueued(v, flights);
+    if (next.kind === "go" && next.human?.human) return humanStep(v, next.human);
+    // Every ready external step, and those offered before and not answered, in one question.
+    const offered = await offerExternal(v, flights, next);
+    if (offered.kind === "ask") return offered.update;
+    if (offered.kind === "settled") return withQueued(v, flights);
     if (next.kind === "blocked") return blockedRun(v, next.waiting);
-    if (next.human?.human) return humanStep(v, next.human);
-    if (next.human) return (await externalStep(v, next.human)) ?? withQueued(v);
     return { ...v.update(), ...(state.deviation ? { deviation: null } : {}) };
   };
 }

@@ -10,6 +10,7 @@ import { Command, interrupt, type LangGraphRunnableConfig } from "@langchain/lan
 import type { Runtime } from "../runtime/options.js";
 import type { PendingHuman, PlanManagerStateType } from "../runtime/state.js";
 import { factValues } from "../plan/facts.js";
+import { answeredStepId } from "../plan/external-offers.js";
 import type { InterruptPayload, ResumeValue } from "../plan/schema/interrupts.js";
 import { responseSchema } from "../runtime/response-schema.js";
 import { answerProblem } from "../policy/ladder/answer-checks.js";
@@ -22,15 +23,18 @@ export function makeHumanNode(rt: Runtime) {
   return async function human(state: PlanManagerStateType, config: LangGraphRunnableConfig): Promise<Command> {
     const pending = state.pendingHuman;
     if (!pending) return new Command({ goto: "executor" });
-    const step = pending.stepId ? state.plan?.steps.find((s) => s.id === pending.stepId) : undefined;
-    const context = { pending, step, facts: state.facts, trusted: factValues(state.facts) };
+    const stepOf = (id: string | undefined) => (id ? state.plan?.steps.find((s) => s.id === id) : undefined);
+    const facts = { facts: state.facts, trusted: factValues(state.facts) };
     let payload: InterruptPayload = publicPayload(pending);
-    const schema = responseSchema(pending.options, pending.kind === "human_step" ? step : undefined);
+    const schema = responseSchema(pending.options, pending.kind === "human_step" ? stepOf(pending.stepId) : undefined);
     for (;;) {
       const raw: unknown = interrupt(payload, { responseSchema: schema });
-      const problem = answerProblem(raw, context);
+      // A submission is about the offered step it names; any other answer, the question's own step.
+      const id = answeredStepId(pending, raw);
+      const step = stepOf(id);
+      const problem = answerProblem(raw, { pending, step, ...facts });
       if (problem === undefined) {
-        const run = pending.stepId ? state.steps[pending.stepId] : undefined;
+        const run = id ? state.steps[id] : undefined;
         const at = new Date(rt.clock.now()).toISOString();
         const next = applyAnswer({ rt, state, config, pending, step, run, at }, raw as ResumeValue);
         if (next.effect) await journalResult(config, next.effect);

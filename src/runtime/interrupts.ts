@@ -3,7 +3,7 @@
  * "State and channels").
  */
 import type { PendingHuman, PlanManagerStateType } from "./state.js";
-import type { ExternalStepContext, ResumeAction } from "../plan/schema/interrupts.js";
+import type { ExternalOffer, ResumeAction } from "../plan/schema/interrupts.js";
 import type { Plan } from "../plan/schema/plan.js";
 import type { Step } from "../plan/schema/step.js";
 import type { Runtime } from "./options.js";
@@ -83,22 +83,25 @@ export function humanStepPayload(
 }
 
 /**
- * The interrupt of an external step (docs/decisions/0042-external-steps.md): what the calling agent
- * needs to do the step — `offer` is built by the executor from the step, its trusted inputs and its key.
+ * The interrupt of the external steps offered to the calling agent (docs/decisions/0042-external-steps.md):
+ * what the agent needs to do each — `offers` are built by the executor from each step, its trusted inputs
+ * and its key, in plan order. The question is the first's (`stepId`, `reason`, its fields in `context`,
+ * as when one step was offered at a time) and `context.offered` lists them all, the first included.
  */
 export function externalStepPayload(
   planVersion: number,
-  step: Step,
-  offer: Omit<ExternalStepContext, "step">,
+  goal: string,
+  offers: readonly [ExternalOffer, ...ExternalOffer[]],
   canReplan: boolean,
 ): PendingHuman {
+  const first = offers[0];
   return {
     kind: "external_step",
-    reason: step.external!.instructions,
-    stepId: step.id,
+    reason: first.step.instructions,
+    stepId: first.step.id,
     planVersion,
     options: offered(EXTERNAL_STEP_OPTIONS, canReplan),
-    context: { ...offer, step: { id: step.id, goal: step.goal, instructions: step.external!.instructions } },
+    context: { goal, ...first, offered: [...offers] },
   };
 }
 

@@ -75,20 +75,21 @@ describe("external steps: the question", () => {
     const paused = await h.run();
     expect(paused.status).toBe("awaiting_human");
     const question = await pendingQuestion(h.graph, h.config);
+    const offer = {
+      step: { id: "order", goal: "order the part", instructions: INSTRUCTIONS },
+      inputs: { price: 42 },
+      produces: ["orderId"],
+      successSignal: 'output.orderId != ""',
+      attempt: 1,
+    };
+    // `offered` lists every external step offered now: here the one.
     expect(question).toEqual({
       kind: "external_step",
       reason: INSTRUCTIONS,
       stepId: "order",
       planVersion: 1,
       options: ["submit", "skip", "abort"],
-      context: {
-        goal: "test goal",
-        step: { id: "order", goal: "order the part", instructions: INSTRUCTIONS },
-        inputs: { price: 42 },
-        produces: ["orderId"],
-        successSignal: 'output.orderId != ""',
-        attempt: 1,
-      },
+      context: { goal: "test goal", ...offer, offered: [offer] },
     });
     expect(paused.__interrupt__[0].value).toEqual(question);
     expect(userView((await h.graph.getState(h.config)).values as never).at(-1)).toBe(
@@ -363,8 +364,7 @@ describe("external steps with side effects", () => {
     const key = effectKey("t1", step, call.tool, call.args)!.key;
     expect(key).toMatch(/^t1:[0-9a-f]{16}$/);
     const question = await pendingQuestion(h.graph, h.config);
-    expect(question?.context).toEqual({
-      goal: "test goal",
+    const offer = {
       step: { id: "order", goal: "order the part", instructions: INSTRUCTIONS },
       inputs: { price: 42 },
       produces: ["orderId"],
@@ -372,7 +372,8 @@ describe("external steps with side effects", () => {
       attempt: 1,
       idempotencyKey: key,
       sideEffects: ["places an order with the vendor"],
-    });
+    };
+    expect(question?.context).toEqual({ goal: "test goal", ...offer, offered: [offer] });
     const after = await submit(h, { output: { orderId: "PO-7" } });
     expect(after.state.sideEffects).toEqual([
       { stepId: "order", idempotencyKey: key, at: "2026-01-01T00:00:00.000Z", output: { orderId: "PO-7" } },

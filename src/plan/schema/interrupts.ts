@@ -108,7 +108,15 @@ export interface ExternalStepContext {
   /** The side effect's idempotency key (`effectKey`): do the work once per key. */
   idempotencyKey?: string;
   sideEffects?: string[];
+  /**
+   * Every external step offered now, in plan order, this one first: each may be submitted, in any
+   * order, and is judged on its own ladder. Absent from a question written before several were offered.
+   */
+  offered?: ExternalOffer[];
 }
+
+/** One external step as offered to the calling agent: what `ExternalStepContext` says of its own step. */
+export type ExternalOffer = Omit<ExternalStepContext, "goal" | "offered">;
 
 /** What every interrupt payload carries, whatever its kind. */
 export interface InterruptFields {

@@ -2,8 +2,8 @@
  * Checks on a person's answer at an interrupt, beyond its shape (`plan/resume.ts`): a person
  * may supply exactly what the step was to produce, within the limits a tool's output has (a
  * fact is a fact, whoever supplies it), and a human step's output must meet the step's own
- * success signal. A calling agent's submission for an external step names the step waiting and holds
- * an output within those limits with every key the step produces, or an error (its success signal is the ladder's to judge, not a reason
+ * success signal. A calling agent's submission for an external step names one of the steps offered
+ * (`ctx.step` is the one it names) and holds an output within those limits with every key the step produces, or an error (its success signal is the ladder's to judge, not a reason
  * to refuse it: docs/decisions/0042-external-steps.md). Pure: each returns what is wrong, or undefined.
  */
 import { evaluate } from "../../expr/cel.js";
@@ -14,6 +14,7 @@ import { LIMITS } from "../../plan/schema/primitives.js";
 import { type Fact } from "../../plan/schema/run.js";
 import { type Step } from "../../plan/schema/step.js";
 import { toJsonValue } from "../../plan/json.js";
+import { offeredStepIds } from "../../plan/external-offers.js";
 
 export interface AnswerContext {
   pending: Pick<InterruptPayload, "kind" | "options" | "stepId" | "context">;
@@ -110,9 +111,9 @@ export function factValue(
 
 /** Why a submission cannot answer the external step waiting, or undefined when it can. */
 function submitProblem(answer: Extract<ResumeValue, { action: "submit" }>, ctx: AnswerContext): string | undefined {
-  const waiting = ctx.pending.stepId;
-  if (answer.stepId !== waiting)
-    return `submit names step "${answer.stepId.slice(0, 64)}", but the step waiting for the calling agent is "${waiting ?? "none"}"`;
+  // Several ready external steps are offered at once: any of them may be submitted, in any order.
+  const waiting = offeredStepIds(ctx.pending);
+  if (!waiting.includes(answer.stepId)) return notOffered(answer.stepId, waiting);
   const hasOutput = answer.output !== undefined;
   if (hasOutput === (answer.error !== undefined))
     return "submit carries exactly one of output (the step's result) and error (what went wrong)";
@@ -124,8 +125,17 @@ function submitProblem(answer: Extract<ResumeValue, { action: "submit" }>, ctx: 
     const rests = ctx.step?.assumptions ?? [];
     if (error.assumption === undefined || !rests.includes(error.assumption)) {
       const known = rests.length > 0 ? `one of ${rests.join(", ")}` : "none: report the error as permanent instead";
-      return `error.assumption must name the assumption found false; step "${waiting}" rests on ${known}`;
+      return `error.assumption must name the assumption found false; step "${answer.stepId}" rests on ${known}`;
     }
   } else if (error?.assumption !== undefined) return 'error.assumption goes with class "assumption_broken"';
   return undefined;
+}
+
+function notOffered(named: string, waiting: readonly string[]): string {
+  const steps = waiting.map((id) => `"${id}"`).join(", ");
+  const which =
+    waiting.length > 1
+      ? `the steps waiting for the calling agent are ${steps}`
+      : `the step waiting for the calling agent is ${steps || '"none"'}`;
+  return `submit names step "${named.slice(0, 64)}", but ${which}`;
 }
