@@ -147,7 +147,7 @@ function snapshotOf(
     facts: v.state.facts,
     trusted: trusted.view,
     steps: steps.view,
-    committed: [...v.state.sideEffects, ...v.effects],
+    committed: committedOf(v),
     compensations: v.state.compensations,
     spent: v.spent,
     maxCost: v.rt.policy.budget.maxCost,
@@ -191,8 +191,7 @@ export function checkBefore(
     trusted: v.trusted,
     spent: v.spent,
     maxCost: v.rt.policy.budget.maxCost,
-    // Copied only when this visit committed something: the run's list is not copied per attempt.
-    committed: v.effects.length === 0 ? v.state.sideEffects : [...v.state.sideEffects, ...v.effects],
+    committed: committedOf(v),
     compensations: v.state.compensations,
     steps: v.steps,
     now: v.rt.clock.now(),
@@ -353,4 +352,9 @@ export function pick(values: Record<string, unknown>, keys: readonly string[]): 
   const out: Record<string, unknown> = {};
   for (const key of keys) if (Object.hasOwn(values, key)) out[key] = values[key];
   return out;
+}
+
+/** The run's committed effects with this visit's; copied only when the visit committed one (not per attempt). */
+function committedOf(v: Visit): readonly SideEffectRecord[] {
+  return v.effects.length === 0 ? v.state.sideEffects : [...v.state.sideEffects, ...v.effects];
 }
