@@ -67,5 +67,5 @@ describe("langgraph-replan mcp: a task outlives its server (PostgreSQL)", () => 
     } finally {
       await second.client.close();
     }
-  }, 120_000);
+  }, 300_000);
 });

@@ -163,6 +163,49 @@ describe("plan_wait on a service whose runs workers drive (PostgreSQL)", () => {
     await close();
   }, 120_000);
 
+  it("plan_stop leaves the worker's run a stop request, taken at its next step boundary and heard by plan_wait; plan_resume hands it back", async () => {
+    for (const mark of ["forecast.reached", "forecast.gate", "planDay.reached", "planDay.gate"])
+      rmSync(join(dir, mark), { force: true });
+    heard.length = 0;
+    const served = service(counted());
+    const { call, close } = await connectInMemory(served);
+    const planId = (await call("plan_create", { goal: "a day we stop", plan: confirmedDay })).structuredContent
+      .plan_id as string;
+    await until(join(dir, "forecast.reached"));
+    // The worker holds the thread: the stop is a request, and the plan runs on until its step ends.
+    const stopping = await call("plan_stop", { plan_id: planId, reason: "not today" });
+    expect(stopping.structuredContent).toMatchObject({ plan_id: planId, status: "running", server: { live: true } });
+
+    waitOpen = true;
+    const waiting = call("plan_wait", { plan_id: planId, timeout_s: 30 }).finally(() => (waitOpen = false));
+    await untilTrue(() => watching === 1);
+    writeFileSync(join(dir, "forecast.gate"), "");
+    expect((await waiting).structuredContent).toMatchObject({
+      plan_id: planId,
+      status: "stopped",
+      timed_out: false,
+      progress: { done: 1, total: 3 },
+    });
+    expect(heard).toEqual([{ planId, waitOpen: true }]);
+
+    // A resume is a job: the worker reopens the plan and runs it to its question.
+    expect((await call("plan_resume", { plan_id: planId })).structuredContent).toEqual({
+      plan_id: planId,
+      status: "running",
+    });
+    expect((await call("plan_wait", { plan_id: planId, timeout_s: 30 })).structuredContent).toMatchObject({
+      status: "awaiting_human",
+      timed_out: false,
+      question: { kind: "human_step", stepId: "confirm" },
+    });
+    // Parked, no worker holds it: the service stops it in its checkpoint at once.
+    expect((await call("plan_stop", { plan_id: planId })).structuredContent).toMatchObject({
+      plan_id: planId,
+      status: "stopped",
+    });
+    await close();
+  }, 120_000);
+
   it("is refused without wakes: nothing would wake plan_wait for the workers' runs", () => {
     expect(
       () =>
