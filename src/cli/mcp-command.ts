@@ -159,13 +159,13 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
     return import("../mcp/index.js");
   });
   const { db = "plans.sqlite" } = flags;
+  if (flags.workers) workersNeedPostgres(db);
   // The graphs load before the database opens: a start that fails here leaves no file behind.
   const { toServe, closeTools } = await graphsToServe(flags, io);
   const target = await openDb(db).catch(async (error: unknown) => {
     await closeTools();
     throw error;
   });
-  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
   let closeAcross: () => Promise<void> = async () => undefined;
   try {
     const { wakes, workers, close } = await acrossProcesses(flags.workers === true, target.postgres, io);
@@ -175,7 +175,7 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
       graphs,
       saver: target.saver,
       now: io.now,
-      server: { name: "langgraph-replan", version: pkg.version },
+      server: { name: "langgraph-replan", version: packageVersion() },
       ...(wakes ? { wakes } : {}),
       ...(workers ? { workers } : {}),
       ...(flags["no-elicit"] ? { elicit: false } : {}),
@@ -197,6 +197,15 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
   }
 }
 
+const packageVersion = () =>
+  (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+
+/** Refused before anything opens: the workers' queue and their announcements are in PostgreSQL. */
+function workersNeedPostgres(db: string): void {
+  if (!/^postgres(ql)?:\/\//.test(db))
+    throw new CliError("--workers needs a postgresql:// --db: the workers' queue and their announcements are there");
+}
+
 /** On PostgreSQL, plan_wait hears of the runs other servers on the same database drive (LISTEN/NOTIFY). */
 async function wakesOf(postgres: Parameters<PlanWakesOpen>[0] | undefined, io: CliIo) {
   if (!postgres) return undefined;
@@ -212,8 +221,6 @@ type PlanWakesOpen = (typeof import("../worker/plan-wakes.js"))["openPlanWakes"]
  * `createWorker` processes take its runs from (docs/decisions/0074-workers-wake-plan-waits.md).
  */
 async function acrossProcesses(workersWanted: boolean, postgres: string | undefined, io: CliIo) {
-  if (workersWanted && !postgres)
-    throw new CliError("--workers needs a postgresql:// --db: the workers' queue and their announcements are there");
   const wakes = await wakesOf(postgres, io);
   const workers =
     workersWanted && postgres

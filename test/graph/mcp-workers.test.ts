@@ -6,7 +6,7 @@
  * does not hear the announcement runs to its timeout although the plan has ended.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
@@ -16,7 +16,10 @@ import type { PlanWakes } from "../../src/mcp/wakes.js";
 import { openPlanWakes, openQueue, type PgPlanWakes, type QueueClient } from "../../src/worker/index.js";
 import { startPostgres, type PgServer } from "../../test-reliability/helpers/postgres.js";
 import { confirmedDay, weatherGraph } from "../fixtures/workers/weather-graph.js";
-import { connectInMemory, until } from "../helpers/mcp.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { runMcp } from "../../src/cli/mcp-command.js";
+import { connectInMemory, mcpArgs, until, type ToolResult } from "../helpers/mcp.js";
 
 let pg: PgServer;
 let dir: string;
@@ -164,8 +167,7 @@ describe("plan_wait on a service whose runs workers drive (PostgreSQL)", () => {
   }, 120_000);
 
   it("plan_stop leaves the worker's run a stop request, taken at its next step boundary and heard by plan_wait; plan_resume hands it back", async () => {
-    for (const mark of ["forecast.reached", "forecast.gate", "planDay.reached", "planDay.gate"])
-      rmSync(join(dir, mark), { force: true });
+    clearMarks();
     heard.length = 0;
     const served = service(counted());
     const { call, close } = await connectInMemory(served);
@@ -215,6 +217,59 @@ describe("plan_wait on a service whose runs workers drive (PostgreSQL)", () => {
           workers: queue,
         }),
     ).toThrow(expect.objectContaining({ code: "invalid_options", path: "wakes" }));
+  });
+});
+
+function clearMarks(): void {
+  for (const mark of ["forecast.reached", "forecast.gate", "planDay.reached", "planDay.gate"])
+    rmSync(join(dir, mark), { force: true });
+}
+
+describe("langgraph-replan mcp --workers", () => {
+  it("over stdio on PostgreSQL: the worker process runs what plan_create and plan_answer hand it; plan_wait returns the question, then the end", async () => {
+    clearMarks();
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: mcpArgs(pg.url, "test/fixtures/workers/langgraph.json", "--workers"),
+      env: { PATH: process.env.PATH ?? "", LANGGRAPH_CLI_NO_ANALYTICS: "1" },
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "test-agent", version: "1" });
+    await client.connect(transport);
+    const call = async (name: string, args: Record<string, unknown>) =>
+      (await client.callTool({ name, arguments: args })) as ToolResult;
+    try {
+      const planId = (await call("plan_create", { goal: "a day from stdio", plan: confirmedDay })).structuredContent
+        .plan_id as string;
+      await until(join(dir, "forecast.reached"));
+      expect(readFileSync(join(dir, "forecast.reached"), "utf8")).toBe(String(worker!.pid));
+      writeFileSync(join(dir, "forecast.gate"), "");
+      expect((await call("plan_wait", { plan_id: planId, timeout_s: 30 })).structuredContent).toMatchObject({
+        status: "awaiting_human",
+        timed_out: false,
+        question: { kind: "human_step", stepId: "confirm" },
+      });
+      await call("plan_answer", { plan_id: planId, answer: { action: "complete", output: { by: "me" } } });
+      await until(join(dir, "planDay.reached"));
+      expect(readFileSync(join(dir, "planDay.reached"), "utf8")).toBe(String(worker!.pid));
+      writeFileSync(join(dir, "planDay.gate"), "");
+      expect((await call("plan_wait", { plan_id: planId, timeout_s: 30 })).structuredContent).toMatchObject({
+        status: "completed",
+        timed_out: false,
+        progress: { done: 3, total: 3 },
+      });
+    } finally {
+      await client.close();
+    }
+  }, 300_000);
+
+  it("is refused on a SQLite file before anything opens", async () => {
+    const db = join(dir, "plans.sqlite");
+    const io = { out: () => undefined, err: () => undefined, now: () => 0, sleep: async () => undefined };
+    await expect(runMcp(["--workers", "--db", db], io)).rejects.toThrow(
+      "--workers needs a postgresql:// --db: the workers' queue and their announcements are there",
+    );
+    expect(existsSync(db)).toBe(false);
   });
 });
 
