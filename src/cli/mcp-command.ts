@@ -224,14 +224,10 @@ async function acrossProcesses(workersWanted: boolean, postgres: string | undefi
   const wakes = await wakesOf(postgres, io);
   const workers =
     workersWanted && postgres
-      ? await (
-          await loadPackage("--workers", () => import("../worker/queue.js"))
-        )
-          .openQueue(postgres)
-          .catch(async (error: unknown) => {
-            await wakes?.close();
-            throw error;
-          })
+      ? await openWorkers(postgres).catch(async (error: unknown) => {
+          await wakes?.close();
+          throw error;
+        })
       : undefined;
   return {
     wakes,
@@ -241,6 +237,11 @@ async function acrossProcesses(workersWanted: boolean, postgres: string | undefi
       await wakes?.close();
     },
   };
+}
+
+async function openWorkers(postgres: string) {
+  const { openQueue } = await loadPackage("--workers", () => import("../worker/queue.js"));
+  return openQueue(postgres);
 }
 
 /**
