@@ -30,6 +30,7 @@ export const MCP_USAGE = [
   `  --token-env NAME  the variable holding the bearer token HTTP clients must send (default ${TOKEN_ENV});`,
   "            required to serve an address other than loopback",
   "  --no-elicit  do not ask the client's user a plan's questions (elicitation); plan_answer alone answers them",
+  "  --workers on a postgresql:// --db: hand runs to createWorker processes (their queue) instead of running them here",
 ].join("\n");
 
 const SDK_USER = "langgraph-replan mcp";
@@ -143,6 +144,7 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
       http: { type: "string" },
       "token-env": { type: "string" },
       "no-elicit": { type: "boolean" },
+      workers: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -157,23 +159,25 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
     return import("../mcp/index.js");
   });
   const { db = "plans.sqlite" } = flags;
+  if (flags.workers) workersNeedPostgres(db);
   // The graphs load before the database opens: a start that fails here leaves no file behind.
   const { toServe, closeTools } = await graphsToServe(flags, io);
   const target = await openDb(db).catch(async (error: unknown) => {
     await closeTools();
     throw error;
   });
-  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
-  let wakes: PlanWakesOf | undefined;
+  let closeAcross: () => Promise<void> = async () => undefined;
   try {
-    wakes = await wakesOf(target.postgres, io);
+    const { wakes, workers, close } = await acrossProcesses(flags.workers === true, target.postgres, io);
+    closeAcross = close;
     const graphs = Object.fromEntries(Object.entries(toServe).map(([name, compile]) => [name, compile(target.saver)]));
     const service = new PlanService({
       graphs,
       saver: target.saver,
       now: io.now,
-      server: { name: "langgraph-replan", version: pkg.version },
+      server: { name: "langgraph-replan", version: packageVersion() },
       ...(wakes ? { wakes } : {}),
+      ...(workers ? { workers } : {}),
       ...(flags["no-elicit"] ? { elicit: false } : {}),
     });
     // Runs a closed or killed server left mid-step are taken up (src/mcp/recovery.ts).
@@ -187,13 +191,20 @@ export async function runMcp(argv: readonly string[], io: CliIo): Promise<number
     await serveUntilStopped(service, runs, signalled.signal, { address, token, graphs: Object.keys(graphs) }, io);
     return 0;
   } finally {
-    await wakes?.close();
+    await closeAcross();
     await target.close();
     await closeTools();
   }
 }
 
-type PlanWakesOf = Awaited<ReturnType<(typeof import("../worker/plan-wakes.js"))["openPlanWakes"]>>;
+const packageVersion = () =>
+  (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+
+/** Refused before anything opens: the workers' queue and their announcements are in PostgreSQL. */
+function workersNeedPostgres(db: string): void {
+  if (!/^postgres(ql)?:\/\//.test(db))
+    throw new CliError("--workers needs a postgresql:// --db: the workers' queue and their announcements are there");
+}
 
 /** On PostgreSQL, plan_wait hears of the runs other servers on the same database drive (LISTEN/NOTIFY). */
 async function wakesOf(postgres: Parameters<PlanWakesOpen>[0] | undefined, io: CliIo) {
@@ -204,6 +215,34 @@ async function wakesOf(postgres: Parameters<PlanWakesOpen>[0] | undefined, io: C
   );
 }
 type PlanWakesOpen = (typeof import("../worker/plan-wakes.js"))["openPlanWakes"];
+
+/**
+ * What ties this server to other processes on its PostgreSQL: the wakes, and with `--workers` the queue
+ * `createWorker` processes take its runs from (docs/decisions/0074-workers-wake-plan-waits.md).
+ */
+async function acrossProcesses(workersWanted: boolean, postgres: string | undefined, io: CliIo) {
+  const wakes = await wakesOf(postgres, io);
+  const workers =
+    workersWanted && postgres
+      ? await openWorkers(postgres).catch(async (error: unknown) => {
+          await wakes?.close();
+          throw error;
+        })
+      : undefined;
+  return {
+    wakes,
+    workers,
+    close: async () => {
+      await workers?.close();
+      await wakes?.close();
+    },
+  };
+}
+
+async function openWorkers(postgres: string) {
+  const { openQueue } = await loadPackage("--workers", () => import("../worker/queue.js"));
+  return openQueue(postgres);
+}
 
 /**
  * The graphs of `--config` (or of ./langgraph.json when there is one); with neither, the

@@ -14,6 +14,7 @@ import type { PlanThreads } from "./plan-threads.js";
 import { readStatus } from "./reads.js";
 import { carryOn } from "./run-start.js";
 import type { SubmitInput } from "./service-types.js";
+import { resumeJob } from "./worker-runs.js";
 import type { PlanStatus, StatusValues } from "./status.js";
 import { FINISHED, pendingOf, statusOf } from "./summaries.js";
 
@@ -55,7 +56,8 @@ export async function answerPlan(
   if (problem)
     throw new PlanManagerError("invalid_resume", `plan "${planId}", ${pending.kind}: ${problem}`, { path: "answer" });
   const value: ResumeValue = parsed.data;
-  await carryOn(threads, planId, snapshot, (graph, config) => resumeRun(graph, config, value));
+  const job = resumeJob(snapshot, value);
+  await carryOn(threads, planId, snapshot, job, (graph, config) => resumeRun(graph, config, value));
   return { plan_id: planId, status: "running" };
 }
 
@@ -113,10 +115,21 @@ export function submitStep(
  */
 export async function stopPlan(threads: PlanThreads, planId: string, reason?: string): Promise<PlanStatus> {
   await threads.existing(planId);
+  // A worker's run takes a stop request at its next step boundary, as it does the command line's.
+  if (threads.workers) {
+    await threads.workers.requestStop(planId, reason, () => stopIdle(threads, planId, reason));
+    return readStatus(threads, planId);
+  }
   const stop = { requestedAt: new Date(threads.now()).toISOString(), ...(reason ? { reason } : {}) };
   // The stop is taken once no call is in flight; a long call keeps the answer "running" until then.
   if ((await threads.runs.ask(planId, { kind: "stop", stop }, STOP_WAIT_MS)) === false)
     return readStatus(threads, planId);
+  await stopIdle(threads, planId, reason);
+  return readStatus(threads, planId);
+}
+
+/** Stops a plan no run holds in its checkpoint, unless it has stopped or ended already. */
+async function stopIdle(threads: PlanThreads, planId: string, reason?: string): Promise<void> {
   const snapshot = await threads.snapshot(planId);
   const status = (snapshot.values as StatusValues).status;
   if (status !== "stopped" && !FINISHED.has(status ?? ""))
@@ -124,7 +137,6 @@ export async function stopPlan(threads: PlanThreads, planId: string, reason?: st
       ...(reason ? { reason } : {}),
       now: threads.now,
     }).finally(() => threads.storeStatus(planId).catch(() => undefined));
-  return readStatus(threads, planId);
 }
 
 /** Carries a stopped plan on, or one whose run this process no longer drives (a restart, a crash). */
@@ -146,7 +158,8 @@ export async function resumePlan(threads: PlanThreads, planId: string): Promise<
     );
   if (pendingOf(snapshot) && status !== "stopped")
     throw new PlanManagerError("invalid_resume", `plan "${planId}" waits for an answer: use plan_answer`);
-  await carryOn(threads, planId, snapshot, async (graph, config) => {
+  const job = { kind: status === "stopped" ? "resume_stopped" : "carry_on" } as const;
+  await carryOn(threads, planId, snapshot, job, async (graph, config) => {
     if (status !== "stopped") return graph.invoke(null, config);
     // The run keeps this service's control (a stop, a pause at shutdown, the hold it answers after).
     const reopened = await reopenStopped(graph, config);

@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { PlanManagerError, isPlanManagerError } from "../errors.js";
 import { checkDraft, checkInput } from "../graph/boundary.js";
+import type { PlanManagerInputType } from "../runtime/state.js";
 import { asArgument } from "./argument-errors.js";
 import { ExpiringMap } from "./expiring-map.js";
 import { MAX_REMEMBERED, SEPARATOR, type PlanThreads } from "./plan-threads.js";
@@ -119,6 +120,8 @@ export class PlanCreates {
         this.threads,
         id,
         starting,
+        // Checked above (checkInput): the draft is the planner's shape.
+        { kind: "run", input: runInput as PlanManagerInputType },
         (graph, config) => graph.invoke(runInput, config),
         async () => {
           if (await this.threads.saver.getTuple({ configurable: { thread_id: id, checkpoint_ns: "" } }))

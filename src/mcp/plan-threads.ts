@@ -16,6 +16,7 @@ import type { ServedGraph } from "./service-types.js";
 import { statusCore, type StatusCore, type StatusValues } from "./status.js";
 import { NO_CHECKPOINT, noPlan, storedSummary, summaryOf } from "./summaries.js";
 import type { PlanWakes } from "./wakes.js";
+import type { PlanQueue } from "./worker-runs.js";
 
 /** Ends a plan id with its graph's name, so a restarted service knows which graph a thread runs on. */
 export const SEPARATOR = "--";
@@ -33,6 +34,8 @@ export class PlanThreads {
   readonly saver: BaseCheckpointSaver;
   readonly now: () => number;
   readonly wakes: PlanWakes | undefined;
+  /** The workers' queue runs are handed to, when workers drive them (mcp/worker-runs.ts). */
+  readonly workers: PlanQueue | undefined;
   /**
    * Runs this process is driving, by plan id; each one's end or pause is announced to other
    * processes once its status row is written, so that their waits read the row.
@@ -66,11 +69,13 @@ export class PlanThreads {
     saver: BaseCheckpointSaver;
     now: () => number;
     wakes: PlanWakes | undefined;
+    workers?: PlanQueue | undefined;
   }) {
     this.graphs = o.graphs;
     this.saver = o.saver;
     this.now = o.now;
     this.wakes = o.wakes;
+    this.workers = o.workers;
     this.parents = new ExpiringMap({ ttlMs: 24 * 3_600_000, maxEntries: 10 * MAX_REMEMBERED, now: () => this.now() });
   }
 

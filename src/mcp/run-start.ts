@@ -11,6 +11,7 @@ import { saverAdapter } from "../storage/index.js";
 import type { PlanThreads } from "./plan-threads.js";
 import type { ServedGraph } from "./service-types.js";
 import { noPlan, runningFrom, startedFrom, type Summary } from "./summaries.js";
+import { handOff, type WorkerJob } from "./worker-runs.js";
 
 export type PlanRun = (graph: ServedGraph, config: LangGraphRunnableConfig) => Promise<unknown>;
 
@@ -25,15 +26,21 @@ export type PlanRun = (graph: ServedGraph, config: LangGraphRunnableConfig) => P
  * settled, the status of the thread's latest checkpoint is stored beside it for `status`, `wait`
  * and `list` to read in one lookup. The row is read from the checkpoint itself and keyed by its
  * id, so it is right for that checkpoint whatever wrote it; a later checkpoint makes it stale, and
- * readers then read the checkpoint again.
+ * readers then read the checkpoint again. A service whose runs workers drive (`workers`) does what
+ * `job` says through their queue instead (mcp/worker-runs.ts), once `whenHeld` did not refuse it.
  */
 export async function beginRun(
   threads: PlanThreads,
   planId: string,
   from: { checkpointId: string; summary: Summary } | undefined,
+  job: WorkerJob,
   run: PlanRun,
   whenHeld?: () => Promise<void>,
 ): Promise<void> {
+  if (threads.workers) {
+    await whenHeld?.();
+    return handOff(threads, threads.workers, planId, from, job);
+  }
   threads.ending.delete(planId);
   const graph = threads.graphOf(threads.graphNameOf(planId));
   const store = saverAdapter(threads.saver).statuses;
@@ -78,9 +85,10 @@ export async function carryOn(
   threads: PlanThreads,
   planId: string,
   snapshot: StateSnapshot,
+  job: WorkerJob,
   run: PlanRun,
 ): Promise<void> {
-  await beginRun(threads, planId, startedFrom(snapshot), run).catch(async (error: unknown) => {
+  await beginRun(threads, planId, startedFrom(snapshot), job, run).catch(async (error: unknown) => {
     if (!(await threads.stillThere(planId))) throw noPlan(planId);
     throw error;
   });

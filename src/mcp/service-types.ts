@@ -3,6 +3,7 @@ import type { BaseCheckpointSaver, LangGraphRunnableConfig } from "@langchain/la
 import type { SubmittedError } from "../plan/schema/interrupts.js";
 import type { StoppableGraph } from "../worker/stop-run.js";
 import type { PlanWakes } from "./wakes.js";
+import type { PlanQueue } from "./worker-runs.js";
 
 /** What the service needs of a served graph: a compiled plan manager with a checkpointer. */
 export interface ServedGraph extends StoppableGraph {
@@ -30,6 +31,13 @@ export interface PlanServiceOptions {
    * Default: none — `wait` on a plan another process drives returns at once with its checkpoint's status.
    */
   wakes?: PlanWakes;
+  /**
+   * Hand every run to `createWorker` processes instead of running it here: creates, answers and
+   * resumes become jobs on the workers' queue (`openQueue` from langgraph-replan/worker, on the
+   * database of `saver`), and `wait` is woken by the workers' announcements, so `wakes` is needed too
+   * (docs/decisions/0074-workers-wake-plan-waits.md). Default: none — this process runs its plans.
+   */
+  workers?: PlanQueue;
   /**
    * Ask each question a plan waits on (plan review, escalation, human step) of the MCP client's user
    * too, through elicitation, when the client declared the capability

@@ -59,11 +59,18 @@ export class PlanService {
       throw new PlanManagerError("invalid_options", `dedupeWindowMs must be ms ≥ 0, got ${dedupeWindowMs}`, {
         path: "dedupeWindowMs",
       });
+    if (options.workers && !options.wakes)
+      throw new PlanManagerError(
+        "invalid_options",
+        "workers needs wakes too (openPlanWakes on the same database): plan_wait hears of the workers' runs there",
+        { path: "wakes" },
+      );
     this.threads = new PlanThreads({
       graphs: options.graphs,
       saver: options.saver,
       now: options.now ?? Date.now,
       wakes: options.wakes,
+      workers: options.workers,
     });
     this.server = { ...(options.server ?? { name: "langgraph-replan", version: "0" }), graphs: names };
     this.creates = new PlanCreates(this.threads, this.server, dedupeWindowMs);

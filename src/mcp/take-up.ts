@@ -23,7 +23,8 @@ export async function takeUpPlan(
   threads: PlanThreads,
   planId: string,
 ): Promise<"started" | "held" | "idle" | "skipped"> {
-  if (!threads.servedGraphOf(planId)) return "idle";
+  // Workers take up their own threads: a job whose worker died is handed out again after its lease.
+  if (!threads.servedGraphOf(planId) || threads.workers) return "idle";
   if (threads.runs.has(planId) || threads.runs.failure(planId)) return "skipped";
   // Asked first: a run going on elsewhere is not read (a long plan's checkpoint costs a replay).
   const live = await threads.held(planId);
@@ -40,7 +41,9 @@ export async function takeUpPlan(
   if (threads.runs.has(planId)) return "skipped";
   try {
     // Resolves once the run holds the thread; another server's claim refuses it with thread_busy.
-    await beginRun(threads, planId, startedFrom(snapshot), (graph, config) => graph.invoke(null, config));
+    await beginRun(threads, planId, startedFrom(snapshot), { kind: "carry_on" }, (graph, config) =>
+      graph.invoke(null, config),
+    );
   } catch (error) {
     if (isPlanManagerError(error) && error.code === "thread_busy") return "held";
     throw error;

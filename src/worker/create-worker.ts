@@ -12,6 +12,7 @@ import { PlanManagerError } from "../errors.js";
 import type { PlanManagerGraph } from "../graph/create-plan-manager.js";
 import { driveThread, type DrivableGraph } from "./driver.js";
 import { openListener, type Listener } from "./listener.js";
+import { PLAN_CHANNEL } from "./plan-wakes.js";
 import {
   DEFAULT_QUEUE,
   ensureQueues,
@@ -47,7 +48,11 @@ export interface WorkerOptions {
    * `enqueueRun`/`enqueueResume`/`openQueue` are announced, so idle lanes take them at once.
    */
   pollSeconds?: number;
-  /** Called in this process when a thread it ran finishes, parks at a question or stops. */
+  /**
+   * Called in this process when a thread it ran finishes, parks at a question or stops. Each of these is
+   * also announced to every process on the database (`PLAN_CHANNEL`, the thread id as payload), so an
+   * MCP server's `plan_wait` on the thread returns (docs/decisions/0074-workers-wake-plan-waits.md).
+   */
   onFinished?: (report: ThreadFinished) => void | Promise<void>;
   /** Errors the worker could not hand to a job (connection drops and the like). Default: ignored. */
   onError?: (error: unknown) => void;
@@ -100,6 +105,8 @@ interface Parts {
   stops: StopWatch;
   slots: Slots;
   onFinished: WorkerOptions["onFinished"];
+  /** Says on `PLAN_CHANNEL` that the thread ended, parked or stopped (never throws: a lost wake costs a wait its timeout). */
+  announce: (threadId: string) => Promise<void>;
 }
 
 /** Runs one job's thread under its lock, reports where it stands, and returns the job's output. */
@@ -127,6 +134,8 @@ async function runJob(parts: Parts, data: ThreadJob): Promise<object> {
     };
     const result = await driveThread(parts.graph, data, control, locks, turn);
     if (result && "threadId" in result) {
+      // Its checkpoint is written ("sync" durability): a plan_wait woken now reads where it stands.
+      await parts.announce(data.threadId);
       await boss.send(finishedQueue(queue), result);
       await parts.onFinished?.(result);
     }
@@ -193,7 +202,12 @@ export function createWorker(options: WorkerOptions): Worker {
     const listener = await openListener(options.connectionString, [JOB_CHANNEL, STOP_CHANNEL], onError);
     const stops = openStopWatch(listener, locks, { onError });
     const slots = openSlots(concurrency);
-    const parts = { graph, boss, queue, lease, locks, stops, slots, onFinished: options.onFinished };
+    const announce = (threadId: string) =>
+      boss
+        .getDb()
+        .executeSql("SELECT pg_notify($1, $2)", [PLAN_CHANNEL, threadId])
+        .then(() => undefined, onError);
+    const parts = { graph, boss, queue, lease, locks, stops, slots, onFinished: options.onFinished, announce };
     await startLanes(parts, listener, concurrency + 1, options.pollSeconds ?? 0.5);
     close = async (graceful) => {
       await boss.stop({ graceful, wait: true, timeout: graceful ? 300_000 : 1 });

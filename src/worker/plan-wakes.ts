@@ -2,6 +2,8 @@
  * Plan wakes on PostgreSQL (mcp/wakes.ts): one connection per service that `LISTEN`s on one
  * channel and sends the announcements on it (`pg_notify`, the plan id as payload), so a
  * `plan_wait` in one process returns when a run in another ends or needs an answer, with no poll.
+ * `createWorker` processes announce the threads they run on the same channel
+ * (docs/decisions/0074-workers-wake-plan-waits.md).
  * PostgreSQL delivers a notification to every session of the database listening on the channel,
  * its sender's included; a waiter re-reads the plan's checkpoint on each and waits on while the
  * run is still going. A dropped connection is reported to `onError`; waits then last until their

@@ -7,6 +7,7 @@ import PgBoss from "pg-boss";
 import { PlanManagerError } from "../errors.js";
 import type { PlanManagerInputType } from "../runtime/state.js";
 import type { ResumeValue } from "../plan/schema/interrupts.js";
+import { openThreadLocks, type ThreadLocks } from "./thread-locks.js";
 
 /** The queue name workers and callers share unless told otherwise. */
 export const DEFAULT_QUEUE = "langgraph-replan";
@@ -62,6 +63,12 @@ export interface QueueClient {
   enqueueRun(threadId: string, input: PlanManagerInputType): Promise<string>;
   enqueueResume(threadId: string, value: ResumeValue, interruptId?: string): Promise<string>;
   enqueueResumeStopped(threadId: string): Promise<string>;
+  /**
+   * An operator's stop: a thread a worker is running gets a stop request, which that worker takes at
+   * its next step boundary (true); a thread no worker holds is held here while `whenIdle` stops it in
+   * its checkpoint (`requestStop`), and no request is left behind (false).
+   */
+  requestStop(threadId: string, reason: string | undefined, whenIdle: () => Promise<void>): Promise<boolean>;
   /** Takes one finished report off `<queue>.finished`, if any (reports are also the jobs' outputs). */
   nextFinished(): Promise<ThreadFinished | undefined>;
   close(): Promise<void>;
@@ -96,8 +103,23 @@ export async function openQueue(connectionString: string, options: QueueOptions 
     await boss.getDb().executeSql("SELECT pg_notify($1, $2)", [JOB_CHANNEL, queue]);
     return id;
   };
+  // Opened on the first stop: most callers only enqueue.
+  let locks: Promise<ThreadLocks> | undefined;
   return {
     boss,
+    async requestStop(threadId, reason, whenIdle) {
+      const held = await (locks ??= openThreadLocks(connectionString, 2));
+      await held.addStopRequest(checkThreadId(threadId), reason);
+      const lock = await held.tryLock(threadId);
+      if (!lock) return true;
+      try {
+        await whenIdle();
+      } finally {
+        await held.clearStopRequest(threadId);
+        await lock.release();
+      }
+      return false;
+    },
     enqueueRun: (threadId, input) => send({ kind: "run", threadId, input }),
     enqueueResume: (threadId, value, interruptId) =>
       send({ kind: "resume", threadId, value, ...(interruptId ? { interruptId } : {}) }),
@@ -108,7 +130,10 @@ export async function openQueue(connectionString: string, options: QueueOptions 
       await boss.complete(finishedQueue(queue), job.id);
       return job.data;
     },
-    close: () => boss.stop({ graceful: false, wait: true }),
+    async close() {
+      await boss.stop({ graceful: false, wait: true });
+      await (await locks?.catch(() => undefined))?.close();
+    },
   };
 }
 
