@@ -78,13 +78,17 @@ export async function nextSteps(
   return { plan_id: planId, status: statusOf(core.stored, running), steps };
 }
 
-/** One question per step offered, shaped as the question of a plan that offers that step alone. */
+/**
+ * One question per step offered, shaped as the question of a plan that offers that step alone. `skip`
+ * names no step and skips the question's own (the first), so only the first step's entry offers it.
+ */
 function stepQuestions(question: Extract<InterruptPayload, { kind: "external_step" }>): InterruptPayload[] {
   const { goal } = question.context;
   return offersOf(question).map((offer) => ({
     ...question,
     stepId: offer.step.id,
     reason: offer.step.instructions,
+    ...(offer.step.id === question.stepId ? {} : { options: question.options.filter((o) => o !== "skip") }),
     context: { goal, ...offer },
   }));
 }

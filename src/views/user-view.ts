@@ -2,7 +2,7 @@
  * The user's view: plain lines per step, no retries, fallbacks or internals
  * (e.g. `✓ Checking credit history`).
  */
-import type { PlanManagerStateType } from "../runtime/state.js";
+import type { PendingOf, PlanManagerStateType } from "../runtime/state.js";
 import { compensationCounts, type CompensationCounts } from "./compensations.js";
 import { inDoubtCounts, stillInDoubt, type InDoubtCounts } from "./effects.js";
 import type { StepRun } from "../plan/schema/run.js";
@@ -78,7 +78,7 @@ export function userView(state: ViewState): string[] {
   } else if (state.status === "failed" || state.status === "aborted")
     lines.push(`Stopped: ${printable(state.outcome?.summary ?? state.status)}`);
   else if (state.status === "stopped") lines.push(`Stopped by an operator; it can be resumed.`);
-  else if (state.pendingHuman?.kind === "external_step") lines.push("Waiting for the calling agent to do a step.");
+  else if (state.pendingHuman?.kind === "external_step") lines.push(externalLine(state.pendingHuman));
   else if (state.status === "awaiting_human" || state.status === "awaiting_review")
     lines.push("Waiting for a person to review.");
   return lines;
@@ -140,4 +140,12 @@ function lookingAhead(state: ViewState): string | undefined {
   const finished = plan.steps.filter((s) => isFinished(state.steps[s.id])).length;
   if (finished < plan.steps.length) return undefined;
   return `${finished} of ${plan.steps.length} planned steps done; planning the next steps`;
+}
+
+/** What the calling agent is waited on for: its one step, or every step offered at once. */
+function externalLine(question: PendingOf<"external_step">): string {
+  const offered = question.context.offered ?? [];
+  if (offered.length < 2) return "Waiting for the calling agent to do a step.";
+  const ids = offered.map((o) => o.step.id).join(", ");
+  return `Waiting for the calling agent to do ${offered.length} steps: ${printable(ids)}.`;
 }

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { afterEach, describe, expect, it } from "vitest";
 import { isPlanManagerError, pendingQuestion, resumeRun, staticPlanner, type PlanDraft } from "../../src/index.js";
+import { userView } from "../../src/views/index.js";
 import { effectKey } from "../../src/policy/attempt/attempt.js";
 import { externalCall } from "../../src/policy/attempt/external.js";
 import { saverAdapter } from "../../src/storage/index.js";
@@ -154,6 +155,9 @@ describe("several ready external steps: one question lists them all", () => {
       at: AT,
     });
     expect((await h.journal.lookup("shop-1", book))?.stepId).toBe("book");
+    expect(userView((await h.graph.getState(h.config)).values as never).at(-1)).toBe(
+      "Waiting for the calling agent to do 3 steps: pack, label, book.",
+    );
     h.checkpointer.db.close();
   });
 

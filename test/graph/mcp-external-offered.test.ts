@@ -88,12 +88,13 @@ describe("several external steps over MCP", () => {
         attempt: 1,
       },
     });
+    // `skip` skips the question's own step (the first): the others' entries do not offer it.
     expect(label).toEqual({
       kind: "external_step",
       reason: LABEL,
       stepId: "label",
       planVersion: 1,
-      options: ["submit", "skip", "abort"],
+      options: ["submit", "abort"],
       context: {
         goal: "ship an order",
         step: { id: "label", goal: "print the label", instructions: LABEL },
