@@ -9,7 +9,8 @@ import { planMiddleware } from "../../src/middleware/index.js";
 import { resolveAgentOptions } from "../../src/middleware/agent-options.js";
 import { TransientError } from "../../src/errors.js";
 import { scriptedAgentModel, type Turn } from "../helpers/agent-model.js";
-import { countedTool, ledger, type Ledger } from "../helpers/agent-tools.js";
+import { countedTool, ledger } from "../helpers/agent-tools.js";
+import { stoppingSleep } from "../helpers/stopping-sleep.js";
 
 const ratePlan = {
   steps: [
@@ -17,33 +18,6 @@ const ratePlan = {
     { id: "total", goal: "Convert", tool: "convert", dependsOn: ["rate"], inputs: ["rate"], produces: ["total"] },
   ],
 };
-
-/**
- * A sleep that stops the run (as a user pressing stop) when the tool was called since the last sleep,
- * that is during a retry's backoff, and then returns only when its signal aborts; a backoff scheduled
- * before a resumed call (no call since) passes at once.
- */
-function stoppingSleep(l: Ledger) {
-  const sleeps: { ms: number; signalled: boolean }[] = [];
-  let stop = new AbortController();
-  let seen = 0;
-  const sleep = (ms: number, signal?: AbortSignal) => {
-    sleeps.push({ ms, signalled: signal !== undefined });
-    const calls = Object.values(l.calls).reduce((a, b) => a + b, 0);
-    const retrying = calls > seen;
-    seen = calls;
-    if (!retrying) return Promise.resolve();
-    stop.abort(new Error("stopped by the user"));
-    if (!signal) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      if (signal.aborted) resolve();
-      else signal.addEventListener("abort", () => resolve(), { once: true });
-    });
-  };
-  /** A fresh stop for the next run. */
-  const next = () => (stop = new AbortController()).signal;
-  return { sleep, sleeps, next };
-}
 
 describe("planMiddleware: a run stopped during a retry's backoff", () => {
   it("keeps the failed attempt, its charge and the retry decision: invoke(null) goes on at attempt 2", async () => {
