@@ -44,14 +44,26 @@ describe("planMiddleware: a run stopped during a retry's backoff", () => {
     });
     const thread = { configurable: { thread_id: "stopped" } };
     const start = { messages: [{ role: "user", content: "Convert 100 EUR" }] };
-    await expect(agent.invoke(start, { ...thread, signal: next() })).rejects.toThrow("stopped by the user");
+    const sent: string[] = [];
+    const watch = async (input: typeof start | null, signal?: AbortSignal) => {
+      const config = { ...thread, streamMode: "custom" as const, ...(signal ? { signal } : {}) };
+      for await (const e of await agent.stream(input, config))
+        if ((e as { type?: string }).type === "decision")
+          sent.push((e as { decision: { rule: string } }).decision.rule);
+    };
+    await expect(watch(start, next())).rejects.toThrow("stopped by the user");
     // The backoff saw the run's stop and the attempt ended there: the tool was not called again.
     expect(sleeps).toEqual([{ ms: 200, signalled: true }]);
     expect(l.calls).toEqual({ fetch_rate: 1 });
     expect((await agent.graph.getState(thread)).next).toEqual(["tools"]);
+    // The stop ended the stream before the decision announced just before it was delivered.
+    expect(sent).toEqual([]);
 
-    const out = await agent.invoke(null, thread);
+    await watch(null);
+    const out = (await agent.graph.getState(thread)).values as Awaited<ReturnType<typeof agent.invoke>>;
     expect(out.status).toBe("completed");
+    // The kept decision lands with the resumed call's update, and is sent then.
+    expect(sent).toEqual(["transient.retry"]);
     // The call goes on after the backoff the retry scheduled, as the graph's executor waits it.
     expect(sleeps).toEqual([
       { ms: 200, signalled: true },
