@@ -10,7 +10,6 @@ import type { StepRun } from "../plan/schema/run.js";
 import type { Step } from "../plan/schema/step.js";
 import { effectKey, ladderDecisionCount, type RunStanding } from "../policy/attempt/attempt.js";
 import type { AttemptSnapshot, DoneCommand } from "../policy/attempt/next-attempt.js";
-import type { RunJournal } from "../contracts/effect-journal.js";
 import { runAttempt, type AttemptPort } from "../runtime/run-attempt.js";
 import { settle, standing, type CallEnv, type ToolReply } from "./settle.js";
 import { carriedDrive, keepStopped, stoppedDrive, type StoppedDrive } from "./stopped-drive.js";
@@ -21,14 +20,14 @@ export async function runStep(
   tool: string,
   modelArgs: Record<string, unknown>,
 ): Promise<ToolReply> {
-  if (env.journal) await winding.get(env.journal)?.get(windingKey(env, step));
   const carried = await carriedDrive(env.journal, env.threadId, env.state, step.id);
   const from = carried ? carriedOn(env, step, carried) : env;
   const snapshot = snapshotOf(from, step, tool, modelArgs);
   const { done, gathered, called } = await runAttempt(portOf(from, step), snapshot);
   if (gathered.at(-1)?.kind === "stopped" && env.stop?.aborted) {
-    // A stop during a backoff: what the drive did is kept for `invoke(null)` (stopped-drive.ts).
-    if (called && env.journal) await keep(env, step, snapshot, done, carried);
+    // A stop during a backoff: what the drive did is kept for `invoke(null)` (stopped-drive.ts). The
+    // caller has the stop already; a journal that cannot write loses the attempts, as before keeping them.
+    if (called && env.journal) await keep(env, step, snapshot, done, carried).catch(() => undefined);
     throw stopReason(env.stop);
   }
   for (const decision of done.announced) env.sent.add(decision);
@@ -38,29 +37,11 @@ export async function runStep(
   return recorded(from, step, replyOf(from, step, { ...done, run, decisions }), carried.charged + done.charged);
 }
 
-/** The stopped drives of this process still being kept, per journal and step: a resumed call waits for them. */
-const winding = new WeakMap<RunJournal, Map<string, Promise<void>>>();
-const windingKey = (env: CallEnv, step: Step) => `${env.threadId}\u0000${step.id}`;
-
 /** Keeps what a stopped drive did in the run's journal (stopped-drive.ts), on top of what it went on from. */
-async function keep(
-  env: CallEnv,
-  step: Step,
-  snapshot: AttemptSnapshot,
-  done: DoneCommand,
-  carried: StoppedDrive | undefined,
-): Promise<void> {
-  const journal = env.journal!;
+function keep(env: CallEnv, step: Step, snapshot: AttemptSnapshot, done: DoneCommand, carried?: StoppedDrive) {
   const base = { planVersion: snapshot.plan.version, from: env.state.steps[step.id]?.attempts ?? 0, carried };
   const call = { stepId: step.id, tool: snapshot.call.tool, args: snapshot.args, at: env.at() };
-  const kept = keepStopped(journal, env.threadId, call, stoppedDrive(base, done));
-  const mine = winding.get(journal) ?? new Map<string, Promise<void>>();
-  winding.set(journal, mine.set(windingKey(env, step), kept));
-  try {
-    await kept;
-  } finally {
-    if (mine.get(windingKey(env, step)) === kept) mine.delete(windingKey(env, step));
-  }
+  return keepStopped(env.journal!, env.threadId, call, stoppedDrive(base, done));
 }
 
 /** The call's env as the stopped drive left the step: its record, its decisions and its charge in the state. */

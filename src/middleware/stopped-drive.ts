@@ -29,6 +29,13 @@ export type StoppedDrive = z.infer<typeof StoppedDriveSchema>;
 /** Where a step's stopped drive is kept: apart from every operation key (those are hashes). */
 const keyOf = (stepId: string) => `stopped-drive:${stepId}`;
 
+/**
+ * The stopped drives this process is still writing, per journal, thread and step: LangGraph hands the
+ * caller the stop before the stopped task has written, so a resumed call waits for them.
+ */
+const writing = new WeakMap<RunJournal, Map<string, Promise<void>>>();
+const writingKey = (threadId: string, stepId: string) => `${threadId}\u0000${stepId}`;
+
 /** The stopped drive the step's call goes on from, when the checkpoint is still the one it began from. */
 export async function carriedDrive(
   journal: RunJournal | undefined,
@@ -36,7 +43,13 @@ export async function carriedDrive(
   state: Pick<AgentPlanValues, "plan" | "steps">,
   stepId: string,
 ): Promise<StoppedDrive | undefined> {
-  const entry = await journal?.lookup(threadId, keyOf(stepId));
+  if (!journal) return undefined;
+  await writing
+    .get(journal)
+    ?.get(writingKey(threadId, stepId))
+    ?.catch(() => undefined);
+  // A journal that cannot answer carries nothing on: the call starts from the checkpoint, as before.
+  const entry = await journal.lookup(threadId, keyOf(stepId)).catch(() => undefined);
   if (!entry?.result?.ok) return undefined;
   const parsed = StoppedDriveSchema.safeParse(entry.result.output);
   if (!parsed.success) return undefined;
@@ -53,8 +66,19 @@ export async function keepStopped(
   drive: StoppedDrive,
 ): Promise<void> {
   const key = keyOf(call.stepId);
-  await journal.intent(threadId, { ...call, key, attempt: drive.run.attempts });
-  await journal.result(threadId, key, { ok: true, output: drive });
+  const write = async () => {
+    await journal.intent(threadId, { ...call, key, attempt: drive.run.attempts });
+    await journal.result(threadId, key, { ok: true, output: drive });
+  };
+  const kept = write();
+  const mine = writing.get(journal) ?? new Map<string, Promise<void>>();
+  const at = writingKey(threadId, call.stepId);
+  writing.set(journal, mine.set(at, kept));
+  try {
+    await kept;
+  } finally {
+    if (mine.get(at) === kept) mine.delete(at);
+  }
 }
 
 /**
