@@ -9,7 +9,6 @@ import type { Plan, PlanDraft } from "../plan/schema/plan.js";
 import type { PlanIssue } from "../plan/issues.js";
 import { formatIssues, validatePlan, verifyIssues } from "../plan/validate.js";
 import { checkOperations } from "../plan/validate-fields.js";
-import { DEFAULT_RETRY } from "../plan/retry.js";
 import type { CompensationRecord } from "../plan/schema/run.js";
 import type { AgentPlanValues } from "./agent-state.js";
 import type { CallEnv, ToolReply } from "./settle.js";
@@ -61,8 +60,7 @@ export function validateDraft(env: CallEnv, args: unknown, tools: ReadonlySet<st
 function duplicateOperation(draft: PlanDraft, sideEffectTools: ReadonlySet<string>): string | undefined {
   const issues: PlanIssue[] = [];
   const steps = draft.steps.filter((s) => s.args !== undefined);
-  const ctx = { tools: new Set<string>(), policy: { defaultRetry: DEFAULT_RETRY }, sideEffectTools };
-  checkOperations({ ...draft, steps }, ctx, (issue) => issues.push(issue) > 0);
+  checkOperations({ ...draft, steps }, { sideEffectTools }, (issue) => issues.push(issue) > 0);
   return issues.length > 0 ? formatIssues(issues) : undefined;
 }
 

@@ -12,6 +12,7 @@ import { effectKey, ladderDecisionCount, type RunStanding } from "../policy/atte
 import type { AttemptSnapshot, DoneCommand, InDoubtAsk } from "../policy/attempt/next-attempt.js";
 import { runAttempt, type AttemptPort } from "../runtime/run-attempt.js";
 import { settle, standing, type CallEnv, type ToolReply } from "./settle.js";
+import { carriedDrive, keepStopped, stoppedDrive, type StoppedDrive } from "./stopped-drive.js";
 
 export async function runStep(
   env: CallEnv,
@@ -19,12 +20,36 @@ export async function runStep(
   tool: string,
   modelArgs: Record<string, unknown>,
 ): Promise<ToolReply> {
-  const snapshot = snapshotOf(env, step, tool, modelArgs);
-  const { done, gathered, asked } = await runAttempt(portOf(env, step), snapshot);
-  // Stopped during a backoff: nothing is recorded, and `invoke(null)` makes the call again.
-  if (gathered.at(-1)?.kind === "stopped" && env.stop?.aborted) throw stopReason(env.stop);
+  const carried = await carriedDrive(env.journal, env.threadId, env.state, step.id);
+  const from = carried ? carriedOn(env, step, carried) : env;
+  const snapshot = snapshotOf(from, step, tool, modelArgs);
+  const { done, gathered, called, asked } = await runAttempt(portOf(from, step), snapshot);
+  if (gathered.at(-1)?.kind === "stopped" && env.stop?.aborted) {
+    // A stop during a backoff: what the drive did is kept for `invoke(null)` (stopped-drive.ts). The
+    // caller has the stop already; a journal that cannot write loses the attempts, as before keeping them.
+    if (called && env.journal) await keep(env, step, snapshot, done, carried).catch(() => undefined);
+    throw stopReason(env.stop);
+  }
   for (const decision of done.announced) env.sent.add(decision);
-  return recorded(env, step, replyOf(env, step, done, asked), done.charged);
+  if (!carried) return recorded(env, step, replyOf(env, step, done, asked), done.charged);
+  const { nextDelayMs: _delay, ...run } = done.run;
+  const decisions = [...carried.decisions, ...done.decisions];
+  return recorded(from, step, replyOf(from, step, { ...done, run, decisions }, asked), carried.charged + done.charged);
+}
+
+/** Keeps what a stopped drive did in the run's journal (stopped-drive.ts), on top of what it went on from. */
+function keep(env: CallEnv, step: Step, snapshot: AttemptSnapshot, done: DoneCommand, carried?: StoppedDrive) {
+  const base = { planVersion: snapshot.plan.version, from: env.state.steps[step.id]?.attempts ?? 0, carried };
+  const call = { stepId: step.id, tool: snapshot.call.tool, args: snapshot.args, at: env.at() };
+  return keepStopped(env.journal!, env.threadId, call, stoppedDrive(base, done));
+}
+
+/** The call's env as the stopped drive left the step: its record, its decisions and its charge in the state. */
+function carriedOn(env: CallEnv, step: Step, carried: StoppedDrive): CallEnv {
+  const { state } = env;
+  const budget = { ...state.budget, spent: (state.budget?.spent ?? 0) + carried.charged };
+  const decisions = [...state.decisions, ...carried.decisions];
+  return { ...env, state: { ...state, steps: { ...state.steps, [step.id]: carried.run }, decisions, budget } };
 }
 
 /** What the stop aborted with, as an error (LangGraph hands the run's caller what the node threw). */

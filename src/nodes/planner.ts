@@ -1,28 +1,17 @@
-/** The planner node: asks the Planner for a draft, validates, enriches, stores plan version 1. */
+/** The planner node: takes the first draft (planner/first-draft.ts), enriches and gates it, stores plan version 1. */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../runtime/state.js";
 import type { Runtime } from "../runtime/options.js";
 import { enrichDraft } from "../plan/enrich.js";
 import { makeFacts } from "../plan/facts.js";
-import { type Plan, type PlanDraft } from "../plan/schema/plan.js";
+import { type Plan } from "../plan/schema/plan.js";
 import { FactKeySchema } from "../plan/schema/primitives.js";
 import { type Fact } from "../plan/schema/run.js";
-import { formatIssues, validatePlan, type PlanIssue } from "../plan/validate.js";
-import { isPlanManagerError, throwIfResumable } from "../errors.js";
 import { emit } from "../runtime/events.js";
 import { planReview } from "../runtime/interrupts.js";
-import { withDeadline } from "../runtime/deadline.js";
-import { capText } from "../plan/json-safe.js";
 import { startingBudget } from "../policy/ladder/budget.js";
-import { modelTrace } from "../contracts/trace.js";
+import { draftPlan, type NoPlan } from "./planner/first-draft.js";
 import { checkVersion, holdDecision, qualityWrite, withFindings } from "./shared/quality-hold.js";
-
-/** Why no plan came out: the run fails with this in `outcome`, and no tool runs. */
-interface NoPlan {
-  message: string;
-  failureReason: "invalid_input" | "invalid_plan" | "planner_error";
-  issues: PlanIssue[];
-}
 
 export function makePlannerNode(rt: Runtime) {
   return async function planner(
@@ -71,62 +60,6 @@ export function makePlannerNode(rt: Runtime) {
     }
     return update;
   };
-}
-
-/** Asks the planner (which may retry with the validator's issues) and validates its answer once more. */
-async function draftPlan(
-  rt: Runtime,
-  state: PlanManagerStateType,
-  availableFacts: string[],
-  usage: UsageEntry[],
-  config: LangGraphRunnableConfig,
-): Promise<PlanDraft | NoPlan> {
-  const context = {
-    tools: rt.toolNames,
-    agents: rt.agentNames,
-    policy: rt.policy,
-    toolArguments: rt.toolArguments,
-    sideEffectTools: rt.sideEffectTools,
-    availableFacts,
-    canExtend: typeof rt.planner.extend === "function",
-  };
-  let draft: PlanDraft;
-  // A draft the caller gave in the input runs instead of the planner's, checked the same way.
-  if (state.draft !== undefined) return checked(state.draft, context);
-  try {
-    const ask = (signal: AbortSignal) =>
-      rt.planner.plan(
-        {
-          goal: state.goal,
-          facts: { ...state.context },
-          tools: rt.toolInfo,
-          ...rt.agentCatalogue,
-          constraints: state.guards.constraints,
-          validate: (d) => {
-            const result = validatePlan(d, context);
-            return result.ok ? [] : result.issues;
-          },
-          reportUsage: (u) => usage.push({ ...u, purpose: "plan", at: new Date(rt.clock.now()).toISOString() }),
-          signal,
-        },
-        modelTrace(config, "planner", { purpose: "plan" }),
-      );
-    draft = await withDeadline(rt.policy.plannerTimeoutMs, "planner.plan", ask, config.signal);
-  } catch (error) {
-    throwIfResumable(error);
-    const message = capText(error instanceof Error ? error.message : String(error));
-    if (isPlanManagerError(error) && error.code === "invalid_plan")
-      return { message, failureReason: "invalid_plan", issues: (error.issues ?? []) as PlanIssue[] };
-    return { message: `the planner failed: ${message}`, failureReason: "planner_error", issues: [] };
-  }
-  return checked(draft, context);
-}
-
-function checked(draft: unknown, context: Parameters<typeof validatePlan>[1]): PlanDraft | NoPlan {
-  const validation = validatePlan(draft, context);
-  if (validation.ok) return validation.draft;
-  const message = `the plan was rejected before any step ran:\n${formatIssues(validation.issues)}`;
-  return { message, failureReason: "invalid_plan", issues: validation.issues };
 }
 
 function failed(

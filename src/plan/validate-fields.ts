@@ -182,7 +182,11 @@ function checkCompensateInputs(
  * instead of running. A planner that listed a payment twice is told so; an author who means the call
  * twice labels each step (`operation`) (docs/decisions/0006-idempotency-keys-name-the-operation.md).
  */
-export function checkOperations(draft: PlanDraft, ctx: ValidationContext, add: (issue: PlanIssue) => boolean) {
+export function checkOperations(
+  draft: PlanDraft,
+  ctx: Pick<ValidationContext, "sideEffectTools">,
+  add: (issue: PlanIssue) => boolean,
+) {
   const seen = new Map<string, string>();
   for (const [i, step] of draft.steps.entries()) {
     if (step.tool === undefined || step.human || step.idempotent === true) continue;

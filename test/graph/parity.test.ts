@@ -19,6 +19,7 @@ import {
   createPlanManager,
   PermanentError,
   staticPlanner,
+  TransientError,
   type PlanDraft,
   type PolicyOptions,
 } from "../../src/index.js";
@@ -27,6 +28,7 @@ import { lastResults, scriptedAgentModel, type Turn } from "../helpers/agent-mod
 import { countedTool, ledger, type Ledger } from "../helpers/agent-tools.js";
 import { fakeClock } from "../helpers/clock.js";
 import { harness } from "../helpers/graph.js";
+import { stoppingSleep } from "../helpers/stopping-sleep.js";
 
 const dir = mkdtempSync(join(tmpdir(), "parity-"));
 const opened: SqliteSaver[] = [];
@@ -254,6 +256,57 @@ const hangsOnce = {
   ],
 };
 
+/**
+ * A rate service that is always busy, and a user who stops the run during every retry's backoff and
+ * takes it up with `invoke(null)`, five times: the attempts the stopped runs made still count.
+ */
+const busyRate = (extra: Partial<PlanDraft["steps"][number]> = {}) => ({
+  step: { id: "rate", goal: "Fetch the rate", tool: "fetch_rate", produces: ["rate"], cost: 2, ...extra },
+  tools: (l: Ledger) => [
+    countedTool(l, "fetch_rate", () => {
+      throw new TransientError("rate service busy");
+    }),
+    countedTool(l, "cached_rate", () => ({ rate: 1.08 })),
+  ],
+});
+const STOPS = 5;
+/** The revision a run over its budget gets: yesterday's rate, at no cost. */
+const cachedRate: PlanDraft = { steps: [{ id: "cached", goal: "Read yesterday's rate", tool: "cached_rate" }] };
+
+function stoppedGraph(rate: ReturnType<typeof busyRate>, policy: PolicyOptions = {}) {
+  return async (): Promise<Face> => {
+    const l = ledger();
+    const { sleep, next } = stoppingSleep(l);
+    const planner = staticPlanner({ plan: { steps: [rate.step] }, replan: () => cachedRate });
+    const manager = createPlanManager({ tools: rate.tools(l), planner, policy, clock: { now: () => 0, sleep } });
+    const graph = manager.compile({ checkpointer: new MemorySaver() });
+    const config = { configurable: { thread_id: "t1" } };
+    for (let run = 0; run < STOPS; run += 1)
+      await graph.invoke(run === 0 ? { goal: "g" } : null, { ...config, signal: next() }).catch(() => undefined);
+    return face(l, (await graph.getState(config)).values as Out);
+  };
+}
+
+function stoppedAgent(rate: ReturnType<typeof busyRate>, policy: PolicyOptions = {}) {
+  return async (): Promise<Face> => {
+    const l = ledger();
+    const { sleep, next } = stoppingSleep(l);
+    const turns: Turn[] = [[{ name: "write_plan", args: { steps: [rate.step] } }], [{ name: "fetch_rate", args: {} }]];
+    const revised: Turn[] = [[{ name: "write_plan", args: cachedRate }], [{ name: "cached_rate", args: {} }]];
+    const agent = createAgent({
+      model: scriptedAgentModel([...turns, ...(policy.budget ? revised : []), "done"]),
+      tools: rate.tools(l),
+      middleware: [planMiddleware({ sleep, now: () => 0, policy })],
+      checkpointer: new MemorySaver(),
+    });
+    const config = { configurable: { thread_id: "t1" } };
+    const start = { messages: [{ role: "user", content: "go" }] };
+    for (let run = 0; run < STOPS; run += 1)
+      await agent.invoke(run === 0 ? start : null, { ...config, signal: next() }).catch(() => undefined);
+    return face(l, (await agent.graph.getState(config)).values as Out);
+  };
+}
+
 const ROWS: Row[] = [
   {
     name: "two identical side-effecting calls in one model turn: one effect; the second reuses it (effect.reused)",
@@ -365,6 +418,20 @@ const ROWS: Row[] = [
     },
     rules: ["transient.retry"],
     calls: { lookup: 2 },
+  },
+  {
+    name: "a run stopped during every retry's backoff and resumed with invoke(null): the stopped attempts count, retry.maxAttempts holds",
+    graph: stoppedGraph(busyRate({ retry: { maxAttempts: 3 } })),
+    agent: stoppedAgent(busyRate({ retry: { maxAttempts: 3 } })),
+    rules: ["transient.retry", "transient.retry", "exhausted.escalate"],
+    calls: { fetch_rate: 3 },
+  },
+  {
+    name: "a run stopped during every retry's backoff and resumed with invoke(null): the stopped attempts' charge counts, budget.maxCost holds",
+    graph: stoppedGraph(busyRate({ retry: { maxAttempts: 5 } }), { budget: { maxCost: 5 } }),
+    agent: stoppedAgent(busyRate({ retry: { maxAttempts: 5 } }), { budget: { maxCost: 5 } }),
+    rules: ["transient.retry", "transient.retry", "budget.replan-cheaper"],
+    calls: { fetch_rate: 2, cached_rate: 1 },
   },
 ];
 
