@@ -338,3 +338,51 @@ describe("several offered external steps: a checkpoint round trip", () => {
     second.checkpointer.db.close();
   });
 });
+
+describe("an offer the calling agent holds is not withdrawn by a sibling's submission", () => {
+  const CHARGE = "Charge the card for n items";
+  const QUOTE = "Get a quote for the route";
+  const plan: PlanDraft = {
+    assumptions: [{ id: "X", statement: "the route is open" }],
+    steps: [
+      { id: "a", goal: "count the items", tool: "make", produces: ["n"], assumptions: ["X"] },
+      {
+        id: "p",
+        goal: "charge the card",
+        external: { instructions: CHARGE },
+        dependsOn: ["a"],
+        inputs: ["n"],
+        produces: ["charged"],
+        sideEffects: ["charges the card"],
+        idempotent: false,
+      },
+      { id: "q", goal: "quote the route", external: { instructions: QUOTE }, dependsOn: ["a"], assumptions: ["X"] },
+    ],
+  };
+
+  it("keeps p offered under its first key when q's error makes p's input suspect; p's submission commits once", async () => {
+    const h = harness(plan, [scriptedTool("make", [{ n: 5 }])], { threadId: "shop-2" });
+    const first = await h.run();
+    expect(await offers(h as never)).toEqual(["p@1", "q@1"]);
+    const question = (await pendingQuestion(h.graph, h.config)) as Loose;
+    const key = question.context.offered[0].idempotencyKey as string;
+    expect(key).toMatch(/^shop-2:[0-9a-f]{16}$/);
+    expect(first.steps.p.status).toBe("running");
+    const broken = { class: "assumption_broken", assumption: "X", message: "the route is closed" };
+    await resumeRun(h.graph, h.config, { action: "submit", stepId: "q", error: broken } as never);
+    // q's ladder asks a person first; p, offered before, waits with its key.
+    let state = (await h.graph.getState(h.config)).values as Loose;
+    expect(state.facts.n.label).toBe("suspect");
+    expect(state.steps.p.status).toBe("running");
+    await resumeRun(h.graph, h.config, { action: "skip" } as never);
+    state = (await h.graph.getState(h.config)).values as Loose;
+    // p is offered again, the same attempt under the same key: the agent may be doing it now.
+    expect(state.steps.p).toMatchObject({ status: "running", attempts: 1 });
+    const again = (await pendingQuestion(h.graph, h.config)) as Loose;
+    expect(again.context.offered.map((o: Loose) => [o.step.id, o.attempt, o.idempotencyKey])).toEqual([["p", 1, key]]);
+    await resumeRun(h.graph, h.config, { action: "submit", stepId: "p", output: { charged: true } } as never);
+    state = (await h.graph.getState(h.config)).values as Loose;
+    expect(state.steps.p.status).toBe("succeeded");
+    expect(state.sideEffects.map((e: Loose) => [e.stepId, e.idempotencyKey])).toEqual([["p", key]]);
+  });
+});
