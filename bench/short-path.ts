@@ -30,17 +30,34 @@ async function timed(graph: { invoke: (input: never, config: object) => Promise<
   return { wall, cpu: (used.user + used.system) / 1000 };
 }
 
-/** Per-pair times of `pairs` alternating runs (manager first), after five warm-up pairs. */
-async function measure(pairs: number): Promise<{ manager: Took[]; bare: Took[] }> {
+/** Per-pair times of `pairs` alternating runs (manager first), after five warm-up pairs; `one`: the same plans of one step. */
+async function measure(
+  pairs: number,
+): Promise<{ manager: Took[]; bare: Took[]; one: { manager: Took[]; bare: Took[] } }> {
   const manager = managerGraph(STEPS, new MemorySaver());
   const bare = bareGraph(STEPS, new MemorySaver());
+  const manager1 = managerGraph(1, new MemorySaver());
+  const bare1 = bareGraph(1, new MemorySaver());
   for (let i = 0; i < 5; i++) await Promise.all([timed(manager, { goal: "chain" }), timed(bare, {})]);
-  const out = { manager: [] as Took[], bare: [] as Took[] };
+  for (let i = 0; i < 5; i++) await Promise.all([timed(manager1, { goal: "chain" }), timed(bare1, {})]);
+  const out = { manager: [] as Took[], bare: [] as Took[], one: { manager: [] as Took[], bare: [] as Took[] } };
   for (let i = 0; i < pairs; i++) {
     out.manager.push(await timed(manager, { goal: "chain" }));
     out.bare.push(await timed(bare, {}));
+    out.one.manager.push(await timed(manager1, { goal: "chain" }));
+    out.one.bare.push(await timed(bare1, {}));
   }
   return out;
+}
+
+/**
+ * The cost of one more step, without what a run pays once (the manager's planner and finalize nodes,
+ * which stay: decision 0024): per round, (50-step run − 1-step run) / 49 for each side, then the ratio;
+ * the median over the rounds.
+ */
+function marginalRatio(runs: Awaited<ReturnType<typeof measure>>, of: keyof Took): number {
+  const per = (long: Took, short: Took) => (long[of] - short[of]) / (STEPS - 1);
+  return median(runs.manager.map((m, i) => per(m, runs.one.manager[i]!) / per(runs.bare[i]!, runs.one.bare[i]!)));
 }
 
 /** The median of the pairwise manager / bare ratios of one measure. */
@@ -57,11 +74,31 @@ export async function shortPath(quick: boolean): Promise<Table> {
   const within = (ratio: number) => (ratio <= 1.5 ? "yes" : "NO");
   return {
     title: `The short path: ${STEPS} steps on MemorySaver, manager against bare LangGraph (median of ${pairs} alternating pairs)`,
-    head: ["steps", "manager ms/step", "bare ms/step", "wall ratio", "CPU ratio", "≤ 1.5 (wall / CPU)"],
-    rows: [[STEPS, perStep(runs.manager), perStep(runs.bare), fmt(wall), fmt(cpu), `${within(wall)} / ${within(cpu)}`]],
+    head: [
+      "steps",
+      "manager ms/step",
+      "bare ms/step",
+      "wall ratio",
+      "CPU ratio",
+      "≤ 1.5 (wall / CPU)",
+      "CPU ratio of one more step",
+    ],
+    rows: [
+      [
+        STEPS,
+        perStep(runs.manager),
+        perStep(runs.bare),
+        fmt(wall),
+        fmt(cpu),
+        `${within(wall)} / ${within(cpu)}`,
+        fmt(marginalRatio(runs, "cpu")),
+      ],
+    ],
     note:
       "Whole runs, the ratio taken pair by pair in the same process: wall-clock time, and this process's CPU time " +
-      "over each run (`process.cpuUsage`), which a loaded machine skews less. " +
+      "over each run (`process.cpuUsage`), which a loaded machine skews less. The last column is the cost of one " +
+      "more step without what a run pays once (the planner and finalize nodes): per round, the 50-step run less a " +
+      "1-step run of the same graph, over 49, manager against bare. " +
       "Decision record 0059 has the CPU profile behind it and what was changed.",
   };
 }
@@ -72,7 +109,8 @@ async function main() {
   const cpu = (took: Took[]) => fmt(median(took.map((t) => t.cpu)), 1);
   console.log(
     `manager / bare per step, ${STEPS} steps, median of ${pairs} pairs: wall ${fmt(ratioOf(runs, "wall"))}, ` +
-      `CPU ${fmt(ratioOf(runs, "cpu"))} (CPU ms per run: manager ${cpu(runs.manager)}, bare ${cpu(runs.bare)})`,
+      `CPU ${fmt(ratioOf(runs, "cpu"))} (CPU ms per run: manager ${cpu(runs.manager)}, bare ${cpu(runs.bare)}); ` +
+      `one more step, CPU: ${fmt(marginalRatio(runs, "cpu"))} (1-step runs: manager ${cpu(runs.one.manager)}, bare ${cpu(runs.one.bare)})`,
   );
 }
 
