@@ -11,7 +11,6 @@ import type { Step } from "../../plan/schema/step.js";
 import type { StepRun } from "../../plan/schema/run.js";
 import type { ExternalOffer } from "../../plan/schema/interrupts.js";
 import { externalCall } from "../../policy/attempt/external.js";
-import { effectKey } from "../../policy/attempt/attempt.js";
 import { attemptCost } from "../../policy/ladder/budget.js";
 import { journalOf } from "../../runtime/effect-journal.js";
 import type { Flight } from "../../runtime/dispatch.js";
@@ -24,12 +23,9 @@ export async function offerStep(v: Visit, step: Step): Promise<ExternalOffer | u
   const previous: StepRun = v.steps[step.id] ?? { status: "pending", attempts: 0 };
   const again = previous.status === "running";
   const threadId = String(v.config.configurable?.thread_id ?? "no-thread");
-  const call = externalCall(step, again ? offeredInputs(v, step) : v.trusted);
+  const call = externalCall(step, v.trusted);
   const charge = attemptCost(step, false);
-  const checked = checkBefore(v, step, { threadId, tool: call.tool, args: call.args, charge, again });
-  // An offer the agent holds is not withdrawn (a sibling's submission made its inputs suspect, say): like a
-  // call in flight, it may be done already, so it stays offered under its first key until it is submitted.
-  const next = checked.kind === "refused" && again ? heldOffer(threadId, step, call) : checked;
+  const next = checkBefore(v, step, { threadId, tool: call.tool, args: call.args, charge, again });
   if (next.kind === "refused") {
     v.fail(step, next.failure, { ...previous, status: "failed" });
     return undefined;
@@ -81,22 +77,6 @@ export async function offerStep(v: Visit, step: Step): Promise<ExternalOffer | u
     ...(delay ? { retryAfterMs: delay } : {}),
     ...(key ? { idempotencyKey: key, sideEffects: step.sideEffects ?? [] } : {}),
   };
-}
-
-/** The inputs an offer made again carries: as first offered, whatever their label has become since. */
-function offeredInputs(v: Visit, step: Step): Record<string, unknown> {
-  const inputs: Record<string, unknown> = {};
-  for (const key of step.inputs ?? []) {
-    const fact = Object.hasOwn(v.state.facts, key) ? v.state.facts[key] : undefined;
-    if (fact) inputs[key] = fact.value;
-    else if (Object.hasOwn(v.trusted, key)) inputs[key] = v.trusted[key];
-  }
-  return inputs;
-}
-
-/** An offer the agent holds, offered again as it was: the checks that would refuse a new offer do not take it back. */
-function heldOffer(threadId: string, step: Step, call: { tool: string; args: Record<string, unknown> }) {
-  return { kind: "call", key: effectKey(threadId, step, call.tool, call.args)?.key } as const;
 }
 
 /** The step is offered to the calling agent (its fallback, once the ladder switched to it, is a tool the manager runs). */
