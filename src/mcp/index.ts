@@ -9,7 +9,7 @@ export { PlanService, MAX_WAIT_S } from "./service.js";
 export type { PlanServiceOptions, ServedGraph, CreateInput, Created, ListInput, Listed } from "./service.js";
 export type { PlanStatus } from "./status.js";
 export type { PlanWakes } from "./wakes.js";
-export type { PlanQueue } from "./worker-runs.js";
+export type { PlanQueue } from "./service-types.js";
 export { createMcpServer, type McpServerOptions } from "./server.js";
 export { PlanTaskStore, TASK_POLL_MS, type PlanTaskOptions } from "./plan-tasks.js";
 export { RunRecovery, takeUpRuns, type RecoveryOptions, type ServerRuns } from "./recovery.js";

@@ -16,7 +16,7 @@ import type { ServedGraph } from "./service-types.js";
 import { statusCore, type StatusCore, type StatusValues } from "./status.js";
 import { NO_CHECKPOINT, noPlan, storedSummary, summaryOf } from "./summaries.js";
 import type { PlanWakes } from "./wakes.js";
-import type { PlanQueue } from "./worker-runs.js";
+import type { PlanQueue } from "./service-types.js";
 
 /** Ends a plan id with its graph's name, so a restarted service knows which graph a thread runs on. */
 export const SEPARATOR = "--";

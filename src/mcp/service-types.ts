@@ -3,7 +3,8 @@ import type { BaseCheckpointSaver, LangGraphRunnableConfig } from "@langchain/la
 import type { SubmittedError } from "../plan/schema/interrupts.js";
 import type { StoppableGraph } from "../worker/stop-run.js";
 import type { PlanWakes } from "./wakes.js";
-import type { PlanQueue } from "./worker-runs.js";
+import type { ResumeValue } from "../plan/schema/interrupts.js";
+import type { PlanManagerInputType } from "../runtime/state.js";
 
 /** What the service needs of a served graph: a compiled plan manager with a checkpointer. */
 export interface ServedGraph extends StoppableGraph {
@@ -95,4 +96,16 @@ export interface ListInput {
 export interface Listed {
   plans: { plan_id: string; graph: string; goal: string; status: string; archived: boolean; updated_at?: string }[];
   next_cursor?: string;
+}
+
+/** The workers' queue as the service uses it: `openQueue(url)` from langgraph-replan/worker is one. */
+export interface PlanQueue {
+  enqueueRun(threadId: string, input: PlanManagerInputType): Promise<string>;
+  enqueueResume(threadId: string, value: ResumeValue, interruptId?: string): Promise<string>;
+  enqueueResumeStopped(threadId: string): Promise<string>;
+  /**
+   * Leaves a stop request for the worker running the thread (true), or, when none does, holds the
+   * thread while `whenIdle` stops it in its checkpoint (false).
+   */
+  requestStop(threadId: string, reason: string | undefined, whenIdle: () => Promise<void>): Promise<boolean>;
 }

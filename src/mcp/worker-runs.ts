@@ -10,19 +10,8 @@ import type { ResumeValue } from "../plan/schema/interrupts.js";
 import type { PlanManagerInputType } from "../runtime/state.js";
 import { saverAdapter } from "../storage/index.js";
 import type { PlanThreads } from "./plan-threads.js";
+import type { PlanQueue } from "./service-types.js";
 import { runningFrom, type Summary } from "./summaries.js";
-
-/** The workers' queue as the service uses it: `openQueue(url)` from langgraph-replan/worker is one. */
-export interface PlanQueue {
-  enqueueRun(threadId: string, input: PlanManagerInputType): Promise<string>;
-  enqueueResume(threadId: string, value: ResumeValue, interruptId?: string): Promise<string>;
-  enqueueResumeStopped(threadId: string): Promise<string>;
-  /**
-   * Leaves a stop request for the worker running the thread (true), or, when none does, holds the
-   * thread while `whenIdle` stops it in its checkpoint (false).
-   */
-  requestStop(threadId: string, reason: string | undefined, whenIdle: () => Promise<void>): Promise<boolean>;
-}
 
 /**
  * What a run started by the service does, said so that a worker can do it: start from an input,

@@ -16,6 +16,7 @@ import type { AgentPlanValues } from "./agent-state.js";
 import type { CallEnv } from "./settle.js";
 import { gaveUp, outputOf, probed, textOf, withKey, type CallProbe } from "./tool-call.js";
 import type { TurnClaims } from "./turn.js";
+import { graphsOf } from "./stopped-drive.js";
 
 /** The rest of the middleware chain, as LangChain hands it to `wrapToolCall`. */
 export type Handler = (request: ToolCallRequest) => Promise<ToolMessage | Command> | ToolMessage | Command;
@@ -65,6 +66,7 @@ export function callEnv(
     options,
     state: planValues(request.state),
     threadId,
+    ...(request.toolCall.id ? { drive: { callId: request.toolCall.id, graphs: graphsOf(nsOf(request)) } } : {}),
     at,
     journal: journalFor(request.runtime.configurable),
     emit: writerOf(request.runtime),
@@ -133,4 +135,9 @@ function returned(probe: CallProbe, content: string): unknown {
 
 function thrownInfo(error: unknown) {
   return errorInfo(ToolInvocationError.isInstance(error) ? error.toolError : error);
+}
+
+/** The checkpoint namespace the call runs in (where LangGraph puts it in the run's config). */
+function nsOf(request: ToolCallRequest): unknown {
+  return (request.runtime.configurable as Record<string, unknown> | undefined)?.checkpoint_ns;
 }

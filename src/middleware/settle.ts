@@ -5,6 +5,7 @@
  * model call, where asking has no side effects), an optional step is skipped. Facts are
  * relabelled by the same `falsify` as the graph's.
  */
+import type { DriveOf } from "./stopped-drive.js";
 import { makeFacts } from "../plan/facts.js";
 import type { FailureClass } from "../plan/schema/decision.js";
 import type { SideEffectRecord, StepRun } from "../plan/schema/run.js";
@@ -28,6 +29,11 @@ export interface CallEnv {
   options: ResolvedAgentOptions;
   state: AgentPlanValues;
   threadId: string;
+  /**
+   * Which model tool call this is (a stopped drive is kept for it: middleware/stopped-drive.ts); none
+   * when the model gave the call no id.
+   */
+  drive?: Omit<DriveOf, "stepId"> | undefined;
   /** Now, as an ISO timestamp. */
   at: () => string;
   /** Sends a custom stream event (the graph's shapes); decisions sent during the call go into `sent`. */

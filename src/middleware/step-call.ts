@@ -12,7 +12,7 @@ import { effectKey, ladderDecisionCount, type RunStanding } from "../policy/atte
 import type { AttemptSnapshot, DoneCommand, InDoubtAsk } from "../policy/attempt/next-attempt.js";
 import { runAttempt, type AttemptPort } from "../runtime/run-attempt.js";
 import { settle, standing, type CallEnv, type ToolReply } from "./settle.js";
-import { carriedDrive, keepStopped, stoppedDrive, type StoppedDrive } from "./stopped-drive.js";
+import { carriedDrive, keepStopped, stoppedDrive, type DriveOf, type StoppedDrive } from "./stopped-drive.js";
 
 export async function runStep(
   env: CallEnv,
@@ -20,14 +20,15 @@ export async function runStep(
   tool: string,
   modelArgs: Record<string, unknown>,
 ): Promise<ToolReply> {
-  const carried = await carriedDrive(env.journal, env.threadId, env.state, step.id);
+  const drive = env.drive && { ...env.drive, stepId: step.id };
+  const carried = drive && (await carriedDrive(env.journal, env.threadId, env.state, drive));
   const from = carried ? carriedOn(env, step, carried) : env;
   const snapshot = snapshotOf(from, step, tool, modelArgs);
   const { done, gathered, called, asked } = await runAttempt(portOf(from, step), snapshot);
   if (gathered.at(-1)?.kind === "stopped" && env.stop?.aborted) {
     // A stop during a backoff: what the drive did is kept for `invoke(null)` (stopped-drive.ts). The
     // caller has the stop already; a journal that cannot write loses the attempts, as before keeping them.
-    if (called && env.journal) await keep(env, step, snapshot, done, carried).catch(() => undefined);
+    if (called && env.journal && drive) await keep(env, drive, snapshot, done, carried).catch(() => undefined);
     throw stopReason(env.stop);
   }
   for (const decision of done.announced) env.sent.add(decision);
@@ -38,10 +39,10 @@ export async function runStep(
 }
 
 /** Keeps what a stopped drive did in the run's journal (stopped-drive.ts), on top of what it went on from. */
-function keep(env: CallEnv, step: Step, snapshot: AttemptSnapshot, done: DoneCommand, carried?: StoppedDrive) {
-  const base = { planVersion: snapshot.plan.version, from: env.state.steps[step.id]?.attempts ?? 0, carried };
-  const call = { stepId: step.id, tool: snapshot.call.tool, args: snapshot.args, at: env.at() };
-  return keepStopped(env.journal!, env.threadId, call, stoppedDrive(base, done));
+function keep(env: CallEnv, of: DriveOf, snapshot: AttemptSnapshot, done: DoneCommand, carried?: StoppedDrive) {
+  const base = { planVersion: snapshot.plan.version, from: env.state.steps[of.stepId]?.attempts ?? 0, carried };
+  const call = { tool: snapshot.call.tool, args: snapshot.args, at: env.at() };
+  return keepStopped(env.journal!, env.threadId, of, call, stoppedDrive(base, done));
 }
 
 /** The call's env as the stopped drive left the step: its record, its decisions and its charge in the state. */

@@ -26,35 +26,55 @@ export const StoppedDriveSchema = z.object({
 });
 export type StoppedDrive = z.infer<typeof StoppedDriveSchema>;
 
-/** Where a step's stopped drive is kept: apart from every operation key (those are hashes). */
-const keyOf = (stepId: string) => `stopped-drive:${stepId}`;
+/**
+ * Which call a stopped drive is of: the step, and the model's tool call that `invoke(null)` makes again
+ * (its id, and the names of the graphs it runs in: two agents of one thread keep theirs apart).
+ */
+export interface DriveOf {
+  stepId: string;
+  callId: string;
+  /** The node names of the call's checkpoint namespace (`agent|tools`), without task ids, which a resume may change. */
+  graphs: string;
+}
+
+/** Where a call's stopped drive is kept: apart from every operation key (those are hashes). */
+const keyOf = (d: DriveOf) => `stopped-drive:${d.stepId}:${d.graphs}:${d.callId}`;
+
+/** The node names of a checkpoint namespace (`a:<task>|b:<task>` → `a|b`). */
+export function graphsOf(checkpointNs: unknown): string {
+  if (typeof checkpointNs !== "string") return "";
+  return checkpointNs
+    .split("|")
+    .map((part) => part.split(":")[0])
+    .join("|");
+}
 
 /**
  * The stopped drives this process is still writing, per journal, thread and step: LangGraph hands the
  * caller the stop before the stopped task has written, so a resumed call waits for them.
  */
 const writing = new WeakMap<RunJournal, Map<string, Promise<void>>>();
-const writingKey = (threadId: string, stepId: string) => `${threadId}\u0000${stepId}`;
+const writingKey = (threadId: string, d: DriveOf) => `${threadId}\u0000${keyOf(d)}`;
 
-/** The stopped drive the step's call goes on from, when the checkpoint is still the one it began from. */
+/** The stopped drive the call goes on from, when the checkpoint is still the one it began from. */
 export async function carriedDrive(
   journal: RunJournal | undefined,
   threadId: string,
   state: Pick<AgentPlanValues, "plan" | "steps">,
-  stepId: string,
+  of: DriveOf,
 ): Promise<StoppedDrive | undefined> {
   if (!journal) return undefined;
   await writing
     .get(journal)
-    ?.get(writingKey(threadId, stepId))
+    ?.get(writingKey(threadId, of))
     ?.catch(() => undefined);
   // A journal that cannot answer carries nothing on: the call starts from the checkpoint, as before.
-  const entry = await journal.lookup(threadId, keyOf(stepId)).catch(() => undefined);
+  const entry = await journal.lookup(threadId, keyOf(of)).catch(() => undefined);
   if (!entry?.result?.ok) return undefined;
   const parsed = StoppedDriveSchema.safeParse(entry.result.output);
   if (!parsed.success) return undefined;
   const drive = parsed.data;
-  const from = state.steps[stepId]?.attempts ?? 0;
+  const from = state.steps[of.stepId]?.attempts ?? 0;
   return drive.planVersion === state.plan?.version && drive.from === from ? drive : undefined;
 }
 
@@ -62,17 +82,18 @@ export async function carriedDrive(
 export async function keepStopped(
   journal: RunJournal,
   threadId: string,
-  call: { stepId: string; tool: string; args: Record<string, unknown>; at: string },
+  of: DriveOf,
+  call: { tool: string; args: Record<string, unknown>; at: string },
   drive: StoppedDrive,
 ): Promise<void> {
-  const key = keyOf(call.stepId);
+  const key = keyOf(of);
   const write = async () => {
-    await journal.intent(threadId, { ...call, key, attempt: drive.run.attempts });
+    await journal.intent(threadId, { ...call, stepId: of.stepId, key, attempt: drive.run.attempts });
     await journal.result(threadId, key, { ok: true, output: drive });
   };
   const kept = write();
   const mine = writing.get(journal) ?? new Map<string, Promise<void>>();
-  const at = writingKey(threadId, call.stepId);
+  const at = writingKey(threadId, of);
   writing.set(journal, mine.set(at, kept));
   try {
     await kept;

@@ -78,6 +78,38 @@ describe("planMiddleware: a run stopped during a retry's backoff", () => {
     expect(out.facts.total!.value).toBe(108);
   });
 
+  it("two calls of one step in a model turn, one stopped in its backoff: only that call carries its attempt on", async () => {
+    const l = ledger();
+    const fetch = countedTool(l, "fetch_rate", (n, args) => {
+      if (args.currency === "EUR" && n === 1) throw new TransientError("rate service busy");
+      return { rate: args.currency === "EUR" ? 1.08 : 1 };
+    });
+    const model = scriptedAgentModel([
+      [{ name: "write_plan", args: { steps: [ratePlan.steps[0]] } }],
+      [
+        { name: "fetch_rate", args: { currency: "EUR" } },
+        { name: "fetch_rate", args: { currency: "USD" } },
+      ],
+      "done",
+    ]);
+    const { sleep, next } = stoppingSleep(l);
+    const agent = createAgent({
+      model,
+      tools: [fetch],
+      middleware: [planMiddleware({ sleep, now: () => 0 })],
+      checkpointer: new MemorySaver(),
+    });
+    const thread = { configurable: { thread_id: "two-calls" } };
+    const start = { messages: [{ role: "user", content: "Rates" }] };
+    await expect(agent.invoke(start, { ...thread, signal: next() })).rejects.toThrow("stopped by the user");
+    await agent.invoke(null, thread);
+    const out = (await agent.graph.getState(thread)).values as Awaited<ReturnType<typeof agent.invoke>>;
+    // One retry happened, so one retry decision: the USD call does not take the EUR call's stopped drive.
+    expect(out.decisions.filter((d) => d.rule === "transient.retry").map((d) => [d.stepId, d.attempt])).toEqual([
+      ["rate", 1],
+    ]);
+  });
+
   it("N stop+resume cycles never call the tool more than retry.maxAttempts times", async () => {
     const l = ledger();
     const busy = countedTool(l, "fetch_rate", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { carriedDrive, keepStopped, stoppedDrive } from "../../src/middleware/stopped-drive.js";
+import { carriedDrive, graphsOf, keepStopped, stoppedDrive } from "../../src/middleware/stopped-drive.js";
 import { memoryJournal } from "../../src/storage/journal.js";
 import { decide } from "../../src/policy/ladder/decide.js";
 
@@ -21,9 +21,17 @@ const failed = {
   error: { name: "TransientError", message: "rate service busy" },
 };
 const plan = (version: number) => ({ version, steps: [], assumptions: [] });
-const call = { stepId: "rate", tool: "fetch_rate", args: {}, at: "1970-01-01T00:00:00.000Z" };
+const call = { tool: "fetch_rate", args: {}, at: "1970-01-01T00:00:00.000Z" };
+/** The model's tool call `call_1` of step `rate`, in an agent of the root graph. */
+const of = { stepId: "rate", callId: "call_1", graphs: "tools" };
 
 describe("a stopped drive kept in the run's journal", () => {
+  it("names the graphs a call runs in without their task ids", () => {
+    expect(graphsOf("weather:1f0e-aa|tools:77b2")).toBe("weather|tools");
+    expect(graphsOf("")).toBe("");
+    expect(graphsOf(undefined)).toBe("");
+  });
+
   it("is carried on only from the checkpoint it began from: same plan version, same attempts", async () => {
     const journal = memoryJournal();
     const drive = stoppedDrive(
@@ -31,13 +39,18 @@ describe("a stopped drive kept in the run's journal", () => {
       { run: failed, decisions: [retry], charged: 2 },
     );
     expect(drive.run).toEqual({ ...failed, nextDelayMs: 200 });
-    await keepStopped(journal, "t", call, drive);
-    expect(await carriedDrive(journal, "t", { plan: plan(1), steps: {} }, "rate")).toEqual(drive);
+    await keepStopped(journal, "t", of, call, drive);
+    expect(await carriedDrive(journal, "t", { plan: plan(1), steps: {} }, of)).toEqual(drive);
     // The step's attempts moved on (the resumed call landed): the entry is inert.
     const moved = { rate: { ...failed, status: "failed" as const, attempts: 2 } };
-    expect(await carriedDrive(journal, "t", { plan: plan(1), steps: moved }, "rate")).toBeUndefined();
-    expect(await carriedDrive(journal, "t", { plan: plan(2), steps: {} }, "rate")).toBeUndefined();
-    expect(await carriedDrive(journal, "other", { plan: plan(1), steps: {} }, "rate")).toBeUndefined();
+    expect(await carriedDrive(journal, "t", { plan: plan(1), steps: moved }, of)).toBeUndefined();
+    expect(await carriedDrive(journal, "t", { plan: plan(2), steps: {} }, of)).toBeUndefined();
+    expect(await carriedDrive(journal, "other", { plan: plan(1), steps: {} }, of)).toBeUndefined();
+    // Another call of the step (another tool call of the model, or the same step of another agent on the
+    // thread) carries nothing on.
+    const fresh = { plan: plan(1), steps: {} };
+    expect(await carriedDrive(journal, "t", fresh, { ...of, callId: "call_2" })).toBeUndefined();
+    expect(await carriedDrive(journal, "t", fresh, { ...of, graphs: "weather|tools" })).toBeUndefined();
     // Kept with a result, it is not a call in doubt.
     expect(await journal.unsettled("t")).toEqual([]);
   });
@@ -63,10 +76,11 @@ describe("a stopped drive kept in the run's journal", () => {
 
   it("an entry that does not parse, or a journal that cannot answer, carries nothing on", async () => {
     const journal = memoryJournal();
-    await journal.intent("t", { ...call, key: "stopped-drive:rate", attempt: 1 });
-    await journal.result("t", "stopped-drive:rate", { ok: true, output: { run: "not a record" } });
-    expect(await carriedDrive(journal, "t", { plan: plan(1), steps: {} }, "rate")).toBeUndefined();
+    const key = "stopped-drive:rate:tools:call_1";
+    await journal.intent("t", { ...call, stepId: "rate", key, attempt: 1 });
+    await journal.result("t", key, { ok: true, output: { run: "not a record" } });
+    expect(await carriedDrive(journal, "t", { plan: plan(1), steps: {} }, of)).toBeUndefined();
     journal.lookup = () => Promise.reject(new Error("SQLITE_BUSY: database is locked"));
-    expect(await carriedDrive(journal, "t", { plan: plan(1), steps: {} }, "rate")).toBeUndefined();
+    expect(await carriedDrive(journal, "t", { plan: plan(1), steps: {} }, of)).toBeUndefined();
   });
 });
