@@ -36,6 +36,8 @@ async function withServer(
   const live = await threads.held(planId);
   if (live === undefined) return status;
   if (live) return { ...status, server: { live: true } };
+  // Handed to workers: a run no process holds is queued, or between a worker's steps; none is cut.
+  if (threads.workers) return { ...status, server: { live: false } };
   const [snapshot, unsettled] = await Promise.all([
     threads.snapshot(planId),
     saverAdapter(threads.saver).journal.unsettled(planId),

@@ -143,6 +143,7 @@ export class PlanService {
   async delete(planId: string): Promise<{ plan_id: string; deleted: true }> {
     const snapshot = await this.threads.existing(planId);
     this.threads.notRunning(planId);
+    await this.notWithWorkers(planId);
     // A create's row with no checkpoint yet goes under the thread's claim: a run still starting refuses it.
     if ((snapshot.values as StatusValues | undefined)?.status === undefined)
       await deleteUnlessHeld(this.threads.saver, planId);
@@ -151,6 +152,15 @@ export class PlanService {
     this.threads.parents.delete(planId);
     this.elicitations.forget(planId);
     return { plan_id: planId, deleted: true };
+  }
+
+  /** A plan handed to workers whose run is going on (or whose job waits in the queue) is not deleted under them. */
+  private async notWithWorkers(planId: string): Promise<void> {
+    if (!this.threads.workers || (await this.threads.core(planId)).running !== true) return;
+    throw new PlanManagerError(
+      "thread_busy",
+      `plan "${planId}" is running on a worker, or its job waits in the queue: plan_stop it first, then delete it`,
+    );
   }
 
   /** Leaves the plan out of `list` unless asked (`archived`), or brings it back; nothing is deleted. */

@@ -208,6 +208,32 @@ describe("plan_wait on a service whose runs workers drive (PostgreSQL)", () => {
     await close();
   }, 120_000);
 
+  it("a plan whose job waits in the queue is not deleted, and its status does not call it a cut run", async () => {
+    // A queue no worker takes from: the create's job waits there.
+    const jobs: string[] = [];
+    const waiting = {
+      enqueueRun: async (threadId: string) => (jobs.push(`run ${threadId}`), "job-1"),
+      enqueueResume: async () => "job-2",
+      enqueueResumeStopped: async () => "job-3",
+      requestStop: async () => true,
+    };
+    const served = new PlanService({
+      graphs: { weather: weatherGraph().compile({ checkpointer: saver }) },
+      saver,
+      wakes: deaf,
+      workers: waiting,
+    });
+    const { plan_id: planId } = await served.create({ goal: "a queued day", plan: confirmedDay } as never);
+    expect(jobs).toEqual([`run ${planId}`]);
+    const status = await served.status(planId);
+    expect(status.status).toBe("running");
+    // Not "never started: plan_delete it and create it again": a worker will take it.
+    expect(status.message).toBeUndefined();
+    expect(status.server).toEqual({ live: false });
+    await expect(served.delete(planId)).rejects.toMatchObject({ code: "thread_busy" });
+    expect((await served.status(planId)).status).toBe("running");
+  });
+
   it("is refused without wakes: nothing would wake plan_wait for the workers' runs", () => {
     expect(
       () =>
