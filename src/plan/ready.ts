@@ -158,16 +158,15 @@ export function selectReady(
   for (const step of ordered) {
     const run = steps[step.id];
     if (run && run.status !== "pending") continue;
-    const deps = (step.dependsOn ?? []).map((d) => [d, depState(steps[d])] as const);
-    const skippedDep = deps.find(([, s]) => s === "skipped");
-    if (skippedDep)
-      return {
-        kind: "skip",
-        step,
-        reason: "dependency_skipped",
-        note: `depends on "${skippedDep[0]}", which was skipped`,
-      };
-    if (deps.some(([, s]) => s === "wait")) continue;
+    // A plain loop: on a long chain this runs for every open step at every step.
+    let waits = false;
+    for (const dep of step.dependsOn ?? []) {
+      const state = depState(steps[dep]);
+      if (state === "skipped")
+        return { kind: "skip", step, reason: "dependency_skipped", note: `depends on "${dep}", which was skipped` };
+      if (state === "wait") waits = true;
+    }
+    if (waits) continue;
     const skip = whenSkip(step, trusted);
     if (skip) return skip;
     ready.push(step);

@@ -5,7 +5,7 @@
  * `invoke` with a raw TypeError. LangGraph's own `BinaryOperatorAggregate` skips the reducer for
  * the first write of a channel without a default, so the check runs in `update`, not in the reducer.
  */
-import { BinaryOperatorAggregate } from "@langchain/langgraph";
+import { BinaryOperatorAggregate, EmptyChannelError } from "@langchain/langgraph";
 import type { z } from "zod";
 import { PlanManagerError } from "../errors.js";
 
@@ -36,7 +36,14 @@ export class CheckedChannel<V, U = V> extends BinaryOperatorAggregate<V, U> {
     this.checks.check(values);
     return super.update(values);
   }
+
+  override get(): V {
+    if (this.value === undefined) throw EMPTY;
+    return this.value;
+  }
 }
+
+export const EMPTY = new EmptyChannelError();
 
 /**
  * The write checks of one channel instance, each write checked once per superstep. Behind a
