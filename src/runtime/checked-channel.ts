@@ -41,8 +41,19 @@ export class CheckedChannel<V, U = V> extends BinaryOperatorAggregate<V, U> {
     if (this.value === undefined) throw EMPTY;
     return this.value;
   }
+
+  override checkpoint(): V {
+    if (this.value === undefined) throw EMPTY;
+    return this.value;
+  }
 }
 
+/**
+ * What an empty channel of ours throws: one error, made once. LangGraph reads every channel of the
+ * state for a node's input, each values chunk and each checkpoint, and catches the error of each
+ * empty one by its name; a new error (and its stack) per read was a measurable part of a step's
+ * cost (docs/decisions/0059-short-path.md).
+ */
 export const EMPTY = new EmptyChannelError();
 
 /**
