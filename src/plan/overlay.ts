@@ -40,6 +40,18 @@ const ownerOf = (parts: Parts, key: string | symbol) =>
 
 const views = new WeakMap<object, Parts>();
 
+/**
+ * A reader of `record`'s own entries by key that, on a view `overlay` made, reads its two plain
+ * records without the view's traps: a scan of every open step's record and its dependencies' at
+ * every step went through a trap per read (docs/decisions/0059-short-path.md).
+ */
+export function ownReader<T>(record: Readonly<Record<string, T>>): (key: string) => T | undefined {
+  const parts = views.get(record) as { base: Readonly<Record<string, T>>; changes: Record<string, T> } | undefined;
+  if (parts === undefined) return (key) => (Object.hasOwn(record, key) ? record[key] : undefined);
+  const { base, changes } = parts;
+  return (key) => (Object.hasOwn(changes, key) ? changes[key] : Object.hasOwn(base, key) ? base[key] : undefined);
+}
+
 /** The base and the changes of a view `overlay` made, or undefined for any other record. */
 export function overlayParts<T>(
   record: Readonly<Record<string, T>>,
