@@ -33,6 +33,8 @@ export class CheckedChannel<V, U = V> extends BinaryOperatorAggregate<V, U> {
   }
 
   override update(values: U[]): boolean {
+    // LangGraph offers every available channel an empty update at each step: nothing to check.
+    if (values.length === 0) return false;
     this.checks.check(values);
     return super.update(values);
   }

@@ -108,6 +108,8 @@ export class CheckedDeltaChannel<V, U = V> extends DeltaChannel<V, U> {
 
   // Checked before the base applies anything, so a rejected batch leaves the value as it was.
   override update(values: Parameters<DeltaChannel<V, U>["update"]>[0]): boolean {
+    // LangGraph offers every available channel an empty update at each step: nothing to check.
+    if (values.length === 0) return false;
     const unchecked = values.map((v) => this.unchecked(this.value, v));
     try {
       this.checks.check(unchecked);
