@@ -5,6 +5,7 @@ import type { Runtime } from "../runtime/options.js";
 import { enrichDraft } from "../plan/enrich.js";
 import { makeFacts } from "../plan/facts.js";
 import { type Plan } from "../plan/schema/plan.js";
+import { builtWrite } from "../runtime/checked-channel.js";
 import { FactKeySchema } from "../plan/schema/primitives.js";
 import { type Fact } from "../plan/schema/run.js";
 import { emit } from "../runtime/events.js";
@@ -45,7 +46,8 @@ export function makePlannerNode(rt: Runtime) {
     const review = rt.reviewPlan || held !== undefined;
 
     const update: PlanManagerUpdate = {
-      plan,
+      // Built from the draft `validatePlan` parsed and the enrichment's own marks: not parsed again.
+      plan: builtWrite(plan),
       budget: { ...budget, spent: planningCost(usage) },
       status: review ? "awaiting_review" : "running",
       ...qualityWrite(state, findings),

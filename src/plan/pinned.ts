@@ -23,37 +23,48 @@ export function pin<T>(record: Readonly<Record<string, T>>): {
   let held = pins.get(record);
   if (!held) pins.set(record, (held = new Set()));
   held.add(saved);
-  const kept = (key: string | symbol) => typeof key === "string" && saved.has(key);
-  const view = new Proxy<Record<string, T>>(
-    {},
-    {
-      get: (_, key) => (kept(key) ? present(saved.get(key as string)) : Reflect.get(record, key)),
-      has: (_, key) => (kept(key) ? saved.get(key as string) !== ABSENT : Reflect.has(record, key)),
-      getOwnPropertyDescriptor: (_, key) => {
-        if (kept(key)) {
-          const value = saved.get(key as string);
-          return value === ABSENT ? undefined : { value, writable: false, enumerable: true, configurable: true };
-        }
-        const found = Reflect.getOwnPropertyDescriptor(record, key);
-        // Reported configurable: the view's own target has none of these keys.
-        return found ? { ...found, configurable: true } : undefined;
-      },
-      ownKeys: () => {
-        const keys = Reflect.ownKeys(record).filter((key) => !kept(key) || saved.get(key as string) !== ABSENT);
-        for (const [key, value] of saved) if (value !== ABSENT && !Object.hasOwn(record, key)) keys.push(key);
-        return keys;
-      },
-      set: () => false,
-      defineProperty: () => false,
-      deleteProperty: () => false,
-    },
-  );
+  const view = new Proxy<Pinned>({ record, saved }, PINNED) as unknown as Readonly<Record<string, T>>;
   const release = () => {
     held.delete(saved);
     saved.clear();
   };
   return { view, release };
 }
+
+/** A pinned view's parts: the record, and what each key written since the pin had before. */
+interface Pinned {
+  record: Readonly<Record<string, unknown>>;
+  saved: Saved;
+}
+
+const kept = (saved: Saved, key: string | symbol): key is string => typeof key === "string" && saved.has(key);
+
+/**
+ * The traps every pinned view shares, reading its parts from the proxy's target (one handler, no
+ * closures per pin: a step pins its records, docs/decisions/0059-short-path.md). The target's own
+ * two fields are never read as keys of the view.
+ */
+const PINNED: ProxyHandler<Pinned> = {
+  get: ({ record, saved }, key) => (kept(saved, key) ? present(saved.get(key)) : Reflect.get(record, key)),
+  has: ({ record, saved }, key) => (kept(saved, key) ? saved.get(key) !== ABSENT : Reflect.has(record, key)),
+  getOwnPropertyDescriptor: ({ record, saved }, key) => {
+    if (kept(saved, key)) {
+      const value = saved.get(key);
+      return value === ABSENT ? undefined : { value, writable: false, enumerable: true, configurable: true };
+    }
+    const found = Reflect.getOwnPropertyDescriptor(record, key);
+    // Reported configurable: the view's own target has none of these keys.
+    return found ? { ...found, configurable: true } : undefined;
+  },
+  ownKeys: ({ record, saved }) => {
+    const keys = Reflect.ownKeys(record).filter((key) => !kept(saved, key) || saved.get(key) !== ABSENT);
+    for (const [key, value] of saved) if (value !== ABSENT && !Object.hasOwn(record, key)) keys.push(key);
+    return keys;
+  },
+  set: () => false,
+  defineProperty: () => false,
+  deleteProperty: () => false,
+};
 
 /** Called by an in-place merge before it writes `keys` of `record`: every pin keeps what it had. */
 export function beforeWriting(record: object, keys: Iterable<string>): void {

@@ -5,7 +5,7 @@
  */
 import { beforeWriting } from "./pinned.js";
 import { evaluate } from "../expr/cel.js";
-import { overlayParts } from "./overlay.js";
+import { overlayParts, ownReader } from "./overlay.js";
 import type { Plan } from "./schema/plan.js";
 import type { SkipReason, StepRun } from "./schema/run.js";
 import type { Step } from "./schema/step.js";
@@ -152,30 +152,30 @@ export function selectReady(
 ): Readiness {
   // Finished steps have nothing to start, skip or wait for: only the rest is looked at.
   const open = unfinishedSteps(plan, steps);
-  const retried = open.filter((s) => steps[s.id]?.status === "pending" && (steps[s.id]?.attempts ?? 0) > 0);
+  // Plain reads and loops: on a long chain this runs for every open step at every step.
+  const record = ownReader(steps);
+  const retried = open.filter((s) => record(s.id)?.status === "pending" && (record(s.id)?.attempts ?? 0) > 0);
   const ordered = retried.length === 0 ? open : [...retried, ...open.filter((s) => !retried.includes(s))];
   const ready: Step[] = [];
   for (const step of ordered) {
-    const run = steps[step.id];
+    const run = record(step.id);
     if (run && run.status !== "pending") continue;
-    const deps = (step.dependsOn ?? []).map((d) => [d, depState(steps[d])] as const);
-    const skippedDep = deps.find(([, s]) => s === "skipped");
-    if (skippedDep)
-      return {
-        kind: "skip",
-        step,
-        reason: "dependency_skipped",
-        note: `depends on "${skippedDep[0]}", which was skipped`,
-      };
-    if (deps.some(([, s]) => s === "wait")) continue;
+    let waits = false;
+    for (const dep of step.dependsOn ?? []) {
+      const state = depState(record(dep));
+      if (state === "skipped")
+        return { kind: "skip", step, reason: "dependency_skipped", note: `depends on "${dep}", which was skipped` };
+      if (state === "wait") waits = true;
+    }
+    if (waits) continue;
     const skip = whenSkip(step, trusted);
     if (skip) return skip;
     ready.push(step);
   }
   if (ready.length > 0) return { kind: "ready", steps: ready };
-  const waiting = open.filter((s) => !isFinished(steps[s.id])).map((s) => s.id);
+  const waiting = open.filter((s) => !isFinished(record(s.id))).map((s) => s.id);
   if (waiting.length === 0) return { kind: "done" };
-  if (waiting.some((id) => steps[id]?.status === "running")) return { kind: "ready", steps: [] };
+  if (waiting.some((id) => record(id)?.status === "running")) return { kind: "ready", steps: [] };
   return { kind: "blocked", waiting };
 }
 

@@ -5,7 +5,7 @@
  * `invoke` with a raw TypeError. LangGraph's own `BinaryOperatorAggregate` skips the reducer for
  * the first write of a channel without a default, so the check runs in `update`, not in the reducer.
  */
-import { BinaryOperatorAggregate } from "@langchain/langgraph";
+import { BinaryOperatorAggregate, EmptyChannelError } from "@langchain/langgraph";
 import type { z } from "zod";
 import { PlanManagerError } from "../errors.js";
 
@@ -33,10 +33,30 @@ export class CheckedChannel<V, U = V> extends BinaryOperatorAggregate<V, U> {
   }
 
   override update(values: U[]): boolean {
+    // LangGraph offers every available channel an empty update at each step: nothing to check.
+    if (values.length === 0) return false;
     this.checks.check(values);
     return super.update(values);
   }
+
+  override get(): V {
+    if (this.value === undefined) throw EMPTY;
+    return this.value;
+  }
+
+  override checkpoint(): V {
+    if (this.value === undefined) throw EMPTY;
+    return this.value;
+  }
 }
+
+/**
+ * What an empty channel of ours throws: one error, made once. LangGraph reads every channel of the
+ * state for a node's input, each values chunk and each checkpoint, and catches the error of each
+ * empty one by its name; a new error (and its stack) per read was a measurable part of a step's
+ * cost (docs/decisions/0059-short-path.md).
+ */
+export const EMPTY = new EmptyChannelError();
 
 /**
  * The write checks of one channel instance, each write checked once per superstep. Behind a

@@ -16,7 +16,7 @@
 import { beforeWriting } from "../plan/pinned.js";
 import { DeltaChannel } from "@langchain/langgraph";
 import type { z } from "zod";
-import { WriteChecks } from "./checked-channel.js";
+import { EMPTY, WriteChecks } from "./checked-channel.js";
 
 /** `reducer(state, [w1, w2]) === reducer(reducer(state, [w1]), [w2])`: replay may batch differently. */
 export type BatchReducer<V, U> = (current: V, writes: U[]) => V;
@@ -58,6 +58,11 @@ export class CheckedDeltaChannel<V, U = V> extends DeltaChannel<V, U> {
     super(mutating && inPlace ? inPlace.reducer : reducer, { snapshotFrequency, initialValueFactory });
     this.copying = reducer;
     this.checks = new WriteChecks(key, schema);
+  }
+
+  override get(): V {
+    if (this.value === undefined) throw EMPTY;
+    return this.value;
   }
 
   /** The reducer that never changes the value it is given. */
@@ -103,6 +108,8 @@ export class CheckedDeltaChannel<V, U = V> extends DeltaChannel<V, U> {
 
   // Checked before the base applies anything, so a rejected batch leaves the value as it was.
   override update(values: Parameters<DeltaChannel<V, U>["update"]>[0]): boolean {
+    // LangGraph offers every available channel an empty update at each step: nothing to check.
+    if (values.length === 0) return false;
     const unchecked = values.map((v) => this.unchecked(this.value, v));
     try {
       this.checks.check(unchecked);

@@ -18,6 +18,7 @@ import type { Decision } from "../policy/ladder/decision.js";
 import { errorInfo } from "../policy/ladder/deviation.js";
 import {
   nextAttempt,
+  type AttemptCommand,
   type AttemptSnapshot,
   type CallCommand,
   type DoneCommand,
@@ -103,11 +104,19 @@ export interface KeyedCall {
 
 export type KeyedOutcome = Extract<Performed, { kind: "called" }>;
 
-export function runAttempt(port: AttemptPort, snapshot: AttemptSnapshot): Promise<Driven>;
+/**
+ * `first`: the machine's first command for `snapshot`, when the caller asked it already (the graph
+ * does, to record the attempt's start): `nextAttempt` is pure, so it is not asked twice.
+ */
+export function runAttempt(port: AttemptPort, snapshot: AttemptSnapshot, first?: AttemptCommand): Promise<Driven>;
 export function runAttempt(port: AttemptPort, call: KeyedCall): Promise<KeyedOutcome>;
-export function runAttempt(port: AttemptPort, s: AttemptSnapshot | KeyedCall): Promise<Driven | KeyedOutcome> {
+export function runAttempt(
+  port: AttemptPort,
+  s: AttemptSnapshot | KeyedCall,
+  first?: AttemptCommand,
+): Promise<Driven | KeyedOutcome> {
   if ("undo" in s) return keyedCall(port, s);
-  return drive(port, s);
+  return drive(port, s, first);
 }
 
 function keyedCall(port: AttemptPort, k: KeyedCall): Promise<KeyedOutcome> {
@@ -130,11 +139,11 @@ function keyedCall(port: AttemptPort, k: KeyedCall): Promise<KeyedOutcome> {
   return journaled(port, k.key, on, c);
 }
 
-async function drive(port: AttemptPort, snapshot: AttemptSnapshot): Promise<Driven> {
+async function drive(port: AttemptPort, snapshot: AttemptSnapshot, first?: AttemptCommand): Promise<Driven> {
   const gathered: Performed[] = [];
   let called = false;
   for (;;) {
-    const command = nextAttempt(snapshot, gathered);
+    const command = gathered.length === 0 && first !== undefined ? first : nextAttempt(snapshot, gathered);
     if (command.kind === "done") return { done: command, gathered, called };
     if (command.kind === "ask") return { done: command.done, asked: command.question, gathered, called };
     if (command.kind === "probe") {

@@ -29,7 +29,7 @@ function graph(n: number) {
 }
 
 /** Counts the parses of a channel's write schema. */
-function parses(key: "steps" | "guards" | "progress") {
+function parses(key: "steps" | "guards" | "progress" | "plan") {
   const schema = (PlanManagerState.spec[key] as unknown as { schema: z.ZodType }).schema;
   return vi.spyOn(schema, "safeParse");
 }
@@ -37,8 +37,13 @@ function parses(key: "steps" | "guards" | "progress") {
 afterEach(() => vi.restoreAllMocks());
 
 describe("writes the executor builds from checked values", () => {
-  it("five steps: the step records, guards and progress the executor writes are parsed 0 times", async () => {
-    const counted = { steps: parses("steps"), guards: parses("guards"), progress: parses("progress") };
+  it("five steps: the step records, guards and progress the executor writes, and the planner's plan, are parsed 0 times", async () => {
+    const counted = {
+      steps: parses("steps"),
+      guards: parses("guards"),
+      progress: parses("progress"),
+      plan: parses("plan"),
+    };
     const result = (await graph(5).invoke({ goal: "g" } as never, { configurable: { thread_id: "t" } })) as {
       status: string;
       steps: Record<string, { status: string; attempts: number }>;
@@ -48,6 +53,15 @@ describe("writes the executor builds from checked values", () => {
       Array.from({ length: 5 }, () => ["succeeded", 1]),
     );
     const calls = Object.values(counted).map((spy) => spy.mock.calls.length);
-    expect(calls).toEqual([0, 0, 0]);
+    expect(calls).toEqual([0, 0, 0, 0]);
+  });
+
+  it("the planner's plan is parsed by the planner's validation, not again by the plan channel", async () => {
+    const draft = vi.spyOn((await import("../../src/plan/schema/plan.js")).PlanDraftSchema, "safeParse");
+    const result = (await graph(3).invoke({ goal: "g" } as never, { configurable: { thread_id: "t" } })) as {
+      plan: { version: number; steps: unknown[] };
+    };
+    expect([result.plan.version, result.plan.steps.length]).toEqual([1, 3]);
+    expect(draft.mock.calls.length).toBe(1);
   });
 });

@@ -206,11 +206,17 @@ describe("beforeAttempt and the one effect key", () => {
     expect(effectKey("t1", { ...pay, idempotent: true }, "charge", { amount: 5 })).toBeUndefined();
     expect(effectKey("t1", step({ tool: "charge" }), "charge", { amount: 5 })).toBeUndefined();
     expect(beforeAttempt(base)).toEqual({ kind: "call", key: "t1:22846af74559f14b", operation: "t1:22846af74559f14b" });
-    // Without side effects: no key, but the operation is still named (an agent step's tools get it).
-    expect(beforeAttempt({ ...base, step: { ...pay, idempotent: true } })).toEqual({
+    // Without side effects: no key; an agent step's operation is still named (its agent's tools get
+    // it), a plain tool step's is not (nothing reads it).
+    expect(beforeAttempt({ ...base, step: { ...pay, idempotent: true, agent: "clerk" } })).toEqual({
       kind: "call",
       key: undefined,
       operation: "t1:22846af74559f14b",
+    });
+    expect(beforeAttempt({ ...base, step: { ...pay, idempotent: true } })).toEqual({
+      kind: "call",
+      key: undefined,
+      operation: undefined,
     });
   });
 

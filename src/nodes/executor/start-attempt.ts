@@ -60,7 +60,8 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
     ...(call.charge > 0 ? { cost: (previous.cost ?? 0) + call.charge } : {}),
   };
   v.spent += call.charge;
-  const work: AgentWork | undefined = agent ? { usage: [], key: key ?? operation } : undefined;
+  // An agent step's call always carries its operation's key (`beforeAttempt`).
+  const work: AgentWork | undefined = agent ? { usage: [], key: (key ?? operation)! } : undefined;
   const tool = work ? agentCall(v, step, previous, attempt, work) : rt.tools.get(call.tool);
   if (!tool) {
     release();
@@ -100,7 +101,7 @@ export function startAttempt(v: Visit, flights: Dispatcher, step: Step, again = 
       flight.stopWatching = watchForStall(rt, config, step, attempt, rt.clock.now());
     },
   };
-  const drive = () => runAttempt(port, snapshot).finally(release);
+  const drive = () => runAttempt(port, snapshot, first).finally(release);
   flights.launch(flight, () => drive().then((driven) => landed(flight, driven)));
 }
 

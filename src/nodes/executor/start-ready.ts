@@ -2,6 +2,7 @@
  * What a visit of the executor starts (docs/architecture.md "Parallel steps"): the skips, the calls made
  * again, and the ready steps `mayStart` allows, in order — the same verdict the createAgent middleware asks.
  */
+import { ownReader } from "../../plan/overlay.js";
 import { selectReady, stepPosition, unfinishedSteps } from "../../plan/ready.js";
 import type { Step } from "../../plan/schema/step.js";
 import { falseAssumptionFailure, mayStart, type StartStanding } from "../../policy/attempt/may-start.js";
@@ -22,8 +23,9 @@ export type Next = { kind: "go"; human?: Step } | { kind: "blocked"; waiting: st
  * start (docs/architecture.md "Parallel steps"). Its dependents are not ready until it is answered.
  */
 export function startReady(v: Visit, flights: Dispatcher): Next {
+  const record = ownReader(v.steps);
   for (const step of unfinishedSteps(v.plan, v.steps)) {
-    const run = v.steps[step.id];
+    const run = record(step.id);
     if (run?.status === "running" && !step.human && !offeredToCaller(step, run) && !flights.has(step.id))
       startAttempt(v, flights, step, true);
   }

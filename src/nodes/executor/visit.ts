@@ -61,8 +61,14 @@ export class Visit {
   }
 
   now(): string {
-    return new Date(this.rt.clock.now()).toISOString();
+    const ms = this.rt.clock.now();
+    // A visit asks the time several times a step, mostly within one millisecond: formatted once per value.
+    if (ms !== this.nowMs) this.nowIso = new Date((this.nowMs = ms)).toISOString();
+    return this.nowIso;
   }
+
+  private nowMs = Number.NaN;
+  private nowIso = "";
 
   /** Sends an event of this visit: `step_finished`, and every event once settling, waits for the visit's checkpoint. */
   send(event: PlanEvent): void {

@@ -80,8 +80,11 @@ export interface CallCommand {
   tool: string;
   args: Record<string, unknown>;
   key: string | undefined;
-  /** The operation's key whether or not the call has side effects (an agent step hands it on). */
-  operation: string;
+  /**
+   * The operation's key whether or not the call has side effects, for an agent step (it hands it on
+   * to the tools its agent calls); undefined for a step with neither side effects nor an agent.
+   */
+  operation: string | undefined;
   timeoutMs: number;
   attempt: number;
   charge: number;

@@ -84,9 +84,10 @@ export type Before =
   | ({ kind: "reuse"; key: string } & ReusedEffect)
   /**
    * Call the tool, under `key` when it has side effects. `operation`: the operation's key whether or
-   * not it has side effects (an agent step hands it to the tools its agent calls).
+   * not it has side effects, for an agent step (it hands it to the tools its agent calls); undefined
+   * for a step with neither, which needs no key (its digest was a measurable part of a step's cost).
    */
-  | { kind: "call"; key: string | undefined; operation: string };
+  | { kind: "call"; key: string | undefined; operation: string | undefined };
 
 export function beforeAttempt(b: BeforeAttempt): Before {
   const { step } = b;
@@ -105,7 +106,9 @@ export function beforeAttempt(b: BeforeAttempt): Before {
   if (over) return { kind: "refused", failure: over };
   // An operation committed before outputs were kept is called again under its committed key.
   const key = keys && (committed.some((e) => e.idempotencyKey === keys.legacy) ? keys.legacy : keys.key);
-  return { kind: "call", key, operation: keys?.key ?? operationKey(b.threadId, b.tool, b.args, step.operation) };
+  const operation =
+    keys?.key ?? (step.agent === undefined ? undefined : operationKey(b.threadId, b.tool, b.args, step.operation));
+  return { kind: "call", key, operation };
 }
 
 /** The keys an operation commits under now: past the undone ones (policy/attempt/redo-key.ts). */

@@ -15,6 +15,8 @@ export function activeAssumptionChecks(
   falsified: readonly string[],
   trusted: Readonly<Record<string, unknown>>,
 ): Assumption[] {
+  // A plan without checks has nothing to re-check: no scan of its open steps at every success.
+  if (!plan.assumptions.some((assumption) => assumption.check)) return [];
   const active = new Set<string>();
   for (const step of unfinishedSteps(plan, steps))
     if (!isFinished(steps[step.id])) for (const a of step.assumptions ?? []) active.add(a);
