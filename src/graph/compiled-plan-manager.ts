@@ -35,7 +35,7 @@ import {
 import { carryEffects, nothingMissing, missingEffects, withEffects } from "./committed-effects.js";
 import { COPY_CHECKPOINT, forkNeedsCopy } from "./fork-start.js";
 import { holdThread, letGoOf } from "./process-claim.js";
-import { durable, langGraphSignal, nestedLimit, onlyTheResult } from "./run-config.js";
+import { durable, nestedLimit, onlyTheResult } from "./run-config.js";
 import { branchOf, runCheckpointer, threadRoot } from "./run-thread.js";
 import type { PlanManagerResult } from "./resume-run.js";
 import { threadLetGo, withThreadRun } from "./thread-lock.js";
@@ -71,11 +71,10 @@ export class CompiledPlanManager<T extends Transformers = []> extends HookedComp
     // The caller's signal (aborted, or a stream left with `break`) stops the run at the next step boundary
     // rather than at once, as LangGraph would, dropping the result of a tool call in flight: the run gets
     // it through its dispatcher (docs/decisions/0028-a-stopped-run-keeps-its-results.md).
-    // LangGraph reads a signal left out from the caller's ambient config: it gets one that never aborts
-    // where one could reach it (`langGraphSignal`).
+    // LangGraph reads a signal left out from the caller's ambient config: it gets one that never aborts.
     const signal = options?.signal;
     const start = copy ? await this.copied(options, configurable).catch(letGoOf(thread)) : options;
-    const own = withJournal({ ...start, signal: langGraphSignal(options) }, this.journal(configurable));
+    const own = withJournal({ ...start, signal: new AbortController().signal }, this.journal(configurable));
     // Calls still in flight when a run ends keep its thread held, like a node still running.
     const held = withThreadRun(durable(nestedLimit(own, this.config?.recursionLimit)), thread);
     const traced = tracedRun(run, this.name, signal);

@@ -1,6 +1,5 @@
 /** The config a run of the plan manager is given, from the caller's (graph/compiled-plan-manager.ts). */
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { hasInheritedDurability, isNestedRun } from "./langgraph-seam.js";
 
 /**
@@ -40,17 +39,4 @@ export function nestedLimit(
   const nested = isNestedRun(options?.configurable ?? {});
   if (!nested || own === undefined || (options?.recursionLimit ?? 0) >= own) return options;
   return { ...options, recursionLimit: own };
-}
-
-/**
- * The signal LangGraph is given for a run. LangGraph ends a run at once when its signal aborts (the
- * caller's, or one it finds in the ambient config of a parent runnable), dropping the result of a
- * call in flight; this package stops a run at its next step boundary instead
- * (docs/decisions/0028-a-stopped-run-keeps-its-results.md). So where either could reach it, LangGraph
- * gets a signal that never aborts. A run with neither gets none: every runnable call of a run given
- * a signal races it, a measurable part of a step's cost (docs/decisions/0059-short-path.md).
- */
-export function langGraphSignal(options: Partial<RunnableConfig> | undefined): AbortSignal | undefined {
-  const ambient = AsyncLocalStorageProviderSingleton.getRunnableConfig()?.signal;
-  return options?.signal !== undefined || ambient !== undefined ? new AbortController().signal : undefined;
 }

@@ -11,12 +11,10 @@
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { PlanManagerError } from "../errors.js";
+import { runPart, withRunPart } from "../runtime/run-parts.js";
 
 /** Held threads per checkpointer (the namespace a thread id lives in), each with the run holding it. */
 const held = new WeakMap<object, Map<string, ThreadRun>>();
-
-/** Where a run publishes its hold to its own nodes (the `__` prefix keeps it out of checkpoint and trace metadata). */
-const RUN_KEY = "__langgraph_replan_thread_run";
 
 export interface ThreadRef {
   /** The checkpointer the run reads and writes: a subgraph borrows its parent's. */
@@ -110,7 +108,7 @@ export function withThreadRun<C extends { configurable?: Record<string, unknown>
   config: C | undefined,
   run: ThreadRun,
 ): C {
-  return { ...(config as C), configurable: { ...config?.configurable, [RUN_KEY]: run } };
+  return withRunPart(config, "threadRun", run);
 }
 
 /**
@@ -122,7 +120,7 @@ export function trackNode<S, R>(
 ): (state: S, config: LangGraphRunnableConfig) => Promise<R> {
   return (state, config) => {
     const work = node(state, config);
-    const run = config.configurable?.[RUN_KEY] as ThreadRun | undefined;
+    const run = runPart(config, "threadRun") as ThreadRun | undefined;
     run?.track(work);
     return work;
   };

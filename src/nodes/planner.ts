@@ -2,7 +2,7 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { PlanManagerStateType, PlanManagerUpdate, UsageEntry } from "../runtime/state.js";
 import type { Runtime } from "../runtime/options.js";
-import { enrichDraft } from "../plan/enrich.js";
+import { enrichDraft, enrichedNothing } from "../plan/enrich.js";
 import { makeFacts } from "../plan/facts.js";
 import { type Plan } from "../plan/schema/plan.js";
 import { builtWrite } from "../runtime/checked-channel.js";
@@ -46,8 +46,9 @@ export function makePlannerNode(rt: Runtime) {
     const review = rt.reviewPlan || held !== undefined;
 
     const update: PlanManagerUpdate = {
-      // Built from the draft `validatePlan` parsed and the enrichment's own marks: not parsed again.
-      plan: builtWrite(plan),
+      // The draft `validatePlan` parsed, numbered: not parsed again. What the tools' metadata adds to a
+      // step is checked by the channel (metadata has no limits of its own).
+      plan: enrichedNothing(answer, enriched) ? builtWrite(plan) : plan,
       budget: { ...budget, spent: planningCost(usage) },
       status: review ? "awaiting_review" : "running",
       ...qualityWrite(state, findings),

@@ -24,17 +24,24 @@ export function enrichDraft(draft: PlanDraft, metadataOf: (tool: string) => Tool
   };
 }
 
+/** The step with what its tools' metadata adds; the step itself when that adds nothing. */
 function enrichStep(step: Step, meta: ToolMetadata | undefined, fallback: ToolMetadata | undefined): Step {
-  const out: Step = { ...step };
+  let out = step;
+  const edited = () => (out === step ? (out = { ...step }) : out);
   // The step's fallback runs in its place: its side effects are the step's too.
   const effects = [...(meta?.sideEffects ?? []), ...(fallback?.sideEffects ?? [])];
   // The registry's side effects are facts about the tool: a plan (untrusted) may add to them, never drop them.
   // Nor may it call such a tool `idempotent` and so drop its idempotency key (docs/decisions/0006-idempotency-keys-name-the-operation.md).
   if (effects.length > 0) {
-    out.sideEffects = [...new Set([...(out.sideEffects ?? []), ...effects])];
+    edited().sideEffects = [...new Set([...(out.sideEffects ?? []), ...effects])];
     out.idempotent = false;
   }
-  if (out.sideEffects && out.sideEffects.length > 0 && out.idempotent === undefined) out.idempotent = false;
-  if (meta?.successSignal && out.successSignal === undefined) out.successSignal = meta.successSignal;
+  if (out.sideEffects && out.sideEffects.length > 0 && out.idempotent === undefined) edited().idempotent = false;
+  if (meta?.successSignal && out.successSignal === undefined) edited().successSignal = meta.successSignal;
   return out;
+}
+
+/** Whether enrichment added nothing to any step of `draft` (`enriched` is what it gave). */
+export function enrichedNothing(draft: PlanDraft, enriched: PlanDraft): boolean {
+  return enriched.steps.every((step, i) => step === draft.steps[i]);
 }

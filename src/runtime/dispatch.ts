@@ -18,6 +18,7 @@ import type { RunningCall } from "../policy/attempt/may-start.js";
 import type { UsageEntry } from "../contracts/usage.js";
 import type { ValidationOutcome } from "../policy/attempt/agent-validation.js";
 import type { SettledDoubt } from "../policy/attempt/next-attempt.js";
+import { runPart, withRunPart } from "./run-parts.js";
 
 /** What an agent step's attempt gathers while it runs: the key its tools see, its model calls, its validation. */
 export interface AgentWork {
@@ -53,9 +54,6 @@ export interface Flight {
   /** Calls in doubt the journal settled on the way, in order: each is a decision (runtime/run-attempt.ts). */
   settled?: SettledDoubt[];
 }
-
-/** Where a run keeps its registry (the `__` prefix keeps it out of checkpoint and trace metadata). */
-const DISPATCH_KEY = "__langgraph_replan_dispatch";
 
 export class Dispatcher {
   private readonly flights = new Map<string, Flight>();
@@ -135,11 +133,11 @@ export function withDispatch<C extends { configurable?: Record<string, unknown> 
   stopSignal?: AbortSignal,
 ): C {
   const dispatcher = new Dispatcher(true, track, stopSignal);
-  return { ...(config as C), configurable: { ...config?.configurable, [DISPATCH_KEY]: dispatcher } };
+  return withRunPart(config, "dispatch", dispatcher);
 }
 
 export function dispatcherOf(config: LangGraphRunnableConfig): Dispatcher {
-  const found = config.configurable?.[DISPATCH_KEY];
+  const found = runPart(config, "dispatch");
   return found instanceof Dispatcher ? found : new Dispatcher(false);
 }
 

@@ -7,20 +7,18 @@
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { RunJournal } from "../contracts/effect-journal.js";
+import { runPart, withRunPart } from "./run-parts.js";
 
 export type { EffectIntent, EffectResult, JournalEntry, RunJournal } from "../contracts/effect-journal.js";
-
-/** Where a run keeps its journal (the `__` prefix keeps it out of checkpoint and trace metadata). */
-const JOURNAL_KEY = "__langgraph_replan_journal";
 
 export function withJournal<C extends { configurable?: Record<string, unknown> }>(
   config: C,
   journal: RunJournal | undefined,
 ): C {
   if (journal === undefined) return config;
-  return { ...config, configurable: { ...config.configurable, [JOURNAL_KEY]: journal } };
+  return withRunPart(config, "journal", journal);
 }
 
 export function journalOf(config: LangGraphRunnableConfig): RunJournal | undefined {
-  return config.configurable?.[JOURNAL_KEY] as RunJournal | undefined;
+  return runPart(config, "journal") as RunJournal | undefined;
 }

@@ -1,6 +1,7 @@
 /** Custom stream events (stream mode "custom"): progress goes through LangGraph's writer, never the console. */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { observerOf, type PlanEvent } from "../contracts/run-events.js";
+import { runPart, withRunPart } from "./run-parts.js";
 
 export type { EventObserver, PlanEvent } from "../contracts/run-events.js";
 export { observerOf, withObserver } from "../contracts/run-events.js";
@@ -10,12 +11,9 @@ export function emit(config: LangGraphRunnableConfig | undefined, event: PlanEve
   config?.writer?.(event);
 }
 
-/** Where a run keeps the events waiting for their checkpoint (the `__` prefix keeps it out of checkpoint metadata). */
-const HELD_KEY = "__langgraph_replan_held_events";
-
 /** The config a run's nodes see: it carries the run's events that wait for a checkpoint. */
 export function withHeldEvents<C extends { configurable?: Record<string, unknown> }>(config: C | undefined): C {
-  return { ...(config as C), configurable: { ...config?.configurable, [HELD_KEY]: [] as PlanEvent[] } };
+  return withRunPart(config, "held", [] as PlanEvent[]);
 }
 
 /**
@@ -25,7 +23,7 @@ export function withHeldEvents<C extends { configurable?: Record<string, unknown
  * an attempt's span ends when the attempt did, not when its checkpoint is written.
  */
 export function emitOnceDurable(config: LangGraphRunnableConfig | undefined, event: PlanEvent): void {
-  const held = config?.configurable?.[HELD_KEY];
+  const held = runPart(config, "held");
   if (!Array.isArray(held)) return emit(config, event);
   observerOf(config)?.observe(event);
   held.push(event);
@@ -37,7 +35,7 @@ export function emitOnceDurable(config: LangGraphRunnableConfig | undefined, eve
  * starts the next superstep's nodes.
  */
 export function sendHeld(config: LangGraphRunnableConfig): void {
-  const held = config.configurable?.[HELD_KEY] as PlanEvent[] | undefined;
+  const held = runPart(config, "held") as PlanEvent[] | undefined;
   if (held === undefined || held.length === 0) return;
   for (const event of held.splice(0)) config.writer?.(event);
 }

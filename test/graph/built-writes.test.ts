@@ -64,4 +64,15 @@ describe("writes the executor builds from checked values", () => {
     expect([result.plan.version, result.plan.steps.length]).toEqual([1, 3]);
     expect(draft.mock.calls.length).toBe(1);
   });
+
+  it("a plan the tools' metadata added to is checked by the plan channel: 51 side effects are refused, as before", async () => {
+    const effects = Array.from({ length: 51 }, (_, i) => `db.write${i}`);
+    const work = scriptedTool("work", [() => ({ ok: true })], { sideEffects: effects });
+    const planner = staticPlanner({ plan: { steps: [{ id: "a", goal: "A", tool: "work" }] } });
+    const g = createPlanManager({ tools: [work], planner }).compile({ checkpointer: new MemorySaver() });
+    await expect(g.invoke({ goal: "g" } as never, { configurable: { thread_id: "t" } })).rejects.toMatchObject({
+      code: "invalid_update",
+      message: expect.stringContaining("plan.steps.0.sideEffects"),
+    });
+  });
 });
