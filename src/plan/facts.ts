@@ -29,13 +29,32 @@ export function trustedValues(facts: Readonly<Record<string, Fact>>): Readonly<R
   return trusted;
 }
 
+/** The keys written into each watched facts object since `watchFactWrites`, in place. */
+const writtenKeys = new WeakMap<object, Set<string>>();
+
+/**
+ * Starts counting the keys written into `facts` in place from now on (`factsWrittenSince`): an
+ * extension's record lists the facts that changed since the record before, without a look at every
+ * fact of the run (plan/replan-records.ts `changedFacts`).
+ */
+export function watchFactWrites(facts: object): void {
+  writtenKeys.set(facts, new Set());
+}
+
+/** The keys written into `facts` in place since `watchFactWrites(facts)`; undefined when it was not watched. */
+export function factsWrittenSince(facts: object): ReadonlySet<string> | undefined {
+  return writtenKeys.get(facts);
+}
+
 /** The facts channel's in-place merge (runtime/delta-channel.ts `mergeInPlace`), keeping `trustedValues` right. */
 export function mergeFactsInPlace(current: Record<string, Fact>, writes: (Record<string, Fact> | undefined)[]) {
   const trusted = trustedOf.get(current);
+  const written = writtenKeys.get(current);
   for (const write of writes) {
     if (write === undefined) continue;
     beforeWriting(current, Object.keys(write));
     Object.assign(current, write);
+    if (written) for (const key of Object.keys(write)) written.add(key);
     if (!trusted) continue;
     beforeWriting(trusted, Object.keys(write));
     for (const key of Object.keys(write)) {

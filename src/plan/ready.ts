@@ -47,8 +47,17 @@ function indexOf(plan: Plan, cache: WeakMap<Plan, Map<string, number>>, produced
   const base = from && cache.get(from);
   let start = 0;
   if (from && base) {
+    const grown = grownTo.get(base);
+    // Another plan appended the very same steps to `from` (a route's read of the write, then the channel's
+    // own): what it grew the index to is this plan's too.
+    if (grown !== from && grown !== undefined && sameAppend(grown, plan, from.steps.length)) {
+      // Either may be the one extended next: both hold these steps.
+      grownTo.set(base, plan);
+      cache.set(plan, base);
+      return base;
+    }
     // Grown in place while no other plan grew it past `from`: positions past a plan's end are not its steps.
-    index = grownTo.get(base) === from ? base : new Map([...base].filter(([, at]) => at < from.steps.length));
+    index = grown === from ? base : new Map([...base].filter(([, at]) => at < from.steps.length));
     start = from.steps.length;
   } else index = new Map();
   for (let i = start; i < plan.steps.length; i++) {
@@ -60,6 +69,13 @@ function indexOf(plan: Plan, cache: WeakMap<Plan, Map<string, number>>, produced
   grownTo.set(index, plan);
   cache.set(plan, index);
   return index;
+}
+
+/** Whether `a` and `b` hold the same step objects from `start` on, and no more: appends of one write. */
+function sameAppend(a: Plan, b: Plan, start: number): boolean {
+  if (a.steps.length !== b.steps.length) return false;
+  for (let i = start; i < b.steps.length; i++) if (a.steps[i] !== b.steps[i]) return false;
+  return true;
 }
 
 /** Where step `id` stands in `plan`, or undefined when the plan has no such step. */

@@ -9,6 +9,7 @@ import type { ReplanRecord } from "./schema/decision.js";
 import type { Fact, FactLabel } from "./schema/run.js";
 import { ordersBefore, type PlanVersionEntry } from "./history.js";
 import type { Plan } from "./schema/plan.js";
+import { factsWrittenSince, watchFactWrites } from "./facts.js";
 
 type Labels = Map<string, FactLabel>;
 type FactLists = ReplanRecord["facts"];
@@ -60,16 +61,22 @@ export function changedFacts(
   facts: Readonly<Record<string, Fact>>,
   replans: readonly ReplanRecord[],
 ): { lists: FactLists; labels: Labels } {
-  const labels = labelsAfter(replans);
   const last = replans.at(-1);
+  // The labels of the record before, remembered in this process: then only the facts written in place
+  // since they were taken can differ from them (plan/facts.ts `watchFactWrites`). Otherwise every fact.
+  const written = last !== undefined && labelsAt.has(last) ? factsWrittenSince(facts) : undefined;
+  const labels = labelsAfter(replans);
   if (last !== undefined) labelsAt.delete(last);
   const lists: FactLists = { trusted: [], suspect: [], invalidated: [] };
-  for (const key in facts) {
-    const label = facts[key]!.label;
-    if (labels.get(key) === label) continue;
+  const look = (key: string) => {
+    const label = facts[key]?.label;
+    if (label === undefined || labels.get(key) === label) return;
     lists[label].push(key);
     labels.set(key, label);
-  }
+  };
+  if (written) for (const key of written) look(key);
+  else for (const key in facts) look(key);
+  watchFactWrites(facts);
   return { lists, labels };
 }
 

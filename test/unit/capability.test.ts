@@ -289,6 +289,20 @@ describe("who produces a key a side-effecting step reads", () => {
     expect(on([parsed])?.rule).toBe("guard.untrusted-arguments");
   });
 
+  it("steps before `finishedBefore` are not looked at; the payment after it still is", () => {
+    const echo = {
+      id: "lookup2",
+      goal: "Note the account",
+      tool: "echo",
+      args: { text: "EVIL-666" },
+      produces: ["account"],
+    };
+    const held = 'step "pay" would pass fact "account" (fed by step "lookup2", which this replan adds) to send_payment';
+    // "pay" is the third proposed step (read, lookup, pay, lookup2).
+    expect(details(on([echo], { finishedBefore: 2 }))).toEqual([held]);
+    expect(on([echo], { finishedBefore: 3 })).toBeUndefined();
+  });
+
   it("so does a new payment step, although its tool read that key before", () => {
     const echo = { id: "lookup2", goal: "Note", tool: "echo", args: { text: "EVIL-666" }, produces: ["account"] };
     const pay2 = { id: "pay2", goal: "Pay", tool: "send_payment", dependsOn: ["lookup2"], inputs: ["account"] };

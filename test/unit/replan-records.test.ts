@@ -1,6 +1,7 @@
 /** Compact extension records (docs/decisions/0050-compact-extension-records.md): what the writer lists, and how they read back whole. */
 import { describe, expect, it } from "vitest";
 import { changedFacts, rememberLabels, replanRecords } from "../../src/plan/replan-records.js";
+import { factsWrittenSince, mergeFactsInPlace } from "../../src/plan/facts.js";
 import type { ReplanRecord } from "../../src/plan/schema/decision.js";
 import type { Fact, FactLabel } from "../../src/plan/schema/run.js";
 import type { PlanVersionEntry } from "../../src/plan/history.js";
@@ -57,6 +58,26 @@ describe("the facts of a compact extension record", () => {
       [r1],
     );
     expect(second.lists).toEqual(lists(["c"], ["b"]));
+  });
+
+  it("facts merged in place: only the keys written since the record before are looked at, with the same lists", () => {
+    const run = facts([
+      ["a", "trusted"],
+      ["b", "trusted"],
+    ]);
+    const first = changedFacts(run, []);
+    const r1 = extension(1, 1, ["s2"], first.lists);
+    rememberLabels(r1, first.labels);
+    expect([...factsWrittenSince(run)!]).toEqual([]);
+    mergeFactsInPlace(run, [{ c: fact("trusted") }, { b: fact("suspect"), a: fact("trusted") }]);
+    expect([...factsWrittenSince(run)!]).toEqual(["c", "b", "a"]);
+    // What a process that did not remember r1's labels finds, looking at every fact:
+    const everyFact = changedFacts({ ...run }, [{ ...r1 }]).lists;
+    const second = changedFacts(run, [r1]);
+    expect(second.lists).toEqual(lists(["c"], ["b"]));
+    expect(second.lists).toEqual(everyFact);
+    // Counting starts again for the next record.
+    expect([...factsWrittenSince(run)!]).toEqual([]);
   });
 
   it("folds the records once when the labels of the newest record are not remembered (a loaded thread)", () => {

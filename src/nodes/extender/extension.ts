@@ -171,7 +171,7 @@ export function applyExtension(
     at: new Date(rt.clock.now()).toISOString(),
   };
   rememberLabels(record, changed.labels);
-  const held = reviewNewSteps(rt, state, added.steps, next.steps);
+  const held = reviewNewSteps(rt, state, added.steps, next.steps, { appended: true });
   if (held) {
     const proposal = { plan: next, record, affected: [], replacement: added.steps.map((s) => s.id), scopeChanges: [] };
     const decision = decide(held.rule, {

@@ -93,14 +93,19 @@ function feedOf(flow: Flow, key: string): string | undefined {
   return undefined;
 }
 
-/** Side-effecting steps kept as they were, yet to run, that read what a new step now feeds. */
+/**
+ * Side-effecting steps kept as they were, yet to run, that read what a new step now feeds. `from`:
+ * the proposed steps before it have all finished (none of them is looked at).
+ */
 export function keptFeeds(
   flow: Flow,
   proposed: readonly Step[],
   effectsOf: (step: Step, use: ToolUse) => string[],
+  from = 0,
 ): CapabilityFinding[] {
   const findings: CapabilityFinding[] = [];
-  for (const step of proposed) {
+  for (let at = Math.max(0, from); at < proposed.length; at++) {
+    const step = proposed[at]!;
     if (flow.added.has(step.id) || flow.finished.has(step.id)) continue;
     for (const use of uses(step)) {
       const sideEffects = effectsOf(step, use);

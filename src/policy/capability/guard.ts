@@ -63,6 +63,11 @@ export interface CapabilityProposal {
   /** Steps of the proposed plan that already ran and will not run again (asked of its steps' ids). Default none. */
   finished?: { has(id: string): boolean };
   /**
+   * Every proposed step before this position ran and will not run again: the guard does not look at
+   * them (an extension of a rolling run keeps thousands; docs/decisions/0050-compact-extension-records.md). Default 0.
+   */
+  finishedBefore?: number;
+  /**
    * Plan version 1's steps: a producer not among them (as defined there) is new, whichever replan
    * added it. Default: only the steps this replan adds are new.
    */
@@ -219,7 +224,7 @@ export function capabilityGuard(
         findings.push(...taintFindings(step.id, use, sideEffects, input.baseline, taint, fedBy));
     }
   }
-  findings.push(...keptFeeds(flow, input.proposed, effectsOf));
+  findings.push(...keptFeeds(flow, input.proposed, effectsOf, input.finishedBefore));
   if (findings.length === 0) return undefined;
   const fresh = findings.some((f) => f.kind === "new_tool");
   return {

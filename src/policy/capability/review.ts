@@ -8,7 +8,7 @@ import { originalSteps, stepsOfEveryVersion, type PlanVersionEntry } from "../..
 import type { Plan } from "../../plan/schema/plan.js";
 import type { Fact, StepRun } from "../../plan/schema/run.js";
 import type { Step } from "../../plan/schema/step.js";
-import { isFinished, stepPosition } from "../../plan/ready.js";
+import { firstUnfinished, isFinished, stepPosition } from "../../plan/ready.js";
 import type { Decision } from "../ladder/decision.js";
 import {
   capabilityBaseline,
@@ -43,6 +43,8 @@ export interface DraftOrigin {
   remembered?: boolean;
   /** Untrusted text the planner was shown besides the run's own (replan memory's hints). */
   untrusted?: readonly TaintedText[];
+  /** The proposed plan keeps the run's plan as its first steps (an extension): those before its first unfinished one are not looked at. */
+  appended?: boolean;
 }
 
 /** What earlier plan versions of the run did, and the text the run trusted (goal, inputs, a person's words). */
@@ -127,6 +129,7 @@ export function reviewNewSteps(
     },
     remembered: origin.remembered === true,
     finished,
+    ...(origin.appended && run.plan ? { finishedBefore: firstUnfinished(run.plan, run.steps) } : {}),
     original,
   });
 }
