@@ -77,6 +77,9 @@ export function changedFacts(
   if (written) for (const key of written) look(key);
   else for (const key in facts) look(key);
   watchFactWrites(facts);
+  // By key, so that the record is the same whichever way its keys were found (the written keys come
+  // in write order, a look at every fact in the run's order).
+  for (const list of Object.values(lists)) list.sort();
   return { lists, labels };
 }
 

@@ -80,6 +80,20 @@ describe("the facts of a compact extension record", () => {
     expect([...factsWrittenSince(run)!]).toEqual([]);
   });
 
+  it("lists by key, whichever way the keys were found: relabelled in reverse order, the same lists as a full look", () => {
+    const run = facts([
+      ["a", "trusted"],
+      ["b", "trusted"],
+    ]);
+    const first = changedFacts(run, []);
+    const r1 = extension(1, 1, ["s2"], first.lists);
+    rememberLabels(r1, first.labels);
+    mergeFactsInPlace(run, [{ b: fact("suspect") }, { a: fact("suspect") }]);
+    const everyFact = changedFacts({ ...run }, [{ ...r1 }]).lists;
+    const incremental = changedFacts(run, [r1]).lists;
+    expect([incremental, everyFact]).toEqual([lists([], ["a", "b"]), lists([], ["a", "b"])]);
+  });
+
   it("folds the records once when the labels of the newest record are not remembered (a loaded thread)", () => {
     const replan: ReplanRecord = {
       trigger: "assumption",
