@@ -273,33 +273,26 @@ describe("who produces a key a side-effecting step reads", () => {
       }),
     );
   const details = (hit: ReturnType<typeof capabilityGuard>) => hit?.findings.map((f) => f.detail);
+  // A new read-only step whose literal argument now produces the account the payment reads.
+  const echo = {
+    id: "lookup2",
+    goal: "Note the account",
+    tool: "echo",
+    args: { text: "EVIL-666" },
+    produces: ["account"],
+  };
+  const payHeld =
+    'step "pay" would pass fact "account" (fed by step "lookup2", which this replan adds) to send_payment';
 
   it("a new read-only step that now produces the key holds the unchanged payment that reads it", () => {
-    const echo = {
-      id: "lookup2",
-      goal: "Note the account",
-      tool: "echo",
-      args: { text: "EVIL-666" },
-      produces: ["account"],
-    };
-    expect(details(on([echo]))).toEqual([
-      'step "pay" would pass fact "account" (fed by step "lookup2", which this replan adds) to send_payment',
-    ]);
+    expect(details(on([echo]))).toEqual([payHeld]);
     const parsed = { id: "lookup2", goal: "Parse", tool: "parse_text", inputs: ["invoice"], produces: ["account"] };
     expect(on([parsed])?.rule).toBe("guard.untrusted-arguments");
   });
 
   it("steps before `finishedBefore` are not looked at; the payment after it still is", () => {
-    const echo = {
-      id: "lookup2",
-      goal: "Note the account",
-      tool: "echo",
-      args: { text: "EVIL-666" },
-      produces: ["account"],
-    };
-    const held = 'step "pay" would pass fact "account" (fed by step "lookup2", which this replan adds) to send_payment';
     // "pay" is the third proposed step (read, lookup, pay, lookup2).
-    expect(details(on([echo], { finishedBefore: 2 }))).toEqual([held]);
+    expect(details(on([echo], { finishedBefore: 2 }))).toEqual([payHeld]);
     expect(on([echo], { finishedBefore: 3 })).toBeUndefined();
   });
 

@@ -37,6 +37,18 @@ function extension(from: number, keptCount: number, newSteps: string[], f: Repla
   };
 }
 
+/** Facts a and b, trusted, and the extension record that lists them, its labels remembered. */
+function recorded() {
+  const run = facts([
+    ["a", "trusted"],
+    ["b", "trusted"],
+  ]);
+  const first = changedFacts(run, []);
+  const r1 = extension(1, 1, ["s2"], first.lists);
+  rememberLabels(r1, first.labels);
+  return { run, r1 };
+}
+
 describe("the facts of a compact extension record", () => {
   it("lists every fact when no record came before, then only what is new or relabelled", () => {
     const first = changedFacts(
@@ -61,13 +73,7 @@ describe("the facts of a compact extension record", () => {
   });
 
   it("facts merged in place: only the keys written since the record before are looked at, with the same lists", () => {
-    const run = facts([
-      ["a", "trusted"],
-      ["b", "trusted"],
-    ]);
-    const first = changedFacts(run, []);
-    const r1 = extension(1, 1, ["s2"], first.lists);
-    rememberLabels(r1, first.labels);
+    const { run, r1 } = recorded();
     expect([...factsWrittenSince(run)!]).toEqual([]);
     mergeFactsInPlace(run, [{ c: fact("trusted") }, { b: fact("suspect"), a: fact("trusted") }]);
     expect([...factsWrittenSince(run)!]).toEqual(["c", "b", "a"]);
@@ -81,13 +87,7 @@ describe("the facts of a compact extension record", () => {
   });
 
   it("lists by key, whichever way the keys were found: relabelled in reverse order, the same lists as a full look", () => {
-    const run = facts([
-      ["a", "trusted"],
-      ["b", "trusted"],
-    ]);
-    const first = changedFacts(run, []);
-    const r1 = extension(1, 1, ["s2"], first.lists);
-    rememberLabels(r1, first.labels);
+    const { run, r1 } = recorded();
     mergeFactsInPlace(run, [{ b: fact("suspect") }, { a: fact("suspect") }]);
     const everyFact = changedFacts({ ...run }, [{ ...r1 }]).lists;
     const incremental = changedFacts(run, [r1]).lists;
